@@ -1,0 +1,35 @@
+# deployer: the two commands a new user types are `make demo` and `make test`.
+GO      ?= go
+BIN     := $(CURDIR)/bin/deployer
+VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+LDFLAGS := -s -w -X github.com/deployer-dev/deployer/internal/cli.Version=$(VERSION)
+
+.PHONY: build demo demo-clean test bench lint
+
+build:
+	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/deployer
+
+# Deploys examples/quickstart to dev on the local file:// backends: shows the
+# plan, runs the Command components in dependency order, writes
+# .deployer/stacks/quickstart/dev/state.json with a history snapshot and a
+# deployment record, and releases the lock. A second run reports no changes.
+demo: build
+	cd examples/quickstart && $(BIN) deploy -e dev --yes
+	cd examples/quickstart && $(BIN) state show -e dev
+	cd examples/quickstart && $(BIN) history -e dev
+	cd examples/quickstart && $(BIN) state locks
+
+demo-clean:
+	rm -rf examples/quickstart/.deployer examples/quickstart/out
+
+# Installs and starts the test servers (dynalite, MinIO, redis-server,
+# PostgreSQL) on loopback, then runs gofmt, go vet and go test -race.
+test:
+	bash scripts/test.sh
+
+bench:
+	bash scripts/test.sh bench
+
+lint:
+	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+	$(GO) vet ./...

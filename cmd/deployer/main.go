@@ -1,0 +1,105 @@
+// Command deployer deploys infrastructure stacks safely. main wires the root
+// command, signals and exit codes (STYLE 5; docs/exit-codes.md); nothing else.
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+
+	"github.com/deployer-dev/deployer/internal/cli"
+	"github.com/deployer-dev/deployer/internal/config"
+	"github.com/deployer-dev/deployer/internal/deploy"
+	"github.com/deployer-dev/deployer/internal/lockmgr"
+	"github.com/deployer-dev/deployer/internal/statestore"
+)
+
+// Exit codes (SPEC 10).
+const (
+	exitOK        = 0
+	exitError     = 1
+	exitUsage     = 2
+	exitLockHeld  = 3
+	exitState     = 4
+	exitCancelled = 130
+)
+
+func main() {
+	os.Exit(run())
+}
+
+func run() int {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	go func() {
+		<-ctx.Done()
+		stop() // a second signal stops deployer at once
+	}()
+
+	f := cli.NewFactory(cli.System())
+	defer f.Close()
+	root := cli.NewRootCmd(f)
+	err := root.ExecuteContext(ctx)
+	if err == nil {
+		return exitOK
+	}
+	code := exitCode(err)
+	var ec *cli.ExitCodeError
+	if errors.As(err, &ec) {
+		return code
+	}
+	if f.JSON {
+		_ = json.NewEncoder(os.Stderr).Encode(map[string]any{"error": err.Error(), "exit_code": code})
+	} else {
+		fmt.Fprintln(os.Stderr, "Error: "+cli.Remedy(err))
+		if code == exitUsage && isCobraUsage(err) {
+			fmt.Fprintln(os.Stderr, "Run 'deployer --help' for usage.")
+		}
+	}
+	return code
+}
+
+// exitCode maps errors to the exit codes of SPEC 10, most specific first.
+func exitCode(err error) int {
+	var (
+		ec       *cli.ExitCodeError
+		usage    *cli.UsageError
+		held     *lockmgr.HeldError
+		conflict *statestore.ConflictError
+		checksum *statestore.ChecksumError
+		applyErr *deploy.ApplyError
+		invalid  *config.ValidationError
+	)
+	switch {
+	case errors.As(err, &ec):
+		return ec.Code
+	case errors.As(err, &applyErr) && applyErr.Cancelled,
+		errors.Is(err, context.Canceled), errors.Is(err, deploy.ErrCancelled):
+		return exitCancelled
+	case errors.As(err, &conflict), errors.As(err, &checksum), errors.Is(err, deploy.ErrPlanStale),
+		errors.Is(err, statestore.ErrLeaseLost):
+		return exitState
+	case errors.As(err, &held), errors.Is(err, lockmgr.ErrLockLost):
+		return exitLockHeld
+	case errors.As(err, &usage), isCobraUsage(err):
+		return exitUsage
+	case errors.As(err, &invalid):
+		return exitError
+	}
+	return exitError
+}
+
+func isCobraUsage(err error) bool {
+	msg := err.Error()
+	for _, p := range []string{"unknown command", "unknown flag", "unknown shorthand flag", "required flag", "accepts ", "requires at least", "invalid argument"} {
+		if strings.Contains(msg, p) {
+			return true
+		}
+	}
+	return false
+}

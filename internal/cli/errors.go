@@ -1,0 +1,51 @@
+package cli
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/deployer-dev/deployer/internal/lockmgr"
+)
+
+// Remedy returns err's message with what to do next added where the CLI
+// knows better than the layer that failed (STYLE 6, Terraform's
+// LockErrorMessage): a held lock prints the holder's record and the exact
+// unlock command.
+func Remedy(err error) string {
+	var held *lockmgr.HeldError
+	if errors.As(err, &held) {
+		rec := held.Record
+		var b bytes.Buffer
+		fmt.Fprintf(&b, "lock %s is held; another operation is in progress:\n", rec.LockKey)
+		verdict := lockmgr.Active
+		switch {
+		case rec.Expired(time.Now()):
+			verdict = lockmgr.Expired
+		case time.Since(time.Unix(rec.LastHeartbeat, 0)) > lockmgr.DefaultStaleAfter:
+			verdict = lockmgr.Stale
+		}
+		printRecord(&b, rec, verdict)
+		fmt.Fprintf(&b, "\nWait for it with --lock-timeout DUR (e.g. --lock-timeout 10m). If the holder is gone, break the lock with:\n  %s",
+			unlockCommand(rec))
+		return b.String()
+	}
+	return err.Error()
+}
+
+// unlockCommand is the exact command that breaks rec.
+func unlockCommand(rec lockmgr.Record) string {
+	pk, ok := lockmgr.ParseKey(rec.LockKey)
+	if !ok || pk.Level == lockmgr.LevelCustom {
+		return fmt.Sprintf("deployer unlock --key %s --force --lock-id %s", pk.Name, rec.LockID)
+	}
+	cmd := fmt.Sprintf("deployer unlock -s %s -e %s", pk.Stack, pk.Env)
+	switch pk.Level {
+	case lockmgr.LevelService:
+		cmd += " --service " + pk.Service
+	case lockmgr.LevelComponent:
+		cmd += " --component " + pk.Service + "/" + pk.Component
+	}
+	return cmd + " --force --lock-id " + rec.LockID
+}

@@ -1,0 +1,182 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"time"
+
+	"github.com/deployer-dev/deployer/internal/audit"
+	"github.com/deployer-dev/deployer/internal/backends"
+	"github.com/deployer-dev/deployer/internal/config"
+	"github.com/deployer-dev/deployer/internal/deploy"
+	"github.com/deployer-dev/deployer/internal/engine"
+	"github.com/deployer-dev/deployer/internal/engine/command"
+	"github.com/deployer-dev/deployer/internal/lockmgr"
+	"github.com/deployer-dev/deployer/internal/statestore"
+)
+
+// Factory builds what commands need, lazily, from the global flags
+// (GitHub CLI's cmdutil.Factory, STYLE 2).
+type Factory struct {
+	IO     *IOStreams
+	Getenv func(string) string
+	Now    func() time.Time
+
+	// Global flags.
+	ConfigPath string
+	AuditPath  string
+	JSON       bool
+	NoColor    bool
+	Verbose    bool
+
+	cfg     *config.Config
+	audit   *slog.Logger
+	closers []io.Closer
+}
+
+// NewFactory returns a Factory on the process's streams and environment.
+func NewFactory(io *IOStreams) *Factory {
+	return &Factory{IO: io, Getenv: os.Getenv, Now: time.Now}
+}
+
+// Config loads deployer.yaml (--config) and applies DEPLOYER_* variables.
+func (f *Factory) Config() (*config.Config, error) {
+	if f.cfg != nil {
+		return f.cfg, nil
+	}
+	path := f.ConfigPath
+	if path == "" {
+		path = "deployer.yaml"
+	}
+	if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
+		return nil, fmt.Errorf("%s not found: run deployer in the directory of your deployer.yaml, pass --config FILE, or create one with deployer init", path)
+	}
+	cfg, err := config.Load(path)
+	if err != nil {
+		return nil, err
+	}
+	if err := config.ApplyEnv(cfg, f.Getenv); err != nil {
+		return nil, err
+	}
+	f.cfg = cfg
+	return cfg, nil
+}
+
+// Audit returns the audit logger (--audit-log FILE, else discard).
+func (f *Factory) Audit() (*slog.Logger, error) {
+	if f.audit != nil {
+		return f.audit, nil
+	}
+	path := f.AuditPath
+	if path == "" {
+		path = f.Getenv("DEPLOYER_AUDIT_LOG")
+	}
+	l, c, err := audit.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	f.audit = l
+	f.closers = append(f.closers, c)
+	return l, nil
+}
+
+func (f *Factory) backendOptions(cfg *config.Config) backends.Options {
+	return backends.Options{BaseDir: cfg.Dir, SSE: cfg.Backend.SSE, KMSKeyID: cfg.Backend.KMSKeyID, PathStyle: cfg.Backend.PathStyle, LockURL: cfg.Backend.Lock}
+}
+
+// Locks opens the lock backend and returns its Manager. With `lock: none` it
+// prints the one-line warning of seed 003 on stderr.
+func (f *Factory) Locks(ctx context.Context, cfg *config.Config) (*lockmgr.Manager, error) {
+	b, err := backends.OpenLock(ctx, cfg.Backend.Lock, f.backendOptions(cfg))
+	if err != nil {
+		return nil, err
+	}
+	f.closers = append(f.closers, closerFunc(b.Close))
+	if cfg.Backend.Lock == "none" {
+		fmt.Fprintln(f.IO.ErrOut, backends.NoneWarning)
+	}
+	al, err := f.Audit()
+	if err != nil {
+		return nil, err
+	}
+	return lockmgr.NewManager(b, lockmgr.Options{
+		TTL: cfg.Backend.LockTTL, HeartbeatInterval: cfg.Backend.HeartbeatInterval, StaleAfter: cfg.Backend.StaleAfter,
+		Now: f.Now, Audit: al,
+		OnWait: func(h lockmgr.Record, in time.Duration) {
+			fmt.Fprintf(f.IO.ErrOut, "waiting for lock %s held by %s (%s, pid %d, since %s); retrying in %s\n",
+				h.LockKey, h.LockedBy, orDash(h.Metadata.Operation), h.Metadata.PID,
+				time.Unix(h.LockedAt, 0).UTC().Format(time.RFC3339), in.Round(time.Millisecond))
+		},
+	}), nil
+}
+
+// Store opens the state backend.
+func (f *Factory) Store(ctx context.Context, cfg *config.Config) (*statestore.Store, error) {
+	b, err := backends.OpenState(ctx, cfg.Backend.State, f.backendOptions(cfg))
+	if err != nil {
+		return nil, err
+	}
+	f.closers = append(f.closers, closerFunc(b.Close))
+	return statestore.New(b), nil
+}
+
+// Service wires the deploy use case.
+func (f *Factory) Service(ctx context.Context, cfg *config.Config, opts EngineOptions) (*deploy.Service, error) {
+	locks, err := f.Locks(ctx, cfg)
+	if err != nil {
+		return nil, err
+	}
+	store, err := f.Store(ctx, cfg)
+	if err != nil {
+		return nil, err
+	}
+	al, err := f.Audit()
+	if err != nil {
+		return nil, err
+	}
+	engines, replaceOn, preflight := f.engines(cfg, opts)
+	return deploy.New(deploy.Deps{
+		Locks: locks, Store: store, Engines: engines, ReplaceOn: replaceOn, Preflight: preflight,
+		Audit: al, Now: f.Now, Progress: f.IO.ErrOut, Getenv: f.Getenv,
+	}), nil
+}
+
+// EngineOptions are engine flags of deploy/destroy/plan.
+type EngineOptions struct {
+	InstallPulumi bool
+}
+
+// commandOnly wires the Command engine; engines_pulumi.go adds Pulumi.
+var extraEngines func(f *Factory, cfg *config.Config, opts EngineOptions) ([]engine.Engine, func(string) []string, func([]string) error)
+
+func (f *Factory) engines(cfg *config.Config, opts EngineOptions) ([]engine.Engine, func(string) []string, func([]string) error) {
+	engines := []engine.Engine{command.New()}
+	if extraEngines == nil {
+		return engines, nil, nil
+	}
+	more, replaceOn, preflight := extraEngines(f, cfg, opts)
+	return append(engines, more...), replaceOn, preflight
+}
+
+// Close closes backends and the audit log.
+func (f *Factory) Close() {
+	for i := len(f.closers) - 1; i >= 0; i-- {
+		_ = f.closers[i].Close()
+	}
+	f.closers = nil
+}
+
+type closerFunc func() error
+
+func (c closerFunc) Close() error { return c() }
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}

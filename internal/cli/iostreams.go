@@ -1,0 +1,78 @@
+package cli
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/mattn/go-isatty"
+)
+
+// IOStreams is the only output path of the commands (STYLE 3): data on Out,
+// progress and diagnostics on ErrOut, prompts only when In and ErrOut are
+// terminals.
+type IOStreams struct {
+	In     io.Reader
+	Out    io.Writer
+	ErrOut io.Writer
+
+	inTTY, outTTY, errTTY bool
+	noColor               bool
+}
+
+// System returns the process's streams.
+func System() *IOStreams {
+	isTTY := func(f *os.File) bool { return isatty.IsTerminal(f.Fd()) || isatty.IsCygwinTerminal(f.Fd()) }
+	return &IOStreams{
+		In: os.Stdin, Out: os.Stdout, ErrOut: os.Stderr,
+		inTTY: isTTY(os.Stdin), outTTY: isTTY(os.Stdout), errTTY: isTTY(os.Stderr),
+		noColor: os.Getenv("NO_COLOR") != "",
+	}
+}
+
+// Test returns in-memory streams (no TTY) and their buffers.
+func Test(stdin string) (*IOStreams, *bytes.Buffer, *bytes.Buffer) {
+	out, errOut := &bytes.Buffer{}, &bytes.Buffer{}
+	return &IOStreams{In: strings.NewReader(stdin), Out: out, ErrOut: errOut}, out, errOut
+}
+
+// SetTTY marks the streams as terminals (tests of prompts).
+func (s *IOStreams) SetTTY(in, out, errOut bool) { s.inTTY, s.outTTY, s.errTTY = in, out, errOut }
+
+// CanPrompt reports whether the user can answer a question.
+func (s *IOStreams) CanPrompt() bool { return s.inTTY && s.errTTY }
+
+// ColorOut reports whether stdout gets colour: a TTY and no NO_COLOR.
+func (s *IOStreams) ColorOut() bool { return s.outTTY && !s.noColor }
+
+// DisableColor turns colour off (--no-color).
+func (s *IOStreams) DisableColor() { s.noColor = true }
+
+// Confirm asks question on ErrOut and reads "yes" (or "y") from In. Without a
+// TTY it returns an error telling the user to pass --yes (SPEC 10).
+func (s *IOStreams) Confirm(question string) (bool, error) {
+	if !s.CanPrompt() {
+		return false, &UsageError{Msg: "confirmation required but there is no terminal to ask on: pass --yes to proceed"}
+	}
+	fmt.Fprintf(s.ErrOut, "%s (yes/no): ", question)
+	line, err := bufio.NewReader(s.In).ReadString('\n')
+	if err != nil && line == "" {
+		return false, nil
+	}
+	a := strings.ToLower(strings.TrimSpace(line))
+	return a == "yes" || a == "y", nil
+}
+
+// UsageError is a command-line mistake: exit code 2.
+type UsageError struct{ Msg string }
+
+func (e *UsageError) Error() string { return e.Msg }
+
+// ExitCodeError asks main for a specific exit code without an error message
+// (plan --detailed-exitcode's 2).
+type ExitCodeError struct{ Code int }
+
+func (e *ExitCodeError) Error() string { return fmt.Sprintf("exit status %d", e.Code) }

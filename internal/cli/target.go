@@ -1,0 +1,79 @@
+package cli
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/deployer-dev/deployer/internal/config"
+	"github.com/deployer-dev/deployer/internal/deploy"
+)
+
+// targetFlags are -s/--stack, -e/--environment and the narrowing flags.
+type targetFlags struct {
+	Stack, Env, Service, Component string
+}
+
+func (t *targetFlags) bind(cmd *cobra.Command, narrow bool) {
+	cmd.Flags().StringVarP(&t.Stack, "stack", "s", "", "stack name (default: stack: of deployer.yaml)")
+	cmd.Flags().StringVarP(&t.Env, "environment", "e", "", "environment name (alias --env)")
+	if narrow {
+		cmd.Flags().StringVar(&t.Service, "service", "", "act on one service (service-level lock)")
+		cmd.Flags().StringVar(&t.Component, "component", "", "act on one component SERVICE/COMPONENT (component-level lock)")
+	}
+}
+
+// validateFlags checks what can be checked before deployer.yaml is read.
+func (t *targetFlags) validateFlags() error {
+	if t.Env == "" {
+		return &UsageError{Msg: "--environment (-e) is required"}
+	}
+	if t.Service != "" && t.Component != "" {
+		return &UsageError{Msg: "use either --service or --component, not both"}
+	}
+	if t.Component != "" && !strings.Contains(t.Component, "/") {
+		return &UsageError{Msg: fmt.Sprintf("--component %q: want SERVICE/COMPONENT, e.g. user-service/api", t.Component)}
+	}
+	return nil
+}
+
+// resolve fills the stack from cfg and checks every name (SPEC 4) before
+// any backend is touched.
+func (t *targetFlags) resolve(cfg *config.Config) (deploy.Target, error) {
+	out := deploy.Target{Stack: t.Stack, Env: t.Env, Service: t.Service}
+	if out.Stack == "" && cfg != nil {
+		out.Stack = cfg.Stack
+	}
+	if out.Stack == "" {
+		return out, &UsageError{Msg: "--stack (-s) is required when deployer.yaml has no stack:"}
+	}
+	if t.Component != "" {
+		out.Service, out.Component, _ = strings.Cut(t.Component, "/")
+	}
+	if err := out.Validate(); err != nil {
+		return out, &UsageError{Msg: err.Error()}
+	}
+	return out, nil
+}
+
+// optionalConfig loads deployer.yaml when present; commands that work from
+// flags alone (state locks, history, ...) then need --stack.
+func optionalConfig(f *Factory) (*config.Config, error) {
+	cfg, err := f.Config()
+	if err == nil {
+		return cfg, nil
+	}
+	if f.ConfigPath == "" && strings.Contains(err.Error(), "not found") {
+		c := config.Default()
+		return c, nil
+	}
+	return nil, err
+}
+
+func validateName(what, v string) error {
+	if err := config.ValidateName(what, v); err != nil {
+		return &UsageError{Msg: err.Error()}
+	}
+	return nil
+}

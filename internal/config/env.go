@@ -1,0 +1,71 @@
+package config
+
+import (
+	"time"
+)
+
+// ApplyEnv layers the DEPLOYER_* environment variables over the file (SPEC 4:
+// flags > DEPLOYER_* > deployer.yaml > defaults; the CLI applies flags after
+// this). Empty variables are ignored. Handled:
+//
+//	DEPLOYER_STACK               stack
+//	DEPLOYER_BACKEND_STATE       backend.state
+//	DEPLOYER_BACKEND_LOCK        backend.lock
+//	DEPLOYER_LOCK_TTL            backend.lock_ttl (Go duration)
+//	DEPLOYER_HEARTBEAT_INTERVAL  backend.heartbeat_interval
+//	DEPLOYER_STALE_AFTER         backend.stale_after
+//
+// Bad values give a *ValidationError naming the variable; c is then
+// partly updated and should not be used.
+func ApplyEnv(c *Config, getenv func(string) string) error {
+	l := &loader{}
+	if v := getenv("DEPLOYER_STACK"); v != "" {
+		if ValidateName("stack", v) != nil {
+			l.add(0, "DEPLOYER_STACK", "invalid stack name %q: %s", v, nameRule)
+		}
+		c.Stack = v
+	}
+	for _, u := range []struct {
+		name, which string
+		dst         *string
+	}{
+		{"DEPLOYER_BACKEND_STATE", "state", &c.Backend.State},
+		{"DEPLOYER_BACKEND_LOCK", "lock", &c.Backend.Lock},
+	} {
+		if v := getenv(u.name); v != "" {
+			if msg := checkBackendURL(u.which, v); msg != "" {
+				l.add(0, u.name, "%s", msg)
+			}
+			*u.dst = v
+		}
+	}
+	for _, d := range []struct {
+		name string
+		dst  *time.Duration
+	}{
+		{"DEPLOYER_LOCK_TTL", &c.Backend.LockTTL},
+		{"DEPLOYER_HEARTBEAT_INTERVAL", &c.Backend.HeartbeatInterval},
+		{"DEPLOYER_STALE_AFTER", &c.Backend.StaleAfter},
+	} {
+		v := getenv(d.name)
+		if v == "" {
+			continue
+		}
+		dur, err := time.ParseDuration(v)
+		switch {
+		case err != nil:
+			l.add(0, d.name, "invalid duration %q (use a number with a unit, e.g. 30s, 5m, 1h)", v)
+		case dur <= 0:
+			l.add(0, d.name, "duration %q must be positive (e.g. 30s, 5m, 1h)", v)
+		default:
+			*d.dst = dur
+		}
+	}
+	if len(l.probs) == 0 {
+		l.checkTimings(&c.Backend, "backend")
+	}
+	if len(l.probs) > 0 {
+		return &ValidationError{Problems: l.probs}
+	}
+	return nil
+}

@@ -1,0 +1,380 @@
+package config
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+
+	"gopkg.in/yaml.v3"
+)
+
+// Defaults (SPEC 4; lock_ttl from seed 000).
+const (
+	DefaultBackendURL        = "file://.deployer"
+	DefaultLockTTL           = time.Hour
+	DefaultHeartbeatInterval = 30 * time.Second
+	DefaultStaleAfter        = 2 * time.Minute
+	DefaultCommandTimeout    = 10 * time.Minute
+	DefaultSecretsProvider   = "passphrase"
+)
+
+// Load reads deployer.yaml at path, fills Path and Dir (absolute), applies the
+// defaults and validates it. Problems are returned together as a
+// *ValidationError whose lines read "FILE:LINE: YAML.PATH: problem (fix)";
+// an unreadable file gives the os error wrapped.
+func Load(path string) (*Config, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("read config: %w", err)
+	}
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return nil, fmt.Errorf("read config %s: %w", path, err)
+	}
+	c, err := Parse(data, path)
+	if err != nil {
+		return nil, err
+	}
+	c.Path, c.Dir = abs, filepath.Dir(abs)
+	return c, nil
+}
+
+// Parse is Load for bytes already read; name is the file name used in
+// messages. Path and Dir are left empty.
+func Parse(data []byte, name string) (*Config, error) {
+	l := &loader{file: name, pos: map[string]*compPos{}}
+	c := l.parse(data)
+	if len(l.probs) == 0 {
+		applyDefaults(c)
+		l.checkTimings(&c.Backend, "backend")
+		l.checkCycles(c)
+	}
+	if len(l.probs) > 0 {
+		e := &ValidationError{File: name, Problems: l.probs}
+		e.sort()
+		return nil, e
+	}
+	return c, nil
+}
+
+// Default returns the configuration used when there is no deployer.yaml: the
+// defaults, no environments or services, Dir the working directory.
+func Default() *Config {
+	c := &Config{}
+	applyDefaults(c)
+	if wd, err := os.Getwd(); err == nil {
+		c.Dir = wd
+	}
+	return c
+}
+
+func applyDefaults(c *Config) {
+	b := &c.Backend
+	if b.State == "" {
+		b.State = DefaultBackendURL
+	}
+	if b.Lock == "" {
+		b.Lock = DefaultBackendURL
+	}
+	if b.LockTTL == 0 {
+		b.LockTTL = DefaultLockTTL
+	}
+	if b.HeartbeatInterval == 0 {
+		b.HeartbeatInterval = DefaultHeartbeatInterval
+	}
+	if b.StaleAfter == 0 {
+		b.StaleAfter = DefaultStaleAfter
+	}
+	if c.Pulumi.SecretsProvider == "" {
+		c.Pulumi.SecretsProvider = DefaultSecretsProvider
+	}
+	if c.Environments == nil {
+		c.Environments = map[string]*Environment{}
+	}
+	if c.Services == nil {
+		c.Services = map[string]*Service{}
+	}
+	for _, s := range c.Services {
+		for _, comp := range s.Components {
+			if comp.Command != nil && comp.Command.Timeout == 0 {
+				comp.Command.Timeout = DefaultCommandTimeout
+			}
+		}
+	}
+}
+
+// loader walks the YAML node tree, building the Config and collecting problems.
+type loader struct {
+	file  string
+	probs []Problem
+	pos   map[string]*compPos // by component address
+}
+
+// compPos remembers where a component's parts are, for later checks.
+type compPos struct {
+	path      string // services.S.components.C
+	line      int
+	deps      []depPos
+	kindLine  int
+	cmdLine   int
+	envsLines map[string]int
+}
+
+type depPos struct {
+	raw  string
+	line int
+}
+
+func (l *loader) add(line int, path, format string, args ...any) {
+	l.probs = append(l.probs, Problem{File: l.file, Line: line, Path: path, Msg: fmt.Sprintf(format, args...)})
+}
+
+var yamlLineRE = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)
+
+func (l *loader) parse(data []byte) *Config {
+	c := &Config{}
+	var doc yaml.Node
+	if err := yaml.Unmarshal(data, &doc); err != nil {
+		msg := err.Error()
+		line := 0
+		if m := yamlLineRE.FindStringSubmatch(msg); m != nil {
+			line, _ = strconv.Atoi(m[1])
+			msg = m[2]
+		} else {
+			msg = strings.TrimPrefix(msg, "yaml: ")
+		}
+		l.add(line, "", "invalid YAML: %s (check the indentation and quoting on this line and the one before)", msg)
+		return c
+	}
+	if len(doc.Content) == 0 {
+		l.add(0, "", "the file is empty (write stack:, environments: and services:, or run deployer init for a starter file)")
+		return c
+	}
+	root := deref(doc.Content[0])
+	if root.Kind != yaml.MappingNode {
+		l.add(root.Line, "", "the top level must be a mapping with stack:, backend:, pulumi:, environments: and services:")
+		return c
+	}
+	top := map[string]*yaml.Node{}
+	l.fields(root, "", []string{"stack", "backend", "pulumi", "environments", "services"}, func(k string, _, v *yaml.Node) {
+		top[k] = v
+	})
+	if v := top["stack"]; v != nil {
+		if s, ok := l.str(v, "stack"); ok && s != "" {
+			if err := ValidateName("stack", s); err != nil {
+				l.add(v.Line, "stack", "invalid name %q: %s", s, nameRule)
+			}
+			c.Stack = s
+		}
+	}
+	if v := top["backend"]; v != nil {
+		l.backend(v, &c.Backend)
+	}
+	if v := top["pulumi"]; v != nil {
+		l.fields(v, "pulumi", []string{"secrets_provider", "command"}, func(k string, _, v *yaml.Node) {
+			s, _ := l.str(v, "pulumi."+k)
+			if k == "command" {
+				c.Pulumi.Command = s
+			} else {
+				c.Pulumi.SecretsProvider = s
+			}
+		})
+	}
+	c.Environments = map[string]*Environment{}
+	if v := top["environments"]; v != nil {
+		l.environments(v, c)
+	}
+	c.Services = map[string]*Service{}
+	if v := top["services"]; v != nil {
+		l.services(v, c)
+	}
+	if len(l.probs) == 0 {
+		l.checkComponents(c)
+	}
+	return c
+}
+
+func deref(n *yaml.Node) *yaml.Node {
+	for n != nil && n.Kind == yaml.AliasNode {
+		n = n.Alias
+	}
+	return n
+}
+
+func isNull(n *yaml.Node) bool {
+	return n.Kind == yaml.ScalarNode && n.Tag == "!!null"
+}
+
+func join(path, key string) string {
+	if path == "" {
+		return key
+	}
+	return path + "." + key
+}
+
+// entries iterates a mapping with free keys, reporting duplicates and
+// non-mappings. A null value counts as an empty mapping.
+func (l *loader) entries(n *yaml.Node, path, want string, fn func(key string, k, v *yaml.Node)) {
+	n = deref(n)
+	if isNull(n) {
+		return
+	}
+	if n.Kind != yaml.MappingNode {
+		l.add(n.Line, path, "want a mapping of %s, found %s", want, kindName(n))
+		return
+	}
+	seen := map[string]int{}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k, v := n.Content[i], deref(n.Content[i+1])
+		if first, dup := seen[k.Value]; dup {
+			l.add(k.Line, join(path, k.Value), "duplicate key (first defined on line %d; remove one)", first)
+			continue
+		}
+		seen[k.Value] = k.Line
+		fn(k.Value, k, v)
+	}
+}
+
+// fields iterates a mapping whose keys must be among allowed.
+func (l *loader) fields(n *yaml.Node, path string, allowed []string, fn func(key string, k, v *yaml.Node)) {
+	l.entries(n, path, strings.Join(allowed, ", "), func(key string, k, v *yaml.Node) {
+		for _, a := range allowed {
+			if key == a {
+				fn(key, k, v)
+				return
+			}
+		}
+		l.add(k.Line, join(path, key), "unknown key%s", didYouMean(key, allowed, "allowed: "+strings.Join(allowed, ", ")))
+	})
+}
+
+func kindName(n *yaml.Node) string {
+	switch n.Kind {
+	case yaml.MappingNode:
+		return "a mapping"
+	case yaml.SequenceNode:
+		return "a list"
+	}
+	if isNull(n) {
+		return "nothing"
+	}
+	return fmt.Sprintf("%q", n.Value)
+}
+
+// str reads a scalar as a string; null is "".
+func (l *loader) str(n *yaml.Node, path string) (string, bool) {
+	if n.Kind != yaml.ScalarNode {
+		l.add(n.Line, path, "want a string, found %s", kindName(n))
+		return "", false
+	}
+	if isNull(n) {
+		return "", true
+	}
+	return n.Value, true
+}
+
+func (l *loader) duration(n *yaml.Node, path string) time.Duration {
+	s, ok := l.str(n, path)
+	if !ok || s == "" {
+		return 0
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil {
+		l.add(n.Line, path, "invalid duration %q (use a number with a unit, e.g. 30s, 5m, 1h)", s)
+		return 0
+	}
+	if d <= 0 {
+		l.add(n.Line, path, "duration %q must be positive (e.g. 30s, 5m, 1h)", s)
+		return 0
+	}
+	return d
+}
+
+func (l *loader) strList(n *yaml.Node, path string) ([]string, []int) {
+	if isNull(n) {
+		return nil, nil
+	}
+	if n.Kind != yaml.SequenceNode {
+		l.add(n.Line, path, "want a list such as [a, b], found %s", kindName(n))
+		return nil, nil
+	}
+	var out []string
+	var lines []int
+	for i, e := range n.Content {
+		e = deref(e)
+		if s, ok := l.str(e, fmt.Sprintf("%s[%d]", path, i)); ok {
+			out = append(out, s)
+			lines = append(lines, e.Line)
+		}
+	}
+	return out, lines
+}
+
+// value converts a node to map[string]any / []any / int / float64 / string /
+// bool / nil, following aliases and "<<" merge keys.
+func (l *loader) value(n *yaml.Node, path string) any {
+	n = deref(n)
+	switch n.Kind {
+	case yaml.MappingNode:
+		m := map[string]any{}
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			k, v := n.Content[i], n.Content[i+1]
+			if k.Tag == "!!merge" {
+				if mm, ok := l.value(v, path).(map[string]any); ok {
+					for mk, mv := range mm {
+						if _, set := m[mk]; !set {
+							m[mk] = mv
+						}
+					}
+				}
+				continue
+			}
+			if k.Kind != yaml.ScalarNode {
+				l.add(k.Line, path, "keys must be strings")
+				continue
+			}
+			m[k.Value] = l.value(v, join(path, k.Value))
+		}
+		return m
+	case yaml.SequenceNode:
+		out := make([]any, len(n.Content))
+		for i, e := range n.Content {
+			out[i] = l.value(e, fmt.Sprintf("%s[%d]", path, i))
+		}
+		return out
+	case yaml.ScalarNode:
+		var v any
+		if err := n.Decode(&v); err != nil {
+			return n.Value
+		}
+		switch t := v.(type) {
+		case nil, bool, int, float64, string:
+			return t
+		case int64:
+			return int(t)
+		case uint64:
+			return float64(t)
+		default:
+			return n.Value
+		}
+	}
+	return nil
+}
+
+// configMap reads a "config:"-like mapping; null is nil.
+func (l *loader) configMap(n *yaml.Node, path string) map[string]any {
+	n = deref(n)
+	if isNull(n) {
+		return nil
+	}
+	if n.Kind != yaml.MappingNode {
+		l.add(n.Line, path, "want a mapping of keys to values, found %s", kindName(n))
+		return nil
+	}
+	m, _ := l.value(n, path).(map[string]any)
+	return m
+}

@@ -1,0 +1,68 @@
+package config
+
+import "time"
+
+// Config is deployer.yaml (SPEC 4) after defaults, before an environment is chosen.
+type Config struct {
+	// Path is the file the config was read from; Dir its directory (Command
+	// components run there; relative file:// URLs resolve against it).
+	Path string `yaml:"-"`
+	Dir  string `yaml:"-"`
+
+	Stack        string                  `yaml:"stack"`
+	Backend      Backend                 `yaml:"backend"`
+	Pulumi       Pulumi                  `yaml:"pulumi"`
+	Environments map[string]*Environment `yaml:"environments"`
+	Services     map[string]*Service     `yaml:"services"`
+}
+
+// Backend selects where state and locks live and the lease timings.
+type Backend struct {
+	State             string        `yaml:"state"`              // file://.deployer | s3://bucket | postgres://...
+	Lock              string        `yaml:"lock"`               // file://.deployer | dynamodb://table | s3://bucket | redis://... | postgres://... | none
+	LockTTL           time.Duration `yaml:"lock_ttl"`           // default 1h (seed 000)
+	HeartbeatInterval time.Duration `yaml:"heartbeat_interval"` // default 30s
+	StaleAfter        time.Duration `yaml:"stale_after"`        // default 2m
+	// S3/DynamoDB options (issue 3): server-side encryption and path-style addressing.
+	SSE       string `yaml:"sse"`        // "", AES256, aws:kms
+	KMSKeyID  string `yaml:"kms_key_id"` // with sse: aws:kms
+	PathStyle bool   `yaml:"path_style"` // MinIO
+}
+
+// Pulumi configures the Pulumi engine (SPEC 8).
+type Pulumi struct {
+	SecretsProvider string `yaml:"secrets_provider"` // passphrase | awskms://...
+	Command         string `yaml:"command"`          // path to the pulumi CLI; default: PATH
+}
+
+// Environment holds per-environment stack config (Pulumi stack config, and
+// the "config" every component sees).
+type Environment struct {
+	Config map[string]any `yaml:"config"`
+}
+
+// Service is a group of components.
+type Service struct {
+	Components map[string]*Component `yaml:"components"`
+}
+
+// Component is one deployable unit, addressed "service/component".
+type Component struct {
+	Kind      string         `yaml:"kind"`
+	DependsOn []string       `yaml:"depends_on"` // "name" (same service) or "service/name"
+	Config    map[string]any `yaml:"config"`
+	// Environments holds per-environment overrides deep-merged into Config.
+	Environments map[string]map[string]any `yaml:"environments"`
+	// Secrets lists config paths ("db.password") whose values are masked.
+	Secrets []string     `yaml:"secrets"`
+	Command *CommandSpec `yaml:"command"` // kind Command only
+}
+
+// CommandSpec are the shell commands of a Command component (SPEC 8), run with
+// sh -c in Config.Dir.
+type CommandSpec struct {
+	Create  string        `yaml:"create"`
+	Update  string        `yaml:"update"`
+	Delete  string        `yaml:"delete"`
+	Timeout time.Duration `yaml:"timeout"` // default 10m
+}

@@ -1,0 +1,142 @@
+package config
+
+import (
+	"fmt"
+	"maps"
+	"path/filepath"
+	"slices"
+	"strings"
+)
+
+// Resolved is the configuration seen from one environment: what plan.Build
+// diffs against the state (SPEC 7).
+type Resolved struct {
+	Stack, Env string
+	// EnvConfig is environments.{env}.config (a deep copy).
+	EnvConfig map[string]any
+	// Components by address "service/component".
+	Components map[string]*ResolvedComponent
+}
+
+// ResolvedComponent is one component with its environment's overrides merged.
+type ResolvedComponent struct {
+	Address, Service, Name, Kind string
+	// DependsOn are full addresses, in the order written, without duplicates.
+	DependsOn []string
+	// Config is config deep-merged with environments.{env} (never nil; a deep
+	// copy, so callers may change it). Secret wrappers {secret: true, value: X}
+	// are kept; plan.Unwrap removes them.
+	Config map[string]any
+	// Secrets are dotted config paths whose values are masked in output.
+	Secrets []string
+	// Command is a copy of the Command kind's commands, timeout defaulted; nil otherwise.
+	Command *CommandSpec
+}
+
+// Addresses returns the component addresses sorted.
+func (r *Resolved) Addresses() []string {
+	return slices.Sorted(maps.Keys(r.Components))
+}
+
+// Resolve returns the components as environment env sees them: each
+// component's environments[env] override deep-merged into its config (maps
+// merge key by key at every depth; any other value, lists included, replaces;
+// an explicit null removes the key). env must be a valid name and one of
+// environments:, else the error lists the known ones.
+func (c *Config) Resolve(env string) (*Resolved, error) {
+	if err := ValidateName("environment", env); err != nil {
+		return nil, err
+	}
+	e, ok := c.Environments[env]
+	if !ok {
+		file := "deployer.yaml"
+		if c.Path != "" {
+			file = filepath.Base(c.Path)
+		}
+		known := slices.Sorted(maps.Keys(c.Environments))
+		if len(known) == 0 {
+			return nil, fmt.Errorf("environment %q is not in %s, which defines no environments: add it under environments:", env, file)
+		}
+		return nil, fmt.Errorf("environment %q is not in %s (known: %s)%s: pick one of those or add it under environments:",
+			env, file, strings.Join(known, ", "), didYouMean(env, known, ""))
+	}
+	r := &Resolved{Stack: c.Stack, Env: env, Components: map[string]*ResolvedComponent{}}
+	if e != nil {
+		r.EnvConfig = DeepCopy(e.Config)
+	}
+	for svcName, svc := range c.Services {
+		for name, comp := range svc.Components {
+			addr := svcName + "/" + name
+			rc := &ResolvedComponent{
+				Address: addr, Service: svcName, Name: name, Kind: comp.Kind,
+				Config:  DeepMerge(comp.Config, comp.Environments[env]),
+				Secrets: slices.Clone(comp.Secrets),
+			}
+			for _, d := range comp.DependsOn {
+				if full, ok := normalizeDep(svcName, d); ok && !slices.Contains(rc.DependsOn, full) {
+					rc.DependsOn = append(rc.DependsOn, full)
+				}
+			}
+			if comp.Command != nil {
+				cmd := *comp.Command
+				if cmd.Timeout == 0 {
+					cmd.Timeout = DefaultCommandTimeout
+				}
+				rc.Command = &cmd
+			}
+			r.Components[addr] = rc
+		}
+	}
+	return r, nil
+}
+
+// DeepMerge returns a new map: base with override merged in. Where both hold
+// a map the maps merge recursively; any other override value (lists, scalars)
+// replaces the base value; a null override value removes the key. Neither
+// argument is changed and the result shares no maps or lists with them.
+func DeepMerge(base, override map[string]any) map[string]any {
+	out := DeepCopy(base)
+	if out == nil {
+		out = map[string]any{}
+	}
+	for k, ov := range override {
+		if ov == nil {
+			delete(out, k)
+			continue
+		}
+		om, oIsMap := ov.(map[string]any)
+		bm, bIsMap := out[k].(map[string]any)
+		if oIsMap && bIsMap {
+			out[k] = DeepMerge(bm, om)
+		} else {
+			out[k] = deepCopyValue(ov)
+		}
+	}
+	return out
+}
+
+// DeepCopy copies a config map and every map and list inside it.
+func DeepCopy(m map[string]any) map[string]any {
+	if m == nil {
+		return nil
+	}
+	out := make(map[string]any, len(m))
+	for k, v := range m {
+		out[k] = deepCopyValue(v)
+	}
+	return out
+}
+
+func deepCopyValue(v any) any {
+	switch t := v.(type) {
+	case map[string]any:
+		return DeepCopy(t)
+	case []any:
+		out := make([]any, len(t))
+		for i, e := range t {
+			out[i] = deepCopyValue(e)
+		}
+		return out
+	}
+	return v
+}

@@ -1,0 +1,281 @@
+package deploy
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"time"
+
+	"github.com/deployer-dev/deployer/internal/config"
+	"github.com/deployer-dev/deployer/internal/engine"
+	"github.com/deployer-dev/deployer/internal/lockmgr"
+	"github.com/deployer-dev/deployer/internal/plan"
+	"github.com/deployer-dev/deployer/internal/statestore"
+)
+
+// ApplyRequest is one deploy or destroy.
+type ApplyRequest struct {
+	Config      *config.Config
+	Target      Target
+	Destroy     bool
+	SavedPlan   *plan.Plan // deploy --plan FILE; nil plans afresh
+	LockTimeout time.Duration
+	// ShowPlan renders the plan before confirmation (nil: not shown).
+	ShowPlan func(*plan.Plan) error
+	// Confirm asks the user; nil means --yes.
+	Confirm func(*plan.Plan) (bool, error)
+}
+
+// Outcome is what a deploy did.
+type Outcome struct {
+	Plan       *plan.Plan
+	Deployment statestore.Deployment // zero when nothing was applied
+	Head       statestore.Head
+	Results    []engine.Result
+	Lock       lockmgr.Record
+}
+
+// Errors of Apply besides the ones of lockmgr and statestore.
+var (
+	ErrDeclined = errors.New("apply cancelled: the plan was not confirmed")
+	// ErrPlanStale: the saved plan was made against another state or config.
+	ErrPlanStale = errors.New("saved plan is stale")
+	ErrCancelled = errors.New("cancelled")
+)
+
+// ApplyError reports a failed apply; Outcome holds what was saved.
+type ApplyError struct {
+	Err       error
+	Cancelled bool
+}
+
+func (e *ApplyError) Error() string { return e.Err.Error() }
+func (e *ApplyError) Unwrap() error { return e.Err }
+
+// Apply runs the main job (SPEC 1). It returns the Outcome and:
+// *lockmgr.HeldError (exit 3); *statestore.ChecksumError or ConflictError
+// (exit 4); ErrDeclined; ErrPlanStale; *ApplyError when a component failed or
+// the run was cancelled (whatever succeeded is saved first).
+func (s *Service) Apply(ctx context.Context, req ApplyRequest) (*Outcome, error) {
+	t := req.Target
+	res, err := req.Config.Resolve(t.Env)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkScope(res, t); err != nil {
+		return nil, err
+	}
+	if s.d.Preflight != nil {
+		if err := s.d.Preflight(scopeKinds(res, t)); err != nil {
+			return nil, err
+		}
+	}
+	op := "deploy"
+	if req.Destroy {
+		op = "destroy"
+	}
+	depID := NewDeploymentID()
+	commit, branch := s.gitInfo(req.Config.Dir)
+	by, md := lockmgr.Holder(s.d.Getenv)
+	md.DeploymentID, md.Operation, md.GitCommit, md.GitBranch = depID, op, commit, branch
+
+	lease, err := s.d.Locks.Acquire(ctx, lockmgr.Request{Key: t.LockKey(), LockedBy: by, Metadata: md, Timeout: req.LockTimeout})
+	if err != nil {
+		return nil, err
+	}
+	defer releaseLease(lease)
+	work := lease.Context()
+	out := &Outcome{Lock: lease.Record()}
+
+	st, head, err := s.loadOrNew(work, t)
+	if err != nil {
+		return out, err
+	}
+	p, err := s.buildPlan(res, st, head, t, req.Destroy)
+	if err != nil {
+		return out, err
+	}
+	out.Plan = p
+	if req.SavedPlan != nil {
+		if err := checkSavedPlan(req.SavedPlan, p); err != nil {
+			return out, err
+		}
+	}
+	if req.ShowPlan != nil {
+		if err := req.ShowPlan(p); err != nil {
+			return out, err
+		}
+	}
+	if !p.HasChanges() {
+		return out, nil
+	}
+	if req.Confirm != nil {
+		ok, err := req.Confirm(p)
+		if err != nil {
+			return out, err
+		}
+		if !ok {
+			return out, ErrDeclined
+		}
+	}
+
+	start := s.d.Now()
+	s.d.Audit.Info("deploy.started", "deployment_id", depID, "stack", t.Stack, "environment", t.Env,
+		"scope", t.LockKey(), "operation", op, "lock_id", lease.Record().LockID)
+	in := engine.Inputs{
+		Stack: t.Stack, Env: t.Env, Dir: req.Config.Dir, EnvConfig: res.EnvConfig,
+		DeploymentID: depID, Outputs: outputsOf(st), Progress: s.d.Progress,
+	}
+	results, applyErr := s.runEngines(work, p, in, req.Destroy)
+	out.Results = results
+
+	status := "success"
+	cancelled := applyErr != nil && ctx.Err() != nil
+	switch {
+	case cancelled:
+		status = "cancelled"
+	case applyErr != nil:
+		status = "failed"
+	}
+	dep := statestore.Deployment{
+		DeploymentID: depID, Type: op, Timestamp: start.UTC(), TriggeredBy: by, GitCommit: commit,
+		Status: status, DurationSeconds: s.d.Now().Sub(start).Seconds(), Scope: t.LockKey(),
+	}
+	if applyErr != nil {
+		dep.Error = applyErr.Error()
+	}
+	ch := changesFrom(p, results, s.d.Now().UTC(), depID, dep.DurationSeconds)
+	dep.ResourcesChanged = ch.counts
+
+	saveCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+	defer cancel()
+	newHead, err := s.save(saveCtx, lease, t, st, head, ch, dep, commit, branch)
+	out.Head = newHead
+	out.Deployment = dep
+	s.d.Audit.Info("deploy.finished", "deployment_id", depID, "stack", t.Stack, "environment", t.Env,
+		"status", status, "duration_seconds", dep.DurationSeconds, "serial", newHead.Serial,
+		"created", dep.ResourcesChanged.Created, "updated", dep.ResourcesChanged.Updated, "deleted", dep.ResourcesChanged.Deleted)
+	if err != nil {
+		return out, err
+	}
+	if applyErr != nil {
+		if cancelled {
+			return out, &ApplyError{Err: fmt.Errorf("%w: %v", ErrCancelled, applyErr), Cancelled: true}
+		}
+		return out, &ApplyError{Err: applyErr}
+	}
+	return out, nil
+}
+
+func releaseLease(l *lockmgr.Lease) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	_ = l.Release(ctx) // a lost lease is reported by the save path
+}
+
+// runEngines applies the plan's changes: the ordered steps are split into
+// maximal runs handled by one engine; each run is one engine call (so
+// Command and Pulumi components interleave by depends_on; docs/pulumi.md).
+func (s *Service) runEngines(ctx context.Context, p *plan.Plan, in engine.Inputs, destroy bool) ([]engine.Result, error) {
+	var results []engine.Result
+	steps := p.Changes()
+	for i := 0; i < len(steps); {
+		eng, err := s.engineFor(steps[i].Kind)
+		if err != nil {
+			return results, err
+		}
+		j := i + 1
+		for j < len(steps) {
+			e2, _ := s.engineFor(steps[j].Kind)
+			if e2 != eng {
+				break
+			}
+			j++
+		}
+		in.Keep = keepFor(p, eng)
+		var rs []engine.Result
+		if destroy {
+			rs, err = eng.Destroy(ctx, steps[i:j], in)
+		} else {
+			rs, err = eng.Apply(ctx, steps[i:j], in)
+		}
+		results = append(results, rs...)
+		if err != nil {
+			return results, err
+		}
+		if ctx.Err() != nil {
+			return results, context.Cause(ctx)
+		}
+		i = j
+	}
+	return results, nil
+}
+
+func (s *Service) engineFor(kind string) (engine.Engine, error) {
+	for _, e := range s.d.Engines {
+		if e.Handles(kind) {
+			return e, nil
+		}
+	}
+	return nil, fmt.Errorf("no engine handles kind %q", kind)
+}
+
+// keepFor lists the unchanged components of eng's kinds (no-op steps).
+func keepFor(p *plan.Plan, eng engine.Engine) []plan.Step {
+	var keep []plan.Step
+	for _, st := range p.Steps {
+		if st.Action == plan.NoOp && eng.Handles(st.Kind) {
+			keep = append(keep, st)
+		}
+	}
+	return keep
+}
+
+func outputsOf(st *statestore.State) map[string]map[string]any {
+	out := make(map[string]map[string]any, len(st.Resources))
+	for addr, r := range st.Resources {
+		out[addr] = maps.Clone(r.Outputs)
+	}
+	return out
+}
+
+func scopeKinds(res *config.Resolved, t Target) []string {
+	seen := map[string]bool{}
+	for addr, c := range res.Components {
+		if inScope(addr, t.Scope()) {
+			seen[c.Kind] = true
+		}
+	}
+	return slices.Sorted(maps.Keys(seen))
+}
+
+func inScope(addr, scope string) bool {
+	if scope == "" || addr == scope {
+		return true
+	}
+	return len(addr) > len(scope) && addr[:len(scope)] == scope && addr[len(scope)] == '/'
+}
+
+// checkSavedPlan refuses a plan made against another state, or whose changes
+// differ from what the configuration gives now.
+func checkSavedPlan(saved, now *plan.Plan) error {
+	if saved.Stack != now.Stack || saved.Environment != now.Environment || saved.Scope != now.Scope {
+		return fmt.Errorf("%w: it was made for %s/%s scope %q, not %s/%s scope %q: run deployer plan --out again",
+			ErrPlanStale, saved.Stack, saved.Environment, saved.Scope, now.Stack, now.Environment, now.Scope)
+	}
+	if saved.Lineage != now.Lineage || saved.Serial != now.Serial {
+		return fmt.Errorf("%w: it was made against state serial %d (lineage %s) but the state is now at serial %d (lineage %s): run deployer plan --out again",
+			ErrPlanStale, saved.Serial, saved.Lineage, now.Serial, now.Lineage)
+	}
+	a, b := saved.Changes(), now.Changes()
+	same := len(a) == len(b)
+	for i := 0; same && i < len(a); i++ {
+		same = a[i].Address == b[i].Address && a[i].Action == b[i].Action && len(a[i].Diffs) == len(b[i].Diffs)
+	}
+	if !same {
+		return fmt.Errorf("%w: the configuration changed since the plan was saved: run deployer plan --out again", ErrPlanStale)
+	}
+	return nil
+}

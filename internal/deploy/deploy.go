@@ -1,0 +1,195 @@
+// Package deploy is deployer's main use case (SPEC 1): lock -> load -> plan ->
+// confirm -> apply -> save -> release, plus restore and state push, which take
+// the same lock and follow the same state rules.
+package deploy
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/exec"
+	"strings"
+	"time"
+
+	"github.com/deployer-dev/deployer/internal/config"
+	"github.com/deployer-dev/deployer/internal/engine"
+	"github.com/deployer-dev/deployer/internal/lockmgr"
+	"github.com/deployer-dev/deployer/internal/plan"
+	"github.com/deployer-dev/deployer/internal/statestore"
+)
+
+// Deps are the collaborators of Service, built by the CLI from deployer.yaml.
+type Deps struct {
+	Locks   *lockmgr.Manager
+	Store   *statestore.Store
+	Engines []engine.Engine
+	// ReplaceOn gives the config paths that force replacement per kind.
+	ReplaceOn func(kind string) []string
+	// Preflight runs before any lock is taken with the kinds the run will
+	// apply (e.g. the Pulumi CLI check). An error stops the command.
+	Preflight func(kinds []string) error
+	Audit     *slog.Logger
+	Now       func() time.Time
+	Progress  io.Writer // stderr
+	Getenv    func(string) string
+	// Dir is where an errored state is saved when the state write fails
+	// after infrastructure changed (SPEC 6); default ".".
+	Dir string
+}
+
+// Service runs deployer's use cases.
+type Service struct{ d Deps }
+
+// New returns a Service; zero fields of d take defaults.
+func New(d Deps) *Service {
+	if d.Now == nil {
+		d.Now = time.Now
+	}
+	if d.Audit == nil {
+		d.Audit = slog.New(slog.DiscardHandler)
+	}
+	if d.Progress == nil {
+		d.Progress = io.Discard
+	}
+	if d.Getenv == nil {
+		d.Getenv = os.Getenv
+	}
+	if d.Dir == "" {
+		d.Dir = "."
+	}
+	return &Service{d: d}
+}
+
+// Target is what a command acts on: a stack/environment, optionally narrowed
+// to one service or one component (SPEC 3).
+type Target struct {
+	Stack, Env string
+	Service    string // --service
+	Component  string // --component SVC/C: Service and Component both set
+}
+
+// LockKey returns the key of the target's lock level (SPEC 5).
+func (t Target) LockKey() string {
+	switch {
+	case t.Component != "":
+		return lockmgr.ComponentKey(t.Stack, t.Env, t.Service, t.Component)
+	case t.Service != "":
+		return lockmgr.ServiceKey(t.Stack, t.Env, t.Service)
+	default:
+		return lockmgr.StackKey(t.Stack, t.Env)
+	}
+}
+
+// Scope returns the plan scope: "", "svc" or "svc/comp".
+func (t Target) Scope() string {
+	if t.Component != "" {
+		return t.Service + "/" + t.Component
+	}
+	return t.Service
+}
+
+// Validate checks the target's names (SPEC 4) before any backend is touched.
+func (t Target) Validate() error {
+	checks := []struct{ what, v string }{{"stack", t.Stack}, {"environment", t.Env}}
+	if t.Service != "" || t.Component != "" {
+		checks = append(checks, struct{ what, v string }{"service", t.Service})
+	}
+	if t.Component != "" {
+		checks = append(checks, struct{ what, v string }{"component", t.Component})
+	}
+	for _, c := range checks {
+		if err := config.ValidateName(c.what, c.v); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// NewDeploymentID returns "dep-" and 12 hex digits (seed 000).
+func NewDeploymentID() string {
+	var b [6]byte
+	_, _ = rand.Read(b[:])
+	return "dep-" + hex.EncodeToString(b[:])
+}
+
+// gitInfo returns commit and branch from CI variables or the local git
+// checkout in dir; empty when unknown.
+func (s *Service) gitInfo(dir string) (commit, branch string) {
+	_, md := lockmgr.Holder(s.d.Getenv)
+	commit, branch = md.GitCommit, md.GitBranch
+	if commit == "" {
+		if out, err := exec.Command("git", "-C", dir, "rev-parse", "HEAD").Output(); err == nil {
+			commit = strings.TrimSpace(string(out))
+		}
+	}
+	if branch == "" {
+		if out, err := exec.Command("git", "-C", dir, "rev-parse", "--abbrev-ref", "HEAD").Output(); err == nil {
+			branch = strings.TrimSpace(string(out))
+		}
+	}
+	return commit, branch
+}
+
+// loadOrNew loads the state of the target, or a new empty one.
+func (s *Service) loadOrNew(ctx context.Context, t Target) (*statestore.State, statestore.Head, error) {
+	st, head, err := s.d.Store.Load(ctx, t.Stack, t.Env)
+	if errors.Is(err, statestore.ErrNotFound) {
+		return statestore.NewState(t.Stack, t.Env), statestore.Head{}, nil
+	}
+	if err != nil {
+		return nil, statestore.Head{}, err
+	}
+	return st, head, nil
+}
+
+// Plan builds the plan of target against the stored state without locking
+// (like `terraform plan -lock=false`; the deploy re-plans under its lock).
+func (s *Service) Plan(ctx context.Context, cfg *config.Config, t Target, destroy bool) (*plan.Plan, error) {
+	res, err := cfg.Resolve(t.Env)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkScope(res, t); err != nil {
+		return nil, err
+	}
+	st, head, err := s.loadOrNew(ctx, t)
+	if err != nil {
+		return nil, err
+	}
+	return s.buildPlan(res, st, head, t, destroy)
+}
+
+func (s *Service) buildPlan(res *config.Resolved, st *statestore.State, head statestore.Head, t Target, destroy bool) (*plan.Plan, error) {
+	stored := st
+	if head.Version == "" {
+		stored = nil // no state yet: the plan is bound to no lineage
+	}
+	p, err := plan.Build(res, stored, plan.Options{ReplaceOn: s.d.ReplaceOn, Scope: t.Scope(), Destroy: destroy})
+	if err != nil {
+		return nil, err
+	}
+	fillDeleteCommands(p)
+	return p, nil
+}
+
+// checkScope refuses --service/--component names absent from the config.
+func checkScope(res *config.Resolved, t Target) error {
+	if t.Service == "" {
+		return nil
+	}
+	for addr := range res.Components {
+		svc, comp, _ := strings.Cut(addr, "/")
+		if svc == t.Service && (t.Component == "" || comp == t.Component) {
+			return nil
+		}
+	}
+	if t.Component != "" {
+		return fmt.Errorf("component %s/%s is not in the configuration: check --component (SERVICE/COMPONENT)", t.Service, t.Component)
+	}
+	return fmt.Errorf("service %q is not in the configuration: check --service", t.Service)
+}

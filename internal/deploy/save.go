@@ -1,0 +1,221 @@
+package deploy
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/deployer-dev/deployer/internal/config"
+	"github.com/deployer-dev/deployer/internal/engine"
+	"github.com/deployer-dev/deployer/internal/lockmgr"
+	"github.com/deployer-dev/deployer/internal/plan"
+	"github.com/deployer-dev/deployer/internal/statestore"
+)
+
+// maxHistoryInState caps deployment_history inside state.json; every entry
+// also lives on in the history snapshot of the serial it wrote.
+const maxHistoryInState = 100
+
+// deleteCommandKey is where a Command component's delete command is kept in
+// actual_state, so it can be deleted after it left deployer.yaml.
+const deleteCommandKey = "delete_command"
+
+// changeSet is what a run does to resources: a nil value deletes the address.
+type changeSet struct {
+	resources map[string]*statestore.Resource
+	counts    statestore.ResourcesChanged
+}
+
+// changesFrom turns engine results into resource entries. Failed steps keep
+// the previous entry marked failed (its desired_config unchanged, so the next
+// plan retries); steps never started leave the state as it was.
+func changesFrom(p *plan.Plan, results []engine.Result, now time.Time, depID string, dur float64) changeSet {
+	steps := map[string]plan.Step{}
+	for _, st := range p.Steps {
+		steps[st.Address] = st
+	}
+	cs := changeSet{resources: map[string]*statestore.Resource{}}
+	for _, r := range results {
+		st := steps[r.Address]
+		switch r.Status {
+		case "deleted":
+			cs.resources[r.Address] = nil
+			cs.counts.Deleted++
+		case "ready":
+			res := &statestore.Resource{
+				Kind: st.Kind, APIVersion: statestore.APIVersion, Status: "ready",
+				Lifecycle:     statestore.Lifecycle{CreatedAt: now, LastUpdated: now, Version: 1},
+				DesiredConfig: st.Config, ActualState: r.ActualState, Outputs: r.Outputs,
+				Pulumi: r.Pulumi, Dependencies: st.DependsOn,
+				Health: &statestore.Health{Status: "healthy", LastCheck: &now},
+				Deployment: &statestore.ResourceDeployment{
+					LastDeploymentID: depID, LastDeploymentAt: now,
+					LastDeploymentDurationSeconds: r.Finished.Sub(r.Started).Seconds(), RolloutStatus: "completed",
+				},
+			}
+			if res.Dependencies == nil {
+				res.Dependencies = []string{}
+			}
+			if st.Command != nil && st.Command.Delete != "" {
+				if res.ActualState == nil {
+					res.ActualState = map[string]any{}
+				}
+				res.ActualState[deleteCommandKey] = st.Command.Delete
+			}
+			if st.Prior != nil && st.Action != plan.Replace {
+				res.Lifecycle.CreatedAt = st.Prior.Lifecycle.CreatedAt
+				res.Lifecycle.Version = st.Prior.Lifecycle.Version + 1
+			}
+			cs.resources[r.Address] = res
+			if st.Action == plan.Create {
+				cs.counts.Created++
+			} else {
+				cs.counts.Updated++
+			}
+		default: // failed, cancelled
+			if st.Prior != nil {
+				prev := *st.Prior
+				prev.Status = "failed"
+				prev.Lifecycle.LastUpdated = now
+				cs.resources[r.Address] = &prev
+			}
+		}
+	}
+	return cs
+}
+
+// apply writes cs and dep onto st (a copy is not needed: st is ours).
+func (cs changeSet) apply(st *statestore.State, dep statestore.Deployment, lease lockmgr.Record, by, commit, branch string, now time.Time) {
+	if st.Resources == nil {
+		st.Resources = map[string]*statestore.Resource{}
+	}
+	for addr, r := range cs.resources {
+		if r == nil {
+			delete(st.Resources, addr)
+		} else {
+			st.Resources[addr] = r
+		}
+	}
+	st.Serial++
+	dep.Serial = st.Serial
+	st.DeploymentHistory = append([]statestore.Deployment{dep}, st.DeploymentHistory...)
+	if len(st.DeploymentHistory) > maxHistoryInState {
+		st.DeploymentHistory = st.DeploymentHistory[:maxHistoryInState]
+	}
+	st.Metadata.LastUpdated, st.Metadata.LastUpdatedBy = now, by
+	st.Metadata.DeploymentID, st.Metadata.GitCommit, st.Metadata.GitBranch = dep.DeploymentID, commit, branch
+	st.Metadata.Fence = lease.Fence
+	lockedAt, expiresAt := time.Unix(lease.LockedAt, 0).UTC(), time.Unix(lease.ExpiresAt, 0).UTC()
+	st.Lock = statestore.LockInfo{Locked: true, LockID: &lease.LockID, LockedBy: &lease.LockedBy, LockedAt: &lockedAt, ExpiresAt: &expiresAt}
+	if st.Outputs == nil {
+		st.Outputs = map[string]any{}
+	}
+}
+
+// save writes the new state under the lease. A stack-level lease writes by
+// compare-and-swap on the head it loaded: losing it means someone wrote
+// without our lock, and the command stops (exit 4). A service- or
+// component-level lease shares state.json with other holders of disjoint
+// scopes, so it re-reads and re-applies its own resources on a lost CAS: no
+// one else may change them while the lease is held (docs/locking.md). When
+// the write fails the new state goes to ./deployer-errored-{stack}-{env}.json.
+func (s *Service) save(ctx context.Context, lease *lockmgr.Lease, t Target, st *statestore.State, head statestore.Head,
+	cs changeSet, dep statestore.Deployment, commit, branch string) (statestore.Head, error) {
+	rec := lease.Record()
+	ref := &statestore.LockRef{Key: rec.LockKey, LockID: rec.LockID, Fence: rec.Fence}
+	now := s.d.Now().UTC()
+	scoped := t.Service != ""
+	for attempt := 0; ; attempt++ {
+		if lease.Lost() != nil {
+			err := &statestore.ConflictError{Location: s.d.Store.Backend().Location(t.Stack, t.Env),
+				Reason: "the lock was lost (broken with unlock --force or taken over after it expired) before the state was written"}
+			return statestore.Head{}, s.saveErrored(t, st, cs, dep, rec, commit, branch, now, err)
+		}
+		next := cloneState(st)
+		cs.apply(next, dep, rec, rec.LockedBy, commit, branch, now)
+		newHead, err := s.d.Store.Save(ctx, next, head, ref)
+		if err == nil {
+			s.d.Audit.Info("state.saved", "stack", t.Stack, "environment", t.Env, "serial", newHead.Serial,
+				"lineage", newHead.Lineage, "deployment_id", dep.DeploymentID, "lock_id", rec.LockID)
+			return newHead, nil
+		}
+		var conflict *statestore.ConflictError
+		if scoped && errors.As(err, &conflict) && attempt < 20 {
+			cur, curHead, lerr := s.d.Store.Load(ctx, t.Stack, t.Env)
+			if lerr == nil && (head.Lineage == "" || curHead.Lineage == head.Lineage) {
+				st, head = cur, curHead
+				continue
+			}
+		}
+		return statestore.Head{}, s.saveErrored(t, st, cs, dep, rec, commit, branch, now, err)
+	}
+}
+
+// saveErrored keeps the state that could not be written (SPEC 6).
+func (s *Service) saveErrored(t Target, st *statestore.State, cs changeSet, dep statestore.Deployment,
+	rec lockmgr.Record, commit, branch string, now time.Time, cause error) error {
+	if len(cs.resources) == 0 {
+		return cause
+	}
+	next := cloneState(st)
+	cs.apply(next, dep, rec, rec.LockedBy, commit, branch, now)
+	data, err := statestore.Encode(next)
+	if err != nil {
+		return errors.Join(cause, err)
+	}
+	path := filepath.Join(s.d.Dir, fmt.Sprintf("deployer-errored-%s-%s.json", t.Stack, t.Env))
+	if err := os.WriteFile(path, data, 0o600); err != nil {
+		return errors.Join(cause, fmt.Errorf("also failed to save the new state to %s: %w", path, err))
+	}
+	return &ErroredStateError{Err: cause, Path: path, Stack: t.Stack, Env: t.Env}
+}
+
+// ErroredStateError: infrastructure changed but the state write failed; the
+// new state is in Path and `deployer state push` writes it (SPEC 6).
+type ErroredStateError struct {
+	Err        error
+	Path       string
+	Stack, Env string
+}
+
+func (e *ErroredStateError) Error() string {
+	return fmt.Sprintf("%v\nthe infrastructure changed but the state could not be written; the new state was saved to %s.\n"+
+		"Check `deployer state show -s %s -e %s`, then write it with: deployer state push %s -s %s -e %s",
+		e.Err, e.Path, e.Stack, e.Env, e.Path, e.Stack, e.Env)
+}
+func (e *ErroredStateError) Unwrap() error { return e.Err }
+
+// cloneState deep-copies st through JSON (resources are small maps; the
+// hot path of a deploy touches it once).
+func cloneState(st *statestore.State) *statestore.State {
+	data, _ := json.Marshal(st)
+	var out statestore.State
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber() // keep numbers exactly as loaded
+	_ = dec.Decode(&out)
+	if out.Resources == nil {
+		out.Resources = map[string]*statestore.Resource{}
+	}
+	return &out
+}
+
+// fillDeleteCommands gives delete steps of Command components removed from
+// deployer.yaml the delete command kept in state.
+func fillDeleteCommands(p *plan.Plan) {
+	for i := range p.Steps {
+		st := &p.Steps[i]
+		if st.Kind != "Command" || st.Prior == nil {
+			continue
+		}
+		if st.Command == nil && st.Action == plan.Delete {
+			if cmd, ok := st.Prior.ActualState[deleteCommandKey].(string); ok {
+				st.Command = &config.CommandSpec{Delete: cmd}
+			}
+		}
+	}
+}

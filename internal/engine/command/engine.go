@@ -1,0 +1,239 @@
+package command
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"maps"
+	"os"
+	"time"
+
+	"github.com/deployer-dev/deployer/internal/config"
+	"github.com/deployer-dev/deployer/internal/engine"
+	"github.com/deployer-dev/deployer/internal/plan"
+)
+
+// Kind is the component kind this engine applies.
+const Kind = "Command"
+
+// DefaultTimeout bounds one command when the component sets no timeout (SPEC 8).
+const DefaultTimeout = 10 * time.Minute
+
+// DefaultGrace is how long a command has to exit after SIGTERM before its
+// process group gets SIGKILL.
+const DefaultGrace = 5 * time.Second
+
+// Result statuses (engine.Result.Status).
+const (
+	StatusReady     = "ready"
+	StatusFailed    = "failed"
+	StatusDeleted   = "deleted"
+	StatusCancelled = "cancelled"
+)
+
+// Engine runs Command components as local processes. The zero value is not
+// usable; build one with New.
+type Engine struct {
+	grace   time.Duration
+	timeout time.Duration
+	environ func() []string
+	now     func() time.Time
+}
+
+var _ engine.Engine = (*Engine)(nil)
+
+// Option configures an Engine.
+type Option func(*Engine)
+
+// WithGrace sets the time between SIGTERM and SIGKILL on cancellation or
+// timeout (default 5 s).
+func WithGrace(d time.Duration) Option { return func(e *Engine) { e.grace = d } }
+
+// WithDefaultTimeout sets the timeout of components without command.timeout
+// (default 10 min).
+func WithDefaultTimeout(d time.Duration) Option { return func(e *Engine) { e.timeout = d } }
+
+// WithEnviron sets the base environment of every command (default os.Environ);
+// the DEPLOYER_* variables of SPEC 8 are added to it.
+func WithEnviron(f func() []string) Option { return func(e *Engine) { e.environ = f } }
+
+// WithClock sets the clock used for Result.Started/Finished and durations.
+func WithClock(now func() time.Time) Option { return func(e *Engine) { e.now = now } }
+
+// New returns the Command engine with the given options.
+func New(opts ...Option) *Engine {
+	e := &Engine{grace: DefaultGrace, timeout: DefaultTimeout, environ: os.Environ, now: time.Now}
+	for _, o := range opts {
+		o(e)
+	}
+	return e
+}
+
+// Name is "command".
+func (e *Engine) Name() string { return "command" }
+
+// Handles reports whether kind is "Command".
+func (e *Engine) Handles(kind string) bool { return kind == Kind }
+
+// Apply runs the steps in order (no-op steps are skipped): create runs
+// command.create; update runs command.update or, when empty, command.create;
+// replace runs command.delete then command.create; delete runs command.delete
+// (nothing when empty). Outputs of each finished step are stored in
+// in.Outputs so later steps see them; a deleted component's are removed.
+//
+// It stops at the first failure and returns the Results of the steps it
+// started (status ready, deleted, failed or cancelled) with that failure: a
+// *StepError for a non-zero exit, a timeout or bad outputs, or an error
+// wrapping context.Cause(ctx) when ctx was cancelled.
+func (e *Engine) Apply(ctx context.Context, steps []plan.Step, in engine.Inputs) ([]engine.Result, error) {
+	if in.Outputs == nil {
+		in.Outputs = map[string]map[string]any{}
+	}
+	var results []engine.Result
+	for _, st := range steps {
+		if st.Action == plan.NoOp {
+			continue
+		}
+		if ctx.Err() != nil {
+			return results, fmt.Errorf("not starting %s: %w", st.Address, context.Cause(ctx))
+		}
+		r, err := e.applyStep(ctx, st, in)
+		results = append(results, r)
+		if err != nil {
+			return results, err
+		}
+	}
+	return results, nil
+}
+
+// Destroy runs command.delete of every step in the given order, whatever the
+// steps' actions; errors as Apply.
+func (e *Engine) Destroy(ctx context.Context, steps []plan.Step, in engine.Inputs) ([]engine.Result, error) {
+	del := make([]plan.Step, 0, len(steps))
+	for _, st := range steps {
+		st.Action = plan.Delete
+		del = append(del, st)
+	}
+	return e.Apply(ctx, del, in)
+}
+
+// applyStep runs one step and records its outputs in in.Outputs.
+func (e *Engine) applyStep(ctx context.Context, st plan.Step, in engine.Inputs) (engine.Result, error) {
+	spec := st.Command
+	if spec == nil {
+		spec = &config.CommandSpec{}
+	}
+	res := engine.Result{Address: st.Address, Action: st.Action, Started: e.now()}
+	prev := previousOutputs(st, in)
+
+	var (
+		out *runOutcome
+		err error
+	)
+	switch st.Action {
+	case plan.Create:
+		out, err = e.runAction(ctx, st, in, "create", spec.Create, map[string]any{})
+	case plan.Update:
+		cmd := spec.Update
+		if cmd == "" {
+			cmd = spec.Create
+		}
+		out, err = e.runAction(ctx, st, in, "update", cmd, prev)
+	case plan.Replace:
+		if spec.Delete != "" {
+			out, err = e.runAction(ctx, st, in, "delete", spec.Delete, prev)
+		}
+		if err == nil {
+			out, err = e.runAction(ctx, st, in, "create", spec.Create, map[string]any{})
+		}
+	case plan.Delete:
+		if spec.Delete == "" {
+			fmt.Fprintf(progress(in), "[%s] no delete command: removing the component from state only\n", st.Address)
+			break
+		}
+		out, err = e.runAction(ctx, st, in, "delete", spec.Delete, prev)
+	default:
+		err = fmt.Errorf("component %s: unknown action %q", st.Address, st.Action)
+	}
+
+	res.Finished = e.now()
+	if out != nil {
+		res.ActualState = out.actualState()
+	}
+	if err != nil {
+		res.Status = StatusFailed
+		if errors.Is(err, errCancelled) {
+			res.Status = StatusCancelled
+		}
+		res.Err = err
+		return res, err
+	}
+	if st.Action == plan.Delete {
+		res.Status = StatusDeleted
+		delete(in.Outputs, st.Address)
+		return res, nil
+	}
+	res.Status = StatusReady
+	res.Outputs = out.outputs
+	in.Outputs[st.Address] = maps.Clone(out.outputs)
+	return res, nil
+}
+
+// runAction runs one shell command of a step; action is the one the command
+// sees in DEPLOYER_ACTION (create, update or delete).
+func (e *Engine) runAction(ctx context.Context, st plan.Step, in engine.Inputs, action, cmd string, prev map[string]any) (*runOutcome, error) {
+	if cmd == "" {
+		return nil, fmt.Errorf("component %s: no %s command: set services.%s.components.%s.command.%s in deployer.yaml",
+			st.Address, action, st.Service, st.Component, action)
+	}
+	p := payload{
+		Stack: in.Stack, Environment: in.Env, Component: st.Address, Action: action,
+		DeploymentID: in.DeploymentID,
+		Config:       unwrapMap(st.Config),
+		EnvConfig:    unwrapMap(in.EnvConfig),
+		Outputs:      prev,
+		Dependencies: dependencyOutputs(st, in),
+	}
+	timeout := e.timeout
+	if st.Command != nil && st.Command.Timeout > 0 {
+		timeout = st.Command.Timeout
+	}
+	return e.run(ctx, runSpec{
+		address: st.Address, action: action, command: cmd, dir: in.Dir,
+		payload: p, timeout: timeout, progress: progress(in),
+	})
+}
+
+// previousOutputs are the outputs the component has now: from this run's
+// Inputs.Outputs, else from state.
+func previousOutputs(st plan.Step, in engine.Inputs) map[string]any {
+	if o, ok := in.Outputs[st.Address]; ok && o != nil {
+		return maps.Clone(o)
+	}
+	if st.Prior != nil && st.Prior.Outputs != nil {
+		return maps.Clone(st.Prior.Outputs)
+	}
+	return map[string]any{}
+}
+
+// dependencyOutputs maps each depends_on address to its current outputs ({}
+// when it has none).
+func dependencyOutputs(st plan.Step, in engine.Inputs) map[string]map[string]any {
+	deps := make(map[string]map[string]any, len(st.DependsOn))
+	for _, d := range st.DependsOn {
+		o := in.Outputs[d]
+		if o == nil {
+			o = map[string]any{}
+		}
+		deps[d] = maps.Clone(o)
+	}
+	return deps
+}
+
+func progress(in engine.Inputs) io.Writer {
+	if in.Progress == nil {
+		return io.Discard
+	}
+	return in.Progress
+}

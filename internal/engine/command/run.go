@@ -1,0 +1,227 @@
+package command
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// errCancelled marks a step stopped because the caller's context was cancelled.
+var errCancelled = errors.New("cancelled")
+
+// StepError is a failed command: a non-zero exit, a timeout, or an outputs
+// file that is not a JSON object.
+type StepError struct {
+	Address  string   // "service/component"
+	Action   string   // create | update | delete
+	Command  string   // the shell command
+	ExitCode int      // -1 when killed by a signal or not started
+	Reason   string   // what went wrong, e.g. "exited with code 3"
+	Stderr   []string // last lines of stderr
+	Err      error    // underlying error, if any
+}
+
+func (e *StepError) Error() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "component %s: %s command %q %s", e.Address, e.Action, e.Command, e.Reason)
+	if len(e.Stderr) > 0 {
+		fmt.Fprintf(&b, "; last stderr lines:\n  %s", strings.Join(e.Stderr, "\n  "))
+	}
+	return b.String()
+}
+
+func (e *StepError) Unwrap() error { return e.Err }
+
+// runSpec is one command to run.
+type runSpec struct {
+	address, action, command, dir string
+	payload                       payload
+	timeout                       time.Duration
+	progress                      io.Writer
+}
+
+// runOutcome is what a finished (or failed) command left.
+type runOutcome struct {
+	command  string
+	exitCode int
+	duration time.Duration
+	outputs  map[string]any
+}
+
+func (o *runOutcome) actualState() map[string]any {
+	return map[string]any{
+		"command":          o.command,
+		"exit_code":        o.exitCode,
+		"duration_seconds": o.duration.Seconds(),
+	}
+}
+
+// stderrTail is how many stderr lines a StepError keeps.
+const stderrTail = 10
+
+// run starts `sh -c command` in its own process group, feeds it the payload,
+// streams its output and reads its outputs file. On timeout or ctx
+// cancellation the group gets SIGTERM, then SIGKILL after e.grace.
+func (e *Engine) run(ctx context.Context, s runSpec) (*runOutcome, error) {
+	stdin, err := json.Marshal(s.payload)
+	if err != nil {
+		return nil, fmt.Errorf("component %s: encode stdin: %w", s.address, err)
+	}
+	f, err := os.CreateTemp("", "deployer-outputs-*.json")
+	if err != nil {
+		return nil, fmt.Errorf("component %s: create outputs file: %w (check TMPDIR)", s.address, err)
+	}
+	outPath := f.Name()
+	_ = f.Close()
+	defer os.Remove(outPath)
+
+	prefix := "[" + s.address + "] "
+	fmt.Fprintf(s.progress, "%s%s: %s\n", prefix, s.action, oneLine(s.command))
+	stream := newStreamer(s.progress, prefix, stderrTail)
+	defer stream.flush()
+
+	cmd := exec.Command("sh", "-c", s.command)
+	cmd.Dir = s.dir
+	cmd.Env = s.payload.environ(e.environ(), outPath)
+	cmd.Stdin = bytes.NewReader(stdin)
+	cmd.Stdout = stream.stdout()
+	cmd.Stderr = stream.stderr()
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	// A background child that keeps stdout open must not hang the deploy.
+	cmd.WaitDelay = e.grace
+
+	out := &runOutcome{command: s.command, exitCode: -1}
+	start := e.now()
+	fail := func(reason string, err error) error {
+		stream.flush()
+		return &StepError{Address: s.address, Action: s.action, Command: s.command,
+			ExitCode: out.exitCode, Reason: reason, Stderr: stream.tail(), Err: err}
+	}
+	if err := cmd.Start(); err != nil {
+		return out, fail("could not start: "+err.Error()+" (is sh on PATH and the directory "+s.dir+" present?)", err)
+	}
+
+	runCtx, cancel := context.WithTimeout(ctx, s.timeout)
+	defer cancel()
+	exited := make(chan struct{})
+	stopped := make(chan struct{})
+	go func() {
+		defer close(stopped)
+		e.terminateOnDone(runCtx, cmd.Process.Pid, exited)
+	}()
+	waitErr := cmd.Wait()
+	close(exited)
+	<-stopped
+	out.duration = e.now().Sub(start)
+	if cmd.ProcessState != nil {
+		out.exitCode = cmd.ProcessState.ExitCode()
+	}
+	stream.flush()
+
+	switch {
+	case ctx.Err() != nil:
+		fmt.Fprintf(s.progress, "%scancelled after %s\n", prefix, out.duration.Round(time.Millisecond))
+		return out, fmt.Errorf("component %s: %s command %q stopped: %w: %w", s.address, s.action, s.command, errCancelled, context.Cause(ctx))
+	case runCtx.Err() != nil:
+		return out, fail(fmt.Sprintf("timed out after %s: raise command.timeout in deployer.yaml or make the command faster", s.timeout), context.DeadlineExceeded)
+	case waitErr != nil && !errors.Is(waitErr, exec.ErrWaitDelay):
+		var ee *exec.ExitError
+		if errors.As(waitErr, &ee) {
+			if out.exitCode >= 0 {
+				return out, fail(fmt.Sprintf("exited with code %d", out.exitCode), waitErr)
+			}
+			return out, fail("was killed: "+ee.String(), waitErr)
+		}
+		return out, fail("failed: "+waitErr.Error(), waitErr)
+	}
+
+	outputs, err := readOutputs(outPath)
+	if err != nil {
+		return out, fail(err.Error(), err)
+	}
+	out.outputs = outputs
+	fmt.Fprintf(s.progress, "%s%s done in %s\n", prefix, s.action, out.duration.Round(time.Millisecond))
+	return out, nil
+}
+
+// terminateOnDone waits until the process exits or ctx is done; in the latter
+// case it sends SIGTERM to the process group and SIGKILL after e.grace if the
+// leader is still running.
+func (e *Engine) terminateOnDone(ctx context.Context, pgid int, exited <-chan struct{}) {
+	select {
+	case <-exited:
+		return
+	case <-ctx.Done():
+	}
+	_ = syscall.Kill(-pgid, syscall.SIGTERM)
+	t := time.NewTimer(e.grace)
+	defer t.Stop()
+	select {
+	case <-exited:
+	case <-t.C:
+		_ = syscall.Kill(-pgid, syscall.SIGKILL)
+	}
+}
+
+// readOutputs parses the outputs file: empty (or only whitespace) means no
+// outputs; anything else must be one JSON object.
+func readOutputs(path string) (map[string]any, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("wrote no readable $DEPLOYER_OUTPUTS file: %w", err)
+	}
+	b = bytes.TrimSpace(b)
+	if len(b) == 0 {
+		return map[string]any{}, nil
+	}
+	var v any
+	if err := json.Unmarshal(b, &v); err != nil {
+		return nil, fmt.Errorf("wrote an invalid $DEPLOYER_OUTPUTS file (%v): write one JSON object such as {\"url\":\"http://...\"}; the file began with %q", err, excerpt(b))
+	}
+	m, ok := v.(map[string]any)
+	if !ok {
+		return nil, fmt.Errorf("wrote a $DEPLOYER_OUTPUTS file holding a JSON %s, not an object: write one JSON object such as {\"url\":\"http://...\"}; the file began with %q", jsonType(v), excerpt(b))
+	}
+	return m, nil
+}
+
+// oneLine shows a (possibly multi-line) command on one progress line.
+func oneLine(cmd string) string {
+	s := strings.Join(strings.Fields(cmd), " ")
+	const n = 200
+	if len(s) > n {
+		return s[:n] + "..."
+	}
+	return s
+}
+
+func excerpt(b []byte) string {
+	const n = 120
+	if len(b) > n {
+		return string(b[:n]) + "..."
+	}
+	return string(b)
+}
+
+func jsonType(v any) string {
+	switch v.(type) {
+	case []any:
+		return "array"
+	case string:
+		return "string"
+	case float64:
+		return "number"
+	case bool:
+		return "boolean"
+	default:
+		return "null"
+	}
+}

@@ -1,0 +1,223 @@
+package dynamodb
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	ddb "github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/deployer-dev/deployer/internal/awsbackend"
+	"github.com/deployer-dev/deployer/internal/lockmgr"
+)
+
+// API is the part of the DynamoDB client the backend calls (STYLE 2).
+type API interface {
+	GetItem(ctx context.Context, in *ddb.GetItemInput, optFns ...func(*ddb.Options)) (*ddb.GetItemOutput, error)
+	PutItem(ctx context.Context, in *ddb.PutItemInput, optFns ...func(*ddb.Options)) (*ddb.PutItemOutput, error)
+	UpdateItem(ctx context.Context, in *ddb.UpdateItemInput, optFns ...func(*ddb.Options)) (*ddb.UpdateItemOutput, error)
+	DeleteItem(ctx context.Context, in *ddb.DeleteItemInput, optFns ...func(*ddb.Options)) (*ddb.DeleteItemOutput, error)
+	Scan(ctx context.Context, in *ddb.ScanInput, optFns ...func(*ddb.Options)) (*ddb.ScanOutput, error)
+}
+
+// Backend is the DynamoDB lock backend. It is safe for concurrent use.
+type Backend struct {
+	api   API
+	table string
+	res   awsbackend.Resource
+}
+
+var _ lockmgr.Backend = (*Backend)(nil)
+
+// New returns a backend on table through api; region only names the table in
+// error messages.
+func New(api API, table, region string) *Backend {
+	return &Backend{api: api, table: table, res: awsbackend.Resource{Service: "dynamodb", Kind: "table", Name: table, Region: region}}
+}
+
+// Open parses raw ("dynamodb://TABLE?region=R"), loads the AWS configuration
+// from the SDK chain and returns the backend. It does not touch the network:
+// a missing table is reported by the first call, naming `deployer backend init`.
+func Open(ctx context.Context, raw string, o awsbackend.Options) (*Backend, error) {
+	u, err := awsbackend.ParseDynamoDBURL(raw)
+	if err != nil {
+		return nil, err
+	}
+	cfg, err := awsbackend.LoadConfig(ctx, u.Region, o)
+	if err != nil {
+		return nil, fmt.Errorf("lock backend %s: %w", raw, err)
+	}
+	return New(awsbackend.NewDynamoDBClient(cfg, o), u.Table, cfg.Region), nil
+}
+
+func (b *Backend) key(k string) map[string]types.AttributeValue {
+	return map[string]types.AttributeValue{attrKey: s(k)}
+}
+
+func isCondFailed(err error) bool {
+	var ccf *types.ConditionalCheckFailedException
+	return errors.As(err, &ccf)
+}
+
+// TryAcquire takes a fence from the key's counter item, then writes rec with
+// one PutItem conditional on no live record (seed 000's condition, :now =
+// rec.LockedAt, plus fence < the new fence so a reservation that lost a race
+// can never take over a record with a larger fence). A live holder gives
+// *lockmgr.HeldError with the holder read back with ConsistentRead.
+func (b *Backend) TryAcquire(ctx context.Context, rec lockmgr.Record) (lockmgr.Record, error) {
+	if strings.HasPrefix(rec.LockKey, fencePrefix) {
+		return lockmgr.Record{}, fmt.Errorf("lock key %q: keys starting with %q are reserved", rec.LockKey, fencePrefix)
+	}
+	for attempt := 0; ; attempt++ {
+		fence, err := b.nextFence(ctx, rec.LockKey)
+		if err != nil {
+			return lockmgr.Record{}, err
+		}
+		rec.Fence = fence
+		_, err = b.api.PutItem(ctx, &ddb.PutItemInput{
+			TableName:           aws.String(b.table),
+			Item:                toItem(rec),
+			ConditionExpression: aws.String("attribute_not_exists(lockKey) OR (expiresAt < :now AND fence < :fence)"),
+			ExpressionAttributeValues: map[string]types.AttributeValue{
+				":now": n(rec.LockedAt), ":fence": n(fence),
+			},
+		})
+		if err == nil {
+			return rec, nil
+		}
+		if !isCondFailed(err) {
+			return lockmgr.Record{}, fmt.Errorf("acquire lock %q: %w", rec.LockKey, awsbackend.Classify(err, b.res))
+		}
+		holder, gerr := b.Get(ctx, rec.LockKey)
+		switch {
+		case gerr == nil && !holder.Expired(time.Unix(rec.LockedAt, 0)):
+			return lockmgr.Record{}, &lockmgr.HeldError{Record: holder}
+		case gerr != nil && !errors.Is(gerr, lockmgr.ErrNotFound):
+			return lockmgr.Record{}, gerr
+		case attempt >= 2:
+			return lockmgr.Record{}, fmt.Errorf("acquire lock %q: the record changed under 3 attempts in a row; retry", rec.LockKey)
+		}
+		// Released, or taken over with a larger fence and expired, between our
+		// write and our read: try again with a new fence.
+	}
+}
+
+// nextFence increments the counter item of key and returns the new value.
+// The counter has no expiresAt, so DynamoDB's TTL never deletes it and the
+// fence keeps growing across release, expiry and TTL deletion of the lock.
+func (b *Backend) nextFence(ctx context.Context, key string) (int64, error) {
+	out, err := b.api.UpdateItem(ctx, &ddb.UpdateItemInput{
+		TableName:                 aws.String(b.table),
+		Key:                       b.key(fencePrefix + key),
+		UpdateExpression:          aws.String("ADD fence :one"),
+		ExpressionAttributeValues: map[string]types.AttributeValue{":one": n(1)},
+		ReturnValues:              types.ReturnValueUpdatedNew,
+	})
+	if err != nil {
+		return 0, fmt.Errorf("acquire lock %q: next fence: %w", key, awsbackend.Classify(err, b.res))
+	}
+	v, ok := out.Attributes[attrFence].(*types.AttributeValueMemberN)
+	if !ok {
+		return 0, fmt.Errorf("acquire lock %q: fence counter returned no number", key)
+	}
+	return strconv.ParseInt(v.Value, 10, 64)
+}
+
+// Heartbeat sets lastHeartbeat and expiresAt (epoch seconds) iff the record's
+// lockId is lockID; ErrLockLost otherwise (gone or taken over).
+func (b *Backend) Heartbeat(ctx context.Context, key, lockID string, at, expiresAt time.Time) error {
+	_, err := b.api.UpdateItem(ctx, &ddb.UpdateItemInput{
+		TableName:           aws.String(b.table),
+		Key:                 b.key(key),
+		UpdateExpression:    aws.String("SET lastHeartbeat = :at, expiresAt = :exp"),
+		ConditionExpression: aws.String("lockId = :id"),
+		ExpressionAttributeValues: map[string]types.AttributeValue{
+			":at": n(at.Unix()), ":exp": n(expiresAt.Unix()), ":id": s(lockID),
+		},
+	})
+	if isCondFailed(err) {
+		return fmt.Errorf("heartbeat lock %q: %w", key, lockmgr.ErrLockLost)
+	}
+	if err != nil {
+		return fmt.Errorf("heartbeat lock %q: %w", key, awsbackend.Classify(err, b.res))
+	}
+	return nil
+}
+
+// Release deletes the record iff its lockId is lockID; ErrLockLost otherwise.
+func (b *Backend) Release(ctx context.Context, key, lockID string) error {
+	_, err := b.api.DeleteItem(ctx, &ddb.DeleteItemInput{
+		TableName:                 aws.String(b.table),
+		Key:                       b.key(key),
+		ConditionExpression:       aws.String("lockId = :id"),
+		ExpressionAttributeValues: map[string]types.AttributeValue{":id": s(lockID)},
+	})
+	if isCondFailed(err) {
+		return fmt.Errorf("release lock %q: %w", key, lockmgr.ErrLockLost)
+	}
+	if err != nil {
+		return fmt.Errorf("release lock %q: %w", key, awsbackend.Classify(err, b.res))
+	}
+	return nil
+}
+
+// Get returns the record of key with a strongly consistent read, expired or
+// not; lockmgr.ErrNotFound if none.
+func (b *Backend) Get(ctx context.Context, key string) (lockmgr.Record, error) {
+	out, err := b.api.GetItem(ctx, &ddb.GetItemInput{
+		TableName: aws.String(b.table), Key: b.key(key), ConsistentRead: aws.Bool(true),
+	})
+	if err != nil {
+		return lockmgr.Record{}, fmt.Errorf("read lock %q: %w", key, awsbackend.Classify(err, b.res))
+	}
+	if len(out.Item) == 0 {
+		return lockmgr.Record{}, fmt.Errorf("lock %q: %w", key, lockmgr.ErrNotFound)
+	}
+	return fromItem(out.Item)
+}
+
+// List scans the table with ConsistentRead for records whose key begins with
+// prefix, following pagination, skipping the fence counters; sorted by key.
+func (b *Backend) List(ctx context.Context, prefix string) ([]lockmgr.Record, error) {
+	in := &ddb.ScanInput{
+		TableName:                aws.String(b.table),
+		ConsistentRead:           aws.Bool(true),
+		FilterExpression:         aws.String("attribute_exists(lockId)"),
+		ExpressionAttributeNames: nil,
+	}
+	if prefix != "" {
+		in.FilterExpression = aws.String("begins_with(lockKey, :p) AND attribute_exists(lockId)")
+		in.ExpressionAttributeValues = map[string]types.AttributeValue{":p": s(prefix)}
+	}
+	var out []lockmgr.Record
+	for {
+		page, err := b.api.Scan(ctx, in)
+		if err != nil {
+			return nil, fmt.Errorf("list locks: %w", awsbackend.Classify(err, b.res))
+		}
+		for _, item := range page.Items {
+			r, err := fromItem(item)
+			if err != nil {
+				return nil, err
+			}
+			if !strings.HasPrefix(r.LockKey, fencePrefix) {
+				out = append(out, r)
+			}
+		}
+		if len(page.LastEvaluatedKey) == 0 {
+			break
+		}
+		in.ExclusiveStartKey = page.LastEvaluatedKey
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].LockKey < out[j].LockKey })
+	return out, nil
+}
+
+// Close does nothing: the SDK client holds no resources that need closing.
+func (b *Backend) Close() error { return nil }

@@ -1,0 +1,227 @@
+package locktest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/deployer-dev/deployer/internal/lockmgr"
+)
+
+// waitLimit bounds every wait on another goroutine; reaching it fails the test.
+const waitLimit = 20 * time.Second
+
+// manager returns a Manager over a new client, with short retries for tests.
+func (s *suite) manager(o lockmgr.Options) *lockmgr.Manager {
+	if o.MaxRetryInterval == 0 {
+		o.MaxRetryInterval = 50 * time.Millisecond
+	}
+	return lockmgr.NewManager(s.client(), o)
+}
+
+// take acquires key at once (Timeout 0) and releases it when the test ends.
+func (s *suite) take(m *lockmgr.Manager, key, by string) (*lockmgr.Lease, error) {
+	l, err := m.Acquire(context.Background(), lockmgr.Request{Key: key, LockedBy: by, Metadata: lockmgr.Metadata{Operation: "deploy"}})
+	if err == nil {
+		s.t.Cleanup(func() { _ = l.Release(context.Background()) })
+	}
+	return l, err
+}
+
+func (s *suite) mustTake(m *lockmgr.Manager, key, by string) *lockmgr.Lease {
+	s.t.Helper()
+	l, err := s.take(m, key, by)
+	if err != nil {
+		s.t.Fatalf("Acquire(%s) by %s: %v", key, by, err)
+	}
+	return l
+}
+
+// mustConflict checks that key cannot be taken while holder's key is held, and
+// that the refused attempt leaves no record of its own behind.
+func (s *suite) mustConflict(m *lockmgr.Manager, key string, holder *lockmgr.Lease) {
+	s.t.Helper()
+	_, err := s.take(m, key, "bob@desk")
+	var held *lockmgr.HeldError
+	if !errors.As(err, &held) {
+		s.t.Fatalf("Acquire(%s) while %s is held = %v, want *lockmgr.HeldError", key, holder.Record().LockKey, err)
+	}
+	if held.Record.LockID != holder.Record().LockID {
+		s.t.Errorf("Acquire(%s) names holder %s (%s), want %s (%s)", key,
+			held.Record.LockKey, held.Record.LockID, holder.Record().LockKey, holder.Record().LockID)
+	}
+	if key != holder.Record().LockKey {
+		if rec, err := m.Backend().Get(context.Background(), key); !errors.Is(err, lockmgr.ErrNotFound) {
+			s.t.Errorf("refused Acquire(%s) left a record behind: %+v, %v", key, rec, err)
+		}
+	}
+}
+
+func release(t *testing.T, l *lockmgr.Lease) {
+	t.Helper()
+	if err := l.Release(context.Background()); err != nil {
+		t.Fatalf("Release(%s): %v", l.Record().LockKey, err)
+	}
+}
+
+func testManagerHierarchy(t *testing.T, s *suite) {
+	alice, bob := s.manager(lockmgr.Options{}), s.manager(lockmgr.Options{})
+	api, web := s.componentKey("svc", "api"), s.componentKey("svc", "web")
+	svc, other := lockmgr.ServiceKey(s.stack, s.env, "svc"), lockmgr.ServiceKey(s.stack, s.env, "other")
+
+	// A stack lock blocks its components and services.
+	stack := s.mustTake(alice, s.stackKey(), "alice@laptop")
+	s.mustConflict(bob, api, stack)
+	s.mustConflict(bob, svc, stack)
+	release(t, stack)
+
+	// A component lock blocks its stack; two components of one service coexist.
+	apiLease := s.mustTake(alice, api, "alice@laptop")
+	s.mustConflict(bob, s.stackKey(), apiLease)
+	webLease := s.mustTake(bob, web, "bob@desk")
+	// Their service conflicts with both; another service does not.
+	_, err := s.take(bob, svc, "bob@desk")
+	var held *lockmgr.HeldError
+	if !errors.As(err, &held) || (held.Record.LockKey != api && held.Record.LockKey != web) {
+		t.Errorf("Acquire(%s) while its components are held = %v, want *HeldError naming one of them", svc, err)
+	}
+	s.mustTake(bob, other, "bob@desk")
+	release(t, apiLease)
+	release(t, webLease)
+
+	// A service lock blocks its own components and not another service's.
+	svcLease := s.mustTake(alice, svc, "alice@laptop")
+	s.mustConflict(bob, api, svcLease)
+	s.mustTake(bob, s.componentKey("third", "api"), "bob@desk")
+
+	// Other environments and stacks never conflict, even at stack level.
+	s.mustTake(bob, lockmgr.StackKey(s.stack, s.env+"2"), "bob@desk")
+	s.mustTake(bob, lockmgr.StackKey(s.stack+"-2", s.env), "bob@desk")
+	s.mustTake(bob, lockmgr.ComponentKey(s.stack, s.env+"3", "svc", "api"), "bob@desk")
+}
+
+func testManagerMutualExclusion(t *testing.T, s *suite) {
+	const workers, rounds = 8, 3
+	var clients []*lockmgr.Manager
+	for range 3 {
+		clients = append(clients, s.manager(lockmgr.Options{MaxRetryInterval: 20 * time.Millisecond}))
+	}
+	keys := []string{s.stackKey(), s.componentKey("svc", "a"), s.componentKey("svc", "b"), s.componentKey("svc", "a"), lockmgr.ServiceKey(s.stack, s.env, "svc"), s.componentKey("db", "main")}
+
+	var mu sync.Mutex
+	holding := map[int]string{} // worker -> key in its critical section
+	overlap := make(chan string, workers*rounds)
+	var sections int
+	ctx, cancel := context.WithTimeout(context.Background(), waitLimit)
+	defer cancel()
+	var wg sync.WaitGroup
+	errs := make(chan error, workers)
+	for w := range workers {
+		m := clients[w%len(clients)]
+		wg.Go(func() {
+			for r := range rounds {
+				key := keys[(w+r)%len(keys)]
+				l, err := m.Acquire(ctx, lockmgr.Request{Key: key, LockedBy: fmt.Sprintf("worker-%d", w), Timeout: waitLimit})
+				if err != nil {
+					errs <- fmt.Errorf("worker %d round %d: Acquire(%s): %w", w, r, key, err)
+					return
+				}
+				mu.Lock()
+				for other, k := range holding {
+					if lockmgr.Conflicts(k, key) {
+						overlap <- fmt.Sprintf("worker %d entered %s while worker %d held %s", w, key, other, k)
+					}
+				}
+				holding[w] = key
+				sections++
+				mu.Unlock()
+				time.Sleep(time.Millisecond) // simulated deploy work, not a wait for a condition
+				mu.Lock()
+				delete(holding, w)
+				mu.Unlock()
+				if err := l.Release(context.Background()); err != nil {
+					errs <- fmt.Errorf("worker %d: Release(%s): %w", w, key, err)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(overlap)
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	for msg := range overlap {
+		t.Error(msg)
+	}
+	if sections != workers*rounds {
+		t.Errorf("%d critical sections ran, want %d", sections, workers*rounds)
+	}
+}
+
+func testManagerLeaseLost(t *testing.T, s *suite) {
+	holder := s.manager(lockmgr.Options{HeartbeatInterval: 20 * time.Millisecond})
+	operator := s.manager(lockmgr.Options{})
+	lease := s.mustTake(holder, s.stackKey(), "alice@laptop")
+	if err := operator.ForceUnlock(context.Background(), s.stackKey(), lease.Record().LockID, "ops@console"); err != nil {
+		t.Fatalf("ForceUnlock: %v", err)
+	}
+	select {
+	case <-lease.Context().Done():
+	case <-time.After(waitLimit):
+		t.Fatalf("lease context not cancelled %s after its record was force-unlocked", waitLimit)
+	}
+	if cause := context.Cause(lease.Context()); !errors.Is(cause, lockmgr.ErrLockLost) {
+		t.Errorf("lease context cause = %v, want ErrLockLost", cause)
+	}
+	if err := lease.Release(context.Background()); !errors.Is(err, lockmgr.ErrLockLost) {
+		t.Errorf("Release of a force-unlocked lease = %v, want ErrLockLost", err)
+	}
+	s.mustTake(operator, s.stackKey(), "bob@desk")
+}
+
+func testManagerWaits(t *testing.T, s *suite) {
+	alice := s.manager(lockmgr.Options{})
+	waiting := make(chan lockmgr.Record, 1)
+	bob := s.manager(lockmgr.Options{OnWait: func(h lockmgr.Record, _ time.Duration) {
+		select {
+		case waiting <- h:
+		default:
+		}
+	}})
+	first := s.mustTake(alice, s.stackKey(), "alice@laptop")
+
+	type result struct {
+		l   *lockmgr.Lease
+		err error
+	}
+	got := make(chan result, 1)
+	go func() {
+		l, err := bob.Acquire(context.Background(), lockmgr.Request{Key: s.componentKey("svc", "api"), LockedBy: "bob@desk", Timeout: waitLimit})
+		got <- result{l, err}
+	}()
+	select {
+	case h := <-waiting:
+		if h.LockID != first.Record().LockID {
+			t.Errorf("OnWait got holder %s (%s), want %s", h.LockKey, h.LockID, first.Record().LockID)
+		}
+	case r := <-got:
+		t.Fatalf("Acquire returned %v, %v while the stack lock was held; want it to wait", r.l, r.err)
+	case <-time.After(waitLimit):
+		t.Fatal("Acquire with Timeout never reported waiting for the holder")
+	}
+	release(t, first)
+	select {
+	case r := <-got:
+		if r.err != nil {
+			t.Fatalf("Acquire after the holder released: %v", r.err)
+		}
+		release(t, r.l)
+	case <-time.After(waitLimit):
+		t.Fatal("Acquire with Timeout did not get the lock after the holder released")
+	}
+}

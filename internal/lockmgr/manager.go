@@ -1,0 +1,370 @@
+package lockmgr
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/cenkalti/backoff/v5"
+	"github.com/google/uuid"
+)
+
+// Defaults of seed 000 and SPEC 4.
+const (
+	DefaultTTL               = time.Hour
+	DefaultHeartbeatInterval = 30 * time.Second
+	DefaultStaleAfter        = 2 * time.Minute
+)
+
+// Verdicts shown by `state locks` (SPEC 5).
+const (
+	Active  = "ACTIVE"
+	Stale   = "STALE"   // lastHeartbeat older than StaleAfter
+	Expired = "EXPIRED" // expiresAt passed: free for takeover
+)
+
+// Options tune a Manager. Zero values take the defaults above.
+type Options struct {
+	TTL               time.Duration // expiresAt = now + TTL, renewed by heartbeats
+	HeartbeatInterval time.Duration
+	StaleAfter        time.Duration
+	Now               func() time.Time
+	// Audit receives lock.acquired, lock.released, lock.heartbeat_failed and
+	// lock.force_unlocked events (seed 000). Nil discards them.
+	Audit *slog.Logger
+	// OnWait is called before each wait for a held lock with the holder's
+	// record and the time until the next try.
+	OnWait func(holder Record, retryIn time.Duration)
+	// MaxRetryInterval caps the backoff between tries (default 5s).
+	MaxRetryInterval time.Duration
+}
+
+// Manager owns acquisition with backoff and jitter, the lock hierarchy, and
+// heartbeats, in one place above every Backend (SPEC 14, STYLE 7).
+type Manager struct {
+	b    Backend
+	opts Options
+}
+
+// NewManager returns a Manager over b.
+func NewManager(b Backend, o Options) *Manager {
+	if o.TTL <= 0 {
+		o.TTL = DefaultTTL
+	}
+	if o.HeartbeatInterval <= 0 {
+		o.HeartbeatInterval = DefaultHeartbeatInterval
+	}
+	if o.StaleAfter <= 0 {
+		o.StaleAfter = DefaultStaleAfter
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	if o.Audit == nil {
+		o.Audit = slog.New(slog.DiscardHandler)
+	}
+	if o.MaxRetryInterval <= 0 {
+		o.MaxRetryInterval = 5 * time.Second
+	}
+	return &Manager{b: b, opts: o}
+}
+
+// Backend returns the store the Manager writes to.
+func (m *Manager) Backend() Backend { return m.b }
+
+// Options returns the effective options.
+func (m *Manager) Options() Options { return m.opts }
+
+// Request asks for one lease.
+type Request struct {
+	Key      string // StackKey, ServiceKey, ComponentKey or CustomKey
+	LockedBy string // default: Holder()
+	Metadata Metadata
+	// Timeout is how long to wait for a held lock: 0 fails at once with
+	// *HeldError; otherwise retries with exponential backoff and jitter.
+	Timeout time.Duration
+}
+
+// Acquire takes the lease of r.Key. For hierarchical keys it then checks the
+// ancestors and descendants in the same stack/environment (write, then a
+// strongly consistent List): a conflicting live record makes it withdraw its
+// own record and treat the key as held. Errors: *HeldError (holder's record)
+// when the lock stays held past r.Timeout, ctx's error, or a backend error.
+func (m *Manager) Acquire(ctx context.Context, r Request) (*Lease, error) {
+	pk, ok := ParseKey(r.Key)
+	if !ok {
+		return nil, fmt.Errorf("invalid lock key %q", r.Key)
+	}
+	if r.LockedBy == "" {
+		r.LockedBy, r.Metadata = fillHolder(r.Metadata)
+	}
+	bo := backoff.NewExponentialBackOff()
+	bo.InitialInterval = 100 * time.Millisecond
+	bo.MaxInterval = m.opts.MaxRetryInterval
+	bo.RandomizationFactor = 0.5
+	start := m.opts.Now()
+	for {
+		rec, err := m.tryOnce(ctx, r, pk)
+		if err == nil {
+			return m.startLease(ctx, rec), nil
+		}
+		var held *HeldError
+		if !errors.As(err, &held) {
+			return nil, err
+		}
+		left := r.Timeout - m.opts.Now().Sub(start)
+		if left <= 0 {
+			return nil, err
+		}
+		wait := min(bo.NextBackOff(), left)
+		if m.opts.OnWait != nil {
+			m.opts.OnWait(held.Record, wait)
+		}
+		if err := sleep(ctx, wait); err != nil {
+			return nil, err
+		}
+	}
+}
+
+// tryOnce writes the record, then enforces the hierarchy.
+func (m *Manager) tryOnce(ctx context.Context, r Request, pk ParsedKey) (Record, error) {
+	now := m.opts.Now()
+	rec := Record{
+		LockKey:       r.Key,
+		LockID:        uuid.NewString(),
+		LockedBy:      r.LockedBy,
+		LockedAt:      now.Unix(),
+		ExpiresAt:     now.Add(m.opts.TTL).Unix(),
+		LastHeartbeat: now.Unix(),
+		Metadata:      r.Metadata,
+	}
+	got, err := m.b.TryAcquire(ctx, rec)
+	if err != nil {
+		return Record{}, err
+	}
+	if pk.Level == LevelCustom {
+		return got, nil
+	}
+	conflict, err := m.hierarchyConflict(ctx, got, pk)
+	if err == nil && conflict == nil {
+		return got, nil
+	}
+	// Withdraw our record; the conflicting holder (or the error) wins.
+	relCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	defer cancel()
+	if rerr := m.b.Release(relCtx, got.LockKey, got.LockID); rerr != nil && !errors.Is(rerr, ErrLockLost) {
+		err = errors.Join(err, fmt.Errorf("withdraw lock %s: %w", got.LockKey, rerr))
+	}
+	if err != nil {
+		return Record{}, err
+	}
+	return Record{}, &HeldError{Record: *conflict}
+}
+
+// hierarchyConflict lists the stack/environment and returns a live record
+// conflicting with ours. When ours was written first (earlier lockedAt, then
+// lower lockId) it re-reads a few times so the later writer can withdraw:
+// two racing writers then do not both give up.
+func (m *Manager) hierarchyConflict(ctx context.Context, ours Record, pk ParsedKey) (*Record, error) {
+	scope := StackKey(pk.Stack, pk.Env)
+	for attempt := 0; ; attempt++ {
+		recs, err := m.b.List(ctx, scope)
+		if err != nil {
+			return nil, fmt.Errorf("check lock hierarchy of %s: %w", scope, err)
+		}
+		now := m.opts.Now()
+		var conflict *Record
+		for i := range recs {
+			o := recs[i]
+			if o.LockKey == ours.LockKey || o.Expired(now) || !Conflicts(ours.LockKey, o.LockKey) {
+				continue
+			}
+			conflict = &o
+			break
+		}
+		if conflict == nil {
+			return nil, nil
+		}
+		if !precedes(ours, *conflict) || attempt >= 4 {
+			return conflict, nil
+		}
+		if err := sleep(ctx, time.Duration(attempt+1)*25*time.Millisecond); err != nil {
+			return nil, err
+		}
+	}
+}
+
+func precedes(a, b Record) bool {
+	if a.LockedAt != b.LockedAt {
+		return a.LockedAt < b.LockedAt
+	}
+	return a.LockID < b.LockID
+}
+
+func sleep(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return context.Cause(ctx)
+	case <-t.C:
+		return nil
+	}
+}
+
+// Status is a record with its verdict at the time of listing (SPEC 5).
+type Status struct {
+	Record
+	Verdict      string        `json:"status"` // ACTIVE | STALE | EXPIRED
+	Level        Level         `json:"level"`
+	Age          time.Duration `json:"-"`
+	HeartbeatAge time.Duration `json:"-"`
+}
+
+// Verdict classifies rec at the Manager's now.
+func (m *Manager) Verdict(rec Record) string {
+	now := m.opts.Now()
+	switch {
+	case rec.Expired(now):
+		return Expired
+	case now.Sub(time.Unix(rec.LastHeartbeat, 0)) > m.opts.StaleAfter:
+		return Stale
+	default:
+		return Active
+	}
+}
+
+// List returns the records under prefix with their verdicts.
+func (m *Manager) List(ctx context.Context, prefix string) ([]Status, error) {
+	recs, err := m.b.List(ctx, prefix)
+	if err != nil {
+		return nil, err
+	}
+	now := m.opts.Now()
+	out := make([]Status, 0, len(recs))
+	for _, r := range recs {
+		pk, _ := ParseKey(r.LockKey)
+		out = append(out, Status{
+			Record:       r,
+			Verdict:      m.Verdict(r),
+			Level:        pk.Level,
+			Age:          now.Sub(time.Unix(r.LockedAt, 0)),
+			HeartbeatAge: now.Sub(time.Unix(r.LastHeartbeat, 0)),
+		})
+	}
+	return out, nil
+}
+
+// ForceUnlock deletes the record of key iff its lockId is lockID (so a lock
+// taken over in the meantime is never broken) and writes lock.force_unlocked.
+// Errors: ErrLockLost when the record is gone or has another lockId.
+func (m *Manager) ForceUnlock(ctx context.Context, key, lockID string, by string) error {
+	rec, _ := m.b.Get(ctx, key)
+	if err := m.b.Release(ctx, key, lockID); err != nil {
+		return err
+	}
+	m.opts.Audit.Info("lock.force_unlocked", "lock_key", key, "lock_id", lockID,
+		"locked_by", rec.LockedBy, "unlocked_by", by, "metadata", rec.Metadata)
+	return nil
+}
+
+// Lease is a held lock with its heartbeat.
+type Lease struct {
+	m       *Manager
+	mu      sync.Mutex
+	rec     Record
+	ctx     context.Context
+	cancel  context.CancelCauseFunc
+	stop    chan struct{}
+	done    chan struct{}
+	release sync.Once
+	relErr  error
+}
+
+func (m *Manager) startLease(parent context.Context, rec Record) *Lease {
+	ctx, cancel := context.WithCancelCause(parent)
+	l := &Lease{m: m, rec: rec, ctx: ctx, cancel: cancel, stop: make(chan struct{}), done: make(chan struct{})}
+	m.opts.Audit.Info("lock.acquired", "lock_key", rec.LockKey, "lock_id", rec.LockID,
+		"locked_by", rec.LockedBy, "fence", rec.Fence, "metadata", rec.Metadata)
+	go l.heartbeat()
+	return l
+}
+
+// Record returns the lease's record as last written (expiresAt and
+// lastHeartbeat follow heartbeats).
+func (l *Lease) Record() Record {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.rec
+}
+
+// Context is cancelled, with cause ErrLockLost, when a heartbeat finds the lock
+// gone or taken, or cannot renew it before it expires; and when the context
+// given to Acquire ends.
+func (l *Lease) Context() context.Context { return l.ctx }
+
+// Lost returns ErrLockLost once the lease is lost, else nil.
+func (l *Lease) Lost() error {
+	if errors.Is(context.Cause(l.ctx), ErrLockLost) {
+		return ErrLockLost
+	}
+	return nil
+}
+
+func (l *Lease) heartbeat() {
+	defer close(l.done)
+	o := l.m.opts
+	t := time.NewTicker(o.HeartbeatInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-l.stop:
+			return
+		case <-t.C:
+		}
+		now := o.Now()
+		exp := now.Add(o.TTL)
+		rec := l.Record()
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(l.ctx), o.HeartbeatInterval)
+		err := l.m.b.Heartbeat(ctx, rec.LockKey, rec.LockID, now, exp)
+		cancel()
+		if err == nil {
+			l.mu.Lock()
+			l.rec.LastHeartbeat, l.rec.ExpiresAt = now.Unix(), exp.Unix()
+			l.mu.Unlock()
+			continue
+		}
+		o.Audit.Warn("lock.heartbeat_failed", "lock_key", rec.LockKey, "lock_id", rec.LockID, "error", err.Error())
+		// Lost for sure, or unreachable until the lease could have expired:
+		// stop the work before someone else takes over.
+		if errors.Is(err, ErrLockLost) || !now.Add(o.HeartbeatInterval).Before(time.Unix(rec.ExpiresAt, 0)) {
+			l.cancel(fmt.Errorf("%w: %v", ErrLockLost, err))
+			return
+		}
+	}
+}
+
+// Release stops the heartbeat and deletes the record iff it is still ours;
+// it writes lock.released with duration_seconds. ErrLockLost reports a lease
+// that was lost (broken or taken over) before the release. Safe to call twice.
+func (l *Lease) Release(ctx context.Context) error {
+	l.release.Do(func() {
+		close(l.stop)
+		<-l.done
+		rec := l.Record()
+		l.relErr = l.m.b.Release(ctx, rec.LockKey, rec.LockID)
+		dur := l.m.opts.Now().Sub(time.Unix(rec.LockedAt, 0)).Seconds()
+		if l.relErr != nil {
+			l.m.opts.Audit.Warn("lock.released", "lock_key", rec.LockKey, "lock_id", rec.LockID,
+				"duration_seconds", dur, "error", l.relErr.Error())
+		} else {
+			l.m.opts.Audit.Info("lock.released", "lock_key", rec.LockKey, "lock_id", rec.LockID,
+				"duration_seconds", dur)
+		}
+		l.cancel(context.Canceled)
+	})
+	return l.relErr
+}

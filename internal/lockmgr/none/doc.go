@@ -1,0 +1,6 @@
+// Package none is the `lock: none` backend (SPEC 9, seed 003's
+// single-instance mode): locking is off. Every TryAcquire succeeds, nothing is
+// stored, and List is always empty. It exists for installs where exactly one
+// deployer ever runs; the CLI prints Warning on every command that uses it.
+// By design it does not exclude anything, so it is not run through locktest.
+package none

@@ -1,0 +1,8 @@
+// Package postgres is the postgres:// lock backend (SPEC 9, seed 004): one row
+// per key in deployer_locks, taken by a single INSERT ... ON CONFLICT DO UPDATE
+// WHERE the old row has expired, fenced by the deployer_lock_fence sequence,
+// heartbeated and released by statements conditional on lock_id. It holds no
+// session state (no advisory locks, no long transactions), so it works through
+// PgBouncer in transaction mode. The schema is internal/pgschema's and is
+// checked on first use.
+package postgres

@@ -1,0 +1,208 @@
+package postgres
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sync/atomic"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/deployer-dev/deployer/internal/lockmgr"
+	"github.com/deployer-dev/deployer/internal/pgschema"
+)
+
+// Backend is the PostgreSQL lock backend. Safe for concurrent use.
+type Backend struct {
+	pool    *pgxpool.Pool
+	ownPool bool
+	ready   atomic.Bool // schema checked
+}
+
+var _ lockmgr.Backend = (*Backend)(nil)
+
+// Open connects a pool to rawURL (postgres://USER[:PASSWORD]@HOST:PORT/DB?...,
+// as pgx reads it; add default_query_exec_mode=exec behind PgBouncer in
+// transaction mode). The schema is checked on first use, not here.
+func Open(ctx context.Context, rawURL string) (*Backend, error) {
+	pool, err := pgxpool.New(ctx, rawURL)
+	if err != nil {
+		return nil, fmt.Errorf("lock backend %s: %w", pgschema.Redact(rawURL), err)
+	}
+	b := New(pool)
+	b.ownPool = true
+	return b, nil
+}
+
+// New uses an existing pool (shared with the postgres state backend); Close
+// then leaves the pool open.
+func New(pool *pgxpool.Pool) *Backend { return &Backend{pool: pool} }
+
+// ensure runs pgschema.Check once per Backend (until it succeeds).
+func (b *Backend) ensure(ctx context.Context, op string) error {
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("%s: %w", op, err)
+	}
+	if b.ready.Load() {
+		return nil
+	}
+	if err := pgschema.Check(ctx, b.pool); err != nil {
+		return fmt.Errorf("%s: %w", op, err)
+	}
+	b.ready.Store(true)
+	return nil
+}
+
+const columns = `lock_key, lock_id, locked_by, locked_at, expires_at, last_heartbeat, metadata, fence`
+
+// acquireSQL is the one conditional write of SPEC 5: insert, or replace a row
+// whose expires_at is before the newcomer's locked_at. The fence comes from
+// the sequence, which never goes back.
+const acquireSQL = `INSERT INTO deployer_locks AS l (` + columns + `)
+VALUES ($1, $2, $3, $4, $5, $6, $7, nextval('deployer_lock_fence'))
+ON CONFLICT (lock_key) DO UPDATE SET
+	lock_id = EXCLUDED.lock_id, locked_by = EXCLUDED.locked_by, locked_at = EXCLUDED.locked_at,
+	expires_at = EXCLUDED.expires_at, last_heartbeat = EXCLUDED.last_heartbeat,
+	metadata = EXCLUDED.metadata, fence = EXCLUDED.fence
+WHERE l.expires_at < EXCLUDED.locked_at
+RETURNING fence`
+
+// TryAcquire implements lockmgr.Backend: one INSERT ... ON CONFLICT DO UPDATE
+// WHERE expired; when no row comes back the live holder is read and returned
+// as *HeldError (if the holder released in between, the insert is retried).
+func (b *Backend) TryAcquire(ctx context.Context, rec lockmgr.Record) (lockmgr.Record, error) {
+	op := "acquire lock " + rec.LockKey
+	if err := b.ensure(ctx, op); err != nil {
+		return lockmgr.Record{}, err
+	}
+	meta, err := json.Marshal(rec.Metadata)
+	if err != nil {
+		return lockmgr.Record{}, fmt.Errorf("%s: encode metadata: %w", op, err)
+	}
+	for range 5 {
+		var fence int64
+		err := b.pool.QueryRow(ctx, acquireSQL, rec.LockKey, rec.LockID, rec.LockedBy,
+			rec.LockedAt, rec.ExpiresAt, rec.LastHeartbeat, meta).Scan(&fence)
+		if err == nil {
+			rec.Fence = fence
+			return rec, nil
+		}
+		if !errors.Is(err, pgx.ErrNoRows) {
+			return lockmgr.Record{}, fmt.Errorf("%s in postgres: %w", op, err)
+		}
+		holder, err := b.Get(ctx, rec.LockKey)
+		if errors.Is(err, lockmgr.ErrNotFound) {
+			continue // released between the insert and the read: try again
+		}
+		if err != nil {
+			return lockmgr.Record{}, fmt.Errorf("%s: read holder: %w", op, err)
+		}
+		return lockmgr.Record{}, &lockmgr.HeldError{Record: holder}
+	}
+	return lockmgr.Record{}, fmt.Errorf("%s: the key changed hands 5 times in a row: try again", op)
+}
+
+// Heartbeat implements lockmgr.Backend: sets last_heartbeat=at and expires_at
+// iff lock_id matches; ErrLockLost otherwise.
+func (b *Backend) Heartbeat(ctx context.Context, key, lockID string, at, expiresAt time.Time) error {
+	op := "heartbeat lock " + key
+	if err := b.ensure(ctx, op); err != nil {
+		return err
+	}
+	tag, err := b.pool.Exec(ctx, `UPDATE deployer_locks SET last_heartbeat = $3, expires_at = $4
+		WHERE lock_key = $1 AND lock_id = $2`, key, lockID, at.Unix(), expiresAt.Unix())
+	if err != nil {
+		return fmt.Errorf("%s in postgres: %w", op, err)
+	}
+	if tag.RowsAffected() != 1 {
+		return fmt.Errorf("%s (lock id %s): %w", op, lockID, lockmgr.ErrLockLost)
+	}
+	return nil
+}
+
+// Release implements lockmgr.Backend: deletes the row iff lock_id matches;
+// ErrLockLost otherwise. The fence sequence is untouched.
+func (b *Backend) Release(ctx context.Context, key, lockID string) error {
+	op := "release lock " + key
+	if err := b.ensure(ctx, op); err != nil {
+		return err
+	}
+	tag, err := b.pool.Exec(ctx, `DELETE FROM deployer_locks WHERE lock_key = $1 AND lock_id = $2`, key, lockID)
+	if err != nil {
+		return fmt.Errorf("%s in postgres: %w", op, err)
+	}
+	if tag.RowsAffected() != 1 {
+		return fmt.Errorf("%s (lock id %s): %w", op, lockID, lockmgr.ErrLockLost)
+	}
+	return nil
+}
+
+// Get implements lockmgr.Backend; ErrNotFound when no row exists.
+func (b *Backend) Get(ctx context.Context, key string) (lockmgr.Record, error) {
+	op := "read lock " + key
+	if err := b.ensure(ctx, op); err != nil {
+		return lockmgr.Record{}, err
+	}
+	rows, err := b.pool.Query(ctx, `SELECT `+columns+` FROM deployer_locks WHERE lock_key = $1`, key)
+	if err != nil {
+		return lockmgr.Record{}, fmt.Errorf("%s from postgres: %w", op, err)
+	}
+	recs, err := scan(rows)
+	if err != nil {
+		return lockmgr.Record{}, fmt.Errorf("%s from postgres: %w", op, err)
+	}
+	if len(recs) == 0 {
+		return lockmgr.Record{}, fmt.Errorf("%s: %w", op, lockmgr.ErrNotFound)
+	}
+	return recs[0], nil
+}
+
+// List implements lockmgr.Backend: every row whose key starts with prefix,
+// expired ones included, in byte order of the key.
+func (b *Backend) List(ctx context.Context, prefix string) ([]lockmgr.Record, error) {
+	op := fmt.Sprintf("list locks %q", prefix)
+	if err := b.ensure(ctx, op); err != nil {
+		return nil, err
+	}
+	rows, err := b.pool.Query(ctx, `SELECT `+columns+` FROM deployer_locks
+		WHERE starts_with(lock_key, $1) ORDER BY lock_key COLLATE "C"`, prefix)
+	if err != nil {
+		return nil, fmt.Errorf("%s from postgres: %w", op, err)
+	}
+	recs, err := scan(rows)
+	if err != nil {
+		return nil, fmt.Errorf("%s from postgres: %w", op, err)
+	}
+	return recs, nil
+}
+
+func scan(rows pgx.Rows) ([]lockmgr.Record, error) {
+	defer rows.Close()
+	var recs []lockmgr.Record
+	for rows.Next() {
+		var (
+			r    lockmgr.Record
+			meta []byte
+		)
+		if err := rows.Scan(&r.LockKey, &r.LockID, &r.LockedBy, &r.LockedAt, &r.ExpiresAt,
+			&r.LastHeartbeat, &meta, &r.Fence); err != nil {
+			return nil, err
+		}
+		if err := json.Unmarshal(meta, &r.Metadata); err != nil {
+			return nil, fmt.Errorf("metadata of %s: %w", r.LockKey, err)
+		}
+		recs = append(recs, r)
+	}
+	return recs, rows.Err()
+}
+
+// Close closes the pool if Open made it; it does not release locks.
+func (b *Backend) Close() error {
+	if b.ownPool {
+		b.pool.Close()
+	}
+	return nil
+}

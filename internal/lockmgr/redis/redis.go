@@ -1,0 +1,264 @@
+package redis
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	goredis "github.com/redis/go-redis/v9"
+
+	"github.com/deployer-dev/deployer/internal/lockmgr"
+)
+
+// gcGrace is how long Redis keeps a record past its expiresAt before deleting
+// it by TTL: long enough that `state locks` shows it as EXPIRED for a while.
+// Correctness never depends on it: the acquire script decides expiry from
+// expiresAt and the newcomer's clock.
+const gcGrace = 10 * time.Minute
+
+// Backend is the Redis lock backend. Safe for concurrent use.
+type Backend struct {
+	c  goredis.UniversalClient
+	ns string
+}
+
+var _ lockmgr.Backend = (*Backend)(nil)
+
+// Open connects to the Redis of rawURL (see ParseURL) and checks it answers
+// PING. Errors name the URL without its password.
+func Open(ctx context.Context, rawURL string) (*Backend, error) {
+	uo, ns, err := ParseURL(rawURL)
+	if err != nil {
+		return nil, err
+	}
+	c := goredis.NewUniversalClient(uo)
+	if err := c.Ping(ctx).Err(); err != nil {
+		_ = c.Close()
+		return nil, fmt.Errorf("connect to lock backend %s: %w (check that Redis runs there and backend.lock is right)", redact(rawURL), err)
+	}
+	return New(c, Options{Namespace: ns}), nil
+}
+
+// New wraps a go-redis client. The Backend owns c: Close closes it.
+func New(c goredis.UniversalClient, o Options) *Backend {
+	if o.Namespace == "" {
+		o.Namespace = "deployer"
+	}
+	return &Backend{c: c, ns: o.Namespace}
+}
+
+// recordKey is "{ns}:lock:{<key>}"; the braces are a Cluster hash tag so that
+// the record and its fence counter share a slot for the acquire script.
+func (b *Backend) recordKey(key string) string { return b.ns + ":lock:{" + key + "}" }
+
+// fenceKey is "{ns}:fence:{<key>}": outside the lock: namespace, so List never
+// sees it, and never deleted, so fences keep growing across release.
+func (b *Backend) fenceKey(key string) string { return b.ns + ":fence:{" + key + "}" }
+
+// px is the Redis TTL in milliseconds of a record expiring at expiresAt
+// written at `from` (epoch seconds), plus gcGrace.
+func px(from, expiresAt int64) int64 {
+	return max(expiresAt-from, 0)*1000 + gcGrace.Milliseconds()
+}
+
+// TryAcquire implements lockmgr.Backend with one Lua script: the record is
+// written iff none exists or its expiresAt < rec.LockedAt, and fenced by INCR
+// of the key's counter. *HeldError with the live holder's record otherwise.
+func (b *Backend) TryAcquire(ctx context.Context, rec lockmgr.Record) (lockmgr.Record, error) {
+	if err := ctx.Err(); err != nil {
+		return lockmgr.Record{}, fmt.Errorf("acquire lock %s: %w", rec.LockKey, err)
+	}
+	if rec.LockKey == "" {
+		return lockmgr.Record{}, errors.New("acquire lock: empty lock key")
+	}
+	rec.Fence = 0
+	doc, err := json.Marshal(rec)
+	if err != nil {
+		return lockmgr.Record{}, fmt.Errorf("encode lock record %s: %w", rec.LockKey, err)
+	}
+	head, ok := bytes.CutSuffix(doc, []byte(`"fence":0}`))
+	if !ok {
+		return lockmgr.Record{}, fmt.Errorf("encode lock record %s: fence is not the last field", rec.LockKey)
+	}
+	res, err := acquireScript.Run(ctx, b.c,
+		[]string{b.recordKey(rec.LockKey), b.fenceKey(rec.LockKey)},
+		string(head)+`"fence":`, "}", rec.LockedAt, px(rec.LockedAt, rec.ExpiresAt)).Slice()
+	if err != nil {
+		return lockmgr.Record{}, fmt.Errorf("acquire lock %s in redis: %w", rec.LockKey, err)
+	}
+	if len(res) != 2 {
+		return lockmgr.Record{}, fmt.Errorf("acquire lock %s in redis: unexpected script reply %v", rec.LockKey, res)
+	}
+	switch code, _ := res[0].(int64); code {
+	case 1:
+		fence, ok := res[1].(int64)
+		if !ok {
+			return lockmgr.Record{}, fmt.Errorf("acquire lock %s in redis: unexpected fence %v", rec.LockKey, res[1])
+		}
+		rec.Fence = fence
+		return rec, nil
+	case 0:
+		holder, err := decode(res[1])
+		if err != nil {
+			return lockmgr.Record{}, fmt.Errorf("acquire lock %s: read holder: %w", rec.LockKey, err)
+		}
+		return lockmgr.Record{}, &lockmgr.HeldError{Record: holder}
+	default:
+		return lockmgr.Record{}, fmt.Errorf("acquire lock %s: redis key %s holds something that is not a lock record: inspect it, and DEL it if it is debris", rec.LockKey, b.recordKey(rec.LockKey))
+	}
+}
+
+// Heartbeat implements lockmgr.Backend: sets lastHeartbeat=at and expiresAt
+// iff the record's lockId is lockID; ErrLockLost otherwise.
+func (b *Backend) Heartbeat(ctx context.Context, key, lockID string, at, expiresAt time.Time) error {
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("heartbeat lock %s: %w", key, err)
+	}
+	n, err := heartbeatScript.Run(ctx, b.c, []string{b.recordKey(key)},
+		lockID, at.Unix(), expiresAt.Unix(), px(at.Unix(), expiresAt.Unix())).Int64()
+	if err != nil {
+		return fmt.Errorf("heartbeat lock %s in redis: %w", key, err)
+	}
+	if n != 1 {
+		return fmt.Errorf("heartbeat lock %s (lock id %s): %w", key, lockID, lockmgr.ErrLockLost)
+	}
+	return nil
+}
+
+// Release implements lockmgr.Backend: deletes the record iff its lockId is
+// lockID; ErrLockLost otherwise. The fence counter stays.
+func (b *Backend) Release(ctx context.Context, key, lockID string) error {
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("release lock %s: %w", key, err)
+	}
+	n, err := releaseScript.Run(ctx, b.c, []string{b.recordKey(key)}, lockID).Int64()
+	if err != nil {
+		return fmt.Errorf("release lock %s in redis: %w", key, err)
+	}
+	if n != 1 {
+		return fmt.Errorf("release lock %s (lock id %s): %w", key, lockID, lockmgr.ErrLockLost)
+	}
+	return nil
+}
+
+// Get implements lockmgr.Backend; ErrNotFound when no record exists.
+func (b *Backend) Get(ctx context.Context, key string) (lockmgr.Record, error) {
+	if err := ctx.Err(); err != nil {
+		return lockmgr.Record{}, fmt.Errorf("read lock %s: %w", key, err)
+	}
+	v, err := b.c.Get(ctx, b.recordKey(key)).Result()
+	if errors.Is(err, goredis.Nil) {
+		return lockmgr.Record{}, fmt.Errorf("read lock %s: %w", key, lockmgr.ErrNotFound)
+	}
+	if err != nil {
+		return lockmgr.Record{}, fmt.Errorf("read lock %s from redis: %w", key, err)
+	}
+	rec, err := decode(v)
+	if err != nil {
+		return lockmgr.Record{}, fmt.Errorf("read lock %s: %w", key, err)
+	}
+	return rec, nil
+}
+
+// List implements lockmgr.Backend by SCAN MATCH over the record namespace
+// (on every master of a Cluster), then pipelined GETs. Records deleted
+// between the scan and the read are left out. Sorted by key.
+func (b *Backend) List(ctx context.Context, prefix string) ([]lockmgr.Record, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("list locks %q: %w", prefix, err)
+	}
+	match := b.ns + ":lock:{" + globEscape(prefix) + "*"
+	var (
+		mu   sync.Mutex
+		keys []string
+	)
+	scan := func(ctx context.Context, c goredis.Cmdable) error {
+		var ks []string
+		it := c.Scan(ctx, 0, match, 1000).Iterator()
+		for it.Next(ctx) {
+			ks = append(ks, it.Val())
+		}
+		mu.Lock()
+		keys = append(keys, ks...)
+		mu.Unlock()
+		return it.Err()
+	}
+	var err error
+	if cc, ok := b.c.(*goredis.ClusterClient); ok {
+		// A Cluster scans per node: every master, concurrently.
+		err = cc.ForEachMaster(ctx, func(ctx context.Context, m *goredis.Client) error { return scan(ctx, m) })
+	} else {
+		err = scan(ctx, b.c)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("list locks %q: scan redis: %w", prefix, err)
+	}
+	return b.getAll(ctx, prefix, keys)
+}
+
+func (b *Backend) getAll(ctx context.Context, prefix string, keys []string) ([]lockmgr.Record, error) {
+	recs := make([]lockmgr.Record, 0, len(keys))
+	const chunk = 500
+	for start := 0; start < len(keys); start += chunk {
+		part := keys[start:min(start+chunk, len(keys))]
+		cmds := make([]*goredis.StringCmd, len(part))
+		_, err := b.c.Pipelined(ctx, func(p goredis.Pipeliner) error {
+			for i, k := range part {
+				cmds[i] = p.Get(ctx, k)
+			}
+			return nil
+		})
+		if err != nil && !errors.Is(err, goredis.Nil) {
+			return nil, fmt.Errorf("list locks %q: read records: %w", prefix, err)
+		}
+		for i, cmd := range cmds {
+			v, err := cmd.Result()
+			if errors.Is(err, goredis.Nil) {
+				continue // released since the scan
+			}
+			if err != nil {
+				return nil, fmt.Errorf("list locks %q: read %s: %w", prefix, part[i], err)
+			}
+			rec, err := decode(v)
+			if err != nil {
+				return nil, fmt.Errorf("list locks %q: %s: %w", prefix, part[i], err)
+			}
+			recs = append(recs, rec)
+		}
+	}
+	sort.Slice(recs, func(i, j int) bool { return recs[i].LockKey < recs[j].LockKey })
+	return recs, nil
+}
+
+// Close closes the client; it does not release locks.
+func (b *Backend) Close() error { return b.c.Close() }
+
+func decode(v any) (lockmgr.Record, error) {
+	s, ok := v.(string)
+	if !ok {
+		return lockmgr.Record{}, fmt.Errorf("unexpected redis value %T", v)
+	}
+	var rec lockmgr.Record
+	if err := json.Unmarshal([]byte(s), &rec); err != nil {
+		return lockmgr.Record{}, fmt.Errorf("lock record is not valid JSON: %w", err)
+	}
+	return rec, nil
+}
+
+// globEscape quotes the SCAN MATCH metacharacters *?[]\ in s.
+func globEscape(s string) string {
+	var sb strings.Builder
+	for _, r := range s {
+		if strings.ContainsRune(`*?[]\`, r) {
+			sb.WriteByte('\\')
+		}
+		sb.WriteRune(r)
+	}
+	return sb.String()
+}

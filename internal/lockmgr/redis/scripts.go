@@ -1,0 +1,56 @@
+package redis
+
+import goredis "github.com/redis/go-redis/v9"
+
+// The scripts read the record with cjson only to compare lockId and
+// expiresAt; they never re-encode it, so the stored bytes stay exactly what Go
+// marshalled (a heartbeat rewrites the two numbers in place).
+
+// acquireScript takes KEYS[1] (the record) if it is absent or expired at the
+// newcomer's lockedAt, fencing it by INCR on KEYS[2], all in one round trip.
+//
+//	ARGV[1] record JSON up to the fence value, ARGV[2] the JSON after it,
+//	ARGV[3] the newcomer's lockedAt (epoch seconds), ARGV[4] the key's PX (ms).
+//
+// Reply {1, fence} when taken, {0, holder JSON} when held by a live record,
+// {2, stored value} when the stored value is not a lock record.
+var acquireScript = goredis.NewScript(`
+local cur = redis.call('GET', KEYS[1])
+if cur then
+  local ok, r = pcall(cjson.decode, cur)
+  if not ok or type(r) ~= 'table' or type(r.expiresAt) ~= 'number' then
+    return {2, cur}
+  end
+  if r.expiresAt >= tonumber(ARGV[3]) then
+    return {0, cur}
+  end
+end
+local f = redis.call('INCR', KEYS[2])
+redis.call('SET', KEYS[1], ARGV[1] .. string.format('%d', f) .. ARGV[2], 'PX', ARGV[4])
+return {1, f}
+`)
+
+// heartbeatScript sets lastHeartbeat (ARGV[2]) and expiresAt (ARGV[3]) of
+// KEYS[1] iff its lockId is ARGV[1], with a new PX (ARGV[4], ms). Reply 1 when
+// done, 0 when the record is gone or another lockId holds it.
+var heartbeatScript = goredis.NewScript(`
+local cur = redis.call('GET', KEYS[1])
+if not cur then return 0 end
+local ok, r = pcall(cjson.decode, cur)
+if not ok or type(r) ~= 'table' or r.lockId ~= ARGV[1] then return 0 end
+local v = string.gsub(cur, '"expiresAt":%-?%d+', '"expiresAt":' .. ARGV[3], 1)
+v = string.gsub(v, '"lastHeartbeat":%-?%d+', '"lastHeartbeat":' .. ARGV[2], 1)
+redis.call('SET', KEYS[1], v, 'PX', ARGV[4])
+return 1
+`)
+
+// releaseScript deletes KEYS[1] iff its lockId is ARGV[1] (seed 003's
+// compare-and-delete). Reply 1 when deleted, 0 otherwise.
+var releaseScript = goredis.NewScript(`
+local cur = redis.call('GET', KEYS[1])
+if not cur then return 0 end
+local ok, r = pcall(cjson.decode, cur)
+if not ok or type(r) ~= 'table' or r.lockId ~= ARGV[1] then return 0 end
+redis.call('DEL', KEYS[1])
+return 1
+`)

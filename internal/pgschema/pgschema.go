@@ -1,0 +1,180 @@
+package pgschema
+
+import (
+	"context"
+	"embed"
+	"errors"
+	"fmt"
+	"io/fs"
+	"net/url"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/golang-migrate/migrate/v4"
+	_ "github.com/golang-migrate/migrate/v4/database/pgx/v5" // registers the pgx5:// driver
+	"github.com/golang-migrate/migrate/v4/source/iofs"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+)
+
+//go:embed migrations/*.sql
+var migrations embed.FS
+
+// Version is the schema version this deployer needs: the number of the newest
+// embedded migration.
+const Version = 1
+
+// MigrationsTable is golang-migrate's bookkeeping table, named so that it does
+// not collide with an application's own schema_migrations in the same database.
+const MigrationsTable = "deployer_schema_migrations"
+
+// ErrSchema is wrapped by every error Check returns.
+var ErrSchema = errors.New("postgres schema is not ready")
+
+// SchemaError says which version the database is at and which deployer needs.
+type SchemaError struct {
+	Have  int  // version found (0: no schema)
+	Want  int  // Version
+	Dirty bool // a migration failed half-way
+}
+
+func (e *SchemaError) Error() string {
+	switch {
+	case e.Dirty:
+		return fmt.Sprintf("postgres schema is dirty at version %d (a migration failed half-way): fix the database by hand, then run deployer backend init", e.Have)
+	case e.Have > e.Want:
+		return fmt.Sprintf("postgres schema is at version %d, newer than this deployer knows (%d): upgrade deployer", e.Have, e.Want)
+	}
+	return fmt.Sprintf("postgres schema is at version %d, deployer needs %d: run deployer backend init", e.Have, e.Want)
+}
+
+// Unwrap makes errors.Is(err, ErrSchema) true.
+func (e *SchemaError) Unwrap() error { return ErrSchema }
+
+// Querier is the one pgx method Check needs; *pgxpool.Pool, *pgx.Conn and
+// pgx.Tx have it.
+type Querier interface {
+	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
+}
+
+// Check reads the schema version through q. It returns nil when the database
+// is at Version, a *SchemaError (wrapping ErrSchema) when the schema is
+// missing, older, newer or dirty, and other errors wrapped with context when
+// the query itself fails.
+func Check(ctx context.Context, q Querier) error {
+	var (
+		version int64
+		dirty   bool
+	)
+	err := q.QueryRow(ctx, "SELECT version, dirty FROM "+MigrationsTable+" LIMIT 1").Scan(&version, &dirty)
+	var pgErr *pgconn.PgError
+	switch {
+	case errors.As(err, &pgErr) && pgErr.Code == "42P01": // undefined_table
+		return &SchemaError{Have: 0, Want: Version}
+	case errors.Is(err, pgx.ErrNoRows):
+		return &SchemaError{Have: 0, Want: Version}
+	case err != nil:
+		return fmt.Errorf("read postgres schema version: %w", err)
+	}
+	if dirty || int(version) != Version {
+		return &SchemaError{Have: int(version), Want: Version, Dirty: dirty}
+	}
+	return nil
+}
+
+// Migrate applies the embedded migrations that the database at rawURL
+// (postgres:// or postgresql://, a libpq URL as pgx reads it) does not have
+// yet, and returns their names ("000001_init"), oldest first; nil when the
+// schema was already current. Tables go to the connection's current schema
+// (set search_path in the URL to use another). golang-migrate holds a
+// PostgreSQL advisory lock while it migrates: run it against the server, not
+// through PgBouncer in transaction mode.
+func Migrate(ctx context.Context, rawURL string) ([]string, error) {
+	dbURL, err := driverURL(rawURL)
+	if err != nil {
+		return nil, err
+	}
+	src, err := iofs.New(migrations, "migrations")
+	if err != nil {
+		return nil, fmt.Errorf("open embedded migrations: %w", err)
+	}
+	m, err := migrate.NewWithSourceInstance("iofs", src, dbURL)
+	if err != nil {
+		return nil, fmt.Errorf("connect to %s for migrations: %w", Redact(rawURL), err)
+	}
+	defer m.Close()
+
+	done := make(chan struct{})
+	defer close(done)
+	go func() {
+		select {
+		case <-ctx.Done():
+			m.GracefulStop <- true
+		case <-done:
+		}
+	}()
+
+	before, dirty, err := m.Version()
+	if err != nil && !errors.Is(err, migrate.ErrNilVersion) {
+		return nil, fmt.Errorf("read schema version of %s: %w", Redact(rawURL), err)
+	}
+	if dirty {
+		return nil, &SchemaError{Have: int(before), Want: Version, Dirty: true}
+	}
+	if err := m.Up(); err != nil && !errors.Is(err, migrate.ErrNoChange) {
+		return nil, fmt.Errorf("migrate %s from version %d to %d: %w", Redact(rawURL), before, Version, err)
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("migrate %s: %w", Redact(rawURL), err)
+	}
+	return namesAfter(int(before))
+}
+
+// namesAfter lists the embedded up migrations with a version above v.
+func namesAfter(v int) ([]string, error) {
+	entries, err := fs.ReadDir(migrations, "migrations")
+	if err != nil {
+		return nil, fmt.Errorf("list embedded migrations: %w", err)
+	}
+	var names []string
+	for _, e := range entries {
+		name, ok := strings.CutSuffix(e.Name(), ".up.sql")
+		if !ok {
+			continue
+		}
+		num, _, _ := strings.Cut(name, "_")
+		n, err := strconv.Atoi(num)
+		if err != nil {
+			return nil, fmt.Errorf("embedded migration %s: name does not start with a number", e.Name())
+		}
+		if n > v {
+			names = append(names, name)
+		}
+	}
+	sort.Strings(names)
+	return names, nil
+}
+
+// driverURL turns postgres://... into golang-migrate's pgx5://... with the
+// deployer migrations table.
+func driverURL(rawURL string) (string, error) {
+	u, err := url.Parse(rawURL)
+	if err != nil || (u.Scheme != "postgres" && u.Scheme != "postgresql") {
+		return "", fmt.Errorf("backend %q: want postgres://USER@HOST:PORT/DB", Redact(rawURL))
+	}
+	u.Scheme = "pgx5"
+	q := u.Query()
+	q.Set("x-migrations-table", MigrationsTable)
+	u.RawQuery = q.Encode()
+	return u.String(), nil
+}
+
+// Redact returns rawURL without its password, for messages and Location.
+func Redact(rawURL string) string {
+	u, err := url.Parse(rawURL)
+	if err != nil {
+		return "postgres://(unparsable URL)"
+	}
+	return u.Redacted()
+}

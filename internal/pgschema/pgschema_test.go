@@ -1,0 +1,86 @@
+package pgschema_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/jackc/pgx/v5"
+
+	"github.com/deployer-dev/deployer/internal/pgschema"
+	"github.com/deployer-dev/deployer/internal/pgschema/pgschematest"
+)
+
+func TestCheckThenMigrate(t *testing.T) {
+	ctx := context.Background()
+	u := pgschematest.Empty(t)
+	conn, err := pgx.Connect(ctx, u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+
+	err = pgschema.Check(ctx, conn)
+	want := "postgres schema is at version 0, deployer needs 1: run deployer backend init"
+	if err == nil || err.Error() != want {
+		t.Fatalf("Check on an empty schema = %v, want %q", err, want)
+	}
+	if !errors.Is(err, pgschema.ErrSchema) {
+		t.Errorf("Check error does not wrap ErrSchema: %v", err)
+	}
+
+	applied, err := pgschema.Migrate(ctx, u)
+	if err != nil {
+		t.Fatalf("Migrate: %v", err)
+	}
+	if diff := cmp.Diff([]string{"000001_init"}, applied); diff != "" {
+		t.Errorf("applied migrations (-want +got):\n%s", diff)
+	}
+	if err := pgschema.Check(ctx, conn); err != nil {
+		t.Errorf("Check after Migrate: %v", err)
+	}
+	for _, table := range []string{"deployer_locks", "deployer_state", "deployer_state_events"} {
+		var n int
+		if err := conn.QueryRow(ctx, "SELECT count(*) FROM "+table).Scan(&n); err != nil {
+			t.Errorf("table %s after Migrate: %v", table, err)
+		}
+	}
+
+	again, err := pgschema.Migrate(ctx, u)
+	if err != nil || len(again) != 0 {
+		t.Errorf("second Migrate = %v, %v; want nothing applied, no error", again, err)
+	}
+}
+
+func TestCheckOlderAndDirty(t *testing.T) {
+	ctx := context.Background()
+	u := pgschematest.Migrated(t)
+	conn, err := pgx.Connect(ctx, u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+
+	if _, err := conn.Exec(ctx, "UPDATE "+pgschema.MigrationsTable+" SET version = 0, dirty = true"); err != nil {
+		t.Fatal(err)
+	}
+	err = pgschema.Check(ctx, conn)
+	var se *pgschema.SchemaError
+	if !errors.As(err, &se) || !se.Dirty {
+		t.Fatalf("Check on a dirty schema = %v, want a dirty *SchemaError", err)
+	}
+	if _, err := pgschema.Migrate(ctx, u); !errors.As(err, &se) || !se.Dirty {
+		t.Errorf("Migrate on a dirty schema = %v, want a dirty *SchemaError", err)
+	}
+}
+
+func TestMigrateRefusesOtherSchemes(t *testing.T) {
+	_, err := pgschema.Migrate(context.Background(), "mysql://u:secret@h/db")
+	if err == nil {
+		t.Fatal("Migrate accepted mysql://")
+	}
+	if got := err.Error(); got != `backend "mysql://u:xxxxx@h/db": want postgres://USER@HOST:PORT/DB` {
+		t.Errorf("error = %q", got)
+	}
+}

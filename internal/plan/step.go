@@ -1,0 +1,47 @@
+package plan
+
+import (
+	"github.com/deployer-dev/deployer/internal/config"
+	"github.com/deployer-dev/deployer/internal/statestore"
+)
+
+// Action is what a plan does to one component (SPEC 7).
+type Action string
+
+const (
+	Create  Action = "create"
+	Update  Action = "update"
+	Replace Action = "replace" // a field the kind marks as forcing replacement changed
+	Delete  Action = "delete"
+	NoOp    Action = "no-op"
+)
+
+// FieldDiff is one changed leaf of a component's config, addressed by a dotted
+// path ("scaling.minReplicas", "ports[0]"). Old is nil on add, New nil on remove.
+// Secret values are already masked ("(sensitive)") when Sensitive is true.
+type FieldDiff struct {
+	Path              string `json:"path"`
+	Old               any    `json:"old,omitempty"`
+	New               any    `json:"new,omitempty"`
+	Op                string `json:"op"` // add | change | remove
+	ForcesReplacement bool   `json:"forces_replacement,omitempty"`
+	Sensitive         bool   `json:"sensitive,omitempty"`
+}
+
+// Step is the action on one component, in apply order.
+type Step struct {
+	Address   string      `json:"address"` // "service/component"
+	Service   string      `json:"service"`
+	Component string      `json:"component"`
+	Kind      string      `json:"kind"`
+	Action    Action      `json:"action"`
+	Diffs     []FieldDiff `json:"diffs,omitempty"`
+	DependsOn []string    `json:"depends_on,omitempty"` // full addresses
+	// Config is the desired config with the environment's overrides merged
+	// (unmasked: engines need real values). Nil on delete.
+	Config map[string]any `json:"-"`
+	// Command is the Command kind's shell commands (for delete: the ones in state).
+	Command *config.CommandSpec `json:"-"`
+	// Prior is the resource in state; nil on create.
+	Prior *statestore.Resource `json:"-"`
+}

@@ -1,0 +1,144 @@
+package pulumiadapter
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
+)
+
+// get returns the value at a dotted path of cfg, or nil.
+func get(cfg map[string]any, path string) any {
+	var cur any = cfg
+	for _, p := range strings.Split(path, ".") {
+		m, ok := asMap(cur)
+		if !ok {
+			return nil
+		}
+		cur = m[p]
+	}
+	return cur
+}
+
+func asMap(v any) (map[string]any, bool) {
+	switch m := v.(type) {
+	case map[string]any:
+		return m, true
+	case map[any]any:
+		out := make(map[string]any, len(m))
+		for k, v := range m {
+			out[fmt.Sprint(k)] = v
+		}
+		return out, true
+	}
+	return nil, false
+}
+
+func str(cfg map[string]any, path, def string) string {
+	switch v := get(cfg, path).(type) {
+	case nil:
+		return def
+	case string:
+		return v
+	default:
+		return fmt.Sprint(v)
+	}
+}
+
+func num(cfg map[string]any, path string, def float64) (float64, error) {
+	switch v := get(cfg, path).(type) {
+	case nil:
+		return def, nil
+	case int:
+		return float64(v), nil
+	case int64:
+		return float64(v), nil
+	case float64:
+		return v, nil
+	default:
+		return 0, fmt.Errorf("config %s: %v is not a number", path, v)
+	}
+}
+
+func boolean(cfg map[string]any, path string, def bool) (bool, error) {
+	switch v := get(cfg, path).(type) {
+	case nil:
+		return def, nil
+	case bool:
+		return v, nil
+	default:
+		return false, fmt.Errorf("config %s: %v is not true or false", path, v)
+	}
+}
+
+func strings_(cfg map[string]any, path string) ([]string, error) {
+	switch v := get(cfg, path).(type) {
+	case nil:
+		return nil, nil
+	case []any:
+		out := make([]string, 0, len(v))
+		for _, e := range v {
+			out = append(out, fmt.Sprint(e))
+		}
+		return out, nil
+	case []string:
+		return v, nil
+	default:
+		return nil, fmt.Errorf("config %s: %v is not a list", path, v)
+	}
+}
+
+// setIf sets m[key] when the config path is present.
+func setIf(m pulumi.Map, key string, cfg map[string]any, path string) {
+	if v := get(cfg, path); v != nil {
+		m[key] = toInput(v)
+	}
+}
+
+// toInput converts a plain config value (as decoded from YAML or JSON) into a
+// Pulumi input; pulumi inputs inside are kept.
+func toInput(v any) pulumi.Input {
+	switch t := v.(type) {
+	case pulumi.Input:
+		return t
+	case string:
+		return pulumi.String(t)
+	case bool:
+		return pulumi.Bool(t)
+	case int:
+		return pulumi.Int(t)
+	case int64:
+		return pulumi.Int(int(t))
+	case float64:
+		return pulumi.Float64(t)
+	case []any:
+		a := make(pulumi.Array, 0, len(t))
+		for _, e := range t {
+			a = append(a, toInput(e))
+		}
+		return a
+	case []string:
+		return pulumi.ToStringArray(t)
+	}
+	if m, ok := asMap(v); ok {
+		out := make(pulumi.Map, len(m))
+		for k, e := range m {
+			if e != nil {
+				out[k] = toInput(e)
+			}
+		}
+		return out
+	}
+	return pulumi.Any(v)
+}
+
+// keys returns the sorted keys of a map, for stable error messages.
+func keys[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}

@@ -1,0 +1,334 @@
+package pulumiadapter
+
+import (
+	"encoding/json"
+	"fmt"
+
+	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
+)
+
+// AWS kinds of seed 000; config -> inputs is documented in docs/kinds.md.
+
+func init() {
+	register(&Kind{
+		Name:      "RDS",
+		Tokens:    []string{"aws:rds/instance:Instance"},
+		ReplaceOn: []string{"engine.type", "identifier", "database.name", "database.username", "instance.storage.encrypted"},
+		Actual: []StateField{
+			{"instance_id", "instance", "id"}, {"endpoint", "instance", "address"}, {"port", "instance", "port"},
+			{"status", "instance", "status"}, {"engine", "instance", "engine"},
+			{"engine_version", "instance", "engineVersionActual"}, {"instance_class", "instance", "instanceClass"},
+			{"allocated_storage", "instance", "allocatedStorage"}, {"multi_az", "instance", "multiAz"},
+		},
+		Register: registerRDS,
+	})
+	register(&Kind{
+		Name:      "ElastiCacheRedis",
+		Tokens:    []string{"aws:elasticache/replicationGroup:ReplicationGroup"},
+		ReplaceOn: []string{"id", "port", "encryption.atRest", "network.subnetGroup"},
+		Actual: []StateField{
+			{"cluster_id", "replicationGroup", "id"},
+			{"configuration_endpoint", "replicationGroup", "configurationEndpointAddress"},
+			{"primary_endpoint", "replicationGroup", "primaryEndpointAddress"},
+			{"port", "replicationGroup", "port"}, {"engine", "replicationGroup", "engine"},
+			{"engine_version", "replicationGroup", "engineVersionActual"},
+			{"num_cache_nodes", "replicationGroup", "numCacheClusters"}, {"node_type", "replicationGroup", "nodeType"},
+		},
+		Register: registerRedis,
+	})
+	register(&Kind{
+		Name: "MicroService",
+		Tokens: []string{"aws:ecs/taskDefinition:TaskDefinition", "aws:lb/targetGroup:TargetGroup",
+			"aws:ecs/service:Service", "aws:appautoscaling/target:Target", "aws:appautoscaling/policy:Policy"},
+		ReplaceOn: []string{"cluster", "port", "protocol", "network.vpcId"},
+		Actual: []StateField{
+			{"service_arn", "service", "id"}, {"service_name", "service", "name"},
+			{"task_definition", "taskDefinition", "arn"}, {"desired_count", "service", "desiredCount"},
+			{"task_definition_revision", "taskDefinition", "revision"}, {"target_group_arn", "targetGroup", "arn"},
+			{"min_capacity", "scalingTarget", "minCapacity"}, {"max_capacity", "scalingTarget", "maxCapacity"},
+		},
+		Register: registerMicroService,
+	})
+}
+
+func registerRDS(r *Registration) (*Registered, error) {
+	c := r.Config
+	class := str(c, "instance.class", "")
+	if class == "" {
+		return nil, fmt.Errorf("%s: config instance.class is required (an RDS instance class such as db.t4g.medium)", r.Address)
+	}
+	storage, err := num(c, "instance.storage.allocatedGB", 20)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", r.Address, err)
+	}
+	multiAZ, err := boolean(c, "instance.multiAZ", false)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", r.Address, err)
+	}
+	skipSnap, err := boolean(c, "deletion.skipFinalSnapshot", false)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", r.Address, err)
+	}
+	sgs, err := strings_(c, "network.securityGroups")
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", r.Address, err)
+	}
+	in := pulumi.Map{
+		"engine":            pulumi.String(str(c, "engine.type", "postgres")),
+		"instanceClass":     pulumi.String(class),
+		"allocatedStorage":  pulumi.Int(int(storage)),
+		"multiAz":           pulumi.Bool(multiAZ),
+		"username":          pulumi.String(str(c, "database.username", "deployer")),
+		"skipFinalSnapshot": pulumi.Bool(skipSnap),
+		"tags":              r.tags(),
+	}
+	setIf(in, "engineVersion", c, "engine.version")
+	setIf(in, "storageType", c, "instance.storage.type")
+	setIf(in, "storageEncrypted", c, "instance.storage.encrypted")
+	setIf(in, "identifier", c, "identifier")
+	setIf(in, "dbName", c, "database.name")
+	setIf(in, "dbSubnetGroupName", c, "network.subnetGroup")
+	setIf(in, "backupRetentionPeriod", c, "backup.retentionDays")
+	setIf(in, "deletionProtection", c, "deletion.protection")
+	if len(sgs) > 0 {
+		in["vpcSecurityGroupIds"] = pulumi.ToStringArray(sgs)
+	}
+	if pw := get(c, "database.password"); pw != nil {
+		in["password"] = pulumi.ToSecret(pulumi.String(fmt.Sprint(pw)))
+	} else {
+		in["manageMasterUserPassword"] = pulumi.Bool(true)
+	}
+	if !skipSnap {
+		in["finalSnapshotIdentifier"] = pulumi.String(r.Name + "-final")
+	}
+	db, err := r.child("aws:rds/instance:Instance", r.Name, in)
+	if err != nil {
+		return nil, err
+	}
+	return &Registered{
+		Outputs: pulumi.Map{
+			"endpoint": db.Out("address"),
+			"port":     asString(db.Out("port")),
+			"address":  db.Out("endpoint"),
+			"arn":      db.Out("arn"),
+		},
+		Children: map[string]*Child{"instance": db},
+		Primary:  "instance",
+	}, nil
+}
+
+func registerRedis(r *Registration) (*Registered, error) {
+	c := r.Config
+	nodeType := str(c, "cluster.nodeType", "")
+	if nodeType == "" {
+		return nil, fmt.Errorf("%s: config cluster.nodeType is required (an ElastiCache node type such as cache.t4g.small)", r.Address)
+	}
+	nodes, err := num(c, "cluster.numNodes", 1)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", r.Address, err)
+	}
+	port, err := num(c, "port", 6379)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", r.Address, err)
+	}
+	atRest, err := boolean(c, "encryption.atRest", true)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", r.Address, err)
+	}
+	sgs, err := strings_(c, "network.securityGroups")
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", r.Address, err)
+	}
+	in := pulumi.Map{
+		"description":              pulumi.String(str(c, "description", "deployer "+r.Address)),
+		"engine":                   pulumi.String("redis"),
+		"nodeType":                 pulumi.String(nodeType),
+		"numCacheClusters":         pulumi.Int(int(nodes)),
+		"automaticFailoverEnabled": pulumi.Bool(nodes > 1),
+		"port":                     pulumi.Int(int(port)),
+		"atRestEncryptionEnabled":  pulumi.Bool(atRest),
+		"tags":                     r.tags(),
+	}
+	setIf(in, "engineVersion", c, "engine.version")
+	setIf(in, "parameterGroupName", c, "engine.parameterGroup")
+	setIf(in, "replicationGroupId", c, "id")
+	setIf(in, "multiAzEnabled", c, "cluster.multiAZ")
+	setIf(in, "transitEncryptionEnabled", c, "encryption.inTransit")
+	setIf(in, "subnetGroupName", c, "network.subnetGroup")
+	if len(sgs) > 0 {
+		in["securityGroupIds"] = pulumi.ToStringArray(sgs)
+	}
+	rg, err := r.child("aws:elasticache/replicationGroup:ReplicationGroup", r.Name, in)
+	if err != nil {
+		return nil, err
+	}
+	endpoint := pulumi.All(rg.Out("primaryEndpointAddress"), rg.Out("configurationEndpointAddress")).ApplyT(
+		func(v []any) any {
+			if s, _ := v[0].(string); s != "" {
+				return s
+			}
+			return v[1]
+		}).(pulumi.AnyOutput)
+	return &Registered{
+		Outputs: pulumi.Map{
+			"endpoint":        endpoint,
+			"reader_endpoint": rg.Out("readerEndpointAddress"),
+			"port":            asString(rg.Out("port")),
+		},
+		Children: map[string]*Child{"replicationGroup": rg},
+		Primary:  "replicationGroup",
+	}, nil
+}
+
+func registerMicroService(r *Registration) (*Registered, error) {
+	c := r.Config
+	repo := str(c, "image.repository", "")
+	if repo == "" {
+		return nil, fmt.Errorf("%s: config image.repository is required (a container image repository)", r.Address)
+	}
+	image := repo + ":" + str(c, "image.tag", "latest")
+	var nums = map[string]float64{}
+	for path, def := range map[string]float64{"resources.cpu": 256, "resources.memory": 512, "port": 8080,
+		"scaling.minReplicas": 1, "scaling.maxReplicas": 1, "scaling.targetCPU": 70} {
+		v, err := num(c, path, def)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", r.Address, err)
+		}
+		nums[path] = v
+	}
+	if nums["scaling.maxReplicas"] < nums["scaling.minReplicas"] {
+		nums["scaling.maxReplicas"] = nums["scaling.minReplicas"]
+	}
+	subnets, err := strings_(c, "network.subnets")
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", r.Address, err)
+	}
+	sgs, err := strings_(c, "network.securityGroups")
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", r.Address, err)
+	}
+	port := int(nums["port"])
+	container := map[string]any{
+		"name": r.Name, "image": image, "essential": true,
+		"portMappings": []any{map[string]any{"containerPort": port, "protocol": "tcp"}},
+	}
+	if env, ok := asMap(get(c, "environment")); ok {
+		var vars []any
+		for _, k := range keys(env) {
+			vars = append(vars, map[string]any{"name": k, "value": fmt.Sprint(env[k])})
+		}
+		container["environment"] = vars
+	}
+	defs, err := json.Marshal([]any{container})
+	if err != nil {
+		return nil, fmt.Errorf("%s: encode container definitions: %w", r.Address, err)
+	}
+	tdIn := pulumi.Map{
+		"family":                  pulumi.String(r.Ctx.Project() + "-" + r.Ctx.Stack() + "-" + r.Name),
+		"containerDefinitions":    pulumi.String(string(defs)),
+		"cpu":                     pulumi.String(fmt.Sprint(int(nums["resources.cpu"]))),
+		"memory":                  pulumi.String(fmt.Sprint(int(nums["resources.memory"]))),
+		"networkMode":             pulumi.String("awsvpc"),
+		"requiresCompatibilities": pulumi.ToStringArray([]string{"FARGATE"}),
+		"tags":                    r.tags(),
+	}
+	setIf(tdIn, "executionRoleArn", c, "executionRoleArn")
+	setIf(tdIn, "taskRoleArn", c, "taskRoleArn")
+	td, err := r.child("aws:ecs/taskDefinition:TaskDefinition", r.Name, tdIn)
+	if err != nil {
+		return nil, err
+	}
+
+	tgIn := pulumi.Map{
+		"port":        pulumi.Int(port),
+		"protocol":    pulumi.String(str(c, "protocol", "HTTP")),
+		"targetType":  pulumi.String("ip"),
+		"healthCheck": pulumi.Map{"path": pulumi.String(str(c, "healthCheck.path", "/health"))},
+		"tags":        r.tags(),
+	}
+	setIf(tgIn, "vpcId", c, "network.vpcId")
+	tg, err := r.child("aws:lb/targetGroup:TargetGroup", r.Name, tgIn)
+	if err != nil {
+		return nil, err
+	}
+
+	cluster := str(c, "cluster", "default")
+	svcIn := pulumi.Map{
+		"cluster":        pulumi.String(cluster),
+		"taskDefinition": td.Out("arn"),
+		"desiredCount":   pulumi.Int(int(nums["scaling.minReplicas"])),
+		"launchType":     pulumi.String("FARGATE"),
+		"loadBalancers": pulumi.Array{pulumi.Map{
+			"targetGroupArn": tg.Out("arn"),
+			"containerName":  pulumi.String(r.Name),
+			"containerPort":  pulumi.Int(port),
+		}},
+		"tags": r.tags(),
+	}
+	if len(subnets) > 0 || len(sgs) > 0 {
+		svcIn["networkConfiguration"] = pulumi.Map{
+			"subnets":        pulumi.ToStringArray(subnets),
+			"securityGroups": pulumi.ToStringArray(sgs),
+		}
+	}
+	svc, err := r.child("aws:ecs/service:Service", r.Name, svcIn, pulumi.IgnoreChanges([]string{"desiredCount"}))
+	if err != nil {
+		return nil, err
+	}
+
+	resourceID := svc.Out("name").ApplyT(func(name any) string {
+		return fmt.Sprintf("service/%s/%v", cluster, name)
+	}).(pulumi.StringOutput)
+	st, err := r.child("aws:appautoscaling/target:Target", r.Name, pulumi.Map{
+		"minCapacity":       pulumi.Int(int(nums["scaling.minReplicas"])),
+		"maxCapacity":       pulumi.Int(int(nums["scaling.maxReplicas"])),
+		"resourceId":        resourceID,
+		"scalableDimension": pulumi.String("ecs:service:DesiredCount"),
+		"serviceNamespace":  pulumi.String("ecs"),
+	})
+	if err != nil {
+		return nil, err
+	}
+	sp, err := r.child("aws:appautoscaling/policy:Policy", r.Name+"-cpu", pulumi.Map{
+		"policyType":        pulumi.String("TargetTrackingScaling"),
+		"resourceId":        st.Out("resourceId"),
+		"scalableDimension": st.Out("scalableDimension"),
+		"serviceNamespace":  st.Out("serviceNamespace"),
+		"targetTrackingScalingPolicyConfiguration": pulumi.Map{
+			"targetValue": pulumi.Float64(nums["scaling.targetCPU"]),
+			"predefinedMetricSpecification": pulumi.Map{
+				"predefinedMetricType": pulumi.String("ECSServiceAverageCPUUtilization"),
+			},
+		},
+	})
+	if err != nil {
+		return nil, err
+	}
+	outs := pulumi.Map{
+		"url":               pulumi.String(fmt.Sprintf("http://%s.%s.local:%d", r.Name, r.Ctx.Project(), port)),
+		"targetGroupArn":    tg.Out("arn"),
+		"serviceName":       svc.Out("name"),
+		"taskDefinitionArn": td.Out("arn"),
+	}
+	setIf(outs, "loadBalancerUrl", c, "loadBalancer.url")
+	return &Registered{
+		Outputs: outs,
+		Children: map[string]*Child{"taskDefinition": td, "targetGroup": tg, "service": svc,
+			"scalingTarget": st, "scalingPolicy": sp},
+	}, nil
+}
+
+// asString renders a number output as a string, as seed 000's outputs show
+// ports ("5432").
+func asString(o pulumi.AnyOutput) pulumi.AnyOutput {
+	return o.ApplyT(func(v any) any {
+		switch n := v.(type) {
+		case nil:
+			return nil
+		case float64:
+			return fmt.Sprintf("%d", int64(n))
+		default:
+			return fmt.Sprint(n)
+		}
+	}).(pulumi.AnyOutput)
+}

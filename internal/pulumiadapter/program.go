@@ -1,0 +1,253 @@
+package pulumiadapter
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
+
+	"github.com/deployer-dev/deployer/internal/plan"
+)
+
+// Component is one Pulumi component declared by the inline program.
+type Component struct {
+	Address   string // "service/component"
+	Kind      string
+	Config    map[string]any
+	DependsOn []string // full addresses; those not in the program are ignored
+}
+
+// Name is the URN-safe name of the component and of its children:
+// "service/component" -> "service-component".
+func (c Component) Name() string { return strings.ReplaceAll(c.Address, "/", "-") }
+
+// Components returns the components the program must declare for an apply:
+// every step of keep (with the config last applied, from state, when known)
+// and every step of apply that is not a Delete. Steps of other kinds are
+// skipped. A later duplicate address replaces an earlier one.
+func Components(keep, apply []plan.Step) []Component {
+	byAddr := map[string]int{}
+	var out []Component
+	add := func(s plan.Step, cfg map[string]any) {
+		if !IsPulumiKind(s.Kind) {
+			return
+		}
+		c := Component{Address: s.Address, Kind: s.Kind, Config: cfg, DependsOn: s.DependsOn}
+		if i, ok := byAddr[s.Address]; ok {
+			out[i] = c
+			return
+		}
+		byAddr[s.Address] = len(out)
+		out = append(out, c)
+	}
+	for _, s := range keep {
+		cfg := s.Config
+		if s.Prior != nil && s.Prior.DesiredConfig != nil {
+			cfg = s.Prior.DesiredConfig
+		}
+		add(s, cfg)
+	}
+	for _, s := range apply {
+		if s.Action != plan.Delete {
+			add(s, s.Config)
+		}
+	}
+	return out
+}
+
+// order returns comps with every dependency (within comps) before its
+// dependents, keeping the given order otherwise. A cycle is an error naming it.
+func order(comps []Component) ([]Component, error) {
+	idx := map[string]int{}
+	for i, c := range comps {
+		idx[c.Address] = i
+	}
+	state := make([]int, len(comps)) // 0 new, 1 visiting, 2 done
+	var out []Component
+	var visit func(i int, path []string) error
+	visit = func(i int, path []string) error {
+		switch state[i] {
+		case 1:
+			return fmt.Errorf("depends_on cycle: %s", strings.Join(append(path, comps[i].Address), " -> "))
+		case 2:
+			return nil
+		}
+		state[i] = 1
+		for _, d := range comps[i].DependsOn {
+			if j, ok := idx[d]; ok {
+				if err := visit(j, append(path, comps[i].Address)); err != nil {
+					return err
+				}
+			}
+		}
+		state[i] = 2
+		out = append(out, comps[i])
+		return nil
+	}
+	for i := range comps {
+		if err := visit(i, nil); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// Declared is one component declared by the program.
+type Declared struct {
+	Component pulumi.Resource
+	// Value resolves to the map exported as stack output {address}:
+	// {"outputs": {...}, "actual_state": {...}, "pulumi": {"urn","id"} or {"urns"}}.
+	Value pulumi.MapOutput
+}
+
+// Declare registers every component (ordered by depends_on, each with
+// pulumi.DependsOn on the components it depends on) and returns them by
+// address. external holds plain outputs of components applied by other
+// engines, for ${address.key} references.
+func Declare(ctx *pulumi.Context, comps []Component, external map[string]map[string]any) (map[string]*Declared, error) {
+	ordered, err := order(comps)
+	if err != nil {
+		return nil, err
+	}
+	names := map[string]string{}
+	for _, c := range ordered {
+		if prev, ok := names[c.Name()]; ok {
+			return nil, fmt.Errorf("components %s and %s both map to the Pulumi name %q: rename one of them", prev, c.Address, c.Name())
+		}
+		names[c.Name()] = c.Address
+	}
+	declared := map[string]*Declared{}
+	for _, c := range ordered {
+		kind, ok := Lookup(c.Kind)
+		if !ok {
+			return nil, fmt.Errorf("%s: kind %q is not a Pulumi kind (one of %s)", c.Address, c.Kind, strings.Join(Kinds(), ", "))
+		}
+		var deps []pulumi.Resource
+		for _, d := range c.DependsOn {
+			if dd, ok := declared[d]; ok {
+				deps = append(deps, dd.Component)
+			}
+		}
+		comp := &componentResource{}
+		if err := ctx.RegisterComponentResource(ComponentType+c.Kind, c.Name(), comp, pulumi.DependsOn(deps)); err != nil {
+			return nil, fmt.Errorf("register component %s: %w", c.Address, err)
+		}
+		reg := &Registration{Ctx: ctx, Address: c.Address, Name: c.Name(), Config: c.Config, Parent: comp,
+			Ref: refResolver(declared, external)}
+		if reg.Config == nil {
+			reg.Config = map[string]any{}
+		}
+		out, err := kind.Register(reg)
+		if err != nil {
+			return nil, err
+		}
+		value := pulumi.Map{
+			"outputs":      out.Outputs,
+			"actual_state": actualState(kind, out),
+			"pulumi":       pulumiInfo(out),
+		}.ToMapOutput()
+		if err := ctx.RegisterResourceOutputs(comp, pulumi.Map{"deployer": value}); err != nil {
+			return nil, fmt.Errorf("register outputs of %s: %w", c.Address, err)
+		}
+		declared[c.Address] = &Declared{Component: comp, Value: value}
+	}
+	return declared, nil
+}
+
+type componentResource struct{ pulumi.ResourceState }
+
+// Program is the inline program of one `up`/`preview`: it declares comps and
+// exports stack output {address} for each (see Declared.Value).
+func Program(comps []Component, external map[string]map[string]any) pulumi.RunFunc {
+	return func(ctx *pulumi.Context) error {
+		declared, err := Declare(ctx, comps, external)
+		if err != nil {
+			return err
+		}
+		for addr, d := range declared {
+			ctx.Export(addr, d.Value)
+		}
+		return nil
+	}
+}
+
+func actualState(kind *Kind, out *Registered) pulumi.Input {
+	if kind.Actual == nil {
+		if p, ok := out.Children[out.Primary]; ok {
+			return p.Props
+		}
+		return pulumi.Map{}
+	}
+	m := pulumi.Map{}
+	for _, f := range kind.Actual {
+		ch, ok := out.Children[f.Role]
+		if !ok {
+			continue
+		}
+		if f.Prop == "id" {
+			m[f.Key] = ch.ID()
+		} else {
+			m[f.Key] = ch.Out(f.Prop)
+		}
+	}
+	return m
+}
+
+func pulumiInfo(out *Registered) pulumi.Map {
+	if p, ok := out.Children[out.Primary]; ok {
+		return pulumi.Map{"urn": p.URN(), "id": p.ID()}
+	}
+	roles := keys(out.Children)
+	urns := make([]any, 0, len(roles))
+	for _, r := range roles {
+		urns = append(urns, out.Children[r].URN())
+	}
+	return pulumi.Map{"urns": pulumi.All(urns...).ApplyT(func(v []any) []string {
+		s := make([]string, 0, len(v))
+		for _, u := range v {
+			s = append(s, fmt.Sprint(u))
+		}
+		sort.Strings(s)
+		return s
+	}).(pulumi.StringArrayOutput)}
+}
+
+// refResolver resolves "${service/component.key.sub}" against the outputs of
+// components declared earlier in the program, then against external outputs.
+func refResolver(declared map[string]*Declared, external map[string]map[string]any) func(string) (pulumi.Input, bool, error) {
+	return func(ref string) (pulumi.Input, bool, error) {
+		m := refRE.FindStringSubmatch(ref)
+		if m == nil {
+			return nil, false, fmt.Errorf("%q is not a reference of the form ${service/component.output}", ref)
+		}
+		addr, path := m[1], strings.Split(strings.TrimPrefix(m[2], "."), ".")
+		if d, ok := declared[addr]; ok {
+			return d.Value.ApplyT(func(v map[string]any) (any, error) {
+				return walk(v["outputs"], path, ref)
+			}).(pulumi.AnyOutput), true, nil
+		}
+		if o, ok := external[addr]; ok {
+			v, err := walk(o, path, ref)
+			if err != nil {
+				return nil, true, err
+			}
+			return toInput(v), true, nil
+		}
+		return nil, false, nil
+	}
+}
+
+func walk(v any, path []string, ref string) (any, error) {
+	for _, p := range path {
+		m, ok := asMap(v)
+		if !ok {
+			return nil, fmt.Errorf("%s: %q is not a map", ref, p)
+		}
+		v, ok = m[p]
+		if !ok {
+			return nil, fmt.Errorf("%s: no output %q (have %s)", ref, p, strings.Join(keys(m), ", "))
+		}
+	}
+	return v, nil
+}

@@ -1,0 +1,96 @@
+package statestore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// Version is an opaque token naming one stored revision of state.json (an S3
+// ETag, a content digest, a row version). The empty Version means "no state yet".
+type Version string
+
+// LockRef identifies the lease under which a write is made. Backends that can
+// check it atomically with the write (PostgreSQL, seed 004) do; the others rely
+// on compare-and-swap of Version.
+type LockRef struct {
+	Key    string
+	LockID string
+	Fence  int64
+}
+
+// WriteRequest is one state write: the history snapshot first, then state.json
+// by compare-and-swap on Prev (SPEC 6).
+type WriteRequest struct {
+	Stack, Env   string
+	Serial       int64
+	Lineage      string
+	Time         time.Time // snapshot time, names the history object
+	Document     []byte    // the complete, checksummed state.json bytes
+	Prev         Version   // "" = state.json must not exist yet
+	DeploymentID string
+	Lock         *LockRef // nil when written without a lock
+}
+
+// SnapshotInfo names one history snapshot.
+type SnapshotInfo struct {
+	Serial int64
+	Time   time.Time
+	Name   string // e.g. "2024-01-15T14-20-00.000Z-12.json"
+}
+
+// Backend stores state documents as bytes. It knows nothing of checksums,
+// serials or lineage: Store enforces those once, above every backend (SPEC 14).
+type Backend interface {
+	// Read returns state.json of stack/env and its Version; ErrNotFound if none.
+	Read(ctx context.Context, stack, env string) ([]byte, Version, error)
+	// Write stores the history snapshot, then state.json iff the current
+	// Version equals req.Prev (or none exists when Prev is ""). It returns the
+	// new Version; *ConflictError when Prev is stale; *LockLostError (wrapping
+	// ErrLeaseLost) when the backend checks req.Lock and it is no longer live.
+	Write(ctx context.Context, req WriteRequest) (Version, error)
+	// History lists snapshots newest first (limit <= 0: all).
+	History(ctx context.Context, stack, env string, limit int) ([]SnapshotInfo, error)
+	// ReadSnapshot returns the bytes of the snapshot with serial; ErrNotFound.
+	ReadSnapshot(ctx context.Context, stack, env string, serial int64) ([]byte, error)
+	// Location describes where the state of stack/env lives, for messages
+	// (".deployer/stacks/s/e/state.json", "s3://b/stacks/s/e/state.json").
+	Location(stack, env string) string
+	Close() error
+}
+
+// Errors returned by backends and Store.
+var (
+	ErrNotFound  = errors.New("state not found")
+	ErrLeaseLost = errors.New("lease no longer held")
+)
+
+// ConflictError: the stored state moved on since it was read (CAS lost), or the
+// write breaks the serial/lineage rules. Exit code 4.
+type ConflictError struct {
+	Location string
+	Reason   string // "state was written by someone else since it was read", ...
+}
+
+func (e *ConflictError) Error() string {
+	return fmt.Sprintf("state conflict on %s: %s", e.Location, e.Reason)
+}
+
+// ChecksumError: a loaded document's digest does not match its checksums block
+// (or it does not parse). Exit code 4.
+type ChecksumError struct {
+	Location string
+	Field    string // "resources" | "outputs" | "document"
+	Stored   string // digest written in the file
+	Computed string // digest of the content read
+	Detail   string
+}
+
+func (e *ChecksumError) Error() string {
+	if e.Field == "document" {
+		return fmt.Sprintf("state %s is corrupt: %s", e.Location, e.Detail)
+	}
+	return fmt.Sprintf("state %s failed verification: checksum of %s is %s but the file records %s",
+		e.Location, e.Field, e.Computed, e.Stored)
+}

@@ -1,0 +1,387 @@
+package statestore
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// Canonical JSON, the input of every checksum (SPEC 6, docs/state-format.md):
+//
+//   - no insignificant whitespace;
+//   - the members of every object sorted by key, comparing the keys' UTF-8
+//     bytes after unescaping (the order encoding/json gives map keys);
+//     duplicate keys are an error;
+//   - strings written as encoding/json writes them with HTML escaping off:
+//     `"` and `\` escaped, \n \r \t \b \f, other control characters and
+//     U+2028/U+2029 as \u00XX/\u2028, everything else as literal UTF-8;
+//   - numbers written exactly as they appear in the document (deployer never
+//     rewrites a number: 1.0, 1e3 and 12345678901234567890 stay as written);
+//   - true, false and null as themselves; arrays keep their order.
+//
+// So the canonical JSON of a value does not depend on indentation or on the
+// order of keys in the file: `jq -cS .resources` prints the same bytes for
+// documents without escapes that jq writes differently.
+
+// Checksum returns "sha256:<hex>" of the canonical JSON of v, marshalled with
+// encoding/json (json.Number values keep their exact text).
+func Checksum(v any) (string, error) {
+	raw, err := marshalCompact(v)
+	if err != nil {
+		return "", err
+	}
+	return checksumRaw(raw)
+}
+
+// checksumRaw returns "sha256:<hex>" of the canonical form of the JSON text raw.
+func checksumRaw(raw []byte) (string, error) {
+	c, err := Canonicalize(raw)
+	if err != nil {
+		return "", err
+	}
+	return digest(c), nil
+}
+
+func digest(b []byte) string {
+	sum := sha256.Sum256(b)
+	return "sha256:" + hex.EncodeToString(sum[:])
+}
+
+// Canonicalize returns the canonical JSON (defined above) of the single JSON
+// value in data; an error when data is not exactly one valid JSON value or an
+// object repeats a key.
+func Canonicalize(data []byte) ([]byte, error) {
+	c := canonicalizer{in: data, out: make([]byte, 0, len(data))}
+	i, err := c.value(c.ws(0))
+	if err != nil {
+		return nil, err
+	}
+	if i = c.ws(i); i != len(data) {
+		return nil, fmt.Errorf("canonical json: unexpected %q after the value at byte %d", data[i], i)
+	}
+	return c.out, nil
+}
+
+// canonicalMembers validates data, which must be one JSON object, and
+// returns the canonical JSON of the values of the given top-level keys that
+// it has. A repeated top-level key is an error.
+func canonicalMembers(data []byte, keys ...string) (map[string][]byte, error) {
+	c := canonicalizer{in: data, out: make([]byte, 0, len(data))}
+	i := c.ws(0)
+	if i >= len(data) || data[i] != '{' {
+		return nil, c.errAt(i, "want a JSON object")
+	}
+	spans := map[string][2]int{}
+	seen := map[string]bool{}
+	i = c.ws(i + 1)
+	for i >= len(data) || data[i] != '}' {
+		if len(seen) > 0 {
+			if i >= len(data) || data[i] != ',' {
+				return nil, c.errAt(i, "want ',' or '}'")
+			}
+			i = c.ws(i + 1)
+		}
+		if i >= len(data) || data[i] != '"' {
+			return nil, c.errAt(i, "want an object key")
+		}
+		mark := len(c.out)
+		key, j, err := c.str(i, true)
+		if err != nil {
+			return nil, err
+		}
+		if seen[key] {
+			return nil, fmt.Errorf("canonical json: duplicate key %q in the document", key)
+		}
+		seen[key] = true
+		if i = c.ws(j); i >= len(data) || data[i] != ':' {
+			return nil, c.errAt(i, "want ':'")
+		}
+		c.out = c.out[:mark]
+		if i, err = c.value(c.ws(i + 1)); err != nil {
+			return nil, err
+		}
+		if slices.Contains(keys, key) {
+			spans[key] = [2]int{mark, len(c.out)}
+		} else {
+			c.out = c.out[:mark]
+		}
+		i = c.ws(i)
+	}
+	if i = c.ws(i + 1); i != len(data) {
+		return nil, fmt.Errorf("canonical json: unexpected %q after the document at byte %d", data[i], i)
+	}
+	out := make(map[string][]byte, len(spans))
+	for k, sp := range spans {
+		out[k] = c.out[sp[0]:sp[1]]
+	}
+	return out, nil
+}
+
+// marshalCompact marshals v without HTML escaping and without the trailing newline.
+func marshalCompact(v any) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(buf.Bytes(), []byte{'\n'}), nil
+}
+
+type canonicalizer struct {
+	in      []byte
+	out     []byte
+	scratch []byte // reordered members, reused
+}
+
+// member is one object member already written to out[start:end] as key:value.
+type member struct {
+	key        string
+	start, end int
+}
+
+func (c *canonicalizer) ws(i int) int {
+	for i < len(c.in) {
+		switch c.in[i] {
+		case ' ', '\t', '\n', '\r':
+			i++
+		default:
+			return i
+		}
+	}
+	return i
+}
+
+// errTruncated is wrapped by errors about input that ends inside a value.
+var errTruncated = errors.New("unexpected end of JSON input")
+
+func (c *canonicalizer) errAt(i int, what string) error {
+	if i >= len(c.in) {
+		return fmt.Errorf("canonical json: %w (%s)", errTruncated, what)
+	}
+	return fmt.Errorf("canonical json: invalid character %q at byte %d (%s)", c.in[i], i, what)
+}
+
+// value writes the canonical form of the value starting at i and returns the
+// index after it.
+func (c *canonicalizer) value(i int) (int, error) {
+	if i >= len(c.in) {
+		return i, c.errAt(i, "want a value")
+	}
+	switch b := c.in[i]; {
+	case b == '{':
+		return c.object(i)
+	case b == '[':
+		return c.array(i)
+	case b == '"':
+		_, j, err := c.str(i, false)
+		return j, err
+	case b == 't':
+		return c.literal(i, "true")
+	case b == 'f':
+		return c.literal(i, "false")
+	case b == 'n':
+		return c.literal(i, "null")
+	case b == '-' || (b >= '0' && b <= '9'):
+		return c.number(i)
+	}
+	return i, c.errAt(i, "want a value")
+}
+
+func (c *canonicalizer) literal(i int, lit string) (int, error) {
+	if !bytes.HasPrefix(c.in[i:], []byte(lit)) {
+		return i, c.errAt(i, "want "+lit)
+	}
+	c.out = append(c.out, lit...)
+	return i + len(lit), nil
+}
+
+// number copies a JSON number literal after checking its grammar.
+func (c *canonicalizer) number(i int) (int, error) {
+	start := i
+	if c.in[i] == '-' {
+		i++
+	}
+	digits := func() int {
+		n := 0
+		for i < len(c.in) && c.in[i] >= '0' && c.in[i] <= '9' {
+			i++
+			n++
+		}
+		return n
+	}
+	if i < len(c.in) && c.in[i] == '0' {
+		i++
+	} else if digits() == 0 {
+		return i, c.errAt(i, "want a digit")
+	}
+	if i < len(c.in) && c.in[i] == '.' {
+		i++
+		if digits() == 0 {
+			return i, c.errAt(i, "want a digit after '.'")
+		}
+	}
+	if i < len(c.in) && (c.in[i] == 'e' || c.in[i] == 'E') {
+		i++
+		if i < len(c.in) && (c.in[i] == '+' || c.in[i] == '-') {
+			i++
+		}
+		if digits() == 0 {
+			return i, c.errAt(i, "want a digit in the exponent")
+		}
+	}
+	c.out = append(c.out, c.in[start:i]...)
+	return i, nil
+}
+
+// str writes the canonical form of the string at i and returns the index
+// after it and, when key is true (or the string had escapes), its value.
+func (c *canonicalizer) str(i int, key bool) (string, int, error) {
+	j := i + 1
+	for j < len(c.in) {
+		b := c.in[j]
+		if b == '"' {
+			c.out = append(c.out, c.in[i:j+1]...)
+			if !key {
+				return "", j + 1, nil
+			}
+			return string(c.in[i+1 : j]), j + 1, nil
+		}
+		if b == '\\' || b < 0x20 || b >= 0x80 {
+			return c.slowStr(i)
+		}
+		j++
+	}
+	return "", j, c.errAt(j, "unterminated string")
+}
+
+// slowStr handles strings with escapes or non-ASCII bytes: unescape, then
+// re-escape as encoding/json does (HTML escaping off).
+func (c *canonicalizer) slowStr(i int) (string, int, error) {
+	j := i + 1
+	for j < len(c.in) && c.in[j] != '"' {
+		if c.in[j] == '\\' {
+			j++
+		}
+		j++
+	}
+	if j >= len(c.in) {
+		return "", j, c.errAt(j, "unterminated string")
+	}
+	var s string
+	if err := json.Unmarshal(c.in[i:j+1], &s); err != nil {
+		return "", j, fmt.Errorf("canonical json: string at byte %d: %w", i, err)
+	}
+	enc, err := marshalCompact(s)
+	if err != nil {
+		return "", j, err
+	}
+	c.out = append(c.out, enc...)
+	return s, j + 1, nil
+}
+
+func (c *canonicalizer) array(i int) (int, error) {
+	c.out = append(c.out, '[')
+	i = c.ws(i + 1)
+	if i < len(c.in) && c.in[i] == ']' {
+		c.out = append(c.out, ']')
+		return i + 1, nil
+	}
+	for {
+		var err error
+		if i, err = c.value(i); err != nil {
+			return i, err
+		}
+		i = c.ws(i)
+		if i >= len(c.in) {
+			return i, c.errAt(i, "unterminated array")
+		}
+		switch c.in[i] {
+		case ',':
+			c.out = append(c.out, ',')
+			i = c.ws(i + 1)
+		case ']':
+			c.out = append(c.out, ']')
+			return i + 1, nil
+		default:
+			return i, c.errAt(i, "want ',' or ']'")
+		}
+	}
+}
+
+func (c *canonicalizer) object(i int) (int, error) {
+	c.out = append(c.out, '{')
+	first := len(c.out)
+	i = c.ws(i + 1)
+	if i < len(c.in) && c.in[i] == '}' {
+		c.out = append(c.out, '}')
+		return i + 1, nil
+	}
+	var members []member
+	sorted := true
+	for {
+		if i >= len(c.in) || c.in[i] != '"' {
+			return i, c.errAt(i, "want an object key")
+		}
+		start := len(c.out)
+		key, j, err := c.str(i, true)
+		if err != nil {
+			return j, err
+		}
+		i = c.ws(j)
+		if i >= len(c.in) || c.in[i] != ':' {
+			return i, c.errAt(i, "want ':'")
+		}
+		c.out = append(c.out, ':')
+		if i, err = c.value(c.ws(i + 1)); err != nil {
+			return i, err
+		}
+		if n := len(members); n > 0 && strings.Compare(members[n-1].key, key) >= 0 {
+			sorted = false
+		}
+		members = append(members, member{key: key, start: start, end: len(c.out)})
+		i = c.ws(i)
+		if i >= len(c.in) {
+			return i, c.errAt(i, "unterminated object")
+		}
+		if c.in[i] == '}' {
+			break
+		}
+		if c.in[i] != ',' {
+			return i, c.errAt(i, "want ',' or '}'")
+		}
+		c.out = append(c.out, ',')
+		i = c.ws(i + 1)
+	}
+	if !sorted {
+		if err := c.reorder(first, members); err != nil {
+			return i, err
+		}
+	}
+	c.out = append(c.out, '}')
+	return i + 1, nil
+}
+
+// reorder rewrites out[first:] with the members sorted by key.
+func (c *canonicalizer) reorder(first int, members []member) error {
+	slices.SortStableFunc(members, func(a, b member) int { return strings.Compare(a.key, b.key) })
+	for k := 1; k < len(members); k++ {
+		if members[k-1].key == members[k].key {
+			return fmt.Errorf("canonical json: duplicate object key %q", members[k].key)
+		}
+	}
+	c.scratch = append(c.scratch[:0], c.out[first:]...)
+	c.out = c.out[:first]
+	for k, m := range members {
+		if k > 0 {
+			c.out = append(c.out, ',')
+		}
+		c.out = append(c.out, c.scratch[m.start-first:m.end-first]...)
+	}
+	return nil
+}

@@ -1,0 +1,8 @@
+// Package statestore owns the deployer-state-v1 document (seed 000, SPEC 6):
+// its model (model.go), its encoding with canonical-JSON checksums
+// (canonical.go, codec.go), the names of history snapshots (snapshot.go) and
+// the Store (store.go), which enforces checksums, serial and lineage once,
+// above every Backend. Backends (file, s3, postgres) store bytes only; each
+// passes the conformance suite in storetest. The format is documented in
+// docs/state-format.md.
+package statestore

@@ -1,0 +1,132 @@
+package statestore
+
+import "time"
+
+// FormatVersion is the format_version of every state document (seed 000).
+const FormatVersion = "deployer-state-v1"
+
+// DocVersion is the document "version" field of seed 000.
+const DocVersion = "1.0.0"
+
+// APIVersion is the api_version of every resource (seed 000).
+const APIVersion = "components.deployer.io/v1"
+
+// State is the deployer-state-v1 document of one stack/environment: seed 000's
+// format plus serial, lineage and metadata.fence (SPEC 6).
+type State struct {
+	Version           string               `json:"version"`
+	FormatVersion     string               `json:"format_version"`
+	Serial            int64                `json:"serial"`
+	Lineage           string               `json:"lineage"`
+	Metadata          Metadata             `json:"metadata"`
+	Lock              LockInfo             `json:"lock"`
+	Resources         map[string]*Resource `json:"resources"`
+	Outputs           map[string]any       `json:"outputs"`
+	DeploymentHistory []Deployment         `json:"deployment_history"`
+	Checksums         Checksums            `json:"checksums"`
+}
+
+// Metadata is the state's metadata block (seed 000) plus the writer's fence.
+type Metadata struct {
+	Stack         string    `json:"stack"`
+	Environment   string    `json:"environment"`
+	LastUpdated   time.Time `json:"last_updated"`
+	LastUpdatedBy string    `json:"last_updated_by"`
+	DeploymentID  string    `json:"deployment_id"`
+	GitCommit     string    `json:"git_commit"`
+	GitBranch     string    `json:"git_branch"`
+	Fence         int64     `json:"fence"`
+}
+
+// LockInfo is seed 000's "lock" block: a view of the lock held while the state
+// was written. Null fields when written without a lock.
+type LockInfo struct {
+	Locked    bool       `json:"locked"`
+	LockID    *string    `json:"lock_id"`
+	LockedBy  *string    `json:"locked_by"`
+	LockedAt  *time.Time `json:"locked_at"`
+	ExpiresAt *time.Time `json:"expires_at"`
+}
+
+// Resource is one component's entry under resources, keyed "service/component".
+type Resource struct {
+	Kind          string              `json:"kind"`
+	APIVersion    string              `json:"api_version"`
+	Status        string              `json:"status"` // ready | failed | pending
+	Lifecycle     Lifecycle           `json:"lifecycle"`
+	DesiredConfig map[string]any      `json:"desired_config"`
+	ActualState   map[string]any      `json:"actual_state"`
+	Outputs       map[string]any      `json:"outputs"`
+	Pulumi        *PulumiInfo         `json:"pulumi"`
+	Dependencies  []string            `json:"dependencies"`
+	Health        *Health             `json:"health"`
+	Deployment    *ResourceDeployment `json:"deployment,omitempty"`
+}
+
+// Lifecycle: creation and update times; Version counts applies of the resource.
+type Lifecycle struct {
+	CreatedAt   time.Time `json:"created_at"`
+	LastUpdated time.Time `json:"last_updated"`
+	Version     int       `json:"version"`
+}
+
+// PulumiInfo carries the URN and id of a single-resource component, or the URNs
+// of a multi-resource one (seed 000 shows both shapes).
+type PulumiInfo struct {
+	URN  string   `json:"urn,omitempty"`
+	ID   string   `json:"id,omitempty"`
+	URNs []string `json:"urns,omitempty"`
+}
+
+// Health is the last known health of a resource.
+type Health struct {
+	Status    string                 `json:"status"`
+	Checks    map[string]HealthCheck `json:"checks,omitempty"`
+	LastCheck *time.Time             `json:"last_check,omitempty"`
+}
+
+// HealthCheck is one named check of Health.
+type HealthCheck struct {
+	Status    string     `json:"status"`
+	LastCheck *time.Time `json:"last_check,omitempty"`
+}
+
+// ResourceDeployment records the last deployment that touched a resource.
+type ResourceDeployment struct {
+	LastDeploymentID              string    `json:"last_deployment_id"`
+	LastDeploymentAt              time.Time `json:"last_deployment_at"`
+	LastDeploymentDurationSeconds float64   `json:"last_deployment_duration_seconds"`
+	RolloutStatus                 string    `json:"rollout_status"`
+}
+
+// Deployment is one entry of deployment_history (seed 000) plus the type of
+// operation and, for restores, the serial restored from.
+type Deployment struct {
+	DeploymentID     string           `json:"deployment_id"`
+	Type             string           `json:"type,omitempty"` // deploy | destroy | restore
+	Timestamp        time.Time        `json:"timestamp"`
+	TriggeredBy      string           `json:"triggered_by"`
+	GitCommit        string           `json:"git_commit"`
+	Version          string           `json:"version,omitempty"`
+	Status           string           `json:"status"` // success | failed | cancelled
+	DurationSeconds  float64          `json:"duration_seconds"`
+	ResourcesChanged ResourcesChanged `json:"resources_changed"`
+	Serial           int64            `json:"serial,omitempty"` // serial this deployment wrote
+	RestoredFrom     int64            `json:"restored_from,omitempty"`
+	Scope            string           `json:"scope,omitempty"` // lock key the deployment held
+	Error            string           `json:"error,omitempty"`
+}
+
+// ResourcesChanged counts what a deployment changed.
+type ResourcesChanged struct {
+	Created int `json:"created"`
+	Updated int `json:"updated"`
+	Deleted int `json:"deleted"`
+}
+
+// Checksums are "sha256:<hex>" digests of the canonical JSON of resources and
+// outputs (SPEC 6), verified on every load.
+type Checksums struct {
+	Resources string `json:"resources"`
+	Outputs   string `json:"outputs"`
+}

@@ -1,0 +1,226 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"sync/atomic"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/deployer-dev/deployer/internal/pgschema"
+	"github.com/deployer-dev/deployer/internal/statestore"
+)
+
+// Options configure a Backend.
+type Options struct {
+	// CheckLock: the lock backend is this same database (backend.lock and
+	// backend.state are the same postgres:// URL). Then a Write with
+	// req.Lock set commits only if deployer_locks holds req.Lock.Key with
+	// req.Lock.LockID and an expires_at not before Now (seed 004).
+	CheckLock bool
+	// Now is the clock the lock check compares expires_at with; default time.Now.
+	Now func() time.Time
+}
+
+// Backend is the PostgreSQL state backend. Safe for concurrent use.
+type Backend struct {
+	pool    *pgxpool.Pool
+	ownPool bool
+	o       Options
+	where   string // "postgres://host[:port]/db", no credentials
+	ready   atomic.Bool
+}
+
+var _ statestore.Backend = (*Backend)(nil)
+
+// Open connects a pool to rawURL (postgres://USER[:PASSWORD]@HOST:PORT/DB?...).
+// The schema is checked on first use, not here.
+func Open(ctx context.Context, rawURL string, o Options) (*Backend, error) {
+	pool, err := pgxpool.New(ctx, rawURL)
+	if err != nil {
+		return nil, fmt.Errorf("state backend %s: %w", pgschema.Redact(rawURL), err)
+	}
+	b := New(pool, o)
+	b.ownPool = true
+	return b, nil
+}
+
+// New uses an existing pool (it may be shared with the postgres lock
+// backend); Close then leaves the pool open.
+func New(pool *pgxpool.Pool, o Options) *Backend {
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	cc := pool.Config().ConnConfig
+	host := cc.Host
+	if cc.Port != 0 && cc.Port != 5432 {
+		host = fmt.Sprintf("%s:%d", cc.Host, cc.Port)
+	}
+	return &Backend{pool: pool, o: o, where: "postgres://" + host + "/" + cc.Database}
+}
+
+// Location implements statestore.Backend: "postgres://host/db (stack/env)".
+func (b *Backend) Location(stack, env string) string {
+	return fmt.Sprintf("%s (%s/%s)", b.where, stack, env)
+}
+
+func (b *Backend) ensure(ctx context.Context, op string) error {
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("%s: %w", op, err)
+	}
+	if b.ready.Load() {
+		return nil
+	}
+	if err := pgschema.Check(ctx, b.pool); err != nil {
+		return fmt.Errorf("%s: %w", op, err)
+	}
+	b.ready.Store(true)
+	return nil
+}
+
+// Read implements statestore.Backend: the exact bytes last written and the
+// row version as Version; ErrNotFound when stack/env has no state.
+func (b *Backend) Read(ctx context.Context, stack, env string) ([]byte, statestore.Version, error) {
+	op := "read state " + b.Location(stack, env)
+	if err := b.ensure(ctx, op); err != nil {
+		return nil, "", err
+	}
+	var (
+		doc     []byte
+		version int64
+	)
+	err := b.pool.QueryRow(ctx, `SELECT document, version FROM deployer_state WHERE stack = $1 AND env = $2`,
+		stack, env).Scan(&doc, &version)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, "", fmt.Errorf("%s: %w", op, statestore.ErrNotFound)
+	}
+	if err != nil {
+		return nil, "", fmt.Errorf("%s: %w", op, err)
+	}
+	return doc, statestore.Version(strconv.FormatInt(version, 10)), nil
+}
+
+// Write implements statestore.Backend in one transaction: the lock check
+// (with CheckLock and req.Lock), the compare-and-swap of deployer_state on
+// req.Prev, then the history event. Errors: *statestore.ConflictError when
+// Prev is stale or the serial is already in the history; an error wrapping
+// statestore.ErrLeaseLost when the lock row is gone, taken over or expired.
+// Nothing is written on any error. (The event is inserted after the state
+// row is updated so that a concurrent writer queues on the row lock and then
+// fails the compare-and-swap; inside one transaction the order is invisible.)
+func (b *Backend) Write(ctx context.Context, req statestore.WriteRequest) (statestore.Version, error) {
+	loc := b.Location(req.Stack, req.Env)
+	op := "write state " + loc
+	if err := b.ensure(ctx, op); err != nil {
+		return "", err
+	}
+	var prev int64
+	if req.Prev != "" {
+		var err error
+		if prev, err = strconv.ParseInt(string(req.Prev), 10, 64); err != nil {
+			return "", &statestore.ConflictError{Location: loc, Reason: fmt.Sprintf("version %q was not read from this postgres backend", req.Prev)}
+		}
+	}
+	var version int64
+	err := pgx.BeginFunc(ctx, b.pool, func(tx pgx.Tx) error {
+		if req.Lock != nil && b.o.CheckLock {
+			if err := checkLock(ctx, tx, *req.Lock, b.o.Now()); err != nil {
+				return err
+			}
+		}
+		var err error
+		if version, err = swap(ctx, tx, req, prev, loc); err != nil {
+			return err
+		}
+		return appendEvent(ctx, tx, req, loc)
+	})
+	if err != nil {
+		var ce *statestore.ConflictError
+		if errors.As(err, &ce) || errors.Is(err, statestore.ErrLeaseLost) {
+			return "", err
+		}
+		return "", fmt.Errorf("%s: %w", op, err)
+	}
+	return statestore.Version(strconv.FormatInt(version, 10)), nil
+}
+
+// checkLock is seed 004's coordinated update: the writer's lock row must be
+// there, with its lock_id, not expired. FOR SHARE keeps a takeover from
+// committing until this transaction ends.
+func checkLock(ctx context.Context, tx pgx.Tx, l statestore.LockRef, now time.Time) error {
+	var one int
+	err := tx.QueryRow(ctx, `SELECT 1 FROM deployer_locks
+		WHERE lock_key = $1 AND lock_id = $2 AND expires_at >= $3 FOR SHARE`,
+		l.Key, l.LockID, now.Unix()).Scan(&one)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return fmt.Errorf("state not written: lock %s (lock id %s) is no longer held, released, expired or taken over; nothing was changed, deploy again under a new lock: %w",
+			l.Key, l.LockID, statestore.ErrLeaseLost)
+	}
+	if err != nil {
+		return fmt.Errorf("check lock %s: %w", l.Key, err)
+	}
+	return nil
+}
+
+// swap writes deployer_state iff its version is prev (or no row exists when
+// req.Prev is ""), and returns the new version.
+func swap(ctx context.Context, tx pgx.Tx, req statestore.WriteRequest, prev int64, loc string) (int64, error) {
+	var version int64
+	if req.Prev == "" {
+		tag, err := tx.Exec(ctx, `INSERT INTO deployer_state (stack, env, serial, lineage, version, document, updated_at)
+			VALUES ($1, $2, $3, $4, 1, $5, $6) ON CONFLICT (stack, env) DO NOTHING`,
+			req.Stack, req.Env, req.Serial, req.Lineage, req.Document, req.Time)
+		if err != nil {
+			return 0, fmt.Errorf("insert state: %w", err)
+		}
+		if tag.RowsAffected() != 1 {
+			return 0, &statestore.ConflictError{Location: loc, Reason: "state was created by someone else since it was read (it did not exist then)"}
+		}
+		return 1, nil
+	}
+	err := tx.QueryRow(ctx, `UPDATE deployer_state SET serial = $3, lineage = $4, version = version + 1,
+			document = $5, updated_at = $6
+		WHERE stack = $1 AND env = $2 AND version = $7 RETURNING version`,
+		req.Stack, req.Env, req.Serial, req.Lineage, req.Document, req.Time, prev).Scan(&version)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return 0, &statestore.ConflictError{Location: loc, Reason: "state was written by someone else since it was read"}
+	}
+	if err != nil {
+		return 0, fmt.Errorf("update state: %w", err)
+	}
+	return version, nil
+}
+
+// appendEvent inserts the history event of req: correlation id = deployment
+// id, causation id = the deployment id of the newest earlier event (NULL for
+// the first).
+func appendEvent(ctx context.Context, tx pgx.Tx, req statestore.WriteRequest, loc string) error {
+	_, err := tx.Exec(ctx, `INSERT INTO deployer_state_events
+			(stack, env, serial, lineage, deployment_id, correlation_id, causation_id, created_at, document)
+		VALUES ($1, $2, $3, $4, $5, $5,
+			(SELECT deployment_id FROM deployer_state_events
+			 WHERE stack = $1 AND env = $2 AND serial < $3 ORDER BY serial DESC LIMIT 1),
+			$6, $7)`,
+		req.Stack, req.Env, req.Serial, req.Lineage, req.DeploymentID, req.Time, req.Document)
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) && pgErr.Code == "23505" { // unique_violation
+		return &statestore.ConflictError{Location: loc, Reason: fmt.Sprintf("the history already holds serial %d", req.Serial)}
+	}
+	if err != nil {
+		return fmt.Errorf("append history event: %w", err)
+	}
+	return nil
+}
+
+// Close closes the pool if Open made it.
+func (b *Backend) Close() error {
+	if b.ownPool {
+		b.pool.Close()
+	}
+	return nil
+}

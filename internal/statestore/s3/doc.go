@@ -1,0 +1,14 @@
+// Package s3 is the s3://BUCKET[/prefix] state backend (SPEC 6, seed 000,
+// issue 3). Layout:
+//
+//	{prefix}/stacks/{stack}/{env}/state.json
+//	{prefix}/stacks/{stack}/{env}/history/{YYYY-MM-DDTHH-MM-SS.mmmZ}-{serial}.json
+//
+// Write PUTs the history snapshot with If-None-Match: *, then state.json with
+// If-Match: <ETag read> (If-None-Match: * for the first write); a failed
+// precondition is a *statestore.ConflictError. Version is the ETag. SSE
+// (AES256 or aws:kms + key id) is applied to every PUT. Works with bucket
+// versioning on (seed 000 turns it on). On first use per process and bucket it
+// refuses a server that does not enforce conditional writes
+// (awsbackend.EnsureConditionalWrites).
+package s3

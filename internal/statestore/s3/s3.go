@@ -1,0 +1,226 @@
+package s3
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"sort"
+	"strconv"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	s3api "github.com/aws/aws-sdk-go-v2/service/s3"
+	"github.com/aws/aws-sdk-go-v2/service/s3/types"
+
+	"github.com/deployer-dev/deployer/internal/awsbackend"
+	"github.com/deployer-dev/deployer/internal/statestore"
+)
+
+// API is the part of the S3 client the backend calls (STYLE 2).
+type API interface {
+	GetObject(ctx context.Context, in *s3api.GetObjectInput, optFns ...func(*s3api.Options)) (*s3api.GetObjectOutput, error)
+	PutObject(ctx context.Context, in *s3api.PutObjectInput, optFns ...func(*s3api.Options)) (*s3api.PutObjectOutput, error)
+	DeleteObject(ctx context.Context, in *s3api.DeleteObjectInput, optFns ...func(*s3api.Options)) (*s3api.DeleteObjectOutput, error)
+	ListObjectsV2(ctx context.Context, in *s3api.ListObjectsV2Input, optFns ...func(*s3api.Options)) (*s3api.ListObjectsV2Output, error)
+}
+
+// Backend is the S3 state backend. It is safe for concurrent use.
+type Backend struct {
+	api API
+	url awsbackend.S3URL
+	res awsbackend.Resource
+	o   awsbackend.Options
+}
+
+var _ statestore.Backend = (*Backend)(nil)
+
+// New returns a backend on u through api; o.SSE ("", "AES256", "aws:kms") and
+// o.KMSKeyID apply to every PUT.
+func New(api API, u awsbackend.S3URL, o awsbackend.Options) (*Backend, error) {
+	switch o.SSE {
+	case "", "AES256", "aws:kms":
+	default:
+		return nil, fmt.Errorf("backend.sse %q: want AES256 or aws:kms (or leave it empty for the bucket default)", o.SSE)
+	}
+	if o.KMSKeyID != "" && o.SSE != "aws:kms" {
+		return nil, fmt.Errorf("backend.kms_key_id is set but backend.sse is %q: set sse: aws:kms", o.SSE)
+	}
+	return &Backend{api: api, url: u, o: o, res: awsbackend.Resource{Service: "s3", Kind: "bucket", Name: u.Bucket, Region: u.Region}}, nil
+}
+
+// Open parses raw ("s3://BUCKET[/prefix]?region=R&path_style=true"), loads the
+// AWS configuration from the SDK chain and returns the backend. The first
+// operation probes the server's conditional writes.
+func Open(ctx context.Context, raw string, o awsbackend.Options) (*Backend, error) {
+	u, err := awsbackend.ParseS3URL(raw)
+	if err != nil {
+		return nil, err
+	}
+	cfg, err := awsbackend.LoadConfig(ctx, u.Region, o)
+	if err != nil {
+		return nil, fmt.Errorf("state backend %s: %w", raw, err)
+	}
+	u.Region = cfg.Region
+	return New(awsbackend.NewS3Client(cfg, u.PathStyle, o), u, o)
+}
+
+func (b *Backend) dir(stack, env string) string {
+	return b.url.Key("stacks/" + stack + "/" + env + "/")
+}
+func (b *Backend) stateKey(stack, env string) string   { return b.dir(stack, env) + "state.json" }
+func (b *Backend) historyDir(stack, env string) string { return b.dir(stack, env) + "history/" }
+
+// Location returns "s3://bucket/[prefix/]stacks/{stack}/{env}/state.json".
+func (b *Backend) Location(stack, env string) string {
+	return "s3://" + b.url.Bucket + "/" + b.stateKey(stack, env)
+}
+
+func (b *Backend) ready(ctx context.Context) error {
+	return awsbackend.EnsureConditionalWrites(ctx, b.api, b.url)
+}
+
+func (b *Backend) get(ctx context.Context, key string) ([]byte, string, error) {
+	out, err := b.api.GetObject(ctx, &s3api.GetObjectInput{Bucket: aws.String(b.url.Bucket), Key: aws.String(key)})
+	if err != nil {
+		var nsk *types.NoSuchKey
+		if errors.As(err, &nsk) || awsbackend.IsNotFound(err) {
+			return nil, "", fmt.Errorf("s3://%s/%s: %w", b.url.Bucket, key, statestore.ErrNotFound)
+		}
+		return nil, "", fmt.Errorf("read s3://%s/%s: %w", b.url.Bucket, key, awsbackend.Classify(err, b.res))
+	}
+	defer out.Body.Close()
+	data, err := io.ReadAll(out.Body)
+	if err != nil {
+		return nil, "", fmt.Errorf("read s3://%s/%s: %w", b.url.Bucket, key, err)
+	}
+	return data, aws.ToString(out.ETag), nil
+}
+
+// Read returns state.json of stack/env and its ETag; statestore.ErrNotFound.
+func (b *Backend) Read(ctx context.Context, stack, env string) ([]byte, statestore.Version, error) {
+	if err := b.ready(ctx); err != nil {
+		return nil, "", err
+	}
+	data, etag, err := b.get(ctx, b.stateKey(stack, env))
+	return data, statestore.Version(etag), err
+}
+
+func (b *Backend) put(ctx context.Context, key string, data []byte, ifMatch, ifNoneMatch *string, meta map[string]string) (string, error) {
+	in := &s3api.PutObjectInput{
+		Bucket: aws.String(b.url.Bucket), Key: aws.String(key), Body: bytes.NewReader(data),
+		ContentType: aws.String("application/json"), IfMatch: ifMatch, IfNoneMatch: ifNoneMatch, Metadata: meta,
+	}
+	switch b.o.SSE {
+	case "AES256":
+		in.ServerSideEncryption = types.ServerSideEncryptionAes256
+	case "aws:kms":
+		in.ServerSideEncryption = types.ServerSideEncryptionAwsKms
+		if b.o.KMSKeyID != "" {
+			in.SSEKMSKeyId = aws.String(b.o.KMSKeyID)
+		}
+	}
+	out, err := b.api.PutObject(ctx, in)
+	if err != nil {
+		return "", err
+	}
+	return aws.ToString(out.ETag), nil
+}
+
+// Write PUTs the history snapshot (If-None-Match: *), then state.json with
+// If-Match: req.Prev, or If-None-Match: * when Prev is "". A failed
+// precondition is *statestore.ConflictError (the snapshot of the lost write
+// is deleted again, best effort). It returns the new ETag. req.Lock is not
+// checked: S3 cannot check it atomically; the ETag CAS protects the state.
+func (b *Backend) Write(ctx context.Context, req statestore.WriteRequest) (statestore.Version, error) {
+	if err := b.ready(ctx); err != nil {
+		return "", err
+	}
+	loc := b.Location(req.Stack, req.Env)
+	meta := map[string]string{"serial": strconv.FormatInt(req.Serial, 10), "lineage": req.Lineage}
+	if req.DeploymentID != "" {
+		meta["deployment-id"] = req.DeploymentID
+	}
+	snap := b.historyDir(req.Stack, req.Env) + statestore.SnapshotName(req.Time, req.Serial)
+	if _, err := b.put(ctx, snap, req.Document, nil, aws.String("*"), meta); err != nil {
+		if awsbackend.IsPreconditionFailed(err) {
+			return "", &statestore.ConflictError{Location: loc,
+				Reason: fmt.Sprintf("history snapshot %s already exists: another write of serial %d raced this one; reload and try again", snap, req.Serial)}
+		}
+		return "", fmt.Errorf("write history snapshot s3://%s/%s: %w", b.url.Bucket, snap, awsbackend.Classify(err, b.res))
+	}
+	var ifMatch, ifNoneMatch *string
+	if req.Prev == "" {
+		ifNoneMatch = aws.String("*")
+	} else {
+		ifMatch = aws.String(string(req.Prev))
+	}
+	etag, err := b.put(ctx, b.stateKey(req.Stack, req.Env), req.Document, ifMatch, ifNoneMatch, meta)
+	if err == nil {
+		return statestore.Version(etag), nil
+	}
+	if awsbackend.IsPreconditionFailed(err) || awsbackend.IsNotFound(err) {
+		_, _ = b.api.DeleteObject(context.WithoutCancel(ctx), &s3api.DeleteObjectInput{Bucket: aws.String(b.url.Bucket), Key: aws.String(snap)})
+		reason := "state was written by someone else since it was read"
+		if req.Prev == "" {
+			reason = "state was created by someone else since it was read"
+		}
+		return "", &statestore.ConflictError{Location: loc, Reason: reason}
+	}
+	return "", fmt.Errorf("write %s: %w", loc, awsbackend.Classify(err, b.res))
+}
+
+// History lists the snapshots of stack/env newest first (highest serial, then
+// latest time); limit <= 0 lists all. Objects with other names are ignored.
+func (b *Backend) History(ctx context.Context, stack, env string, limit int) ([]statestore.SnapshotInfo, error) {
+	if err := b.ready(ctx); err != nil {
+		return nil, err
+	}
+	dir := b.historyDir(stack, env)
+	in := &s3api.ListObjectsV2Input{Bucket: aws.String(b.url.Bucket), Prefix: aws.String(dir)}
+	var out []statestore.SnapshotInfo
+	for {
+		page, err := b.api.ListObjectsV2(ctx, in)
+		if err != nil {
+			return nil, fmt.Errorf("list history of %s: %w", b.Location(stack, env), awsbackend.Classify(err, b.res))
+		}
+		for _, o := range page.Contents {
+			if info, err := statestore.ParseSnapshotName(aws.ToString(o.Key)[len(dir):]); err == nil {
+				out = append(out, info)
+			}
+		}
+		if !aws.ToBool(page.IsTruncated) {
+			break
+		}
+		in.ContinuationToken = page.NextContinuationToken
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].Serial != out[j].Serial {
+			return out[i].Serial > out[j].Serial
+		}
+		return out[i].Time.After(out[j].Time)
+	})
+	if limit > 0 && len(out) > limit {
+		out = out[:limit]
+	}
+	return out, nil
+}
+
+// ReadSnapshot returns the snapshot with serial (the latest one if several);
+// statestore.ErrNotFound if none.
+func (b *Backend) ReadSnapshot(ctx context.Context, stack, env string, serial int64) ([]byte, error) {
+	all, err := b.History(ctx, stack, env, 0)
+	if err != nil {
+		return nil, err
+	}
+	for _, s := range all {
+		if s.Serial == serial {
+			data, _, err := b.get(ctx, b.historyDir(stack, env)+s.Name)
+			return data, err
+		}
+	}
+	return nil, fmt.Errorf("snapshot of serial %d under s3://%s/%s: %w", serial, b.url.Bucket, b.historyDir(stack, env), statestore.ErrNotFound)
+}
+
+// Close does nothing: the SDK client holds no resources that need closing.
+func (b *Backend) Close() error { return nil }

@@ -1,0 +1,168 @@
+package statestore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/google/uuid"
+)
+
+// Head identifies the stored revision a write is based on: the backend's
+// Version of state.json and the serial and lineage recorded in it. The zero
+// Head means "no state yet": a Save based on it is the first write.
+type Head struct {
+	Version Version
+	Serial  int64
+	Lineage string
+}
+
+// IsZero reports whether h is the head of a state that does not exist yet.
+func (h Head) IsZero() bool { return h == Head{} }
+
+// Store reads and writes the state documents of one Backend, enforcing the
+// rules of SPEC 6 in one place: checksums are verified on every read, every
+// write keeps the lineage and raises the serial, and a write is a
+// compare-and-swap on the head it was based on, never retried.
+type Store struct {
+	b   Backend
+	now func() time.Time
+}
+
+// Option configures a Store.
+type Option func(*Store)
+
+// WithClock sets the clock that times history snapshots (default time.Now).
+func WithClock(now func() time.Time) Option { return func(s *Store) { s.now = now } }
+
+// New returns a Store over b.
+func New(b Backend, opts ...Option) *Store {
+	s := &Store{b: b, now: time.Now}
+	for _, o := range opts {
+		o(s)
+	}
+	return s
+}
+
+// Backend returns the backend the Store writes to (restore reads raw bytes
+// through it; messages use its Location).
+func (s *Store) Backend() Backend { return s.b }
+
+// NewState returns the state of a stack/environment that has none yet: a
+// fresh lineage (UUID), serial 0, empty resources, outputs and history.
+// Saving it (with Serial raised to 1 or more) on the zero Head creates it.
+func NewState(stack, env string) *State {
+	return &State{
+		Version:           DocVersion,
+		FormatVersion:     FormatVersion,
+		Lineage:           uuid.NewString(),
+		Metadata:          Metadata{Stack: stack, Environment: env},
+		Resources:         map[string]*Resource{},
+		Outputs:           map[string]any{},
+		DeploymentHistory: []Deployment{},
+	}
+}
+
+// Load reads and verifies the state of stack/env. It returns the state and
+// the Head to base the next Save on; ErrNotFound (wrapped) when there is no
+// state yet; *ChecksumError when the document fails verification (tampered,
+// truncated, unparsable) or belongs to another stack/environment.
+func (s *Store) Load(ctx context.Context, stack, env string) (*State, Head, error) {
+	data, ver, err := s.b.Read(ctx, stack, env)
+	if err != nil {
+		return nil, Head{}, err
+	}
+	loc := s.b.Location(stack, env)
+	st, err := Decode(data, loc)
+	if err != nil {
+		return nil, Head{}, err
+	}
+	if st.Metadata.Stack != stack || st.Metadata.Environment != env {
+		return nil, Head{}, corrupt(loc, data, fmt.Sprintf("the document is the state of %s/%s, not %s/%s",
+			st.Metadata.Stack, st.Metadata.Environment, stack, env))
+	}
+	return st, Head{Version: ver, Serial: st.Serial, Lineage: st.Lineage}, nil
+}
+
+// Save writes st as the state of st.Metadata.Stack/Environment, with a
+// history snapshot, by compare-and-swap on base (the Head its data was
+// loaded with; the zero Head for the first write). The rules (SPEC 6):
+// st.Lineage must be set, and equal base.Lineage unless base is zero;
+// st.Serial must be greater than base.Serial. Breaking them, or losing the
+// compare-and-swap because someone else wrote since base was read, gives
+// *ConflictError; Save never retries. lock is passed to backends that check
+// the lease atomically with the write (*LockLostError, ErrLeaseLost). Save
+// sets st.Checksums. It returns the Head of the written state.
+func (s *Store) Save(ctx context.Context, st *State, base Head, lock *LockRef) (Head, error) {
+	if st == nil {
+		return Head{}, errors.New("save state: nil state")
+	}
+	stack, env := st.Metadata.Stack, st.Metadata.Environment
+	if stack == "" || env == "" {
+		return Head{}, errors.New("save state: metadata.stack and metadata.environment must be set (use NewState)")
+	}
+	loc := s.b.Location(stack, env)
+	if st.Lineage == "" {
+		return Head{}, fmt.Errorf("save state %s: the state has no lineage (create it with NewState)", loc)
+	}
+	if base.Lineage != "" && st.Lineage != base.Lineage {
+		return Head{}, &ConflictError{Location: loc, Reason: fmt.Sprintf(
+			"the state being written has lineage %s but the stored state has lineage %s: it is a different state, not a newer version of it",
+			st.Lineage, base.Lineage)}
+	}
+	if st.Serial <= base.Serial {
+		return Head{}, &ConflictError{Location: loc, Reason: fmt.Sprintf(
+			"the state being written has serial %d, not greater than the stored serial %d: every write must raise the serial",
+			st.Serial, base.Serial)}
+	}
+	if err := ctx.Err(); err != nil {
+		return Head{}, fmt.Errorf("save state %s: %w", loc, err)
+	}
+	doc, err := Encode(st)
+	if err != nil {
+		return Head{}, fmt.Errorf("save state %s: %w", loc, err)
+	}
+	ver, err := s.b.Write(ctx, WriteRequest{
+		Stack: stack, Env: env,
+		Serial: st.Serial, Lineage: st.Lineage,
+		Time:         s.now().UTC(),
+		Document:     doc,
+		Prev:         base.Version,
+		DeploymentID: st.Metadata.DeploymentID,
+		Lock:         lock,
+	})
+	if err != nil {
+		var conflict *ConflictError
+		if errors.As(err, &conflict) {
+			return Head{}, err
+		}
+		return Head{}, fmt.Errorf("save state %s serial %d: %w", loc, st.Serial, err)
+	}
+	return Head{Version: ver, Serial: st.Serial, Lineage: st.Lineage}, nil
+}
+
+// History lists the history snapshots of stack/env, newest (highest serial)
+// first; limit <= 0 lists all. No state gives an empty list.
+func (s *Store) History(ctx context.Context, stack, env string, limit int) ([]SnapshotInfo, error) {
+	return s.b.History(ctx, stack, env, limit)
+}
+
+// Snapshot reads and verifies the history snapshot of stack/env with serial,
+// like Load: ErrNotFound (wrapped) when there is none, *ChecksumError when it
+// fails verification or records another serial.
+func (s *Store) Snapshot(ctx context.Context, stack, env string, serial int64) (*State, error) {
+	data, err := s.b.ReadSnapshot(ctx, stack, env, serial)
+	if err != nil {
+		return nil, err
+	}
+	loc := fmt.Sprintf("%s (history snapshot of serial %d)", s.b.Location(stack, env), serial)
+	st, err := Decode(data, loc)
+	if err != nil {
+		return nil, err
+	}
+	if st.Serial != serial || st.Metadata.Stack != stack || st.Metadata.Environment != env {
+		return nil, corrupt(loc, data, fmt.Sprintf("the snapshot holds serial %d of %s/%s", st.Serial, st.Metadata.Stack, st.Metadata.Environment))
+	}
+	return st, nil
+}

@@ -1,0 +1,37 @@
+// Package testenv gives tests the addresses of the real servers that
+// scripts/test.sh starts (SPEC 11). A missing server fails the test in CI
+// (CI=true) and skips it, with the reason, elsewhere.
+package testenv
+
+import (
+	"os"
+	"testing"
+)
+
+// Variables set by scripts/test.sh.
+const (
+	DynamoDBEndpoint = "DEPLOYER_TEST_DYNAMODB_ENDPOINT" // http://127.0.0.1:PORT (dynalite)
+	S3Endpoint       = "DEPLOYER_TEST_S3_ENDPOINT"       // http://127.0.0.1:PORT (MinIO)
+	RedisURL         = "DEPLOYER_TEST_REDIS_URL"         // redis://127.0.0.1:PORT/0
+	PostgresURL      = "DEPLOYER_TEST_POSTGRES_URL"      // postgres://user@127.0.0.1:PORT/db?sslmode=disable
+)
+
+// InCI reports whether the tests run in CI, where a missing server is a failure.
+func InCI() bool { return os.Getenv("CI") == "true" }
+
+// Require returns the value of the environment variable naming a test server.
+// When it is empty the test fails in CI and is skipped elsewhere, naming what
+// to run.
+func Require(t testing.TB, variable, server string) string {
+	t.Helper()
+	v := os.Getenv(variable)
+	if v != "" {
+		return v
+	}
+	msg := server + " is not running: " + variable + " is unset (run `make test`, which starts it)"
+	if InCI() {
+		t.Fatal(msg)
+	}
+	t.Skip(msg)
+	return ""
+}

@@ -1,0 +1,134 @@
+# shellcheck shell=bash
+# Local AWS API servers for the tests of the AWS backends (SPEC 11, issue 3).
+#
+# Source this file from scripts/test.sh; it installs (once, cached under
+# .tools/) and starts on 127.0.0.1, with free ports and throwaway data:
+#   dynalite (DynamoDB API, npm, in memory)   -> DEPLOYER_TEST_DYNAMODB_ENDPOINT
+#   MinIO    (S3 API, go install, with a KMS key so SSE works) -> DEPLOYER_TEST_S3_ENDPOINT
+# and exports AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY and AWS_REGION for them.
+# Call aws_servers_stop on exit (e.g. trap aws_servers_stop EXIT).
+#
+# In CI (CI=true) a server that cannot be installed or started exits non-zero;
+# elsewhere the reason is printed and the tests that need it skip.
+# Set AWS_SERVERS_NO_AUTOSTART=1 to only define the functions.
+
+_aws_root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+AWS_TOOLS_DIR="${AWS_TOOLS_DIR:-$_aws_root/.tools}"
+_aws_pids=()
+_aws_tmp=""
+
+_aws_log() { echo "test-servers/aws: $*" >&2; }
+
+# _aws_fail MSG: fatal in CI, a warning elsewhere. Returns 1 outside CI.
+_aws_fail() {
+	_aws_log "$*"
+	if [ "${CI:-}" = "true" ]; then
+		aws_servers_stop
+		exit 1
+	fi
+	_aws_log "continuing: tests that need this server will skip"
+	return 1
+}
+
+# _aws_free_port prints a TCP port nobody listens on.
+_aws_free_port() {
+	local p
+	for _ in $(seq 1 100); do
+		p=$((20000 + RANDOM % 40000))
+		if ! (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null; then
+			echo "$p"
+			return 0
+		fi
+	done
+	return 1
+}
+
+# _aws_wait URL SECONDS: until URL answers HTTP (any status) or time runs out.
+_aws_wait() {
+	local url=$1 deadline=$((SECONDS + $2))
+	while [ $SECONDS -lt $deadline ]; do
+		if curl -s -o /dev/null --max-time 1 "$url"; then
+			return 0
+		fi
+		sleep 0.2
+	done
+	return 1
+}
+
+_aws_start_dynalite() {
+	local cli="$AWS_TOOLS_DIR/node/node_modules/dynalite/cli.js"
+	if [ ! -f "$cli" ]; then
+		command -v npm >/dev/null || { _aws_fail "npm not found: install Node.js to run dynalite"; return; }
+		_aws_log "installing dynalite into $AWS_TOOLS_DIR/node"
+		mkdir -p "$AWS_TOOLS_DIR/node"
+		npm install --silent --no-audit --no-fund --prefix "$AWS_TOOLS_DIR/node" dynalite@^4 >&2 ||
+			{ _aws_fail "npm install dynalite failed"; return; }
+	fi
+	local port
+	port=$(_aws_free_port) || { _aws_fail "no free port for dynalite"; return; }
+	node "$cli" --host 127.0.0.1 --port "$port" >"$_aws_tmp/dynalite.log" 2>&1 &
+	_aws_pids+=($!)
+	if ! _aws_wait "http://127.0.0.1:$port/" 30; then
+		_aws_fail "dynalite did not start on 127.0.0.1:$port: $(tail -5 "$_aws_tmp/dynalite.log")"
+		return
+	fi
+	export DEPLOYER_TEST_DYNAMODB_ENDPOINT="http://127.0.0.1:$port"
+	_aws_log "dynalite on $DEPLOYER_TEST_DYNAMODB_ENDPOINT"
+}
+
+_aws_start_minio() {
+	local bin="$AWS_TOOLS_DIR/bin/minio"
+	if [ ! -x "$bin" ]; then
+		command -v go >/dev/null || { _aws_fail "go not found: cannot install MinIO"; return; }
+		_aws_log "installing MinIO into $AWS_TOOLS_DIR/bin (go install, takes a few minutes once)"
+		GOBIN="$AWS_TOOLS_DIR/bin" go install github.com/minio/minio@latest >&2 ||
+			{ _aws_fail "go install github.com/minio/minio@latest failed"; return; }
+	fi
+	local port cport
+	port=$(_aws_free_port) && cport=$(_aws_free_port) || { _aws_fail "no free port for MinIO"; return; }
+	mkdir -p "$_aws_tmp/minio-data"
+	MINIO_ROOT_USER=minioadmin MINIO_ROOT_PASSWORD=minioadmin \
+		MINIO_KMS_SECRET_KEY="deployer-test-key:$(head -c 32 /dev/urandom | base64)" \
+		MINIO_BROWSER=off \
+		"$bin" server --quiet --address "127.0.0.1:$port" --console-address "127.0.0.1:$cport" \
+		"$_aws_tmp/minio-data" >"$_aws_tmp/minio.log" 2>&1 &
+	_aws_pids+=($!)
+	local deadline=$((SECONDS + 60))
+	until curl -sf -o /dev/null --max-time 1 "http://127.0.0.1:$port/minio/health/live"; do
+		if [ $SECONDS -ge $deadline ]; then
+			_aws_fail "MinIO did not become healthy on 127.0.0.1:$port: $(tail -5 "$_aws_tmp/minio.log")"
+			return
+		fi
+		sleep 0.2
+	done
+	export DEPLOYER_TEST_S3_ENDPOINT="http://127.0.0.1:$port"
+	_aws_log "MinIO on $DEPLOYER_TEST_S3_ENDPOINT"
+}
+
+# aws_servers_start starts both servers and exports their settings.
+aws_servers_start() {
+	_aws_tmp=$(mktemp -d "${TMPDIR:-/tmp}/deployer-aws.XXXXXX")
+	export AWS_ACCESS_KEY_ID=minioadmin AWS_SECRET_ACCESS_KEY=minioadmin AWS_REGION=us-east-1
+	# Keep a developer's real AWS profile out of the tests.
+	unset AWS_PROFILE AWS_SESSION_TOKEN
+	_aws_start_dynalite || true
+	_aws_start_minio || true
+}
+
+# aws_servers_stop stops what aws_servers_start started and removes its data.
+aws_servers_stop() {
+	local pid
+	for pid in "${_aws_pids[@]}"; do
+		kill "$pid" 2>/dev/null && wait "$pid" 2>/dev/null
+	done
+	_aws_pids=()
+	if [ -n "$_aws_tmp" ]; then
+		rm -rf "$_aws_tmp"
+		_aws_tmp=""
+	fi
+	unset DEPLOYER_TEST_DYNAMODB_ENDPOINT DEPLOYER_TEST_S3_ENDPOINT
+}
+
+if [ "${AWS_SERVERS_NO_AUTOSTART:-}" != "1" ]; then
+	aws_servers_start
+fi

@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# The test command of the README (`make test`): installs what is missing,
+# starts dynalite, MinIO, redis-server and PostgreSQL on loopback with
+# throwaway data, runs gofmt, go vet and `go test -race ./...` against them,
+# and stops them. In CI (CI=true) a server that cannot start fails the run;
+# elsewhere the tests that need it skip, printing why.
+# `scripts/test.sh bench` runs the benchmarks against the same servers.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+ROOT=$PWD
+export DEPLOYER_TOOLS="$ROOT/.tools"
+mkdir -p "$DEPLOYER_TOOLS"
+export DEPLOYER_TEST_TMP
+DEPLOYER_TEST_TMP=$(mktemp -d "${TMPDIR:-/tmp}/deployer-test.XXXXXX")
+chmod 755 "$DEPLOYER_TEST_TMP"
+
+stops=()
+cleanup() {
+	local s
+	for s in "${stops[@]}"; do declare -F "$s" >/dev/null && { "$s" || true; }; done
+	rm -rf "$DEPLOYER_TEST_TMP"
+}
+trap cleanup EXIT
+
+# Each script starts its servers when sourced and exits non-zero in CI when
+# one cannot start; outside CI a failure only means those tests skip.
+stops+=(aws_servers_stop)
+source scripts/test-servers/aws.sh || true
+stops+=(selfhosted_servers_stop)
+source scripts/test-servers/selfhosted.sh || true
+
+if [ "${1:-}" = "bench" ]; then
+	go test -run '^$' -bench . -benchmem -benchtime "${BENCHTIME:-2s}" ./...
+	exit 0
+fi
+
+echo "== gofmt / go vet"
+unformatted=$(gofmt -l $(git ls-files '*.go' 2>/dev/null || find . -name '*.go' -not -path './.tools/*'))
+if [ -n "$unformatted" ]; then
+	echo "gofmt needed on:"; echo "$unformatted"; exit 1
+fi
+go vet ./...
+
+echo "== go test -race ./..."
+go test -race -count=1 -timeout 20m ./...
