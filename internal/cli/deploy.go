@@ -83,7 +83,7 @@ func runDeploy(ctx context.Context, f *Factory, opts *DeployOptions) error {
 	if err != nil {
 		return err
 	}
-	t, err := opts.Target.resolve(cfg)
+	t, err := opts.Target.resolveWithConfig(cfg)
 	if err != nil {
 		return err
 	}

@@ -52,7 +52,7 @@ func runPlan(ctx context.Context, f *Factory, opts *PlanOptions) error {
 	if err != nil {
 		return err
 	}
-	t, err := opts.Target.resolve(cfg)
+	t, err := opts.Target.resolveWithConfig(cfg)
 	if err != nil {
 		return err
 	}

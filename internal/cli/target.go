@@ -57,6 +57,20 @@ func (t *targetFlags) resolve(cfg *config.Config) (deploy.Target, error) {
 	return out, nil
 }
 
+// resolveWithConfig is resolve plus the environment check against
+// deployer.yaml, for commands that plan: an unknown environment is a usage
+// error found before any backend is opened.
+func (t *targetFlags) resolveWithConfig(cfg *config.Config) (deploy.Target, error) {
+	out, err := t.resolve(cfg)
+	if err != nil {
+		return out, err
+	}
+	if _, err := cfg.Resolve(out.Env); err != nil {
+		return out, &UsageError{Msg: err.Error()}
+	}
+	return out, nil
+}
+
 // optionalConfig loads deployer.yaml when present; commands that work from
 // flags alone (state locks, history, ...) then need --stack.
 func optionalConfig(f *Factory) (*config.Config, error) {
@@ -66,6 +80,9 @@ func optionalConfig(f *Factory) (*config.Config, error) {
 	}
 	if f.ConfigPath == "" && strings.Contains(err.Error(), "not found") {
 		c := config.Default()
+		if err := config.ApplyEnv(c, f.Getenv); err != nil {
+			return nil, err
+		}
 		return c, nil
 	}
 	return nil, err

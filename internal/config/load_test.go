@@ -219,3 +219,17 @@ func TestLoadReportsProblems(t *testing.T) {
 		})
 	}
 }
+
+func TestExamplesLoadAndResolve(t *testing.T) {
+	for _, p := range []string{"../../examples/quickstart/deployer.yaml", "../../examples/user-platform/deployer.yaml"} {
+		c, err := Load(p)
+		if err != nil {
+			t.Fatalf("%s: %v", p, err)
+		}
+		for env := range c.Environments {
+			if _, err := c.Resolve(env); err != nil {
+				t.Errorf("%s: resolve %s: %v", p, env, err)
+			}
+		}
+	}
+}

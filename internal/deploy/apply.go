@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/deployer-dev/deployer/internal/config"
@@ -60,11 +61,8 @@ func (e *ApplyError) Unwrap() error { return e.Err }
 // the run was cancelled (whatever succeeded is saved first).
 func (s *Service) Apply(ctx context.Context, req ApplyRequest) (*Outcome, error) {
 	t := req.Target
-	res, err := req.Config.Resolve(t.Env)
+	res, err := resolve(req.Config, t)
 	if err != nil {
-		return nil, err
-	}
-	if err := checkScope(res, t); err != nil {
 		return nil, err
 	}
 	if s.d.Preflight != nil {
@@ -85,9 +83,14 @@ func (s *Service) Apply(ctx context.Context, req ApplyRequest) (*Outcome, error)
 	if err != nil {
 		return nil, err
 	}
-	defer releaseLease(lease)
+	rec := lease.Record()
+	fmt.Fprintf(s.d.Progress, "Acquired lock %s (lock id %s, fence %d)\n", rec.LockKey, rec.LockID, rec.Fence)
+	defer func() {
+		releaseLease(lease)
+		fmt.Fprintf(s.d.Progress, "Released lock %s\n", rec.LockKey)
+	}()
 	work := lease.Context()
-	out := &Outcome{Lock: lease.Record()}
+	out := &Outcome{Lock: rec}
 
 	st, head, err := s.loadOrNew(work, t)
 	if err != nil {
@@ -128,7 +131,7 @@ func (s *Service) Apply(ctx context.Context, req ApplyRequest) (*Outcome, error)
 		Stack: t.Stack, Env: t.Env, Dir: req.Config.Dir, EnvConfig: res.EnvConfig,
 		DeploymentID: depID, Outputs: outputsOf(st), Progress: s.d.Progress,
 	}
-	results, applyErr := s.runEngines(work, p, in, req.Destroy)
+	results, applyErr := s.runEngines(work, p, st, in, req.Destroy)
 	out.Results = results
 
 	status := "success"
@@ -178,7 +181,7 @@ func releaseLease(l *lockmgr.Lease) {
 // runEngines applies the plan's changes: the ordered steps are split into
 // maximal runs handled by one engine; each run is one engine call (so
 // Command and Pulumi components interleave by depends_on; docs/pulumi.md).
-func (s *Service) runEngines(ctx context.Context, p *plan.Plan, in engine.Inputs, destroy bool) ([]engine.Result, error) {
+func (s *Service) runEngines(ctx context.Context, p *plan.Plan, st *statestore.State, in engine.Inputs, destroy bool) ([]engine.Result, error) {
 	var results []engine.Result
 	steps := p.Changes()
 	for i := 0; i < len(steps); {
@@ -194,7 +197,7 @@ func (s *Service) runEngines(ctx context.Context, p *plan.Plan, in engine.Inputs
 			}
 			j++
 		}
-		in.Keep = keepFor(p, eng)
+		in.Keep = keepFor(p, st, eng, steps[i:j])
 		var rs []engine.Result
 		if destroy {
 			rs, err = eng.Destroy(ctx, steps[i:j], in)
@@ -222,13 +225,32 @@ func (s *Service) engineFor(kind string) (engine.Engine, error) {
 	return nil, fmt.Errorf("no engine handles kind %q", kind)
 }
 
-// keepFor lists the unchanged components of eng's kinds (no-op steps).
-func keepFor(p *plan.Plan, eng engine.Engine) []plan.Step {
+// keepFor lists the components of eng's kinds that this run leaves as they
+// are: no-op steps, components outside the --service/--component scope, and
+// components whose own change comes in a later run. Pulumi's program must
+// still declare them, or `up` would delete them (docs/pulumi.md).
+func keepFor(p *plan.Plan, st *statestore.State, eng engine.Engine, run []plan.Step) []plan.Step {
+	inRun := map[string]bool{}
+	for _, s := range run {
+		inRun[s.Address] = true
+	}
+	planned := map[string]plan.Step{}
+	for _, s := range p.Steps {
+		planned[s.Address] = s
+	}
 	var keep []plan.Step
-	for _, st := range p.Steps {
-		if st.Action == plan.NoOp && eng.Handles(st.Kind) {
-			keep = append(keep, st)
+	for _, addr := range slices.Sorted(maps.Keys(st.Resources)) {
+		r := st.Resources[addr]
+		if inRun[addr] || !eng.Handles(r.Kind) {
+			continue
 		}
+		if s, ok := planned[addr]; ok && s.Action == plan.NoOp {
+			keep = append(keep, s)
+			continue
+		}
+		svc, comp, _ := strings.Cut(addr, "/")
+		keep = append(keep, plan.Step{Address: addr, Service: svc, Component: comp, Kind: r.Kind, Action: plan.NoOp,
+			DependsOn: r.Dependencies, Config: r.DesiredConfig, Prior: r})
 	}
 	return keep
 }

@@ -150,11 +150,8 @@ func (s *Service) loadOrNew(ctx context.Context, t Target) (*statestore.State, s
 // Plan builds the plan of target against the stored state without locking
 // (like `terraform plan -lock=false`; the deploy re-plans under its lock).
 func (s *Service) Plan(ctx context.Context, cfg *config.Config, t Target, destroy bool) (*plan.Plan, error) {
-	res, err := cfg.Resolve(t.Env)
+	res, err := resolve(cfg, t)
 	if err != nil {
-		return nil, err
-	}
-	if err := checkScope(res, t); err != nil {
 		return nil, err
 	}
 	st, head, err := s.loadOrNew(ctx, t)
@@ -175,6 +172,17 @@ func (s *Service) buildPlan(res *config.Resolved, st *statestore.State, head sta
 	}
 	fillDeleteCommands(p)
 	return p, nil
+}
+
+// resolve applies the environment's overrides and checks the scope; the
+// stack name is the target's (--stack overrides deployer.yaml's stack:).
+func resolve(cfg *config.Config, t Target) (*config.Resolved, error) {
+	res, err := cfg.Resolve(t.Env)
+	if err != nil {
+		return nil, err
+	}
+	res.Stack = t.Stack
+	return res, checkScope(res, t)
 }
 
 // checkScope refuses --service/--component names absent from the config.

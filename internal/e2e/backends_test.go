@@ -138,7 +138,7 @@ func (r *remote) backendYAML(ttl, heartbeat, stale string) string {
 // gateStep is a Command component's script: "NAME start/end NANOS TAG" lines
 // in events.log (the format of deploy_test.go's stepScript, so p.events and
 // p.intervals read them); while the file named by $2 (default "hold")
-// exists it waits, at most 60 s.
+// exists it waits, at most 60 s. Outside deployer (lock exec) it writes no outputs.
 const gateStep = `#!/bin/sh
 name=$1
 gate=${2:-hold}
@@ -146,7 +146,7 @@ echo "$name start $(date +%s%N) ${RUN_TAG:-main}" >> events.log
 n=0
 while [ -f "$gate" ] && [ $n -lt 600 ]; do sleep 0.1; n=$((n+1)); done
 echo "$name end $(date +%s%N) ${RUN_TAG:-main}" >> events.log
-printf '{"name":"%s"}' "$name" > "$DEPLOYER_OUTPUTS"
+if [ -n "$DEPLOYER_OUTPUTS" ]; then printf '{"name":"%s"}' "$name" > "$DEPLOYER_OUTPUTS"; fi
 `
 
 // quickstartBody is a small quickstart of three Command components.
@@ -175,7 +175,7 @@ services:
 
 func (r *remote) quickstart(t *testing.T) *project {
 	t.Helper()
-	p := newProject(t, "stack: shop\n"+r.backendYAML("5s", "200ms", "1s")+quickstartBody)
+	p := newProject(t, "stack: shop\n"+r.backendYAML("5s", "200ms", "10s")+quickstartBody)
 	p.env = append(p.env, r.env...)
 	p.write("step.sh", gateStep)
 	return p
@@ -297,24 +297,36 @@ func (r *remote) s3Layout(t *testing.T, serial int64, lineage string) {
 	if err := json.Unmarshal(data, &st); err != nil || st.Serial != serial || st.Lineage != lineage || !strings.HasPrefix(st.Checksums["resources"], "sha256:") {
 		t.Errorf("s3 state.json: serial %d lineage %s checksums %v (err %v), want serial %d lineage %s", st.Serial, st.Lineage, st.Checksums, err, serial, lineage)
 	}
+	seen := r.s3Snapshots(t)
+	for s := int64(1); s <= serial; s++ {
+		if seen[fmt.Sprint(s)] != 1 {
+			t.Errorf("want one history snapshot of serial %d named YYYY-MM-DDTHH-MM-SS.mmmZ-%d.json under s3://%s/stacks/shop/dev/history/, found %d", s, s, r.bucket, seen[fmt.Sprint(s)])
+		}
+	}
+}
+
+// s3Snapshots counts the objects under stacks/shop/dev/history/ per serial,
+// for names of SPEC 6's pattern; other names count under "".
+func (r *remote) s3Snapshots(t *testing.T) map[string]int {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
 	list, err := r.s3.ListObjectsV2(ctx, &s3.ListObjectsV2Input{Bucket: aws.String(r.bucket), Prefix: aws.String("stacks/shop/dev/history/")})
 	if err != nil {
 		t.Fatal(err)
 	}
-	seen := map[string]bool{}
-	var names []string
+	seen := map[string]int{}
 	for _, o := range list.Contents {
 		name := strings.TrimPrefix(aws.ToString(o.Key), "stacks/shop/dev/history/")
-		names = append(names, name)
-		if m := snapshotName.FindStringSubmatch(name); m != nil {
-			seen[m[1]] = true
+		m := snapshotName.FindStringSubmatch(name)
+		if m == nil {
+			t.Errorf("unexpected object s3://%s/%s in history/", r.bucket, aws.ToString(o.Key))
+			seen[""]++
+			continue
 		}
+		seen[m[1]]++
 	}
-	for s := int64(1); s <= serial; s++ {
-		if !seen[fmt.Sprint(s)] {
-			t.Errorf("no history snapshot of serial %d named YYYY-MM-DDTHH-MM-SS.mmmZ-%d.json under s3://%s/stacks/shop/dev/history/: %v", s, s, r.bucket, names)
-		}
-	}
+	return seen
 }
 
 // s3LockObject finds, with a plain S3 client, the record under locks/ whose
@@ -430,6 +442,7 @@ func TestQuickstartOnS3StateAndS3Locks(t *testing.T) {
 
 	finish := holdDeploy(t, p)
 	lock := heldLock(t, p)
+	eventually(t, 10*time.Second, "a heartbeat to advance lastHeartbeat", func() bool { return heldLock(t, p).LastHeartbeat > lock.LastHeartbeat })
 	rec, name, ok := r.s3LockObject(t, "stack:shop:env:dev")
 	if !ok {
 		t.Fatalf("no lock record for stack:shop:env:dev under s3://%s/locks/ while a deploy holds it", r.bucket)

@@ -268,6 +268,7 @@ func TestKilledDeployLeavesStaleLockThatForceUnlockBreaks(t *testing.T) {
 	p.mustRun(0, "deploy", "-e", "dev", "--yes")
 	p.write("deployer.yaml", strings.Replace(shopYAML, "replicas: 2", "replicas: 4", 1))
 	p.write("slow", "")
+	os.Remove(filepath.Join(p.dir, "events.log"))
 	d := p.start("deploy", "-e", "dev", "--yes")
 	eventually(t, 20*time.Second, "the deploy to start app/api", func() bool {
 		return strings.Contains(strings.Join(p.events("start"), ","), "api")

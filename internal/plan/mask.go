@@ -13,13 +13,13 @@ const Masked = "(sensitive)"
 var secretSubstrings = []string{"password", "passwd", "passphrase", "secret", "token", "credential"}
 
 // secretWords mark a key as secret when they are a whole word of it; words
-// are split at '_', '-', '.', ' ' and lower-to-upper case changes: apiKey,
+// are split at '_', '-', '.', ':', '/', ' ' and lower-to-upper case changes: apiKey,
 // api_key, KEY, ssh-keys, db_pass, but not monkey or keyspace.
-var secretWords = []string{"key", "keys", "apikey", "pass", "pwd", "auth"}
+var secretWords = []string{"key", "keys", "apikey", "pass", "pwd"}
 
 // IsSecretKey reports whether a config key names a secret (SPEC 7): it
 // contains password, passwd, passphrase, secret, token or credential in any
-// case, or one of its words is key, keys, apikey, pass, pwd or auth.
+// case, or one of its words is key, keys, apikey, pass or pwd.
 func IsSecretKey(k string) bool {
 	lower := strings.ToLower(k)
 	for _, s := range secretSubstrings {

@@ -107,7 +107,7 @@ func run(t *testing.T, m *mocks, project, stack string, comps []Component, exter
 	var mu sync.Mutex
 	values := map[string]any{}
 	err := pulumi.RunErr(func(ctx *pulumi.Context) error {
-		declared, err := Declare(ctx, comps, external)
+		declared, err := Declare(ctx, comps, external, "dep-test")
 		if err != nil {
 			return err
 		}
@@ -123,6 +123,15 @@ func run(t *testing.T, m *mocks, project, stack string, comps []Component, exter
 	}, pulumi.WithMocks(project, stack, m))
 	if err != nil {
 		t.Fatalf("program: %v", err)
+	}
+	// Stack outputs reach deployer as JSON, as they do from `pulumi stack output`.
+	b, err := json.Marshal(values)
+	if err != nil {
+		t.Fatal(err)
+	}
+	values = map[string]any{}
+	if err := json.Unmarshal(b, &values); err != nil {
+		t.Fatal(err)
 	}
 	regs := append([]registration(nil), m.regs...)
 	sort.Slice(regs, func(i, j int) bool {
@@ -159,5 +168,5 @@ func golden(t *testing.T, name string, got any) {
 }
 
 func pulumiRunErr(comps []Component) error {
-	return pulumi.RunErr(Program(comps, nil), pulumi.WithMocks("p", "s", &mocks{}))
+	return pulumi.RunErr(Program(comps, nil, "dep-test"), pulumi.WithMocks("p", "s", &mocks{}))
 }

@@ -104,8 +104,11 @@ type Declared struct {
 // Declare registers every component (ordered by depends_on, each with
 // pulumi.DependsOn on the components it depends on) and returns them by
 // address. external holds plain outputs of components applied by other
-// engines, for ${address.key} references.
-func Declare(ctx *pulumi.Context, comps []Component, external map[string]map[string]any) (map[string]*Declared, error) {
+// engines, for ${address.key} references. Each component resource records
+// {"deployer": value, "deployment_id": deploymentID} as its outputs, so a
+// failed or cancelled run can tell from Pulumi's state which components it
+// finished.
+func Declare(ctx *pulumi.Context, comps []Component, external map[string]map[string]any, deploymentID string) (map[string]*Declared, error) {
 	ordered, err := order(comps)
 	if err != nil {
 		return nil, err
@@ -147,7 +150,7 @@ func Declare(ctx *pulumi.Context, comps []Component, external map[string]map[str
 			"actual_state": actualState(kind, out),
 			"pulumi":       pulumiInfo(out),
 		}.ToMapOutput()
-		if err := ctx.RegisterResourceOutputs(comp, pulumi.Map{"deployer": value}); err != nil {
+		if err := ctx.RegisterResourceOutputs(comp, pulumi.Map{"deployer": value, "deployment_id": pulumi.String(deploymentID)}); err != nil {
 			return nil, fmt.Errorf("register outputs of %s: %w", c.Address, err)
 		}
 		declared[c.Address] = &Declared{Component: comp, Value: value}
@@ -159,9 +162,9 @@ type componentResource struct{ pulumi.ResourceState }
 
 // Program is the inline program of one `up`/`preview`: it declares comps and
 // exports stack output {address} for each (see Declared.Value).
-func Program(comps []Component, external map[string]map[string]any) pulumi.RunFunc {
+func Program(comps []Component, external map[string]map[string]any, deploymentID string) pulumi.RunFunc {
 	return func(ctx *pulumi.Context) error {
-		declared, err := Declare(ctx, comps, external)
+		declared, err := Declare(ctx, comps, external, deploymentID)
 		if err != nil {
 			return err
 		}

@@ -92,12 +92,13 @@ func TestUserPlatformShapesMatchSeed(t *testing.T) {
 	if !ok {
 		t.Fatalf("no MicroService component user-service-api among %d registrations", len(regs))
 	}
+	// DependsOn on a component waits for its children: the SDK expands it.
 	want := []string{
-		"urn:pulumi:production::user-platform::deployer:component:ElastiCacheRedis::user-service-cache",
-		"urn:pulumi:production::user-platform::deployer:component:RDS::user-service-database",
+		"urn:pulumi:production::user-platform::deployer:component:ElastiCacheRedis$aws:elasticache/replicationGroup:ReplicationGroup::user-service-cache",
+		"urn:pulumi:production::user-platform::deployer:component:RDS$aws:rds/instance:Instance::user-service-database",
 	}
 	if strings.Join(api.DependsOn, " ") != strings.Join(want, " ") {
-		t.Errorf("api depends on %v, want the database and cache components %v", api.DependsOn, want)
+		t.Errorf("api depends on %v, want the database and cache resources %v", api.DependsOn, want)
 	}
 	db := byName["aws:rds/instance:Instance::user-service-database"]
 	if db.Parent != "urn:pulumi:production::user-platform::deployer:component:RDS::user-service-database" {
@@ -134,9 +135,9 @@ func TestPulumiResourceAndStackReference(t *testing.T) {
 		{Address: "app/pet", Kind: "PulumiResource", DependsOn: []string{"upstream/base", "site/page"}, Config: map[string]any{
 			"type": "random:index/randomPet:RandomPet",
 			"properties": map[string]any{
-				"prefix":   "${upstream/base.outputs.base/pet.id}",
-				"length":   2,
-				"keepers":  map[string]any{"title": "${site/page.title}"},
+				"prefix":    "${upstream/base.outputs.base/pet.id}",
+				"length":    2,
+				"keepers":   map[string]any{"title": "${site/page.title}"},
 				"separator": "-",
 			},
 		}},

@@ -1,0 +1,180 @@
+package cli
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"io"
+	"slices"
+	"strconv"
+
+	"github.com/charmbracelet/lipgloss"
+	"github.com/muesli/termenv"
+
+	"github.com/deployer-dev/deployer/internal/plan"
+)
+
+// PlanRenderer writes a plan for people or for programs (STYLE 4; Terraform's
+// views). Both renderers mask secrets (SPEC 7; docs/plan.md).
+type PlanRenderer interface {
+	Render(w io.Writer, p *plan.Plan) error
+}
+
+// NewHumanPlanRenderer returns the tree renderer of `plan` and `deploy`:
+//
+//	user-service
+//	  + api (MicroService) create
+//	      + image.tag: "v1.2.3"
+//	  ~ database (RDS) update
+//	      ~ scaling.minReplicas: 2 -> 5
+//
+//	Plan: 1 to create, 1 to update, 0 to replace, 0 to delete, 3 unchanged.
+//
+// Services are sorted by name, components in apply order; unchanged
+// components are only counted. color adds ANSI colours (the CLI passes true
+// only on a TTY without NO_COLOR or --no-color); false writes plain text.
+func NewHumanPlanRenderer(color bool) PlanRenderer {
+	h := &humanPlan{}
+	if color {
+		r := lipgloss.NewRenderer(io.Discard)
+		r.SetColorProfile(termenv.ANSI)
+		h.styles = map[string]lipgloss.Style{
+			"+":       r.NewStyle().Foreground(lipgloss.Color("2")),
+			"~":       r.NewStyle().Foreground(lipgloss.Color("3")),
+			"-":       r.NewStyle().Foreground(lipgloss.Color("1")),
+			"±":       r.NewStyle().Foreground(lipgloss.Color("5")),
+			"service": r.NewStyle().Bold(true),
+			"forces":  r.NewStyle().Foreground(lipgloss.Color("1")),
+			"summary": r.NewStyle().Bold(true),
+		}
+	}
+	return h
+}
+
+type humanPlan struct {
+	styles map[string]lipgloss.Style // nil: no colour
+}
+
+func (h *humanPlan) style(name, s string) string {
+	if h.styles == nil {
+		return s
+	}
+	return h.styles[name].Render(s)
+}
+
+var actionMarker = map[plan.Action]string{plan.Create: "+", plan.Update: "~", plan.Replace: "±", plan.Delete: "-"}
+
+var opMarker = map[string]string{plan.OpAdd: "+", plan.OpChange: "~", plan.OpRemove: "-"}
+
+func (h *humanPlan) Render(w io.Writer, p *plan.Plan) error {
+	bw := bufio.NewWriter(w)
+	if !p.HasChanges() {
+		fmt.Fprintln(bw, "No changes. Infrastructure matches the configuration.")
+		return bw.Flush()
+	}
+	bySvc := map[string][]plan.Step{}
+	for _, s := range p.Steps {
+		if s.Action != plan.NoOp {
+			bySvc[s.Service] = append(bySvc[s.Service], s)
+		}
+	}
+	svcs := make([]string, 0, len(bySvc))
+	for s := range bySvc {
+		svcs = append(svcs, s)
+	}
+	slices.Sort(svcs)
+	for _, svc := range svcs {
+		fmt.Fprintln(bw, h.style("service", svc))
+		for _, s := range bySvc[svc] {
+			m := actionMarker[s.Action]
+			fmt.Fprintf(bw, "  %s %s (%s) %s\n", h.style(m, m), s.Component, s.Kind, h.style(m, string(s.Action)))
+			for _, f := range s.Diffs {
+				h.field(bw, maskDiff(f))
+			}
+		}
+	}
+	sum := p.Summary
+	fmt.Fprintf(bw, "\n%s %d to create, %d to update, %d to replace, %d to delete, %d unchanged.\n",
+		h.style("summary", "Plan:"), sum.Create, sum.Update, sum.Replace, sum.Delete, sum.NoOp)
+	return bw.Flush()
+}
+
+func (h *humanPlan) field(w io.Writer, f plan.FieldDiff) {
+	m := opMarker[f.Op]
+	var val string
+	switch f.Op {
+	case plan.OpAdd:
+		val = formatValue(f.New, f.Sensitive)
+	case plan.OpRemove:
+		val = formatValue(f.Old, f.Sensitive)
+	default:
+		val = formatValue(f.Old, f.Sensitive) + " -> " + formatValue(f.New, f.Sensitive)
+	}
+	line := fmt.Sprintf("      %s %s: %s", h.style(m, m), f.Path, val)
+	if f.ForcesReplacement {
+		line += "  " + h.style("forces", "# forces replacement")
+	}
+	fmt.Fprintln(w, line)
+}
+
+// formatValue renders a diff value: strings quoted, numbers and booleans as
+// written, maps and lists as compact JSON, masked values as (sensitive).
+func formatValue(v any, sensitive bool) string {
+	switch t := v.(type) {
+	case nil:
+		return "null"
+	case string:
+		if sensitive && t == plan.Masked {
+			return plan.Masked
+		}
+		return strconv.Quote(t)
+	case json.Number:
+		return t.String()
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Sprint(v)
+	}
+	return string(b)
+}
+
+// maskDiff masks a diff again before output: plan.Build already did, but a
+// renderer must never print a secret whatever built its plan.
+func maskDiff(f plan.FieldDiff) plan.FieldDiff {
+	if f.Sensitive {
+		if f.Old != nil {
+			f.Old = plan.Masked
+		}
+		if f.New != nil {
+			f.New = plan.Masked
+		}
+		return f
+	}
+	f.Old, f.New = plan.Mask(f.Old), plan.Mask(f.New)
+	return f
+}
+
+// NewJSONPlanRenderer returns the renderer of `plan --json`: the Plan as
+// indented JSON (schema "deployer-plan-v1", docs/plan.md), diffs masked.
+func NewJSONPlanRenderer() PlanRenderer { return jsonPlan{} }
+
+type jsonPlan struct{}
+
+func (jsonPlan) Render(w io.Writer, p *plan.Plan) error {
+	out := *p
+	out.Steps = make([]plan.Step, len(p.Steps))
+	for i, s := range p.Steps {
+		diffs := make([]plan.FieldDiff, len(s.Diffs))
+		for j, f := range s.Diffs {
+			diffs[j] = maskDiff(f)
+		}
+		s.Diffs = diffs
+		out.Steps[i] = s
+	}
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(&out); err != nil {
+		return fmt.Errorf("write plan JSON: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,58 @@
+package plan
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+)
+
+// WriteFile saves p as indented JSON for `deploy --plan` (docs/plan.md). The
+// file holds the masked diffs only: no secret and no unmasked config. It is
+// written to a temporary file and renamed into place.
+func WriteFile(path string, p *Plan) error {
+	data, err := json.MarshalIndent(p, "", "  ")
+	if err != nil {
+		return fmt.Errorf("encode plan: %w", err)
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(path), ".deployer-plan-*")
+	if err != nil {
+		return fmt.Errorf("write plan %s: %w", path, err)
+	}
+	defer os.Remove(tmp.Name())
+	if _, err := tmp.Write(append(data, '\n')); err != nil {
+		tmp.Close()
+		return fmt.Errorf("write plan %s: %w", path, err)
+	}
+	if err := tmp.Close(); err != nil {
+		return fmt.Errorf("write plan %s: %w", path, err)
+	}
+	if err := os.Chmod(tmp.Name(), 0o644); err != nil {
+		return fmt.Errorf("write plan %s: %w", path, err)
+	}
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		return fmt.Errorf("write plan %s: %w", path, err)
+	}
+	return nil
+}
+
+// ReadFile reads a plan saved by WriteFile. It refuses files that are not
+// JSON or whose format_version is not "deployer-plan-v1"; the error says to
+// make the plan again.
+func ReadFile(path string) (*Plan, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("read plan: %w", err)
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	var p Plan
+	if err := dec.Decode(&p); err != nil {
+		return nil, fmt.Errorf("read plan %s: not a deployer plan (%v): make one with deployer plan --out FILE", path, err)
+	}
+	if p.FormatVersion != FormatVersion {
+		return nil, fmt.Errorf("read plan %s: format_version %q is not %q: make the plan again with deployer plan --out FILE", path, p.FormatVersion, FormatVersion)
+	}
+	return &p, nil
+}

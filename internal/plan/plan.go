@@ -1,0 +1,213 @@
+package plan
+
+import (
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/deployer-dev/deployer/internal/config"
+	"github.com/deployer-dev/deployer/internal/statestore"
+)
+
+// FormatVersion is the format_version of plan JSON and saved plans (docs/plan.md).
+const FormatVersion = "deployer-plan-v1"
+
+// Options tune Build.
+type Options struct {
+	// ReplaceOn gives, per kind, the dotted config paths whose change forces
+	// replacement ("engine.type"); nil means none.
+	ReplaceOn func(kind string) []string
+	// Scope is "" (the whole stack), "svc" or "svc/comp": only components
+	// in scope get steps.
+	Scope string
+	// Destroy plans the deletion of every component in scope that is in state.
+	Destroy bool
+	// Now stamps CreatedAt; default time.Now.
+	Now func() time.Time
+}
+
+// Plan is the ordered steps that bring one stack/environment from its state
+// to its configuration (SPEC 7). Its JSON is the documented schema of
+// `plan --json` and of saved plans (docs/plan.md).
+type Plan struct {
+	FormatVersion string `json:"format_version"` // "deployer-plan-v1"
+	Stack         string `json:"stack"`
+	Environment   string `json:"environment"`
+	// Lineage and Serial identify the state the plan was made against; ""
+	// and 0 when there was no state yet.
+	Lineage   string    `json:"lineage"`
+	Serial    int64     `json:"serial"`
+	Scope     string    `json:"scope"` // "", "svc" or "svc/comp"
+	Destroy   bool      `json:"destroy"`
+	Steps     []Step    `json:"steps"` // in apply order, no-ops included
+	Summary   Summary   `json:"summary"`
+	CreatedAt time.Time `json:"created_at"`
+}
+
+// Summary counts the steps by action.
+type Summary struct {
+	Create  int `json:"create"`
+	Update  int `json:"update"`
+	Replace int `json:"replace"`
+	Delete  int `json:"delete"`
+	NoOp    int `json:"no_op"`
+}
+
+// HasChanges reports whether any step is not a no-op.
+func (p *Plan) HasChanges() bool {
+	s := p.Summary
+	return s.Create+s.Update+s.Replace+s.Delete > 0
+}
+
+// Changes returns the steps that are not no-ops, in apply order.
+func (p *Plan) Changes() []Step {
+	out := make([]Step, 0, len(p.Steps)-p.Summary.NoOp)
+	for _, s := range p.Steps {
+		if s.Action != NoOp {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// InScope reports whether address "svc/comp" is in scope "", "svc" or "svc/comp".
+func InScope(addr, scope string) bool {
+	return scope == "" || addr == scope || (strings.HasPrefix(addr, scope) && len(addr) > len(scope) && addr[len(scope)] == '/')
+}
+
+// Build diffs desired against st (nil: no state yet) and returns the plan, its
+// steps in apply order (docs/plan.md). Errors: *CycleError when depends_on
+// (or, for deletes, the state's dependencies) form a cycle.
+func Build(desired *config.Resolved, st *statestore.State, o Options) (*Plan, error) {
+	now := time.Now
+	if o.Now != nil {
+		now = o.Now
+	}
+	p := &Plan{FormatVersion: FormatVersion, Stack: desired.Stack, Environment: desired.Env, Scope: o.Scope, Destroy: o.Destroy, CreatedAt: now().UTC()}
+	var prior map[string]*statestore.Resource
+	if st != nil {
+		p.Lineage, p.Serial, prior = st.Lineage, st.Serial, st.Resources
+		if p.Stack == "" {
+			p.Stack = st.Metadata.Stack
+		}
+	}
+	steps := make([]Step, 0, len(desired.Components)+len(prior))
+	for addr, c := range desired.Components {
+		if !InScope(addr, o.Scope) {
+			continue
+		}
+		old := prior[addr]
+		if o.Destroy {
+			if old != nil {
+				s := deleteStep(addr, old)
+				s.Command = c.Command
+				steps = append(steps, s)
+			}
+			continue
+		}
+		steps = append(steps, diffStep(c, old, o.ReplaceOn))
+	}
+	for addr, old := range prior {
+		if _, ok := desired.Components[addr]; !ok && InScope(addr, o.Scope) {
+			steps = append(steps, deleteStep(addr, old))
+		}
+	}
+	ordered, err := order(steps)
+	if err != nil {
+		return nil, err
+	}
+	p.Steps = ordered
+	for _, s := range ordered {
+		switch s.Action {
+		case Create:
+			p.Summary.Create++
+		case Update:
+			p.Summary.Update++
+		case Replace:
+			p.Summary.Replace++
+		case Delete:
+			p.Summary.Delete++
+		default:
+			p.Summary.NoOp++
+		}
+	}
+	return p, nil
+}
+
+func deleteStep(addr string, old *statestore.Resource) Step {
+	svc, comp, _ := strings.Cut(addr, "/")
+	return Step{Address: addr, Service: svc, Component: comp, Kind: old.Kind, Action: Delete, DependsOn: slices.Clone(old.Dependencies), Prior: old}
+}
+
+// diffStep compares one desired component with its state entry (nil: create).
+func diffStep(c *config.ResolvedComponent, old *statestore.Resource, replaceOn func(string) []string) Step {
+	s := Step{
+		Address: c.Address, Service: c.Service, Component: c.Name, Kind: c.Kind,
+		DependsOn: slices.Clone(c.DependsOn), Config: c.Config, Command: c.Command, Prior: old,
+	}
+	if s.Config == nil {
+		s.Config = map[string]any{}
+	}
+	d := &differ{secrets: c.Secrets}
+	if old == nil {
+		s.Action = Create
+		d.walk("", nil, c.Config, false)
+		s.Diffs = d.out
+		return s
+	}
+	if !Equal(old.DesiredConfig, c.Config) {
+		d.walk("", old.DesiredConfig, c.Config, false)
+	}
+	var forced []string
+	if replaceOn != nil {
+		forced = replaceOn(c.Kind)
+	}
+	replace := false
+	for i := range d.out {
+		if forcesReplacement(d.out[i].Path, forced) {
+			d.out[i].ForcesReplacement = true
+			replace = true
+		}
+	}
+	if old.Kind != c.Kind {
+		d.out = append([]FieldDiff{{Path: PathKind, Old: old.Kind, New: c.Kind, Op: OpChange, ForcesReplacement: true}}, d.out...)
+		replace = true
+	}
+	if !sameSet(old.Dependencies, c.DependsOn) {
+		d.out = append(d.out, FieldDiff{Path: PathDependsOn, Old: sortedSet(old.Dependencies), New: sortedSet(c.DependsOn), Op: OpChange})
+	}
+	if len(d.out) == 0 && old.Status != "" && old.Status != "ready" {
+		d.out = append(d.out, FieldDiff{Path: PathStatus, Old: old.Status, New: "ready", Op: OpChange})
+	}
+	s.Diffs = d.out
+	switch {
+	case replace:
+		s.Action = Replace
+	case len(d.out) > 0:
+		s.Action = Update
+	default:
+		s.Action = NoOp
+	}
+	return s
+}
+
+func sameSet(a, b []string) bool {
+	set := make(map[string]bool, len(a))
+	for _, x := range a {
+		set[x] = true
+	}
+	other := make(map[string]bool, len(b))
+	for _, x := range b {
+		if !set[x] {
+			return false
+		}
+		other[x] = true
+	}
+	return len(other) == len(set)
+}
+
+func sortedSet(a []string) []string {
+	out := append([]string{}, a...)
+	slices.Sort(out)
+	return slices.Compact(out)
+}

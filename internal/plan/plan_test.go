@@ -1,0 +1,215 @@
+package plan
+
+import (
+	"encoding/json"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/deployer-dev/deployer/internal/statestore"
+)
+
+func TestBuildActions(t *testing.T) {
+	d := desired(
+		comp("app/new", "MicroService", map[string]any{"image": "a:1"}),
+		comp("app/same", "MicroService", map[string]any{"replicas": 2, "ratio": 0.5}),
+		comp("app/changed", "MicroService", map[string]any{"scaling": map[string]any{"minReplicas": 5, "maxReplicas": 10}}),
+		comp("data/db", "RDS", map[string]any{"engine": map[string]any{"type": "postgres", "version": "15.4"}}),
+		comp("app/rekinded", "PulumiResource", map[string]any{"type": "x"}),
+	)
+	st := state(map[string]*statestore.Resource{
+		// numbers from decoded JSON are json.Number: 2 == json.Number("2")
+		"app/same":     res("MicroService", map[string]any{"replicas": json.Number("2"), "ratio": json.Number("0.5")}),
+		"app/changed":  res("MicroService", map[string]any{"scaling": map[string]any{"minReplicas": json.Number("2"), "maxReplicas": json.Number("10")}}),
+		"data/db":      res("RDS", map[string]any{"engine": map[string]any{"type": "mysql", "version": "15.4"}}),
+		"app/rekinded": res("MicroService", map[string]any{"type": "x"}),
+		"app/gone":     res("Command", map[string]any{}),
+	})
+	replaceOn := func(kind string) []string {
+		if kind == "RDS" {
+			return []string{"engine.type"}
+		}
+		return nil
+	}
+	p, err := Build(d, st, Options{ReplaceOn: replaceOn, Now: fixedNow})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.FormatVersion != "deployer-plan-v1" || p.Stack != "shop" || p.Environment != "prod" || p.Serial != 7 || p.Lineage != st.Lineage {
+		t.Errorf("plan header = %+v", p)
+	}
+	got := map[string]Step{}
+	for _, s := range p.Steps {
+		got[s.Address] = s
+	}
+	want := map[string]Action{"app/new": Create, "app/same": NoOp, "app/changed": Update, "data/db": Replace, "app/rekinded": Replace, "app/gone": Delete}
+	for addr, a := range want {
+		if got[addr].Action != a {
+			t.Errorf("%s: action %s, want %s", addr, got[addr].Action, a)
+		}
+	}
+	if diff := cmp.Diff(Summary{Create: 1, Update: 1, Replace: 2, Delete: 1, NoOp: 1}, p.Summary); diff != "" {
+		t.Errorf("summary (-want +got):\n%s", diff)
+	}
+	if !p.HasChanges() || len(p.Changes()) != 5 {
+		t.Errorf("HasChanges %v, %d changes; want true, 5", p.HasChanges(), len(p.Changes()))
+	}
+	checks := map[string][]FieldDiff{
+		"app/new":      {{Path: "image", New: "a:1", Op: OpAdd}},
+		"app/changed":  {{Path: "scaling.minReplicas", Old: json.Number("2"), New: 5, Op: OpChange}},
+		"data/db":      {{Path: "engine.type", Old: "mysql", New: "postgres", Op: OpChange, ForcesReplacement: true}},
+		"app/rekinded": {{Path: PathKind, Old: "MicroService", New: "PulumiResource", Op: OpChange, ForcesReplacement: true}},
+	}
+	for addr, diffs := range checks {
+		if diff := cmp.Diff(diffs, got[addr].Diffs); diff != "" {
+			t.Errorf("%s diffs (-want +got):\n%s", addr, diff)
+		}
+	}
+	if g := got["app/gone"]; g.Prior != st.Resources["app/gone"] || g.Config != nil || g.Kind != "Command" || g.Command != nil {
+		t.Errorf("delete step = %+v", g)
+	}
+	if g := got["app/changed"]; g.Prior != st.Resources["app/changed"] || g.Config["scaling"] == nil {
+		t.Errorf("update step lacks Prior or Config: %+v", g)
+	}
+}
+
+func TestBuildWithoutStateCreatesEverything(t *testing.T) {
+	p, err := Build(desired(comp("a/x", "Command", nil)), nil, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Serial != 0 || p.Lineage != "" || p.Summary.Create != 1 || p.Steps[0].Config == nil || p.Steps[0].Command == nil {
+		t.Errorf("plan = %+v, step %+v", p, p.Steps[0])
+	}
+	empty, _ := Build(desired(), nil, Options{})
+	if empty.HasChanges() || len(empty.Steps) != 0 {
+		t.Errorf("empty plan has changes: %+v", empty)
+	}
+}
+
+func TestFieldDiffs(t *testing.T) {
+	tests := []struct {
+		name     string
+		old, new map[string]any
+		want     []FieldDiff
+	}{
+		{"nested add change remove",
+			map[string]any{"a": map[string]any{"b": 1, "c": "x"}, "gone": true},
+			map[string]any{"a": map[string]any{"b": 2, "d": "y"}},
+			[]FieldDiff{{Path: "a.b", Old: 1, New: 2, Op: OpChange}, {Path: "a.c", Old: "x", Op: OpRemove}, {Path: "a.d", New: "y", Op: OpAdd}, {Path: "gone", Old: true, Op: OpRemove}}},
+		{"lists by index",
+			map[string]any{"ports": []any{80, 443}},
+			map[string]any{"ports": []any{8080, 443, 9090}},
+			[]FieldDiff{{Path: "ports[0]", Old: 80, New: 8080, Op: OpChange}, {Path: "ports[2]", New: 9090, Op: OpAdd}}},
+		{"list of maps",
+			map[string]any{"rules": []any{map[string]any{"port": 80}}},
+			map[string]any{"rules": []any{map[string]any{"port": 81}}},
+			[]FieldDiff{{Path: "rules[0].port", Old: 80, New: 81, Op: OpChange}}},
+		{"type change is one diff",
+			map[string]any{"image": map[string]any{"tag": "v1"}},
+			map[string]any{"image": "app:v1"},
+			[]FieldDiff{{Path: "image", Old: map[string]any{"tag": "v1"}, New: "app:v1", Op: OpChange}}},
+		{"numbers by value, null equals absent",
+			map[string]any{"a": json.Number("5"), "b": 1.0, "c": nil, "big": json.Number("9007199254740993")},
+			map[string]any{"a": 5, "b": 1, "big": int64(9007199254740993)},
+			nil},
+		{"number vs string differs",
+			map[string]any{"v": json.Number("15")},
+			map[string]any{"v": "15"},
+			[]FieldDiff{{Path: "v", Old: json.Number("15"), New: "15", Op: OpChange}}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			d := &differ{}
+			d.walk("", tc.old, tc.new, false)
+			if diff := cmp.Diff(tc.want, d.out); diff != "" {
+				t.Errorf("diffs (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestDependsOnChangeAloneIsAnUpdate(t *testing.T) {
+	d := desired(comp("a/x", "RDS", nil), comp("a/y", "RDS", nil, "a/x"))
+	st := state(map[string]*statestore.Resource{"a/x": res("RDS", nil), "a/y": res("RDS", map[string]any{})})
+	p, err := Build(d, st, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := addrs(p.Steps); got != "no-op a/x, update a/y" {
+		t.Fatalf("steps = %s", got)
+	}
+	want := []FieldDiff{{Path: PathDependsOn, Old: []string{}, New: []string{"a/x"}, Op: OpChange}}
+	if diff := cmp.Diff(want, p.Steps[1].Diffs); diff != "" {
+		t.Errorf("diffs (-want +got):\n%s", diff)
+	}
+}
+
+func TestFailedComponentIsAppliedAgain(t *testing.T) {
+	r := res("Command", map[string]any{"v": 1})
+	r.Status = "failed"
+	p, err := Build(desired(comp("a/x", "Command", map[string]any{"v": 1})), state(map[string]*statestore.Resource{"a/x": r}), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := p.Steps[0]; s.Action != Update || len(s.Diffs) != 1 || s.Diffs[0].Path != PathStatus {
+		t.Errorf("step = %+v, want an update with a (status) diff", s)
+	}
+}
+
+func TestSecretsAreMaskedInDiffsNotInConfig(t *testing.T) {
+	c := comp("a/db", "RDS", map[string]any{
+		"db_password": "hunter2",
+		"apiKey":      "k-123",
+		"auth":        map[string]any{"tokens": []any{"t1"}},
+		"master":      map[string]any{"secret": true, "value": "s3cr3t"},
+		"custom":      "c-1",
+		"name":        "users",
+	})
+	c.Secrets = []string{"custom"}
+	st := state(map[string]*statestore.Resource{"a/db": res("RDS", map[string]any{
+		"db_password": "old-pw", "master": map[string]any{"secret": true, "value": "old"}, "name": "users", "custom": "c-0",
+	})})
+	p, err := Build(desired(c), st, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []FieldDiff{
+		{Path: "apiKey", New: Masked, Op: OpAdd, Sensitive: true},
+		{Path: "auth.tokens[0]", New: Masked, Op: OpAdd, Sensitive: true},
+		{Path: "custom", Old: Masked, New: Masked, Op: OpChange, Sensitive: true},
+		{Path: "db_password", Old: Masked, New: Masked, Op: OpChange, Sensitive: true},
+		{Path: "master", Old: Masked, New: Masked, Op: OpChange, Sensitive: true},
+	}
+	if diff := cmp.Diff(want, p.Steps[0].Diffs); diff != "" {
+		t.Errorf("diffs (-want +got):\n%s", diff)
+	}
+	if p.Steps[0].Config["db_password"] != "hunter2" {
+		t.Errorf("Step.Config must stay unmasked for the engines")
+	}
+	data, _ := json.Marshal(p)
+	for _, s := range []string{"hunter2", "k-123", "t1", "s3cr3t", "old-pw", "c-1"} {
+		if strings.Contains(string(data), s) {
+			t.Errorf("plan JSON contains the secret %q", s)
+		}
+	}
+}
+
+func TestCycleErrorNamesTheCycle(t *testing.T) {
+	d := desired(
+		comp("a/x", "RDS", nil, "a/y"),
+		comp("a/y", "RDS", nil, "b/z"),
+		comp("b/z", "RDS", nil, "a/x"),
+		comp("c/free", "RDS", nil),
+	)
+	_, err := Build(d, nil, Options{})
+	var ce *CycleError
+	if !errors.As(err, &ce) {
+		t.Fatalf("err = %v, want *CycleError", err)
+	}
+	if want := "dependency cycle: a/x -> a/y -> b/z -> a/x (remove one of these depends_on entries)"; err.Error() != want {
+		t.Errorf("err = %q, want %q", err, want)
+	}
+}

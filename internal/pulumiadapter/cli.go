@@ -1,0 +1,177 @@
+package pulumiadapter
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/blang/semver"
+	"github.com/pulumi/pulumi/sdk/v3/go/auto"
+)
+
+// MinCLIVersion is the oldest Pulumi CLI the engine accepts.
+var MinCLIVersion = semver.MustParse("3.100.0")
+
+// InstallURL is where users are sent to install the Pulumi CLI.
+const InstallURL = "https://www.pulumi.com/docs/install/"
+
+// CLIMissingError is returned by FindCLI when no usable Pulumi CLI exists.
+// Its message names the kinds that need it and the three fixes (issue 4 item 5).
+type CLIMissingError struct {
+	Command string // what was looked for: "pulumi" (PATH) or pulumi.command
+	Version string // the version found when it was too old; "" when absent
+	Err     error  // the lookup or `pulumi version` failure
+}
+
+func (e *CLIMissingError) Error() string {
+	what := fmt.Sprintf("the Pulumi CLI (%s) was not found", e.Command)
+	if e.Version != "" {
+		what = fmt.Sprintf("the Pulumi CLI %s at %s is older than v%s", e.Version, e.Command, MinCLIVersion)
+	}
+	return fmt.Sprintf("%s: the Pulumi CLI is required for kinds %s: install it from %s or run with --install-pulumi, or set pulumi.command in deployer.yaml",
+		what, strings.Join(Kinds(), ", "), InstallURL)
+}
+
+func (e *CLIMissingError) Unwrap() error { return e.Err }
+
+// FindCLI locates the Pulumi CLI: command (pulumi.command of deployer.yaml)
+// when set, else "pulumi" on PATH; runs `pulumi version` and checks it is at
+// least MinCLIVersion. It returns the absolute path and the version
+// ("v3.263.0"), or *CLIMissingError.
+func FindCLI(command string) (path, version string, err error) {
+	name := command
+	if name == "" {
+		name = "pulumi"
+	}
+	path, err = exec.LookPath(name)
+	if err != nil {
+		return "", "", &CLIMissingError{Command: name, Err: err}
+	}
+	if abs, aerr := filepath.Abs(path); aerr == nil {
+		path = abs
+	}
+	cmd := exec.Command(path, "version")
+	cmd.Env = append(os.Environ(), "PULUMI_SKIP_UPDATE_CHECK=true")
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		return "", "", &CLIMissingError{Command: path, Err: fmt.Errorf("run %s version: %w: %s", path, err, strings.TrimSpace(stderr.String()))}
+	}
+	version = strings.TrimSpace(string(out))
+	v, err := semver.ParseTolerant(version)
+	if err != nil {
+		return "", "", &CLIMissingError{Command: path, Err: fmt.Errorf("parse %q printed by %s version: %w", version, path, err)}
+	}
+	if v.LT(MinCLIVersion) {
+		return "", "", &CLIMissingError{Command: path, Version: version}
+	}
+	return path, version, nil
+}
+
+// InstallCLI installs the Pulumi CLI matching the SDK (v3.263.0) under
+// ~/.pulumi/versions with auto.InstallPulumiCommand (needs network access to
+// get.pulumi.com) and returns its path, for --install-pulumi.
+func InstallCLI(ctx context.Context) (string, error) {
+	if _, err := auto.InstallPulumiCommand(ctx, nil); err != nil {
+		return "", fmt.Errorf("install the Pulumi CLI (needs access to get.pulumi.com; else install it from %s): %w", InstallURL, err)
+	}
+	home, err := os.UserHomeDir()
+	if err != nil {
+		return "", fmt.Errorf("find the installed Pulumi CLI: %w", err)
+	}
+	dirs, _ := filepath.Glob(filepath.Join(home, ".pulumi", "versions", "*", "bin", "pulumi"))
+	if len(dirs) == 0 {
+		return "", errors.New("the Pulumi CLI was installed but not found under ~/.pulumi/versions")
+	}
+	return dirs[len(dirs)-1], nil
+}
+
+// cliCommand is the engine's auto.PulumiCommand. Unlike auto's own, it runs
+// pulumi in its own process group, so a terminal Ctrl-C reaches deployer only
+// (pulumi would take a second SIGINT from deployer as "stop now"): cancelling
+// ctx sends SIGINT once (pulumi's graceful cancel), and kill stops at once.
+type cliCommand struct {
+	path    string
+	version semver.Version
+
+	mu    sync.Mutex
+	procs map[*os.Process]struct{}
+}
+
+var _ auto.PulumiCommand = (*cliCommand)(nil)
+
+func newCLICommand(path, version string) (*cliCommand, error) {
+	v, err := semver.ParseTolerant(version)
+	if err != nil {
+		return nil, fmt.Errorf("parse Pulumi CLI version %q: %w", version, err)
+	}
+	return &cliCommand{path: path, version: v, procs: map[*os.Process]struct{}{}}, nil
+}
+
+func (c *cliCommand) Version() semver.Version { return c.version }
+
+// Run implements auto.PulumiCommand.
+func (c *cliCommand) Run(ctx context.Context, workdir string, stdin io.Reader, additionalOutput, additionalErrorOutput []io.Writer,
+	additionalEnv []string, args ...string,
+) (string, string, int, error) {
+	if !slices.Contains(args, "--non-interactive") {
+		args = append([]string{"--non-interactive"}, args...)
+	}
+	cmd := exec.Command(c.path, args...)
+	cmd.Dir = workdir
+	cmd.Stdin = stdin
+	cmd.Env = append(append(os.Environ(), additionalEnv...), "PULUMI_AUTOMATION_API=true", "PULUMI_SKIP_UPDATE_CHECK=true")
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout = io.MultiWriter(append(additionalOutput, &stdout)...)
+	cmd.Stderr = io.MultiWriter(append(additionalErrorOutput, &stderr)...)
+	ownProcessGroup(cmd)
+	if err := cmd.Start(); err != nil {
+		return "", "", -2, fmt.Errorf("start %s: %w", c.path, err)
+	}
+	c.mu.Lock()
+	c.procs[cmd.Process] = struct{}{}
+	c.mu.Unlock()
+	done := make(chan struct{})
+	go func() {
+		select {
+		case <-ctx.Done():
+			_ = cmd.Process.Signal(os.Interrupt) // graceful cancel; kill() stops at once
+		case <-done:
+		}
+	}()
+	err := cmd.Wait()
+	close(done)
+	c.mu.Lock()
+	delete(c.procs, cmd.Process)
+	c.mu.Unlock()
+	code := 0
+	if err != nil {
+		code = -2
+		var exit *exec.ExitError
+		if errors.As(err, &exit) {
+			code = exit.ExitCode()
+		}
+		if ctx.Err() != nil {
+			err = fmt.Errorf("%w (%w)", err, ctx.Err())
+		}
+	}
+	return stdout.String(), stderr.String(), code, err
+}
+
+// kill sends SIGKILL to the process group of every running pulumi command.
+func (c *cliCommand) kill() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for p := range c.procs {
+		killGroup(p)
+	}
+}

@@ -1,0 +1,259 @@
+package pulumiadapter
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/pulumi/pulumi/sdk/v3/go/auto"
+	"github.com/pulumi/pulumi/sdk/v3/go/auto/optdestroy"
+	"github.com/pulumi/pulumi/sdk/v3/go/auto/optrefresh"
+	"github.com/pulumi/pulumi/sdk/v3/go/auto/optup"
+	"github.com/pulumi/pulumi/sdk/v3/go/common/tokens"
+	"github.com/pulumi/pulumi/sdk/v3/go/common/workspace"
+
+	"github.com/deployer-dev/deployer/internal/engine"
+	"github.com/deployer-dev/deployer/internal/plan"
+)
+
+// Options configure the Pulumi engine.
+type Options struct {
+	// BackendURL is the base URL of the state backend: "file:///abs/.deployer"
+	// or "s3://bucket/prefix?region=..." (query kept). The Pulumi backend of
+	// stack/env is BackendFor(BackendURL, stack, env).
+	BackendURL string
+	// SecretsProvider is pulumi.secrets_provider: "passphrase" (default; the
+	// passphrase comes from PULUMI_CONFIG_PASSPHRASE or
+	// PULUMI_CONFIG_PASSPHRASE_FILE) or "awskms://...".
+	SecretsProvider string
+	// Command is the Pulumi CLI path from FindCLI (or pulumi.command); ""
+	// looks it up on PATH at first use.
+	Command string
+	// InstallPulumi installs the CLI with auto.InstallPulumiCommand when it is
+	// missing (--install-pulumi).
+	InstallPulumi bool
+}
+
+// Engine applies Pulumi kinds with the Automation API (engine.Engine).
+type Engine struct {
+	opts Options
+
+	mu  sync.Mutex
+	cmd *cliCommand
+}
+
+var _ engine.Engine = (*Engine)(nil)
+
+// New returns the Pulumi engine. It does not look for the CLI: that happens
+// at the first operation (or call FindCLI first, before taking locks).
+func New(opts Options) *Engine {
+	if opts.SecretsProvider == "" {
+		opts.SecretsProvider = "passphrase"
+	}
+	return &Engine{opts: opts}
+}
+
+// Name is "pulumi".
+func (e *Engine) Name() string { return "pulumi" }
+
+// Handles reports whether kind is a Pulumi kind.
+func (e *Engine) Handles(kind string) bool { return IsPulumiKind(kind) }
+
+// Kill stops every running pulumi process at once (SIGKILL to its process
+// group). Call it on the second SIGINT/SIGTERM: the first one cancels the
+// context given to Apply/Destroy, which asks pulumi to stop gracefully.
+// Pulumi may then leave pending operations that `pulumi refresh` clears.
+func (e *Engine) Kill() {
+	e.mu.Lock()
+	c := e.cmd
+	e.mu.Unlock()
+	if c != nil {
+		c.kill()
+	}
+}
+
+// BackendFor returns the Pulumi backend URL of stack/env under the state
+// backend base: {base}/stacks/{stack}/{env}/pulumi, keeping base's query
+// (SPEC 6 layout).
+func BackendFor(base, stack, env string) string {
+	u, q, _ := strings.Cut(base, "?")
+	u = strings.TrimRight(u, "/") + "/stacks/" + stack + "/" + env + "/pulumi"
+	if q != "" {
+		u += "?" + q
+	}
+	return u
+}
+
+func (e *Engine) command(ctx context.Context) (*cliCommand, error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.cmd != nil {
+		return e.cmd, nil
+	}
+	path, version, err := FindCLI(e.opts.Command)
+	var missing *CLIMissingError
+	if errors.As(err, &missing) && e.opts.InstallPulumi {
+		installed, ierr := InstallCLI(ctx)
+		if ierr != nil {
+			return nil, ierr
+		}
+		path, version, err = FindCLI(installed)
+	}
+	if err != nil {
+		return nil, err
+	}
+	c, err := newCLICommand(path, version)
+	if err != nil {
+		return nil, err
+	}
+	e.cmd = c
+	return c, nil
+}
+
+// stack opens (creating if needed) the Pulumi stack {env} of project {stack}
+// with the inline program of comps, and sets the environment's config.
+func (e *Engine) stack(ctx context.Context, in engine.Inputs, comps []Component) (auto.Stack, error) {
+	if e.opts.BackendURL == "" {
+		return auto.Stack{}, errors.New("pulumi engine: no state backend URL to place the Pulumi backend under")
+	}
+	cmd, err := e.command(ctx)
+	if err != nil {
+		return auto.Stack{}, err
+	}
+	backend := BackendFor(e.opts.BackendURL, in.Stack, in.Env)
+	if err := ensureLocalBackend(backend); err != nil {
+		return auto.Stack{}, err
+	}
+	env := map[string]string{}
+	for _, k := range []string{"PULUMI_CONFIG_PASSPHRASE", "PULUMI_CONFIG_PASSPHRASE_FILE"} {
+		if v, ok := os.LookupEnv(k); ok {
+			env[k] = v
+		}
+	}
+	if strings.HasPrefix(e.opts.SecretsProvider, "passphrase") && len(env) == 0 {
+		return auto.Stack{}, errors.New("pulumi.secrets_provider is passphrase but PULUMI_CONFIG_PASSPHRASE is not set: export it (the same value on every run), or use awskms://...")
+	}
+	project := workspace.Project{
+		Name:    tokens.PackageName(in.Stack),
+		Runtime: workspace.NewProjectRuntimeInfo("go", nil),
+		Backend: &workspace.ProjectBackend{URL: backend},
+	}
+	st, err := auto.UpsertStackInlineSource(ctx, in.Env, in.Stack, Program(comps, in.Outputs, in.DeploymentID),
+		auto.Project(project), auto.SecretsProvider(e.opts.SecretsProvider), auto.EnvVars(env), auto.Pulumi(cmd))
+	if err != nil {
+		return auto.Stack{}, fmt.Errorf("open Pulumi stack %s/%s at %s: %w", in.Stack, in.Env, backend, err)
+	}
+	cfg := auto.ConfigMap{}
+	for k, v := range in.EnvConfig {
+		cfg[k] = auto.ConfigValue{Value: configString(v)}
+	}
+	if len(cfg) > 0 {
+		if err := st.SetAllConfig(ctx, cfg); err != nil {
+			return auto.Stack{}, fmt.Errorf("set stack config of %s/%s: %w", in.Stack, in.Env, err)
+		}
+	}
+	if err := e.mirrorReferences(ctx, st, in, comps); err != nil {
+		return auto.Stack{}, err
+	}
+	return st, nil
+}
+
+// Apply runs one `pulumi up` whose program declares in.Keep plus the
+// non-delete steps; components absent from it are deleted by Pulumi. It
+// returns one Result per step. On cancellation (ctx done) the results of
+// unfinished steps are "cancelled" and carry what Pulumi recorded.
+func (e *Engine) Apply(ctx context.Context, steps []plan.Step, in engine.Inputs) ([]engine.Result, error) {
+	started := time.Now()
+	comps := Components(in.Keep, steps)
+	st, err := e.stack(ctx, in, comps)
+	if err != nil {
+		return failAll(steps, started, err), err
+	}
+	progress := progressWriter(in.Progress)
+	_, upErr := st.Up(ctx, optup.ProgressStreams(progress), optup.ErrorProgressStreams(progress),
+		optup.Message("deployer "+in.DeploymentID))
+	return e.collect(ctx, st, steps, in.DeploymentID, started, upErr)
+}
+
+// Destroy deletes the components of steps: `pulumi destroy` when nothing
+// else of the stack stays (in.Keep has no Pulumi component), else an `up`
+// whose program declares only in.Keep.
+func (e *Engine) Destroy(ctx context.Context, steps []plan.Step, in engine.Inputs) ([]engine.Result, error) {
+	if len(Components(in.Keep, nil)) > 0 {
+		return e.Apply(ctx, steps, in)
+	}
+	started := time.Now()
+	st, err := e.stack(ctx, in, nil)
+	if err != nil {
+		return failAll(steps, started, err), err
+	}
+	progress := progressWriter(in.Progress)
+	_, derr := st.Destroy(ctx, optdestroy.ProgressStreams(progress), optdestroy.ErrorProgressStreams(progress),
+		optdestroy.Message("deployer "+in.DeploymentID))
+	return e.collect(ctx, st, steps, in.DeploymentID, started, derr)
+}
+
+// Preview runs `pulumi preview` of the program Apply would run and returns
+// Pulumi's resource-level preview text followed by its change summary
+// ("create 3, same 2"), for `plan --preview`.
+func (e *Engine) Preview(ctx context.Context, steps []plan.Step, in engine.Inputs) (string, error) {
+	st, err := e.stack(ctx, in, Components(in.Keep, steps))
+	if err != nil {
+		return "", err
+	}
+	res, err := st.Preview(ctx)
+	if err != nil {
+		return "", fmt.Errorf("pulumi preview of %s/%s: %w", in.Stack, in.Env, err)
+	}
+	var sum []string
+	for op, n := range res.ChangeSummary {
+		sum = append(sum, fmt.Sprintf("%s %d", op, n))
+	}
+	sort.Strings(sum)
+	return strings.TrimRight(res.StdOut, "\n") + "\n\nPulumi changes: " + strings.Join(sum, ", ") + "\n", nil
+}
+
+// Refresh runs `pulumi refresh` (which updates Pulumi's own state in the
+// backend, not deployer's) and returns, per component of steps and in.Keep,
+// the actual_state fields that differ between deployer's state (Prior) and
+// the cloud. Components without drift are left out.
+func (e *Engine) Refresh(ctx context.Context, steps []plan.Step, in engine.Inputs) ([]Drift, error) {
+	st, err := e.stack(ctx, in, Components(in.Keep, steps))
+	if err != nil {
+		return nil, err
+	}
+	if _, err := st.Refresh(ctx, optrefresh.ProgressStreams(progressWriter(in.Progress))); err != nil {
+		return nil, fmt.Errorf("pulumi refresh of %s/%s: %w", in.Stack, in.Env, err)
+	}
+	dep, err := st.Export(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("export Pulumi stack %s/%s after refresh: %w", in.Stack, in.Env, err)
+	}
+	snap, err := parseDeployment(dep.Deployment)
+	if err != nil {
+		return nil, err
+	}
+	return drift(snap, append(append([]plan.Step(nil), in.Keep...), steps...)), nil
+}
+
+func progressWriter(w io.Writer) io.Writer {
+	if w == nil {
+		return io.Discard
+	}
+	return w
+}
+
+func failAll(steps []plan.Step, started time.Time, err error) []engine.Result {
+	now := time.Now()
+	out := make([]engine.Result, 0, len(steps))
+	for _, s := range steps {
+		out = append(out, engine.Result{Address: s.Address, Action: s.Action, Status: "failed", Err: err, Started: started, Finished: now})
+	}
+	return out
+}
