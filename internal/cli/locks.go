@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/deployer-dev/deployer/internal/backends"
 	"github.com/deployer-dev/deployer/internal/lockmgr"
 )
 
@@ -64,6 +65,7 @@ func runStateLocks(ctx context.Context, f *Factory, opts *StateLocksOptions) err
 		}
 	}
 	if cfg.Backend.Lock == "none" {
+		fmt.Fprintln(f.IO.ErrOut, backends.NoneWarning)
 		if opts.JSON {
 			return writeJSON(f, map[string]any{"locking_enabled": false, "locks": []any{}})
 		}

@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -115,17 +116,35 @@ func (p *project) mustRun(code int, args ...string) result {
 	return r
 }
 
+// syncBuffer is a bytes.Buffer safe to read while the process writes it.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
 // background starts deployer; wait() returns its result.
 type bgRun struct {
 	cmd       *exec.Cmd
-	out, errb *bytes.Buffer
+	out, errb *syncBuffer
 	done      chan struct{}
 	res       result
 }
 
 func (p *project) start(args ...string) *bgRun {
 	p.t.Helper()
-	b := &bgRun{cmd: p.command(args...), out: &bytes.Buffer{}, errb: &bytes.Buffer{}, done: make(chan struct{})}
+	b := &bgRun{cmd: p.command(args...), out: &syncBuffer{}, errb: &syncBuffer{}, done: make(chan struct{})}
 	b.cmd.Stdout, b.cmd.Stderr = b.out, b.errb
 	if err := b.cmd.Start(); err != nil {
 		p.t.Fatal(err)

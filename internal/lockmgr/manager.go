@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"sync"
 	"time"
 
@@ -230,7 +231,9 @@ func (m *Manager) Verdict(rec Record) string {
 	switch {
 	case rec.Expired(now):
 		return Expired
-	case now.Sub(time.Unix(rec.LastHeartbeat, 0)) > m.opts.StaleAfter:
+	// Records keep whole seconds: compare whole seconds, so a holder that
+	// heartbeats on time never looks up to a second staler than it is.
+	case now.Unix()-rec.LastHeartbeat > int64(math.Ceil(m.opts.StaleAfter.Seconds())):
 		return Stale
 	default:
 		return Active

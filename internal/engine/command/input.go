@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/deployer-dev/deployer/internal/plan"
 )
 
 // payload is the JSON object a command reads on stdin (docs/command-kind.md).
@@ -128,34 +130,11 @@ func envName(s string) string {
 }
 
 // unwrapMap returns a copy of m with every secret wrapper {secret: true,
-// value: X} replaced by X, at any depth. It mirrors plan.Unwrap (SPEC 7);
-// kept local until that lands so this package builds on its own.
+// value: X} replaced by X, at any depth (plan.Unwrap, SPEC 7).
 func unwrapMap(m map[string]any) map[string]any {
-	out := make(map[string]any, len(m))
-	for k, v := range m {
-		out[k] = unwrap(v)
+	out, _ := plan.Unwrap(m).(map[string]any)
+	if out == nil {
+		out = map[string]any{}
 	}
 	return out
-}
-
-func unwrap(v any) any {
-	switch t := v.(type) {
-	case map[string]any:
-		if len(t) == 2 {
-			if s, ok := t["secret"].(bool); ok && s {
-				if x, ok := t["value"]; ok {
-					return unwrap(x)
-				}
-			}
-		}
-		return unwrapMap(t)
-	case []any:
-		out := make([]any, len(t))
-		for i, e := range t {
-			out[i] = unwrap(e)
-		}
-		return out
-	default:
-		return v
-	}
 }

@@ -1,0 +1,106 @@
+package e2e
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// auditEvents reads the audit log's JSON lines.
+func auditEvents(t *testing.T, path string) []map[string]any {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []map[string]any
+	sc := bufio.NewScanner(bytes.NewReader(data))
+	for sc.Scan() {
+		var ev map[string]any
+		if err := json.Unmarshal(sc.Bytes(), &ev); err != nil {
+			t.Fatalf("audit line %q: %v", sc.Text(), err)
+		}
+		out = append(out, ev)
+	}
+	return out
+}
+
+func eventNames(evs []map[string]any) []string {
+	var names []string
+	for _, e := range evs {
+		names = append(names, e["event"].(string))
+	}
+	return names
+}
+
+func TestSIGINTCancelsRecordsAndReleases(t *testing.T) {
+	p := newShop(t)
+	audit := filepath.Join(p.dir, "audit.jsonl")
+	p.mustRun(0, "deploy", "-e", "dev", "--yes", "--audit-log", audit)
+	for _, want := range []string{"lock.acquired", "deploy.started", "state.saved", "deploy.finished", "lock.released"} {
+		if !strings.Contains(strings.Join(eventNames(auditEvents(t, audit)), ","), want) {
+			t.Errorf("audit log lacks %s: %v", want, eventNames(auditEvents(t, audit)))
+		}
+	}
+	for _, e := range auditEvents(t, audit) {
+		if e["event"] == "lock.released" {
+			if _, ok := e["duration_seconds"].(float64); !ok || e["lock_key"] != "stack:shop:env:dev" || e["timestamp"] == nil {
+				t.Errorf("lock.released event lacks seed 000's fields: %v", e)
+			}
+		}
+	}
+
+	p.write("deployer.yaml", strings.NewReplacer("size: small", "size: large", "replicas: 2", "replicas: 3").Replace(shopYAML))
+	p.write("slow", "")
+	os.Remove(filepath.Join(p.dir, "events.log"))
+	d := p.start("deploy", "-e", "dev", "--yes", "--audit-log", audit)
+	eventually(t, 20*time.Second, "app/db to start", func() bool { return len(p.events("start")) > 0 })
+	if err := syscall.Kill(d.cmd.Process.Pid, syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	r := d.wait(t, 10*time.Second)
+	if r.code != 130 {
+		t.Fatalf("a cancelled deploy exits 130: %s", r)
+	}
+	if len(p.locks()) != 0 {
+		t.Fatal("the cancelled deploy left its lock")
+	}
+	st := p.state("shop", "dev")
+	if st.Serial != 2 || st.DeploymentHistory[0].Status != "cancelled" {
+		t.Fatalf("the cancelled deployment should be recorded as serial 2: serial %d, history %+v", st.Serial, st.DeploymentHistory)
+	}
+	if st.Resources["app/db"].DesiredConfig["size"] != "small" {
+		t.Errorf("the interrupted component must keep its previous config so the next plan retries it: %v", st.Resources["app/db"].DesiredConfig)
+	}
+	os.Remove(filepath.Join(p.dir, "slow"))
+	r = p.mustRun(2, "plan", "-e", "dev", "--detailed-exitcode")
+	if !strings.Contains(r.stdout, "~ db") || !strings.Contains(r.stdout, "~ api") {
+		t.Errorf("after a cancel the plan should still update db and api:\n%s", r)
+	}
+	p.mustRun(0, "deploy", "-e", "dev", "--yes")
+}
+
+func TestFailedComponentStopsDependentsAndRecordsWhatSucceeded(t *testing.T) {
+	p := newShop(t)
+	p.write("deployer.yaml", strings.Replace(shopYAML, "./step.sh db 30, update", "exit 7, update", 1))
+	r := p.mustRun(1, "deploy", "-e", "dev", "--yes")
+	if !strings.Contains(r.stderr, "app/db") || !strings.Contains(r.stderr, "7") {
+		t.Errorf("the error should name the component and the exit code: %s", r)
+	}
+	st := p.state("shop", "dev")
+	if _, ok := st.Resources["base/net"]; !ok || len(st.Resources) != 1 || st.DeploymentHistory[0].Status != "failed" {
+		t.Fatalf("state should record base/net and a failed deployment: %+v", st)
+	}
+	if got := strings.Join(p.events("start"), ","); got != "net" {
+		t.Errorf("components started: %s; app/api depends on the failed app/db and must not run", got)
+	}
+	if len(p.locks()) != 0 {
+		t.Error("lock left behind after a failed deploy")
+	}
+}
