@@ -96,7 +96,11 @@ func runDeploy(ctx context.Context, f *Factory, opts *DeployOptions) error {
 	if !opts.Yes && !f.IO.CanPrompt() {
 		return &UsageError{Msg: "deploy needs confirmation but there is no terminal to ask on: pass --yes to proceed"}
 	}
-	svc, err := f.Service(ctx, cfg, EngineOptions{InstallPulumi: opts.InstallPulumi})
+	eopts := EngineOptions{InstallPulumi: opts.InstallPulumi}
+	if err := f.checkEngines(cfg, t, eopts); err != nil {
+		return err
+	}
+	svc, err := f.Service(ctx, cfg, eopts)
 	if err != nil {
 		return err
 	}

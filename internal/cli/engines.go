@@ -7,6 +7,7 @@ import (
 
 	"github.com/deployer-dev/deployer/internal/backends"
 	"github.com/deployer-dev/deployer/internal/config"
+	"github.com/deployer-dev/deployer/internal/deploy"
 	"github.com/deployer-dev/deployer/internal/engine"
 	"github.com/deployer-dev/deployer/internal/pulumiadapter"
 )
@@ -45,6 +46,21 @@ func pulumiEngine(f *Factory, cfg *config.Config, opts EngineOptions) ([]engine.
 		return err
 	}
 	return []engine.Engine{eng}, pulumiadapter.ReplaceOn, preflight
+}
+
+// checkEngines runs the engines' preflight for the components in scope
+// (the Pulumi CLI) before any backend is opened: a missing CLI exits 1 and
+// touches neither lock nor state (issue 4).
+func (f *Factory) checkEngines(cfg *config.Config, t deploy.Target, opts EngineOptions) error {
+	kinds, err := deploy.ScopeKinds(cfg, t)
+	if err != nil {
+		return err
+	}
+	_, _, preflight := f.engines(cfg, opts)
+	if preflight == nil {
+		return nil
+	}
+	return preflight(kinds)
 }
 
 // pulumiBackendBase is the state backend's base URL with an absolute path:

@@ -138,9 +138,11 @@ func (f *Factory) Service(ctx context.Context, cfg *config.Config, opts EngineOp
 	if err != nil {
 		return nil, err
 	}
-	engines, replaceOn, preflight := f.engines(cfg, opts)
+	// The engines' preflight (Pulumi CLI) runs in the commands, before any
+	// backend is opened: see checkEngines.
+	engines, replaceOn, _ := f.engines(cfg, opts)
 	return deploy.New(deploy.Deps{
-		Locks: locks, Store: store, Engines: engines, ReplaceOn: replaceOn, Preflight: preflight,
+		Locks: locks, Store: store, Engines: engines, ReplaceOn: replaceOn,
 		Audit: al, Now: f.Now, Progress: f.IO.ErrOut, Getenv: f.Getenv,
 	}), nil
 }

@@ -4,10 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/deployer-dev/deployer/internal/plan"
+	"github.com/deployer-dev/deployer/internal/pulumiadapter"
 )
 
 // PlanOptions are the flags of `deployer plan` (SPEC 3, 7).
@@ -16,6 +18,8 @@ type PlanOptions struct {
 	Out              string
 	DetailedExitcode bool
 	Destroy          bool
+	Preview          bool
+	Refresh          bool
 	JSON             bool
 }
 
@@ -44,6 +48,8 @@ func NewCmdPlan(f *Factory, runF func(context.Context, *Factory, *PlanOptions) e
 	cmd.Flags().StringVar(&opts.Out, "out", "", "save the plan to FILE for deploy --plan")
 	cmd.Flags().BoolVar(&opts.DetailedExitcode, "detailed-exitcode", false, "exit 0 when there are no changes, 2 when there are, 1 on error")
 	cmd.Flags().BoolVar(&opts.Destroy, "destroy", false, "plan the deletion of everything in scope")
+	cmd.Flags().BoolVar(&opts.Preview, "preview", false, "add Pulumi's resource-level preview (needs the Pulumi CLI)")
+	cmd.Flags().BoolVar(&opts.Refresh, "refresh", false, "refresh Pulumi components and report drift from actual_state (needs the Pulumi CLI)")
 	return cmd
 }
 
@@ -56,6 +62,11 @@ func runPlan(ctx context.Context, f *Factory, opts *PlanOptions) error {
 	if err != nil {
 		return err
 	}
+	if opts.Preview || opts.Refresh {
+		if err := f.checkEngines(cfg, t, EngineOptions{}); err != nil {
+			return err
+		}
+	}
 	svc, err := f.Service(ctx, cfg, EngineOptions{})
 	if err != nil {
 		return err
@@ -63,6 +74,15 @@ func runPlan(ctx context.Context, f *Factory, opts *PlanOptions) error {
 	p, err := svc.Plan(ctx, cfg, t, opts.Destroy)
 	if err != nil {
 		return err
+	}
+	if opts.Refresh {
+		drift, err := svc.Refresh(ctx, cfg, t, p)
+		if err != nil {
+			return err
+		}
+		if err := renderDrift(f, drift, opts.JSON); err != nil {
+			return err
+		}
 	}
 	if opts.Out != "" {
 		if err := plan.WriteFile(opts.Out, p); err != nil {
@@ -74,9 +94,58 @@ func runPlan(ctx context.Context, f *Factory, opts *PlanOptions) error {
 	if err := planRenderer(f, opts.JSON).Render(f.IO.Out, p); err != nil {
 		return err
 	}
+	if opts.Preview {
+		text, err := svc.Preview(ctx, cfg, t, p)
+		if err != nil {
+			return err
+		}
+		w := f.IO.Out
+		if opts.JSON {
+			w = f.IO.ErrOut // --json keeps stdout a single JSON document
+		}
+		fmt.Fprintf(w, "\nPulumi preview:\n%s", text)
+	}
 	if opts.DetailedExitcode && p.HasChanges() {
 		return &ExitCodeError{Code: 2}
 	}
+	return nil
+}
+
+// renderDrift prints plan --refresh's drift report (stderr in --json mode,
+// so stdout stays the plan document).
+func renderDrift(f *Factory, drift []pulumiadapter.Drift, asJSON bool) error {
+	for i := range drift { // secrets never leave masked (SPEC 7)
+		d := &drift[i]
+		d.ActualState, _ = plan.Mask(d.ActualState).(map[string]any)
+		for j := range d.Fields {
+			fd := &d.Fields[j]
+			fd.Old, fd.New = plan.Mask(fd.Old), plan.Mask(fd.New)
+			if key := fd.Path[strings.LastIndex(fd.Path, ".")+1:]; plan.IsSecretKey(key) {
+				fd.Old, fd.New, fd.Sensitive = plan.Masked, plan.Masked, true
+			}
+		}
+	}
+	if asJSON {
+		enc := json.NewEncoder(f.IO.ErrOut)
+		return enc.Encode(map[string]any{"drift": drift})
+	}
+	w := f.IO.Out
+	if len(drift) == 0 {
+		fmt.Fprintln(w, "No drift: the cloud matches actual_state.")
+		return nil
+	}
+	fmt.Fprintf(w, "Drift between actual_state and the cloud (%d components):\n", len(drift))
+	for _, d := range drift {
+		if d.Missing {
+			fmt.Fprintf(w, "  ! %s: its resources no longer exist\n", d.Address)
+			continue
+		}
+		fmt.Fprintf(w, "  ! %s\n", d.Address)
+		for _, fd := range d.Fields {
+			fmt.Fprintf(w, "      %s: %v -> %v\n", fd.Path, fd.Old, fd.New)
+		}
+	}
+	fmt.Fprintln(w)
 	return nil
 }
 

@@ -1,0 +1,76 @@
+package e2e
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestSavedPlanIsBoundToTheStateItWasMadeAgainst(t *testing.T) {
+	p := newShop(t)
+	p.mustRun(0, "deploy", "-e", "dev", "--yes")
+	p.write("deployer.yaml", strings.Replace(shopYAML, "tag: v1", "tag: v2", 1))
+	r := p.mustRun(0, "plan", "-e", "dev", "--out", "v2.plan")
+	if !strings.Contains(r.stderr, "deployer deploy -s shop -e dev --plan v2.plan") {
+		t.Errorf("plan --out should say how to apply it: %s", r)
+	}
+	p.mustRun(0, "plan", "-e", "dev", "--out", "stale.plan")
+	p.mustRun(0, "deploy", "-e", "dev", "--plan", "v2.plan", "--yes")
+	if st := p.state("shop", "dev"); st.Serial != 2 {
+		t.Fatalf("deploy --plan should write serial 2, got %d", st.Serial)
+	}
+	r = p.mustRun(4, "deploy", "-e", "dev", "--plan", "stale.plan", "--yes")
+	if !strings.Contains(r.stderr, "serial 1") || !strings.Contains(r.stderr, "serial 2") || !strings.Contains(r.stderr, "plan --out") {
+		t.Errorf("a stale plan should be refused naming both serials and the fix: %s", r)
+	}
+}
+
+func TestSecretsAreMaskedInEveryPlanOutput(t *testing.T) {
+	p := newProject(t, `stack: shop
+environments: {dev: {}}
+services:
+  app:
+    components:
+      db:
+        kind: Command
+        config: {user: admin, password: hunter2, token: {secret: true, value: s3cr3t-value}}
+        command: {create: "true"}
+`)
+	for _, args := range [][]string{{"plan", "-e", "dev"}, {"plan", "-e", "dev", "--json"}} {
+		r := p.mustRun(0, args...)
+		if strings.Contains(r.stdout+r.stderr, "hunter2") || strings.Contains(r.stdout+r.stderr, "s3cr3t-value") {
+			t.Errorf("%v printed a secret:\n%s", args, r)
+		}
+		if !strings.Contains(r.stdout, "admin") {
+			t.Errorf("%v should still show non-secret values:\n%s", args, r)
+		}
+	}
+}
+
+func TestPulumiStackWithoutCLIFailsBeforeLockOrState(t *testing.T) {
+	if _, err := exec.LookPath("pulumi"); err == nil {
+		t.Skip("the Pulumi CLI is on PATH: this test checks the message when it is absent (DEPLOYER_ e2e runs it where CI has no CLI)")
+	}
+	src, err := os.ReadFile("../../examples/user-platform/deployer.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := newProject(t, string(src))
+	r := p.mustRun(0, "plan", "-e", "production") // planning needs no engine
+	if !strings.Contains(r.stdout, "+ database (RDS)") {
+		t.Errorf("plan of user-platform:\n%s", r)
+	}
+	os.RemoveAll(filepath.Join(p.dir, ".deployer"))
+	p.env = []string{"PATH=/usr/bin:/bin"}
+	r = p.mustRun(1, "deploy", "-e", "production", "--yes")
+	for _, want := range []string{"Pulumi CLI", "--install-pulumi", "pulumi.command"} {
+		if !strings.Contains(r.stderr, want) {
+			t.Errorf("missing-CLI error lacks %q: %s", want, r)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(p.dir, ".deployer")); !os.IsNotExist(err) {
+		t.Errorf("deploy without the Pulumi CLI touched .deployer (err=%v)", err)
+	}
+}
