@@ -34,15 +34,25 @@ func main() {
 }
 
 func run() int {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	go func() {
-		<-ctx.Done()
-		stop() // a second signal stops deployer at once
-	}()
-
 	f := cli.NewFactory(cli.System())
 	defer f.Close()
+
+	// The first SIGINT/SIGTERM cancels the running command cleanly (the
+	// deployment is recorded as cancelled and the lock released); a second
+	// one kills the engines' processes and exits at once.
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	sigs := make(chan os.Signal, 2)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	defer signal.Stop(sigs)
+	go func() {
+		<-sigs
+		fmt.Fprintln(os.Stderr, "\ndeployer: cancelling; the lock is released when the running step stops (signal again to stop at once)")
+		cancel()
+		<-sigs
+		f.KillEngines()
+		os.Exit(exitCancelled)
+	}()
 	root := cli.NewRootCmd(f)
 	err := root.ExecuteContext(ctx)
 	if err == nil {

@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"sync"
 	"time"
 
 	"github.com/deployer-dev/deployer/internal/audit"
@@ -36,6 +37,8 @@ type Factory struct {
 	cfg     *config.Config
 	audit   *slog.Logger
 	closers []io.Closer
+	mu      sync.Mutex
+	running []engine.Engine
 }
 
 // NewFactory returns a Factory on the process's streams and environment.
@@ -157,11 +160,29 @@ var extraEngines func(f *Factory, cfg *config.Config, opts EngineOptions) ([]eng
 
 func (f *Factory) engines(cfg *config.Config, opts EngineOptions) ([]engine.Engine, func(string) []string, func([]string) error) {
 	engines := []engine.Engine{command.New()}
-	if extraEngines == nil {
-		return engines, nil, nil
+	var replaceOn func(string) []string
+	var preflight func([]string) error
+	if extraEngines != nil {
+		var more []engine.Engine
+		more, replaceOn, preflight = extraEngines(f, cfg, opts)
+		engines = append(engines, more...)
 	}
-	more, replaceOn, preflight := extraEngines(f, cfg, opts)
-	return append(engines, more...), replaceOn, preflight
+	f.mu.Lock()
+	f.running = append(f.running, engines...)
+	f.mu.Unlock()
+	return engines, replaceOn, preflight
+}
+
+// KillEngines stops every engine process at once (the second Ctrl-C):
+// engines that can (Pulumi) kill their child processes.
+func (f *Factory) KillEngines() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for _, e := range f.running {
+		if k, ok := e.(interface{ Kill() }); ok {
+			k.Kill()
+		}
+	}
 }
 
 // Close closes backends and the audit log.
