@@ -59,11 +59,7 @@ type historyEntry struct {
 }
 
 func runHistory(ctx context.Context, f *Factory, opts *HistoryOptions) error {
-	cfg, err := optionalConfig(f)
-	if err != nil {
-		return err
-	}
-	t, err := opts.Target.resolve(cfg)
+	cfg, t, err := f.target(&opts.Target)
 	if err != nil {
 		return err
 	}
@@ -172,11 +168,7 @@ func NewCmdRestore(f *Factory, runF func(context.Context, *Factory, *RestoreOpti
 }
 
 func runRestore(ctx context.Context, f *Factory, opts *RestoreOptions) error {
-	cfg, err := optionalConfig(f)
-	if err != nil {
-		return err
-	}
-	t, err := opts.Target.resolve(cfg)
+	cfg, t, err := f.target(&opts.Target)
 	if err != nil {
 		return err
 	}

@@ -45,11 +45,7 @@ func NewCmdStateShow(f *Factory, runF func(context.Context, *Factory, *StateShow
 }
 
 func runStateShow(ctx context.Context, f *Factory, opts *StateShowOptions) error {
-	cfg, err := optionalConfig(f)
-	if err != nil {
-		return err
-	}
-	t, err := opts.Target.resolve(cfg)
+	cfg, t, err := f.target(&opts.Target)
 	if err != nil {
 		return err
 	}
@@ -132,11 +128,7 @@ func NewCmdStatePush(f *Factory, runF func(context.Context, *Factory, *StatePush
 }
 
 func runStatePush(ctx context.Context, f *Factory, opts *StatePushOptions) error {
-	cfg, err := optionalConfig(f)
-	if err != nil {
-		return err
-	}
-	t, err := opts.Target.resolve(cfg)
+	cfg, t, err := f.target(&opts.Target)
 	if err != nil {
 		return err
 	}

@@ -94,3 +94,14 @@ func validateName(what, v string) error {
 	}
 	return nil
 }
+
+// target loads deployer.yaml when there is one and resolves the target
+// flags against it (commands that also work from flags alone).
+func (f *Factory) target(tf *targetFlags) (*config.Config, deploy.Target, error) {
+	cfg, err := optionalConfig(f)
+	if err != nil {
+		return nil, deploy.Target{}, err
+	}
+	t, err := tf.resolve(cfg)
+	return cfg, t, err
+}

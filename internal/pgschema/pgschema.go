@@ -10,6 +10,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync/atomic"
 
 	"github.com/golang-migrate/migrate/v4"
 	_ "github.com/golang-migrate/migrate/v4/database/pgx/v5" // registers the pgx5:// driver
@@ -177,4 +178,24 @@ func Redact(rawURL string) string {
 		return "postgres://(unparsable URL)"
 	}
 	return u.Redacted()
+}
+
+// Gate runs Check on first use and remembers success, so each backend
+// checks the schema once per process (a failure is checked again next time).
+type Gate struct{ ready atomic.Bool }
+
+// Ensure returns ctx's error, or Check's wrapped with op, until Check
+// succeeds once.
+func (g *Gate) Ensure(ctx context.Context, q Querier, op string) error {
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("%s: %w", op, err)
+	}
+	if g.ready.Load() {
+		return nil
+	}
+	if err := Check(ctx, q); err != nil {
+		return fmt.Errorf("%s: %w", op, err)
+	}
+	g.ready.Store(true)
+	return nil
 }

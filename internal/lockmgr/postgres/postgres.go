@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -19,7 +18,7 @@ import (
 type Backend struct {
 	pool    *pgxpool.Pool
 	ownPool bool
-	ready   atomic.Bool // schema checked
+	schema  pgschema.Gate
 }
 
 var _ lockmgr.Backend = (*Backend)(nil)
@@ -43,17 +42,7 @@ func New(pool *pgxpool.Pool) *Backend { return &Backend{pool: pool} }
 
 // ensure runs pgschema.Check once per Backend (until it succeeds).
 func (b *Backend) ensure(ctx context.Context, op string) error {
-	if err := ctx.Err(); err != nil {
-		return fmt.Errorf("%s: %w", op, err)
-	}
-	if b.ready.Load() {
-		return nil
-	}
-	if err := pgschema.Check(ctx, b.pool); err != nil {
-		return fmt.Errorf("%s: %w", op, err)
-	}
-	b.ready.Store(true)
-	return nil
+	return b.schema.Ensure(ctx, b.pool, op)
 }
 
 const columns = `lock_key, lock_id, locked_by, locked_at, expires_at, last_heartbeat, metadata, fence`

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
-	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -33,7 +32,7 @@ type Backend struct {
 	ownPool bool
 	o       Options
 	where   string // "postgres://host[:port]/db", no credentials
-	ready   atomic.Bool
+	schema  pgschema.Gate
 }
 
 var _ statestore.Backend = (*Backend)(nil)
@@ -70,17 +69,7 @@ func (b *Backend) Location(stack, env string) string {
 }
 
 func (b *Backend) ensure(ctx context.Context, op string) error {
-	if err := ctx.Err(); err != nil {
-		return fmt.Errorf("%s: %w", op, err)
-	}
-	if b.ready.Load() {
-		return nil
-	}
-	if err := pgschema.Check(ctx, b.pool); err != nil {
-		return fmt.Errorf("%s: %w", op, err)
-	}
-	b.ready.Store(true)
-	return nil
+	return b.schema.Ensure(ctx, b.pool, op)
 }
 
 // Read implements statestore.Backend: the exact bytes last written and the

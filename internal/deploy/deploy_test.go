@@ -1,0 +1,100 @@
+package deploy
+
+import (
+	"context"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/deployer-dev/deployer/internal/engine"
+	"github.com/deployer-dev/deployer/internal/plan"
+	"github.com/deployer-dev/deployer/internal/statestore"
+)
+
+// kindEngine handles the kinds it lists; it never runs.
+type kindEngine struct{ kinds []string }
+
+func (e kindEngine) Name() string             { return "fake" }
+func (e kindEngine) Handles(kind string) bool { return slices.Contains(e.kinds, kind) }
+func (e kindEngine) Apply(context.Context, []plan.Step, engine.Inputs) ([]engine.Result, error) {
+	return nil, nil
+}
+func (e kindEngine) Destroy(context.Context, []plan.Step, engine.Inputs) ([]engine.Result, error) {
+	return nil, nil
+}
+
+// Pulumi's `up` deletes what its program does not declare: every Pulumi
+// component in state that this run does not change must be in Keep,
+// including ones outside a --component scope.
+func TestKeepListsEveryUnchangedComponentOfTheEngine(t *testing.T) {
+	st := statestore.NewState("s", "e")
+	for addr, kind := range map[string]string{"a/db": "RDS", "a/api": "MicroService", "b/cache": "ElastiCacheRedis", "b/site": "Command"} {
+		st.Resources[addr] = &statestore.Resource{Kind: kind, DesiredConfig: map[string]any{"v": 1}}
+	}
+	p := &plan.Plan{Steps: []plan.Step{
+		{Address: "a/api", Kind: "MicroService", Action: plan.Update}, // the --component scope
+	}}
+	run := p.Steps
+	keep := keepFor(p, st, kindEngine{kinds: []string{"RDS", "MicroService", "ElastiCacheRedis"}}, run)
+	var got []string
+	for _, k := range keep {
+		got = append(got, k.Address)
+		if k.Action != plan.NoOp || k.Config["v"] != 1 || k.Prior == nil {
+			t.Errorf("kept %s should be a no-op with its config from state: %+v", k.Address, k)
+		}
+	}
+	if want := []string{"a/db", "b/cache"}; !slices.Equal(got, want) {
+		t.Fatalf("Keep = %v, want %v (not the Command component, not the step being applied)", got, want)
+	}
+}
+
+func TestFailedAndCancelledStepsKeepThePreviousEntry(t *testing.T) {
+	prior := &statestore.Resource{Kind: "Command", Status: "ready", DesiredConfig: map[string]any{"size": "small"},
+		Lifecycle: statestore.Lifecycle{Version: 3}}
+	p := &plan.Plan{Steps: []plan.Step{
+		{Address: "a/db", Kind: "Command", Action: plan.Update, Config: map[string]any{"size": "large"}, Prior: prior},
+		{Address: "a/new", Kind: "Command", Action: plan.Create, Config: map[string]any{"x": 1}},
+		{Address: "a/ok", Kind: "Command", Action: plan.Create, Config: map[string]any{"y": 2}},
+		{Address: "a/old", Kind: "Command", Action: plan.Delete, Prior: prior},
+	}}
+	now := time.Now()
+	cs := changesFrom(p, []engine.Result{
+		{Address: "a/ok", Status: "ready", Outputs: map[string]any{"o": 1}},
+		{Address: "a/old", Status: "deleted"},
+		{Address: "a/db", Status: "failed"},
+		{Address: "a/new", Status: "cancelled"},
+	}, now, "dep-1", 1)
+	if db := cs.resources["a/db"]; db == nil || db.Status != "failed" || db.DesiredConfig["size"] != "small" {
+		t.Errorf("failed update must keep the old desired_config marked failed: %+v", db)
+	}
+	if _, ok := cs.resources["a/new"]; ok {
+		t.Error("a create that did not finish must not enter the state")
+	}
+	if r, ok := cs.resources["a/old"]; !ok || r != nil {
+		t.Error("a delete must remove the entry")
+	}
+	if ok := cs.resources["a/ok"]; ok == nil || ok.Status != "ready" || ok.Outputs["o"] != 1 {
+		t.Errorf("created entry: %+v", ok)
+	}
+	if cs.counts != (statestore.ResourcesChanged{Created: 1, Deleted: 1}) {
+		t.Errorf("counts = %+v", cs.counts)
+	}
+}
+
+func TestSavedPlanMustMatchStateAndChanges(t *testing.T) {
+	now := &plan.Plan{Stack: "s", Environment: "e", Lineage: "L", Serial: 4,
+		Steps: []plan.Step{{Address: "a/x", Action: plan.Update}}}
+	same := *now
+	if err := checkSavedPlan(&same, now); err != nil {
+		t.Fatalf("identical plan refused: %v", err)
+	}
+	moved := same
+	moved.Serial = 3
+	other := same
+	other.Steps = []plan.Step{{Address: "a/x", Action: plan.Replace}}
+	for name, saved := range map[string]*plan.Plan{"serial moved": &moved, "changes differ": &other} {
+		if err := checkSavedPlan(saved, now); err == nil {
+			t.Errorf("%s: accepted", name)
+		}
+	}
+}
