@@ -101,7 +101,13 @@ func (b *Backend) TryAcquire(ctx context.Context, rec lockmgr.Record) (lockmgr.R
 		case gerr != nil && !errors.Is(gerr, lockmgr.ErrNotFound):
 			return lockmgr.Record{}, gerr
 		case attempt >= 2:
-			return lockmgr.Record{}, fmt.Errorf("acquire lock %q: the record changed under 3 attempts in a row; retry", rec.LockKey)
+			// Other holders keep taking and releasing the key between our
+			// write and our read: it is contended, which is "held" to the
+			// Manager (it waits with backoff, or fails with exit 3).
+			if gerr != nil {
+				holder = lockmgr.Record{LockKey: rec.LockKey, LockedBy: "(another holder: taken and released while acquiring)"}
+			}
+			return lockmgr.Record{}, &lockmgr.HeldError{Record: holder}
 		}
 		// Released, or taken over with a larger fence and expired, between our
 		// write and our read: try again with a new fence.
