@@ -74,11 +74,7 @@ func (f *Factory) Audit() (*slog.Logger, error) {
 	if f.audit != nil {
 		return f.audit, nil
 	}
-	path := f.AuditPath
-	if path == "" {
-		path = f.Getenv("DEPLOYER_AUDIT_LOG")
-	}
-	l, c, err := audit.Open(path)
+	l, c, err := audit.Open(f.AuditPath)
 	if err != nil {
 		return nil, err
 	}

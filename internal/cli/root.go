@@ -4,8 +4,11 @@
 package cli
 
 import (
+	"strings"
+
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
+	"github.com/spf13/viper"
 )
 
 // Version information, set by main from -ldflags.
@@ -23,10 +26,14 @@ func NewRootCmd(f *Factory) *cobra.Command {
 		Long:          "deployer takes a lock on a stack, service or component, loads the stack's state, plans the\nchanges from deployer.yaml, applies them and writes the new state with an append-only history.",
 		SilenceErrors: true,
 		SilenceUsage:  true,
-		PersistentPreRun: func(cmd *cobra.Command, args []string) {
+		PersistentPreRunE: func(cmd *cobra.Command, args []string) error {
+			if err := f.bindGlobals(cmd); err != nil {
+				return err
+			}
 			if f.NoColor {
 				f.IO.DisableColor()
 			}
+			return nil
 		},
 	}
 	pf := root.PersistentFlags()
@@ -64,4 +71,32 @@ func NewRootCmd(f *Factory) *cobra.Command {
 		NewCmdVersion(f, nil),
 	)
 	return root
+}
+
+// bindGlobals layers the global flags over DEPLOYER_* variables with viper
+// (SPEC 4: flags > environment > deployer.yaml > defaults): --config and
+// DEPLOYER_CONFIG, --audit-log and DEPLOYER_AUDIT_LOG, --json and
+// DEPLOYER_JSON, --no-color and DEPLOYER_NO_COLOR, --verbose and
+// DEPLOYER_VERBOSE. deployer.yaml's own keys are layered by config.ApplyEnv,
+// which validates them with the file's error messages.
+func (f *Factory) bindGlobals(cmd *cobra.Command) error {
+	v := viper.New()
+	v.SetEnvPrefix("DEPLOYER")
+	v.SetEnvKeyReplacer(strings.NewReplacer("-", "_"))
+	for _, name := range []string{"config", "audit-log", "json", "no-color", "verbose"} {
+		if err := v.BindEnv(name); err != nil {
+			return err
+		}
+		if fl := cmd.Flags().Lookup(name); fl != nil {
+			if err := v.BindPFlag(name, fl); err != nil {
+				return err
+			}
+		}
+	}
+	f.ConfigPath = v.GetString("config")
+	f.AuditPath = v.GetString("audit-log")
+	f.JSON = v.GetBool("json")
+	f.NoColor = v.GetBool("no-color")
+	f.Verbose = v.GetBool("verbose")
+	return nil
 }
