@@ -99,10 +99,25 @@ type Declared struct {
 	// Value resolves to the map exported as stack output {address}:
 	// {"outputs": {...}, "actual_state": {...}, "pulumi": {"urn","id"} or {"urns"}}.
 	Value pulumi.MapOutput
+	// children are the component's child resources, sorted by role: what a
+	// dependent component must name in pulumi.DependsOn (see dependsOn).
+	children []pulumi.Resource
+}
+
+// dependsOn returns the resources a component depending on d must list in
+// pulumi.DependsOn: d's children themselves, not d.Component. The Go SDK
+// expands DependsOn on a component resource to the children it has recorded
+// so far, and it records a child only from the goroutine that registers (or,
+// for a StackReference, reads) it, so DependsOn(component) may silently miss
+// children not yet recorded and the engine would then run the dependent
+// before them. Naming the custom children makes the SDK await their URNs.
+func (d *Declared) dependsOn() []pulumi.Resource {
+	return d.children
 }
 
 // Declare registers every component (ordered by depends_on, each with
-// pulumi.DependsOn on the components it depends on) and returns them by
+// pulumi.DependsOn on the children of the components it depends on, so the
+// dependency does not hinge on goroutine timing) and returns them by
 // address. external holds plain outputs of components applied by other
 // engines, for ${address.key} references. Each component resource records
 // {"deployer": value, "deployment_id": deploymentID} as its outputs, so a
@@ -129,7 +144,7 @@ func Declare(ctx *pulumi.Context, comps []Component, external map[string]map[str
 		var deps []pulumi.Resource
 		for _, d := range c.DependsOn {
 			if dd, ok := declared[d]; ok {
-				deps = append(deps, dd.Component)
+				deps = append(deps, dd.dependsOn()...)
 			}
 		}
 		comp := &componentResource{}
@@ -153,7 +168,11 @@ func Declare(ctx *pulumi.Context, comps []Component, external map[string]map[str
 		if err := ctx.RegisterResourceOutputs(comp, pulumi.Map{"deployer": value, "deployment_id": pulumi.String(deploymentID)}); err != nil {
 			return nil, fmt.Errorf("register outputs of %s: %w", c.Address, err)
 		}
-		declared[c.Address] = &Declared{Component: comp, Value: value}
+		children := make([]pulumi.Resource, 0, len(out.Children))
+		for _, role := range keys(out.Children) {
+			children = append(children, out.Children[role])
+		}
+		declared[c.Address] = &Declared{Component: comp, Value: value, children: children}
 	}
 	return declared, nil
 }

@@ -245,3 +245,24 @@ func contains(s []string, v string) bool {
 	}
 	return false
 }
+
+// TestDependsOnComponentIsDeterministic runs the program repeatedly: a
+// dependency on a component must reach the engine every time, whether or not
+// the component's children (here a read StackReference) were recorded by the
+// SDK before the dependent registered.
+func TestDependsOnComponentIsDeterministic(t *testing.T) {
+	comps := []Component{
+		{Address: "upstream/base", Kind: "StackReference", Config: map[string]any{"stack": "pulumi-local-base"}},
+		{Address: "app/pet", Kind: "PulumiResource", DependsOn: []string{"upstream/base"},
+			Config: map[string]any{"type": "random:index/randomPet:RandomPet"}},
+	}
+	want := "urn:pulumi:dev::p::deployer:component:StackReference$pulumi:pulumi:StackReference::upstream-base"
+	for i := 0; i < 100; i++ {
+		regs, _ := run(t, &mocks{}, "p", "dev", comps, nil)
+		for _, r := range regs {
+			if r.Type == ComponentType+"PulumiResource" && strings.Join(r.DependsOn, " ") != want {
+				t.Fatalf("run %d: component app-pet depends on %v, want [%s]", i, r.DependsOn, want)
+			}
+		}
+	}
+}
