@@ -51,7 +51,7 @@ func openStateExt(ctx context.Context, raw string, o Options) (statestore.Backen
 		// is live.
 		return pgstate.Open(ctx, raw, pgstate.Options{CheckLock: o.LockURL == raw})
 	}
-	return nil, fmt.Errorf("state backend %q is not supported: use file://DIR, s3://BUCKET[/prefix] or postgres://...", raw)
+	return nil, fmt.Errorf("state backend %q is not supported: use file://DIR, s3://BUCKET[/prefix] or postgres://HOST/DB", raw)
 }
 
 // Init prepares the backends of the two URLs (`deployer backend init`) and

@@ -55,9 +55,9 @@ func (c *Config) Resolve(env string) (*Resolved, error) {
 		}
 		known := slices.Sorted(maps.Keys(c.Environments))
 		if len(known) == 0 {
-			return nil, fmt.Errorf("environment %q is not in %s, which defines no environments: add it under environments:", env, file)
+			return nil, fmt.Errorf("environment %q is not in %s, which defines no environments: add it under the environments key", env, file)
 		}
-		return nil, fmt.Errorf("environment %q is not in %s (known: %s)%s: pick one of those or add it under environments:",
+		return nil, fmt.Errorf("environment %q is not in %s (known: %s)%s: pick one of those or add it under the environments key",
 			env, file, strings.Join(known, ", "), didYouMean(env, known, ""))
 	}
 	r := &Resolved{Stack: c.Stack, Env: env, Components: map[string]*ResolvedComponent{}}

@@ -103,7 +103,7 @@ func TestResolveUnknownEnvironment(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err = c.Resolve("prodution")
-	want := `environment "prodution" is not in deployer.yaml (known: production, staging) (did you mean "production"?): pick one of those or add it under environments:`
+	want := `environment "prodution" is not in deployer.yaml (known: production, staging) (did you mean "production"?): pick one of those or add it under the environments key`
 	if err == nil || err.Error() != want {
 		t.Errorf("err = %v\nwant %s", err, want)
 	}

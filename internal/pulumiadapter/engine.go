@@ -137,7 +137,7 @@ func (e *Engine) stack(ctx context.Context, in engine.Inputs, comps []Component)
 		}
 	}
 	if strings.HasPrefix(e.opts.SecretsProvider, "passphrase") && len(env) == 0 {
-		return auto.Stack{}, errors.New("pulumi.secrets_provider is passphrase but PULUMI_CONFIG_PASSPHRASE is not set: export it (the same value on every run), or use awskms://...")
+		return auto.Stack{}, errors.New("pulumi.secrets_provider is passphrase but PULUMI_CONFIG_PASSPHRASE is not set: export it (the same value on every run), or use an awskms:// secrets provider")
 	}
 	project := workspace.Project{
 		Name:    tokens.PackageName(in.Stack),

@@ -31,7 +31,7 @@ type Options struct {
 func ParseURL(raw string) (*goredis.UniversalOptions, string, error) {
 	u, err := url.Parse(raw)
 	if err != nil || (u.Scheme != "redis" && u.Scheme != "rediss") {
-		return nil, "", fmt.Errorf("lock backend %q: want redis://[:PASSWORD@]HOST:PORT[/DB] or rediss://...", redact(raw))
+		return nil, "", fmt.Errorf("lock backend %q: want redis://[:PASSWORD@]HOST:PORT[/DB] or rediss://HOST:PORT", redact(raw))
 	}
 	q := u.Query()
 	extra := q["addr"]
