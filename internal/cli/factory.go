@@ -155,7 +155,9 @@ type EngineOptions struct {
 var extraEngines func(f *Factory, cfg *config.Config, opts EngineOptions) ([]engine.Engine, func(string) []string, func([]string) error)
 
 func (f *Factory) engines(cfg *config.Config, opts EngineOptions) ([]engine.Engine, func(string) []string, func([]string) error) {
-	engines := []engine.Engine{command.New()}
+	// A command that ignores SIGTERM is killed after 3 s, so a cancelled
+	// deploy saves its state and releases the lock within SPEC 1's 5 s.
+	engines := []engine.Engine{command.New(command.WithGrace(3 * time.Second))}
 	var replaceOn func(string) []string
 	var preflight func([]string) error
 	if extraEngines != nil {
