@@ -36,10 +36,10 @@ func TestUnknownSchemesSayWhatIsSupported(t *testing.T) {
 }
 
 func TestRedactURLHidesPasswords(t *testing.T) {
-	if got := redactURL("postgres://deployer:hunter2@db:5432/x"); strings.Contains(got, "hunter2") || !strings.Contains(got, "deployer:***@db") {
-		t.Errorf("redactURL = %q", got)
+	if got := Redact("postgres://deployer:hunter2@db:5432/x"); strings.Contains(got, "hunter2") || !strings.Contains(got, "deployer:***@db") {
+		t.Errorf("Redact = %q", got)
 	}
-	if got := redactURL("redis://127.0.0.1:6379/0"); got != "redis://127.0.0.1:6379/0" {
-		t.Errorf("redactURL without credentials = %q", got)
+	if got := Redact("redis://127.0.0.1:6379/0"); got != "redis://127.0.0.1:6379/0" {
+		t.Errorf("Redact without credentials = %q", got)
 	}
 }

@@ -65,7 +65,7 @@ func Init(ctx context.Context, stateURL, lockURL string, o Options) ([]string, e
 		case "file", "none":
 			lines = append(lines, fmt.Sprintf("%s: nothing to create (made on first use)", u))
 		case "redis", "rediss":
-			lines = append(lines, fmt.Sprintf("%s: nothing to create", redactURL(u)))
+			lines = append(lines, fmt.Sprintf("%s: nothing to create", Redact(u)))
 		case "s3", "dynamodb":
 			if awsDone {
 				continue
@@ -95,10 +95,10 @@ func Init(ctx context.Context, stateURL, lockURL string, o Options) ([]string, e
 				return lines, err
 			}
 			if len(applied) == 0 {
-				lines = append(lines, fmt.Sprintf("%s: schema already up to date", redactURL(u)))
+				lines = append(lines, fmt.Sprintf("%s: schema already up to date", Redact(u)))
 			}
 			for _, m := range applied {
-				lines = append(lines, fmt.Sprintf("%s: applied migration %s", redactURL(u), m))
+				lines = append(lines, fmt.Sprintf("%s: applied migration %s", Redact(u), m))
 			}
 		default:
 			return lines, fmt.Errorf("backend %q is not supported", u)
@@ -109,8 +109,8 @@ func Init(ctx context.Context, stateURL, lockURL string, o Options) ([]string, e
 
 func isAWS(u string) bool { s := scheme(u); return s == "s3" || s == "dynamodb" }
 
-// redactURL drops a password from a URL for messages.
-func redactURL(u string) string {
+// Redact drops a password from a URL for messages.
+func Redact(u string) string {
 	scheme, rest, ok := strings.Cut(u, "://")
 	if !ok {
 		return u

@@ -137,6 +137,10 @@ func (f *Factory) Service(ctx context.Context, cfg *config.Config, opts EngineOp
 	if err != nil {
 		return nil, err
 	}
+	if f.Verbose {
+		fmt.Fprintf(f.IO.ErrOut, "config %s; state %s; lock %s (ttl %s, heartbeat %s, stale after %s)\n",
+			cfg.Path, backends.Redact(cfg.Backend.State), backends.Redact(cfg.Backend.Lock), cfg.Backend.LockTTL, cfg.Backend.HeartbeatInterval, cfg.Backend.StaleAfter)
+	}
 	// The engines' preflight (Pulumi CLI) runs in the commands, before any
 	// backend is opened: see checkEngines.
 	engines, replaceOn, _ := f.engines(cfg, opts)
