@@ -56,7 +56,11 @@ type historyEntry struct {
 	Duration     float64                      `json:"duration_seconds"`
 	Changed      *statestore.ResourcesChanged `json:"resources_changed,omitempty"`
 	RestoredFrom int64                        `json:"restored_from,omitempty"`
+	Uncommitted  bool                         `json:"uncommitted,omitempty"`
 }
+
+// statusUncommitted marks a snapshot whose state.json write never completed.
+const statusUncommitted = "uncommitted"
 
 func runHistory(ctx context.Context, f *Factory, opts *HistoryOptions) error {
 	cfg, t, err := f.target(&opts.Target)
@@ -72,14 +76,16 @@ func runHistory(ctx context.Context, f *Factory, opts *HistoryOptions) error {
 		return err
 	}
 	deps := map[int64]statestore.Deployment{}
+	head := int64(-1) // serial of state.json; -1 when unknown
 	st, _, loadErr := store.Load(ctx, t.Stack, t.Env)
 	switch {
 	case loadErr == nil:
+		head = st.Serial
 		for _, d := range st.DeploymentHistory {
 			deps[d.Serial] = d
 		}
 	case errors.Is(loadErr, statestore.ErrNotFound):
-		loadErr = nil
+		loadErr, head = nil, 0
 		if len(snaps) == 0 {
 			return fmt.Errorf("no state for %s/%s: nothing deployed yet", t.Stack, t.Env)
 		}
@@ -89,8 +95,20 @@ func runHistory(ctx context.Context, f *Factory, opts *HistoryOptions) error {
 		loadErr = fmt.Errorf("%w\nthe snapshots above are intact: restore one with deployer restore -s %s -e %s --serial N", loadErr, t.Stack, t.Env)
 	}
 	entries := make([]historyEntry, 0, len(snaps))
+	seen := map[int64]bool{}
 	for _, sn := range snaps {
 		e := historyEntry{Serial: sn.Serial, Time: sn.Time, Snapshot: sn.Name}
+		// The snapshot is written before state.json (SPEC 6). One that never
+		// became state.json (the write of state.json failed or the process
+		// died between the two) has a serial above state.json's, or shares
+		// its serial with a newer snapshot that did. It stays listed (it may
+		// be the only copy of what an apply produced) but is marked.
+		if (head >= 0 && sn.Serial > head) || seen[sn.Serial] {
+			e.Status, e.Uncommitted = statusUncommitted, true
+			entries = append(entries, e)
+			continue
+		}
+		seen[sn.Serial] = true
 		d, ok := deps[sn.Serial]
 		if !ok {
 			// Older than the deployment_history kept in state.json.

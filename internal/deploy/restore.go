@@ -93,7 +93,18 @@ func (s *Service) findSnapshot(ctx context.Context, t Target, req RestoreRequest
 		if err != nil {
 			return nil, err
 		}
+		// The state as it was at req.At is a snapshot that became state.json:
+		// skip those above the current serial (their state.json write never
+		// completed; `history` marks them uncommitted). History only grows,
+		// so reading the head before taking the lock is safe.
+		head, err := s.currentHead(ctx, t)
+		if err != nil {
+			return nil, err
+		}
 		for _, sn := range snaps { // newest first
+			if head.Serial > 0 && sn.Serial > head.Serial {
+				continue
+			}
 			if !sn.Time.After(req.At) {
 				serial = sn.Serial
 				break

@@ -8,6 +8,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/deployer-dev/deployer/internal/statestore"
 )
 
 // stepScript appends "NAME start/end NANOS" to events.log, sleeps while the
@@ -420,5 +422,92 @@ func TestBadNamesAndYAMLTouchNothing(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(p.dir, ".deployer")); !os.IsNotExist(err) {
 		t.Errorf("bad input created .deployer (err=%v)", err)
+	}
+}
+
+// A deploy killed between the history snapshot and state.json (SPEC 6 writes
+// the snapshot first) leaves a snapshot that never became state.json. The
+// test plants two such snapshots as that crash would: one of the next serial,
+// and an older duplicate of the current serial left by an earlier attempt.
+func TestHistoryMarksSnapshotsThatNeverBecameState(t *testing.T) {
+	p := newShop(t)
+	p.mustRun(0, "deploy", "-e", "dev", "--yes")
+	p.write("deployer.yaml", strings.Replace(shopYAML, "tag: v1", "tag: v2", 1))
+	p.mustRun(0, "deploy", "-e", "dev", "--yes")
+
+	dir := filepath.Join(p.dir, ".deployer/stacks/shop/dev/history")
+	committed, _ := filepath.Glob(filepath.Join(dir, "*-2.json"))
+	if len(committed) != 1 {
+		t.Fatalf("snapshots of serial 2: %v", committed)
+	}
+	doc, err := os.ReadFile(committed[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	info, _ := statestore.ParseSnapshotName(filepath.Base(committed[0]))
+	for _, name := range []string{
+		statestore.SnapshotName(info.Time.Add(time.Millisecond), 3), // crashed before state.json
+		statestore.SnapshotName(info.Time.Add(-time.Second), 2),     // an earlier attempt at serial 2
+	} {
+		if err := os.WriteFile(filepath.Join(dir, name), doc, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	r := p.mustRun(0, "history", "-e", "dev", "--json")
+	var hist []struct {
+		Serial       int64  `json:"serial"`
+		Snapshot     string `json:"snapshot"`
+		DeploymentID string `json:"deployment_id"`
+		Status       string `json:"status"`
+		Uncommitted  bool   `json:"uncommitted"`
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &hist); err != nil || len(hist) != 4 {
+		t.Fatalf("history should list 4 snapshots: %v\n%s", err, r)
+	}
+	want := []struct {
+		serial      int64
+		uncommitted bool
+	}{{3, true}, {2, false}, {2, true}, {1, false}}
+	for i, w := range want {
+		h := hist[i]
+		if h.Serial != w.serial || h.Uncommitted != w.uncommitted {
+			t.Errorf("entry %d: serial %d uncommitted %v, want %d %v (%s)", i, h.Serial, h.Uncommitted, w.serial, w.uncommitted, h.Snapshot)
+		}
+		if w.uncommitted && (h.Status != "uncommitted" || h.DeploymentID != "") {
+			t.Errorf("entry %d (%s) should show status uncommitted and no deployment: %+v", i, h.Snapshot, h)
+		}
+		if !w.uncommitted && (h.Status != "success" || h.DeploymentID == "") {
+			t.Errorf("entry %d (%s) should show its deployment: %+v", i, h.Snapshot, h)
+		}
+	}
+	if hist[1].Snapshot != filepath.Base(committed[0]) {
+		t.Errorf("serial 2 should be the snapshot state.json was written with, %s, not %s", filepath.Base(committed[0]), hist[1].Snapshot)
+	}
+	r = p.mustRun(0, "history", "-e", "dev")
+	if !strings.Contains(r.stdout, "uncommitted") {
+		t.Errorf("human history does not mark the uncommitted snapshots:\n%s", r)
+	}
+	// restore --timestamp takes the state as it was then: serial 2, not the
+	// later snapshot of serial 3 that never became state.json.
+	at := time.Now().Add(time.Second).UTC().Format(time.RFC3339)
+	p.mustRun(0, "restore", "-e", "dev", "--timestamp", at, "--yes")
+	st := p.state("shop", "dev")
+	if st.Serial != 3 || len(st.DeploymentHistory) == 0 || st.DeploymentHistory[0].RestoredFrom != 2 {
+		t.Fatalf("restore --timestamp %s should write serial 3 restored from 2: serial %d, %+v", at, st.Serial, st.DeploymentHistory)
+	}
+	r = p.mustRun(0, "history", "-e", "dev", "--json")
+	hist = nil
+	if err := json.Unmarshal([]byte(r.stdout), &hist); err != nil || len(hist) != 5 {
+		t.Fatalf("history should list 5 snapshots: %v\n%s", err, r)
+	}
+	if hist[0].Serial != 3 || hist[0].Uncommitted || hist[0].Status != "success" || hist[1].Serial != 3 || !hist[1].Uncommitted {
+		t.Errorf("the restore's serial 3 should be committed and the crashed one still marked: %+v", hist[:2])
+	}
+	// The next deploy continues the serial.
+	p.write("deployer.yaml", strings.Replace(shopYAML, "tag: v1", "tag: v3", 1))
+	p.mustRun(0, "deploy", "-e", "dev", "--yes")
+	if st := p.state("shop", "dev"); st.Serial != 4 {
+		t.Errorf("next deploy should write serial 4, got %d", st.Serial)
 	}
 }

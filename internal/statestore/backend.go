@@ -50,7 +50,10 @@ type Backend interface {
 	// new Version; *ConflictError when Prev is stale; *LockLostError (wrapping
 	// ErrLeaseLost) when the backend checks req.Lock and it is no longer live.
 	Write(ctx context.Context, req WriteRequest) (Version, error)
-	// History lists snapshots newest first (limit <= 0: all).
+	// History lists snapshots newest first (highest serial, then latest
+	// time; limit <= 0: all), including any whose state.json write never
+	// completed: a crash between the two writes leaves a snapshot above
+	// state.json's serial, or a second one of a serial (SPEC 6).
 	History(ctx context.Context, stack, env string, limit int) ([]SnapshotInfo, error)
 	// ReadSnapshot returns the bytes of the snapshot with serial; ErrNotFound.
 	ReadSnapshot(ctx context.Context, stack, env string, serial int64) ([]byte, error)

@@ -217,10 +217,11 @@ func syncDir(dir string) error {
 	return nil
 }
 
-// History lists the snapshots of stack/env, highest serial first (limit <= 0:
-// all). Files that are not snapshots are ignored. Two snapshots of one serial
-// (left by a write that crashed between the snapshot and state.json) are
-// listed once, by the newer. No state gives an empty list.
+// History lists the snapshots of stack/env, highest serial first, then latest
+// time (limit <= 0: all). Files that are not snapshots are ignored. Two
+// snapshots of one serial (left by a write that crashed between the snapshot
+// and state.json) are both listed; ReadSnapshot reads the newer. No state
+// gives an empty list.
 func (b *Backend) History(ctx context.Context, stack, env string, limit int) ([]statestore.SnapshotInfo, error) {
 	dir, err := b.envDir(stack, env)
 	if err != nil {
@@ -248,17 +249,10 @@ func (b *Backend) History(ctx context.Context, stack, env string, limit int) ([]
 		}
 		return snaps[i].Time.After(snaps[j].Time)
 	})
-	out := snaps[:0]
-	for _, s := range snaps {
-		if len(out) > 0 && out[len(out)-1].Serial == s.Serial {
-			continue
-		}
-		out = append(out, s)
-		if limit > 0 && len(out) == limit {
-			break
-		}
+	if limit > 0 && len(snaps) > limit {
+		snaps = snaps[:limit]
 	}
-	return out, nil
+	return snaps, nil
 }
 
 // ReadSnapshot returns the bytes of the snapshot of serial (the newer one if
