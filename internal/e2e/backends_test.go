@@ -10,6 +10,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -509,5 +510,36 @@ func TestQuickstartOnPostgresLocksAndState(t *testing.T) {
 	}
 	if st := p.remoteState("dev", "--serial", "1"); st.Serial != 1 {
 		t.Errorf("state show --serial 1 gave serial %d", st.Serial)
+	}
+}
+
+// A backend that cannot be reached is one error line with the fix, no library
+// log noise, exit 1, and nothing written.
+func TestUnreachableBackendGivesOneClearError(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close() // nothing listens there now
+	for _, c := range []struct{ env, want string }{
+		{"DEPLOYER_BACKEND_LOCK=redis://" + addr, "check that Redis runs there and backend.lock is right"},
+		{"DEPLOYER_BACKEND_STATE=postgres://u:secret@" + addr + "/db?connect_timeout=2", "cannot connect to PostgreSQL (check that it runs there"},
+	} {
+		p := newShop(t)
+		p.env = append(p.env, c.env)
+		r := p.mustRun(1, "deploy", "-e", "dev", "--yes")
+		if !strings.Contains(r.stderr, c.want) {
+			t.Errorf("%s: stderr lacks %q:\n%s", c.env, c.want, r)
+		}
+		if strings.Count(r.stderr, "Error:") != 1 || strings.Contains(r.stderr, "pool.go") || strings.Contains(r.stderr, "secret") {
+			t.Errorf("%s: want one short error without library logs or the password:\n%s", c.env, r)
+		}
+		if _, err := os.Stat(filepath.Join(p.dir, "events.log")); err == nil {
+			t.Errorf("%s: a component ran although the backend is unreachable", c.env)
+		}
+		if _, err := os.Stat(filepath.Join(p.dir, ".deployer/stacks")); err == nil {
+			t.Errorf("%s: state was written although the backend is unreachable", c.env)
+		}
 	}
 }

@@ -75,6 +75,8 @@ func Check(ctx context.Context, q Querier) error {
 		return &SchemaError{Have: 0, Want: Version}
 	case errors.Is(err, pgx.ErrNoRows):
 		return &SchemaError{Have: 0, Want: Version}
+	case err != nil && isConnectError(err):
+		return fmt.Errorf("cannot connect to PostgreSQL (check that it runs there and that the URL's host, port, user, password, database and sslmode are right): %w", err)
 	case err != nil:
 		return fmt.Errorf("read postgres schema version: %w", err)
 	}
@@ -82,6 +84,13 @@ func Check(ctx context.Context, q Querier) error {
 		return &SchemaError{Have: int(version), Want: Version, Dirty: dirty}
 	}
 	return nil
+}
+
+// isConnectError reports whether err is a failure to reach or log in to the
+// server (refused, DNS, TLS, authentication), as opposed to a failed query.
+func isConnectError(err error) bool {
+	var ce *pgconn.ConnectError
+	return errors.As(err, &ce)
 }
 
 // Migrate applies the embedded migrations that the database at rawURL

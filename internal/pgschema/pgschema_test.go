@@ -3,10 +3,13 @@ package pgschema_test
 import (
 	"context"
 	"errors"
+	"net"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/deployer-dev/deployer/internal/pgschema"
 	"github.com/deployer-dev/deployer/internal/pgschema/pgschematest"
@@ -82,5 +85,31 @@ func TestMigrateRefusesOtherSchemes(t *testing.T) {
 	}
 	if got := err.Error(); got != `backend "mysql://u:xxxxx@h/db": want postgres://USER@HOST:PORT/DB` {
 		t.Errorf("error = %q", got)
+	}
+}
+
+func TestCheckNamesTheFixWhenTheServerIsUnreachable(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close() // nothing listens there now
+	pool, err := pgxpool.New(context.Background(), "postgres://u:secret@"+addr+"/db?connect_timeout=2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pool.Close()
+	err = pgschema.Check(context.Background(), pool)
+	if err == nil || errors.Is(err, pgschema.ErrSchema) {
+		t.Fatalf("Check against a closed port = %v, want a connection error", err)
+	}
+	for _, want := range []string{"cannot connect to PostgreSQL", "host, port, user, password, database and sslmode"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q lacks %q", err, want)
+		}
+	}
+	if strings.Contains(err.Error(), "secret") {
+		t.Errorf("error leaks the password: %q", err)
 	}
 }

@@ -30,6 +30,15 @@ type Backend struct {
 
 var _ lockmgr.Backend = (*Backend)(nil)
 
+// quietLogger drops go-redis's own log lines ("connection pool: failed to
+// dial ..."): every failure they describe also comes back as an error, which
+// deployer reports once with the fix.
+type quietLogger struct{}
+
+func (quietLogger) Printf(context.Context, string, ...any) {}
+
+func init() { goredis.SetLogger(quietLogger{}) }
+
 // Open connects to the Redis of rawURL (see ParseURL) and checks it answers
 // PING. Errors name the URL without its password.
 func Open(ctx context.Context, rawURL string) (*Backend, error) {
