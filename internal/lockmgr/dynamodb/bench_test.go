@@ -16,7 +16,8 @@ import (
 )
 
 // BenchmarkDynamoDB compares one lock cycle with the raw conditional PutItem +
-// DeleteItem on the same server, in one run (SPEC 12).
+// DeleteItem on the same server, in one run (SPEC 12), and with the raw floor
+// of its own protocol (counter UpdateItem + PutItem + DeleteItem).
 func BenchmarkDynamoDB(b *testing.B) {
 	client, table, o := awstest.NewTable(b)
 	ctx := context.Background()
@@ -25,6 +26,44 @@ func BenchmarkDynamoDB(b *testing.B) {
 		for b.Loop() {
 			id := uuid.NewString()
 			_, err := client.PutItem(ctx, &ddb.PutItemInput{
+				TableName: aws.String(table),
+				Item: map[string]types.AttributeValue{
+					"lockKey": &types.AttributeValueMemberS{Value: key}, "lockId": &types.AttributeValueMemberS{Value: id},
+					"expiresAt": &types.AttributeValueMemberN{Value: "9999999999"},
+				},
+				ConditionExpression:       aws.String("attribute_not_exists(lockKey) OR expiresAt < :now"),
+				ExpressionAttributeValues: map[string]types.AttributeValue{":now": &types.AttributeValueMemberN{Value: "1"}},
+			})
+			if err != nil {
+				b.Fatal(err)
+			}
+			_, err = client.DeleteItem(ctx, &ddb.DeleteItemInput{
+				TableName: aws.String(table), Key: map[string]types.AttributeValue{"lockKey": &types.AttributeValueMemberS{Value: key}},
+				ConditionExpression:       aws.String("lockId = :id"),
+				ExpressionAttributeValues: map[string]types.AttributeValue{":id": &types.AttributeValueMemberS{Value: id}},
+			})
+			if err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	// The floor of the protocol the issue fixes: the fence must outlive a
+	// DeleteItem release, so it comes from a counter item, one more request.
+	b.Run("raw_counter_put_delete", func(b *testing.B) {
+		key := "bench:raw3:" + uuid.NewString()
+		for b.Loop() {
+			id := uuid.NewString()
+			_, err := client.UpdateItem(ctx, &ddb.UpdateItemInput{
+				TableName:                 aws.String(table),
+				Key:                       map[string]types.AttributeValue{"lockKey": &types.AttributeValueMemberS{Value: "fence#" + key}},
+				UpdateExpression:          aws.String("ADD fence :one"),
+				ExpressionAttributeValues: map[string]types.AttributeValue{":one": &types.AttributeValueMemberN{Value: "1"}},
+				ReturnValues:              types.ReturnValueUpdatedNew,
+			})
+			if err != nil {
+				b.Fatal(err)
+			}
+			_, err = client.PutItem(ctx, &ddb.PutItemInput{
 				TableName: aws.String(table),
 				Item: map[string]types.AttributeValue{
 					"lockKey": &types.AttributeValueMemberS{Value: key}, "lockId": &types.AttributeValueMemberS{Value: id},
