@@ -119,7 +119,7 @@ aws_servers_start() {
 aws_servers_stop() {
 	local pid
 	for pid in "${_aws_pids[@]}"; do
-		kill "$pid" 2>/dev/null && wait "$pid" 2>/dev/null
+		{ kill "$pid" 2>/dev/null && wait "$pid" 2>/dev/null; } || true # a killed server exits non-zero; set -e must not stop the cleanup
 	done
 	_aws_pids=()
 	if [ -n "$_aws_tmp" ]; then
