@@ -7,12 +7,12 @@ import (
 	"os"
 	"os/exec"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/deployer-dev/deployer/internal/lockmgr"
+	"github.com/deployer-dev/deployer/internal/proc"
 )
 
 // LockExecOptions are the flags of `deployer lock exec`.
@@ -96,7 +96,7 @@ func runLockExec(ctx context.Context, f *Factory, opts *LockExecOptions) error {
 	c.Stdin, c.Stdout, c.Stderr = f.IO.In, f.IO.Out, f.IO.ErrOut
 	c.Env = append(os.Environ(), "DEPLOYER_LOCK_KEY="+lease.Record().LockKey,
 		"DEPLOYER_LOCK_ID="+lease.Record().LockID, fmt.Sprintf("DEPLOYER_LOCK_FENCE=%d", lease.Record().Fence))
-	c.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	proc.OwnGroup(c)
 	if err := c.Start(); err != nil {
 		return fmt.Errorf("start %s: %w", opts.Args[0], err)
 	}
@@ -114,11 +114,11 @@ func runLockExec(ctx context.Context, f *Factory, opts *LockExecOptions) error {
 			reason = "cancelled"
 		}
 		fmt.Fprintf(f.IO.ErrOut, "deployer: %s; sending SIGTERM to %s\n", reason, opts.Args[0])
-		_ = syscall.Kill(-c.Process.Pid, syscall.SIGTERM)
+		_ = proc.Terminate(c.Process)
 		select {
 		case waitErr = <-done:
 		case <-time.After(opts.Grace):
-			_ = syscall.Kill(-c.Process.Pid, syscall.SIGKILL)
+			_ = proc.Kill(c.Process)
 			waitErr = <-done
 		}
 	}
@@ -130,11 +130,7 @@ func runLockExec(ctx context.Context, f *Factory, opts *LockExecOptions) error {
 	}
 	var exitErr *exec.ExitError
 	if errors.As(waitErr, &exitErr) {
-		code := exitErr.ExitCode()
-		if code < 0 {
-			code = 128 + int(exitErr.Sys().(syscall.WaitStatus).Signal())
-		}
-		return &ExitCodeError{Code: code}
+		return &ExitCodeError{Code: proc.ExitCode(exitErr)}
 	}
 	return waitErr
 }

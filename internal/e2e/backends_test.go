@@ -1,3 +1,5 @@
+//go:build unix
+
 package e2e
 
 // The deployer binary against the AWS backends (issue 3: DynamoDB on dynalite,

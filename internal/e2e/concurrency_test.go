@@ -1,3 +1,5 @@
+//go:build unix
+
 package e2e
 
 // Issue 3's reliability acceptance (SPEC 13) across OS processes: 8 processes

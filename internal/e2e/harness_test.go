@@ -1,3 +1,5 @@
+//go:build unix
+
 // Package e2e runs the deployer binary as a user would: real processes,
 // real files, the local file:// backends (issue 2's acceptance list).
 package e2e

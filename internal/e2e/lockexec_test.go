@@ -1,3 +1,5 @@
+//go:build unix
+
 package e2e
 
 // Issue 5's `deployer lock exec` on every lock backend: the nightly-sync

@@ -15,6 +15,8 @@ import (
 
 	"github.com/blang/semver"
 	"github.com/pulumi/pulumi/sdk/v3/go/auto"
+
+	"github.com/deployer-dev/deployer/internal/proc"
 )
 
 // MinCLIVersion is the oldest Pulumi CLI the engine accepts.
@@ -133,7 +135,7 @@ func (c *cliCommand) Run(ctx context.Context, workdir string, stdin io.Reader, a
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout = io.MultiWriter(append(additionalOutput, &stdout)...)
 	cmd.Stderr = io.MultiWriter(append(additionalErrorOutput, &stderr)...)
-	ownProcessGroup(cmd)
+	proc.OwnGroup(cmd)
 	if err := cmd.Start(); err != nil {
 		return "", "", -2, fmt.Errorf("start %s: %w", c.path, err)
 	}
@@ -172,6 +174,6 @@ func (c *cliCommand) kill() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for p := range c.procs {
-		killGroup(p)
+		_ = proc.Kill(p)
 	}
 }

@@ -10,8 +10,9 @@ import (
 	"os"
 	"os/exec"
 	"strings"
-	"syscall"
 	"time"
+
+	"github.com/deployer-dev/deployer/internal/proc"
 )
 
 // errCancelled marks a step stopped because the caller's context was cancelled.
@@ -94,7 +95,7 @@ func (e *Engine) run(ctx context.Context, s runSpec) (*runOutcome, error) {
 	cmd.Stdin = bytes.NewReader(stdin)
 	cmd.Stdout = stream.stdout()
 	cmd.Stderr = stream.stderr()
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	proc.OwnGroup(cmd)
 	// A background child that keeps stdout open must not hang the deploy.
 	cmd.WaitDelay = e.grace
 
@@ -115,7 +116,7 @@ func (e *Engine) run(ctx context.Context, s runSpec) (*runOutcome, error) {
 	stopped := make(chan struct{})
 	go func() {
 		defer close(stopped)
-		e.terminateOnDone(runCtx, cmd.Process.Pid, exited)
+		e.terminateOnDone(runCtx, cmd.Process, exited)
 	}()
 	waitErr := cmd.Wait()
 	close(exited)
@@ -155,19 +156,19 @@ func (e *Engine) run(ctx context.Context, s runSpec) (*runOutcome, error) {
 // terminateOnDone waits until the process exits or ctx is done; in the latter
 // case it sends SIGTERM to the process group and SIGKILL after e.grace if the
 // leader is still running.
-func (e *Engine) terminateOnDone(ctx context.Context, pgid int, exited <-chan struct{}) {
+func (e *Engine) terminateOnDone(ctx context.Context, p *os.Process, exited <-chan struct{}) {
 	select {
 	case <-exited:
 		return
 	case <-ctx.Done():
 	}
-	_ = syscall.Kill(-pgid, syscall.SIGTERM)
+	_ = proc.Terminate(p)
 	t := time.NewTimer(e.grace)
 	defer t.Stop()
 	select {
 	case <-exited:
 	case <-t.C:
-		_ = syscall.Kill(-pgid, syscall.SIGKILL)
+		_ = proc.Kill(p)
 	}
 }
 
