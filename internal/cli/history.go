@@ -205,6 +205,9 @@ func runRestore(ctx context.Context, f *Factory, opts *RestoreOptions) error {
 		req.Confirm = func(snap *statestore.State, cur statestore.Head) (bool, error) {
 			fmt.Fprintf(f.IO.ErrOut, "Restore %s/%s to the snapshot of serial %d (%d resources, written %s) as serial %d.\n",
 				t.Stack, t.Env, snap.Serial, len(snap.Resources), snap.Metadata.LastUpdated.UTC().Format(time.RFC3339), cur.Serial+1)
+			if snap.Serial > cur.Serial {
+				fmt.Fprintf(f.IO.ErrOut, "Serial %d never became state.json (its write did not complete; history shows it as uncommitted): it holds what that apply produced.\n", snap.Serial)
+			}
 			return f.IO.Confirm("Restore?")
 		}
 	}
