@@ -13,17 +13,24 @@ import (
 	filelock "github.com/deployer-dev/deployer/internal/lockmgr/file"
 )
 
-// lockedProject writes a deployer.yaml in a temp dir and takes the stack lock
-// of shop/dev in its file backend with a heartbeat age of hbAge.
-func lockedProject(t *testing.T, hbAge time.Duration) (cfgPath string, rec lockmgr.Record, b lockmgr.Backend) {
+// shopProject writes a deployer.yaml of stack shop (environment dev, one
+// Command component) in a temp dir and returns its path.
+func shopProject(t *testing.T) string {
 	t.Helper()
-	dir := t.TempDir()
-	cfgPath = filepath.Join(dir, "deployer.yaml")
+	cfgPath := filepath.Join(t.TempDir(), "deployer.yaml")
 	yaml := "stack: shop\nenvironments: {dev: {}}\nservices:\n  app:\n    components:\n      api: {kind: Command, command: {create: \"true\"}}\n"
 	if err := os.WriteFile(cfgPath, []byte(yaml), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	b, err := filelock.New(filepath.Join(dir, ".deployer"))
+	return cfgPath
+}
+
+// lockedProject writes a deployer.yaml in a temp dir and takes the stack lock
+// of shop/dev in its file backend with a heartbeat age of hbAge.
+func lockedProject(t *testing.T, hbAge time.Duration) (cfgPath string, rec lockmgr.Record, b lockmgr.Backend) {
+	t.Helper()
+	cfgPath = shopProject(t)
+	b, err := filelock.New(filepath.Join(filepath.Dir(cfgPath), ".deployer"))
 	if err != nil {
 		t.Fatal(err)
 	}
