@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -512,4 +513,42 @@ func TestHistoryMarksSnapshotsThatNeverBecameState(t *testing.T) {
 	if st := p.state("shop", "dev"); st.Serial != 4 {
 		t.Errorf("next deploy should write serial 4, got %d", st.Serial)
 	}
+}
+
+// SPEC 13: a holder killed with kill -9 leaves a lock that, once expired
+// (lock_ttl after its last heartbeat), the next deploy takes over by itself,
+// with nothing lost and the serial continuing.
+func TestKilledHolderIsTakenOverAfterExpiry(t *testing.T) {
+	p := newShop(t)
+	p.mustRun(0, "deploy", "-e", "dev", "--yes")
+	p.write("deployer.yaml", strings.Replace(shopYAML, "replicas: 2", "replicas: 4", 1))
+	p.write("slow", "")
+	os.Remove(filepath.Join(p.dir, "events.log"))
+	d := p.start("deploy", "-e", "dev", "--yes")
+	eventually(t, 20*time.Second, "the deploy to start app/api", func() bool {
+		return strings.Contains(strings.Join(p.events("start"), ","), "api")
+	})
+	if err := syscall.Kill(d.cmd.Process.Pid, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	d.wait(t, 10*time.Second)
+	os.Remove(filepath.Join(p.dir, "slow"))
+
+	r := p.mustRun(3, "deploy", "-e", "dev", "--yes") // still within lock_ttl (5 s)
+	if !strings.Contains(r.stderr, strconv.Itoa(d.cmd.Process.Pid)) {
+		t.Errorf("the refused deploy should name the killed holder (pid %d):\n%s", d.cmd.Process.Pid, r)
+	}
+	killed := time.Now()
+	p.mustRun(0, "deploy", "-e", "dev", "--yes", "--lock-timeout", "20s")
+	if waited := time.Since(killed); waited < 2*time.Second {
+		t.Errorf("the lock was taken after %s, before it could have expired", waited)
+	}
+	st := p.state("shop", "dev")
+	if st.Serial != 2 || st.Resources["app/api"].DesiredConfig["replicas"] != float64(4) || len(st.Resources) != 3 {
+		t.Fatalf("after the takeover: serial %d (want 2), %d resources, api %v", st.Serial, len(st.Resources), st.Resources["app/api"].DesiredConfig)
+	}
+	if locks := p.locks(); len(locks) != 0 {
+		t.Errorf("no lock should be left: %+v", locks)
+	}
+	p.mustRun(0, "plan", "-e", "dev", "--detailed-exitcode") // nothing left to do
 }

@@ -20,7 +20,7 @@ func FuzzDecode(f *testing.F) {
 		f.Fatal(err)
 	}
 	f.Add(doc)
-	f.Add(doc[:len(doc)/2])                                          // truncated
+	f.Add(doc[:len(doc)/2])                                             // truncated
 	f.Add(bytes.Replace(doc, []byte(`"ready"`), []byte(`"ready!"`), 1)) // tampered
 	f.Add(bytes.Replace(doc, []byte(`"resources": {`), []byte(`"resources": {"":null,`), 1))
 	f.Add([]byte(`{}`))
