@@ -12,7 +12,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"net"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -518,12 +517,7 @@ func TestQuickstartOnPostgresLocksAndState(t *testing.T) {
 // A backend that cannot be reached is one error line with the fix, no library
 // log noise, exit 1, and nothing written.
 func TestUnreachableBackendGivesOneClearError(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close() // nothing listens there now
+	addr := testenv.ClosedAddr(t)
 	for _, c := range []struct{ env, want string }{
 		{"DEPLOYER_BACKEND_LOCK=redis://" + addr, "check that Redis runs there and backend.lock is right"},
 		{"DEPLOYER_BACKEND_STATE=postgres://u:secret@" + addr + "/db?connect_timeout=2", "cannot connect to PostgreSQL (check that it runs there"},

@@ -268,7 +268,11 @@ func TestComponentLocksOverlapButNeverWithTheStackLock(t *testing.T) {
 	}
 }
 
-func TestKilledDeployLeavesStaleLockThatForceUnlockBreaks(t *testing.T) {
+// killedMidApply deploys shop/dev, then starts a deploy of replicas 4 and
+// kills it with SIGKILL while app/api runs (the file "slow" keeps the steps
+// sleeping): the stack lock is left behind with the dead deploy's record.
+func killedMidApply(t *testing.T) (*project, *bgRun) {
+	t.Helper()
 	p := newShop(t)
 	p.mustRun(0, "deploy", "-e", "dev", "--yes")
 	p.write("deployer.yaml", strings.Replace(shopYAML, "replicas: 2", "replicas: 4", 1))
@@ -282,6 +286,11 @@ func TestKilledDeployLeavesStaleLockThatForceUnlockBreaks(t *testing.T) {
 		t.Fatal(err)
 	}
 	d.wait(t, 10*time.Second)
+	return p, d
+}
+
+func TestKilledDeployLeavesStaleLockThatForceUnlockBreaks(t *testing.T) {
+	p, d := killedMidApply(t)
 
 	locks := p.locks()
 	if len(locks) != 1 || locks[0].Metadata.PID != d.cmd.Process.Pid || locks[0].Metadata.Operation != "deploy" || locks[0].Level != "stack" {
@@ -519,19 +528,7 @@ func TestHistoryMarksSnapshotsThatNeverBecameState(t *testing.T) {
 // (lock_ttl after its last heartbeat), the next deploy takes over by itself,
 // with nothing lost and the serial continuing.
 func TestKilledHolderIsTakenOverAfterExpiry(t *testing.T) {
-	p := newShop(t)
-	p.mustRun(0, "deploy", "-e", "dev", "--yes")
-	p.write("deployer.yaml", strings.Replace(shopYAML, "replicas: 2", "replicas: 4", 1))
-	p.write("slow", "")
-	os.Remove(filepath.Join(p.dir, "events.log"))
-	d := p.start("deploy", "-e", "dev", "--yes")
-	eventually(t, 20*time.Second, "the deploy to start app/api", func() bool {
-		return strings.Contains(strings.Join(p.events("start"), ","), "api")
-	})
-	if err := syscall.Kill(d.cmd.Process.Pid, syscall.SIGKILL); err != nil {
-		t.Fatal(err)
-	}
-	d.wait(t, 10*time.Second)
+	p, d := killedMidApply(t)
 	os.Remove(filepath.Join(p.dir, "slow"))
 
 	r := p.mustRun(3, "deploy", "-e", "dev", "--yes") // still within lock_ttl (5 s)

@@ -3,7 +3,6 @@ package pgschema_test
 import (
 	"context"
 	"errors"
-	"net"
 	"strings"
 	"testing"
 
@@ -13,6 +12,7 @@ import (
 
 	"github.com/deployer-dev/deployer/internal/pgschema"
 	"github.com/deployer-dev/deployer/internal/pgschema/pgschematest"
+	"github.com/deployer-dev/deployer/internal/testenv"
 )
 
 func TestCheckThenMigrate(t *testing.T) {
@@ -89,12 +89,7 @@ func TestMigrateRefusesOtherSchemes(t *testing.T) {
 }
 
 func TestCheckNamesTheFixWhenTheServerIsUnreachable(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close() // nothing listens there now
+	addr := testenv.ClosedAddr(t)
 	pool, err := pgxpool.New(context.Background(), "postgres://u:secret@"+addr+"/db?connect_timeout=2")
 	if err != nil {
 		t.Fatal(err)

@@ -4,6 +4,7 @@
 package testenv
 
 import (
+	"net"
 	"os"
 	"testing"
 )
@@ -34,4 +35,17 @@ func Require(t testing.TB, variable, server string) string {
 	}
 	t.Skip(msg)
 	return ""
+}
+
+// ClosedAddr returns "127.0.0.1:PORT" of a port that was free a moment ago and
+// that nothing listens on: a server that is down, for connection errors.
+func ClosedAddr(t testing.TB) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	return addr
 }
