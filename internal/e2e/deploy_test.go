@@ -324,6 +324,17 @@ func TestKilledDeployLeavesStaleLockThatForceUnlockBreaks(t *testing.T) {
 	p.mustRun(0, "state", "show", "-e", "dev")
 }
 
+// historyRow is one entry of `deployer history --json`.
+type historyRow struct {
+	Serial       int64  `json:"serial"`
+	Snapshot     string `json:"snapshot"`
+	DeploymentID string `json:"deployment_id"`
+	Type         string `json:"type"`
+	Status       string `json:"status"`
+	RestoredFrom int64  `json:"restored_from"`
+	Uncommitted  bool   `json:"uncommitted"`
+}
+
 func TestHistoryAndRestore(t *testing.T) {
 	p := newShop(t)
 	p.mustRun(0, "deploy", "-e", "dev", "--yes")
@@ -334,12 +345,7 @@ func TestHistoryAndRestore(t *testing.T) {
 	p.mustRun(0, "deploy", "-e", "dev", "--yes")
 
 	r := p.mustRun(0, "history", "-e", "dev", "--json")
-	var hist []struct {
-		Serial       int64  `json:"serial"`
-		DeploymentID string `json:"deployment_id"`
-		Type         string `json:"type"`
-		RestoredFrom int64  `json:"restored_from"`
-	}
+	var hist []historyRow
 	if err := json.Unmarshal([]byte(r.stdout), &hist); err != nil || len(hist) != 3 || hist[0].Serial != 3 || hist[2].DeploymentID == "" {
 		t.Fatalf("history should list 3 deploys newest first: %v\n%s", err, r)
 	}
@@ -467,13 +473,7 @@ func TestHistoryMarksSnapshotsThatNeverBecameState(t *testing.T) {
 	}
 
 	r := p.mustRun(0, "history", "-e", "dev", "--json")
-	var hist []struct {
-		Serial       int64  `json:"serial"`
-		Snapshot     string `json:"snapshot"`
-		DeploymentID string `json:"deployment_id"`
-		Status       string `json:"status"`
-		Uncommitted  bool   `json:"uncommitted"`
-	}
+	var hist []historyRow
 	if err := json.Unmarshal([]byte(r.stdout), &hist); err != nil || len(hist) != 4 {
 		t.Fatalf("history should list 4 snapshots: %v\n%s", err, r)
 	}
