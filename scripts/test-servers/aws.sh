@@ -14,6 +14,9 @@
 
 _aws_root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 AWS_TOOLS_DIR="${AWS_TOOLS_DIR:-$_aws_root/.tools}"
+# MinIO is pinned (the newest module version on the day it was chosen); a new
+# pin installs beside the old one instead of reusing it.
+AWS_MINIO_VERSION=v0.0.0-20260212201848-7aac2a2c5b7c
 _aws_pids=()
 _aws_tmp=""
 
@@ -77,12 +80,12 @@ _aws_start_dynalite() {
 }
 
 _aws_start_minio() {
-	local bin="$AWS_TOOLS_DIR/bin/minio"
+	local bin="$AWS_TOOLS_DIR/minio-$AWS_MINIO_VERSION/minio"
 	if [ ! -x "$bin" ]; then
 		command -v go >/dev/null || { _aws_fail "go not found: cannot install MinIO"; return; }
-		_aws_log "installing MinIO into $AWS_TOOLS_DIR/bin (go install, takes a few minutes once)"
-		GOBIN="$AWS_TOOLS_DIR/bin" go install github.com/minio/minio@latest >&2 ||
-			{ _aws_fail "go install github.com/minio/minio@latest failed"; return; }
+		_aws_log "installing MinIO $AWS_MINIO_VERSION into ${bin%/minio} (go install, takes a few minutes once)"
+		GOBIN="${bin%/minio}" go install "github.com/minio/minio@$AWS_MINIO_VERSION" >&2 ||
+			{ _aws_fail "go install github.com/minio/minio@$AWS_MINIO_VERSION failed"; return; }
 	fi
 	local port cport
 	port=$(_aws_free_port) && cport=$(_aws_free_port) || { _aws_fail "no free port for MinIO"; return; }
