@@ -54,7 +54,7 @@ func (r Report) String() string {
 
 // Init creates, idempotently, the AWS resources the two backend URLs name: a
 // dynamodb:// lock URL gets its table (PAY_PER_REQUEST, hash key lockKey S,
-// TTL on expiresAt where the endpoint supports it); an s3:// state or lock
+// no TTL: see EnsureTable); an s3:// state or lock
 // URL gets its bucket (versioning, default encryption o.SSE or AES256, public
 // access block). Other schemes are ignored. Unsupported settings on local
 // servers (dynalite TTL, MinIO public access block) are reported as skipped,
@@ -97,8 +97,9 @@ func Init(ctx context.Context, stateURL, lockURL string, o Options) (Report, err
 	return rep, nil
 }
 
-// EnsureTable creates the lock table of seed 000 if it does not exist, waits
-// for it to be ACTIVE, and enables TTL on expiresAt where supported.
+// EnsureTable creates the lock table if it does not exist and waits for it to
+// be ACTIVE. It leaves TTL off and reports a table where TTL on expiresAt is
+// on, with the command that turns it off (docs/aws.md, "DynamoDB lock item").
 func EnsureTable(ctx context.Context, c *dynamodb.Client, table, region string, rep *Report) error {
 	res := Resource{Service: "dynamodb", Kind: "table", Name: table, Region: region}
 	name := fmt.Sprintf("dynamodb table %q", table)
@@ -131,25 +132,16 @@ func EnsureTable(ctx context.Context, c *dynamodb.Client, table, region string, 
 		return fmt.Errorf("describe table: %w", Classify(err, res))
 	}
 
+	// TTL stays off: a lock item outlives its holders and carries the key's
+	// fence, and TTL would delete an expired item (a holder that died) with
+	// its fence. Expired locks are free for the next acquire without it.
 	ttl, err := c.DescribeTimeToLive(ctx, &dynamodb.DescribeTimeToLiveInput{TableName: aws.String(table)})
 	if err == nil && ttl.TimeToLiveDescription != nil && ttl.TimeToLiveDescription.TimeToLiveStatus == ddbtypes.TimeToLiveStatusEnabled {
-		rep.add(name, "ttl on expiresAt", OutcomeExisted, "")
+		rep.add(name, "ttl on expiresAt", OutcomeExisted, fmt.Sprintf("TTL deletes a dead holder's expired item and with it the key's fence: "+
+			"disable it with `aws dynamodb update-time-to-live --table-name %s --time-to-live-specification Enabled=false,AttributeName=expiresAt`", table))
 		return nil
 	}
-	_, err = c.UpdateTimeToLive(ctx, &dynamodb.UpdateTimeToLiveInput{
-		TableName:               aws.String(table),
-		TimeToLiveSpecification: &ddbtypes.TimeToLiveSpecification{AttributeName: aws.String("expiresAt"), Enabled: aws.Bool(true)},
-	})
-	switch {
-	case err == nil:
-		rep.add(name, "ttl on expiresAt", OutcomeCreated, "")
-	case unsupported(err):
-		rep.add(name, "ttl on expiresAt", OutcomeSkipped, "TTL not supported by this endpoint; expired locks are still treated as free")
-	case strings.Contains(err.Error(), "already enabled"):
-		rep.add(name, "ttl on expiresAt", OutcomeExisted, "")
-	default:
-		return fmt.Errorf("enable TTL on expiresAt: %w", Classify(err, res))
-	}
+	rep.add(name, "ttl on expiresAt", OutcomeSkipped, "not needed: an expired lock is free for the next acquire, and the item keeps the key's fence")
 	return nil
 }
 

@@ -42,7 +42,7 @@ func TestInitCreatesThenReportsExisting(t *testing.T) {
 			t.Errorf("first Init: %s = %q, want created\n%s", k, got[k], first)
 		}
 	}
-	// dynalite has no UpdateTimeToLive: reported, not fatal.
+	// TTL stays off (the item keeps the fence); the report says so.
 	if got[tbl+" ttl on expiresAt"] == "" {
 		t.Errorf("first Init says nothing about TTL:\n%s", first)
 	}

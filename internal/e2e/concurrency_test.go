@@ -12,6 +12,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -95,7 +96,9 @@ func counterWorker(raw string) int {
 }
 
 func counterCycle(ctx context.Context, m *lockmgr.Manager, store *statestore.Store, w workerSpec, i int, log *os.File) (err error) {
-	lease, err := m.Acquire(ctx, lockmgr.Request{Key: lockmgr.StackKey(w.Stack, w.Env), Timeout: 10 * time.Minute,
+	// No lock timeout: the test is bounded by the cycles the workers do, not
+	// by a clock that a loaded machine can miss (go test's -timeout ends a hang).
+	lease, err := m.Acquire(ctx, lockmgr.Request{Key: lockmgr.StackKey(w.Stack, w.Env), Timeout: time.Duration(math.MaxInt64),
 		Metadata: lockmgr.Metadata{Operation: "e2e-counter"}})
 	if err != nil {
 		return fmt.Errorf("acquire: %w", err)

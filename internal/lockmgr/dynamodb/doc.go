@@ -1,11 +1,14 @@
-// Package dynamodb is the dynamodb://TABLE?region=R lock backend (seed 000,
-// seed 002, issue 3): one item per lock key, attribute for attribute seed
-// 000's (lockKey hash key, lockId, lockedBy, lockedAt, expiresAt as the TTL
-// attribute, lastHeartbeat, metadata map) plus fence.
+// Package dynamodb is the dynamodb://TABLE?region=R lock backend: one item
+// per lock key, attribute for attribute the lock record of docs/locking.md
+// (lockKey hash key, lockId, lockedBy, lockedAt, expiresAt, lastHeartbeat,
+// metadata map, fence).
 //
-// TryAcquire draws the fence from a counter item ("fence#"+key, UpdateItem ADD)
-// and then makes one PutItem conditional on
-// `attribute_not_exists(lockKey) OR expiresAt < :now`; Heartbeat (UpdateItem)
-// and Release (DeleteItem) are conditional on lockId. Every read is strongly
-// consistent. No transactions are used, so dynalite works.
+// The item outlives its holders and carries the key's fence. TryAcquire is one
+// UpdateItem that sets the holder's attributes and adds 1 to fence,
+// conditional on `attribute_not_exists(lockId) OR expiresAt < :now`; Heartbeat
+// (UpdateItem) is conditional on lockId; Release is an UpdateItem conditional
+// on lockId that removes the holder's attributes and keeps lockKey and fence,
+// so a released item has no expiresAt and DynamoDB's TTL never deletes it. An
+// item without lockId is not a lock: Get and List leave it out. Every read is
+// strongly consistent; no transactions are used, so dynalite works.
 package dynamodb

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"sort"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -65,30 +64,17 @@ func isCondFailed(err error) bool {
 	return errors.As(err, &ccf)
 }
 
-// TryAcquire takes a fence from the key's counter item, then writes rec with
-// one PutItem conditional on no live record (seed 000's condition, :now =
-// rec.LockedAt, plus fence < the new fence so a reservation that lost a race
-// can never take over a record with a larger fence). A live holder gives
-// *lockmgr.HeldError with the holder read back with ConsistentRead.
+// TryAcquire writes rec onto the key's item with one UpdateItem conditional
+// on no live holder (`attribute_not_exists(lockId) OR expiresAt < :now`,
+// :now = rec.LockedAt: seed 000's condition on the item that also carries the
+// fence) and increments the item's fence in the same write, so every
+// acquisition of the key gets a fence larger than any before it. A live holder
+// gives *lockmgr.HeldError with the holder read back with ConsistentRead.
 func (b *Backend) TryAcquire(ctx context.Context, rec lockmgr.Record) (lockmgr.Record, error) {
-	if strings.HasPrefix(rec.LockKey, fencePrefix) {
-		return lockmgr.Record{}, fmt.Errorf("lock key %q: keys starting with %q are reserved", rec.LockKey, fencePrefix)
-	}
 	for attempt := 0; ; attempt++ {
-		fence, err := b.nextFence(ctx, rec.LockKey)
-		if err != nil {
-			return lockmgr.Record{}, err
-		}
-		rec.Fence = fence
-		_, err = b.api.PutItem(ctx, &ddb.PutItemInput{
-			TableName:           aws.String(b.table),
-			Item:                toItem(rec),
-			ConditionExpression: aws.String("attribute_not_exists(lockKey) OR (expiresAt < :now AND fence < :fence)"),
-			ExpressionAttributeValues: map[string]types.AttributeValue{
-				":now": n(rec.LockedAt), ":fence": n(fence),
-			},
-		})
+		fence, err := b.acquire(ctx, rec)
 		if err == nil {
+			rec.Fence = fence
 			return rec, nil
 		}
 		if !isCondFailed(err) {
@@ -109,34 +95,37 @@ func (b *Backend) TryAcquire(ctx context.Context, rec lockmgr.Record) (lockmgr.R
 			}
 			return lockmgr.Record{}, &lockmgr.HeldError{Record: holder}
 		}
-		// Released, or taken over with a larger fence and expired, between our
-		// write and our read: try again with a new fence.
+		// Released, or taken over and expired, between our write and our
+		// read: try again.
 	}
 }
 
-// nextFence increments the counter item of key and returns the new value.
-// The counter has no expiresAt, so DynamoDB's TTL never deletes it and the
-// fence keeps growing across release, expiry and TTL deletion of the lock.
-func (b *Backend) nextFence(ctx context.Context, key string) (int64, error) {
+// acquire is TryAcquire's one conditional UpdateItem; it returns the new fence.
+func (b *Backend) acquire(ctx context.Context, rec lockmgr.Record) (int64, error) {
 	out, err := b.api.UpdateItem(ctx, &ddb.UpdateItemInput{
-		TableName:                 aws.String(b.table),
-		Key:                       b.key(fencePrefix + key),
-		UpdateExpression:          aws.String("ADD fence :one"),
-		ExpressionAttributeValues: map[string]types.AttributeValue{":one": n(1)},
-		ReturnValues:              types.ReturnValueUpdatedNew,
+		TableName:           aws.String(b.table),
+		Key:                 b.key(rec.LockKey),
+		UpdateExpression:    aws.String(acquireUpdate),
+		ConditionExpression: aws.String("attribute_not_exists(lockId) OR expiresAt < :now"),
+		ExpressionAttributeValues: map[string]types.AttributeValue{
+			":id": s(rec.LockID), ":by": s(rec.LockedBy), ":at": n(rec.LockedAt), ":exp": n(rec.ExpiresAt),
+			":hb": n(rec.LastHeartbeat), ":md": &types.AttributeValueMemberM{Value: metadataToMap(rec.Metadata)},
+			":one": n(1), ":now": n(rec.LockedAt),
+		},
+		ReturnValues: types.ReturnValueUpdatedNew,
 	})
 	if err != nil {
-		return 0, fmt.Errorf("acquire lock %q: next fence: %w", key, awsbackend.Classify(err, b.res))
+		return 0, err
 	}
 	v, ok := out.Attributes[attrFence].(*types.AttributeValueMemberN)
 	if !ok {
-		return 0, fmt.Errorf("acquire lock %q: fence counter returned no number", key)
+		return 0, fmt.Errorf("acquire lock %q: UpdateItem returned no fence", rec.LockKey)
 	}
 	return strconv.ParseInt(v.Value, 10, 64)
 }
 
 // Heartbeat sets lastHeartbeat and expiresAt (epoch seconds) iff the record's
-// lockId is lockID; ErrLockLost otherwise (gone or taken over).
+// lockId is lockID; ErrLockLost otherwise (released or taken over).
 func (b *Backend) Heartbeat(ctx context.Context, key, lockID string, at, expiresAt time.Time) error {
 	_, err := b.api.UpdateItem(ctx, &ddb.UpdateItemInput{
 		TableName:           aws.String(b.table),
@@ -156,11 +145,14 @@ func (b *Backend) Heartbeat(ctx context.Context, key, lockID string, at, expires
 	return nil
 }
 
-// Release deletes the record iff its lockId is lockID; ErrLockLost otherwise.
+// Release clears the holder's attributes from the item iff its lockId is
+// lockID, keeping lockKey and fence (and no expiresAt, so DynamoDB's TTL never
+// deletes the item and its fence); ErrLockLost otherwise.
 func (b *Backend) Release(ctx context.Context, key, lockID string) error {
-	_, err := b.api.DeleteItem(ctx, &ddb.DeleteItemInput{
+	_, err := b.api.UpdateItem(ctx, &ddb.UpdateItemInput{
 		TableName:                 aws.String(b.table),
 		Key:                       b.key(key),
+		UpdateExpression:          aws.String(releaseUpdate),
 		ConditionExpression:       aws.String("lockId = :id"),
 		ExpressionAttributeValues: map[string]types.AttributeValue{":id": s(lockID)},
 	})
@@ -174,7 +166,8 @@ func (b *Backend) Release(ctx context.Context, key, lockID string) error {
 }
 
 // Get returns the record of key with a strongly consistent read, expired or
-// not; lockmgr.ErrNotFound if none.
+// not; lockmgr.ErrNotFound if there is none or it was released (an item with
+// no lockId only carries the key's fence).
 func (b *Backend) Get(ctx context.Context, key string) (lockmgr.Record, error) {
 	out, err := b.api.GetItem(ctx, &ddb.GetItemInput{
 		TableName: aws.String(b.table), Key: b.key(key), ConsistentRead: aws.Bool(true),
@@ -182,20 +175,20 @@ func (b *Backend) Get(ctx context.Context, key string) (lockmgr.Record, error) {
 	if err != nil {
 		return lockmgr.Record{}, fmt.Errorf("read lock %q: %w", key, awsbackend.Classify(err, b.res))
 	}
-	if len(out.Item) == 0 {
+	if _, held := out.Item[attrID]; !held {
 		return lockmgr.Record{}, fmt.Errorf("lock %q: %w", key, lockmgr.ErrNotFound)
 	}
 	return fromItem(out.Item)
 }
 
 // List scans the table with ConsistentRead for records whose key begins with
-// prefix, following pagination, skipping the fence counters; sorted by key.
+// prefix, following pagination, released items (no lockId) left out; sorted
+// by key.
 func (b *Backend) List(ctx context.Context, prefix string) ([]lockmgr.Record, error) {
 	in := &ddb.ScanInput{
-		TableName:                aws.String(b.table),
-		ConsistentRead:           aws.Bool(true),
-		FilterExpression:         aws.String("attribute_exists(lockId)"),
-		ExpressionAttributeNames: nil,
+		TableName:        aws.String(b.table),
+		ConsistentRead:   aws.Bool(true),
+		FilterExpression: aws.String("attribute_exists(lockId)"),
 	}
 	if prefix != "" {
 		in.FilterExpression = aws.String("begins_with(lockKey, :p) AND attribute_exists(lockId)")
@@ -212,9 +205,7 @@ func (b *Backend) List(ctx context.Context, prefix string) ([]lockmgr.Record, er
 			if err != nil {
 				return nil, err
 			}
-			if !strings.HasPrefix(r.LockKey, fencePrefix) {
-				out = append(out, r)
-			}
+			out = append(out, r)
 		}
 		if len(page.LastEvaluatedKey) == 0 {
 			break

@@ -21,26 +21,17 @@ const (
 	attrFence     = "fence"
 )
 
-// fencePrefix marks the counter items that hold each key's fence. Lock keys
-// start with "stack:" or "custom:", so they never collide.
-const fencePrefix = "fence#"
+// acquireUpdate writes the holder's attributes and increments the fence of
+// the key's item (created at fence 1 when absent). releaseUpdate removes the
+// holder's attributes and keeps lockKey and fence.
+const (
+	acquireUpdate = "SET lockId = :id, lockedBy = :by, lockedAt = :at, expiresAt = :exp, lastHeartbeat = :hb, metadata = :md ADD fence :one"
+	releaseUpdate = "REMOVE lockId, lockedBy, lockedAt, expiresAt, lastHeartbeat, metadata"
+)
 
 func s(v string) types.AttributeValue { return &types.AttributeValueMemberS{Value: v} }
 func n(v int64) types.AttributeValue {
 	return &types.AttributeValueMemberN{Value: strconv.FormatInt(v, 10)}
-}
-
-func toItem(r lockmgr.Record) map[string]types.AttributeValue {
-	return map[string]types.AttributeValue{
-		attrKey:       s(r.LockKey),
-		attrID:        s(r.LockID),
-		attrBy:        s(r.LockedBy),
-		attrAt:        n(r.LockedAt),
-		attrExpires:   n(r.ExpiresAt),
-		attrHeartbeat: n(r.LastHeartbeat),
-		attrMetadata:  &types.AttributeValueMemberM{Value: metadataToMap(r.Metadata)},
-		attrFence:     n(r.Fence),
-	}
 }
 
 func metadataToMap(m lockmgr.Metadata) map[string]types.AttributeValue {
