@@ -424,8 +424,9 @@ func TestQuickstartOnS3StateAndDynamoDBLocks(t *testing.T) {
 	if res := finish(); res.code != 0 {
 		t.Fatalf("held deploy: %s", res)
 	}
-	if item := r.ddbItem(t, "stack:shop:env:dev"); item != nil {
-		t.Errorf("the lock item is still in table %s after the deploy released it: %v", r.table, item)
+	// Released: the item keeps only the key and its fence (docs/aws.md).
+	if item := r.ddbItem(t, "stack:shop:env:dev"); len(item) != 2 || item["lockKey"] == nil || item["fence"] == nil {
+		t.Errorf("after the deploy released the lock, item stack:shop:env:dev in table %s = %v, want only lockKey and fence", r.table, item)
 	}
 	r.s3Layout(t, 2, st.Lineage)
 	if st := p.remoteState("dev"); st.Resources["app/api"].DesiredConfig["image"].(map[string]any)["tag"] != "v2" {
