@@ -47,17 +47,27 @@ func (b *Backend) ensure(ctx context.Context, op string) error {
 
 const columns = `lock_key, lock_id, locked_by, locked_at, expires_at, last_heartbeat, metadata, fence`
 
-// acquireSQL is the one conditional write of SPEC 5: insert, or replace a row
-// whose expires_at is before the newcomer's locked_at. The fence comes from
-// the sequence, which never goes back.
+// acquireSQL is the one conditional write of the lock protocol
+// (docs/locking.md): insert, or take over a row whose expires_at is before the
+// newcomer's locked_at (a released row has expires_at 0). The fence of a
+// takeover is drawn inside the UPDATE, under the row lock, so it is ordered
+// after every earlier holder of the key even when the caller stalled between
+// sending the statement and its execution; the VALUES fence is used only by
+// the first acquisition of a key ever, when no earlier fence exists. Rows are
+// never deleted (Release leaves a tombstone), so a takeover always takes the
+// UPDATE path.
 const acquireSQL = `INSERT INTO deployer_locks AS l (` + columns + `)
 VALUES ($1, $2, $3, $4, $5, $6, $7, nextval('deployer_lock_fence'))
 ON CONFLICT (lock_key) DO UPDATE SET
 	lock_id = EXCLUDED.lock_id, locked_by = EXCLUDED.locked_by, locked_at = EXCLUDED.locked_at,
 	expires_at = EXCLUDED.expires_at, last_heartbeat = EXCLUDED.last_heartbeat,
-	metadata = EXCLUDED.metadata, fence = EXCLUDED.fence
+	metadata = EXCLUDED.metadata, fence = nextval('deployer_lock_fence')
 WHERE l.expires_at < EXCLUDED.locked_at
 RETURNING fence`
+
+// live selects the rows that hold (or held, until taken over) a lock: a
+// released row is a tombstone with an empty lock_id, kept for its fence.
+const live = `lock_id <> ''`
 
 // TryAcquire implements lockmgr.Backend: one INSERT ... ON CONFLICT DO UPDATE
 // WHERE expired; when no row comes back the live holder is read and returned
@@ -112,14 +122,16 @@ func (b *Backend) Heartbeat(ctx context.Context, key, lockID string, at, expires
 	return nil
 }
 
-// Release implements lockmgr.Backend: deletes the row iff lock_id matches;
-// ErrLockLost otherwise. The fence sequence is untouched.
+// Release implements lockmgr.Backend: turns the row into a tombstone (empty
+// lock_id, expires_at 0) iff lock_id matches; ErrLockLost otherwise. The row
+// stays so the next acquisition of the key draws its fence under the row lock.
 func (b *Backend) Release(ctx context.Context, key, lockID string) error {
 	op := "release lock " + key
 	if err := b.ensure(ctx, op); err != nil {
 		return err
 	}
-	tag, err := b.pool.Exec(ctx, `DELETE FROM deployer_locks WHERE lock_key = $1 AND lock_id = $2`, key, lockID)
+	tag, err := b.pool.Exec(ctx, `UPDATE deployer_locks SET lock_id = '', expires_at = 0
+		WHERE lock_key = $1 AND lock_id = $2`, key, lockID)
 	if err != nil {
 		return fmt.Errorf("%s in postgres: %w", op, err)
 	}
@@ -129,13 +141,14 @@ func (b *Backend) Release(ctx context.Context, key, lockID string) error {
 	return nil
 }
 
-// Get implements lockmgr.Backend; ErrNotFound when no row exists.
+// Get implements lockmgr.Backend; ErrNotFound when no row exists or the row
+// is a released tombstone.
 func (b *Backend) Get(ctx context.Context, key string) (lockmgr.Record, error) {
 	op := "read lock " + key
 	if err := b.ensure(ctx, op); err != nil {
 		return lockmgr.Record{}, err
 	}
-	rows, err := b.pool.Query(ctx, `SELECT `+columns+` FROM deployer_locks WHERE lock_key = $1`, key)
+	rows, err := b.pool.Query(ctx, `SELECT `+columns+` FROM deployer_locks WHERE lock_key = $1 AND `+live, key)
 	if err != nil {
 		return lockmgr.Record{}, fmt.Errorf("%s from postgres: %w", op, err)
 	}
@@ -150,14 +163,15 @@ func (b *Backend) Get(ctx context.Context, key string) (lockmgr.Record, error) {
 }
 
 // List implements lockmgr.Backend: every row whose key starts with prefix,
-// expired ones included, in byte order of the key.
+// expired ones included and released tombstones left out, in byte order of
+// the key.
 func (b *Backend) List(ctx context.Context, prefix string) ([]lockmgr.Record, error) {
 	op := fmt.Sprintf("list locks %q", prefix)
 	if err := b.ensure(ctx, op); err != nil {
 		return nil, err
 	}
 	rows, err := b.pool.Query(ctx, `SELECT `+columns+` FROM deployer_locks
-		WHERE starts_with(lock_key, $1) ORDER BY lock_key COLLATE "C"`, prefix)
+		WHERE starts_with(lock_key, $1) AND `+live+` ORDER BY lock_key COLLATE "C"`, prefix)
 	if err != nil {
 		return nil, fmt.Errorf("%s from postgres: %w", op, err)
 	}

@@ -4,7 +4,9 @@
 -- expiry and rollback, so every acquisition of a key gets a larger fence.
 CREATE SEQUENCE IF NOT EXISTS deployer_lock_fence AS bigint;
 
--- One row per held (or expired, not yet taken over) lock: the SPEC 5 record.
+-- One row per key ever locked: the lock record of docs/locking.md while held
+-- (or expired, not yet taken over); a tombstone with an empty lock_id once
+-- released, kept so the next takeover draws its fence under the row lock.
 -- Times are epoch seconds, as in the record's JSON.
 CREATE TABLE IF NOT EXISTS deployer_locks (
     lock_key       text    PRIMARY KEY,
