@@ -120,7 +120,7 @@ func (f *Factory) Store(ctx context.Context, cfg *config.Config) (*statestore.St
 		return nil, err
 	}
 	f.closers = append(f.closers, closerFunc(b.Close))
-	return statestore.New(b), nil
+	return statestore.New(b, statestore.WithMaxDocumentBytes(cfg.Backend.MaxStateSize)), nil
 }
 
 // Service wires the deploy use case.

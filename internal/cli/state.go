@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"slices"
 	"text/tabwriter"
 	"time"
@@ -132,11 +131,7 @@ func runStatePush(ctx context.Context, f *Factory, opts *StatePushOptions) error
 	if err != nil {
 		return err
 	}
-	data, err := os.ReadFile(opts.File)
-	if err != nil {
-		return fmt.Errorf("read %s: %w", opts.File, err)
-	}
-	st, err := statestore.Decode(data, opts.File)
+	st, err := statestore.ReadFile(opts.File, cfg.Backend.MaxStateSize)
 	if err != nil {
 		return err
 	}

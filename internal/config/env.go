@@ -14,6 +14,7 @@ import (
 //	DEPLOYER_LOCK_TTL            backend.lock_ttl (Go duration)
 //	DEPLOYER_HEARTBEAT_INTERVAL  backend.heartbeat_interval
 //	DEPLOYER_STALE_AFTER         backend.stale_after
+//	DEPLOYER_MAX_STATE_SIZE      backend.max_state_size (bytes, or 64MiB, 1GiB)
 //
 // Bad values give a *ValidationError naming the variable; c is then
 // partly updated and should not be used.
@@ -59,6 +60,14 @@ func ApplyEnv(c *Config, getenv func(string) string) error {
 			l.add(0, d.name, "duration %q must be positive (e.g. 30s, 5m, 1h)", v)
 		default:
 			*d.dst = dur
+		}
+	}
+	if v := getenv("DEPLOYER_MAX_STATE_SIZE"); v != "" {
+		n, err := ParseSize(v)
+		if err != nil {
+			l.add(0, "DEPLOYER_MAX_STATE_SIZE", "%v", err)
+		} else {
+			c.Backend.MaxStateSize = n
 		}
 	}
 	if len(l.probs) == 0 {

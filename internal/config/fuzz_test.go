@@ -25,6 +25,8 @@ func FuzzParse(f *testing.F) {
 	f.Add([]byte("stack: ../x\n"))
 	f.Add([]byte("stack: [unclosed\n"))
 	f.Add([]byte("&a [*a]"))
+	f.Add(aliasBomb(9)) // "billion laughs": refused at the alias line
+	f.Add([]byte("stack: x\nservices:\n  s: &a\n    components: {c: {kind: Command, config: {x: *a}}}\n"))
 	f.Add([]byte(""))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		c, err := Parse(data, "deployer.yaml")

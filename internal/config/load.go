@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/deployer-dev/deployer/internal/inputfile"
 )
 
 // Defaults (SPEC 4; lock_ttl from seed 000).
@@ -27,8 +29,11 @@ const (
 // *ValidationError whose lines read "FILE:LINE: YAML.PATH: problem (fix)";
 // an unreadable file gives the os error wrapped.
 func Load(path string) (*Config, error) {
-	data, err := os.ReadFile(path)
+	data, err := inputfile.Read(path, "configuration file", inputfile.MaxConfigBytes)
 	if err != nil {
+		if inputfile.IsLimit(err) {
+			return nil, err
+		}
 		return nil, fmt.Errorf("read config: %w", err)
 	}
 	abs, err := filepath.Abs(path)
@@ -148,6 +153,9 @@ func (l *loader) parse(data []byte) *Config {
 			msg = strings.TrimPrefix(msg, "yaml: ")
 		}
 		l.add(line, "", "invalid YAML: %s (check the indentation and quoting on this line and the one before)", msg)
+		return c
+	}
+	if !l.checkAliases(&doc) {
 		return c
 	}
 	if len(doc.Content) == 0 {

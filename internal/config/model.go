@@ -27,6 +27,9 @@ type Backend struct {
 	SSE       string `yaml:"sse"`        // "", AES256, aws:kms
 	KMSKeyID  string `yaml:"kms_key_id"` // with sse: aws:kms
 	PathStyle bool   `yaml:"path_style"` // MinIO
+	// MaxStateSize is the largest state document loaded or saved, in bytes
+	// (0: the state store's default, 64 MiB).
+	MaxStateSize int64 `yaml:"max_state_size"`
 }
 
 // Pulumi configures the Pulumi engine (SPEC 8).

@@ -9,7 +9,7 @@ import (
 	"gopkg.in/yaml.v3"
 )
 
-var backendKeys = []string{"state", "lock", "lock_ttl", "heartbeat_interval", "stale_after", "sse", "kms_key_id", "path_style"}
+var backendKeys = []string{"state", "lock", "lock_ttl", "heartbeat_interval", "stale_after", "sse", "kms_key_id", "path_style", "max_state_size"}
 
 func (l *loader) backend(n *yaml.Node, b *Backend) {
 	l.fields(n, "backend", backendKeys, func(k string, _, v *yaml.Node) {
@@ -46,6 +46,16 @@ func (l *loader) backend(n *yaml.Node, b *Backend) {
 			if err := v.Decode(&b.PathStyle); err != nil {
 				l.add(v.Line, path, "want true or false, found %s", kindName(v))
 			}
+		case "max_state_size":
+			s, ok := l.str(v, path)
+			if !ok || s == "" {
+				return
+			}
+			n, err := ParseSize(s)
+			if err != nil {
+				l.add(v.Line, path, "%v", err)
+			}
+			b.MaxStateSize = n
 		}
 	})
 }

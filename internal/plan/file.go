@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+
+	"github.com/deployer-dev/deployer/internal/inputfile"
 )
 
 // WriteFile saves p as indented JSON for `deploy --plan` (docs/plan.md). The
@@ -41,8 +43,11 @@ func WriteFile(path string, p *Plan) error {
 // JSON or whose format_version is not "deployer-plan-v1"; the error says to
 // make the plan again.
 func ReadFile(path string) (*Plan, error) {
-	data, err := os.ReadFile(path)
+	data, err := inputfile.Read(path, "plan file", inputfile.MaxPlanBytes)
 	if err != nil {
+		if inputfile.IsLimit(err) {
+			return nil, err
+		}
 		return nil, fmt.Errorf("read plan: %w", err)
 	}
 	dec := json.NewDecoder(bytes.NewReader(data))

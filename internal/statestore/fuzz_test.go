@@ -2,6 +2,7 @@ package statestore_test
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"testing"
 
@@ -14,6 +15,8 @@ import (
 // (never panics), and a state it accepts encodes to a document that decodes
 // to the same checksums: nothing it loads is lost on the next save.
 // Run longer with: go test -run '^$' -fuzz FuzzDecode ./internal/statestore/
+const fuzzMaxDoc = 64 << 10
+
 func FuzzDecode(f *testing.F) {
 	doc, err := statestore.Encode(storetest.SeedState("user-platform", "production"))
 	if err != nil {
@@ -26,7 +29,16 @@ func FuzzDecode(f *testing.F) {
 	f.Add([]byte(`{}`))
 	f.Add([]byte(`{"version":"deployer-state-v1","resources":{"a":{"outputs":{"n":1e999}}}}`))
 	f.Add([]byte("\xff\xfe"))
+	// Oversize: a valid document padded past the Store's limit.
+	f.Add(append(bytes.Repeat([]byte(" "), fuzzMaxDoc), doc...))
 	f.Fuzz(func(t *testing.T, data []byte) {
+		// Through a Store with a small limit: an oversize document is refused
+		// before it is decoded.
+		s := statestore.New(&recorder{doc: data}, statestore.WithMaxDocumentBytes(fuzzMaxDoc))
+		var tl *statestore.TooLargeError
+		if _, _, err := s.Load(context.Background(), "user-platform", "production"); (len(data) > fuzzMaxDoc) != errors.As(err, &tl) {
+			t.Fatalf("%d bytes, limit %d: %v", len(data), fuzzMaxDoc, err)
+		}
 		st, err := statestore.Decode(data, "fuzz.json")
 		if err != nil {
 			if err.Error() == "" {

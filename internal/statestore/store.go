@@ -28,6 +28,7 @@ func (h Head) IsZero() bool { return h == Head{} }
 type Store struct {
 	b   Backend
 	now func() time.Time
+	max int64
 }
 
 // Option configures a Store.
@@ -36,9 +37,19 @@ type Option func(*Store)
 // WithClock sets the clock that times history snapshots (default time.Now).
 func WithClock(now func() time.Time) Option { return func(s *Store) { s.now = now } }
 
+// WithMaxDocumentBytes sets the largest state document, in bytes, that the
+// Store loads or saves (0 or less: DefaultMaxDocumentBytes).
+func WithMaxDocumentBytes(n int64) Option {
+	return func(s *Store) {
+		if n > 0 {
+			s.max = n
+		}
+	}
+}
+
 // New returns a Store over b.
 func New(b Backend, opts ...Option) *Store {
-	s := &Store{b: b, now: time.Now}
+	s := &Store{b: b, now: time.Now, max: DefaultMaxDocumentBytes}
 	for _, o := range opts {
 		o(s)
 	}
@@ -74,6 +85,9 @@ func (s *Store) Load(ctx context.Context, stack, env string) (*State, Head, erro
 		return nil, Head{}, err
 	}
 	loc := s.b.Location(stack, env)
+	if err := s.checkSize(loc, int64(len(data))); err != nil {
+		return nil, Head{}, err
+	}
 	st, err := Decode(data, loc)
 	if err != nil {
 		return nil, Head{}, err
@@ -123,6 +137,10 @@ func (s *Store) Save(ctx context.Context, st *State, base Head, lock *LockRef) (
 	if err != nil {
 		return Head{}, fmt.Errorf("save state %s: %w", loc, err)
 	}
+	// A document this Store could not load again is not written.
+	if err := s.checkSize(loc, int64(len(doc))); err != nil {
+		return Head{}, fmt.Errorf("save state: %w", err)
+	}
 	ver, err := s.b.Write(ctx, WriteRequest{
 		Stack: stack, Env: env,
 		Serial: st.Serial, Lineage: st.Lineage,
@@ -157,6 +175,9 @@ func (s *Store) Snapshot(ctx context.Context, stack, env string, serial int64) (
 		return nil, err
 	}
 	loc := fmt.Sprintf("%s (history snapshot of serial %d)", s.b.Location(stack, env), serial)
+	if err := s.checkSize(loc, int64(len(data))); err != nil {
+		return nil, err
+	}
 	st, err := Decode(data, loc)
 	if err != nil {
 		return nil, err

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/deployer-dev/deployer/internal/inputfile"
 	"github.com/deployer-dev/deployer/internal/proc"
 )
 
@@ -175,8 +176,11 @@ func (e *Engine) terminateOnDone(ctx context.Context, p *os.Process, exited <-ch
 // readOutputs parses the outputs file: empty (or only whitespace) means no
 // outputs; anything else must be one JSON object.
 func readOutputs(path string) (map[string]any, error) {
-	b, err := os.ReadFile(path)
+	b, err := inputfile.Read(path, "outputs file", inputfile.MaxOutputsBytes)
 	if err != nil {
+		if inputfile.IsLimit(err) {
+			return nil, fmt.Errorf("wrote an unusable $DEPLOYER_OUTPUTS file: %w", err)
+		}
 		return nil, fmt.Errorf("wrote no readable $DEPLOYER_OUTPUTS file: %w", err)
 	}
 	b = bytes.TrimSpace(b)
