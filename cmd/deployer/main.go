@@ -11,6 +11,7 @@ import (
 	"os/signal"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/deployer-dev/deployer/internal/cli"
 	"github.com/deployer-dev/deployer/internal/config"
@@ -47,8 +48,13 @@ func run() int {
 	defer signal.Stop(sigs)
 	go func() {
 		<-sigs
-		fmt.Fprintln(os.Stderr, "\ndeployer: cancelling; the lock is released when the running step stops (signal again to stop at once)")
+		if f.HoldsLeases() {
+			fmt.Fprintln(os.Stderr, "\ndeployer: cancelling; the lock is released when the running step stops (signal again to stop at once)")
+		} else {
+			fmt.Fprintln(os.Stderr, "\ndeployer: cancelling")
+		}
 		cancel()
+		go exitWhenNoLease(f)
 		<-sigs
 		f.KillEngines()
 		os.Exit(exitCancelled)
@@ -72,6 +78,32 @@ func run() int {
 		}
 	}
 	return code
+}
+
+// exitWhenNoLease ends a cancelled process that holds no lock within about
+// a second (exit 130), even when it is busy with local work that does not
+// watch its context (parsing a large file, building a plan): with no lease
+// there is nothing to release or record. A process holding a lease keeps
+// to the graceful path, which releases it (docs/exit-codes.md).
+func exitWhenNoLease(f *cli.Factory) {
+	const (
+		tick    = 50 * time.Millisecond
+		grace   = 400 * time.Millisecond // from the signal: let a quick command finish on its own
+		settled = 200 * time.Millisecond // no lease for this long: a release's messages are out
+	)
+	start, free := time.Now(), time.Duration(0)
+	for {
+		time.Sleep(tick)
+		if f.HoldsLeases() {
+			free = 0
+			continue
+		}
+		free += tick
+		if time.Since(start) >= grace && free >= settled {
+			f.KillEngines()
+			os.Exit(exitCancelled)
+		}
+	}
 }
 
 // exitCode maps errors to the exit codes of SPEC 10, most specific first.

@@ -37,8 +37,9 @@ type Factory struct {
 	cfg     *config.Config
 	audit   *slog.Logger
 	closers []io.Closer
-	mu      sync.Mutex
-	running []engine.Engine
+	mu       sync.Mutex
+	running  []engine.Engine
+	managers []*lockmgr.Manager
 }
 
 // NewFactory returns a Factory on the process's streams and environment.
@@ -102,7 +103,7 @@ func (f *Factory) Locks(ctx context.Context, cfg *config.Config) (*lockmgr.Manag
 	if err != nil {
 		return nil, err
 	}
-	return lockmgr.NewManager(b, lockmgr.Options{
+	m := lockmgr.NewManager(b, lockmgr.Options{
 		TTL: cfg.Backend.LockTTL, HeartbeatInterval: cfg.Backend.HeartbeatInterval, StaleAfter: cfg.Backend.StaleAfter,
 		Now: f.Now, Audit: al,
 		OnWait: func(h lockmgr.Record, in time.Duration) {
@@ -110,7 +111,24 @@ func (f *Factory) Locks(ctx context.Context, cfg *config.Config) (*lockmgr.Manag
 				h.LockKey, h.LockedBy, orDash(h.Metadata.Operation), h.Metadata.PID,
 				time.Unix(h.LockedAt, 0).UTC().Format(time.RFC3339), in.Round(time.Millisecond))
 		},
-	}), nil
+	})
+	f.mu.Lock()
+	f.managers = append(f.managers, m)
+	f.mu.Unlock()
+	return m, nil
+}
+
+// HoldsLeases reports whether a lock taken by this process is still held:
+// until it is released, a cancelled command must not exit early.
+func (f *Factory) HoldsLeases() bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for _, m := range f.managers {
+		if m.Held() > 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // Store opens the state backend.

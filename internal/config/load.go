@@ -355,6 +355,17 @@ func (l *loader) value(n *yaml.Node, path string) any {
 		}
 		return out
 	case yaml.ScalarNode:
+		// The common tags without a decoder per scalar (large files).
+		switch n.Tag {
+		case "!!str":
+			return n.Value
+		case "!!null":
+			return nil
+		case "!!int":
+			if i, err := strconv.Atoi(n.Value); err == nil {
+				return i
+			}
+		}
 		var v any
 		if err := n.Decode(&v); err != nil {
 			return n.Value

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"math"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/cenkalti/backoff/v5"
@@ -48,6 +49,7 @@ type Options struct {
 type Manager struct {
 	b    Backend
 	opts Options
+	held atomic.Int64 // leases acquired and not yet released or kept
 }
 
 // NewManager returns a Manager over b.
@@ -75,6 +77,11 @@ func NewManager(b Backend, o Options) *Manager {
 
 // Backend returns the store the Manager writes to.
 func (m *Manager) Backend() Backend { return m.b }
+
+// Held is the number of leases this Manager acquired that are not yet
+// released (or left to expire with Keep): while it is above zero a process
+// must not exit without releasing them.
+func (m *Manager) Held() int { return int(m.held.Load()) }
 
 // Options returns the effective options.
 func (m *Manager) Options() Options { return m.opts }
@@ -290,6 +297,7 @@ type Lease struct {
 func (m *Manager) startLease(parent context.Context, rec Record) *Lease {
 	ctx, cancel := context.WithCancelCause(parent)
 	l := &Lease{m: m, rec: rec, ctx: ctx, cancel: cancel, stop: make(chan struct{}), done: make(chan struct{})}
+	m.held.Add(1)
 	m.opts.Audit.Info("lock.acquired", "lock_key", rec.LockKey, "lock_id", rec.LockID,
 		"locked_by", rec.LockedBy, "fence", rec.Fence, "metadata", rec.Metadata)
 	go l.heartbeat()
@@ -368,6 +376,7 @@ func (l *Lease) Release(ctx context.Context) error {
 				"duration_seconds", dur)
 		}
 		l.cancel(context.Canceled)
+		l.m.held.Add(-1)
 	})
 	return l.relErr
 }
