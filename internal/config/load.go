@@ -103,6 +103,9 @@ func applyDefaults(c *Config) {
 	if c.Services == nil {
 		c.Services = map[string]*Service{}
 	}
+	if c.Shared == nil {
+		c.Shared = map[string]*Shared{}
+	}
 	for _, s := range c.Services {
 		for _, comp := range s.Components {
 			if comp.Command != nil && comp.Command.Timeout == 0 {
@@ -168,7 +171,7 @@ func (l *loader) parse(data []byte) *Config {
 		return c
 	}
 	top := map[string]*yaml.Node{}
-	l.fields(root, "", []string{"stack", "backend", "pulumi", "environments", "services"}, func(k string, _, v *yaml.Node) {
+	l.fields(root, "", []string{"stack", "backend", "pulumi", "environments", "services", "shared"}, func(k string, _, v *yaml.Node) {
 		top[k] = v
 	})
 	if v := top["stack"]; v != nil {
@@ -199,6 +202,10 @@ func (l *loader) parse(data []byte) *Config {
 	c.Services = map[string]*Service{}
 	if v := top["services"]; v != nil {
 		l.services(v, c)
+	}
+	c.Shared = map[string]*Shared{}
+	if v := top["shared"]; v != nil {
+		l.shared(v, c)
 	}
 	if len(l.probs) == 0 {
 		l.checkComponents(c)

@@ -14,6 +14,9 @@ type Config struct {
 	Pulumi       Pulumi                  `yaml:"pulumi"`
 	Environments map[string]*Environment `yaml:"environments"`
 	Services     map[string]*Service     `yaml:"services"`
+	// Shared lists resources several applications share, for `deployer
+	// guard` (docs/guard.md).
+	Shared map[string]*Shared `yaml:"shared"`
 }
 
 // Backend selects where state and locks live and the lease timings.
