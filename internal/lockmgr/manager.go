@@ -94,6 +94,11 @@ type Request struct {
 	// Timeout is how long to wait for a held lock: 0 fails at once with
 	// *HeldError; otherwise retries with exponential backoff and jitter.
 	Timeout time.Duration
+	// MaxRetries, when above 0, also caps the retries after the first try
+	// (the shared-resource guard gives up after 3: docs/guard.md).
+	MaxRetries int
+	// OnWait, if set, is called before each wait, after the Manager's.
+	OnWait func(holder Record, retryIn time.Duration)
 }
 
 // Acquire takes the lease of r.Key. For hierarchical keys it then checks the
@@ -114,7 +119,7 @@ func (m *Manager) Acquire(ctx context.Context, r Request) (*Lease, error) {
 	bo.MaxInterval = m.opts.MaxRetryInterval
 	bo.RandomizationFactor = 0.5
 	start := m.opts.Now()
-	for {
+	for retries := 0; ; retries++ {
 		rec, err := m.tryOnce(ctx, r, pk)
 		if err == nil {
 			return m.startLease(ctx, rec), nil
@@ -124,12 +129,15 @@ func (m *Manager) Acquire(ctx context.Context, r Request) (*Lease, error) {
 			return nil, err
 		}
 		left := r.Timeout - m.opts.Now().Sub(start)
-		if left <= 0 {
+		if left <= 0 || (r.MaxRetries > 0 && retries >= r.MaxRetries) {
 			return nil, err
 		}
 		wait := min(bo.NextBackOff(), left)
 		if m.opts.OnWait != nil {
 			m.opts.OnWait(held.Record, wait)
+		}
+		if r.OnWait != nil {
+			r.OnWait(held.Record, wait)
 		}
 		if err := sleep(ctx, wait); err != nil {
 			return nil, err
@@ -356,6 +364,23 @@ func (l *Lease) heartbeat() {
 			return
 		}
 	}
+}
+
+// Keep stops the heartbeat and leaves the record in place, to expire at its
+// expiresAt: nobody can take the key until then. The guard keeps its lock
+// after stopping a shared resource so that a racing stop cannot run a
+// second time (docs/guard.md). It writes lock.kept; Release after Keep does
+// nothing.
+func (l *Lease) Keep() {
+	l.release.Do(func() {
+		close(l.stop)
+		<-l.done
+		rec := l.Record()
+		l.m.opts.Audit.Info("lock.kept", "lock_key", rec.LockKey, "lock_id", rec.LockID,
+			"expires_at", rec.ExpiresAt)
+		l.cancel(context.Canceled)
+		l.m.held.Add(-1)
+	})
 }
 
 // Release stops the heartbeat and deletes the record iff it is still ours;

@@ -233,3 +233,46 @@ func testManagerWaits(t *testing.T, s *suite) {
 		t.Fatal("Acquire with Timeout did not get the lock after the holder released")
 	}
 }
+
+// testManagerRetriesAndKeep: MaxRetries gives up after that many retries
+// whatever the Timeout; a kept lease leaves its record, which blocks others
+// until it expires, and Held counts leases until they are released or kept.
+func testManagerRetriesAndKeep(t *testing.T, s *suite) {
+	ttl := 2 * time.Second
+	alice := s.manager(lockmgr.Options{TTL: ttl, HeartbeatInterval: ttl / 4, StaleAfter: ttl})
+	bob := s.manager(lockmgr.Options{TTL: ttl, HeartbeatInterval: ttl / 4, StaleAfter: ttl})
+	key := lockmgr.CustomKey("guard-" + uniqueName(t))
+	ctx := context.Background()
+
+	held := s.mustTake(alice, key, "alice@laptop")
+	if alice.Held() != 1 {
+		t.Fatalf("Held = %d with one lease", alice.Held())
+	}
+	var waits []lockmgr.Record
+	_, err := bob.Acquire(ctx, lockmgr.Request{Key: key, LockedBy: "bob@desk", Timeout: time.Hour, MaxRetries: 3,
+		OnWait: func(h lockmgr.Record, _ time.Duration) { waits = append(waits, h) }})
+	wantHeld(t, err, held.Record())
+	if len(waits) != 3 || waits[0].LockID != held.Record().LockID {
+		t.Fatalf("with MaxRetries 3: %d waits (%v), want 3 naming the holder", len(waits), waits)
+	}
+
+	held.Keep()
+	if alice.Held() != 0 {
+		t.Fatalf("Held = %d after Keep", alice.Held())
+	}
+	if err := held.Release(ctx); err != nil {
+		t.Fatalf("Release after Keep: %v", err)
+	}
+	rec, err := alice.Backend().Get(ctx, key)
+	if err != nil || rec.LockID != held.Record().LockID {
+		t.Fatalf("a kept lease's record must stay: %+v, %v", rec, err)
+	}
+	_, err = bob.Acquire(ctx, lockmgr.Request{Key: key, LockedBy: "bob@desk"})
+	wantHeld(t, err, held.Record())
+	// Once it expires, the key is free (bounded by the TTL, polled by work).
+	next, err := bob.Acquire(ctx, lockmgr.Request{Key: key, LockedBy: "bob@desk", Timeout: waitLimit})
+	if err != nil {
+		t.Fatalf("a kept lease must expire: %v", err)
+	}
+	release(t, next)
+}

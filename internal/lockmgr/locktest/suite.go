@@ -42,6 +42,7 @@ func Run(t *testing.T, newBackend func(t *testing.T) lockmgr.Backend) {
 		{"Manager/NoConflictingHoldersUnderContention", testManagerMutualExclusion},
 		{"Manager/LeaseContextCancelledWhenForceUnlocked", testManagerLeaseLost},
 		{"Manager/TimeoutWaitsForRelease", testManagerWaits},
+		{"Manager/MaxRetriesAndKeep", testManagerRetriesAndKeep},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
