@@ -1,0 +1,92 @@
+package guard
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"sync"
+	"time"
+
+	"github.com/deployer-dev/deployer/internal/proc"
+)
+
+const maxStopOutput = 64 << 10
+
+// runStop runs command with sh -c in g.Dir, streaming its output to
+// g.Output and keeping the last 64 KiB. Cancelling ctx sends SIGTERM to its
+// process group, then SIGKILL after g.Grace.
+func (g *Guard) runStop(ctx context.Context, command, resource, as string) (StopRun, error) {
+	run := StopRun{Command: command}
+	g.logf("running the stop command of %s: %s", resource, command)
+	c := exec.Command("sh", "-c", command)
+	c.Dir = g.Dir
+	c.Env = append(os.Environ(), "DEPLOYER_GUARD_RESOURCE="+resource, "DEPLOYER_GUARD_AS="+as)
+	tail := &tailBuffer{max: maxStopOutput}
+	w := io.MultiWriter(g.Output, tail)
+	c.Stdout, c.Stderr = w, w
+	proc.OwnGroup(c)
+	start := g.now()
+	if err := c.Start(); err != nil {
+		run.ExitCode = -1
+		return run, fmt.Errorf("start sh: %w", err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- c.Wait() }()
+	var err error
+	select {
+	case err = <-done:
+	case <-ctx.Done():
+		_ = proc.Terminate(c.Process)
+		t := time.NewTimer(g.Grace)
+		select {
+		case err = <-done:
+		case <-t.C:
+			_ = proc.Kill(c.Process)
+			err = <-done
+		}
+		t.Stop()
+	}
+	run.DurationSeconds = g.now().Sub(start).Seconds()
+	run.Output = tail.String()
+	var ee *exec.ExitError
+	switch {
+	case errors.As(err, &ee):
+		run.ExitCode = proc.ExitCode(ee)
+	case err != nil:
+		run.ExitCode = -1
+	}
+	if err == nil {
+		g.logf("the stop command of %s succeeded", resource)
+		return run, nil
+	}
+	if ctx.Err() != nil {
+		return run, fmt.Errorf("cancelled while running: %w", context.Cause(ctx))
+	}
+	return run, err
+}
+
+// tailBuffer keeps the last max bytes written to it.
+type tailBuffer struct {
+	mu  sync.Mutex
+	max int
+	b   []byte
+}
+
+func (t *tailBuffer) Write(p []byte) (int, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.b = append(t.b, p...)
+	if len(t.b) > t.max {
+		t.b = append([]byte(nil), t.b[len(t.b)-t.max:]...)
+	}
+	return len(p), nil
+}
+
+func (t *tailBuffer) String() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return string(t.b)
+}

@@ -1,0 +1,123 @@
+package guard
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/deployer-dev/deployer/internal/config"
+)
+
+// Status is a sharer's quick status.
+type Status string
+
+// Statuses (docs/guard.md): only HTTP 200 is UP; UNKNOWN counts as UP.
+const (
+	Up      Status = "UP"
+	Down    Status = "DOWN"
+	Unknown Status = "UNKNOWN"
+)
+
+// SharerStatus is the quick status record of one sharer, as the design's
+// quick-status endpoint returns it, plus the URL checked and, for UNKNOWN,
+// why.
+type SharerStatus struct {
+	App       string    `json:"app"`
+	Status    Status    `json:"status"`
+	HTTPCode  *int      `json:"http_code"` // null unless the server answered
+	Timestamp time.Time `json:"timestamp"` // when the check ended, UTC
+	URL       string    `json:"url"`
+	Error     string    `json:"error,omitempty"`
+}
+
+// Active reports whether the sharer counts as running: UP or UNKNOWN.
+func (s SharerStatus) Active() bool { return s.Status != Down }
+
+// NewClient returns the HTTP client of the status checks: it does not follow
+// redirects (a 3xx is DOWN, as in the design) and keeps no idle connections.
+func NewClient() *http.Client {
+	t := http.DefaultTransport.(*http.Transport).Clone()
+	t.DisableKeepAlives = true
+	return &http.Client{
+		Transport:     t,
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+	}
+}
+
+// checkAll HEADs the status URL of each app concurrently, each bounded by
+// timeout, and returns the statuses ordered by app name. When ctx ends
+// first it returns ctx's error.
+func (g *Guard) checkAll(ctx context.Context, res *config.Shared, apps []string) ([]SharerStatus, error) {
+	out := make([]SharerStatus, len(apps))
+	var wg sync.WaitGroup
+	for i, app := range apps {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			out[i] = g.check(ctx, app, res.Sharers[app].StatusURL, res.StatusTimeout)
+		}()
+	}
+	wg.Wait()
+	if err := ctx.Err(); err != nil {
+		return nil, context.Cause(ctx)
+	}
+	for _, s := range out {
+		switch {
+		case s.Status == Up:
+			g.logf("%s is UP (HTTP %d)", s.App, *s.HTTPCode)
+		case s.Status == Down:
+			g.logf("%s is DOWN (HTTP %d)", s.App, *s.HTTPCode)
+		default:
+			g.logf("%s is UNKNOWN (%s): counted as UP", s.App, s.Error)
+		}
+	}
+	return out, nil
+}
+
+func (g *Guard) check(ctx context.Context, app, url string, timeout time.Duration) SharerStatus {
+	st := SharerStatus{App: app, URL: url, Status: Unknown}
+	cctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(cctx, http.MethodHead, url, nil)
+	if err == nil {
+		var resp *http.Response
+		resp, err = g.client.Do(req)
+		if err == nil {
+			resp.Body.Close()
+			code := resp.StatusCode
+			st.HTTPCode = &code
+			st.Status = Down
+			if code == http.StatusOK {
+				st.Status = Up
+			}
+		}
+	}
+	st.Timestamp = g.now().UTC()
+	if err != nil {
+		st.Error = describe(err, timeout)
+	}
+	return st
+}
+
+func describe(err error, timeout time.Duration) string {
+	if errors.Is(err, context.DeadlineExceeded) {
+		return fmt.Sprintf("no answer within %s", timeout)
+	}
+	return err.Error()
+}
+
+// appNames returns the sharers of res, sorted, leaving out skip.
+func appNames(res *config.Shared, skip string) []string {
+	var apps []string
+	for app := range res.Sharers {
+		if app != skip {
+			apps = append(apps, app)
+		}
+	}
+	sort.Strings(apps)
+	return apps
+}
