@@ -69,6 +69,7 @@ func NewRootCmd(f *Factory) *cobra.Command {
 		lockCmd,
 		backendCmd,
 		NewCmdVersion(f, nil),
+		NewCmdGuard(f, nil, nil),
 	)
 	return root
 }

@@ -1,0 +1,225 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/deployer-dev/deployer/internal/config"
+	"github.com/deployer-dev/deployer/internal/guard"
+	"github.com/deployer-dev/deployer/internal/lockmgr"
+)
+
+// GuardStopOptions are the arguments of `deployer guard stop`.
+type GuardStopOptions struct {
+	Name             string
+	As               string
+	DryRun           bool
+	DetailedExitCode bool
+}
+
+// GuardStatusOptions are the arguments of `deployer guard status`.
+type GuardStatusOptions struct {
+	Name string
+}
+
+// NewCmdGuard returns `deployer guard` with its stop and status commands
+// (docs/guard.md).
+func NewCmdGuard(f *Factory, runStop func(context.Context, *Factory, *GuardStopOptions) error, runStatus func(context.Context, *Factory, *GuardStatusOptions) error) *cobra.Command {
+	if runStop == nil {
+		runStop = runGuardStop
+	}
+	if runStatus == nil {
+		runStatus = runGuardStatus
+	}
+	parent := &cobra.Command{
+		Use:   "guard",
+		Short: "Stop a shared resource only when every other application sharing it is down",
+		Long: "A resource listed under shared: in deployer.yaml (a database used by several applications)\n" +
+			"is stopped by guard stop only when every other sharer's status URL says it is down, under a\n" +
+			"lock, so two stops racing never both run it. See docs/guard.md.",
+	}
+	opts := &GuardStopOptions{}
+	stop := &cobra.Command{
+		Use:   "stop NAME --as APP",
+		Short: "Run NAME's stop command if every sharer other than APP is DOWN",
+		Long: "Takes NAME's lock (a few retries, then skips: fail safe), HEADs every other sharer's\n" +
+			"status_url (200 = UP, other = DOWN, no answer = UNKNOWN, counted as UP) and runs the stop\n" +
+			"command only when all are DOWN. A resource with no other sharer stops at once, without a lock.\n" +
+			"Exit 0 when a safe decision was made; with --detailed-exitcode: 0 stopped, 2 skipped because a\n" +
+			"sharer is UP or UNKNOWN, 3 skipped because the lock was held. 1: the stop command failed.",
+		Example: "  deployer guard stop orders-db --as app-a\n  deployer guard stop orders-db --as app-a --dry-run --json",
+		Args:    cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.Name = args[0]
+			if opts.As == "" {
+				return &UsageError{Msg: "--as APP is required: the application being stopped, one of NAME's sharers"}
+			}
+			if err := validateName("shared resource", opts.Name); err != nil {
+				return err
+			}
+			if err := validateName("application", opts.As); err != nil {
+				return err
+			}
+			return runStop(cmd.Context(), f, opts)
+		},
+	}
+	stop.Flags().StringVar(&opts.As, "as", "", "the application being stopped (left out of the checks)")
+	stop.Flags().BoolVar(&opts.DryRun, "dry-run", false, "check and decide, but take no lock and run nothing")
+	stop.Flags().BoolVar(&opts.DetailedExitCode, "detailed-exitcode", false, "exit 2 when skipped for an active sharer, 3 when skipped for the lock")
+
+	sopts := &GuardStatusOptions{}
+	status := &cobra.Command{
+		Use:     "status NAME",
+		Short:   "Show the quick status of every sharer of NAME, without a lock",
+		Example: "  deployer guard status orders-db --json",
+		Args:    cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			sopts.Name = args[0]
+			if err := validateName("shared resource", sopts.Name); err != nil {
+				return err
+			}
+			return runStatus(cmd.Context(), f, sopts)
+		},
+	}
+	parent.AddCommand(stop, status)
+	return parent
+}
+
+// newGuard wires the use case to the configured lock backend, the audit
+// log and stderr.
+func (f *Factory) newGuard(cfg *config.Config) (*guard.Guard, error) {
+	al, err := f.Audit()
+	if err != nil {
+		return nil, err
+	}
+	return guard.New(guard.Deps{
+		Locks: func(ctx context.Context, ttl time.Duration) (*lockmgr.Manager, error) {
+			c := *cfg
+			c.Backend.LockTTL = ttl
+			c.Backend.HeartbeatInterval = min(c.Backend.HeartbeatInterval, ttl/3)
+			c.Backend.StaleAfter = max(c.Backend.StaleAfter, ttl)
+			return f.Locks(ctx, &c)
+		},
+		Dir: cfg.Dir, Audit: al, Now: f.Now, Log: f.IO.ErrOut, Output: f.IO.ErrOut,
+		Holder: func() (string, lockmgr.Metadata) { return lockmgr.Holder(f.Getenv) },
+	}), nil
+}
+
+func guardError(err error) error {
+	var unknown *guard.UnknownError
+	if errors.As(err, &unknown) {
+		return &UsageError{Msg: unknown.Msg}
+	}
+	return err
+}
+
+func runGuardStop(ctx context.Context, f *Factory, opts *GuardStopOptions) error {
+	cfg, err := f.Config()
+	if err != nil {
+		return err
+	}
+	g, err := f.newGuard(cfg)
+	if err != nil {
+		return err
+	}
+	res, err := g.Stop(ctx, cfg, opts.Name, opts.As, opts.DryRun)
+	if res != nil && res.Decision != "" {
+		if f.JSON {
+			if werr := writeJSON(f, res); werr != nil {
+				return werr
+			}
+		} else {
+			renderGuardResult(f.IO.Out, res)
+		}
+	}
+	if err != nil {
+		return guardError(err)
+	}
+	if opts.DetailedExitCode {
+		switch res.Decision {
+		case guard.SkippedSharedActive:
+			return &ExitCodeError{Code: 2}
+		case guard.SkippedLock:
+			return &ExitCodeError{Code: 3}
+		}
+	}
+	return nil
+}
+
+func runGuardStatus(ctx context.Context, f *Factory, opts *GuardStatusOptions) error {
+	cfg, err := f.Config()
+	if err != nil {
+		return err
+	}
+	g, err := f.newGuard(cfg)
+	if err != nil {
+		return err
+	}
+	sts, err := g.Status(ctx, cfg, opts.Name)
+	if err != nil {
+		return guardError(err)
+	}
+	if f.JSON {
+		return writeJSON(f, sts)
+	}
+	renderSharers(f.IO.Out, sts)
+	return nil
+}
+
+func renderGuardResult(w io.Writer, r *guard.Result) {
+	why := map[guard.Decision]string{
+		guard.Stopped:             "every other sharer is DOWN",
+		guard.DedicatedStopped:    "no sharer other than " + r.As + ", stopped without a lock",
+		guard.SkippedSharedActive: "not stopped: still used by " + strings.Join(r.Active(), ", "),
+		guard.SkippedLock:         "not stopped: its lock is held, fail safe",
+	}[r.Decision]
+	if r.DryRun {
+		why = "dry run, nothing was run: " + why
+	}
+	fmt.Fprintf(w, "%s: %s (%s)\n", r.Resource, r.Decision, why)
+	if len(r.Sharers) > 0 {
+		renderSharers(w, r.Sharers)
+	}
+	if l := r.Lock; l != nil {
+		switch {
+		case l.Holder != nil && !l.Acquired:
+			fmt.Fprintf(w, "lock %s held by %s (%s, pid %d) since %s", l.Key, l.Holder.LockedBy, orDash(l.Holder.Metadata.Operation),
+				l.Holder.Metadata.PID, time.Unix(l.Holder.LockedAt, 0).UTC().Format(time.RFC3339))
+			if !r.DryRun {
+				fmt.Fprintf(w, "; gave up after %d retries", l.Retries)
+			}
+			fmt.Fprintln(w)
+		case l.KeptUntil != nil:
+			fmt.Fprintf(w, "lock %s (fence %d) kept until %s, so a racing stop cannot run again\n", l.Key, l.Fence, l.KeptUntil.Format(time.RFC3339))
+		case l.Released:
+			fmt.Fprintf(w, "lock %s (fence %d) released\n", l.Key, l.Fence)
+		}
+	}
+	if s := r.Stop; s != nil {
+		fmt.Fprintf(w, "stop command %q exited %d after %.1fs\n", s.Command, s.ExitCode, s.DurationSeconds)
+	}
+}
+
+func renderSharers(w io.Writer, sts []guard.SharerStatus) {
+	tw := tabwriter.NewWriter(w, 0, 2, 2, ' ', 0)
+	fmt.Fprintln(tw, "  APP\tSTATUS\tHTTP\tCHECKED\tURL")
+	for _, s := range sts {
+		code := "-"
+		if s.HTTPCode != nil {
+			code = fmt.Sprint(*s.HTTPCode)
+		}
+		status := string(s.Status)
+		if s.Status == guard.Unknown {
+			status += " (" + s.Error + ")"
+		}
+		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\n", s.App, status, code, s.Timestamp.Format(time.RFC3339), s.URL)
+	}
+	tw.Flush()
+}
