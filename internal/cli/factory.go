@@ -34,9 +34,9 @@ type Factory struct {
 	NoColor    bool
 	Verbose    bool
 
-	cfg     *config.Config
-	audit   *slog.Logger
-	closers []io.Closer
+	cfg      *config.Config
+	audit    *slog.Logger
+	closers  []io.Closer
 	mu       sync.Mutex
 	running  []engine.Engine
 	managers []*lockmgr.Manager
