@@ -21,6 +21,9 @@ type DeployOptions struct {
 	InstallPulumi bool
 	Destroy       bool
 	JSON          bool
+	// Parallelism is --parallelism; 0 when not given (DEPLOYER_PARALLELISM,
+	// then deployer.yaml's parallelism:, then 10).
+	Parallelism int
 }
 
 // NewCmdDeploy returns `deployer deploy`.
@@ -35,6 +38,9 @@ func NewCmdDeploy(f *Factory, runF func(context.Context, *Factory, *DeployOption
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := opts.Target.validateFlags(); err != nil {
+				return err
+			}
+			if err := opts.checkParallelism(cmd); err != nil {
 				return err
 			}
 			opts.JSON = f.JSON
@@ -60,6 +66,9 @@ func NewCmdDestroy(f *Factory, runF func(context.Context, *Factory, *DeployOptio
 			if err := opts.Target.validateFlags(); err != nil {
 				return err
 			}
+			if err := opts.checkParallelism(cmd); err != nil {
+				return err
+			}
 			opts.JSON = f.JSON
 			if runF != nil {
 				return runF(cmd.Context(), f, opts)
@@ -76,6 +85,15 @@ func bindApplyFlags(cmd *cobra.Command, opts *DeployOptions) {
 	cmd.Flags().BoolVarP(&opts.Yes, "yes", "y", false, "apply without asking (required without a terminal)")
 	cmd.Flags().DurationVar(&opts.LockTimeout, "lock-timeout", 0, "wait up to DUR for a held lock (0: fail at once)")
 	cmd.Flags().BoolVar(&opts.InstallPulumi, "install-pulumi", false, "install the Pulumi CLI when it is missing")
+	cmd.Flags().IntVar(&opts.Parallelism, "parallelism", 0, "apply at most N independent components at once (default 10; 1 applies one at a time)")
+}
+
+// checkParallelism refuses --parallelism below 1.
+func (o *DeployOptions) checkParallelism(cmd *cobra.Command) error {
+	if cmd.Flags().Changed("parallelism") && o.Parallelism < 1 {
+		return &UsageError{Msg: fmt.Sprintf("--parallelism must be at least 1, got %d", o.Parallelism)}
+	}
+	return nil
 }
 
 func runDeploy(ctx context.Context, f *Factory, opts *DeployOptions) error {
@@ -110,8 +128,12 @@ func runDeploy(ctx context.Context, f *Factory, opts *DeployOptions) error {
 	if opts.JSON {
 		renderTo = f.IO.ErrOut
 	}
+	if opts.Parallelism > 0 {
+		cfg.Parallelism = opts.Parallelism
+	}
 	req := deploy.ApplyRequest{
 		Config: cfg, Target: t, Destroy: opts.Destroy, SavedPlan: saved, LockTimeout: opts.LockTimeout,
+		Parallelism: cfg.Parallelism,
 		ShowPlan: func(p *plan.Plan) error {
 			if opts.JSON {
 				return nil
@@ -176,8 +198,12 @@ func printDeploySummary(f *Factory, t deploy.Target, out *deploy.Outcome, err er
 	if err != nil && errors.Is(err, deploy.ErrDeclined) {
 		return
 	}
-	fmt.Fprintf(f.IO.Out, "\nDeployment %s %s in %.1fs: %d created, %d updated, %d deleted.",
+	fmt.Fprintf(f.IO.Out, "\nDeployment %s %s in %.1fs: %d created, %d updated, %d deleted",
 		d.DeploymentID, d.Status, d.DurationSeconds, c.Created, c.Updated, c.Deleted)
+	if n := len(out.Unchanged); n > 0 {
+		fmt.Fprintf(f.IO.Out, ", %d re-evaluated and unchanged", n)
+	}
+	fmt.Fprint(f.IO.Out, ".")
 	if out.Head.Serial > 0 {
 		fmt.Fprintf(f.IO.Out, " State %s/%s is at serial %d.", t.Stack, t.Env, out.Head.Serial)
 	}

@@ -7,6 +7,7 @@ import (
 	"io"
 	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/charmbracelet/lipgloss"
 	"github.com/muesli/termenv"
@@ -74,7 +75,7 @@ func (h *humanPlan) Render(w io.Writer, p *plan.Plan) error {
 	}
 	bySvc := map[string][]plan.Step{}
 	for _, s := range p.Steps {
-		if s.Action != plan.NoOp {
+		if s.Action != plan.NoOp || s.Reevaluate {
 			bySvc[s.Service] = append(bySvc[s.Service], s)
 		}
 	}
@@ -86,6 +87,11 @@ func (h *humanPlan) Render(w io.Writer, p *plan.Plan) error {
 	for _, svc := range svcs {
 		fmt.Fprintln(bw, h.style("service", svc))
 		for _, s := range bySvc[svc] {
+			if s.Action == plan.NoOp { // re-evaluated: "known after apply"
+				fmt.Fprintf(bw, "  %s %s (%s) %s\n", h.style("~", "~"), s.Component, s.Kind,
+					h.style("~", "inputs from "+strings.Join(s.InputsFrom, ", ")+" may change"))
+				continue
+			}
 			m := actionMarker[s.Action]
 			fmt.Fprintf(bw, "  %s %s (%s) %s\n", h.style(m, m), s.Component, s.Kind, h.style(m, string(s.Action)))
 			for _, f := range s.Diffs {
@@ -94,9 +100,28 @@ func (h *humanPlan) Render(w io.Writer, p *plan.Plan) error {
 		}
 	}
 	sum := p.Summary
-	fmt.Fprintf(bw, "\n%s %d to create, %d to update, %d to replace, %d to delete, %d unchanged.\n",
-		h.style("summary", "Plan:"), sum.Create, sum.Update, sum.Replace, sum.Delete, sum.NoOp)
+	reeval := ""
+	if sum.Reevaluate > 0 {
+		reeval = fmt.Sprintf(", %d to re-evaluate", sum.Reevaluate)
+	}
+	fmt.Fprintf(bw, "\n%s %d to create, %d to update, %d to replace, %d to delete%s, %d unchanged.\n",
+		h.style("summary", "Plan:"), sum.Create, sum.Update, sum.Replace, sum.Delete, reeval, sum.NoOp-sum.Reevaluate)
+	if len(p.OutOfScope) > 0 {
+		fmt.Fprintf(bw, "\nOutside --%s %s, these components take inputs from this plan's changes; they are not applied without their own lock:\n",
+			scopeFlag(p.Scope), p.Scope)
+		for _, d := range p.OutOfScope {
+			fmt.Fprintf(bw, "  %s %s: inputs from %s may change\n", h.style("~", "~"), d.Address, strings.Join(d.InputsFrom, ", "))
+		}
+		fmt.Fprintf(bw, "Apply them afterwards with: deployer deploy -s %s -e %s\n", p.Stack, p.Environment)
+	}
 	return bw.Flush()
+}
+
+func scopeFlag(scope string) string {
+	if strings.Contains(scope, "/") {
+		return "component"
+	}
+	return "service"
 }
 
 func (h *humanPlan) field(w io.Writer, f plan.FieldDiff) {

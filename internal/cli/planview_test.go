@@ -221,6 +221,9 @@ func TestPlanViewJSON(t *testing.T) {
       ],
       "depends_on": [
         "user-service/database"
+      ],
+      "inputs_from": [
+        "user-service/database"
       ]
     }
   ],
@@ -229,7 +232,8 @@ func TestPlanViewJSON(t *testing.T) {
     "update": 1,
     "replace": 1,
     "delete": 1,
-    "no_op": 2
+    "no_op": 2,
+    "reevaluate": 0
   },
   "created_at": "2024-05-01T12:00:00Z"
 }

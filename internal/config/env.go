@@ -1,6 +1,7 @@
 package config
 
 import (
+	"strconv"
 	"time"
 )
 
@@ -15,6 +16,7 @@ import (
 //	DEPLOYER_HEARTBEAT_INTERVAL  backend.heartbeat_interval
 //	DEPLOYER_STALE_AFTER         backend.stale_after
 //	DEPLOYER_MAX_STATE_SIZE      backend.max_state_size (bytes, or 64MiB, 1GiB)
+//	DEPLOYER_PARALLELISM         parallelism (a positive integer)
 //
 // Bad values give a *ValidationError naming the variable; c is then
 // partly updated and should not be used.
@@ -68,6 +70,14 @@ func ApplyEnv(c *Config, getenv func(string) string) error {
 			l.add(0, "DEPLOYER_MAX_STATE_SIZE", "%v", err)
 		} else {
 			c.Backend.MaxStateSize = n
+		}
+	}
+	if v := getenv("DEPLOYER_PARALLELISM"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 {
+			l.add(0, "DEPLOYER_PARALLELISM", "want a positive whole number of components to apply at once (default %d), found %q", DefaultParallelism, v)
+		} else {
+			c.Parallelism = n
 		}
 	}
 	if len(l.probs) == 0 {

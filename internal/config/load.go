@@ -16,8 +16,11 @@ import (
 
 // Defaults (SPEC 4; lock_ttl from seed 000).
 const (
-	DefaultBackendURL        = "file://.deployer"
-	DefaultLockTTL           = time.Hour
+	DefaultBackendURL = "file://.deployer"
+	DefaultLockTTL    = time.Hour
+	// DefaultParallelism is how many components apply at once, as
+	// Terraform's -parallelism.
+	DefaultParallelism       = 10
 	DefaultHeartbeatInterval = 30 * time.Second
 	DefaultStaleAfter        = 2 * time.Minute
 	DefaultCommandTimeout    = 10 * time.Minute
@@ -84,6 +87,9 @@ func applyDefaults(c *Config) {
 	}
 	if b.Lock == "" {
 		b.Lock = DefaultBackendURL
+	}
+	if c.Parallelism == 0 {
+		c.Parallelism = DefaultParallelism
 	}
 	if b.LockTTL == 0 {
 		b.LockTTL = DefaultLockTTL
@@ -171,7 +177,7 @@ func (l *loader) parse(data []byte) *Config {
 		return c
 	}
 	top := map[string]*yaml.Node{}
-	l.fields(root, "", []string{"stack", "backend", "pulumi", "environments", "services", "shared"}, func(k string, _, v *yaml.Node) {
+	l.fields(root, "", []string{"stack", "backend", "pulumi", "parallelism", "environments", "services", "shared"}, func(k string, _, v *yaml.Node) {
 		top[k] = v
 	})
 	if v := top["stack"]; v != nil {
@@ -184,6 +190,9 @@ func (l *loader) parse(data []byte) *Config {
 	}
 	if v := top["backend"]; v != nil {
 		l.backend(v, &c.Backend)
+	}
+	if v := top["parallelism"]; v != nil {
+		c.Parallelism = l.parallelism(v)
 	}
 	if v := top["pulumi"]; v != nil {
 		l.fields(v, "pulumi", []string{"secrets_provider", "command"}, func(k string, _, v *yaml.Node) {
@@ -281,6 +290,16 @@ func kindName(n *yaml.Node) string {
 }
 
 // str reads a scalar as a string; null is "".
+// parallelism reads a positive integer (parallelism:).
+func (l *loader) parallelism(n *yaml.Node) int {
+	var v int
+	if err := n.Decode(&v); err != nil || v < 1 {
+		l.add(n.Line, "parallelism", "want a positive whole number of components to apply at once (default %d), found %q", DefaultParallelism, n.Value)
+		return 0
+	}
+	return v
+}
+
 func (l *loader) str(n *yaml.Node, path string) (string, bool) {
 	if n.Kind != yaml.ScalarNode {
 		l.add(n.Line, path, "want a string, found %s", kindName(n))

@@ -9,9 +9,12 @@ type Config struct {
 	Path string `yaml:"-"`
 	Dir  string `yaml:"-"`
 
-	Stack        string                  `yaml:"stack"`
-	Backend      Backend                 `yaml:"backend"`
-	Pulumi       Pulumi                  `yaml:"pulumi"`
+	Stack   string  `yaml:"stack"`
+	Backend Backend `yaml:"backend"`
+	Pulumi  Pulumi  `yaml:"pulumi"`
+	// Parallelism bounds how many independent components deploy and destroy
+	// apply at once (docs/configuration.md); default DefaultParallelism.
+	Parallelism  int                     `yaml:"parallelism"`
 	Environments map[string]*Environment `yaml:"environments"`
 	Services     map[string]*Service     `yaml:"services"`
 	// Shared lists resources several applications share, for `deployer

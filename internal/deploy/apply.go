@@ -23,6 +23,9 @@ type ApplyRequest struct {
 	Destroy     bool
 	SavedPlan   *plan.Plan // deploy --plan FILE; nil plans afresh
 	LockTimeout time.Duration
+	// Parallelism bounds the engine calls running at once (--parallelism;
+	// 0 means config.DefaultParallelism, 1 applies one component at a time).
+	Parallelism int
 	// ShowPlan renders the plan before confirmation (nil: not shown).
 	ShowPlan func(*plan.Plan) error
 	// Confirm asks the user; nil means --yes.
@@ -35,7 +38,10 @@ type Outcome struct {
 	Deployment statestore.Deployment // zero when nothing was applied
 	Head       statestore.Head
 	Results    []engine.Result
-	Lock       lockmgr.Record
+	// Unchanged lists the re-evaluated components whose resolved inputs came
+	// out equal after their dependencies applied: left alone.
+	Unchanged []string
+	Lock      lockmgr.Record
 }
 
 // Errors of Apply besides the ones of lockmgr and statestore.
@@ -131,8 +137,12 @@ func (s *Service) Apply(ctx context.Context, req ApplyRequest) (*Outcome, error)
 		Stack: t.Stack, Env: t.Env, Dir: req.Config.Dir, EnvConfig: res.EnvConfig,
 		DeploymentID: depID, Outputs: outputsOf(st), Progress: s.d.Progress,
 	}
-	results, applyErr := s.runEngines(work, p, st, in, req.Destroy)
-	out.Results = results
+	limit := req.Parallelism
+	if limit == 0 {
+		limit = config.DefaultParallelism
+	}
+	run, applyErr := s.runEngines(work, p, st, in, req.Destroy, limit)
+	out.Results, out.Unchanged = run.results, run.unchanged
 
 	status := "success"
 	cancelled := applyErr != nil && ctx.Err() != nil
@@ -149,7 +159,7 @@ func (s *Service) Apply(ctx context.Context, req ApplyRequest) (*Outcome, error)
 	if applyErr != nil {
 		dep.Error = applyErr.Error()
 	}
-	ch := changesFrom(p, results, s.d.Now().UTC(), depID, dep.DurationSeconds)
+	ch := changesFrom(p, run, s.d.Now().UTC(), depID, dep.DurationSeconds)
 	dep.ResourcesChanged = ch.counts
 
 	saveCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
@@ -176,44 +186,6 @@ func releaseLease(l *lockmgr.Lease) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	_ = l.Release(ctx) // a lost lease is reported by the save path
-}
-
-// runEngines applies the plan's changes: the ordered steps are split into
-// maximal runs handled by one engine; each run is one engine call (so
-// Command and Pulumi components interleave by depends_on; docs/pulumi.md).
-func (s *Service) runEngines(ctx context.Context, p *plan.Plan, st *statestore.State, in engine.Inputs, destroy bool) ([]engine.Result, error) {
-	var results []engine.Result
-	steps := p.Changes()
-	for i := 0; i < len(steps); {
-		eng, err := s.engineFor(steps[i].Kind)
-		if err != nil {
-			return results, err
-		}
-		j := i + 1
-		for j < len(steps) {
-			e2, _ := s.engineFor(steps[j].Kind)
-			if e2 != eng {
-				break
-			}
-			j++
-		}
-		in.Keep = keepFor(p, st, eng, steps[i:j])
-		var rs []engine.Result
-		if destroy {
-			rs, err = eng.Destroy(ctx, steps[i:j], in)
-		} else {
-			rs, err = eng.Apply(ctx, steps[i:j], in)
-		}
-		results = append(results, rs...)
-		if err != nil {
-			return results, err
-		}
-		if ctx.Err() != nil {
-			return results, context.Cause(ctx)
-		}
-		i = j
-	}
-	return results, nil
 }
 
 func (s *Service) engineFor(kind string) (engine.Engine, error) {

@@ -58,12 +58,12 @@ func TestFailedAndCancelledStepsKeepThePreviousEntry(t *testing.T) {
 		{Address: "a/old", Kind: "Command", Action: plan.Delete, Prior: prior},
 	}}
 	now := time.Now()
-	cs := changesFrom(p, []engine.Result{
+	cs := changesFrom(p, applyRun{results: []engine.Result{
 		{Address: "a/ok", Status: "ready", Outputs: map[string]any{"o": 1}},
 		{Address: "a/old", Status: "deleted"},
 		{Address: "a/db", Status: "failed"},
 		{Address: "a/new", Status: "cancelled"},
-	}, now, "dep-1", 1)
+	}}, now, "dep-1", 1)
 	if db := cs.resources["a/db"]; db == nil || db.Status != "failed" || db.DesiredConfig["size"] != "small" {
 		t.Errorf("failed update must keep the old desired_config marked failed: %+v", db)
 	}

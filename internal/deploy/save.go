@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/deployer-dev/deployer/internal/config"
-	"github.com/deployer-dev/deployer/internal/engine"
 	"github.com/deployer-dev/deployer/internal/lockmgr"
 	"github.com/deployer-dev/deployer/internal/plan"
 	"github.com/deployer-dev/deployer/internal/statestore"
@@ -31,16 +30,17 @@ type changeSet struct {
 	counts    statestore.ResourcesChanged
 }
 
-// changesFrom turns engine results into resource entries. Failed steps keep
+// changesFrom turns engine results into resource entries, each ready one
+// with the resolved inputs it was applied with. Failed steps keep
 // the previous entry marked failed (its desired_config unchanged, so the next
 // plan retries); steps never started leave the state as it was.
-func changesFrom(p *plan.Plan, results []engine.Result, now time.Time, depID string, dur float64) changeSet {
+func changesFrom(p *plan.Plan, run applyRun, now time.Time, depID string, dur float64) changeSet {
 	steps := map[string]plan.Step{}
 	for _, st := range p.Steps {
 		steps[st.Address] = st
 	}
 	cs := changeSet{resources: map[string]*statestore.Resource{}}
-	for _, r := range results {
+	for _, r := range run.results {
 		st := steps[r.Address]
 		switch r.Status {
 		case "deleted":
@@ -51,7 +51,7 @@ func changesFrom(p *plan.Plan, results []engine.Result, now time.Time, depID str
 				Kind: st.Kind, APIVersion: statestore.APIVersion, Status: "ready",
 				Lifecycle:     statestore.Lifecycle{CreatedAt: now, LastUpdated: now, Version: 1},
 				DesiredConfig: st.Config, ActualState: r.ActualState, Outputs: r.Outputs,
-				Pulumi: r.Pulumi, Dependencies: st.DependsOn,
+				Pulumi: r.Pulumi, Dependencies: st.DependsOn, Inputs: run.inputs[r.Address],
 				Health: &statestore.Health{Status: "healthy", LastCheck: &now},
 				Deployment: &statestore.ResourceDeployment{
 					LastDeploymentID: depID, LastDeploymentAt: now,

@@ -17,7 +17,8 @@ func (e *CycleError) Error() string {
 }
 
 // order sorts steps for apply (docs/plan.md). A step comes after:
-//   - create/update/replace/no-op X: the non-delete steps of X's depends_on;
+//   - create/update/replace/no-op X: the non-delete steps of X's depends_on
+//     and of the components its config references (InputDeps);
 //   - delete X: the deletes of components whose state dependencies name X
 //     (dependents go first), and the non-delete steps of components whose
 //     state dependencies name X (they stop using X before it goes).
@@ -31,28 +32,10 @@ func order(steps []Step) ([]Step, error) {
 	}
 	succ := make([][]int, n)
 	indeg := make([]int, n)
-	edge := func(before, after int) {
+	edges(steps, idx, func(before, after int) {
 		succ[before] = append(succ[before], after)
 		indeg[after]++
-	}
-	for i, s := range steps {
-		if s.Action != Delete {
-			for _, d := range s.DependsOn {
-				if j, ok := idx[d]; ok && j != i && steps[j].Action != Delete {
-					edge(j, i)
-				}
-			}
-		}
-		if s.Prior == nil {
-			continue
-		}
-		// State dependencies that are being deleted wait for this step.
-		for _, d := range s.Prior.Dependencies {
-			if j, ok := idx[d]; ok && j != i && steps[j].Action == Delete {
-				edge(i, j)
-			}
-		}
-	}
+	})
 	q := &readyQueue{steps: steps}
 	for i := range steps {
 		if indeg[i] == 0 {
@@ -89,6 +72,52 @@ func order(steps []Step) ([]Step, error) {
 		return nil, &CycleError{Cycle: cycles[0]}
 	}
 	return nil, fmt.Errorf("plan order: %d steps could not be ordered (report this as a bug)", n-len(out))
+}
+
+// inputDeps are the steps a non-delete step waits for: InputDeps, or
+// DependsOn for steps built without them.
+func (s *Step) inputDeps() []string {
+	if s.InputDeps != nil {
+		return s.InputDeps
+	}
+	return s.DependsOn
+}
+
+// edges calls edge(before, after) for every ordering constraint among steps
+// (the rules of order); idx maps addresses to indexes in steps.
+func edges(steps []Step, idx map[string]int, edge func(before, after int)) {
+	for i, s := range steps {
+		if s.Action != Delete {
+			for _, d := range s.inputDeps() {
+				if j, ok := idx[d]; ok && j != i && steps[j].Action != Delete {
+					edge(j, i)
+				}
+			}
+		}
+		if s.Prior == nil {
+			continue
+		}
+		// State dependencies that are being deleted wait for this step.
+		for _, d := range s.Prior.Dependencies {
+			if j, ok := idx[d]; ok && j != i && steps[j].Action == Delete {
+				edge(i, j)
+			}
+		}
+	}
+}
+
+// Predecessors returns, for each of steps (a subset of a plan's steps in
+// apply order), the indexes of the steps among them that it must wait for
+// (docs/plan.md "Order"). Deploy runs steps whose predecessors are all
+// done at the same time.
+func Predecessors(steps []Step) [][]int {
+	idx := make(map[string]int, len(steps))
+	for i, s := range steps {
+		idx[s.Address] = i
+	}
+	pred := make([][]int, len(steps))
+	edges(steps, idx, func(before, after int) { pred[after] = append(pred[after], before) })
+	return pred
 }
 
 // readyQueue pops deletes first, then by address.

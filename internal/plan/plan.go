@@ -35,13 +35,17 @@ type Plan struct {
 	Environment   string `json:"environment"`
 	// Lineage and Serial identify the state the plan was made against; ""
 	// and 0 when there was no state yet.
-	Lineage   string    `json:"lineage"`
-	Serial    int64     `json:"serial"`
-	Scope     string    `json:"scope"` // "", "svc" or "svc/comp"
-	Destroy   bool      `json:"destroy"`
-	Steps     []Step    `json:"steps"` // in apply order, no-ops included
-	Summary   Summary   `json:"summary"`
-	CreatedAt time.Time `json:"created_at"`
+	Lineage string  `json:"lineage"`
+	Serial  int64   `json:"serial"`
+	Scope   string  `json:"scope"` // "", "svc" or "svc/comp"
+	Destroy bool    `json:"destroy"`
+	Steps   []Step  `json:"steps"` // in apply order, no-ops included
+	Summary Summary `json:"summary"`
+	// OutOfScope lists the components outside a --service/--component scope
+	// whose inputs may change through this plan's changes: they are not
+	// applied without their own lock (docs/plan.md "Scope"). Omitted when none.
+	OutOfScope []Dependent `json:"out_of_scope,omitempty"`
+	CreatedAt  time.Time   `json:"created_at"`
 }
 
 // Summary counts the steps by action.
@@ -51,19 +55,29 @@ type Summary struct {
 	Replace int `json:"replace"`
 	Delete  int `json:"delete"`
 	NoOp    int `json:"no_op"`
+	// Reevaluate counts the no-op steps marked Reevaluate (also in NoOp).
+	Reevaluate int `json:"reevaluate"`
 }
 
-// HasChanges reports whether any step is not a no-op.
+// Dependent is a component outside the plan's scope whose inputs come from
+// a component the plan changes (InputsFrom, full addresses).
+type Dependent struct {
+	Address    string   `json:"address"`
+	InputsFrom []string `json:"inputs_from"`
+}
+
+// HasChanges reports whether any step is not a no-op or is re-evaluated.
 func (p *Plan) HasChanges() bool {
 	s := p.Summary
-	return s.Create+s.Update+s.Replace+s.Delete > 0
+	return s.Create+s.Update+s.Replace+s.Delete+s.Reevaluate > 0
 }
 
-// Changes returns the steps that are not no-ops, in apply order.
+// Changes returns the steps that are not no-ops, and the re-evaluated
+// no-ops, in apply order.
 func (p *Plan) Changes() []Step {
-	out := make([]Step, 0, len(p.Steps)-p.Summary.NoOp)
+	out := make([]Step, 0, len(p.Steps)-p.Summary.NoOp+p.Summary.Reevaluate)
 	for _, s := range p.Steps {
-		if s.Action != NoOp {
+		if s.Action != NoOp || s.Reevaluate {
 			out = append(out, s)
 		}
 	}
@@ -92,6 +106,7 @@ func Build(desired *config.Resolved, st *statestore.State, o Options) (*Plan, er
 		}
 	}
 	steps := make([]Step, 0, len(desired.Components)+len(prior))
+	inputs := newStateInputs(prior)
 	for addr, c := range desired.Components {
 		if !InScope(addr, o.Scope) {
 			continue
@@ -105,7 +120,9 @@ func Build(desired *config.Resolved, st *statestore.State, o Options) (*Plan, er
 			}
 			continue
 		}
-		steps = append(steps, diffStep(c, old, o.ReplaceOn))
+		s := diffStep(c, old, o.ReplaceOn)
+		inputs.diff(&s)
+		steps = append(steps, s)
 	}
 	for addr, old := range prior {
 		if _, ok := desired.Components[addr]; !ok && InScope(addr, o.Scope) {
@@ -117,7 +134,14 @@ func Build(desired *config.Resolved, st *statestore.State, o Options) (*Plan, er
 		return nil, err
 	}
 	p.Steps = ordered
+	propagate(ordered)
+	if o.Scope != "" && !o.Destroy {
+		p.OutOfScope = outOfScope(desired, ordered, o.Scope)
+	}
 	for _, s := range ordered {
+		if s.Reevaluate {
+			p.Summary.Reevaluate++
+		}
 		switch s.Action {
 		case Create:
 			p.Summary.Create++
@@ -144,6 +168,7 @@ func diffStep(c *config.ResolvedComponent, old *statestore.Resource, replaceOn f
 	s := Step{
 		Address: c.Address, Service: c.Service, Component: c.Name, Kind: c.Kind,
 		DependsOn: slices.Clone(c.DependsOn), Config: c.Config, Command: c.Command, Prior: old,
+		InputDeps: InputDeps(c.DependsOn, c.Config),
 	}
 	if s.Config == nil {
 		s.Config = map[string]any{}

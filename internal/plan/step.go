@@ -37,6 +37,18 @@ type Step struct {
 	Action    Action      `json:"action"`
 	Diffs     []FieldDiff `json:"diffs,omitempty"`
 	DependsOn []string    `json:"depends_on,omitempty"` // full addresses
+	// Reevaluate marks a no-op step whose inputs may change because a
+	// dependency in InputsFrom is created, updated, replaced or itself
+	// re-evaluated: deploy re-diffs it once those are applied and updates it
+	// only if its resolved inputs changed (docs/plan.md "Changes flow to
+	// dependents"). Like Terraform's "(known after apply)".
+	Reevaluate bool `json:"reevaluate,omitempty"`
+	// InputsFrom lists the dependencies (full addresses) with a planned
+	// change or re-evaluation whose outputs feed this step; omitted when none.
+	InputsFrom []string `json:"inputs_from,omitempty"`
+	// InputDeps are the addresses whose outputs are this component's inputs:
+	// depends_on plus ${service/component.key} references (InputDeps).
+	InputDeps []string `json:"-"`
 	// Config is the desired config with the environment's overrides merged
 	// (unmasked: engines need real values). Nil on delete.
 	Config map[string]any `json:"-"`

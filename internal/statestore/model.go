@@ -61,6 +61,18 @@ type Resource struct {
 	Dependencies  []string            `json:"dependencies"`
 	Health        *Health             `json:"health"`
 	Deployment    *ResourceDeployment `json:"deployment,omitempty"`
+	// Inputs are the dependency outputs the component was last applied with
+	// (docs/state-format.md "Resolved inputs"); nil in states written before
+	// deployer recorded them, which plan reads as "unknown".
+	Inputs *ResolvedInputs `json:"inputs,omitempty"`
+}
+
+// ResolvedInputs records, per dependency address ("service/component"), the
+// outputs that dependency had when this component was last applied. Secret
+// values (plan.IsSecretValue, or under a key plan.IsSecretKey accepts) are
+// kept as "sha256:<hex>" digests of their canonical JSON, never in clear.
+type ResolvedInputs struct {
+	Dependencies map[string]map[string]any `json:"dependencies"`
 }
 
 // Lifecycle: creation and update times; Version counts applies of the resource.

@@ -1,0 +1,442 @@
+package deploy
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"maps"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/deployer-dev/deployer/internal/engine"
+	"github.com/deployer-dev/deployer/internal/plan"
+	"github.com/deployer-dev/deployer/internal/statestore"
+)
+
+// stepConcurrent is implemented by engines whose steps may run in separate,
+// concurrent calls of one step each (the Command engine). Every other engine
+// (Pulumi) gets one call per batch of all its steps that can go, and one
+// batch at a time, so Pulumi orders and parallelises inside one `pulumi up`
+// (docs/plan.md "Parallel apply").
+type stepConcurrent interface{ ConcurrentSteps() bool }
+
+// node is one step of the apply graph.
+type node struct {
+	step  plan.Step
+	eng   engine.Engine
+	preds int   // predecessors not finished yet
+	pred  []int // nodes this one waits for
+	succ  []int // nodes waiting for this one
+	state nodeState
+}
+
+type nodeState int
+
+const (
+	waiting nodeState = iota
+	running
+	finished
+)
+
+// completion is what one engine call reports back to the scheduler.
+type completion struct {
+	ids     []int
+	results []engine.Result
+	err     error
+}
+
+// scheduler applies a plan's changes as a graph: every step starts once the
+// steps it depends on have finished, at most limit engine calls at a time.
+// A failure stops new work; running calls finish (or see ctx cancelled).
+type scheduler struct {
+	s       *Service
+	st      *statestore.State
+	base    engine.Inputs
+	destroy bool
+	limit   int
+	planned map[string]plan.Step // every step of the plan, by address
+
+	nodes []*node
+
+	mu        sync.Mutex // guards the fields below, written as calls complete
+	outputs   map[string]map[string]any
+	applied   map[string]plan.Step // steps applied (ready) in this run
+	deleted   map[string]bool
+	inputs    map[string]*statestore.ResolvedInputs
+	results   []engine.Result
+	unchanged []string
+}
+
+// applyRun is what runEngines did: the engine results, the resolved inputs
+// of each component applied, and the re-evaluated components left alone.
+type applyRun struct {
+	results   []engine.Result
+	inputs    map[string]*statestore.ResolvedInputs
+	unchanged []string
+}
+
+// runEngines applies the plan's changes (docs/plan.md "Parallel apply"):
+// steps in dependency order, independent ones concurrently up to limit
+// engine calls; re-evaluated steps are re-diffed once their dependencies
+// are applied and run only when their resolved inputs changed.
+func (s *Service) runEngines(ctx context.Context, p *plan.Plan, st *statestore.State, in engine.Inputs, destroy bool, limit int) (applyRun, error) {
+	if limit < 1 {
+		limit = 1
+	}
+	g := &scheduler{
+		s: s, st: st, base: in, destroy: destroy, limit: limit, planned: make(map[string]plan.Step, len(p.Steps)),
+		outputs: in.Outputs, applied: map[string]plan.Step{}, deleted: map[string]bool{}, inputs: map[string]*statestore.ResolvedInputs{},
+	}
+	if g.outputs == nil {
+		g.outputs = map[string]map[string]any{}
+	}
+	g.base.Progress = &lineWriter{w: progressOr(in.Progress)}
+	for _, step := range p.Steps {
+		g.planned[step.Address] = step
+	}
+	steps := p.Changes()
+	preds := plan.Predecessors(steps)
+	for i, step := range steps {
+		eng, err := s.engineFor(step.Kind)
+		if err != nil {
+			return applyRun{}, err
+		}
+		g.nodes = append(g.nodes, &node{step: step, eng: eng, preds: len(preds[i]), pred: preds[i]})
+	}
+	for i, ps := range preds {
+		for _, j := range ps {
+			g.nodes[j].succ = append(g.nodes[j].succ, i)
+		}
+	}
+	err := g.run(ctx)
+	return applyRun{results: g.results, inputs: g.inputs, unchanged: g.unchanged}, err
+}
+
+// run is the scheduling loop: it starts what can go, then waits for one
+// call to complete, until nothing runs.
+func (g *scheduler) run(ctx context.Context) error {
+	done := make(chan completion)
+	busy := map[engine.Engine]bool{} // batch engines with a call running
+	calls := 0
+	var errs []error
+	stopped := false
+	for {
+		if !stopped && ctx.Err() != nil {
+			stopped = true
+			errs = append(errs, context.Cause(ctx))
+		}
+		for !stopped && calls < g.limit {
+			ids := g.next(busy)
+			if ids == nil {
+				break
+			}
+			calls++
+			eng := g.nodes[ids[0]].eng
+			if _, ok := eng.(stepConcurrent); !ok {
+				busy[eng] = true
+			}
+			steps := make([]plan.Step, len(ids))
+			for k, i := range ids {
+				steps[k] = g.nodes[i].step
+			}
+			go func() { done <- g.call(ctx, eng, ids, steps) }()
+		}
+		if calls == 0 {
+			break
+		}
+		c := <-done
+		calls--
+		delete(busy, g.nodes[c.ids[0]].eng)
+		g.complete(c)
+		if c.err != nil {
+			stopped = true
+			errs = append(errs, c.err)
+		}
+	}
+	if len(errs) == 0 {
+		return nil
+	}
+	if len(errs) == 1 {
+		return errs[0]
+	}
+	return errors.Join(errs...)
+}
+
+// next returns the nodes of the next engine call, in apply order, and marks
+// them running; nil when nothing can start now. Re-evaluated nodes whose
+// inputs came out unchanged are finished on the way, without a call.
+func (g *scheduler) next(busy map[engine.Engine]bool) []int {
+	for progressed := true; progressed; {
+		progressed = false
+		for i, n := range g.nodes {
+			if n.state == waiting && n.preds == 0 && n.step.Reevaluate && n.step.Action == plan.NoOp && !g.reevaluate(n) {
+				g.finish(i)
+				progressed = true
+			}
+		}
+	}
+	for i, n := range g.nodes {
+		if n.state != waiting || n.preds > 0 {
+			continue
+		}
+		if _, ok := n.eng.(stepConcurrent); ok {
+			n.state = running
+			return []int{i}
+		}
+		if !busy[n.eng] {
+			return g.batch(i)
+		}
+	}
+	return nil
+}
+
+// batch gathers, for the batch engine of ready node first, every node of
+// that engine that can go with it: ready ones, and ones whose unfinished
+// predecessors are all in the batch (the engine orders them itself). With
+// parallelism 1 only the run of consecutive nodes from first is taken, the
+// order of a sequential apply.
+func (g *scheduler) batch(first int) []int {
+	eng := g.nodes[first].eng
+	in := map[int]bool{}
+	ids := []int{}
+	add := func(i int) {
+		n := g.nodes[i]
+		if n.step.Reevaluate && n.step.Action == plan.NoOp {
+			n.step.Action = plan.Update // decided after the batch (settleReevaluated)
+		}
+		n.state = running
+		in[i] = true
+		ids = append(ids, i)
+	}
+	if g.limit == 1 {
+		for i := first; i < len(g.nodes) && g.nodes[i].eng == eng && g.nodes[i].state == waiting; i++ {
+			if i > first && !g.predsIn(i, in) {
+				break
+			}
+			add(i)
+		}
+		return ids
+	}
+	for i := first; i < len(g.nodes); i++ {
+		n := g.nodes[i]
+		if n.eng != eng || n.state != waiting {
+			continue
+		}
+		if n.preds == 0 || g.predsIn(i, in) {
+			add(i)
+		}
+	}
+	return ids
+}
+
+// predsIn reports whether every unfinished predecessor of node i is in set.
+func (g *scheduler) predsIn(i int, set map[int]bool) bool {
+	for _, j := range g.nodes[i].pred {
+		if g.nodes[j].state != finished && !set[j] {
+			return false
+		}
+	}
+	return true
+}
+
+// reevaluate re-diffs a re-evaluated node whose dependencies are applied:
+// it returns true and turns the node into an update when its resolved
+// inputs differ from the ones it was last applied with.
+func (g *scheduler) reevaluate(n *node) bool {
+	g.mu.Lock()
+	now := plan.ResolveInputs(n.step.InputDeps, g.outputOf)
+	g.mu.Unlock()
+	base := g.baseline(n.step)
+	w := g.base.Progress
+	if plan.InputsEqual(now, base) {
+		fmt.Fprintf(w, "[%s] inputs from %s unchanged: no update needed\n", n.step.Address, strings.Join(n.step.InputsFrom, ", "))
+		g.mu.Lock()
+		g.unchanged = append(g.unchanged, n.step.Address)
+		g.mu.Unlock()
+		return false
+	}
+	n.step.Action = plan.Update
+	n.step.Diffs = plan.InputDiffs(base, now)
+	fmt.Fprintf(w, "[%s] inputs from %s changed: updating\n", n.step.Address, strings.Join(n.step.InputsFrom, ", "))
+	return true
+}
+
+// baseline is what a component last saw: its recorded inputs, or for states
+// written before they were recorded, its dependencies' outputs in the state
+// as loaded (docs/decisions.md).
+func (g *scheduler) baseline(step plan.Step) *statestore.ResolvedInputs {
+	if step.Prior != nil && step.Prior.Inputs != nil {
+		return step.Prior.Inputs
+	}
+	return plan.ResolveInputs(step.InputDeps, func(addr string) map[string]any {
+		if r := g.st.Resources[addr]; r != nil {
+			return r.Outputs
+		}
+		return nil
+	})
+}
+
+// outputOf returns the current outputs of addr; g.mu is held.
+func (g *scheduler) outputOf(addr string) map[string]any { return g.outputs[addr] }
+
+// call runs one engine call for nodes ids with a private copy of the outputs.
+func (g *scheduler) call(ctx context.Context, eng engine.Engine, ids []int, steps []plan.Step) completion {
+	in := g.base
+	g.mu.Lock()
+	in.Outputs = maps.Clone(g.outputs)
+	if _, ok := eng.(stepConcurrent); !ok {
+		in.Keep = g.keep(eng, steps)
+	}
+	g.mu.Unlock()
+	var (
+		rs  []engine.Result
+		err error
+	)
+	if g.destroy {
+		rs, err = eng.Destroy(ctx, steps, in)
+	} else {
+		rs, err = eng.Apply(ctx, steps, in)
+	}
+	return completion{ids: ids, results: rs, err: err}
+}
+
+// complete merges a call's results: outputs, resolved inputs, and the
+// successors of every node that finished well.
+func (g *scheduler) complete(c completion) {
+	ok := map[string]bool{}
+	g.mu.Lock()
+	for _, r := range c.results {
+		switch r.Status {
+		case "ready":
+			g.outputs[r.Address] = maps.Clone(r.Outputs)
+			ok[r.Address] = true
+		case "deleted":
+			delete(g.outputs, r.Address)
+			g.deleted[r.Address] = true
+			ok[r.Address] = true
+		}
+	}
+	var kept []engine.Result
+	for _, r := range c.results {
+		n := g.nodeOf(c.ids, r.Address)
+		if r.Status == "ready" && n != nil {
+			in := plan.ResolveInputs(n.step.InputDeps, g.outputOf)
+			if g.settleReevaluated(n, in, r) {
+				continue
+			}
+			g.inputs[r.Address] = in
+			g.applied[r.Address] = n.step
+		}
+		kept = append(kept, r)
+	}
+	g.results = append(g.results, kept...)
+	g.mu.Unlock()
+	for _, i := range c.ids {
+		if ok[g.nodes[i].step.Address] {
+			g.finish(i)
+		} else {
+			g.nodes[i].state = finished // failed, cancelled or not reached: successors never start
+		}
+	}
+}
+
+// settleReevaluated decides, after a batch, a re-evaluated node the batch
+// engine applied together with its dependencies: when its resolved inputs
+// and outputs came out as they were, it is reported unchanged and its
+// result dropped (true). g.mu is held.
+func (g *scheduler) settleReevaluated(n *node, in *statestore.ResolvedInputs, r engine.Result) bool {
+	orig := g.planned[n.step.Address]
+	if !orig.Reevaluate || orig.Action != plan.NoOp || len(n.step.Diffs) > 0 || orig.Prior == nil {
+		return false
+	}
+	if !plan.InputsEqual(in, g.baseline(orig)) || !plan.Equal(map[string]any(r.Outputs), map[string]any(orig.Prior.Outputs)) {
+		return false
+	}
+	g.unchanged = append(g.unchanged, n.step.Address)
+	fmt.Fprintf(g.base.Progress, "[%s] inputs from %s unchanged: no update needed\n", n.step.Address, strings.Join(orig.InputsFrom, ", "))
+	return true
+}
+
+func (g *scheduler) nodeOf(ids []int, addr string) *node {
+	for _, i := range ids {
+		if g.nodes[i].step.Address == addr {
+			return g.nodes[i]
+		}
+	}
+	return nil
+}
+
+// finish marks node i finished and releases its successors.
+func (g *scheduler) finish(i int) {
+	g.nodes[i].state = finished
+	for _, j := range g.nodes[i].succ {
+		g.nodes[j].preds--
+	}
+}
+
+// keep lists the components of eng's kinds that a batch leaves as they are
+// (docs/pulumi.md): components applied earlier in this run with their new
+// config, no-op steps, components out of scope, and components whose own
+// change comes later. g.mu is held.
+func (g *scheduler) keep(eng engine.Engine, run []plan.Step) []plan.Step {
+	inRun := map[string]bool{}
+	for _, s := range run {
+		inRun[s.Address] = true
+	}
+	addrs := slices.Collect(maps.Keys(g.st.Resources))
+	for addr := range g.applied {
+		if g.st.Resources[addr] == nil {
+			addrs = append(addrs, addr)
+		}
+	}
+	slices.Sort(addrs)
+	var keep []plan.Step
+	for _, addr := range addrs {
+		if inRun[addr] || g.deleted[addr] {
+			continue
+		}
+		if s, ok := g.applied[addr]; ok {
+			if eng.Handles(s.Kind) {
+				s.Action, s.Diffs, s.Reevaluate = plan.NoOp, nil, false
+				keep = append(keep, s)
+			}
+			continue
+		}
+		r := g.st.Resources[addr]
+		if !eng.Handles(r.Kind) {
+			continue
+		}
+		if s, ok := g.planned[addr]; ok && s.Action == plan.NoOp {
+			s.Reevaluate = false
+			keep = append(keep, s)
+			continue
+		}
+		svc, comp, _ := strings.Cut(addr, "/")
+		keep = append(keep, plan.Step{Address: addr, Service: svc, Component: comp, Kind: r.Kind, Action: plan.NoOp,
+			DependsOn: r.Dependencies, Config: r.DesiredConfig, Prior: r})
+	}
+	return keep
+}
+
+// lineWriter serialises writes of concurrent engine calls to one progress
+// writer: each Write (one whole prefixed line from the Command engine) goes
+// out in one piece, so lines never interleave mid-line.
+type lineWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (l *lineWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
+}
+
+func progressOr(w io.Writer) io.Writer {
+	if w == nil {
+		return io.Discard
+	}
+	return w
+}

@@ -1,0 +1,135 @@
+package plan
+
+import (
+	"maps"
+	"slices"
+
+	"github.com/deployer-dev/deployer/internal/config"
+	"github.com/deployer-dev/deployer/internal/statestore"
+)
+
+// stateInputs compares each component's recorded inputs with its
+// dependencies' outputs in state, sealing each dependency's outputs once.
+type stateInputs struct {
+	prior  map[string]*statestore.Resource
+	sealed map[string]map[string]any
+}
+
+func newStateInputs(prior map[string]*statestore.Resource) *stateInputs {
+	return &stateInputs{prior: prior, sealed: map[string]map[string]any{}}
+}
+
+func (si *stateInputs) outputs(addr string) map[string]any {
+	if m, ok := si.sealed[addr]; ok {
+		return m
+	}
+	var raw map[string]any
+	if r := si.prior[addr]; r != nil {
+		raw = r.Outputs
+	}
+	m := SealOutputs(raw)
+	si.sealed[addr] = m
+	return m
+}
+
+// diff adds (inputs) diffs to a create-less step whose recorded inputs
+// differ from its dependencies' outputs in state now: a dependency changed
+// after the component was last applied (a scoped deploy, or a failure in
+// between). A no-op becomes an update. Components without recorded inputs
+// (states written before they were recorded) are taken to have seen the
+// state's outputs: no diff (docs/decisions.md).
+func (si *stateInputs) diff(s *Step) {
+	if s.Prior == nil || s.Prior.Inputs == nil || s.Action == Replace {
+		return
+	}
+	rec := s.Prior.Inputs
+	cur := &statestore.ResolvedInputs{Dependencies: make(map[string]map[string]any, len(s.InputDeps))}
+	changed := false
+	for _, d := range s.InputDeps {
+		old, ok := rec.Dependencies[d]
+		if !ok {
+			continue
+		}
+		now := si.outputs(d)
+		cur.Dependencies[d] = now
+		if !changed && !Equal(map[string]any(old), map[string]any(now)) {
+			changed = true
+		}
+	}
+	if !changed {
+		return
+	}
+	s.Diffs = append(s.Diffs, InputDiffs(rec, cur)...)
+	if s.Action == NoOp {
+		s.Action = Update
+	}
+}
+
+// propagate marks, in apply order, every no-op step with a dependency that
+// is created, updated, replaced or re-evaluated as Reevaluate, and fills
+// InputsFrom on every non-delete step with such dependencies.
+func propagate(ordered []Step) {
+	changing := make(map[string]bool, len(ordered))
+	for i := range ordered {
+		s := &ordered[i]
+		if s.Action == Delete {
+			continue
+		}
+		for _, d := range s.InputDeps {
+			if changing[d] {
+				s.InputsFrom = append(s.InputsFrom, d)
+			}
+		}
+		if len(s.InputsFrom) > 0 && s.Action == NoOp {
+			s.Reevaluate = true
+		}
+		if s.Action != NoOp || s.Reevaluate {
+			changing[s.Address] = true
+		}
+	}
+}
+
+// outOfScope returns the components outside scope whose inputs come,
+// directly or through other components, from a step the plan changes or
+// re-evaluates, by address.
+func outOfScope(desired *config.Resolved, ordered []Step, scope string) []Dependent {
+	dependents := map[string][]string{}
+	for addr, c := range desired.Components {
+		for _, d := range InputDeps(c.DependsOn, c.Config) {
+			dependents[d] = append(dependents[d], addr)
+		}
+	}
+	from := map[string]map[string]bool{}
+	var queue []string
+	for _, s := range ordered {
+		if s.Action != Delete && (s.Action != NoOp || s.Reevaluate) {
+			queue = append(queue, s.Address)
+		}
+	}
+	seen := map[string]bool{}
+	for len(queue) > 0 {
+		addr := queue[0]
+		queue = queue[1:]
+		for _, dep := range dependents[addr] {
+			if InScope(dep, scope) {
+				continue
+			}
+			if from[dep] == nil {
+				from[dep] = map[string]bool{}
+			}
+			from[dep][addr] = true
+			if !seen[dep] {
+				seen[dep] = true
+				queue = append(queue, dep)
+			}
+		}
+	}
+	out := make([]Dependent, 0, len(from))
+	for _, addr := range slices.Sorted(maps.Keys(from)) {
+		out = append(out, Dependent{Address: addr, InputsFrom: slices.Sorted(maps.Keys(from[addr]))})
+	}
+	if len(out) == 0 {
+		return nil
+	}
+	return out
+}
