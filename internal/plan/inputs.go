@@ -1,9 +1,13 @@
 package plan
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
 	"maps"
-	"regexp"
 	"slices"
+	"strconv"
 
 	"github.com/deployer-dev/deployer/internal/statestore"
 )
@@ -13,93 +17,142 @@ import (
 // component last saw it (old) and as the state has it now (new).
 const PathInputs = "(inputs)"
 
-// refRE finds "${service/component.key...}" references in config strings
-// (docs/kinds.md).
-var refRE = regexp.MustCompile(`\$\{([a-z0-9][a-z0-9-]*/[a-z0-9][a-z0-9-]*)\.`)
-
 // InputDeps returns the addresses whose outputs are inputs of a component:
-// its depends_on plus every component its config references with
-// "${service/component.key}", sorted, without duplicates (docs/plan.md
-// "Changes flow to dependents").
-func InputDeps(dependsOn []string, cfg map[string]any) []string {
-	out := slices.Clone(dependsOn)
-	out = appendRefs(out, cfg)
-	if len(out) < 2 {
-		return out
+// its depends_on (a ${service/component.key} reference must name a
+// depends_on component, docs/kinds.md), never nil (docs/plan.md "Changes
+// flow to dependents").
+func InputDeps(dependsOn []string) []string {
+	if dependsOn == nil {
+		return []string{}
 	}
-	slices.Sort(out)
-	return slices.Compact(out)
-}
-
-func appendRefs(out []string, v any) []string {
-	switch t := v.(type) {
-	case string:
-		if len(t) > 3 && containsRef(t) {
-			for _, m := range refRE.FindAllStringSubmatch(t, -1) {
-				out = append(out, m[1])
-			}
-		}
-	case map[string]any:
-		for _, x := range t {
-			out = appendRefs(out, x)
-		}
-	case []any:
-		for _, x := range t {
-			out = appendRefs(out, x)
-		}
-	}
-	return out
-}
-
-func containsRef(s string) bool {
-	for i := 0; i+1 < len(s); i++ {
-		if s[i] == '$' && s[i+1] == '{' {
-			return true
-		}
-	}
-	return false
+	return dependsOn
 }
 
 // SealOutputs returns a copy of outputs fit to record as resolved inputs:
 // secret values ({secret: true, value: X}, or under a key IsSecretKey
-// accepts) become the "sha256:<hex>" digest of their canonical JSON, so a
-// change is still seen but the value is never stored twice. Nil gives an
-// empty map.
+// accepts) become a "sha256:<hex>" digest (digest), so a change is still
+// seen but the value is never stored twice. Nil gives an empty map.
 func SealOutputs(outputs map[string]any) map[string]any {
+	return sealer{}.outputs(outputs)
+}
+
+// sealer seals outputs, remembering which keys name secrets (nil: no memo).
+type sealer map[string]bool
+
+func (s sealer) secretKey(k string) bool {
+	if s == nil {
+		return IsSecretKey(k)
+	}
+	v, ok := s[k]
+	if !ok {
+		v = IsSecretKey(k)
+		s[k] = v
+	}
+	return v
+}
+
+func (s sealer) outputs(outputs map[string]any) map[string]any {
 	out := make(map[string]any, len(outputs))
 	for k, v := range outputs {
-		if v != nil && IsSecretKey(k) {
+		if v != nil && s.secretKey(k) {
 			out[k] = digest(v)
 			continue
 		}
-		out[k] = seal(v)
+		out[k] = s.value(v)
 	}
 	return out
 }
 
-func seal(v any) any {
+func (s sealer) value(v any) any {
 	if IsSecretValue(v) {
-		return digest(v.(map[string]any)["value"])
+		return digest(v)
 	}
 	switch t := v.(type) {
 	case map[string]any:
-		return SealOutputs(t)
+		return s.outputs(t)
 	case []any:
 		out := make([]any, len(t))
 		for i, x := range t {
-			out[i] = seal(x)
+			out[i] = s.value(x)
 		}
 		return out
 	}
 	return v
 }
 
-func digest(v any) string {
-	sum, err := statestore.Checksum(v)
-	if err != nil {
-		return "sha256:unknown"
+// equal reports whether recorded (sealed) outputs equal raw outputs once
+// sealed, without building the sealed copy: only secrets are digested.
+func (s sealer) equal(rec, raw map[string]any) bool {
+	for k, v := range raw {
+		r, ok := rec[k]
+		if v == nil {
+			if ok && r != nil {
+				return false
+			}
+			continue
+		}
+		if s.secretKey(k) {
+			if r != digest(v) {
+				return false
+			}
+			continue
+		}
+		if !s.equalValue(r, v) {
+			return false
+		}
 	}
-	return sum
+	for k, r := range rec {
+		if _, ok := raw[k]; !ok && r != nil {
+			return false
+		}
+	}
+	return true
+}
+
+func (s sealer) equalValue(rec, raw any) bool {
+	if IsSecretValue(raw) {
+		return rec == digest(raw)
+	}
+	switch t := raw.(type) {
+	case map[string]any:
+		r, ok := rec.(map[string]any)
+		return ok && s.equal(r, t)
+	case []any:
+		r, ok := rec.([]any)
+		if !ok || len(r) != len(t) {
+			return false
+		}
+		for i := range t {
+			if !s.equalValue(r[i], t[i]) {
+				return false
+			}
+		}
+		return true
+	}
+	return Equal(rec, raw)
+}
+
+// digest is "sha256:" and the hex SHA-256 of v's encoding: a string
+// Go-quoted, anything else as JSON (object keys sorted); a {secret: true,
+// value: X} wrapper is digested as X.
+func digest(v any) string {
+	if IsSecretValue(v) {
+		v = v.(map[string]any)["value"]
+	}
+	var data []byte
+	if str, ok := v.(string); ok {
+		data = strconv.AppendQuote(make([]byte, 0, len(str)+2), str)
+	} else {
+		var err error
+		if data, err = json.Marshal(v); err != nil {
+			data = []byte(fmt.Sprint(v))
+		}
+	}
+	sum := sha256.Sum256(data)
+	var out [7 + 2*sha256.Size]byte
+	copy(out[:], "sha256:")
+	hex.Encode(out[7:], sum[:])
+	return string(out[:])
 }
 
 // ResolveInputs returns the resolved inputs of a component whose input

@@ -17,8 +17,7 @@ func (e *CycleError) Error() string {
 }
 
 // order sorts steps for apply (docs/plan.md). A step comes after:
-//   - create/update/replace/no-op X: the non-delete steps of X's depends_on
-//     and of the components its config references (InputDeps);
+//   - create/update/replace/no-op X: the non-delete steps of X's depends_on;
 //   - delete X: the deletes of components whose state dependencies name X
 //     (dependents go first), and the non-delete steps of components whose
 //     state dependencies name X (they stop using X before it goes).

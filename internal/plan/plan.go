@@ -168,7 +168,7 @@ func diffStep(c *config.ResolvedComponent, old *statestore.Resource, replaceOn f
 	s := Step{
 		Address: c.Address, Service: c.Service, Component: c.Name, Kind: c.Kind,
 		DependsOn: slices.Clone(c.DependsOn), Config: c.Config, Command: c.Command, Prior: old,
-		InputDeps: InputDeps(c.DependsOn, c.Config),
+		InputDeps: InputDeps(c.DependsOn),
 	}
 	if s.Config == nil {
 		s.Config = map[string]any{}

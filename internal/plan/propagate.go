@@ -9,55 +9,47 @@ import (
 )
 
 // stateInputs compares each component's recorded inputs with its
-// dependencies' outputs in state, sealing each dependency's outputs once.
+// dependencies' outputs in state.
 type stateInputs struct {
-	prior  map[string]*statestore.Resource
-	sealed map[string]map[string]any
+	prior map[string]*statestore.Resource
+	seal  sealer
 }
 
 func newStateInputs(prior map[string]*statestore.Resource) *stateInputs {
-	return &stateInputs{prior: prior, sealed: map[string]map[string]any{}}
+	return &stateInputs{prior: prior, seal: sealer{}}
 }
 
 func (si *stateInputs) outputs(addr string) map[string]any {
-	if m, ok := si.sealed[addr]; ok {
-		return m
-	}
-	var raw map[string]any
 	if r := si.prior[addr]; r != nil {
-		raw = r.Outputs
+		return r.Outputs
 	}
-	m := SealOutputs(raw)
-	si.sealed[addr] = m
-	return m
+	return nil
 }
 
-// diff adds (inputs) diffs to a create-less step whose recorded inputs
-// differ from its dependencies' outputs in state now: a dependency changed
-// after the component was last applied (a scoped deploy, or a failure in
-// between). A no-op becomes an update. Components without recorded inputs
-// (states written before they were recorded) are taken to have seen the
-// state's outputs: no diff (docs/decisions.md).
+// diff adds (inputs) diffs to a step whose recorded inputs differ from its
+// dependencies' outputs in state now: a dependency changed after the
+// component was last applied (a scoped deploy, or a failure in between). A
+// no-op becomes an update. Components without recorded inputs (states
+// written before they were recorded) are taken to have seen the state's
+// outputs: no diff (docs/decisions.md).
 func (si *stateInputs) diff(s *Step) {
 	if s.Prior == nil || s.Prior.Inputs == nil || s.Action == Replace {
 		return
 	}
 	rec := s.Prior.Inputs
-	cur := &statestore.ResolvedInputs{Dependencies: make(map[string]map[string]any, len(s.InputDeps))}
 	changed := false
 	for _, d := range s.InputDeps {
-		old, ok := rec.Dependencies[d]
-		if !ok {
-			continue
-		}
-		now := si.outputs(d)
-		cur.Dependencies[d] = now
-		if !changed && !Equal(map[string]any(old), map[string]any(now)) {
+		if old, ok := rec.Dependencies[d]; ok && !si.seal.equal(old, si.outputs(d)) {
 			changed = true
+			break
 		}
 	}
 	if !changed {
 		return
+	}
+	cur := &statestore.ResolvedInputs{Dependencies: make(map[string]map[string]any, len(s.InputDeps))}
+	for _, d := range s.InputDeps {
+		cur.Dependencies[d] = si.seal.outputs(si.outputs(d))
 	}
 	s.Diffs = append(s.Diffs, InputDiffs(rec, cur)...)
 	if s.Action == NoOp {
@@ -95,7 +87,7 @@ func propagate(ordered []Step) {
 func outOfScope(desired *config.Resolved, ordered []Step, scope string) []Dependent {
 	dependents := map[string][]string{}
 	for addr, c := range desired.Components {
-		for _, d := range InputDeps(c.DependsOn, c.Config) {
+		for _, d := range InputDeps(c.DependsOn) {
 			dependents[d] = append(dependents[d], addr)
 		}
 	}

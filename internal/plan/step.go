@@ -46,8 +46,8 @@ type Step struct {
 	// InputsFrom lists the dependencies (full addresses) with a planned
 	// change or re-evaluation whose outputs feed this step; omitted when none.
 	InputsFrom []string `json:"inputs_from,omitempty"`
-	// InputDeps are the addresses whose outputs are this component's inputs:
-	// depends_on plus ${service/component.key} references (InputDeps).
+	// InputDeps are the addresses whose outputs are this component's inputs
+	// (InputDeps); nil on deletes.
 	InputDeps []string `json:"-"`
 	// Config is the desired config with the environment's overrides merged
 	// (unmasked: engines need real values). Nil on delete.

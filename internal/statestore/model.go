@@ -70,7 +70,7 @@ type Resource struct {
 // ResolvedInputs records, per dependency address ("service/component"), the
 // outputs that dependency had when this component was last applied. Secret
 // values (plan.IsSecretValue, or under a key plan.IsSecretKey accepts) are
-// kept as "sha256:<hex>" digests of their canonical JSON, never in clear.
+// kept as "sha256:<hex>" digests, never in clear (docs/state-format.md).
 type ResolvedInputs struct {
 	Dependencies map[string]map[string]any `json:"dependencies"`
 }
