@@ -45,10 +45,10 @@ func TestPlanAndDeployFlags(t *testing.T) {
 
 	var got *DeployOptions
 	cmd := NewCmdDeploy(f, func(_ context.Context, _ *Factory, o *DeployOptions) error { got = o; return nil })
-	if err := parse(t, cmd, "-e", "dev", "--yes", "--lock-timeout", "10m", "--plan", "x.plan"); err != nil {
+	if err := parse(t, cmd, "-e", "dev", "--yes", "--lock-timeout", "10m", "--plan", "x.plan", "--parallelism", "3"); err != nil {
 		t.Fatal(err)
 	}
-	want := DeployOptions{Target: targetFlags{Env: "dev"}, Yes: true, LockTimeout: 10 * time.Minute, PlanFile: "x.plan"}
+	want := DeployOptions{Target: targetFlags{Env: "dev"}, Yes: true, LockTimeout: 10 * time.Minute, PlanFile: "x.plan", Parallelism: 3}
 	if diff := cmp.Diff(want, *got, cmp.AllowUnexported(DeployOptions{})); diff != "" {
 		t.Errorf("deploy flags (-want +got):\n%s", diff)
 	}
@@ -62,6 +62,7 @@ func TestUsageErrorsBeforeAnyBackend(t *testing.T) {
 		{}, // no environment
 		{"-e", "dev", "--service", "a", "--component", "a/b"}, // both
 		{"-e", "dev", "--component", "api"},                   // no slash
+		{"-e", "dev", "--parallelism", "0"},                   // nothing could run
 	} {
 		err := parse(t, NewCmdDeploy(f, never), argv...)
 		var usage *UsageError

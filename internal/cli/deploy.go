@@ -169,11 +169,14 @@ type deployJSON struct {
 	Status       string     `json:"status"`
 	Serial       int64      `json:"serial,omitempty"`
 	Plan         *plan.Plan `json:"plan,omitempty"`
-	Error        string     `json:"error,omitempty"`
+	// Unchanged lists the re-evaluated components left alone because their
+	// inputs came out equal (docs/plan.md "Changes flow to dependents").
+	Unchanged []string `json:"unchanged,omitempty"`
+	Error     string   `json:"error,omitempty"`
 }
 
 func deployResultJSON(out *deploy.Outcome, err error) deployJSON {
-	j := deployJSON{Status: "no-changes", Plan: out.Plan}
+	j := deployJSON{Status: "no-changes", Plan: out.Plan, Unchanged: out.Unchanged}
 	if out.Plan != nil {
 		j.Stack, j.Environment, j.Changed = out.Plan.Stack, out.Plan.Environment, out.Plan.HasChanges()
 	}

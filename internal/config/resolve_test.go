@@ -124,14 +124,28 @@ func TestApplyEnv(t *testing.T) {
 		"DEPLOYER_LOCK_TTL":           "10m",
 		"DEPLOYER_HEARTBEAT_INTERVAL": "5s",
 		"DEPLOYER_STALE_AFTER":        "",
+		"DEPLOYER_PARALLELISM":        "4",
 	}
 	c := Default()
+	if c.Parallelism != DefaultParallelism {
+		t.Errorf("default parallelism %d, want %d", c.Parallelism, DefaultParallelism)
+	}
 	if err := ApplyEnv(c, func(k string) string { return env[k] }); err != nil {
 		t.Fatal(err)
 	}
 	want := Backend{State: "s3://bucket", Lock: "redis://localhost:6379/0", LockTTL: 10 * time.Minute, HeartbeatInterval: 5 * time.Second, StaleAfter: 2 * time.Minute}
-	if diff := cmp.Diff(want, c.Backend); diff != "" || c.Stack != "other" {
-		t.Errorf("stack %q, backend (-want +got):\n%s", c.Stack, diff)
+	if diff := cmp.Diff(want, c.Backend); diff != "" || c.Stack != "other" || c.Parallelism != 4 {
+		t.Errorf("stack %q, parallelism %d, backend (-want +got):\n%s", c.Stack, c.Parallelism, diff)
+	}
+	if err := ApplyEnv(Default(), func(k string) string { return map[string]string{"DEPLOYER_PARALLELISM": "0"}[k] }); err == nil ||
+		!strings.Contains(err.Error(), `DEPLOYER_PARALLELISM: want a positive whole number of components to apply at once (default 10), found "0"`) {
+		t.Errorf("DEPLOYER_PARALLELISM=0: %v", err)
+	}
+	if c, err := Parse([]byte("stack: s\nparallelism: 3\n"), "deployer.yaml"); err != nil || c.Parallelism != 3 {
+		t.Errorf("parallelism: 3 gives %v, %v", c, err)
+	}
+	if _, err := Parse([]byte("stack: s\nparallelism: many\n"), "deployer.yaml"); err == nil || !strings.Contains(err.Error(), "deployer.yaml:2: parallelism: want a positive whole number") {
+		t.Errorf("parallelism: many gives %v", err)
 	}
 
 	bad := map[string]string{"DEPLOYER_LOCK_TTL": "forever", "DEPLOYER_BACKEND_LOCK": "zookeeper://x", "DEPLOYER_STACK": "My Stack"}

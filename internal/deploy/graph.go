@@ -156,6 +156,11 @@ func (g *scheduler) run(ctx context.Context) error {
 		}
 	}
 	if len(errs) == 0 {
+		for _, n := range g.nodes {
+			if n.state != finished {
+				return fmt.Errorf("apply: %s never became ready (report this as a bug)", n.step.Address)
+			}
+		}
 		return nil
 	}
 	if len(errs) == 1 {

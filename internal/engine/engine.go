@@ -19,7 +19,9 @@ type Inputs struct {
 	EnvConfig    map[string]any // environments.{env}.config
 	DeploymentID string
 	// Outputs holds the outputs of every component already applied, by address:
-	// from state, updated by the engine as its steps complete.
+	// from state and from earlier steps of the run. Each call gets its own
+	// copy (calls run concurrently); an engine may update it as its steps
+	// complete, and deploy merges the results (docs/plan.md "Parallel apply").
 	Outputs map[string]map[string]any
 	// Keep lists the components of this engine that are unchanged in this run
 	// (no-op steps and ones outside --service/--component scope) and must stay
