@@ -13,12 +13,11 @@ import (
 	"github.com/deployer-dev/deployer/internal/statestore"
 )
 
-// recEngine records its calls. kind "P" engines batch (like Pulumi); with
-// concurrent set the engine takes one step per call (like Command).
+// recEngine records its calls. It batches (like Pulumi); wrapped in
+// concurrentEngine it takes one step per call (like Command).
 type recEngine struct {
-	kind       string
-	concurrent bool
-	outputs    func(addr string) map[string]any
+	kind    string
+	outputs func(addr string) map[string]any
 
 	mu       sync.Mutex
 	calls    [][]string // addresses per call, in call order
