@@ -149,10 +149,9 @@ func (g *scheduler) run(ctx context.Context) error {
 		c := <-done
 		calls--
 		delete(busy, g.nodes[c.ids[0]].eng)
-		g.complete(c)
-		if c.err != nil {
+		if err := g.complete(c); err != nil {
 			stopped = true
-			errs = append(errs, c.err)
+			errs = append(errs, err)
 		}
 	}
 	if len(errs) == 0 {
@@ -308,8 +307,9 @@ func (g *scheduler) call(ctx context.Context, eng engine.Engine, ids []int, step
 }
 
 // complete merges a call's results: outputs, resolved inputs, and the
-// successors of every node that finished well.
-func (g *scheduler) complete(c completion) {
+// successors of every node that finished well. It returns the call's error,
+// or one naming a step that did not finish well when the engine gave none.
+func (g *scheduler) complete(c completion) error {
 	ok := map[string]bool{}
 	g.mu.Lock()
 	for _, r := range c.results {
@@ -338,13 +338,18 @@ func (g *scheduler) complete(c completion) {
 	}
 	g.results = append(g.results, kept...)
 	g.mu.Unlock()
+	err := c.err
 	for _, i := range c.ids {
 		if ok[g.nodes[i].step.Address] {
 			g.finish(i)
-		} else {
-			g.nodes[i].state = finished // failed, cancelled or not reached: successors never start
+			continue
+		}
+		g.nodes[i].state = finished // failed, cancelled or not reached: successors never start
+		if err == nil {
+			err = fmt.Errorf("component %s: the %s engine did not apply it", g.nodes[i].step.Address, g.nodes[i].eng.Name())
 		}
 	}
+	return err
 }
 
 // settleReevaluated decides, after a batch, a re-evaluated node the batch

@@ -167,3 +167,44 @@ func TestParallelismBoundsConcurrentCalls(t *testing.T) {
 		}
 	}
 }
+
+// A state written before inputs were recorded: a re-evaluated component is
+// compared with its dependency's outputs as the state had them.
+func TestReevaluationWithoutRecordedInputsUsesTheStateOutputs(t *testing.T) {
+	for _, tc := range []struct {
+		newID   string
+		applied []string
+	}{
+		{"a-1", []string{"s/a"}},        // a's outputs came out as before: b left alone
+		{"a-2", []string{"s/a", "s/b"}}, // they moved: b updated
+	} {
+		cmd := concurrentEngine{&recEngine{kind: "C", outputs: func(addr string) map[string]any {
+			if addr == "s/a" {
+				return map[string]any{"id": tc.newID}
+			}
+			return map[string]any{"id": addr}
+		}}}
+		s := New(Deps{Engines: []engine.Engine{cmd}})
+		st := statestore.NewState("s", "e")
+		st.Resources["s/a"] = &statestore.Resource{Kind: "C", Outputs: map[string]any{"id": "a-1"}}
+		st.Resources["s/b"] = &statestore.Resource{Kind: "C", Outputs: map[string]any{"id": "s/b"}} // no Inputs
+		a := step("s/a", "C", plan.Update)
+		a.Prior = st.Resources["s/a"]
+		b := step("s/b", "C", plan.NoOp, "s/a")
+		b.Reevaluate, b.InputsFrom, b.Prior = true, []string{"s/a"}, st.Resources["s/b"]
+		run, err := s.runEngines(context.Background(), planOf(a, b), st, engine.Inputs{Outputs: outputsOf(st)}, false, 10)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, c := range cmd.calls {
+			got = append(got, c...)
+		}
+		if !slices.Equal(got, tc.applied) {
+			t.Errorf("a's new id %s: applied %v, want %v", tc.newID, got, tc.applied)
+		}
+		if len(tc.applied) == 2 && run.inputs["s/b"].Dependencies["s/a"]["id"] != "a-2" {
+			t.Errorf("b's recorded inputs %v", run.inputs["s/b"])
+		}
+	}
+}
