@@ -69,6 +69,7 @@ func run() int {
 	if errors.As(err, &ec) {
 		return code
 	}
+	defer cli.ReportError(f, err) // GitHub Actions: ::error and the held-lock summary
 	if f.JSON {
 		_ = json.NewEncoder(os.Stderr).Encode(map[string]any{"error": err.Error(), "exit_code": code})
 	} else {

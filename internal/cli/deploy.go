@@ -151,6 +151,7 @@ func runDeploy(ctx context.Context, f *Factory, opts *DeployOptions) error {
 		}
 	}
 	out, err := svc.Apply(ctx, req)
+	f.reportDeploy(t, out, err)
 	if opts.JSON && out != nil {
 		if jerr := writeJSON(f, deployResultJSON(out, err)); jerr != nil {
 			return jerr

@@ -16,7 +16,9 @@ import (
 	"github.com/deployer-dev/deployer/internal/deploy"
 	"github.com/deployer-dev/deployer/internal/engine"
 	"github.com/deployer-dev/deployer/internal/engine/command"
+	"github.com/deployer-dev/deployer/internal/ghactions"
 	"github.com/deployer-dev/deployer/internal/lockmgr"
+	"github.com/deployer-dev/deployer/internal/metrics"
 	"github.com/deployer-dev/deployer/internal/statestore"
 )
 
@@ -40,6 +42,14 @@ type Factory struct {
 	mu       sync.Mutex
 	running  []engine.Engine
 	managers []*lockmgr.Manager
+
+	command         string // "deployer deploy", for titles
+	gha             *ghactions.Env
+	annotated       bool // an error was already annotated
+	warnedFileState bool
+	noticedWait     bool
+	metrics         *metrics.Recorder
+	groups          *ghactions.GroupWriter
 }
 
 // NewFactory returns a Factory on the process's streams and environment.
@@ -105,11 +115,17 @@ func (f *Factory) Locks(ctx context.Context, cfg *config.Config) (*lockmgr.Manag
 	}
 	m := lockmgr.NewManager(b, lockmgr.Options{
 		TTL: cfg.Backend.LockTTL, HeartbeatInterval: cfg.Backend.HeartbeatInterval, StaleAfter: cfg.Backend.StaleAfter,
-		Now: f.Now, Audit: al,
+		Now: f.Now, Audit: al, Observer: f.Metrics(ctx, cfg),
 		OnWait: func(h lockmgr.Record, in time.Duration) {
-			fmt.Fprintf(f.IO.ErrOut, "waiting for lock %s held by %s (%s, pid %d, since %s); retrying in %s\n",
+			msg := fmt.Sprintf("waiting for lock %s held by %s (%s, pid %d, since %s)",
 				h.LockKey, h.LockedBy, orDash(h.Metadata.Operation), h.Metadata.PID,
-				time.Unix(h.LockedAt, 0).UTC().Format(time.RFC3339), in.Round(time.Millisecond))
+				time.Unix(h.LockedAt, 0).UTC().Format(time.RFC3339))
+			// One notice per run: GitHub shows at most 10 per step.
+			if f.GitHub().Actions && !f.noticedWait {
+				f.noticedWait = true
+				f.annotate(ghactions.Notice, "Waiting for lock "+h.LockKey, msg)
+			}
+			fmt.Fprintf(f.IO.ErrOut, "%s; retrying in %s\n", msg, in.Round(time.Millisecond))
 		},
 	})
 	f.mu.Lock()
@@ -138,6 +154,7 @@ func (f *Factory) Store(ctx context.Context, cfg *config.Config) (*statestore.St
 		return nil, err
 	}
 	f.closers = append(f.closers, closerFunc(b.Close))
+	f.warnFileStateInCI(cfg)
 	return statestore.New(b, statestore.WithMaxDocumentBytes(cfg.Backend.MaxStateSize)), nil
 }
 
@@ -164,7 +181,7 @@ func (f *Factory) Service(ctx context.Context, cfg *config.Config, opts EngineOp
 	engines, replaceOn, _ := f.engines(cfg, opts)
 	return deploy.New(deploy.Deps{
 		Locks: locks, Store: store, Engines: engines, ReplaceOn: replaceOn,
-		Audit: al, Now: f.Now, Progress: f.IO.ErrOut, Getenv: f.Getenv,
+		Audit: al, Now: f.Now, Progress: f.progress(), Getenv: f.Getenv, Observer: f.Metrics(ctx, cfg),
 	}), nil
 }
 
@@ -205,8 +222,51 @@ func (f *Factory) KillEngines() {
 	}
 }
 
-// Close closes backends and the audit log.
+// progress is where engines stream component output: stderr, with each
+// component's lines in a log group under GitHub Actions.
+func (f *Factory) progress() io.Writer {
+	if !f.GitHub().Actions {
+		return f.IO.ErrOut
+	}
+	if f.groups == nil {
+		f.groups = ghactions.NewGroupWriter(f.IO.ErrOut)
+	}
+	return f.groups
+}
+
+// Metrics returns the process's metrics recorder (docs/observability.md):
+// OTLP when OTEL_EXPORTER_OTLP_(METRICS_)ENDPOINT is set, EMF lines to
+// metrics.emf / DEPLOYER_METRICS_EMF. A setup problem is a warning: metrics
+// never stop a deploy.
+func (f *Factory) Metrics(ctx context.Context, cfg *config.Config) *metrics.Recorder {
+	if f.metrics != nil {
+		return f.metrics
+	}
+	emf := ""
+	if cfg != nil {
+		emf = cfg.Metrics.EMF
+	}
+	r, err := metrics.New(ctx, metrics.Options{Getenv: f.Getenv, EMFPath: emf, Version: Version, Now: f.Now})
+	if err != nil {
+		fmt.Fprintf(f.IO.ErrOut, "Warning: metrics: %v; continuing without them\n", err)
+	}
+	f.metrics = r
+	return r
+}
+
+// Close ends the open log group, flushes metrics (waiting at most
+// metrics.ShutdownTimeout for an OTLP collector), and closes backends and
+// the audit log.
 func (f *Factory) Close() {
+	if f.groups != nil {
+		_ = f.groups.Close()
+	}
+	if f.metrics != nil {
+		if err := f.metrics.Shutdown(context.Background()); err != nil {
+			fmt.Fprintf(f.IO.ErrOut, "Warning: metrics: %v\n", err)
+		}
+		f.metrics = nil
+	}
 	for i := len(f.closers) - 1; i >= 0; i-- {
 		_ = f.closers[i].Close()
 	}

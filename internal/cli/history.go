@@ -4,12 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/deployer-dev/deployer/internal/deploy"
+	"github.com/deployer-dev/deployer/internal/ghactions"
 	"github.com/deployer-dev/deployer/internal/statestore"
 )
 
@@ -219,6 +221,10 @@ func runRestore(ctx context.Context, f *Factory, opts *RestoreOptions) error {
 	if err != nil {
 		return err
 	}
+	f.summarize(fmt.Sprintf("### %s: %s/%s\n\nRestored the snapshot of serial %d as serial %d (%d resources), deployment `%s`. The infrastructure was not changed.\n\n",
+		f.command, t.Stack, t.Env, st.DeploymentHistory[0].RestoredFrom, head.Serial, len(st.Resources), st.DeploymentHistory[0].DeploymentID))
+	f.setOutputs(ghactions.Output{Name: "serial", Value: strconv.FormatInt(head.Serial, 10)},
+		ghactions.Output{Name: "deployment-id", Value: st.DeploymentHistory[0].DeploymentID})
 	if f.JSON {
 		return writeJSON(f, map[string]any{"stack": t.Stack, "environment": t.Env, "serial": head.Serial,
 			"restored_from": st.DeploymentHistory[0].RestoredFrom, "resources": len(st.Resources)})

@@ -95,6 +95,9 @@ func runStateLocks(ctx context.Context, f *Factory, opts *StateLocksOptions) err
 			}
 		}
 		locks = append(locks, s)
+		if s.Verdict == lockmgr.Stale {
+			f.Metrics(ctx, cfg).StaleDetected(s.LockKey)
+		}
 	}
 	if opts.JSON {
 		out := make([]lockJSON, 0, len(locks))
@@ -222,6 +225,8 @@ func runUnlock(ctx context.Context, f *Factory, opts *UnlockOptions) error {
 		return err
 	}
 	fmt.Fprintf(f.IO.Out, "Lock %s (lock id %s, held by %s) released.\n", key, rec.LockID, rec.LockedBy)
+	f.summarize(fmt.Sprintf("### %s: %s\n\nBroke lock `%s` (lock id `%s`, held by %s since %s).\n\n",
+		f.command, key, key, rec.LockID, mdText(rec.LockedBy), time.Unix(rec.LockedAt, 0).UTC().Format(time.RFC3339)))
 	return nil
 }
 

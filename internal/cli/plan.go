@@ -4,10 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
 
+	"github.com/deployer-dev/deployer/internal/ghactions"
 	"github.com/deployer-dev/deployer/internal/plan"
 	"github.com/deployer-dev/deployer/internal/pulumiadapter"
 )
@@ -94,6 +96,8 @@ func runPlan(ctx context.Context, f *Factory, opts *PlanOptions) error {
 	if err := planRenderer(f, opts.JSON).Render(f.IO.Out, p); err != nil {
 		return err
 	}
+	f.summarize(planSummary(f.command, t, p))
+	f.setOutputs(ghactions.Output{Name: "changes", Value: strconv.FormatBool(p.HasChanges())})
 	if opts.Preview {
 		text, err := svc.Preview(ctx, cfg, t, p)
 		if err != nil {

@@ -33,6 +33,7 @@ func NewRootCmd(f *Factory) *cobra.Command {
 			if f.NoColor {
 				f.IO.DisableColor()
 			}
+			f.command = cmd.CommandPath()
 			return nil
 		},
 	}

@@ -17,6 +17,7 @@ import (
 //	DEPLOYER_STALE_AFTER         backend.stale_after
 //	DEPLOYER_MAX_STATE_SIZE      backend.max_state_size (bytes, or 64MiB, 1GiB)
 //	DEPLOYER_PARALLELISM         parallelism (a positive integer)
+//	DEPLOYER_METRICS_EMF         metrics.emf (relative to the working directory)
 //
 // Bad values give a *ValidationError naming the variable; c is then
 // partly updated and should not be used.
@@ -79,6 +80,9 @@ func ApplyEnv(c *Config, getenv func(string) string) error {
 		} else {
 			c.Parallelism = n
 		}
+	}
+	if v := getenv("DEPLOYER_METRICS_EMF"); v != "" {
+		c.Metrics.EMF = v
 	}
 	if len(l.probs) == 0 {
 		l.checkTimings(&c.Backend, "backend")

@@ -48,6 +48,9 @@ func Load(path string) (*Config, error) {
 		return nil, err
 	}
 	c.Path, c.Dir = abs, filepath.Dir(abs)
+	if c.Metrics.EMF != "" && !filepath.IsAbs(c.Metrics.EMF) {
+		c.Metrics.EMF = filepath.Join(c.Dir, c.Metrics.EMF) // relative to deployer.yaml
+	}
 	return c, nil
 }
 
@@ -177,7 +180,7 @@ func (l *loader) parse(data []byte) *Config {
 		return c
 	}
 	top := map[string]*yaml.Node{}
-	l.fields(root, "", []string{"stack", "backend", "pulumi", "parallelism", "environments", "services", "shared"}, func(k string, _, v *yaml.Node) {
+	l.fields(root, "", []string{"stack", "backend", "pulumi", "parallelism", "environments", "services", "shared", "metrics"}, func(k string, _, v *yaml.Node) {
 		top[k] = v
 	})
 	if v := top["stack"]; v != nil {
@@ -202,6 +205,11 @@ func (l *loader) parse(data []byte) *Config {
 			} else {
 				c.Pulumi.SecretsProvider = s
 			}
+		})
+	}
+	if v := top["metrics"]; v != nil {
+		l.fields(v, "metrics", []string{"emf"}, func(k string, _, v *yaml.Node) {
+			c.Metrics.EMF, _ = l.str(v, "metrics."+k)
 		})
 	}
 	c.Environments = map[string]*Environment{}

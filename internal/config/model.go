@@ -15,6 +15,7 @@ type Config struct {
 	// Parallelism bounds how many independent components deploy and destroy
 	// apply at once (docs/configuration.md); default DefaultParallelism.
 	Parallelism  int                     `yaml:"parallelism"`
+	Metrics      Metrics                 `yaml:"metrics"`
 	Environments map[string]*Environment `yaml:"environments"`
 	Services     map[string]*Service     `yaml:"services"`
 	// Shared lists resources several applications share, for `deployer
@@ -42,6 +43,15 @@ type Backend struct {
 type Pulumi struct {
 	SecretsProvider string `yaml:"secrets_provider"` // passphrase | awskms://...
 	Command         string `yaml:"command"`          // path to the pulumi CLI; default: PATH
+}
+
+// Metrics configures metric export (docs/observability.md). OTLP export is
+// configured by the standard OTEL_EXPORTER_OTLP_* variables instead.
+type Metrics struct {
+	// EMF is the file CloudWatch Embedded Metric Format lines are appended
+	// to (DEPLOYER_METRICS_EMF overrides); relative to deployer.yaml's
+	// directory; "" writes none.
+	EMF string `yaml:"emf"`
 }
 
 // Environment holds per-environment stack config (Pulumi stack config, and

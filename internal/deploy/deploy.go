@@ -40,6 +40,8 @@ type Deps struct {
 	// Dir is where an errored state is saved when the state write fails
 	// after infrastructure changed (SPEC 6); default ".".
 	Dir string
+	// Observer receives finished deployments for metrics; nil discards them.
+	Observer Observer
 }
 
 // Service runs deployer's use cases.
@@ -61,6 +63,9 @@ func New(d Deps) *Service {
 	}
 	if d.Dir == "" {
 		d.Dir = "."
+	}
+	if d.Observer == nil {
+		d.Observer = nopObserver{}
 	}
 	return &Service{d: d}
 }

@@ -78,6 +78,8 @@ func (s *Service) Restore(ctx context.Context, req RestoreRequest) (statestore.H
 		return statestore.Head{}, nil, fmt.Errorf("restore stopped: %w", lockmgr.ErrLockLost)
 	}
 	newHead, err := s.d.Store.Save(work, next, head, &statestore.LockRef{Key: rec.LockKey, LockID: rec.LockID, Fence: rec.Fence})
+	dep.DurationSeconds = s.d.Now().Sub(now).Seconds()
+	s.finished(t, dep, err)
 	if err != nil {
 		return statestore.Head{}, nil, err
 	}

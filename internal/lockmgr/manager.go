@@ -42,6 +42,9 @@ type Options struct {
 	OnWait func(holder Record, retryIn time.Duration)
 	// MaxRetryInterval caps the backoff between tries (default 5s).
 	MaxRetryInterval time.Duration
+	// Observer receives acquisition, heartbeat and release events for
+	// metrics. Nil discards them.
+	Observer Observer
 }
 
 // Manager owns acquisition with backoff and jitter, the lock hierarchy, and
@@ -71,6 +74,9 @@ func NewManager(b Backend, o Options) *Manager {
 	}
 	if o.MaxRetryInterval <= 0 {
 		o.MaxRetryInterval = 5 * time.Second
+	}
+	if o.Observer == nil {
+		o.Observer = nopObserver{}
 	}
 	return &Manager{b: b, opts: o}
 }
@@ -107,6 +113,13 @@ type Request struct {
 // own record and treat the key as held. Errors: *HeldError (holder's record)
 // when the lock stays held past r.Timeout, ctx's error, or a backend error.
 func (m *Manager) Acquire(ctx context.Context, r Request) (*Lease, error) {
+	start := m.opts.Now()
+	l, err := m.acquire(ctx, r)
+	m.opts.Observer.LockAcquired(r.Key, m.opts.Now().Sub(start), err)
+	return l, err
+}
+
+func (m *Manager) acquire(ctx context.Context, r Request) (*Lease, error) {
 	pk, ok := ParseKey(r.Key)
 	if !ok {
 		return nil, fmt.Errorf("invalid lock key %q", r.Key)
@@ -350,6 +363,7 @@ func (l *Lease) heartbeat() {
 		ctx, cancel := context.WithTimeout(context.WithoutCancel(l.ctx), o.HeartbeatInterval)
 		err := l.m.b.Heartbeat(ctx, rec.LockKey, rec.LockID, now, exp)
 		cancel()
+		o.Observer.LockHeartbeat(rec.LockKey, err)
 		if err == nil {
 			l.mu.Lock()
 			l.rec.LastHeartbeat, l.rec.ExpiresAt = now.Unix(), exp.Unix()
@@ -392,7 +406,9 @@ func (l *Lease) Release(ctx context.Context) error {
 		<-l.done
 		rec := l.Record()
 		l.relErr = l.m.b.Release(ctx, rec.LockKey, rec.LockID)
-		dur := l.m.opts.Now().Sub(time.Unix(rec.LockedAt, 0)).Seconds()
+		held := l.m.opts.Now().Sub(time.Unix(rec.LockedAt, 0))
+		dur := held.Seconds()
+		l.m.opts.Observer.LockReleased(rec.LockKey, held)
 		if l.relErr != nil {
 			l.m.opts.Audit.Warn("lock.released", "lock_key", rec.LockKey, "lock_id", rec.LockID,
 				"duration_seconds", dur, "error", l.relErr.Error())

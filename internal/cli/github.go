@@ -1,0 +1,287 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/deployer-dev/deployer/internal/backends"
+	"github.com/deployer-dev/deployer/internal/config"
+	"github.com/deployer-dev/deployer/internal/deploy"
+	"github.com/deployer-dev/deployer/internal/engine"
+	"github.com/deployer-dev/deployer/internal/ghactions"
+	"github.com/deployer-dev/deployer/internal/lockmgr"
+	"github.com/deployer-dev/deployer/internal/plan"
+)
+
+// What the commands write under GitHub Actions (docs/github-actions.md):
+// a Markdown job summary, step outputs, and annotations. Outside Actions
+// (no GITHUB_ACTIONS=true, no GITHUB_STEP_SUMMARY/GITHUB_OUTPUT) nothing here
+// writes anything.
+
+// GitHub returns the runner's settings, read once from f.Getenv.
+func (f *Factory) GitHub() ghactions.Env {
+	if f.gha == nil {
+		e := ghactions.Detect(f.Getenv)
+		f.gha = &e
+	}
+	return *f.gha
+}
+
+// annotate prints a workflow command on stderr under GitHub Actions.
+func (f *Factory) annotate(level, title, msg string) {
+	if f.GitHub().Actions {
+		fmt.Fprint(f.IO.ErrOut, ghactions.Annotation(level, title, msg))
+	}
+}
+
+// summarize appends Markdown to the job summary when GITHUB_STEP_SUMMARY is
+// set; a failure to write it is a warning, never the command's error.
+func (f *Factory) summarize(md string) {
+	if p := f.GitHub().StepSummary; p != "" {
+		if err := ghactions.AppendSummary(p, md); err != nil {
+			fmt.Fprintf(f.IO.ErrOut, "Warning: %v\n", err)
+		}
+	}
+}
+
+// setOutputs writes step outputs when GITHUB_OUTPUT is set.
+func (f *Factory) setOutputs(outs ...ghactions.Output) {
+	if p := f.GitHub().Output; p != "" {
+		if err := ghactions.WriteOutputs(p, outs...); err != nil {
+			fmt.Fprintf(f.IO.ErrOut, "Warning: %v\n", err)
+		}
+	}
+}
+
+// warnFileStateInCI prints, once, that a file:// state backend on a CI
+// runner vanishes with the runner.
+func (f *Factory) warnFileStateInCI(cfg *config.Config) {
+	if f.warnedFileState || !f.GitHub().CI || !strings.HasPrefix(cfg.Backend.State, "file://") {
+		return
+	}
+	f.warnedFileState = true
+	msg := fmt.Sprintf("the state backend is %s on a CI runner: the state, its history and (with a file:// lock) the locks "+
+		"vanish with the runner, and the next run starts from nothing. Keep state in S3 and locks in DynamoDB: "+
+		"set backend.state: s3://BUCKET and backend.lock: dynamodb://TABLE in deployer.yaml (or DEPLOYER_BACKEND_STATE "+
+		"and DEPLOYER_BACKEND_LOCK), create them with deployer backend init; see docs/github-actions.md",
+		backends.Redact(cfg.Backend.State))
+	if f.GitHub().Actions {
+		f.annotate(ghactions.Warning, "State will be lost with the runner", msg)
+		return
+	}
+	fmt.Fprintln(f.IO.ErrOut, "Warning: "+msg)
+}
+
+// ReportError annotates err under GitHub Actions (main has printed it) and,
+// for a held lock, adds the holder and the unlock command to the job
+// summary. Component failures were annotated by the command that saw them.
+func ReportError(f *Factory, err error) {
+	if err == nil || errors.As(err, new(*ExitCodeError)) {
+		return
+	}
+	gh := f.GitHub()
+	var held *lockmgr.HeldError
+	isHeld := errors.As(err, &held)
+	if isHeld && gh.StepSummary != "" {
+		f.summarize(heldSummary(f.command, held.Record))
+	}
+	if !gh.Actions || f.annotated {
+		return
+	}
+	title := "deployer failed"
+	if f.command != "" {
+		title = f.command + " failed"
+	}
+	if isHeld {
+		title = fmt.Sprintf("Lock %s held by %s", held.Record.LockKey, held.Record.LockedBy)
+	}
+	f.annotate(ghactions.Error, title, Remedy(err))
+}
+
+// heldSummary is the summary section of a command stopped by a held lock.
+func heldSummary(command string, rec lockmgr.Record) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "### %s: lock held\n\n", orDefault(command, "deployer"))
+	fmt.Fprintf(&b, "Lock `%s` is held by **%s**", rec.LockKey, mdText(rec.LockedBy))
+	if op := rec.Metadata.Operation; op != "" {
+		fmt.Fprintf(&b, " (%s", mdText(op))
+		if id := rec.Metadata.DeploymentID; id != "" {
+			fmt.Fprintf(&b, " `%s`", id)
+		}
+		b.WriteString(")")
+	}
+	fmt.Fprintf(&b, " since %s.\n\n", time.Unix(rec.LockedAt, 0).UTC().Format(time.RFC3339))
+	fmt.Fprintf(&b, "Wait for it with `--lock-timeout` (the action's `lock-timeout` input), or, if the holder is gone, break it with:\n\n```sh\n%s\n```\n\n", unlockCommand(rec))
+	return b.String()
+}
+
+// planSummary is the job summary of `plan`: the plan as a table.
+func planSummary(command string, t deploy.Target, p *plan.Plan) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "### %s: %s/%s\n\n", command, t.Stack, t.Env)
+	writePlanTable(&b, p)
+	return b.String()
+}
+
+// writePlanTable writes the changes of p as a Markdown table (component,
+// kind, action, changed fields with masked values) and the plan's counts.
+func writePlanTable(b *strings.Builder, p *plan.Plan) {
+	if !p.HasChanges() {
+		b.WriteString("No changes. Infrastructure matches the configuration.\n\n")
+		return
+	}
+	b.WriteString("| Component | Kind | Action | Changed fields |\n|---|---|---|---|\n")
+	for _, s := range p.Changes() {
+		var fields []string
+		for _, d := range s.Diffs {
+			fields = append(fields, mdField(maskDiff(d)))
+		}
+		cell := strings.Join(fields, "<br>")
+		if cell == "" {
+			cell = "–"
+		}
+		fmt.Fprintf(b, "| `%s` | %s | %s %s | %s |\n", s.Address, mdText(s.Kind), actionMarker[s.Action], s.Action, cell)
+	}
+	sum := p.Summary
+	fmt.Fprintf(b, "\n**Plan:** %d to create, %d to update, %d to replace, %d to delete, %d unchanged.\n\n",
+		sum.Create, sum.Update, sum.Replace, sum.Delete, sum.NoOp)
+}
+
+// mdField renders one masked field diff: `path`: `old` → `new`.
+func mdField(d plan.FieldDiff) string {
+	val := func(v any) string { return "`" + mdCode(formatValue(v, d.Sensitive)) + "`" }
+	s := "`" + mdCode(d.Path) + "`: "
+	switch d.Op {
+	case plan.OpAdd:
+		s += val(d.New)
+	case plan.OpRemove:
+		s += val(d.Old) + " → (removed)"
+	default:
+		s += val(d.Old) + " → " + val(d.New)
+	}
+	if d.ForcesReplacement {
+		s += " (forces replacement)"
+	}
+	return s
+}
+
+// deploySummary is the job summary of deploy/destroy: the plan table and
+// the result.
+func deploySummary(command string, t deploy.Target, out *deploy.Outcome, err error) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "### %s: %s/%s\n\n", command, t.Stack, t.Env)
+	writePlanTable(&b, out.Plan)
+	d := out.Deployment
+	if d.DeploymentID == "" {
+		if errors.Is(err, deploy.ErrDeclined) {
+			b.WriteString("**Result:** not applied (the plan was not confirmed).\n\n")
+		}
+		return b.String()
+	}
+	c := resultCounts(out.Results)
+	fmt.Fprintf(&b, "**Result:** %s: %d created, %d updated, %d replaced, %d deleted, %d failed.\n\n",
+		d.Status, c[0], c[1], c[2], c[3], c[4])
+	b.WriteString("| Deployment | Serial | Duration |\n|---|---|---|\n")
+	serial := "–"
+	if out.Head.Serial > 0 {
+		serial = strconv.FormatInt(out.Head.Serial, 10)
+	}
+	fmt.Fprintf(&b, "| `%s` | %s | %.1fs |\n\n", d.DeploymentID, serial, d.DurationSeconds)
+	if failed := failedResults(out.Results); len(failed) > 0 {
+		b.WriteString("Failed components:\n\n")
+		for _, r := range failed {
+			fmt.Fprintf(&b, "- `%s`: %s\n", r.Address, mdText(oneLine(r.Err)))
+		}
+		b.WriteString("\n")
+	}
+	return b.String()
+}
+
+// resultCounts counts created, updated, replaced, deleted and failed steps.
+func resultCounts(rs []engine.Result) [5]int {
+	var c [5]int
+	for _, r := range rs {
+		if r.Status == "failed" {
+			c[4]++
+			continue
+		}
+		if r.Status == "cancelled" {
+			continue
+		}
+		switch r.Action {
+		case plan.Create:
+			c[0]++
+		case plan.Update:
+			c[1]++
+		case plan.Replace:
+			c[2]++
+		case plan.Delete:
+			c[3]++
+		}
+	}
+	return c
+}
+
+func failedResults(rs []engine.Result) []engine.Result {
+	var out []engine.Result
+	for _, r := range rs {
+		if r.Status == "failed" {
+			out = append(out, r)
+		}
+	}
+	slices.SortStableFunc(out, func(a, b engine.Result) int { return strings.Compare(a.Address, b.Address) })
+	return out
+}
+
+// reportDeploy writes the summary, outputs and component annotations of a
+// deploy or destroy under GitHub Actions.
+func (f *Factory) reportDeploy(t deploy.Target, out *deploy.Outcome, err error) {
+	if out == nil || out.Plan == nil {
+		return
+	}
+	f.summarize(deploySummary(f.command, t, out, err))
+	outs := []ghactions.Output{{Name: "changes", Value: strconv.FormatBool(out.Plan.HasChanges())}}
+	if out.Head.Serial > 0 {
+		outs = append(outs, ghactions.Output{Name: "serial", Value: strconv.FormatInt(out.Head.Serial, 10)})
+	} else {
+		outs = append(outs, ghactions.Output{Name: "serial", Value: strconv.FormatInt(out.Plan.Serial, 10)})
+	}
+	if id := out.Deployment.DeploymentID; id != "" {
+		outs = append(outs, ghactions.Output{Name: "deployment-id", Value: id})
+	}
+	f.setOutputs(outs...)
+	if failed := failedResults(out.Results); len(failed) > 0 && f.GitHub().Actions {
+		for _, r := range failed {
+			f.annotate(ghactions.Error, "Component "+r.Address+" failed", oneLine(r.Err))
+		}
+		f.annotated = true
+	}
+}
+
+func oneLine(err error) string {
+	if err == nil {
+		return "failed"
+	}
+	return strings.Join(strings.Fields(err.Error()), " ")
+}
+
+// mdText escapes text for a Markdown table cell or paragraph.
+func mdText(s string) string {
+	return strings.NewReplacer("|", `\|`, "\n", " ", "<", "&lt;", ">", "&gt;", "*", `\*`, "_", `\_`, "`", "'").Replace(s)
+}
+
+// mdCode escapes text inside a code span in a table cell.
+func mdCode(s string) string {
+	return strings.NewReplacer("|", `\|`, "\n", " ", "`", "'").Replace(s)
+}
+
+func orDefault(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
+}
