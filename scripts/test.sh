@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The test command of the README (`make test`): installs what is missing,
-# starts dynalite, MinIO, redis-server and PostgreSQL on loopback with
+# starts dynalite, MinIO, redis-server, PostgreSQL and an OpenTelemetry
+# Collector on loopback with
 # throwaway data, runs gofmt, go vet and `go test -race ./...` against them,
 # and stops them. In CI (CI=true) a server that cannot start fails the run;
 # elsewhere the tests that need it skip, printing why.
@@ -28,6 +29,8 @@ stops+=(aws_servers_stop)
 source scripts/test-servers/aws.sh || true
 stops+=(selfhosted_servers_stop)
 source scripts/test-servers/selfhosted.sh || true
+stops+=(otelcol_stop)
+source scripts/test-servers/otelcol.sh || true
 
 if [ "${1:-}" = "bench" ]; then
 	go test -run '^$' -bench . -benchmem -benchtime "${BENCHTIME:-2s}" ./...

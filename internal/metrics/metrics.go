@@ -138,21 +138,28 @@ var exportRetry = struct {
 }{100 * time.Millisecond, 400 * time.Millisecond, ShutdownTimeout}
 
 func newProvider(ctx context.Context, o Options) (*sdkmetric.MeterProvider, string, error) {
-	endpoint := o.Getenv("OTEL_EXPORTER_OTLP_METRICS_ENDPOINT")
-	if endpoint == "" {
+	// The metrics-specific endpoint is used as is; the generic one is a base
+	// URL that OTLP/HTTP appends /v1/metrics to (OTLP exporter specification).
+	endpoint, httpURL := o.Getenv("OTEL_EXPORTER_OTLP_METRICS_ENDPOINT"), ""
+	if endpoint != "" {
+		httpURL = endpoint
+	} else {
 		endpoint = o.Getenv("OTEL_EXPORTER_OTLP_ENDPOINT")
+		httpURL = strings.TrimSuffix(endpoint, "/") + "/v1/metrics"
 	}
 	var exp sdkmetric.Exporter
 	var err error
 	switch p := protocol(o.Getenv); p {
 	case "http/protobuf":
 		exp, err = otlpmetrichttp.New(ctx,
+			otlpmetrichttp.WithEndpointURL(httpURL),
 			otlpmetrichttp.WithTimeout(ShutdownTimeout),
 			otlpmetrichttp.WithRetry(otlpmetrichttp.RetryConfig{
 				Enabled: true, InitialInterval: exportRetry.initial, MaxInterval: exportRetry.max, MaxElapsedTime: exportRetry.elapsed,
 			}))
 	case "grpc":
 		exp, err = otlpmetricgrpc.New(ctx,
+			otlpmetricgrpc.WithEndpointURL(endpoint),
 			otlpmetricgrpc.WithTimeout(ShutdownTimeout),
 			otlpmetricgrpc.WithRetry(otlpmetricgrpc.RetryConfig{
 				Enabled: true, InitialInterval: exportRetry.initial, MaxInterval: exportRetry.max, MaxElapsedTime: exportRetry.elapsed,

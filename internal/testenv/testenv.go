@@ -15,6 +15,10 @@ const (
 	S3Endpoint       = "DEPLOYER_TEST_S3_ENDPOINT"       // http://127.0.0.1:PORT (MinIO)
 	RedisURL         = "DEPLOYER_TEST_REDIS_URL"         // redis://127.0.0.1:PORT/0
 	PostgresURL      = "DEPLOYER_TEST_POSTGRES_URL"      // postgres://user@127.0.0.1:PORT/db?sslmode=disable
+	// OpenTelemetry Collector (scripts/test-servers/otelcol.sh).
+	OTLPEndpoint     = "DEPLOYER_TEST_OTLP_ENDPOINT"      // http://127.0.0.1:PORT (OTLP/HTTP)
+	OTLPGRPCEndpoint = "DEPLOYER_TEST_OTLP_GRPC_ENDPOINT" // http://127.0.0.1:PORT (OTLP/gRPC)
+	OTelColLog       = "DEPLOYER_TEST_OTELCOL_LOG"        // the collector's log (debug exporter output)
 )
 
 // InCI reports whether the tests run in CI, where a missing server is a failure.

@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# Step 2 of action.yml: run one deployer command from the action's inputs
+# and set the step outputs exit-code and plan-json; deployer itself writes
+# changes, serial and deployment-id to GITHUB_OUTPUT and the plan and result
+# to GITHUB_STEP_SUMMARY (docs/github-actions.md).
+#
+# Inputs (environment): INPUT_COMMAND (e.g. deploy, "state locks"),
+# INPUT_STACK, INPUT_ENVIRONMENT, INPUT_LOCK_TIMEOUT, INPUT_ARGS (split on
+# whitespace), DEPLOYER_BIN (default: deployer on PATH).
+# deploy, destroy, restore and unlock get --yes (a runner has no terminal to
+# confirm on); plan saves its plan to $RUNNER_TEMP and reports its path.
+# The step fails with deployer's exit code, except plan
+# --detailed-exitcode's 2 (changes), which is a success.
+set -uo pipefail
+
+bin="${DEPLOYER_BIN:-deployer}"
+read -r -a cmd <<<"${INPUT_COMMAND:-plan}"
+read -r -a extra <<<"${INPUT_ARGS:-}"
+[ "${#cmd[@]}" -gt 0 ] || { echo "::error title=deployer action::the command input is empty: set it to plan, deploy, destroy, ..."; exit 2; }
+argv=("${cmd[@]}")
+[ -n "${INPUT_STACK:-}" ] && argv+=(--stack "$INPUT_STACK")
+[ -n "${INPUT_ENVIRONMENT:-}" ] && argv+=(--environment "$INPUT_ENVIRONMENT")
+
+plan_json=""
+case "${cmd[0]}" in
+deploy | destroy | restore)
+	argv+=(--yes)
+	[ -n "${INPUT_LOCK_TIMEOUT:-}" ] && argv+=(--lock-timeout "$INPUT_LOCK_TIMEOUT")
+	;;
+unlock)
+	argv+=(--yes)
+	;;
+plan)
+	plan_json="${RUNNER_TEMP:-${TMPDIR:-/tmp}}/deployer-plan-${GITHUB_RUN_ID:-0}-${GITHUB_RUN_ATTEMPT:-1}-${GITHUB_JOB:-job}.json"
+	argv+=(--out "$plan_json")
+	;;
+esac
+argv+=("${extra[@]}")
+
+echo "deployer ${argv[*]}"
+"$bin" "${argv[@]}"
+code=$?
+
+out="${GITHUB_OUTPUT:-/dev/null}"
+echo "exit-code=$code" >>"$out"
+if [ -n "$plan_json" ] && [ -f "$plan_json" ]; then
+	echo "plan-json=$plan_json" >>"$out"
+fi
+if [ "${cmd[0]}" = plan ] && [ "$code" -eq 2 ] && [[ " ${extra[*]} " == *" --detailed-exitcode "* ]]; then
+	exit 0
+fi
+exit "$code"
