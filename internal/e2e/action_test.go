@@ -276,3 +276,50 @@ services:
 		t.Fatalf("holder: %s", res)
 	}
 }
+
+// A failed component is one ::error naming it, the summary counts it and
+// lists it, and secrets stay masked in the summary.
+func TestActionFailedComponentAndMaskedSecrets(t *testing.T) {
+	p := newProject(t, `stack: fail
+environments: {dev: {}}
+services:
+  app:
+    components:
+      db:
+        kind: Command
+        config: {admin_password: hunter2, size: 1}
+        command: {create: "true", delete: "true"}
+      api:
+        kind: Command
+        depends_on: [db]
+        config: {replicas: 2}
+        command: {create: "echo boom >&2; exit 7", delete: "true"}
+`)
+	dir := t.TempDir()
+	summaryPath, outputPath := filepath.Join(dir, "summary"), filepath.Join(dir, "output")
+	p.env = []string{"GITHUB_ACTIONS=true", "CI=true", "GITHUB_RUN_ID=7", "GITHUB_STEP_SUMMARY=" + summaryPath, "GITHUB_OUTPUT=" + outputPath}
+	r := p.mustRun(1, "deploy", "-e", "dev", "--yes")
+	cmds := commands(r.stdout + r.stderr)
+	wantErr := "::error title=Component app/api failed::"
+	if strings.Count(cmds, "::error") != 1 || !strings.Contains(cmds, wantErr) {
+		t.Errorf("want exactly one ::error, naming app/api, got:\n%s", cmds)
+	}
+	data, _ := os.ReadFile(summaryPath)
+	summary := string(data)
+	if strings.Contains(summary, "hunter2") {
+		t.Errorf("the summary shows a secret:\n%s", summary)
+	}
+	for _, want := range []string{
+		"| `app/db` | Command | + create | `admin_password`: `(sensitive)`<br>`size`: `1` |\n",
+		"**Result:** failed: 1 created, 0 updated, 0 replaced, 0 deleted, 1 failed.\n",
+		"Failed components:\n\n- `app/api`: ",
+	} {
+		if !strings.Contains(summary, want) {
+			t.Errorf("summary lacks %q:\n%s", want, summary)
+		}
+	}
+	out, _ := os.ReadFile(outputPath)
+	if !strings.HasPrefix(string(out), "changes=true\nserial=1\ndeployment-id=dep-") {
+		t.Errorf("outputs:\n%s", out)
+	}
+}
