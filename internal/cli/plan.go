@@ -97,7 +97,8 @@ func runPlan(ctx context.Context, f *Factory, opts *PlanOptions) error {
 		return err
 	}
 	f.summarize(planSummary(f.command, t, p))
-	f.setOutputs(ghactions.Output{Name: "changes", Value: strconv.FormatBool(p.HasChanges())})
+	f.setOutputs(ghactions.Output{Name: "changes", Value: strconv.FormatBool(p.HasChanges())},
+		ghactions.Output{Name: "serial", Value: strconv.FormatInt(p.Serial, 10)})
 	if opts.Preview {
 		text, err := svc.Preview(ctx, cfg, t, p)
 		if err != nil {

@@ -155,7 +155,7 @@ func TestActionPlanThenDeployQuickstart(t *testing.T) {
 		t.Fatalf("plan step: %s", res)
 	}
 	planJSON := filepath.Join(r.temp, "deployer-plan-1658821493-1-deploy.json")
-	if diff := cmp.Diff("changes=true\nexit-code=0\nplan-json="+planJSON+"\n", outputs); diff != "" {
+	if diff := cmp.Diff("changes=true\nserial=0\nexit-code=0\nplan-json="+planJSON+"\n", outputs); diff != "" {
 		t.Errorf("plan step outputs (-want +got):\n%s", diff)
 	}
 	if diff := cmp.Diff("### deployer plan: quickstart/dev\n\n"+quickstartPlanTable, summary); diff != "" {
