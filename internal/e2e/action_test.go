@@ -323,3 +323,52 @@ services:
 		t.Errorf("outputs:\n%s", out)
 	}
 }
+
+// The action's install step with a version downloads the release archive
+// .goreleaser.yaml makes, checks it against checksums.txt and reports the
+// binary's path (here from a file:// mirror of the release).
+func TestActionInstallsARelease(t *testing.T) {
+	mirror := t.TempDir()
+	rel := filepath.Join(mirror, "v1.2.3")
+	stage := t.TempDir()
+	data, err := os.ReadFile(bin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(stage, "deployer"), data, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(rel, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	archive := "deployer_1.2.3_linux_amd64.tar.gz"
+	sh := func(script string) {
+		t.Helper()
+		cmd := exec.Command("sh", "-c", script)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("%s: %v\n%s", script, err, out)
+		}
+	}
+	sh(fmt.Sprintf("tar -czf %s/%s -C %s deployer && cd %s && sha256sum %s > checksums.txt", rel, archive, stage, rel, archive))
+
+	r := newRunner(t, t.TempDir())
+	cmd := exec.Command("bash", filepath.Join(actionPath(t), "scripts", "github-action", "install.sh"))
+	cmd.Env = append(r.env(nil), "INPUT_VERSION=v1.2.3", "DEPLOYER_RELEASES_URL=file://"+mirror)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("install step: %v\n%s", err, out)
+	}
+	got, _ := os.ReadFile(r.output)
+	want := "path=" + filepath.Join(r.temp, "deployer-1.2.3", "deployer") + "\n"
+	if string(got) != want {
+		t.Errorf("install step outputs %q, want %q\n%s", got, want, out)
+	}
+
+	// A tampered archive is refused.
+	sh(fmt.Sprintf("cd %s && echo x >> %s", rel, archive))
+	cmd = exec.Command("bash", filepath.Join(actionPath(t), "scripts", "github-action", "install.sh"))
+	cmd.Env = append(r.env(nil), "INPUT_VERSION=1.2.3", "DEPLOYER_RELEASES_URL=file://"+mirror, "RUNNER_TEMP="+t.TempDir())
+	if out, err := cmd.CombinedOutput(); err == nil {
+		t.Errorf("install step accepted an archive that fails its checksum:\n%s", out)
+	}
+}

@@ -9,6 +9,8 @@
 set -euo pipefail
 
 repo="${DEPLOYER_RELEASE_REPO:-deployer-dev/deployer}"
+# Where releases are downloaded from (a mirror, or file:// in tests).
+releases="${DEPLOYER_RELEASES_URL:-https://github.com/$repo/releases/download}"
 action_path="${DEPLOYER_ACTION_PATH:?DEPLOYER_ACTION_PATH is not set: run this script from action.yml}"
 tmp="${RUNNER_TEMP:-${TMPDIR:-/tmp}}"
 version="${INPUT_VERSION:-}"
@@ -40,7 +42,7 @@ else
 	ext=tar.gz
 	[ "$os" = windows ] && ext=zip
 	archive="deployer_${version}_${os}_${arch}.${ext}"
-	base="https://github.com/$repo/releases/download/v$version"
+	base="$releases/v$version"
 	dest="$tmp/deployer-$version"
 	mkdir -p "$dest"
 	echo "Downloading $base/$archive"
