@@ -22,7 +22,7 @@ demo: build
 demo-clean:
 	rm -rf examples/quickstart/.deployer examples/quickstart/out
 
-# Installs and starts the test servers (dynalite, MinIO, redis-server,
+# Installs and starts the test servers (dynalite, MinIO, redis-server, an OpenTelemetry Collector,
 # PostgreSQL) on loopback, then runs gofmt, go vet and go test -race.
 test:
 	bash scripts/test.sh
