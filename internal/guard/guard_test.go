@@ -100,6 +100,7 @@ type rig struct {
 	lockURL string
 	cfg     *config.Config
 	audit   *bytes.Buffer
+	auditW  *syncWriter // the one writer of audit, shared by every guard of the rig
 	opened  atomic.Int32
 }
 
@@ -112,6 +113,7 @@ rmdir .running
 
 func newRig(t *testing.T, lockURL string, urls map[string]string, statusTimeout time.Duration) *rig {
 	r := &rig{t: t, dir: t.TempDir(), lockURL: lockURL, audit: &bytes.Buffer{}}
+	r.auditW = &syncWriter{w: r.audit}
 	if err := os.WriteFile(filepath.Join(r.dir, "stop.sh"), []byte(stopScript), 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -132,7 +134,7 @@ func (r *rig) guard() *guard.Guard {
 			return r.manager(ttl), nil
 		},
 		Dir:    r.dir,
-		Audit:  slog.New(slog.NewJSONHandler(&syncWriter{w: r.audit}, nil)),
+		Audit:  slog.New(slog.NewJSONHandler(r.auditW, nil)),
 		Holder: func() (string, lockmgr.Metadata) { return lockmgr.Holder(os.Getenv) },
 		Grace:  time.Second,
 	})
@@ -176,6 +178,12 @@ func (s *syncWriter) Write(p []byte) (int, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.w.Write(p)
+}
+
+func (s *syncWriter) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.w.String()
 }
 
 func statuses(res *guard.Result) string {
@@ -234,8 +242,8 @@ func TestThreeAppsStopTheDatabaseOnlyWithTheLast(t *testing.T) {
 				t.Fatal("the stop ran twice")
 			}
 			for _, want := range []string{`"msg":"guard.decision"`, `"decision":"stopped"`, `"deployer.guard.stop.stopped":1`, `"decision":"skipped_lock"`, `"deployer.guard.lock.acquire.retries":3`} {
-				if !strings.Contains(r.audit.String(), want) {
-					t.Errorf("audit log lacks %s:\n%s", want, r.audit)
+				if !strings.Contains(r.auditW.String(), want) {
+					t.Errorf("audit log lacks %s:\n%s", want, r.auditW)
 				}
 			}
 		})
