@@ -424,9 +424,9 @@ func TestQuickstartOnS3StateAndDynamoDBLocks(t *testing.T) {
 	if res := finish(); res.code != 0 {
 		t.Fatalf("held deploy: %s", res)
 	}
-	// Released: the item keeps only the key and its fence (docs/aws.md).
-	if item := r.ddbItem(t, "stack:shop:env:dev"); len(item) != 2 || item["lockKey"] == nil || item["fence"] == nil {
-		t.Errorf("after the deploy released the lock, item stack:shop:env:dev in table %s = %v, want only lockKey and fence", r.table, item)
+	// Released: the item keeps only the key, its fence and the releaseId (docs/aws.md).
+	if item := r.ddbItem(t, "stack:shop:env:dev"); len(item) != 3 || item["lockKey"] == nil || item["fence"] == nil || item["releaseId"] == nil {
+		t.Errorf("after the deploy released the lock, item stack:shop:env:dev in table %s = %v, want only lockKey, fence and releaseId", r.table, item)
 	}
 	r.s3Layout(t, 2, st.Lineage)
 	if st := p.remoteState("dev"); st.Resources["app/api"].DesiredConfig["image"].(map[string]any)["tag"] != "v2" {

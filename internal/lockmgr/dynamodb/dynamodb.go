@@ -11,6 +11,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	ddb "github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/google/uuid"
 
 	"github.com/deployer-dev/deployer/internal/awsbackend"
 	"github.com/deployer-dev/deployer/internal/lockmgr"
@@ -82,6 +83,10 @@ func (b *Backend) TryAcquire(ctx context.Context, rec lockmgr.Record) (lockmgr.R
 		}
 		holder, gerr := b.Get(ctx, rec.LockKey)
 		switch {
+		case gerr == nil && holder.LockID == rec.LockID:
+			// Our own write: its reply was lost and the SDK's retry found
+			// the lock taken, by us (docs/locking.md, "Lost replies").
+			return holder, nil
 		case gerr == nil && !holder.Expired(time.Unix(rec.LockedAt, 0)):
 			return lockmgr.Record{}, &lockmgr.HeldError{Record: holder}
 		case gerr != nil && !errors.Is(gerr, lockmgr.ErrNotFound):
@@ -147,16 +152,26 @@ func (b *Backend) Heartbeat(ctx context.Context, key, lockID string, at, expires
 
 // Release clears the holder's attributes from the item iff its lockId is
 // lockID, keeping lockKey and fence (and no expiresAt, so DynamoDB's TTL never
-// deletes the item and its fence); ErrLockLost otherwise.
+// deletes the item and its fence), and marks the item with a releaseId of its
+// own; ErrLockLost otherwise. When the condition fails because the item
+// already carries our releaseId, our first try was applied and its reply lost:
+// that is our release, not a takeover.
 func (b *Backend) Release(ctx context.Context, key, lockID string) error {
+	rid := uuid.NewString()
 	_, err := b.api.UpdateItem(ctx, &ddb.UpdateItemInput{
 		TableName:                 aws.String(b.table),
 		Key:                       b.key(key),
 		UpdateExpression:          aws.String(releaseUpdate),
 		ConditionExpression:       aws.String("lockId = :id"),
-		ExpressionAttributeValues: map[string]types.AttributeValue{":id": s(lockID)},
+		ExpressionAttributeValues: map[string]types.AttributeValue{":id": s(lockID), ":rid": s(rid)},
 	})
 	if isCondFailed(err) {
+		out, gerr := b.api.GetItem(ctx, &ddb.GetItemInput{TableName: aws.String(b.table), Key: b.key(key), ConsistentRead: aws.Bool(true)})
+		if gerr == nil {
+			if v, ok := out.Item[attrReleaseID].(*types.AttributeValueMemberS); ok && v.Value == rid {
+				return nil
+			}
+		}
 		return fmt.Errorf("release lock %q: %w", key, lockmgr.ErrLockLost)
 	}
 	if err != nil {

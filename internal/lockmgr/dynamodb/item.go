@@ -19,14 +19,17 @@ const (
 	attrHeartbeat = "lastHeartbeat"
 	attrMetadata  = "metadata"
 	attrFence     = "fence"
+	// attrReleaseID marks a released item with the id of the Release call
+	// that released it, so a retried release recognises its own work.
+	attrReleaseID = "releaseId"
 )
 
 // acquireUpdate writes the holder's attributes and increments the fence of
 // the key's item (created at fence 1 when absent). releaseUpdate removes the
-// holder's attributes and keeps lockKey and fence.
+// holder's attributes, keeps lockKey and fence, and sets releaseId.
 const (
-	acquireUpdate = "SET lockId = :id, lockedBy = :by, lockedAt = :at, expiresAt = :exp, lastHeartbeat = :hb, metadata = :md ADD fence :one"
-	releaseUpdate = "REMOVE lockId, lockedBy, lockedAt, expiresAt, lastHeartbeat, metadata"
+	acquireUpdate = "SET lockId = :id, lockedBy = :by, lockedAt = :at, expiresAt = :exp, lastHeartbeat = :hb, metadata = :md ADD fence :one REMOVE releaseId"
+	releaseUpdate = "SET releaseId = :rid REMOVE lockId, lockedBy, lockedAt, expiresAt, lastHeartbeat, metadata"
 )
 
 func s(v string) types.AttributeValue { return &types.AttributeValueMemberS{Value: v} }

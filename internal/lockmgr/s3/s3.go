@@ -16,6 +16,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	s3api "github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/aws-sdk-go-v2/service/s3/types"
+	"github.com/google/uuid"
 
 	"github.com/deployer-dev/deployer/internal/awsbackend"
 	"github.com/deployer-dev/deployer/internal/lockmgr"
@@ -30,10 +31,12 @@ type API interface {
 	ListObjectsV2(ctx context.Context, in *s3api.ListObjectsV2Input, optFns ...func(*s3api.Options)) (*s3api.ListObjectsV2Output, error)
 }
 
-// object is the stored JSON: seed 000's record plus the tombstone flag.
+// object is the stored JSON: the lock record plus the tombstone flag and the
+// id of the Release call that wrote the tombstone.
 type object struct {
 	lockmgr.Record
-	Released bool `json:"released,omitempty"`
+	Released  bool   `json:"released,omitempty"`
+	ReleaseID string `json:"releaseId,omitempty"`
 }
 
 func (o object) free(now int64) bool { return o.Released || o.ExpiresAt < now }
@@ -190,6 +193,11 @@ func (b *Backend) TryAcquire(ctx context.Context, rec lockmgr.Record) (lockmgr.R
 		if err != nil {
 			return lockmgr.Record{}, fmt.Errorf("acquire lock %q: %w", rec.LockKey, err)
 		}
+		if found && !cur.Released && cur.LockID == rec.LockID {
+			// Our own PUT: its reply was lost and the retry (the SDK's or
+			// ours) found the record, ours (docs/locking.md, "Lost replies").
+			return cur.Record, nil
+		}
 		if found && !cur.free(rec.LockedAt) {
 			return lockmgr.Record{}, &lockmgr.HeldError{Record: cur.Record}
 		}
@@ -206,8 +214,9 @@ func (b *Backend) TryAcquire(ctx context.Context, rec lockmgr.Record) (lockmgr.R
 }
 
 // update rewrites the record of key with change iff its lockId is lockID and
-// it is not released; ErrLockLost otherwise.
-func (b *Backend) update(ctx context.Context, op, key, lockID string, change func(*object)) error {
+// it is not released; ErrLockLost otherwise. done reports a record that
+// already holds this call's change (a retried PUT whose first reply was lost).
+func (b *Backend) update(ctx context.Context, op, key, lockID string, change func(*object), done func(object) bool) error {
 	if err := b.ready(ctx); err != nil {
 		return err
 	}
@@ -215,6 +224,9 @@ func (b *Backend) update(ctx context.Context, op, key, lockID string, change fun
 		cur, etag, found, err := b.current(ctx, key, attempt, func(o object) bool { return o.LockID == lockID && !o.Released })
 		if err != nil {
 			return fmt.Errorf("%s lock %q: %w", op, key, err)
+		}
+		if found && done(cur) {
+			return nil
 		}
 		if !found || cur.Released || cur.LockID != lockID {
 			return fmt.Errorf("%s lock %q: %w", op, key, lockmgr.ErrLockLost)
@@ -236,14 +248,21 @@ func (b *Backend) update(ctx context.Context, op, key, lockID string, change fun
 func (b *Backend) Heartbeat(ctx context.Context, key, lockID string, at, expiresAt time.Time) error {
 	return b.update(ctx, "heartbeat", key, lockID, func(o *object) {
 		o.LastHeartbeat, o.ExpiresAt = at.Unix(), expiresAt.Unix()
+	}, func(o object) bool {
+		return !o.Released && o.LockID == lockID && o.LastHeartbeat == at.Unix() && o.ExpiresAt == expiresAt.Unix()
 	})
 }
 
 // Release replaces the record by a tombstone (released, expiresAt 0, lockId
-// and fence kept) iff its lockId is lockID; ErrLockLost otherwise.
+// and fence kept, releaseId naming this call) iff its lockId is lockID;
+// ErrLockLost otherwise. A tombstone with this call's releaseId is this
+// call's own PUT whose reply was lost: released, not lost.
 func (b *Backend) Release(ctx context.Context, key, lockID string) error {
+	rid := uuid.NewString()
 	return b.update(ctx, "release", key, lockID, func(o *object) {
-		o.Released, o.ExpiresAt = true, 0
+		o.Released, o.ExpiresAt, o.ReleaseID = true, 0, rid
+	}, func(o object) bool {
+		return o.Released && o.LockID == lockID && o.ReleaseID == rid
 	})
 }
 

@@ -129,7 +129,9 @@ func (b *Backend) put(ctx context.Context, key string, data []byte, ifMatch, ifN
 
 // Write PUTs the history snapshot (If-None-Match: *), then state.json with
 // If-Match: req.Prev, or If-None-Match: * when Prev is "". A failed
-// precondition is *statestore.ConflictError (the snapshot of the lost write
+// precondition is resolved by reading back: an object holding exactly
+// req.Document is our own write whose reply was lost (the SDK retried it);
+// anything else is *statestore.ConflictError (the snapshot of the lost write
 // is deleted again, best effort). It returns the new ETag. req.Lock is not
 // checked: S3 cannot check it atomically; the ETag CAS protects the state.
 func (b *Backend) Write(ctx context.Context, req statestore.WriteRequest) (statestore.Version, error) {
@@ -142,7 +144,7 @@ func (b *Backend) Write(ctx context.Context, req statestore.WriteRequest) (state
 		meta["deployment-id"] = req.DeploymentID
 	}
 	snap := b.historyDir(req.Stack, req.Env) + statestore.SnapshotName(req.Time, req.Serial)
-	if _, err := b.put(ctx, snap, req.Document, nil, aws.String("*"), meta); err != nil {
+	if _, err := b.put(ctx, snap, req.Document, nil, aws.String("*"), meta); err != nil && !b.ours(ctx, err, snap, req.Document) {
 		if awsbackend.IsPreconditionFailed(err) {
 			return "", &statestore.ConflictError{Location: loc,
 				Reason: fmt.Sprintf("history snapshot %s already exists: another write of serial %d raced this one; reload and try again", snap, req.Serial)}
@@ -159,6 +161,13 @@ func (b *Backend) Write(ctx context.Context, req statestore.WriteRequest) (state
 	if err == nil {
 		return statestore.Version(etag), nil
 	}
+	if awsbackend.IsPreconditionFailed(err) {
+		// A lost reply to our own PUT looks like a lost CAS to the SDK's
+		// retry: state.json holding exactly our document is our write.
+		if data, etag, gerr := b.get(ctx, b.stateKey(req.Stack, req.Env)); gerr == nil && bytes.Equal(data, req.Document) {
+			return statestore.Version(etag), nil
+		}
+	}
 	if awsbackend.IsPreconditionFailed(err) || awsbackend.IsNotFound(err) {
 		_, _ = b.api.DeleteObject(context.WithoutCancel(ctx), &s3api.DeleteObjectInput{Bucket: aws.String(b.url.Bucket), Key: aws.String(snap)})
 		reason := "state was written by someone else since it was read"
@@ -168,6 +177,18 @@ func (b *Backend) Write(ctx context.Context, req statestore.WriteRequest) (state
 		return "", &statestore.ConflictError{Location: loc, Reason: reason}
 	}
 	return "", fmt.Errorf("write %s: %w", loc, awsbackend.Classify(err, b.res))
+}
+
+// ours reports whether err is a failed If-None-Match on key whose object
+// holds exactly doc: our own PUT, applied, whose reply was lost. The document
+// names its serial, lineage, deployment and checksums, so equal bytes are
+// our write and no one else's.
+func (b *Backend) ours(ctx context.Context, err error, key string, doc []byte) bool {
+	if !awsbackend.IsPreconditionFailed(err) {
+		return false
+	}
+	data, _, gerr := b.get(ctx, key)
+	return gerr == nil && bytes.Equal(data, doc)
 }
 
 // History lists the snapshots of stack/env newest first (highest serial, then
