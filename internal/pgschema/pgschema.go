@@ -12,8 +12,9 @@ import (
 	"strings"
 	"sync/atomic"
 
-	"github.com/golang-migrate/migrate/v4"
+	"github.com/golang-migrate/migrate/v4/database"
 	_ "github.com/golang-migrate/migrate/v4/database/pgx/v5" // registers the pgx5:// driver
+	"github.com/golang-migrate/migrate/v4/source"
 	"github.com/golang-migrate/migrate/v4/source/iofs"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -97,9 +98,14 @@ func isConnectError(err error) bool {
 // (postgres:// or postgresql://, a libpq URL as pgx reads it) does not have
 // yet, and returns their names ("000001_init"), oldest first; nil when the
 // schema was already current. Tables go to the connection's current schema
-// (set search_path in the URL to use another). golang-migrate holds a
-// PostgreSQL advisory lock while it migrates: run it against the server, not
-// through PgBouncer in transaction mode.
+// (set search_path in the URL to use another).
+//
+// It is safe to run concurrently: it holds golang-migrate's own PostgreSQL
+// advisory lock from the version check to the last migration, so one caller
+// applies and the others, waiting on the lock, then find the schema current.
+// Dirty (a *SchemaError) is reported only when the version row says so under
+// that lock: a migration really failed half-way. Run it against the server,
+// not through PgBouncer in transaction mode (advisory locks are per session).
 func Migrate(ctx context.Context, rawURL string) ([]string, error) {
 	dbURL, err := driverURL(rawURL)
 	if err != nil {
@@ -109,36 +115,69 @@ func Migrate(ctx context.Context, rawURL string) ([]string, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open embedded migrations: %w", err)
 	}
-	m, err := migrate.NewWithSourceInstance("iofs", src, dbURL)
+	defer src.Close()
+	drv, err := database.Open(dbURL)
 	if err != nil {
 		return nil, fmt.Errorf("connect to %s for migrations: %w", Redact(rawURL), err)
 	}
-	defer m.Close()
+	defer drv.Close()
+	if err := drv.Lock(); err != nil {
+		return nil, fmt.Errorf("take the migration lock of %s: %w", Redact(rawURL), err)
+	}
+	defer func() { _ = drv.Unlock() }()
 
-	done := make(chan struct{})
-	defer close(done)
-	go func() {
-		select {
-		case <-ctx.Done():
-			m.GracefulStop <- true
-		case <-done:
-		}
-	}()
-
-	before, dirty, err := m.Version()
-	if err != nil && !errors.Is(err, migrate.ErrNilVersion) {
+	before, dirty, err := drv.Version()
+	if err != nil {
 		return nil, fmt.Errorf("read schema version of %s: %w", Redact(rawURL), err)
 	}
 	if dirty {
-		return nil, &SchemaError{Have: int(before), Want: Version, Dirty: true}
+		return nil, &SchemaError{Have: before, Want: Version, Dirty: true}
 	}
-	if err := m.Up(); err != nil && !errors.Is(err, migrate.ErrNoChange) {
-		return nil, fmt.Errorf("migrate %s from version %d to %d: %w", Redact(rawURL), before, Version, err)
+	if before > Version {
+		return nil, &SchemaError{Have: before, Want: Version}
 	}
-	if err := ctx.Err(); err != nil {
-		return nil, fmt.Errorf("migrate %s: %w", Redact(rawURL), err)
+	names, err := namesAfter(max(before, 0))
+	if err != nil {
+		return nil, err
 	}
-	return namesAfter(int(before))
+	v := before
+	for range names {
+		if err := ctx.Err(); err != nil {
+			return nil, fmt.Errorf("migrate %s: stopped at version %d: %w", Redact(rawURL), max(v, 0), err)
+		}
+		var next uint
+		if v == database.NilVersion {
+			next, err = src.First()
+		} else {
+			next, err = src.Next(uint(v))
+		}
+		if err != nil {
+			return nil, fmt.Errorf("find the migration after version %d: %w", max(v, 0), err)
+		}
+		if err := apply(drv, src, next); err != nil {
+			return nil, fmt.Errorf("migrate %s from version %d to %d: %w", Redact(rawURL), max(before, 0), Version, err)
+		}
+		v = int(next)
+	}
+	return names, nil
+}
+
+// apply runs the up migration of version n as golang-migrate's Up does: the
+// version row is marked dirty before the script and clean after it, so a
+// script that fails leaves it dirty.
+func apply(drv database.Driver, src source.Driver, n uint) error {
+	body, _, err := src.ReadUp(n)
+	if err != nil {
+		return fmt.Errorf("read migration %d: %w", n, err)
+	}
+	defer body.Close()
+	if err := drv.SetVersion(int(n), true); err != nil {
+		return err
+	}
+	if err := drv.Run(body); err != nil {
+		return fmt.Errorf("migration %d failed: %w", n, err)
+	}
+	return drv.SetVersion(int(n), false)
 }
 
 // namesAfter lists the embedded up migrations with a version above v.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -106,5 +107,51 @@ func TestCheckNamesTheFixWhenTheServerIsUnreachable(t *testing.T) {
 	}
 	if strings.Contains(err.Error(), "secret") {
 		t.Errorf("error leaks the password: %q", err)
+	}
+}
+
+// Eight `backend init` at once on a fresh database (a CI matrix): all succeed,
+// exactly one applies the migration, the others find the schema current; no
+// one reports a dirty schema while another is migrating.
+func TestConcurrentMigrate(t *testing.T) {
+	u := pgschematest.Empty(t)
+	const n = 8
+	type result struct {
+		applied []string
+		err     error
+	}
+	results := make(chan result, n)
+	var wg sync.WaitGroup
+	for range n {
+		wg.Go(func() {
+			applied, err := pgschema.Migrate(context.Background(), u)
+			results <- result{applied, err}
+		})
+	}
+	wg.Wait()
+	close(results)
+	var appliers int
+	for r := range results {
+		if r.err != nil {
+			t.Errorf("concurrent Migrate: %v", r.err)
+			continue
+		}
+		if len(r.applied) > 0 {
+			appliers++
+			if diff := cmp.Diff([]string{"000001_init"}, r.applied); diff != "" {
+				t.Errorf("applied (-want +got):\n%s", diff)
+			}
+		}
+	}
+	if appliers != 1 {
+		t.Errorf("%d of %d concurrent Migrate calls applied the migration, want exactly 1", appliers, n)
+	}
+	conn, err := pgx.Connect(context.Background(), u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(context.Background())
+	if err := pgschema.Check(context.Background(), conn); err != nil {
+		t.Errorf("Check after concurrent Migrate: %v", err)
 	}
 }
