@@ -24,9 +24,10 @@ type ReplyDropper struct {
 	proxy    *httputil.ReverseProxy
 	client   *http.Client
 
-	mu      sync.Mutex
-	rules   []Match
-	dropped []string // "METHOD path" of each dropped reply, in order
+	mu          sync.Mutex
+	partitioned bool
+	rules       []Match
+	dropped     []string // "METHOD path" of each dropped reply, in order
 }
 
 // NewReplyDropper starts a proxy in front of upstream (e.g. the dynalite or
@@ -53,6 +54,15 @@ func (d *ReplyDropper) DropNext(m Match) {
 	d.rules = append(d.rules, m)
 }
 
+// Partition cuts (on) or heals (off) the network between client and server:
+// while cut, every request hangs unanswered until the client gives up, and
+// nothing reaches the server.
+func (d *ReplyDropper) Partition(on bool) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.partitioned = on
+}
+
 // Dropped returns "METHOD path" of every reply dropped so far.
 func (d *ReplyDropper) Dropped() []string {
 	d.mu.Lock()
@@ -74,6 +84,13 @@ func (d *ReplyDropper) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	r.Body = io.NopCloser(bytes.NewReader(body))
+	d.mu.Lock()
+	cut := d.partitioned
+	d.mu.Unlock()
+	if cut {
+		<-r.Context().Done() // the client timed out or closed the connection
+		return
+	}
 	if !d.take(r, body) {
 		d.proxy.ServeHTTP(w, r)
 		return

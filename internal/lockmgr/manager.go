@@ -171,6 +171,12 @@ func (m *Manager) tryOnce(ctx context.Context, r Request, pk ParsedKey) (Record,
 		Metadata:      r.Metadata,
 	}
 	got, err := m.b.TryAcquire(ctx, rec)
+	var held *HeldError
+	if errors.As(err, &held) && held.Record.LockKey == rec.LockKey && held.Record.LockID == rec.LockID {
+		// Held by our own lockId: a retried write whose first reply was
+		// lost (docs/locking.md, "Lost replies"). It is our acquisition.
+		got, err = held.Record, nil
+	}
 	if err != nil {
 		return Record{}, err
 	}
@@ -360,7 +366,14 @@ func (l *Lease) heartbeat() {
 		now := o.Now()
 		exp := now.Add(o.TTL)
 		rec := l.Record()
-		ctx, cancel := context.WithTimeout(context.WithoutCancel(l.ctx), o.HeartbeatInterval)
+		// Never wait on the backend past the lease's own expiry.
+		limit := min(o.HeartbeatInterval, time.Unix(rec.ExpiresAt, 0).Sub(now))
+		if limit <= 0 {
+			l.cancel(fmt.Errorf("%w: lease expired at %s before a heartbeat could renew it", ErrLockLost,
+				time.Unix(rec.ExpiresAt, 0).UTC().Format(time.RFC3339)))
+			return
+		}
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(l.ctx), limit)
 		err := l.m.b.Heartbeat(ctx, rec.LockKey, rec.LockID, now, exp)
 		cancel()
 		o.Observer.LockHeartbeat(rec.LockKey, err)
@@ -371,9 +384,11 @@ func (l *Lease) heartbeat() {
 			continue
 		}
 		o.Audit.Warn("lock.heartbeat_failed", "lock_key", rec.LockKey, "lock_id", rec.LockID, "error", err.Error())
-		// Lost for sure, or unreachable until the lease could have expired:
-		// stop the work before someone else takes over.
-		if errors.Is(err, ErrLockLost) || !now.Add(o.HeartbeatInterval).Before(time.Unix(rec.ExpiresAt, 0)) {
+		// Lost for sure, or unreachable for so long that the next heartbeat
+		// (one interval away, taking up to one more) could not renew the
+		// lease before it expires: stop the work now, before someone else
+		// can take over (docs/locking.md, "Partitions").
+		if errors.Is(err, ErrLockLost) || !o.Now().Add(2*o.HeartbeatInterval).Before(time.Unix(rec.ExpiresAt, 0)) {
 			l.cancel(fmt.Errorf("%w: %v", ErrLockLost, err))
 			return
 		}
