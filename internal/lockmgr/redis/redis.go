@@ -11,6 +11,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/google/uuid"
+
 	goredis "github.com/redis/go-redis/v9"
 
 	"github.com/deployer-dev/deployer/internal/lockmgr"
@@ -70,6 +72,14 @@ func (b *Backend) recordKey(key string) string { return b.ns + ":lock:{" + key +
 // sees it, and never deleted, so fences keep growing across release.
 func (b *Backend) fenceKey(key string) string { return b.ns + ":fence:{" + key + "}" }
 
+// receiptKey is "{ns}:released:{<key>}": the id of the last release of key,
+// kept receiptTTL so that a release retried after its reply was lost (go-redis
+// retries on a broken connection) knows it was its own (docs/locking.md,
+// "Lost replies").
+func (b *Backend) receiptKey(key string) string { return b.ns + ":released:{" + key + "}" }
+
+const receiptTTL = 10 * time.Minute
+
 // px is the Redis TTL in milliseconds of a record expiring at expiresAt
 // written at `from` (epoch seconds), plus gcGrace.
 func px(from, expiresAt int64) int64 {
@@ -117,6 +127,10 @@ func (b *Backend) TryAcquire(ctx context.Context, rec lockmgr.Record) (lockmgr.R
 		if err != nil {
 			return lockmgr.Record{}, fmt.Errorf("acquire lock %s: read holder: %w", rec.LockKey, err)
 		}
+		if holder.LockID == rec.LockID {
+			// Our own script, retried by go-redis after its reply was lost.
+			return holder, nil
+		}
 		return lockmgr.Record{}, &lockmgr.HeldError{Record: holder}
 	default:
 		return lockmgr.Record{}, fmt.Errorf("acquire lock %s: redis key %s holds something that is not a lock record: inspect it, and DEL it if it is debris", rec.LockKey, b.recordKey(rec.LockKey))
@@ -146,7 +160,8 @@ func (b *Backend) Release(ctx context.Context, key, lockID string) error {
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("release lock %s: %w", key, err)
 	}
-	n, err := releaseScript.Run(ctx, b.c, []string{b.recordKey(key)}, lockID).Int64()
+	rid := uuid.NewString()
+	n, err := releaseScript.Run(ctx, b.c, []string{b.recordKey(key), b.receiptKey(key)}, lockID, rid, receiptTTL.Milliseconds()).Int64()
 	if err != nil {
 		return fmt.Errorf("release lock %s in redis: %w", key, err)
 	}

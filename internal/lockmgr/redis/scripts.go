@@ -45,12 +45,21 @@ return 1
 `)
 
 // releaseScript deletes KEYS[1] iff its lockId is ARGV[1] (seed 003's
-// compare-and-delete). Reply 1 when deleted, 0 otherwise.
+// compare-and-delete) and leaves a receipt: KEYS[2] = ARGV[2] (the release
+// call's id) for ARGV[3] ms. Reply 1 when deleted, or when the receipt is
+// this call's own (a retry after its reply was lost); 0 otherwise.
 var releaseScript = goredis.NewScript(`
 local cur = redis.call('GET', KEYS[1])
-if not cur then return 0 end
-local ok, r = pcall(cjson.decode, cur)
-if not ok or type(r) ~= 'table' or r.lockId ~= ARGV[1] then return 0 end
+local ours = false
+if cur then
+  local ok, r = pcall(cjson.decode, cur)
+  ours = ok and type(r) == 'table' and r.lockId == ARGV[1]
+end
+if not ours then
+  if redis.call('GET', KEYS[2]) == ARGV[2] then return 1 end
+  return 0
+end
 redis.call('DEL', KEYS[1])
+redis.call('SET', KEYS[2], ARGV[2], 'PX', ARGV[3])
 return 1
 `)
