@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/deployer-dev/deployer/internal/lockmgr"
@@ -90,9 +91,24 @@ func (b *Backend) TryAcquire(ctx context.Context, rec lockmgr.Record) (lockmgr.R
 			return rec, nil
 		}
 		if !errors.Is(err, pgx.ErrNoRows) {
-			return lockmgr.Record{}, fmt.Errorf("%s in postgres: %w", op, err)
+			if !ambiguous(ctx, err) {
+				return lockmgr.Record{}, fmt.Errorf("%s in postgres: %w", op, err)
+			}
+			// The connection broke with no answer: the INSERT may have
+			// committed. Our lockId on the row says it did; otherwise the
+			// conditional INSERT is safe to try again.
 		}
-		holder, err := b.Get(ctx, rec.LockKey)
+		holder, gerr := b.Get(ctx, rec.LockKey)
+		if gerr == nil && holder.LockID == rec.LockID {
+			return holder, nil
+		}
+		if err != nil && !errors.Is(err, pgx.ErrNoRows) {
+			if gerr != nil && !errors.Is(gerr, lockmgr.ErrNotFound) {
+				return lockmgr.Record{}, fmt.Errorf("%s in postgres: %w", op, err)
+			}
+			continue
+		}
+		err = gerr
 		if errors.Is(err, lockmgr.ErrNotFound) {
 			continue // released between the insert and the read: try again
 		}
@@ -113,6 +129,11 @@ func (b *Backend) Heartbeat(ctx context.Context, key, lockID string, at, expires
 	}
 	tag, err := b.pool.Exec(ctx, `UPDATE deployer_locks SET last_heartbeat = $3, expires_at = $4
 		WHERE lock_key = $1 AND lock_id = $2`, key, lockID, at.Unix(), expiresAt.Unix())
+	if err != nil && ambiguous(ctx, err) {
+		// No answer: the UPDATE may have committed. It is idempotent.
+		tag, err = b.pool.Exec(ctx, `UPDATE deployer_locks SET last_heartbeat = $3, expires_at = $4
+			WHERE lock_key = $1 AND lock_id = $2`, key, lockID, at.Unix(), expiresAt.Unix())
+	}
 	if err != nil {
 		return fmt.Errorf("%s in postgres: %w", op, err)
 	}
@@ -130,8 +151,23 @@ func (b *Backend) Release(ctx context.Context, key, lockID string) error {
 	if err := b.ensure(ctx, op); err != nil {
 		return err
 	}
-	tag, err := b.pool.Exec(ctx, `UPDATE deployer_locks SET lock_id = '', expires_at = 0
-		WHERE lock_key = $1 AND lock_id = $2`, key, lockID)
+	const releaseSQL = `UPDATE deployer_locks SET lock_id = '', expires_at = 0
+		WHERE lock_key = $1 AND lock_id = $2`
+	tag, err := b.pool.Exec(ctx, releaseSQL, key, lockID)
+	if err != nil && ambiguous(ctx, err) {
+		// No answer: the UPDATE may have committed. Our row still live
+		// means it did not (release it now); no live row is our release
+		// (docs/locking.md, "Lost replies").
+		held, gerr := b.Get(ctx, key)
+		switch {
+		case errors.Is(gerr, lockmgr.ErrNotFound):
+			return nil
+		case gerr == nil && held.LockID == lockID:
+			tag, err = b.pool.Exec(ctx, releaseSQL, key, lockID)
+		case gerr == nil:
+			return fmt.Errorf("%s (lock id %s): %w", op, lockID, lockmgr.ErrLockLost)
+		}
+	}
 	if err != nil {
 		return fmt.Errorf("%s in postgres: %w", op, err)
 	}
@@ -139,6 +175,14 @@ func (b *Backend) Release(ctx context.Context, key, lockID string) error {
 		return fmt.Errorf("%s (lock id %s): %w", op, lockID, lockmgr.ErrLockLost)
 	}
 	return nil
+}
+
+// ambiguous reports an error that left a write's outcome unknown: the
+// connection broke before the server answered (it may have committed), as
+// opposed to an answer from the server or our own context ending.
+func ambiguous(ctx context.Context, err error) bool {
+	var pgErr *pgconn.PgError
+	return !errors.As(err, &pgErr) && ctx.Err() == nil
 }
 
 // Get implements lockmgr.Backend; ErrNotFound when no row exists or the row

@@ -1,6 +1,7 @@
 package postgres
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -133,9 +134,37 @@ func (b *Backend) Write(ctx context.Context, req statestore.WriteRequest) (state
 		if errors.As(err, &ce) || errors.Is(err, statestore.ErrLeaseLost) {
 			return "", err
 		}
+		if v, ok := b.committed(ctx, err, req); ok {
+			return v, nil
+		}
 		return "", fmt.Errorf("%s: %w", op, err)
 	}
 	return statestore.Version(strconv.FormatInt(version, 10)), nil
+}
+
+// committed resolves a write that failed without an answer from the server
+// (the connection broke, perhaps after COMMIT reached it): if the state row
+// now holds exactly req.Document, the transaction committed and its
+// acknowledgement was lost, so the write is ours (docs/backends.md, "Lost
+// replies"). The document names its serial, lineage, deployment and
+// checksums, so equal bytes are no one else's write.
+func (b *Backend) committed(ctx context.Context, err error, req statestore.WriteRequest) (statestore.Version, bool) {
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) || ctx.Err() != nil {
+		return "", false // the server answered, or we gave up: not ambiguous
+	}
+	var (
+		version int64
+		doc     []byte
+	)
+	if err := b.pool.QueryRow(ctx, `SELECT version, document FROM deployer_state WHERE stack = $1 AND env = $2`,
+		req.Stack, req.Env).Scan(&version, &doc); err != nil {
+		return "", false
+	}
+	if !bytes.Equal(doc, req.Document) {
+		return "", false
+	}
+	return statestore.Version(strconv.FormatInt(version, 10)), true
 }
 
 // checkLock is seed 004's coordinated update: the writer's lock row must be
