@@ -12,6 +12,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	s3api "github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/aws-sdk-go-v2/service/s3/types"
+	"github.com/google/uuid"
 
 	"github.com/deployer-dev/deployer/internal/awsbackend"
 	"github.com/deployer-dev/deployer/internal/statestore"
@@ -139,12 +140,14 @@ func (b *Backend) Write(ctx context.Context, req statestore.WriteRequest) (state
 		return "", err
 	}
 	loc := b.Location(req.Stack, req.Env)
-	meta := map[string]string{"serial": strconv.FormatInt(req.Serial, 10), "lineage": req.Lineage}
+	// write-id names this call's PUTs, so that a PUT the SDK retried after
+	// its reply was lost can tell its own object from another writer's.
+	meta := map[string]string{"serial": strconv.FormatInt(req.Serial, 10), "lineage": req.Lineage, "write-id": uuid.NewString()}
 	if req.DeploymentID != "" {
 		meta["deployment-id"] = req.DeploymentID
 	}
 	snap := b.historyDir(req.Stack, req.Env) + statestore.SnapshotName(req.Time, req.Serial)
-	if _, err := b.put(ctx, snap, req.Document, nil, aws.String("*"), meta); err != nil && !b.ours(ctx, err, snap, req.Document) {
+	if _, err := b.put(ctx, snap, req.Document, nil, aws.String("*"), meta); err != nil && !b.ours(ctx, err, snap, req.Document, meta["write-id"]) {
 		if awsbackend.IsPreconditionFailed(err) {
 			return "", &statestore.ConflictError{Location: loc,
 				Reason: fmt.Sprintf("history snapshot %s already exists: another write of serial %d raced this one; reload and try again", snap, req.Serial)}
@@ -164,7 +167,7 @@ func (b *Backend) Write(ctx context.Context, req statestore.WriteRequest) (state
 	if awsbackend.IsPreconditionFailed(err) {
 		// A lost reply to our own PUT looks like a lost CAS to the SDK's
 		// retry: state.json holding exactly our document is our write.
-		if data, etag, gerr := b.get(ctx, b.stateKey(req.Stack, req.Env)); gerr == nil && bytes.Equal(data, req.Document) {
+		if etag, ok := b.readBack(ctx, b.stateKey(req.Stack, req.Env), req.Document, meta["write-id"]); ok {
 			return statestore.Version(etag), nil
 		}
 	}
@@ -179,16 +182,30 @@ func (b *Backend) Write(ctx context.Context, req statestore.WriteRequest) (state
 	return "", fmt.Errorf("write %s: %w", loc, awsbackend.Classify(err, b.res))
 }
 
-// ours reports whether err is a failed If-None-Match on key whose object
-// holds exactly doc: our own PUT, applied, whose reply was lost. The document
-// names its serial, lineage, deployment and checksums, so equal bytes are
-// our write and no one else's.
-func (b *Backend) ours(ctx context.Context, err error, key string, doc []byte) bool {
+// ours reports whether err is a failed precondition on key whose object is
+// our own PUT (see readBack), applied, whose reply was lost.
+func (b *Backend) ours(ctx context.Context, err error, key string, doc []byte, writeID string) bool {
 	if !awsbackend.IsPreconditionFailed(err) {
 		return false
 	}
-	data, _, gerr := b.get(ctx, key)
-	return gerr == nil && bytes.Equal(data, doc)
+	_, ok := b.readBack(ctx, key, doc, writeID)
+	return ok
+}
+
+// readBack returns the ETag of the object at key if it is the one this Write
+// call PUT: its write-id metadata is writeID and its bytes are doc (the
+// document names its serial, lineage, deployment and checksums).
+func (b *Backend) readBack(ctx context.Context, key string, doc []byte, writeID string) (string, bool) {
+	out, err := b.api.GetObject(ctx, &s3api.GetObjectInput{Bucket: aws.String(b.url.Bucket), Key: aws.String(key)})
+	if err != nil {
+		return "", false
+	}
+	defer out.Body.Close()
+	data, err := io.ReadAll(out.Body)
+	if err != nil || out.Metadata["write-id"] != writeID || !bytes.Equal(data, doc) {
+		return "", false
+	}
+	return aws.ToString(out.ETag), true
 }
 
 // History lists the snapshots of stack/env newest first (highest serial, then
