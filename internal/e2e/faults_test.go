@@ -7,9 +7,13 @@ package e2e
 // server apply a write and drops its reply.
 
 import (
+	"encoding/json"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/deployer-dev/deployer/internal/faulttest"
 )
 
 // Eight `deployer backend init` at once on a fresh PostgreSQL schema, as a CI
@@ -44,4 +48,84 @@ func TestConcurrentBackendInitOnPostgres(t *testing.T) {
 		t.Errorf("%d applied the migration and %d found the schema up to date; want 1 and %d", applied, current, n-1)
 	}
 	p.mustRun(0, "deploy", "-e", "dev", "--yes")
+}
+
+// lockExecThroughLostReplies runs `lock exec` with the replies of its acquire
+// and its release dropped by proxy (the server applied both): it runs its
+// command once, exits 0, and leaves no lock behind.
+func lockExecThroughLostReplies(t *testing.T, r *remote, endpointVar string, upstream string, arm func(*faulttest.ReplyDropper)) {
+	proxy := faulttest.NewReplyDropper(t, upstream)
+	p := r.quickstart(t)
+	p.env = append(p.env, endpointVar+"="+proxy.URL)
+	arm(proxy)
+	res := p.run("lock", "exec", "--key", "lost-reply", "--", "echo", "INSIDE")
+	if res.code != 0 || strings.Count(res.stdout, "INSIDE") != 1 {
+		t.Errorf("lock exec with its acquire and release replies lost: want exit 0 and INSIDE once, got %s", res)
+	}
+	if n := proxy.Armed(); n != 0 {
+		t.Errorf("%d faults never fired; dropped %v", n, proxy.Dropped())
+	}
+	t.Logf("dropped replies: %v", proxy.Dropped())
+	if locks := p.locks(); len(locks) != 0 {
+		t.Errorf("locks left behind: %+v", locks)
+	}
+}
+
+func TestLockExecWithLostRepliesOnDynamoDB(t *testing.T) {
+	r := newRemote(t, "dynamodb", "s3", "", true)
+	lockExecThroughLostReplies(t, r, "AWS_ENDPOINT_URL_DYNAMODB", endpointOf(r.env, "AWS_ENDPOINT_URL_DYNAMODB"), func(d *faulttest.ReplyDropper) {
+		d.DropNext(faulttest.DynamoDB("UpdateItem", "ADD fence"))
+		d.DropNext(faulttest.DynamoDB("UpdateItem", "REMOVE lockId"))
+	})
+}
+
+func TestLockExecWithLostRepliesOnS3(t *testing.T) {
+	r := newRemote(t, "s3", "s3", "", true)
+	lockExecThroughLostReplies(t, r, "AWS_ENDPOINT_URL_S3", endpointOf(r.env, "AWS_ENDPOINT_URL_S3"), func(d *faulttest.ReplyDropper) {
+		d.DropNext(faulttest.S3Put("/locks/"))
+		d.DropNext(faulttest.S3Put("/locks/", `"released":true`))
+	})
+}
+
+// A deploy whose history snapshot PUT and state.json PUT replies are both
+// lost (MinIO applied them) exits 0, writes its state once, leaves no errored
+// state file, and `history` shows the deployment committed.
+func TestDeployWithLostStateRepliesOnS3(t *testing.T) {
+	r := newRemote(t, "file", "s3", "", true)
+	proxy := faulttest.NewReplyDropper(t, endpointOf(r.env, "AWS_ENDPOINT_URL_S3"))
+	p := r.quickstart(t)
+	p.env = append(p.env, "AWS_ENDPOINT_URL_S3="+proxy.URL)
+	proxy.DropNext(faulttest.S3Put("/history/"))
+	proxy.DropNext(faulttest.S3Put("/state.json"))
+	res := p.run("deploy", "-e", "dev", "--yes")
+	if res.code != 0 {
+		t.Fatalf("deploy with its state replies lost: %s", res)
+	}
+	if n := proxy.Armed(); n != 0 {
+		t.Errorf("%d faults never fired; dropped %v", n, proxy.Dropped())
+	}
+	if matches, _ := filepath.Glob(filepath.Join(p.dir, "deployer-errored-*.json")); len(matches) != 0 {
+		t.Errorf("errored state files written: %v", matches)
+	}
+	if st := p.remoteState("dev"); st.Serial != 1 {
+		t.Errorf("state serial %d, want 1", st.Serial)
+	}
+	var rows []historyRow
+	out := p.mustRun(0, "history", "-e", "dev", "--json")
+	if err := json.Unmarshal([]byte(out.stdout), &rows); err != nil {
+		t.Fatalf("history --json: %v\n%s", err, out)
+	}
+	if len(rows) != 1 || rows[0].Serial != 1 || rows[0].Uncommitted || rows[0].Status != "success" {
+		t.Errorf("history after the deploy = %+v, want serial 1 committed, success", rows)
+	}
+}
+
+// endpointOf returns the value of name in env ("NAME=value" entries).
+func endpointOf(env []string, name string) string {
+	for _, kv := range env {
+		if v, ok := strings.CutPrefix(kv, name+"="); ok {
+			return v
+		}
+	}
+	return ""
 }
