@@ -45,14 +45,20 @@ type Options struct {
 	// Observer receives acquisition, heartbeat and release events for
 	// metrics. Nil discards them.
 	Observer Observer
+	// MaxClockSkew is how far the backend's clock may be from Now before
+	// Acquire refuses with *ClockSkewError (default DefaultMaxClockSkew;
+	// negative: never check). Checked once per Manager, on backends that
+	// implement ServerClock.
+	MaxClockSkew time.Duration
 }
 
 // Manager owns acquisition with backoff and jitter, the lock hierarchy, and
 // heartbeats, in one place above every Backend (SPEC 14, STYLE 7).
 type Manager struct {
-	b    Backend
-	opts Options
-	held atomic.Int64 // leases acquired and not yet released or kept
+	b       Backend
+	opts    Options
+	held    atomic.Int64 // leases acquired and not yet released or kept
+	clockOK atomic.Bool  // the backend's clock was checked and agreed
 }
 
 // NewManager returns a Manager over b.
@@ -77,6 +83,9 @@ func NewManager(b Backend, o Options) *Manager {
 	}
 	if o.Observer == nil {
 		o.Observer = nopObserver{}
+	}
+	if o.MaxClockSkew == 0 {
+		o.MaxClockSkew = DefaultMaxClockSkew
 	}
 	return &Manager{b: b, opts: o}
 }
@@ -126,6 +135,9 @@ func (m *Manager) acquire(ctx context.Context, r Request) (*Lease, error) {
 	}
 	if r.LockedBy == "" {
 		r.LockedBy, r.Metadata = fillHolder(r.Metadata)
+	}
+	if err := m.checkClock(ctx); err != nil {
+		return nil, err
 	}
 	bo := backoff.NewExponentialBackOff()
 	bo.InitialInterval = 100 * time.Millisecond

@@ -233,3 +233,20 @@ func (b *Backend) List(ctx context.Context, prefix string) ([]lockmgr.Record, er
 
 // Close does nothing: the SDK client holds no resources that need closing.
 func (b *Backend) Close() error { return nil }
+
+var _ lockmgr.ServerClock = (*Backend)(nil)
+
+// ServerTime returns the Date of a DynamoDB reply (one strongly consistent
+// GetItem of an unused key), to whole seconds.
+func (b *Backend) ServerTime(ctx context.Context) (time.Time, error) {
+	var at time.Time
+	_, err := b.api.GetItem(ctx, &ddb.GetItemInput{TableName: aws.String(b.table), Key: b.key("deployer:clock"), ConsistentRead: aws.Bool(true)},
+		func(o *ddb.Options) { o.APIOptions = append(o.APIOptions, awsbackend.CaptureDate(&at)) })
+	if err != nil {
+		return time.Time{}, fmt.Errorf("read dynamodb clock: %w", awsbackend.Classify(err, b.res))
+	}
+	if at.IsZero() {
+		return time.Time{}, fmt.Errorf("read dynamodb clock: the reply had no Date header")
+	}
+	return at, nil
+}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -275,4 +276,45 @@ func testManagerRetriesAndKeep(t *testing.T, s *suite) {
 		t.Fatalf("a kept lease must expire: %v", err)
 	}
 	release(t, next)
+}
+
+// testManagerClockSkew runs a Manager whose clock is 10 minutes off the
+// backend's (an injected clock): on a backend that tells its time the lease is
+// refused with the skew in the message, and no record is written; within the
+// bound it is granted.
+func testManagerClockSkew(t *testing.T, s *suite) {
+	b := s.client()
+	if _, ok := b.(lockmgr.ServerClock); !ok {
+		t.Logf("%T cannot tell its time: nothing to compare", b)
+		return
+	}
+	for _, off := range []time.Duration{10 * time.Minute, -10 * time.Minute} {
+		m := lockmgr.NewManager(b, lockmgr.Options{Now: func() time.Time { return time.Now().Add(off) }})
+		_, err := m.Acquire(context.Background(), lockmgr.Request{Key: s.stackKey(), LockedBy: "alice@laptop"})
+		var skew *lockmgr.ClockSkewError
+		if !errors.As(err, &skew) {
+			t.Fatalf("Acquire with a clock %s off the backend's = %v, want *lockmgr.ClockSkewError", off, err)
+		}
+		// HTTP Date headers carry whole seconds.
+		if d := skew.Skew + off; d < -2*time.Second || d > 2*time.Second {
+			t.Errorf("measured skew %s, want about %s", skew.Skew, -off)
+		}
+		if want := abs(skew.Skew).Round(time.Second).String(); !strings.Contains(err.Error(), want) {
+			t.Errorf("skew error %q does not give the skew (%s)", err, want)
+		}
+		s.wantNotFound(b, s.stackKey())
+	}
+	m := lockmgr.NewManager(b, lockmgr.Options{Now: func() time.Time { return time.Now().Add(5 * time.Second) }})
+	l, err := m.Acquire(context.Background(), lockmgr.Request{Key: s.stackKey(), LockedBy: "alice@laptop"})
+	if err != nil {
+		t.Fatalf("Acquire with a clock 5s off (within the 30s bound): %v", err)
+	}
+	release(t, l)
+}
+
+func abs(d time.Duration) time.Duration {
+	if d < 0 {
+		return -d
+	}
+	return d
 }

@@ -43,6 +43,7 @@ func Run(t *testing.T, newBackend func(t *testing.T) lockmgr.Backend) {
 		{"Manager/LeaseContextCancelledWhenForceUnlocked", testManagerLeaseLost},
 		{"Manager/TimeoutWaitsForRelease", testManagerWaits},
 		{"Manager/MaxRetriesAndKeep", testManagerRetriesAndKeep},
+		{"Manager/ClockSkewRefused", testManagerClockSkew},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -253,3 +253,15 @@ func (b *Backend) Close() error {
 	}
 	return nil
 }
+
+var _ lockmgr.ServerClock = (*Backend)(nil)
+
+// ServerTime returns PostgreSQL's now() (clock_timestamp(), the time of the
+// call rather than of the transaction's start).
+func (b *Backend) ServerTime(ctx context.Context) (time.Time, error) {
+	var t time.Time
+	if err := b.pool.QueryRow(ctx, `SELECT clock_timestamp()`).Scan(&t); err != nil {
+		return time.Time{}, fmt.Errorf("read postgres clock: %w", err)
+	}
+	return t, nil
+}

@@ -286,3 +286,14 @@ func globEscape(s string) string {
 	}
 	return sb.String()
 }
+
+var _ lockmgr.ServerClock = (*Backend)(nil)
+
+// ServerTime returns Redis's TIME.
+func (b *Backend) ServerTime(ctx context.Context) (time.Time, error) {
+	t, err := b.c.Time(ctx).Result()
+	if err != nil {
+		return time.Time{}, fmt.Errorf("read redis clock: %w", err)
+	}
+	return t, nil
+}
