@@ -8,6 +8,7 @@ package e2e
 
 import (
 	"encoding/json"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -128,4 +129,53 @@ func endpointOf(env []string, name string) string {
 		}
 	}
 	return ""
+}
+
+// A deploy cut off from its DynamoDB lock table while it applies stops (exit
+// 4) without writing state; a second deploy waiting with --lock-timeout takes
+// the lock only once the first's lease expired, and the state continues at
+// the next serial (docs/locking.md, "Partitions").
+func TestPartitionDuringDeploy(t *testing.T) {
+	r := newRemote(t, "dynamodb", "s3", "", true)
+	direct := endpointOf(r.env, "AWS_ENDPOINT_URL_DYNAMODB")
+	proxy := faulttest.NewReplyDropper(t, direct)
+	p := newProject(t, pauseConfig(r, "base", "no-gate"))
+	p.env = append(append(p.env, r.env...), "AWS_ENDPOINT_URL_DYNAMODB="+proxy.URL)
+	p.write("step.sh", gateStep)
+	p.mustRun(0, "deploy", "-e", "dev", "--yes")
+	p.write("first.yaml", pauseConfig(r, "first", "gate"))
+	p.write("second.yaml", pauseConfig(r, "second", "no-gate"))
+	p.write("gate", "")
+	defer os.Remove(filepath.Join(p.dir, "gate"))
+
+	first := p.start("deploy", "--config", "first.yaml", "-e", "dev", "--yes")
+	eventually(t, time.Minute, "the first deploy to start app/api", func() bool { return len(p.events("start")) == 2 })
+	proxy.Partition(true)
+	defer proxy.Partition(false)
+
+	// The second deploy reaches DynamoDB directly.
+	q := *p
+	q.env = append(append([]string(nil), p.env...), "AWS_ENDPOINT_URL_DYNAMODB="+direct)
+	second := q.start("deploy", "--config", "second.yaml", "-e", "dev", "--yes", "--lock-timeout", "2m")
+
+	res := first.wait(t, 5*time.Minute)
+	if res.code != 4 {
+		t.Errorf("cut-off deploy: want exit 4 (lease lost, state not written), got %s", res)
+	}
+	t.Logf("cut-off deploy: exit %d: %s", res.code, errorLine(res.stderr))
+	res2 := second.wait(t, 5*time.Minute)
+	if res2.code != 0 {
+		t.Fatalf("second deploy: %s", res2)
+	}
+	if !strings.Contains(res2.stderr, "waiting for lock stack:shop:env:dev") {
+		t.Errorf("the second deploy should have waited for the cut-off holder's lease to expire:\n%s", res2)
+	}
+	st := p.remoteState("dev")
+	if st.Serial != 2 || st.Resources["app/api"].DesiredConfig["value"] != "second" {
+		t.Errorf("after the partition: serial %d, config %v; want serial 2 written by the second deploy", st.Serial, st.Resources["app/api"].DesiredConfig)
+	}
+	proxy.Partition(false)
+	if locks := p.locks(); len(locks) != 0 {
+		t.Errorf("locks left: %+v", locks)
+	}
 }
