@@ -115,7 +115,7 @@ func (f *Factory) Locks(ctx context.Context, cfg *config.Config) (*lockmgr.Manag
 	}
 	m := lockmgr.NewManager(b, lockmgr.Options{
 		TTL: cfg.Backend.LockTTL, HeartbeatInterval: cfg.Backend.HeartbeatInterval, StaleAfter: cfg.Backend.StaleAfter,
-		Now: f.Now, Audit: al, Observer: f.Metrics(ctx, cfg),
+		MaxClockSkew: cfg.Backend.MaxClockSkew, Now: f.Now, Audit: al, Observer: f.Metrics(ctx, cfg),
 		OnWait: func(h lockmgr.Record, in time.Duration) {
 			msg := fmt.Sprintf("waiting for lock %s held by %s (%s, pid %d, since %s)",
 				h.LockKey, h.LockedBy, orDash(h.Metadata.Operation), h.Metadata.PID,

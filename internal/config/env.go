@@ -18,6 +18,7 @@ import (
 //	DEPLOYER_MAX_STATE_SIZE      backend.max_state_size (bytes, or 64MiB, 1GiB)
 //	DEPLOYER_PARALLELISM         parallelism (a positive integer)
 //	DEPLOYER_METRICS_EMF         metrics.emf (relative to the working directory)
+//	DEPLOYER_MAX_CLOCK_SKEW      backend.max_clock_skew
 //
 // Bad values give a *ValidationError naming the variable; c is then
 // partly updated and should not be used.
@@ -50,6 +51,7 @@ func ApplyEnv(c *Config, getenv func(string) string) error {
 		{"DEPLOYER_LOCK_TTL", &c.Backend.LockTTL},
 		{"DEPLOYER_HEARTBEAT_INTERVAL", &c.Backend.HeartbeatInterval},
 		{"DEPLOYER_STALE_AFTER", &c.Backend.StaleAfter},
+		{"DEPLOYER_MAX_CLOCK_SKEW", &c.Backend.MaxClockSkew},
 	} {
 		v := getenv(d.name)
 		if v == "" {

@@ -23,6 +23,7 @@ const (
 	DefaultParallelism       = 10
 	DefaultHeartbeatInterval = 30 * time.Second
 	DefaultStaleAfter        = 2 * time.Minute
+	DefaultMaxClockSkew      = 30 * time.Second
 	DefaultCommandTimeout    = 10 * time.Minute
 	DefaultSecretsProvider   = "passphrase"
 )
@@ -102,6 +103,9 @@ func applyDefaults(c *Config) {
 	}
 	if b.StaleAfter == 0 {
 		b.StaleAfter = DefaultStaleAfter
+	}
+	if b.MaxClockSkew == 0 {
+		b.MaxClockSkew = DefaultMaxClockSkew
 	}
 	if c.Pulumi.SecretsProvider == "" {
 		c.Pulumi.SecretsProvider = DefaultSecretsProvider

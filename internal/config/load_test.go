@@ -53,7 +53,7 @@ func TestLoadGoodFileAppliesDefaults(t *testing.T) {
 	}
 	want := Backend{
 		State: "s3://company-deployer-state?region=us-east-1", Lock: "dynamodb://deployer-state-locks?region=us-east-1",
-		LockTTL: time.Hour, HeartbeatInterval: 10 * time.Second, StaleAfter: 2 * time.Minute,
+		LockTTL: time.Hour, HeartbeatInterval: 10 * time.Second, StaleAfter: 2 * time.Minute, MaxClockSkew: 30 * time.Second,
 	}
 	if diff := cmp.Diff(want, c.Backend); diff != "" {
 		t.Errorf("backend (-want +got):\n%s", diff)

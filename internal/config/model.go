@@ -30,6 +30,9 @@ type Backend struct {
 	LockTTL           time.Duration `yaml:"lock_ttl"`           // default 1h (seed 000)
 	HeartbeatInterval time.Duration `yaml:"heartbeat_interval"` // default 30s
 	StaleAfter        time.Duration `yaml:"stale_after"`        // default 2m
+	// MaxClockSkew: refuse to hold a lease when the lock backend's clock is
+	// further off than this (docs/locking.md, "Clocks"); default 30s.
+	MaxClockSkew time.Duration `yaml:"max_clock_skew"`
 	// S3/DynamoDB options (issue 3): server-side encryption and path-style addressing.
 	SSE       string `yaml:"sse"`        // "", AES256, aws:kms
 	KMSKeyID  string `yaml:"kms_key_id"` // with sse: aws:kms

@@ -133,7 +133,7 @@ func TestApplyEnv(t *testing.T) {
 	if err := ApplyEnv(c, func(k string) string { return env[k] }); err != nil {
 		t.Fatal(err)
 	}
-	want := Backend{State: "s3://bucket", Lock: "redis://localhost:6379/0", LockTTL: 10 * time.Minute, HeartbeatInterval: 5 * time.Second, StaleAfter: 2 * time.Minute}
+	want := Backend{State: "s3://bucket", Lock: "redis://localhost:6379/0", LockTTL: 10 * time.Minute, HeartbeatInterval: 5 * time.Second, StaleAfter: 2 * time.Minute, MaxClockSkew: 30 * time.Second}
 	if diff := cmp.Diff(want, c.Backend); diff != "" || c.Stack != "other" || c.Parallelism != 4 {
 		t.Errorf("stack %q, parallelism %d, backend (-want +got):\n%s", c.Stack, c.Parallelism, diff)
 	}

@@ -9,7 +9,7 @@ import (
 	"gopkg.in/yaml.v3"
 )
 
-var backendKeys = []string{"state", "lock", "lock_ttl", "heartbeat_interval", "stale_after", "sse", "kms_key_id", "path_style", "max_state_size"}
+var backendKeys = []string{"state", "lock", "lock_ttl", "heartbeat_interval", "stale_after", "max_clock_skew", "sse", "kms_key_id", "path_style", "max_state_size"}
 
 func (l *loader) backend(n *yaml.Node, b *Backend) {
 	l.fields(n, "backend", backendKeys, func(k string, _, v *yaml.Node) {
@@ -34,6 +34,8 @@ func (l *loader) backend(n *yaml.Node, b *Backend) {
 			b.HeartbeatInterval = l.duration(v, path)
 		case "stale_after":
 			b.StaleAfter = l.duration(v, path)
+		case "max_clock_skew":
+			b.MaxClockSkew = l.duration(v, path)
 		case "sse":
 			s, _ := l.str(v, path)
 			if s != "" && s != "AES256" && s != "aws:kms" {
