@@ -24,6 +24,9 @@ type State struct {
 	Outputs           map[string]any       `json:"outputs"`
 	DeploymentHistory []Deployment         `json:"deployment_history"`
 	Checksums         Checksums            `json:"checksums"`
+	// Secrets says how the secret values in the document were encrypted
+	// (docs/secrets.md); absent when none are.
+	Secrets *SecretsInfo `json:"secrets,omitempty"`
 }
 
 // Metadata is the state's metadata block (seed 000) plus the writer's fence.

@@ -26,9 +26,10 @@ func (h Head) IsZero() bool { return h == Head{} }
 // write keeps the lineage and raises the serial, and a write is a
 // compare-and-swap on the head it was based on, never retried.
 type Store struct {
-	b   Backend
-	now func() time.Time
-	max int64
+	b      Backend
+	now    func() time.Time
+	max    int64
+	sealer Sealer // nil: secrets are stored as they come
 }
 
 // Option configures a Store.
@@ -96,6 +97,9 @@ func (s *Store) Load(ctx context.Context, stack, env string) (*State, Head, erro
 		return nil, Head{}, corrupt(loc, data, fmt.Sprintf("the document is the state of %s/%s, not %s/%s",
 			st.Metadata.Stack, st.Metadata.Environment, stack, env))
 	}
+	if err := s.open(ctx, st); err != nil {
+		return nil, Head{}, fmt.Errorf("open the secrets of %s: %w", loc, err)
+	}
 	return st, Head{Version: ver, Serial: st.Serial, Lineage: st.Lineage}, nil
 }
 
@@ -107,7 +111,9 @@ func (s *Store) Load(ctx context.Context, stack, env string) (*State, Head, erro
 // compare-and-swap because someone else wrote since base was read, gives
 // *ConflictError; Save never retries. lock is passed to backends that check
 // the lease atomically with the write (*LockLostError, ErrLeaseLost). Save
-// sets st.Checksums. It returns the Head of the written state.
+// sets st.Checksums (and st.Secrets: with a Sealer, secret values are written
+// sealed and the checksums cover the sealed form). It returns the Head of
+// the written state.
 func (s *Store) Save(ctx context.Context, st *State, base Head, lock *LockRef) (Head, error) {
 	if st == nil {
 		return Head{}, errors.New("save state: nil state")
@@ -133,7 +139,7 @@ func (s *Store) Save(ctx context.Context, st *State, base Head, lock *LockRef) (
 	if err := ctx.Err(); err != nil {
 		return Head{}, fmt.Errorf("save state %s: %w", loc, err)
 	}
-	doc, err := Encode(st)
+	doc, err := s.Encode(ctx, st)
 	if err != nil {
 		return Head{}, fmt.Errorf("save state %s: %w", loc, err)
 	}
@@ -184,6 +190,9 @@ func (s *Store) Snapshot(ctx context.Context, stack, env string, serial int64) (
 	}
 	if st.Serial != serial || st.Metadata.Stack != stack || st.Metadata.Environment != env {
 		return nil, corrupt(loc, data, fmt.Sprintf("the snapshot holds serial %d of %s/%s", st.Serial, st.Metadata.Stack, st.Metadata.Environment))
+	}
+	if err := s.open(ctx, st); err != nil {
+		return nil, fmt.Errorf("open the secrets of %s: %w", loc, err)
 	}
 	return st, nil
 }

@@ -1,0 +1,147 @@
+package config
+
+import (
+	"fmt"
+	"maps"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/deployer-dev/deployer/internal/secrets"
+)
+
+// refPattern matches a reference to a value kept outside deployer.yaml
+// (docs/secrets.md): ${env:NAME}, ${file:PATH}, and the same marked secret,
+// ${secret:env:NAME}, ${secret:file:PATH}.
+var refPattern = regexp.MustCompile(`\$\{(secret:)?(env|file):([^}]*)\}`)
+
+// ResolveReferences replaces, in res (as Resolve returned it), every
+// ${env:NAME} and ${file:PATH} reference inside a string of a component's
+// config or of the environment's config by the variable's value or the
+// file's content (PATH relative to deployer.yaml's directory; one trailing
+// newline removed). A string holding a reference marked secret
+// (${secret:env:NAME}) becomes a secret value {secret: true, value: ...};
+// so does every value at a path of the component's secrets: list. Values
+// under keys named like password/secret/token/key are secrets already.
+// getenv reads variables (an empty value counts as unset).
+//
+// A variable that is unset, or a file that cannot be read, is a
+// *ValidationError naming the YAML path, before any backend is touched.
+func ResolveReferences(c *Config, res *Resolved, getenv func(string) string) error {
+	file := "deployer.yaml"
+	if c.Path != "" {
+		file = filepath.Base(c.Path)
+	}
+	r := refResolver{file: file, dir: c.Dir, getenv: getenv, verr: &ValidationError{File: file}}
+	if res.EnvConfig != nil {
+		res.EnvConfig = r.mapValue("environments."+res.Env+".config", res.EnvConfig, false)
+	}
+	for _, addr := range slices.Sorted(maps.Keys(res.Components)) {
+		rc := res.Components[addr]
+		base := "services." + rc.Service + ".components." + rc.Name + ".config"
+		rc.Config = r.mapValue(base, rc.Config, false)
+		for _, p := range rc.Secrets {
+			wrapPath(rc.Config, strings.Split(p, "."))
+		}
+	}
+	if len(r.verr.Problems) > 0 {
+		r.verr.sort()
+		return r.verr
+	}
+	return nil
+}
+
+type refResolver struct {
+	file, dir string
+	getenv    func(string) string
+	verr      *ValidationError
+}
+
+func (r *refResolver) mapValue(path string, m map[string]any, secret bool) map[string]any {
+	for k, v := range m {
+		m[k] = r.value(path+"."+k, v, secret || secrets.IsSecretKey(k))
+	}
+	return m
+}
+
+func (r *refResolver) value(path string, v any, secret bool) any {
+	switch t := v.(type) {
+	case string:
+		return r.text(path, t, secret)
+	case map[string]any:
+		if secrets.IsSecretValue(t) {
+			t["value"] = r.value(path, t["value"], true)
+			return t
+		}
+		return r.mapValue(path, t, secret)
+	case []any:
+		for i, x := range t {
+			t[i] = r.value(path+"["+strconv.Itoa(i)+"]", x, secret)
+		}
+	}
+	return v
+}
+
+// text resolves the references in s; a reference marked secret, outside a
+// secret already, makes the result a secret value.
+func (r *refResolver) text(path, s string, secret bool) any {
+	if !strings.Contains(s, "${") {
+		return s
+	}
+	marked := false
+	out := refPattern.ReplaceAllStringFunc(s, func(ref string) string {
+		m := refPattern.FindStringSubmatch(ref)
+		marked = marked || m[1] != ""
+		switch m[2] {
+		case "env":
+			name := m[3]
+			if v := r.getenv(name); v != "" {
+				return v
+			}
+			r.problem(path, fmt.Sprintf("%s: environment variable %s is not set (export it before running deployer, e.g. from your CI's secrets)", ref, name))
+		case "file":
+			p := m[3]
+			if !filepath.IsAbs(p) && r.dir != "" {
+				p = filepath.Join(r.dir, p)
+			}
+			data, err := os.ReadFile(p)
+			if err == nil {
+				v := strings.TrimSuffix(string(data), "\n")
+				return strings.TrimSuffix(v, "\r")
+			}
+			r.problem(path, fmt.Sprintf("%s: cannot read %s: %v (the path is relative to the directory of %s)", ref, p, err, r.file))
+		}
+		return ""
+	})
+	if marked && !secret {
+		return secrets.Wrap(out)
+	}
+	return out
+}
+
+func (r *refResolver) problem(path, msg string) {
+	r.verr.Problems = append(r.verr.Problems, Problem{File: r.file, Path: path, Msg: msg})
+}
+
+// wrapPath makes the value at the dotted path keys of m a secret value; a
+// path that is absent is left alone.
+func wrapPath(m map[string]any, keys []string) {
+	for i, k := range keys {
+		v, ok := m[k]
+		if !ok || v == nil {
+			return
+		}
+		if i == len(keys)-1 {
+			m[k] = secrets.Wrap(v)
+			return
+		}
+		next, ok := v.(map[string]any)
+		if !ok || secrets.IsSecretValue(next) {
+			return
+		}
+		m = next
+	}
+}

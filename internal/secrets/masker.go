@@ -1,0 +1,141 @@
+package secrets
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"maps"
+	"slices"
+	"strings"
+	"sync"
+)
+
+// Hidden replaces a secret value in text output (GitHub Actions' mask).
+const Hidden = "***"
+
+// MinMaskLength is the shortest secret text a Masker hides: shorter values
+// (a "1", a "yes") would blank out ordinary output. They are still encrypted
+// in state and shown as (sensitive) in plans.
+const MinMaskLength = 3
+
+// Masker replaces known secret values by "***" in text: component output as
+// it streams, errors, the audit log (docs/secrets.md). Values are added as
+// they become known (from deployer.yaml, from opened state). Under GitHub
+// Actions it also announces each value once with ::add-mask::. Safe for
+// concurrent use; the zero Masker is not usable, use NewMasker.
+type Masker struct {
+	mu       sync.RWMutex
+	values   map[string]bool
+	repl     *strings.Replacer
+	announce io.Writer
+}
+
+// NewMasker returns a Masker that knows no value yet.
+func NewMasker() *Masker { return &Masker{values: map[string]bool{}} }
+
+// AnnounceTo makes the Masker write "::add-mask::VALUE" to w once per value
+// (GitHub Actions' workflow command; the runner reads it on stdout and
+// stderr). Values already known are announced now.
+func (m *Masker) AnnounceTo(w io.Writer) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.announce = w
+	for _, v := range slices.Sorted(maps.Keys(m.values)) {
+		m.announceLocked(v)
+	}
+}
+
+func (m *Masker) announceLocked(v string) {
+	if m.announce == nil {
+		return
+	}
+	for _, line := range strings.Split(v, "\n") {
+		if line = strings.TrimRight(line, "\r"); len(line) >= MinMaskLength {
+			fmt.Fprintf(m.announce, "::add-mask::%s\n", line)
+		}
+	}
+}
+
+// Add makes the Masker hide each value (and, when they differ, its
+// JSON-escaped form and each of its lines). Values shorter than
+// MinMaskLength are ignored.
+func (m *Masker) Add(values ...string) {
+	var add []string
+	m.mu.RLock()
+	for _, v := range values {
+		if len(v) >= MinMaskLength && !m.values[v] {
+			add = append(add, v)
+		}
+	}
+	m.mu.RUnlock()
+	if len(add) == 0 {
+		return
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for _, v := range add {
+		if m.values[v] {
+			continue
+		}
+		m.values[v] = true
+		m.announceLocked(v)
+		if b, err := json.Marshal(v); err == nil {
+			if esc := string(b[1 : len(b)-1]); esc != v {
+				m.values[esc] = true
+			}
+		}
+		if strings.Contains(v, "\n") {
+			for _, line := range strings.Split(v, "\n") {
+				if line = strings.TrimRight(line, "\r"); len(line) >= MinMaskLength {
+					m.values[line] = true
+				}
+			}
+		}
+	}
+	// Longest first, so a value containing another is hidden whole.
+	all := slices.SortedFunc(maps.Keys(m.values), func(a, b string) int { return len(b) - len(a) })
+	pairs := make([]string, 0, 2*len(all))
+	for _, v := range all {
+		pairs = append(pairs, v, Hidden)
+	}
+	m.repl = strings.NewReplacer(pairs...)
+}
+
+// Mask returns s with every known value replaced by "***".
+func (m *Masker) Mask(s string) string {
+	if m == nil {
+		return s
+	}
+	m.mu.RLock()
+	r := m.repl
+	m.mu.RUnlock()
+	if r == nil {
+		return s
+	}
+	return r.Replace(s)
+}
+
+// Len returns how many texts the Masker hides.
+func (m *Masker) Len() int {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	return len(m.values)
+}
+
+// Writer returns a writer that masks each write before passing it to w.
+// Writers of progress write whole lines at a time (the Command engine's
+// streamer writes one line per call), so a value is never split across
+// two writes.
+func (m *Masker) Writer(w io.Writer) io.Writer { return &maskWriter{m: m, w: w} }
+
+type maskWriter struct {
+	m *Masker
+	w io.Writer
+}
+
+func (mw *maskWriter) Write(p []byte) (int, error) {
+	if _, err := io.WriteString(mw.w, mw.m.Mask(string(p))); err != nil {
+		return 0, err
+	}
+	return len(p), nil
+}

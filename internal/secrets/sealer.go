@@ -1,0 +1,363 @@
+package secrets
+
+import (
+	"bytes"
+	"context"
+	"crypto/cipher"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sync"
+
+	"github.com/deployer-dev/deployer/internal/statestore"
+)
+
+// checkText is sealed into SecretsInfo.Check: opening it proves the key.
+const checkText = "deployer-secrets-check"
+
+// Sealer seals and opens the secret values of states with one Provider
+// (statestore.Sealer). It derives or fetches each data key once, and keeps
+// the envelope of every value it opened or sealed, so a value that did not
+// change is written with the same ciphertext (its history stays stable and
+// a load-save round trip keeps the checksums). Safe for concurrent use.
+type Sealer struct {
+	p      Provider
+	masker *Masker
+
+	mu    sync.Mutex
+	keys  map[string]cipher.AEAD    // key id -> AEAD
+	infos map[string]bool           // key ids whose Check was verified
+	fresh *statestore.SecretsInfo   // the block of a key made for a state without one
+	cache map[string]map[string]any // key id + "\x00" + plaintext JSON -> envelope
+}
+
+var _ statestore.Sealer = (*Sealer)(nil)
+
+// NewSealer returns a Sealer over p; every value it opens or seals is added
+// to m (nil: none).
+func NewSealer(p Provider, m *Masker) *Sealer {
+	return &Sealer{p: p, masker: m, keys: map[string]cipher.AEAD{}, infos: map[string]bool{}, cache: map[string]map[string]any{}}
+}
+
+// Provider returns the Sealer's provider.
+func (s *Sealer) Provider() Provider { return s.p }
+
+func (s *Sealer) fail(err error) error {
+	var se *statestore.SecretsError
+	if errors.As(err, &se) {
+		return err
+	}
+	return &statestore.SecretsError{Provider: s.p.Name(), Err: err}
+}
+
+// aead returns the AEAD of info's key, deriving it (and verifying
+// info.Check) on first use.
+func (s *Sealer) aead(ctx context.Context, info statestore.SecretsInfo) (cipher.AEAD, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if a, ok := s.keys[info.Key]; ok && s.infos[info.Key] {
+		return a, nil
+	}
+	if info.Provider != s.p.Name() {
+		return nil, s.fail(fmt.Errorf("the state's secrets were encrypted by provider %s, but pulumi.secrets_provider is %s: "+
+			"set it back to %s, or move the state with deployer secrets rotate --new-provider %s", info.Provider, s.p.Name(), info.Provider, s.p.Name()))
+	}
+	key, err := s.p.Key(ctx, info)
+	if err != nil {
+		return nil, s.fail(err)
+	}
+	a, err := aeadFor(key)
+	if err != nil {
+		return nil, s.fail(err)
+	}
+	if plain, err := openBytes(a, info.Key, info.Check); err != nil || string(plain) != checkText {
+		if s.p.Name() == "passphrase" {
+			return nil, s.fail(errors.New("the passphrase does not open the secrets of this state: set DEPLOYER_SECRETS_PASSPHRASE to the passphrase the state was written with"))
+		}
+		return nil, s.fail(fmt.Errorf("the data key of key %s does not open the secrets of this state", info.Key))
+	}
+	s.keys[info.Key], s.infos[info.Key] = a, true
+	return a, nil
+}
+
+// freshKey returns the secrets block (and AEAD) of a new data key, made once
+// per Sealer.
+func (s *Sealer) freshKey(ctx context.Context) (*statestore.SecretsInfo, cipher.AEAD, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.fresh != nil {
+		return s.fresh, s.keys[s.fresh.Key], nil
+	}
+	key, info, err := s.p.NewKey(ctx)
+	if err != nil {
+		return nil, nil, s.fail(err)
+	}
+	a, err := aeadFor(key)
+	if err != nil {
+		return nil, nil, s.fail(err)
+	}
+	if info.Check, err = sealBytes(a, info.Key, []byte(checkText)); err != nil {
+		return nil, nil, s.fail(err)
+	}
+	s.fresh = &info
+	s.keys[info.Key], s.infos[info.Key] = a, true
+	return s.fresh, a, nil
+}
+
+// Check implements statestore.Sealer: it opens info's key (a wrong
+// passphrase or an unusable KMS key is a *statestore.SecretsError), or, with
+// no info and needKey, makes the key a first write will use.
+func (s *Sealer) Check(ctx context.Context, info *statestore.SecretsInfo, needKey bool) error {
+	if info != nil {
+		_, err := s.aead(ctx, *info)
+		return err
+	}
+	if needKey {
+		_, _, err := s.freshKey(ctx)
+		return err
+	}
+	return nil
+}
+
+// Open implements statestore.Sealer: every envelope in the resources'
+// desired_config, actual_state and outputs and in the outputs of st becomes
+// the value it holds.
+func (s *Sealer) Open(ctx context.Context, st *statestore.State) error {
+	var a cipher.AEAD
+	open := func(env map[string]any) (any, error) {
+		provider, key := EnvelopeKey(env)
+		if st.Secrets == nil {
+			return nil, s.fail(fmt.Errorf("the state holds a value encrypted by %s key %s but has no secrets block", provider, key))
+		}
+		if key != st.Secrets.Key {
+			return nil, s.fail(fmt.Errorf("the state holds a value encrypted with key %s, not with its key %s", key, st.Secrets.Key))
+		}
+		if a == nil {
+			var err error
+			if a, err = s.aead(ctx, *st.Secrets); err != nil {
+				return nil, err
+			}
+		}
+		ct, _ := env["ciphertext"].(string)
+		plain, err := openBytes(a, key, ct)
+		if err != nil {
+			return nil, s.fail(fmt.Errorf("a secret value does not open with key %s: %w", key, err))
+		}
+		dec := json.NewDecoder(bytes.NewReader(plain))
+		dec.UseNumber()
+		var v any
+		if err := dec.Decode(&v); err != nil {
+			return nil, s.fail(fmt.Errorf("a secret value does not decode: %w", err))
+		}
+		s.mu.Lock()
+		s.cache[key+"\x00"+string(plain)] = env
+		s.mu.Unlock()
+		s.learn(v)
+		return v, nil
+	}
+	for _, r := range st.Resources {
+		for _, m := range []map[string]any{r.DesiredConfig, r.ActualState, r.Outputs} {
+			if err := openMap(m, open); err != nil {
+				return err
+			}
+		}
+	}
+	return openMap(st.Outputs, open)
+}
+
+func (s *Sealer) learn(v any) {
+	if s.masker != nil {
+		s.masker.Add(Strings(v)...)
+	}
+}
+
+// openMap replaces the envelopes under m in place.
+func openMap(m map[string]any, open func(map[string]any) (any, error)) error {
+	for k, v := range m {
+		nv, changed, err := openValue(v, open)
+		if err != nil {
+			return err
+		}
+		if changed {
+			m[k] = nv
+		}
+	}
+	return nil
+}
+
+func openValue(v any, open func(map[string]any) (any, error)) (any, bool, error) {
+	switch t := v.(type) {
+	case map[string]any:
+		if IsEnvelope(t) {
+			nv, err := open(t)
+			return nv, err == nil, err
+		}
+		return nil, false, openMap(t, open)
+	case []any:
+		for i, x := range t {
+			nv, changed, err := openValue(x, open)
+			if err != nil {
+				return nil, false, err
+			}
+			if changed {
+				t[i] = nv
+			}
+		}
+	}
+	return nil, false, nil
+}
+
+// Seal implements statestore.Sealer. Secret values (docs/secrets.md: values
+// under keys named like password/secret/token/key, values written {secret:
+// true, value: X}) become envelopes; envelopes already there are kept as
+// they are. The key is the one of st.Secrets, or a new one when st has no
+// secrets block. Resources without plain secrets are shared with st.
+func (s *Sealer) Seal(ctx context.Context, st *statestore.State) (*statestore.State, error) {
+	info := st.Secrets
+	var a cipher.AEAD
+	seal := func(v any) (map[string]any, error) {
+		if a == nil {
+			var err error
+			if info == nil {
+				info, a, err = s.freshKey(ctx)
+			} else {
+				a, err = s.aead(ctx, *info)
+			}
+			if err != nil {
+				return nil, err
+			}
+		}
+		plain, err := json.Marshal(v)
+		if err != nil {
+			return nil, s.fail(fmt.Errorf("encode a secret value: %w", err))
+		}
+		s.learn(v)
+		ck := info.Key + "\x00" + string(plain)
+		s.mu.Lock()
+		env, ok := s.cache[ck]
+		s.mu.Unlock()
+		if ok {
+			return env, nil
+		}
+		ct, err := sealBytes(a, info.Key, plain)
+		if err != nil {
+			return nil, s.fail(err)
+		}
+		env = map[string]any{EnvelopeMarker: EnvelopeVersion, "provider": info.Provider, "key": info.Key, "ciphertext": ct}
+		s.mu.Lock()
+		s.cache[ck] = env
+		s.mu.Unlock()
+		return env, nil
+	}
+	var res map[string]*statestore.Resource
+	for addr, r := range st.Resources {
+		if r == nil {
+			continue
+		}
+		dc, c1, err := sealMap(r.DesiredConfig, seal)
+		if err != nil {
+			return nil, err
+		}
+		as, c2, err := sealMap(r.ActualState, seal)
+		if err != nil {
+			return nil, err
+		}
+		out, c3, err := sealMap(r.Outputs, seal)
+		if err != nil {
+			return nil, err
+		}
+		if !c1 && !c2 && !c3 {
+			continue
+		}
+		if res == nil {
+			res = make(map[string]*statestore.Resource, len(st.Resources))
+			for a, r := range st.Resources {
+				res[a] = r
+			}
+		}
+		c := *r
+		c.DesiredConfig, c.ActualState, c.Outputs = dc, as, out
+		res[addr] = &c
+	}
+	outs, changed, err := sealMap(st.Outputs, seal)
+	if err != nil {
+		return nil, err
+	}
+	if res == nil && !changed && (info == st.Secrets) {
+		return st, nil
+	}
+	cp := *st
+	if res != nil {
+		cp.Resources = res
+	}
+	cp.Outputs = outs
+	cp.Secrets = info
+	return &cp, nil
+}
+
+// sealMap returns m with its secret values sealed, and whether it changed;
+// an unchanged m is returned as it is, a changed one is a copy (m is never
+// written).
+func sealMap(m map[string]any, seal func(any) (map[string]any, error)) (map[string]any, bool, error) {
+	var out map[string]any
+	for k, v := range m {
+		var nv any
+		changed := false
+		switch {
+		case v == nil || IsEnvelope(v):
+		case IsSecretValue(v) || IsSecretKey(k):
+			env, err := seal(v)
+			if err != nil {
+				return nil, false, err
+			}
+			nv, changed = env, true
+		default:
+			var err error
+			if nv, changed, err = sealValue(v, seal); err != nil {
+				return nil, false, err
+			}
+		}
+		if changed {
+			if out == nil {
+				out = make(map[string]any, len(m))
+				for k2, v2 := range m {
+					out[k2] = v2
+				}
+			}
+			out[k] = nv
+		}
+	}
+	if out == nil {
+		return m, false, nil
+	}
+	return out, true, nil
+}
+
+func sealValue(v any, seal func(any) (map[string]any, error)) (any, bool, error) {
+	switch t := v.(type) {
+	case map[string]any:
+		if IsSecretValue(t) {
+			env, err := seal(t)
+			return env, err == nil, err
+		}
+		return sealMap(t, seal)
+	case []any:
+		var out []any
+		for i, x := range t {
+			nv, changed, err := sealValue(x, seal)
+			if err != nil {
+				return nil, false, err
+			}
+			if changed {
+				if out == nil {
+					out = append([]any(nil), t...)
+				}
+				out[i] = nv
+			}
+		}
+		if out != nil {
+			return out, true, nil
+		}
+	}
+	return v, false, nil
+}
