@@ -70,12 +70,13 @@ func run() int {
 		return code
 	}
 	defer cli.ReportError(f, err) // GitHub Actions: ::error and the held-lock summary
+	// Errors go through f.IO.ErrOut, which masks known secret values.
 	if f.JSON {
-		_ = json.NewEncoder(os.Stderr).Encode(map[string]any{"error": err.Error(), "exit_code": code})
+		_ = json.NewEncoder(f.IO.ErrOut).Encode(map[string]any{"error": err.Error(), "exit_code": code})
 	} else {
-		fmt.Fprintln(os.Stderr, "Error: "+cli.Remedy(err))
+		fmt.Fprintln(f.IO.ErrOut, "Error: "+cli.Remedy(err))
 		if code == exitUsage && isCobraUsage(err) {
-			fmt.Fprintln(os.Stderr, "Run 'deployer --help' for usage.")
+			fmt.Fprintln(f.IO.ErrOut, "Run 'deployer --help' for usage.")
 		}
 	}
 	return code

@@ -40,15 +40,25 @@ func New(w io.Writer) *slog.Logger {
 // Open appends to the audit log at path (created 0600 with its directory).
 // The returned closer flushes and closes it.
 func Open(path string) (*slog.Logger, io.Closer, error) {
+	return OpenMasked(path, nil)
+}
+
+// OpenMasked is Open with every event line passed through wrap (a secrets
+// Masker's Writer: known secret values are written as ***); nil wrap: none.
+func OpenMasked(path string, wrap func(io.Writer) io.Writer) (*slog.Logger, io.Closer, error) {
 	if path == "" {
 		return New(nil), io.NopCloser(nil), nil
 	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return nil, nil, fmt.Errorf("open audit log %s: %w", path, err)
 	}
 	f, err := os.OpenFile(path, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o600)
 	if err != nil {
 		return nil, nil, fmt.Errorf("open audit log %s: %w", path, err)
 	}
-	return New(f), f, nil
+	var w io.Writer = f
+	if wrap != nil {
+		w = wrap(f)
+	}
+	return New(w), f, nil
 }

@@ -19,6 +19,7 @@ import (
 	"github.com/deployer-dev/deployer/internal/ghactions"
 	"github.com/deployer-dev/deployer/internal/lockmgr"
 	"github.com/deployer-dev/deployer/internal/metrics"
+	"github.com/deployer-dev/deployer/internal/secrets"
 	"github.com/deployer-dev/deployer/internal/statestore"
 )
 
@@ -37,6 +38,8 @@ type Factory struct {
 	Verbose    bool
 
 	cfg      *config.Config
+	masker   *secrets.Masker
+	rawOut   io.Writer // stdout before masking: state show --show-secrets
 	audit    *slog.Logger
 	closers  []io.Closer
 	mu       sync.Mutex
@@ -53,8 +56,45 @@ type Factory struct {
 }
 
 // NewFactory returns a Factory on the process's streams and environment.
+// Everything written to io.Out and io.ErrOut goes through the Masker: a
+// secret value that becomes known (from deployer.yaml or opened state) is
+// printed as *** (docs/secrets.md).
 func NewFactory(io *IOStreams) *Factory {
-	return &Factory{IO: io, Getenv: os.Getenv, Now: time.Now}
+	f := &Factory{IO: io, Getenv: os.Getenv, Now: time.Now}
+	f.maskStreams()
+	return f
+}
+
+// Masker returns the process's Masker of secret values. Under GitHub Actions
+// (GITHUB_ACTIONS=true) it announces each value with ::add-mask:: on stderr.
+func (f *Factory) Masker() *secrets.Masker {
+	if f.masker == nil {
+		f.masker = secrets.NewMasker()
+		if f.Getenv != nil && f.Getenv("GITHUB_ACTIONS") == "true" && f.IO != nil {
+			f.masker.AnnounceTo(f.IO.ErrOut)
+		}
+	}
+	return f.masker
+}
+
+// maskStreams routes IO.Out and IO.ErrOut through the Masker (once).
+func (f *Factory) maskStreams() {
+	if f.rawOut != nil || f.IO == nil {
+		return
+	}
+	m := f.Masker()
+	f.rawOut = f.IO.Out
+	f.IO.Out, f.IO.ErrOut = m.Writer(f.IO.Out), m.Writer(f.IO.ErrOut)
+}
+
+// Sealer returns the Sealer of deployer.yaml's secrets provider
+// (pulumi.secrets_provider, shared with the Pulumi engine).
+func (f *Factory) Sealer(cfg *config.Config) (*secrets.Sealer, error) {
+	p, err := secrets.NewProvider(cfg.Pulumi.SecretsProvider, f.Getenv)
+	if err != nil {
+		return nil, err
+	}
+	return secrets.NewSealer(p, f.Masker()), nil
 }
 
 // Config loads deployer.yaml (--config) and applies DEPLOYER_* variables.
@@ -85,7 +125,7 @@ func (f *Factory) Audit() (*slog.Logger, error) {
 	if f.audit != nil {
 		return f.audit, nil
 	}
-	l, c, err := audit.Open(f.AuditPath)
+	l, c, err := audit.OpenMasked(f.AuditPath, f.Masker().Writer)
 	if err != nil {
 		return nil, err
 	}
@@ -147,15 +187,31 @@ func (f *Factory) HoldsLeases() bool {
 	return false
 }
 
-// Store opens the state backend.
+// Store opens the state backend. Its Store seals secret values on write and
+// opens them on read with deployer.yaml's secrets provider.
 func (f *Factory) Store(ctx context.Context, cfg *config.Config) (*statestore.Store, error) {
+	sealer, err := f.Sealer(cfg)
+	if err != nil {
+		return nil, err
+	}
+	return f.openStore(ctx, cfg, statestore.WithSealer(sealer))
+}
+
+// SealedStore opens the state backend without a Sealer: secrets stay as
+// stored (sealed), so no key is needed (state show, history).
+func (f *Factory) SealedStore(ctx context.Context, cfg *config.Config) (*statestore.Store, error) {
+	return f.openStore(ctx, cfg)
+}
+
+func (f *Factory) openStore(ctx context.Context, cfg *config.Config, opts ...statestore.Option) (*statestore.Store, error) {
 	b, err := backends.OpenState(ctx, cfg.Backend.State, f.backendOptions(cfg))
 	if err != nil {
 		return nil, err
 	}
 	f.closers = append(f.closers, closerFunc(b.Close))
 	f.warnFileStateInCI(cfg)
-	return statestore.New(b, statestore.WithMaxDocumentBytes(cfg.Backend.MaxStateSize)), nil
+	opts = append([]statestore.Option{statestore.WithMaxDocumentBytes(cfg.Backend.MaxStateSize)}, opts...)
+	return statestore.New(b, opts...), nil
 }
 
 // Service wires the deploy use case.
@@ -181,7 +237,7 @@ func (f *Factory) Service(ctx context.Context, cfg *config.Config, opts EngineOp
 	engines, replaceOn, _ := f.engines(cfg, opts)
 	return deploy.New(deploy.Deps{
 		Locks: locks, Store: store, Engines: engines, ReplaceOn: replaceOn,
-		Audit: al, Now: f.Now, Progress: f.progress(), Getenv: f.Getenv, Observer: f.Metrics(ctx, cfg),
+		Audit: al, Now: f.Now, Progress: f.progress(), Getenv: f.Getenv, Observer: f.Metrics(ctx, cfg), Masker: f.Masker(),
 	}), nil
 }
 

@@ -69,7 +69,7 @@ func runHistory(ctx context.Context, f *Factory, opts *HistoryOptions) error {
 	if err != nil {
 		return err
 	}
-	store, err := f.Store(ctx, cfg)
+	store, err := f.SealedStore(ctx, cfg) // history shows no secret: no key needed
 	if err != nil {
 		return err
 	}

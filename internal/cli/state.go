@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -18,6 +19,10 @@ type StateShowOptions struct {
 	Target targetFlags
 	Serial int64
 	JSON   bool
+	// ShowSecrets prints secret values in plain text (asks on a TTY, needs
+	// --yes otherwise; audited as state.secrets_shown).
+	ShowSecrets bool
+	Yes         bool
 }
 
 // NewCmdStateShow returns `deployer state show`.
@@ -40,6 +45,8 @@ func NewCmdStateShow(f *Factory, runF func(context.Context, *Factory, *StateShow
 	}
 	opts.Target.bind(cmd, false)
 	cmd.Flags().Int64Var(&opts.Serial, "serial", 0, "show the history snapshot with this serial")
+	cmd.Flags().BoolVar(&opts.ShowSecrets, "show-secrets", false, "decrypt and print secret values (asks first; audited)")
+	cmd.Flags().BoolVarP(&opts.Yes, "yes", "y", false, "with --show-secrets: do not ask")
 	return cmd
 }
 
@@ -48,7 +55,11 @@ func runStateShow(ctx context.Context, f *Factory, opts *StateShowOptions) error
 	if err != nil {
 		return err
 	}
-	store, err := f.Store(ctx, cfg)
+	open := f.SealedStore
+	if opts.ShowSecrets {
+		open = f.Store
+	}
+	store, err := open(ctx, cfg)
 	if err != nil {
 		return err
 	}
@@ -65,15 +76,22 @@ func runStateShow(ctx context.Context, f *Factory, opts *StateShowOptions) error
 	if err != nil {
 		return err
 	}
+	w := f.IO.Out
+	if opts.ShowSecrets {
+		if w, err = f.revealSecrets(t.Stack, t.Env, opts); err != nil {
+			return err
+		}
+	} else {
+		st = maskState(st)
+	}
 	if opts.JSON {
-		data, err := statestore.Encode(st)
+		data, err := json.MarshalIndent(st, "", "  ")
 		if err != nil {
 			return err
 		}
-		_, err = f.IO.Out.Write(append(data, '\n'))
+		_, err = w.Write(append(data, '\n'))
 		return err
 	}
-	w := f.IO.Out
 	fmt.Fprintf(w, "Stack:       %s\nEnvironment: %s\nSerial:      %d\nLineage:     %s\nUpdated:     %s by %s\nLocation:    %s\n",
 		st.Metadata.Stack, st.Metadata.Environment, st.Serial, st.Lineage,
 		st.Metadata.LastUpdated.UTC().Format(time.RFC3339), orDash(st.Metadata.LastUpdatedBy), store.Backend().Location(t.Stack, t.Env))

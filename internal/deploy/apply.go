@@ -67,7 +67,7 @@ func (e *ApplyError) Unwrap() error { return e.Err }
 // the run was cancelled (whatever succeeded is saved first).
 func (s *Service) Apply(ctx context.Context, req ApplyRequest) (*Outcome, error) {
 	t := req.Target
-	res, err := resolve(req.Config, t)
+	res, err := s.resolve(req.Config, t)
 	if err != nil {
 		return nil, err
 	}
@@ -75,6 +75,9 @@ func (s *Service) Apply(ctx context.Context, req ApplyRequest) (*Outcome, error)
 		if err := s.d.Preflight(scopeKinds(res, t)); err != nil {
 			return nil, err
 		}
+	}
+	if err := s.checkSecrets(ctx, t, s.learnSecrets(res)); err != nil {
+		return nil, err
 	}
 	op := "deploy"
 	if req.Destroy {
@@ -135,7 +138,7 @@ func (s *Service) Apply(ctx context.Context, req ApplyRequest) (*Outcome, error)
 		"scope", t.LockKey(), "operation", op, "lock_id", lease.Record().LockID)
 	in := engine.Inputs{
 		Stack: t.Stack, Env: t.Env, Dir: req.Config.Dir, EnvConfig: res.EnvConfig,
-		DeploymentID: depID, Outputs: outputsOf(st), Progress: s.d.Progress,
+		DeploymentID: depID, Outputs: outputsOf(st), Progress: s.d.Masker.Writer(s.d.Progress),
 	}
 	limit := req.Parallelism
 	if limit == 0 {
@@ -157,7 +160,7 @@ func (s *Service) Apply(ctx context.Context, req ApplyRequest) (*Outcome, error)
 		Status: status, DurationSeconds: s.d.Now().Sub(start).Seconds(), Scope: t.LockKey(),
 	}
 	if applyErr != nil {
-		dep.Error = applyErr.Error()
+		dep.Error = s.d.Masker.Mask(applyErr.Error())
 	}
 	ch := changesFrom(p, run, s.d.Now().UTC(), depID, dep.DurationSeconds)
 	dep.ResourcesChanged = ch.counts

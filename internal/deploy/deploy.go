@@ -20,6 +20,7 @@ import (
 	"github.com/deployer-dev/deployer/internal/engine"
 	"github.com/deployer-dev/deployer/internal/lockmgr"
 	"github.com/deployer-dev/deployer/internal/plan"
+	"github.com/deployer-dev/deployer/internal/secrets"
 	"github.com/deployer-dev/deployer/internal/statestore"
 )
 
@@ -42,6 +43,10 @@ type Deps struct {
 	Dir string
 	// Observer receives finished deployments for metrics; nil discards them.
 	Observer Observer
+	// Masker learns the secret values of the config and hides them in the
+	// engines' progress and in recorded errors (docs/secrets.md); default:
+	// a Masker of its own.
+	Masker *secrets.Masker
 }
 
 // Service runs deployer's use cases.
@@ -66,6 +71,9 @@ func New(d Deps) *Service {
 	}
 	if d.Observer == nil {
 		d.Observer = nopObserver{}
+	}
+	if d.Masker == nil {
+		d.Masker = secrets.NewMasker()
 	}
 	return &Service{d: d}
 }
@@ -155,7 +163,7 @@ func (s *Service) loadOrNew(ctx context.Context, t Target) (*statestore.State, s
 // Plan builds the plan of target against the stored state without locking
 // (like `terraform plan -lock=false`; the deploy re-plans under its lock).
 func (s *Service) Plan(ctx context.Context, cfg *config.Config, t Target, destroy bool) (*plan.Plan, error) {
-	res, err := resolve(cfg, t)
+	res, err := s.resolve(cfg, t)
 	if err != nil {
 		return nil, err
 	}
@@ -179,8 +187,24 @@ func (s *Service) buildPlan(res *config.Resolved, st *statestore.State, head sta
 	return p, nil
 }
 
-// resolve applies the environment's overrides and checks the scope; the
-// stack name is the target's (--stack overrides deployer.yaml's stack:).
+// resolve applies the environment's overrides, resolves ${env:...} and
+// ${file:...} references (the Masker learns every secret) and checks the
+// scope; the stack name is the target's (--stack overrides deployer.yaml's
+// stack:).
+func (s *Service) resolve(cfg *config.Config, t Target) (*config.Resolved, error) {
+	res, err := resolve(cfg, t)
+	if err != nil {
+		return nil, err
+	}
+	if err := config.ResolveReferences(cfg, res, s.d.Getenv); err != nil {
+		return nil, err
+	}
+	s.learnSecrets(res)
+	return res, nil
+}
+
+// resolve applies the environment's overrides (references left as they
+// are) and checks the scope.
 func resolve(cfg *config.Config, t Target) (*config.Resolved, error) {
 	res, err := cfg.Resolve(t.Env)
 	if err != nil {

@@ -63,12 +63,12 @@ func (s *Service) Preview(ctx context.Context, cfg *config.Config, t Target, p *
 	if err != nil {
 		return "", err
 	}
-	res, err := resolve(cfg, t)
+	res, err := s.resolve(cfg, t)
 	if err != nil {
 		return "", err
 	}
 	in := engine.Inputs{Stack: t.Stack, Env: t.Env, Dir: cfg.Dir, EnvConfig: res.EnvConfig, DeploymentID: NewDeploymentID(),
-		Outputs: outputsOf(st), Keep: keepFor(p, st, eng, steps), Progress: s.d.Progress}
+		Outputs: outputsOf(st), Keep: keepFor(p, st, eng, steps), Progress: s.d.Masker.Writer(s.d.Progress)}
 	return eng.Preview(ctx, steps, in)
 }
 
@@ -84,7 +84,7 @@ func (s *Service) Refresh(ctx context.Context, cfg *config.Config, t Target, p *
 	if err != nil {
 		return nil, err
 	}
-	res, err := resolve(cfg, t)
+	res, err := s.resolve(cfg, t)
 	if err != nil {
 		return nil, err
 	}
@@ -95,6 +95,6 @@ func (s *Service) Refresh(ctx context.Context, cfg *config.Config, t Target, p *
 		}
 	}
 	in := engine.Inputs{Stack: t.Stack, Env: t.Env, Dir: cfg.Dir, EnvConfig: res.EnvConfig, DeploymentID: NewDeploymentID(),
-		Outputs: outputsOf(st), Keep: keepFor(p, st, eng, all), Progress: s.d.Progress}
+		Outputs: outputsOf(st), Keep: keepFor(p, st, eng, all), Progress: s.d.Masker.Writer(s.d.Progress)}
 	return eng.Refresh(ctx, all, in)
 }

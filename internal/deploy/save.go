@@ -134,7 +134,7 @@ func (s *Service) save(ctx context.Context, lease *lockmgr.Lease, t Target, st *
 		if lease.Lost() != nil {
 			err := &statestore.ConflictError{Location: s.d.Store.Backend().Location(t.Stack, t.Env),
 				Reason: "the lock was lost (broken with unlock --force or taken over after it expired) before the state was written"}
-			return statestore.Head{}, s.saveErrored(t, st, cs, dep, rec, commit, branch, now, err)
+			return statestore.Head{}, s.saveErrored(ctx, t, st, cs, dep, rec, commit, branch, now, err)
 		}
 		next := cloneState(st)
 		cs.apply(next, dep, rec, rec.LockedBy, commit, branch, now)
@@ -152,19 +152,19 @@ func (s *Service) save(ctx context.Context, lease *lockmgr.Lease, t Target, st *
 				continue
 			}
 		}
-		return statestore.Head{}, s.saveErrored(t, st, cs, dep, rec, commit, branch, now, err)
+		return statestore.Head{}, s.saveErrored(ctx, t, st, cs, dep, rec, commit, branch, now, err)
 	}
 }
 
 // saveErrored keeps the state that could not be written (SPEC 6).
-func (s *Service) saveErrored(t Target, st *statestore.State, cs changeSet, dep statestore.Deployment,
+func (s *Service) saveErrored(ctx context.Context, t Target, st *statestore.State, cs changeSet, dep statestore.Deployment,
 	rec lockmgr.Record, commit, branch string, now time.Time, cause error) error {
 	if len(cs.resources) == 0 {
 		return cause
 	}
 	next := cloneState(st)
 	cs.apply(next, dep, rec, rec.LockedBy, commit, branch, now)
-	data, err := statestore.Encode(next)
+	data, err := s.d.Store.Encode(context.WithoutCancel(ctx), next)
 	if err != nil {
 		return errors.Join(cause, err)
 	}

@@ -1,0 +1,87 @@
+package deploy
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/deployer-dev/deployer/internal/config"
+	"github.com/deployer-dev/deployer/internal/lockmgr"
+	"github.com/deployer-dev/deployer/internal/secrets"
+	"github.com/deployer-dev/deployer/internal/statestore"
+)
+
+// learnSecrets gives the Masker every secret text of the resolved config
+// (docs/secrets.md) and reports whether there is any: values under keys
+// named like password/secret/token/key, values written {secret: true, value:
+// X}, and references marked secret.
+func (s *Service) learnSecrets(res *config.Resolved) bool {
+	found := false
+	add := func(v any) {
+		found = true
+		s.d.Masker.Add(secrets.Strings(v)...)
+	}
+	secrets.Leaves(res.EnvConfig, add)
+	for _, c := range res.Components {
+		secrets.Leaves(c.Config, add)
+	}
+	return found
+}
+
+// checkSecrets verifies, before any lock is taken, that the secrets
+// provider opens the stored state (a wrong passphrase or an unavailable KMS
+// key is a *statestore.SecretsError, exit 1), and that it can make a key
+// when the run has secrets to store and the state has none yet.
+func (s *Service) checkSecrets(ctx context.Context, t Target, needKey bool) error {
+	return s.d.Store.CheckSecrets(ctx, t.Stack, t.Env, needKey)
+}
+
+// Rotate re-encrypts the secrets of t's state with to (a Sealer of the new
+// passphrase or key) under the stack lock, as a new serial with a deployment
+// entry of type rotate-secrets (docs/secrets.md). The state is opened with
+// the Store's own Sealer first; a state without secrets is rewritten as it
+// is, with its secrets block removed.
+func (s *Service) Rotate(ctx context.Context, t Target, to *secrets.Sealer, lockTimeout time.Duration) (statestore.Head, error) {
+	t = Target{Stack: t.Stack, Env: t.Env}
+	if err := s.checkSecrets(ctx, t, false); err != nil {
+		return statestore.Head{}, err
+	}
+	if err := to.Check(ctx, nil, true); err != nil {
+		return statestore.Head{}, err
+	}
+	depID := NewDeploymentID()
+	by, md := lockmgr.Holder(s.d.Getenv)
+	md.DeploymentID, md.Operation = depID, "rotate-secrets"
+	lease, err := s.d.Locks.Acquire(ctx, lockmgr.Request{Key: t.LockKey(), LockedBy: by, Metadata: md, Timeout: lockTimeout})
+	if err != nil {
+		return statestore.Head{}, err
+	}
+	defer releaseLease(lease)
+	work := lease.Context()
+	st, head, err := s.d.Store.Load(work, t.Stack, t.Env)
+	if err != nil {
+		return statestore.Head{}, err
+	}
+	now := s.d.Now().UTC()
+	dep := statestore.Deployment{DeploymentID: depID, Type: "rotate-secrets", Timestamp: now, TriggeredBy: by,
+		Status: "success", Scope: t.LockKey()}
+	rec := lease.Record()
+	next := cloneState(st)
+	next.Secrets = nil // sealed afresh by to
+	changeSet{}.apply(next, dep, rec, by, st.Metadata.GitCommit, st.Metadata.GitBranch, now)
+	if lease.Lost() != nil {
+		return statestore.Head{}, fmt.Errorf("rotate stopped: %w", lockmgr.ErrLockLost)
+	}
+	sealed, err := to.Seal(work, next)
+	if err != nil {
+		return statestore.Head{}, err
+	}
+	newHead, err := statestore.New(s.d.Store.Backend(), statestore.WithClock(s.d.Now)).Save(work, sealed, head,
+		&statestore.LockRef{Key: rec.LockKey, LockID: rec.LockID, Fence: rec.Fence})
+	if err != nil {
+		return statestore.Head{}, err
+	}
+	s.d.Audit.Info("secrets.rotated", "stack", t.Stack, "environment", t.Env, "serial", newHead.Serial,
+		"deployment_id", depID, "lock_id", rec.LockID, "to", to.Provider().Name())
+	return newHead, nil
+}
