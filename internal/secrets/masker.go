@@ -115,6 +115,17 @@ func (m *Masker) Mask(s string) string {
 	return r.Replace(s)
 }
 
+// Contains reports whether s holds a known value.
+func (m *Masker) Contains(s string) bool {
+	if m == nil || len(s) < MinMaskLength {
+		return false
+	}
+	m.mu.RLock()
+	r := m.repl
+	m.mu.RUnlock()
+	return r != nil && r.Replace(s) != s
+}
+
 // Len returns how many texts the Masker hides.
 func (m *Masker) Len() int {
 	m.mu.RLock()

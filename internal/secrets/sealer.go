@@ -209,7 +209,8 @@ func openValue(v any, open func(map[string]any) (any, error)) (any, bool, error)
 
 // Seal implements statestore.Sealer. Secret values (docs/secrets.md: values
 // under keys named like password/secret/token/key, values written {secret:
-// true, value: X}) become envelopes; envelopes already there are kept as
+// true, value: X}, and strings holding a value the Masker knows, such as a
+// connection string a component built from a password) become envelopes; envelopes already there are kept as
 // they are. The key is the one of st.Secrets, or a new one when st has no
 // secrets block. Resources without plain secrets are shared with st.
 func (s *Sealer) Seal(ctx context.Context, st *statestore.State) (*statestore.State, error) {
@@ -254,15 +255,15 @@ func (s *Sealer) Seal(ctx context.Context, st *statestore.State) (*statestore.St
 		if r == nil {
 			continue
 		}
-		dc, c1, err := sealMap(r.DesiredConfig, seal)
+		dc, c1, err := s.sealMap(r.DesiredConfig, seal)
 		if err != nil {
 			return nil, err
 		}
-		as, c2, err := sealMap(r.ActualState, seal)
+		as, c2, err := s.sealMap(r.ActualState, seal)
 		if err != nil {
 			return nil, err
 		}
-		out, c3, err := sealMap(r.Outputs, seal)
+		out, c3, err := s.sealMap(r.Outputs, seal)
 		if err != nil {
 			return nil, err
 		}
@@ -279,7 +280,7 @@ func (s *Sealer) Seal(ctx context.Context, st *statestore.State) (*statestore.St
 		c.DesiredConfig, c.ActualState, c.Outputs = dc, as, out
 		res[addr] = &c
 	}
-	outs, changed, err := sealMap(st.Outputs, seal)
+	outs, changed, err := s.sealMap(st.Outputs, seal)
 	if err != nil {
 		return nil, err
 	}
@@ -298,14 +299,14 @@ func (s *Sealer) Seal(ctx context.Context, st *statestore.State) (*statestore.St
 // sealMap returns m with its secret values sealed, and whether it changed;
 // an unchanged m is returned as it is, a changed one is a copy (m is never
 // written).
-func sealMap(m map[string]any, seal func(any) (map[string]any, error)) (map[string]any, bool, error) {
+func (s *Sealer) sealMap(m map[string]any, seal func(any) (map[string]any, error)) (map[string]any, bool, error) {
 	var out map[string]any
 	for k, v := range m {
 		var nv any
 		changed := false
 		switch {
 		case v == nil || IsEnvelope(v):
-		case IsSecretValue(v) || IsSecretKey(k):
+		case IsSecretValue(v) || IsSecretKey(k) || s.holdsSecret(v):
 			env, err := seal(v)
 			if err != nil {
 				return nil, false, err
@@ -313,7 +314,7 @@ func sealMap(m map[string]any, seal func(any) (map[string]any, error)) (map[stri
 			nv, changed = env, true
 		default:
 			var err error
-			if nv, changed, err = sealValue(v, seal); err != nil {
+			if nv, changed, err = s.sealValue(v, seal); err != nil {
 				return nil, false, err
 			}
 		}
@@ -333,18 +334,28 @@ func sealMap(m map[string]any, seal func(any) (map[string]any, error)) (map[stri
 	return out, true, nil
 }
 
-func sealValue(v any, seal func(any) (map[string]any, error)) (any, bool, error) {
+// holdsSecret reports whether v is a string holding a value the Masker knows.
+func (s *Sealer) holdsSecret(v any) bool {
+	str, ok := v.(string)
+	return ok && s.masker.Contains(str)
+}
+
+func (s *Sealer) sealValue(v any, seal func(any) (map[string]any, error)) (any, bool, error) {
+	if s.holdsSecret(v) {
+		env, err := seal(v)
+		return env, err == nil, err
+	}
 	switch t := v.(type) {
 	case map[string]any:
 		if IsSecretValue(t) {
 			env, err := seal(t)
 			return env, err == nil, err
 		}
-		return sealMap(t, seal)
+		return s.sealMap(t, seal)
 	case []any:
 		var out []any
 		for i, x := range t {
-			nv, changed, err := sealValue(x, seal)
+			nv, changed, err := s.sealValue(x, seal)
 			if err != nil {
 				return nil, false, err
 			}

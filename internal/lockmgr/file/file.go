@@ -33,17 +33,17 @@ type Backend struct {
 	close chan struct{}
 }
 
-// New opens the lock directory DIR/locks, creating it (mode 0o755) if needed.
+// New opens the lock directory DIR/locks, creating it (mode 0o700) if needed.
 // Errors: the directory cannot be created or is not writable.
 func New(dir string) (*Backend, error) {
 	locks := filepath.Join(dir, "locks")
-	if err := os.MkdirAll(locks, 0o755); err != nil {
+	if err := os.MkdirAll(locks, 0o700); err != nil {
 		return nil, fmt.Errorf("create lock directory: %w (check that %s is writable)", err, dir)
 	}
 	b := &Backend{
 		dir:   locks,
 		sem:   make(chan struct{}, 1),
-		fl:    flock.New(filepath.Join(locks, ".flock"), flock.SetPermissions(0o644)),
+		fl:    flock.New(filepath.Join(locks, ".flock"), flock.SetPermissions(0o600)),
 		close: make(chan struct{}),
 	}
 	// Open the lock file once now, so a read-only directory fails here.

@@ -124,7 +124,7 @@ func writeFileAtomic(dir, name string, data []byte, syncParent bool) (err error)
 	if _, err = f.Write(data); err != nil {
 		return err
 	}
-	if err = f.Chmod(0o644); err != nil {
+	if err = f.Chmod(0o600); err != nil {
 		return err
 	}
 	if err = f.Sync(); err != nil {

@@ -35,13 +35,13 @@ type Backend struct {
 	dir string
 }
 
-// New returns the backend of DIR, creating the directory (mode 0o755) if
+// New returns the backend of DIR, creating the directory (mode 0o700) if
 // needed. Errors: DIR is empty, or cannot be created.
 func New(dir string) (*Backend, error) {
 	if dir == "" {
 		return nil, errors.New("file state backend: empty directory: use file://DIR")
 	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("create state directory: %w (check that %s is writable)", err, dir)
 	}
 	return &Backend{dir: filepath.Clean(dir)}, nil
@@ -103,10 +103,10 @@ func (b *Backend) Write(ctx context.Context, req statestore.WriteRequest) (state
 	if len(req.Document) == 0 {
 		return "", errors.New("write state: empty document")
 	}
-	if err := os.MkdirAll(filepath.Join(dir, "history"), 0o755); err != nil {
+	if err := os.MkdirAll(filepath.Join(dir, "history"), 0o700); err != nil {
 		return "", fmt.Errorf("create state directory: %w (check that %s is writable)", err, b.dir)
 	}
-	fl := flock.New(filepath.Join(dir, ".state.flock"), flock.SetPermissions(0o644))
+	fl := flock.New(filepath.Join(dir, ".state.flock"), flock.SetPermissions(0o600))
 	defer fl.Close()
 	locked, err := fl.TryLockContext(ctx, flockRetry)
 	if err != nil {
@@ -156,7 +156,7 @@ func checkPrev(path string, prev statestore.Version) error {
 // writeSnapshot creates the history snapshot of req; it never replaces one.
 func writeSnapshot(histDir string, req statestore.WriteRequest) error {
 	path := filepath.Join(histDir, statestore.SnapshotName(req.Time, req.Serial))
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
 	if errors.Is(err, fs.ErrExist) {
 		return &statestore.ConflictError{Location: path, Reason: "a history snapshot of this serial and time already exists"}
 	}
@@ -187,7 +187,7 @@ func replaceFile(path string, data []byte) error {
 	}
 	_, err = tmp.Write(data)
 	if err == nil {
-		err = tmp.Chmod(0o644)
+		err = tmp.Chmod(0o600)
 	}
 	if err == nil {
 		err = tmp.Sync()
