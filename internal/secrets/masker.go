@@ -28,6 +28,11 @@ type Masker struct {
 	values   map[string]bool
 	repl     *strings.Replacer
 	announce io.Writer
+	// An index for Contains: a bit per two-byte prefix of a value, and the
+	// values by prefix, so a string is scanned once whatever the number
+	// of values.
+	prefixes *[1 << 16 / 64]uint64
+	byPrefix map[uint16][]string
 }
 
 // NewMasker returns a Masker that knows no value yet.
@@ -60,6 +65,9 @@ func (m *Masker) announceLocked(v string) {
 // JSON-escaped form and each of its lines). Values shorter than
 // MinMaskLength are ignored.
 func (m *Masker) Add(values ...string) {
+	if m == nil {
+		return
+	}
 	var add []string
 	m.mu.RLock()
 	for _, v := range values {
@@ -99,6 +107,12 @@ func (m *Masker) Add(values ...string) {
 		pairs = append(pairs, v, Hidden)
 	}
 	m.repl = strings.NewReplacer(pairs...)
+	m.prefixes, m.byPrefix = new([1 << 16 / 64]uint64), map[uint16][]string{}
+	for _, v := range all {
+		p := uint16(v[0])<<8 | uint16(v[1])
+		m.prefixes[p/64] |= 1 << (p % 64)
+		m.byPrefix[p] = append(m.byPrefix[p], v)
+	}
 }
 
 // Mask returns s with every known value replaced by "***".
@@ -121,9 +135,22 @@ func (m *Masker) Contains(s string) bool {
 		return false
 	}
 	m.mu.RLock()
-	r := m.repl
-	m.mu.RUnlock()
-	return r != nil && r.Replace(s) != s
+	defer m.mu.RUnlock()
+	if m.prefixes == nil {
+		return false
+	}
+	for i := 0; i+1 < len(s); i++ {
+		p := uint16(s[i])<<8 | uint16(s[i+1])
+		if m.prefixes[p/64]&(1<<(p%64)) == 0 {
+			continue
+		}
+		for _, v := range m.byPrefix[p] {
+			if strings.HasPrefix(s[i:], v) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // Len returns how many texts the Masker hides.

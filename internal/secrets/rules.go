@@ -2,6 +2,8 @@ package secrets
 
 import (
 	"strings"
+	"sync"
+	"sync/atomic"
 	"unicode"
 )
 
@@ -21,6 +23,26 @@ var secretWords = []string{"key", "keys", "apikey", "pass", "pwd"}
 // it contains password, passwd, passphrase, secret, token or credential in
 // any case, or one of its words is key, keys, apikey, pass or pwd.
 func IsSecretKey(k string) bool {
+	if v, ok := keyVerdicts.Load(k); ok {
+		return v.(bool)
+	}
+	secret := isSecretKey(k)
+	if keyVerdictCount.Add(1) <= maxKeyVerdicts {
+		keyVerdicts.Store(k, secret)
+	}
+	return secret
+}
+
+// keyVerdicts caches IsSecretKey by key: a state repeats the same few key
+// names in every resource. At most maxKeyVerdicts keys are kept.
+var (
+	keyVerdicts     sync.Map
+	keyVerdictCount atomic.Int64
+)
+
+const maxKeyVerdicts = 100_000
+
+func isSecretKey(k string) bool {
 	lower := strings.ToLower(k)
 	for _, s := range secretSubstrings {
 		if strings.Contains(lower, s) {

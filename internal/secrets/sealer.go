@@ -232,7 +232,11 @@ func (s *Sealer) Seal(ctx context.Context, st *statestore.State) (*statestore.St
 		if err != nil {
 			return nil, s.fail(fmt.Errorf("encode a secret value: %w", err))
 		}
-		s.learn(v)
+		if str, ok := v.(string); ok {
+			s.masker.Add(str)
+		} else {
+			s.learn(v)
+		}
 		ck := info.Key + "\x00" + string(plain)
 		s.mu.Lock()
 		env, ok := s.cache[ck]
