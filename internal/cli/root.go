@@ -67,6 +67,7 @@ func NewRootCmd(f *Factory) *cobra.Command {
 		NewCmdUnlock(f, nil),
 		NewCmdHistory(f, nil),
 		NewCmdRestore(f, nil),
+		NewCmdSecrets(f),
 		lockCmd,
 		backendCmd,
 		NewCmdVersion(f, nil),

@@ -197,3 +197,41 @@ func TestSecretsWrongPassphraseOrMissingVariableStopBeforeTheLock(t *testing.T) 
 		t.Errorf("no lock should have been taken:\n%s", data)
 	}
 }
+
+func TestSecretsRotateReencryptsAsANewSerialUnderTheLock(t *testing.T) {
+	p := newProject(t, secretYAML)
+	p.write("db.sh", secretScript)
+	p.env = []string{"APP_PASSWORD=" + appPassword, "DEPLOYER_SECRETS_PASSPHRASE=old pass", "PULUMI_CONFIG_PASSPHRASE="}
+	audit := filepath.Join(p.dir, "audit.log")
+	p.mustRun(0, "deploy", "-e", "dev", "--yes")
+	before := p.state("qs", "dev")
+
+	r := p.mustRun(2, "secrets", "rotate", "-e", "dev")
+	if !strings.Contains(r.stderr, "DEPLOYER_SECRETS_NEW_PASSPHRASE") {
+		t.Errorf("rotate without a new passphrase should name the variable:\n%s", r)
+	}
+	p.env = append(p.env, "DEPLOYER_SECRETS_NEW_PASSPHRASE=new pass")
+	r = p.mustRun(0, "secrets", "rotate", "-e", "dev", "--json", "--audit-log", audit)
+	var out struct {
+		Serial   int64  `json:"serial"`
+		Provider string `json:"provider"`
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &out); err != nil || out.Serial != 2 || out.Provider != "passphrase" {
+		t.Fatalf("rotate --json: %v\n%s", err, r)
+	}
+	after := p.state("qs", "dev")
+	if after.Lineage != before.Lineage || after.Serial != 2 || after.DeploymentHistory[0].Type != "rotate-secrets" {
+		t.Errorf("rotate should write serial 2 of the same lineage with a rotate-secrets entry: %+v", after.DeploymentHistory)
+	}
+	if a := string(p.read("audit.log")); !strings.Contains(a, `"lock.acquired"`) || !strings.Contains(a, `"secrets.rotated"`) {
+		t.Errorf("rotate should take the stack lock and be audited:\n%s", a)
+	}
+	p.env = p.env[:len(p.env)-1]
+	r = p.mustRun(1, "plan", "-e", "dev")
+	if !strings.Contains(r.stderr, "the passphrase does not open") {
+		t.Errorf("the old passphrase should no longer open the state:\n%s", r)
+	}
+	p.env[1] = "DEPLOYER_SECRETS_PASSPHRASE=new pass"
+	p.mustRun(0, "plan", "-e", "dev", "--detailed-exitcode")
+	grepTree(t, filepath.Join(p.dir, ".deployer"), appPassword)
+}
