@@ -44,7 +44,7 @@ func ResolveReferences(c *Config, res *Resolved, getenv func(string) string) err
 		base := "services." + rc.Service + ".components." + rc.Name + ".config"
 		rc.Config = r.mapValue(base, rc.Config, false)
 		for _, p := range rc.Secrets {
-			wrapPath(rc.Config, strings.Split(p, "."))
+			wrapPath(rc.Config, p)
 		}
 	}
 	if len(r.verr.Problems) > 0 {
@@ -126,22 +126,50 @@ func (r *refResolver) problem(path, msg string) {
 	r.verr.Problems = append(r.verr.Problems, Problem{File: r.file, Path: path, Msg: msg})
 }
 
-// wrapPath makes the value at the dotted path keys of m a secret value; a
-// path that is absent is left alone.
-func wrapPath(m map[string]any, keys []string) {
-	for i, k := range keys {
-		v, ok := m[k]
-		if !ok || v == nil {
-			return
+// wrapPath makes the value at path ("db.password", "keys[0]") inside m a
+// secret value; a path that is absent is left alone.
+func wrapPath(m map[string]any, path string) {
+	var parent any = m
+	var set func(any)
+	var cur any = m
+	for _, part := range strings.Split(path, ".") {
+		key, rest, _ := strings.Cut(part, "[")
+		steps := []any{key}
+		for rest != "" {
+			idx, after, ok := strings.Cut(rest, "]")
+			n, err := strconv.Atoi(idx)
+			if !ok || err != nil {
+				return
+			}
+			steps = append(steps, n)
+			rest = strings.TrimPrefix(after, "[")
 		}
-		if i == len(keys)-1 {
-			m[k] = secrets.Wrap(v)
-			return
+		for _, st := range steps {
+			if secrets.IsSecretValue(cur) {
+				return
+			}
+			parent = cur
+			switch k := st.(type) {
+			case string:
+				pm, ok := parent.(map[string]any)
+				if !ok {
+					return
+				}
+				if cur, ok = pm[k]; !ok {
+					return
+				}
+				set = func(v any) { pm[k] = v }
+			case int:
+				pl, ok := parent.([]any)
+				if !ok || k < 0 || k >= len(pl) {
+					return
+				}
+				cur = pl[k]
+				set = func(v any) { pl[k] = v }
+			}
 		}
-		next, ok := v.(map[string]any)
-		if !ok || secrets.IsSecretValue(next) {
-			return
-		}
-		m = next
+	}
+	if cur != nil && set != nil {
+		set(secrets.Wrap(cur))
 	}
 }

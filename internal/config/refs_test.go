@@ -25,8 +25,9 @@ func TestResolveReferences(t *testing.T) {
 				"nested":   map[string]any{"api": "${env:REGION}-x", "opaque": "kept"},
 				"literal":  "${HOME} and ${other:thing} stay",
 				"wrapped":  map[string]any{"secret": true, "value": "${env:REGION}"},
+				"hosts":    []any{"k0", "k1"},
 			},
-			Secrets: []string{"nested.opaque", "absent.path"},
+			Secrets: []string{"nested.opaque", "absent.path", "hosts[1]", "hosts[9]", "password.deeper"},
 		}}}},
 	}
 	res, err := c.Resolve("dev")
@@ -44,6 +45,7 @@ func TestResolveReferences(t *testing.T) {
 		"nested":   map[string]any{"api": "eu-west-1-x", "opaque": map[string]any{"secret": true, "value": "kept"}},
 		"literal":  "${HOME} and ${other:thing} stay",
 		"wrapped":  map[string]any{"secret": true, "value": "eu-west-1"},
+		"hosts":    []any{"k0", map[string]any{"secret": true, "value": "k1"}},
 	}
 	if diff := cmp.Diff(want, res.Components["app/db"].Config); diff != "" {
 		t.Errorf("resolved config (-want +got):\n%s", diff)
