@@ -235,3 +235,17 @@ func TestSecretsRotateReencryptsAsANewSerialUnderTheLock(t *testing.T) {
 	p.mustRun(0, "plan", "-e", "dev", "--detailed-exitcode")
 	grepTree(t, filepath.Join(p.dir, ".deployer"), appPassword)
 }
+
+func TestSecretsAreAnnouncedOnceToGitHubActions(t *testing.T) {
+	p := newProject(t, secretYAML)
+	p.write("db.sh", secretScript)
+	p.env = []string{"APP_PASSWORD=" + appPassword, "DEPLOYER_SECRETS_PASSPHRASE=" + passphrase, "PULUMI_CONFIG_PASSPHRASE=",
+		"GITHUB_ACTIONS=true", "GITHUB_RUN_ID=42", "GITHUB_STEP_SUMMARY=", "GITHUB_OUTPUT="}
+	r := p.mustRun(0, "deploy", "-e", "dev", "--yes")
+	if n := strings.Count(r.stderr, "::add-mask::"+appPassword+"\n"); n != 1 {
+		t.Errorf("the password should be announced once with ::add-mask::, got %d:\n%s", n, r)
+	}
+	if strings.Count(r.stderr, appPassword) != 1 || strings.Contains(r.stdout, appPassword) {
+		t.Errorf("besides ::add-mask::, the password should be masked:\n%s", r)
+	}
+}

@@ -63,7 +63,8 @@ func (m *Masker) announceLocked(v string) {
 
 // Add makes the Masker hide each value (and, when they differ, its
 // JSON-escaped form and each of its lines). Values shorter than
-// MinMaskLength are ignored.
+// MinMaskLength, and values holding one already known (a connection string
+// built from a known password), are not added.
 func (m *Masker) Add(values ...string) {
 	if m == nil {
 		return
@@ -82,8 +83,8 @@ func (m *Masker) Add(values ...string) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	for _, v := range add {
-		if m.values[v] {
-			continue
+		if m.values[v] || m.containsLocked(v) {
+			continue // already hidden, whole or in part
 		}
 		m.values[v] = true
 		m.announceLocked(v)
@@ -136,6 +137,10 @@ func (m *Masker) Contains(s string) bool {
 	}
 	m.mu.RLock()
 	defer m.mu.RUnlock()
+	return m.containsLocked(s)
+}
+
+func (m *Masker) containsLocked(s string) bool {
 	if m.prefixes == nil {
 		return false
 	}
