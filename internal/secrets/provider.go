@@ -104,7 +104,7 @@ func (p *passphrase) NewKey(context.Context) ([]byte, statestore.SecretsInfo, er
 func (p *passphrase) Key(_ context.Context, info statestore.SecretsInfo) ([]byte, error) {
 	var n, r, par int
 	if _, err := fmt.Sscanf(info.KDF, "scrypt:N=%d,r=%d,p=%d", &n, &r, &par); err != nil {
-		return nil, fmt.Errorf("the state's secrets block has kdf %q, not scrypt:N=...,r=...,p=...", info.KDF)
+		return nil, fmt.Errorf("the state's secrets block has kdf %q, want scrypt:N=<n>,r=<r>,p=<p>", info.KDF)
 	}
 	salt, err := base64.StdEncoding.DecodeString(info.Salt)
 	if err != nil || len(salt) == 0 {
