@@ -106,6 +106,9 @@ func (b *Backend) Write(ctx context.Context, req statestore.WriteRequest) (state
 	if err := os.MkdirAll(filepath.Join(dir, "history"), 0o700); err != nil {
 		return "", fmt.Errorf("create state directory: %w (check that %s is writable)", err, b.dir)
 	}
+	// The state holds (encrypted) secrets: its directory is the user's own
+	// even when another writer (Pulumi's backend) created it first.
+	_ = os.Chmod(dir, 0o700)
 	fl := flock.New(filepath.Join(dir, ".state.flock"), flock.SetPermissions(0o600))
 	defer fl.Close()
 	locked, err := fl.TryLockContext(ctx, flockRetry)
