@@ -86,34 +86,63 @@ func (m *Masker) Add(values ...string) {
 		if m.values[v] || m.containsLocked(v) {
 			continue // already hidden, whole or in part
 		}
-		m.values[v] = true
 		m.announceLocked(v)
+		m.insertLocked(v)
 		if b, err := json.Marshal(v); err == nil {
 			if esc := string(b[1 : len(b)-1]); esc != v {
-				m.values[esc] = true
+				m.insertLocked(esc)
 			}
 		}
 		if strings.Contains(v, "\n") {
 			for _, line := range strings.Split(v, "\n") {
 				if line = strings.TrimRight(line, "\r"); len(line) >= MinMaskLength {
-					m.values[line] = true
+					m.insertLocked(line)
 				}
 			}
 		}
 	}
-	// Longest first, so a value containing another is hidden whole.
-	all := slices.SortedFunc(maps.Keys(m.values), func(a, b string) int { return len(b) - len(a) })
-	pairs := make([]string, 0, 2*len(all))
-	for _, v := range all {
-		pairs = append(pairs, v, Hidden)
+}
+
+// insertLocked adds v to the values and the prefix index; the replacer is
+// rebuilt by the next Mask.
+func (m *Masker) insertLocked(v string) {
+	if m.values[v] {
+		return
 	}
-	m.repl = strings.NewReplacer(pairs...)
-	m.prefixes, m.byPrefix = new([1 << 16 / 64]uint64), map[uint16][]string{}
-	for _, v := range all {
-		p := uint16(v[0])<<8 | uint16(v[1])
-		m.prefixes[p/64] |= 1 << (p % 64)
-		m.byPrefix[p] = append(m.byPrefix[p], v)
+	m.values[v] = true
+	m.repl = nil
+	if m.prefixes == nil {
+		m.prefixes, m.byPrefix = new([1 << 16 / 64]uint64), map[uint16][]string{}
 	}
+	p := uint16(v[0])<<8 | uint16(v[1])
+	m.prefixes[p/64] |= 1 << (p % 64)
+	// Longest first, so Contains and Mask agree on overlapping values.
+	list := append(m.byPrefix[p], v)
+	slices.SortFunc(list, func(a, b string) int { return len(b) - len(a) })
+	m.byPrefix[p] = list
+}
+
+// replacer returns the replacer of the current values, building it when
+// values were added since the last call.
+func (m *Masker) replacer() *strings.Replacer {
+	m.mu.RLock()
+	r, n := m.repl, len(m.values)
+	m.mu.RUnlock()
+	if r != nil || n == 0 {
+		return r
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.repl == nil {
+		// Longest first, so a value containing another is hidden whole.
+		all := slices.SortedFunc(maps.Keys(m.values), func(a, b string) int { return len(b) - len(a) })
+		pairs := make([]string, 0, 2*len(all))
+		for _, v := range all {
+			pairs = append(pairs, v, Hidden)
+		}
+		m.repl = strings.NewReplacer(pairs...)
+	}
+	return m.repl
 }
 
 // Mask returns s with every known value replaced by "***".
@@ -121,13 +150,10 @@ func (m *Masker) Mask(s string) string {
 	if m == nil {
 		return s
 	}
-	m.mu.RLock()
-	r := m.repl
-	m.mu.RUnlock()
-	if r == nil {
-		return s
+	if r := m.replacer(); r != nil {
+		return r.Replace(s)
 	}
-	return r.Replace(s)
+	return s
 }
 
 // Contains reports whether s holds a known value.
@@ -160,6 +186,9 @@ func (m *Masker) containsLocked(s string) bool {
 
 // Len returns how many texts the Masker hides.
 func (m *Masker) Len() int {
+	if m == nil {
+		return 0
+	}
 	m.mu.RLock()
 	defer m.mu.RUnlock()
 	return len(m.values)

@@ -124,6 +124,8 @@ func (s *Sealer) Check(ctx context.Context, info *statestore.SecretsInfo, needKe
 // the value it holds.
 func (s *Sealer) Open(ctx context.Context, st *statestore.State) error {
 	var a cipher.AEAD
+	var learned []string
+	defer func() { s.masker.Add(learned...) }()
 	open := func(env map[string]any) (any, error) {
 		provider, key := EnvelopeKey(env)
 		if st.Secrets == nil {
@@ -152,7 +154,7 @@ func (s *Sealer) Open(ctx context.Context, st *statestore.State) error {
 		s.mu.Lock()
 		s.cache[key+"\x00"+string(plain)] = env
 		s.mu.Unlock()
-		s.learn(v)
+		learned = append(learned, Strings(v)...)
 		return v, nil
 	}
 	for _, r := range st.Resources {
@@ -163,12 +165,6 @@ func (s *Sealer) Open(ctx context.Context, st *statestore.State) error {
 		}
 	}
 	return openMap(st.Outputs, open)
-}
-
-func (s *Sealer) learn(v any) {
-	if s.masker != nil {
-		s.masker.Add(Strings(v)...)
-	}
 }
 
 // openMap replaces the envelopes under m in place.
@@ -214,6 +210,17 @@ func openValue(v any, open func(map[string]any) (any, error)) (any, bool, error)
 // they are. The key is the one of st.Secrets, or a new one when st has no
 // secrets block. Resources without plain secrets are shared with st.
 func (s *Sealer) Seal(ctx context.Context, st *statestore.State) (*statestore.State, error) {
+	known := s.masker.Len()
+	out, err := s.sealOnce(ctx, st)
+	if err != nil || s.masker.Len() == known {
+		return out, err
+	}
+	// Secrets first met in this pass may sit inside strings the pass saw
+	// before them: one more pass seals those.
+	return s.sealOnce(ctx, out)
+}
+
+func (s *Sealer) sealOnce(ctx context.Context, st *statestore.State) (*statestore.State, error) {
 	info := st.Secrets
 	var a cipher.AEAD
 	seal := func(v any) (map[string]any, error) {
@@ -235,7 +242,7 @@ func (s *Sealer) Seal(ctx context.Context, st *statestore.State) (*statestore.St
 		if str, ok := v.(string); ok {
 			s.masker.Add(str)
 		} else {
-			s.learn(v)
+			s.masker.Add(Strings(v)...)
 		}
 		ck := info.Key + "\x00" + string(plain)
 		s.mu.Lock()
@@ -351,6 +358,9 @@ func (s *Sealer) sealValue(v any, seal func(any) (map[string]any, error)) (any, 
 	}
 	switch t := v.(type) {
 	case map[string]any:
+		if IsEnvelope(t) {
+			return v, false, nil
+		}
 		if IsSecretValue(t) {
 			env, err := seal(t)
 			return env, err == nil, err
