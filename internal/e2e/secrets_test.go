@@ -126,6 +126,9 @@ func TestSecretsAreNeverStoredOrPrinted(t *testing.T) {
 	if err := os.Chmod(filepath.Join(p.dir, ".deployer/stacks/qs/dev/state.json"), 0o600); err != nil {
 		t.Fatal(err)
 	}
+	// The errored state pushes as it is (sealed), and opens with the passphrase.
+	run(0, "state", "push", "deployer-errored-qs-dev.json", "-e", "dev", "--yes")
+	run(0, "plan", "-e", "dev")
 	run(0, "restore", "-e", "dev", "--serial", "1", "--yes")
 	run(0, "state", "show", "-e", "dev")
 	r = run(0, "state", "show", "-e", "dev", "--json")
