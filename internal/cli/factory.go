@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"strings"
 	"sync"
 	"time"
 
@@ -87,9 +88,25 @@ func (f *Factory) maskStreams() {
 	f.IO.Out, f.IO.ErrOut = m.Writer(f.IO.Out), m.Writer(f.IO.ErrOut)
 }
 
+// componentEnviron is the environment Command components start from:
+// deployer's own, without the passphrases of the state's secrets.
+func componentEnviron() []string {
+	env := os.Environ()
+	out := env[:0:0]
+	for _, kv := range env {
+		if !strings.HasPrefix(kv, "DEPLOYER_SECRETS_") {
+			out = append(out, kv)
+		}
+	}
+	return out
+}
+
 // Sealer returns the Sealer of deployer.yaml's secrets provider
 // (pulumi.secrets_provider, shared with the Pulumi engine).
 func (f *Factory) Sealer(cfg *config.Config) (*secrets.Sealer, error) {
+	for _, k := range []string{"DEPLOYER_SECRETS_PASSPHRASE", "DEPLOYER_SECRETS_NEW_PASSPHRASE", "PULUMI_CONFIG_PASSPHRASE"} {
+		f.Masker().Add(f.Getenv(k)) // never printed either
+	}
 	p, err := secrets.NewProvider(cfg.Pulumi.SecretsProvider, f.Getenv)
 	if err != nil {
 		return nil, err
@@ -252,7 +269,7 @@ var extraEngines func(f *Factory, cfg *config.Config, opts EngineOptions) ([]eng
 func (f *Factory) engines(cfg *config.Config, opts EngineOptions) ([]engine.Engine, func(string) []string, func([]string) error) {
 	// A command that ignores SIGTERM is killed after 3 s, so a cancelled
 	// deploy saves its state and releases the lock within SPEC 1's 5 s.
-	engines := []engine.Engine{command.New(command.WithGrace(3 * time.Second))}
+	engines := []engine.Engine{command.New(command.WithGrace(3*time.Second), command.WithEnviron(componentEnviron))}
 	var replaceOn func(string) []string
 	var preflight func([]string) error
 	if extraEngines != nil {

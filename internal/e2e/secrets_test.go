@@ -36,6 +36,7 @@ const secretScript = `set -eu
 cat > /dev/null
 echo "connecting as admin with $DEPLOYER_CONFIG_PASSWORD"
 echo "stderr also says $DEPLOYER_CONFIG_PASSWORD" >&2
+echo "passphrase in my environment: ${DEPLOYER_SECRETS_PASSPHRASE:-none}"
 if [ -n "${TAMPER:-}" ]; then echo " " >> .deployer/stacks/qs/dev/state.json; fi
 if [ -n "${FAIL:-}" ]; then echo "failing with $DEPLOYER_CONFIG_PASSWORD" >&2; exit 3; fi
 printf '{"url":"postgres://admin:%s@db","db_password":"%s","host":"db"}' "$DEPLOYER_CONFIG_PASSWORD" "$DEPLOYER_CONFIG_PASSWORD" > "$DEPLOYER_OUTPUTS"
@@ -79,6 +80,9 @@ func TestSecretsAreNeverStoredOrPrinted(t *testing.T) {
 	r := run(0, "deploy", "-e", "dev", "--yes")
 	if !strings.Contains(r.stderr, "connecting as admin with ***") || !strings.Contains(r.stderr, "stderr also says ***") {
 		t.Errorf("streamed component output should show *** for the password:\n%s", r)
+	}
+	if !strings.Contains(r.stderr, "passphrase in my environment: none") {
+		t.Errorf("components should not inherit DEPLOYER_SECRETS_PASSPHRASE:\n%s", r)
 	}
 
 	// Same value: no change. A new value: one update of a (sensitive) field.
@@ -204,7 +208,7 @@ func TestSecretsWrongPassphraseOrMissingVariableStopBeforeTheLock(t *testing.T) 
 func TestSecretsRotateReencryptsAsANewSerialUnderTheLock(t *testing.T) {
 	p := newProject(t, secretYAML)
 	p.write("db.sh", secretScript)
-	p.env = []string{"APP_PASSWORD=" + appPassword, "DEPLOYER_SECRETS_PASSPHRASE=old pass", "PULUMI_CONFIG_PASSPHRASE="}
+	p.env = []string{"APP_PASSWORD=" + appPassword, "DEPLOYER_SECRETS_PASSPHRASE=old-pass-1x", "PULUMI_CONFIG_PASSPHRASE="}
 	audit := filepath.Join(p.dir, "audit.log")
 	p.mustRun(0, "deploy", "-e", "dev", "--yes")
 	before := p.state("qs", "dev")
@@ -213,7 +217,7 @@ func TestSecretsRotateReencryptsAsANewSerialUnderTheLock(t *testing.T) {
 	if !strings.Contains(r.stderr, "DEPLOYER_SECRETS_NEW_PASSPHRASE") {
 		t.Errorf("rotate without a new passphrase should name the variable:\n%s", r)
 	}
-	p.env = append(p.env, "DEPLOYER_SECRETS_NEW_PASSPHRASE=new pass")
+	p.env = append(p.env, "DEPLOYER_SECRETS_NEW_PASSPHRASE=new-pass-2y")
 	r = p.mustRun(0, "secrets", "rotate", "-e", "dev", "--json", "--audit-log", audit)
 	var out struct {
 		Serial   int64  `json:"serial"`
@@ -234,7 +238,7 @@ func TestSecretsRotateReencryptsAsANewSerialUnderTheLock(t *testing.T) {
 	if !strings.Contains(r.stderr, "the passphrase does not open") {
 		t.Errorf("the old passphrase should no longer open the state:\n%s", r)
 	}
-	p.env[1] = "DEPLOYER_SECRETS_PASSPHRASE=new pass"
+	p.env[1] = "DEPLOYER_SECRETS_PASSPHRASE=new-pass-2y"
 	p.mustRun(0, "plan", "-e", "dev", "--detailed-exitcode")
 	grepTree(t, filepath.Join(p.dir, ".deployer"), appPassword)
 }
