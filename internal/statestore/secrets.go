@@ -1,6 +1,7 @@
 package statestore
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -105,6 +106,17 @@ func (s *Store) CheckSecrets(ctx context.Context, stack, env string, needKey boo
 // PeekSecrets reads the secrets block of a state document without verifying
 // it; nil when there is none or the document does not parse.
 func PeekSecrets(data []byte) *SecretsInfo {
+	// Encode writes the block last, as a top-level field: read it from
+	// there without scanning the whole document.
+	if i := bytes.LastIndex(data, topLevelSecrets); i >= 0 {
+		var info SecretsInfo
+		if err := json.NewDecoder(bytes.NewReader(data[i+len(topLevelSecrets):])).Decode(&info); err == nil {
+			return &info
+		}
+	}
+	if !bytes.Contains(data, []byte(`"secrets"`)) {
+		return nil
+	}
 	var h struct {
 		Secrets *SecretsInfo `json:"secrets"`
 	}
@@ -113,6 +125,10 @@ func PeekSecrets(data []byte) *SecretsInfo {
 	}
 	return h.Secrets
 }
+
+// topLevelSecrets starts the secrets block in a document written by Encode
+// (2-space indent: deeper keys named "secrets" are indented further).
+var topLevelSecrets = []byte("\n  \"secrets\": ")
 
 // SecretsError: the secrets of a state cannot be sealed or opened (no
 // passphrase, a wrong one, a KMS key that cannot be used). Exit code 1.
