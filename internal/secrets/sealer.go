@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"sync"
 
 	"github.com/deployer-dev/deployer/internal/statestore"
@@ -163,6 +164,13 @@ func (s *Sealer) Open(ctx context.Context, st *statestore.State) error {
 				return err
 			}
 		}
+		if r.Inputs != nil {
+			for _, m := range r.Inputs.Dependencies {
+				if err := openMap(m, open); err != nil {
+					return err
+				}
+			}
+		}
 	}
 	return openMap(st.Outputs, open)
 }
@@ -278,7 +286,11 @@ func (s *Sealer) sealOnce(ctx context.Context, st *statestore.State) (*statestor
 		if err != nil {
 			return nil, err
 		}
-		if !c1 && !c2 && !c3 {
+		in, c4, err := s.sealInputs(r.Inputs, seal)
+		if err != nil {
+			return nil, err
+		}
+		if !c1 && !c2 && !c3 && !c4 {
 			continue
 		}
 		if res == nil {
@@ -288,7 +300,7 @@ func (s *Sealer) sealOnce(ctx context.Context, st *statestore.State) (*statestor
 			}
 		}
 		c := *r
-		c.DesiredConfig, c.ActualState, c.Outputs = dc, as, out
+		c.DesiredConfig, c.ActualState, c.Outputs, c.Inputs = dc, as, out, in
 		res[addr] = &c
 	}
 	outs, changed, err := s.sealMap(st.Outputs, seal)
@@ -305,6 +317,32 @@ func (s *Sealer) sealOnce(ctx context.Context, st *statestore.State) (*statestor
 	cp.Outputs = outs
 	cp.Secrets = info
 	return &cp, nil
+}
+
+// sealInputs seals the dependency outputs recorded as a resource's resolved
+// inputs (their secret-keyed values are digests there; strings holding a
+// secret are not), copying only what changes.
+func (s *Sealer) sealInputs(in *statestore.ResolvedInputs, seal func(any) (map[string]any, error)) (*statestore.ResolvedInputs, bool, error) {
+	if in == nil {
+		return nil, false, nil
+	}
+	var deps map[string]map[string]any
+	for addr, m := range in.Dependencies {
+		nm, changed, err := s.sealMap(m, seal)
+		if err != nil {
+			return nil, false, err
+		}
+		if changed {
+			if deps == nil {
+				deps = maps.Clone(in.Dependencies)
+			}
+			deps[addr] = nm
+		}
+	}
+	if deps == nil {
+		return in, false, nil
+	}
+	return &statestore.ResolvedInputs{Dependencies: deps}, true, nil
 }
 
 // sealMap returns m with its secret values sealed, and whether it changed;

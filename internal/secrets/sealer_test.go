@@ -32,6 +32,14 @@ func stateWithSecrets() *statestore.State {
 		Outputs:      map[string]any{"api_key": "ak-999", "host": "db"},
 		Dependencies: []string{},
 	}
+	st.Resources["app/web"] = &statestore.Resource{
+		Kind: "Command", APIVersion: statestore.APIVersion, Status: "ready",
+		DesiredConfig: map[string]any{}, ActualState: map[string]any{}, Outputs: map[string]any{},
+		Dependencies: []string{"app/db"},
+		Inputs: &statestore.ResolvedInputs{Dependencies: map[string]map[string]any{
+			"app/db": {"api_key": "sha256:1234", "dsn": "postgres://admin:pw-plain-1@db", "host": "db"},
+		}},
+	}
 	st.Outputs["deploy_token"] = "top-level-token"
 	return st
 }
@@ -62,7 +70,7 @@ func TestSealedStateKeepsNoPlainSecretAndOpensBack(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, plain := range []string{"pw-plain-1", "KEY-material", "tok-123", "marked-value", "ak-999", "top-level-token"} {
+	for _, plain := range []string{"pw-plain-1", "KEY-material", "tok-123", "marked-value", "ak-999", "top-level-token", "sha256:1234"} {
 		if bytes.Contains(raw, []byte(plain)) {
 			t.Errorf("stored state holds %q", plain)
 		}
