@@ -19,6 +19,13 @@ func maskState(st *statestore.State) *statestore.State {
 		c.DesiredConfig = maskMap(r.DesiredConfig)
 		c.ActualState = maskMap(r.ActualState)
 		c.Outputs = maskMap(r.Outputs)
+		if r.Inputs != nil {
+			in := &statestore.ResolvedInputs{Dependencies: make(map[string]map[string]any, len(r.Inputs.Dependencies))}
+			for dep, m := range r.Inputs.Dependencies {
+				in.Dependencies[dep] = maskMap(m)
+			}
+			c.Inputs = in
+		}
 		cp.Resources[addr] = &c
 	}
 	cp.Outputs = maskMap(st.Outputs)

@@ -30,6 +30,11 @@ services:
           create: sh db.sh
           update: sh db.sh
           delete: "true"
+      web:
+        kind: Command
+        depends_on: [db]
+        config: {port: 8080}
+        command: {create: "cat > /dev/null", update: "cat > /dev/null", delete: "true"}
 `
 
 const secretScript = `set -eu
@@ -100,8 +105,15 @@ func TestSecretsAreNeverStoredOrPrinted(t *testing.T) {
 			} `json:"diffs"`
 		} `json:"steps"`
 	}
-	if err := json.Unmarshal([]byte(r.stdout), &pl); err != nil || pl.Summary.Update != 1 || len(pl.Steps) != 1 ||
-		len(pl.Steps[0].Diffs) != 1 || !pl.Steps[0].Diffs[0].Sensitive || pl.Steps[0].Diffs[0].New != "(sensitive)" {
+	err := json.Unmarshal([]byte(r.stdout), &pl)
+	var updates []int
+	for i, st := range pl.Steps {
+		if st.Action == "update" {
+			updates = append(updates, i)
+		}
+	}
+	if err != nil || pl.Summary.Update != 1 || len(updates) != 1 || len(pl.Steps[updates[0]].Diffs) != 1 ||
+		!pl.Steps[updates[0]].Diffs[0].Sensitive || pl.Steps[updates[0]].Diffs[0].New != "(sensitive)" {
 		t.Fatalf("a new password should be one update of a (sensitive) field: %v\n%s", err, r)
 	}
 	r = run(2, "plan", "-e", "dev", "--detailed-exitcode")
