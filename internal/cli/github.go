@@ -42,7 +42,7 @@ func (f *Factory) annotate(level, title, msg string) {
 // set; a failure to write it is a warning, never the command's error.
 func (f *Factory) summarize(md string) {
 	if p := f.GitHub().StepSummary; p != "" {
-		if err := ghactions.AppendSummary(p, md); err != nil {
+		if err := ghactions.AppendSummary(p, f.Masker().Mask(md)); err != nil { // secrets as ***
 			fmt.Fprintf(f.IO.ErrOut, "Warning: %v\n", err)
 		}
 	}
