@@ -297,7 +297,7 @@ services:
 `)
 	dir := t.TempDir()
 	summaryPath, outputPath := filepath.Join(dir, "summary"), filepath.Join(dir, "output")
-	p.env = []string{"GITHUB_ACTIONS=true", "CI=true", "GITHUB_RUN_ID=7", "GITHUB_STEP_SUMMARY=" + summaryPath, "GITHUB_OUTPUT=" + outputPath}
+	p.env = []string{"GITHUB_ACTIONS=true", "CI=true", "GITHUB_RUN_ID=7", "DEPLOYER_SECRETS_PASSPHRASE=action test", "GITHUB_STEP_SUMMARY=" + summaryPath, "GITHUB_OUTPUT=" + outputPath}
 	r := p.mustRun(1, "deploy", "-e", "dev", "--yes")
 	cmds := commands(r.stdout + r.stderr)
 	wantErr := "::error title=Component app/api failed::"
