@@ -18,6 +18,7 @@ import (
 	"github.com/deployer-dev/deployer/internal/deploy"
 	"github.com/deployer-dev/deployer/internal/lockmgr"
 	"github.com/deployer-dev/deployer/internal/statestore"
+	"github.com/deployer-dev/deployer/internal/termguard"
 )
 
 // Exit codes (SPEC 10).
@@ -31,10 +32,16 @@ const (
 )
 
 func main() {
+	termguard.Restore()
 	os.Exit(run())
 }
 
 func run() int {
+	// A closed stdout or stderr (`deployer deploy | head -1`) must not kill
+	// deployer with SIGPIPE between its apply and its state write: with the
+	// signal notified, writes fail with EPIPE instead, and IOStreams drops
+	// them. Children still start with SIGPIPE's default action.
+	signal.Notify(make(chan os.Signal, 1), syscall.SIGPIPE)
 	f := cli.NewFactory(cli.System())
 	defer f.Close()
 

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"strings"
+	"sync"
 
 	"github.com/mattn/go-isatty"
 )
@@ -23,14 +24,52 @@ type IOStreams struct {
 	noColor               bool
 }
 
-// System returns the process's streams.
+// System returns the process's streams. Writes to stdout and stderr never
+// fail: a reader that went away (`deployer deploy | head -1`) must not stop a
+// deploy between its apply and its state write, so after the first error a
+// stream discards what is written to it (docs/design.md#output).
 func System() *IOStreams {
 	isTTY := func(f *os.File) bool { return isatty.IsTerminal(f.Fd()) || isatty.IsCygwinTerminal(f.Fd()) }
 	return &IOStreams{
-		In: os.Stdin, Out: os.Stdout, ErrOut: os.Stderr,
+		In: os.Stdin, Out: &bestEffort{w: os.Stdout}, ErrOut: &bestEffort{w: os.Stderr},
 		inTTY: isTTY(os.Stdin), outTTY: isTTY(os.Stdout), errTTY: isTTY(os.Stderr),
-		noColor: os.Getenv("NO_COLOR") != "",
+		noColor: NoColorEnv(os.Getenv),
 	}
+}
+
+// NoColorEnv reports whether the environment asks for no colour: NO_COLOR
+// set to anything (no-color.org) or TERM=dumb.
+func NoColorEnv(getenv func(string) string) bool {
+	return getenv("NO_COLOR") != "" || getenv("TERM") == "dumb"
+}
+
+// bestEffort is a writer whose errors are dropped: after the first failed
+// write (EPIPE from a closed pipe, a full disk) it discards everything.
+type bestEffort struct {
+	mu     sync.Mutex
+	w      io.Writer
+	broken bool
+}
+
+func (b *bestEffort) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if !b.broken {
+		if _, err := b.w.Write(p); err != nil {
+			b.broken = true
+		}
+	}
+	return len(p), nil
+}
+
+// childStream returns the file behind w for a child process's stdio, so a
+// child of `lock exec` writes to the terminal or pipe itself (and sees a
+// TTY when there is one); other writers are returned as they are.
+func childStream(w io.Writer) io.Writer {
+	if b, ok := w.(*bestEffort); ok {
+		return b.w
+	}
+	return w
 }
 
 // Test returns in-memory streams (no TTY) and their buffers.

@@ -36,8 +36,10 @@ func NewCmdLockExec(f *Factory, runF func(context.Context, *Factory, *LockExecOp
 			"--skip-if-locked a held lock exits 0 at once, naming the holder. When the lease is lost,\n" +
 			"COMMAND gets SIGTERM and, after --grace, SIGKILL, and deployer exits 3.",
 		Example: "  deployer lock exec --key nightly-sync --skip-if-locked -- ./sync.sh --full",
-		Args:    cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				return &UsageError{Msg: "no command to run: deployer lock exec --key NAME -- COMMAND [ARGS...]"}
+			}
 			if opts.Key == "" {
 				return &UsageError{Msg: "--key NAME is required"}
 			}
@@ -93,7 +95,7 @@ func runLockExec(ctx context.Context, f *Factory, opts *LockExecOptions) error {
 	defer releaseWithin(lease, 5*time.Second)
 
 	c := exec.Command(opts.Args[0], opts.Args[1:]...)
-	c.Stdin, c.Stdout, c.Stderr = f.IO.In, f.IO.Out, f.IO.ErrOut
+	c.Stdin, c.Stdout, c.Stderr = f.IO.In, childStream(f.IO.Out), childStream(f.IO.ErrOut)
 	c.Env = append(os.Environ(), "DEPLOYER_LOCK_KEY="+lease.Record().LockKey,
 		"DEPLOYER_LOCK_ID="+lease.Record().LockID, fmt.Sprintf("DEPLOYER_LOCK_FENCE=%d", lease.Record().Fence))
 	proc.OwnGroup(c)
