@@ -125,6 +125,7 @@ func exitCode(err error) int {
 		checksum *statestore.ChecksumError
 		applyErr *deploy.ApplyError
 		invalid  *config.ValidationError
+		target   *deploy.TargetError
 	)
 	switch {
 	case errors.As(err, &ec):
@@ -137,7 +138,7 @@ func exitCode(err error) int {
 		return exitState
 	case errors.As(err, &held), errors.Is(err, lockmgr.ErrLockLost):
 		return exitLockHeld
-	case errors.As(err, &usage), isCobraUsage(err):
+	case errors.As(err, &usage), errors.As(err, &target), isCobraUsage(err):
 		return exitUsage
 	case errors.As(err, &invalid):
 		return exitError

@@ -4,9 +4,60 @@ import (
 	"context"
 	"fmt"
 	"runtime"
+	"runtime/debug"
+	"strings"
 
 	"github.com/spf13/cobra"
 )
+
+// VersionInfo is what `deployer version` prints.
+type VersionInfo struct {
+	Version string `json:"version"`
+	Commit  string `json:"commit"`
+	Date    string `json:"date"`
+	Go      string `json:"go"`
+}
+
+// BuildVersion returns the version set with -ldflags (release builds,
+// `make build`), completed from the binary's build information where the
+// flags left it empty: the module version of `go install ...@v1.2.3`, and the
+// VCS revision and commit time of a build from a git checkout.
+func BuildVersion() VersionInfo {
+	bi, _ := debug.ReadBuildInfo()
+	return versionFrom(VersionInfo{Version: Version, Commit: Commit, Date: Date, Go: runtime.Version()}, bi)
+}
+
+// versionFrom fills the empty fields of v (and a "dev" version) from bi.
+func versionFrom(v VersionInfo, bi *debug.BuildInfo) VersionInfo {
+	if bi == nil {
+		return v
+	}
+	if (v.Version == "" || v.Version == "dev") && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
+		v.Version = bi.Main.Version
+	}
+	modified := false
+	for _, s := range bi.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			if v.Commit == "" {
+				v.Commit = s.Value
+				if len(v.Commit) > 12 {
+					v.Commit = v.Commit[:12]
+				}
+			}
+		case "vcs.time":
+			if v.Date == "" {
+				v.Date = s.Value
+			}
+		case "vcs.modified":
+			modified = s.Value == "true"
+		}
+	}
+	if modified && v.Commit != "" && !strings.HasSuffix(v.Commit, "-dirty") {
+		v.Commit += "-dirty"
+	}
+	return v
+}
 
 // NewCmdVersion returns `deployer version`.
 func NewCmdVersion(f *Factory, runF func(context.Context, *Factory) error) *cobra.Command {
@@ -18,14 +69,18 @@ func NewCmdVersion(f *Factory, runF func(context.Context, *Factory) error) *cobr
 			if runF != nil {
 				return runF(cmd.Context(), f)
 			}
+			v := BuildVersion()
 			if f.JSON {
-				return writeJSON(f, map[string]string{"version": Version, "commit": Commit, "date": Date, "go": runtime.Version()})
+				return writeJSON(f, v)
 			}
-			fmt.Fprintf(f.IO.Out, "deployer %s", Version)
-			if Commit != "" {
-				fmt.Fprintf(f.IO.Out, " (%s, %s)", Commit, Date)
+			fmt.Fprintf(f.IO.Out, "deployer %s", v.Version)
+			switch {
+			case v.Commit != "" && v.Date != "":
+				fmt.Fprintf(f.IO.Out, " (%s, %s)", v.Commit, v.Date)
+			case v.Commit != "":
+				fmt.Fprintf(f.IO.Out, " (%s)", v.Commit)
 			}
-			fmt.Fprintf(f.IO.Out, " %s %s/%s\n", runtime.Version(), runtime.GOOS, runtime.GOARCH)
+			fmt.Fprintf(f.IO.Out, " %s %s/%s\n", v.Go, runtime.GOOS, runtime.GOARCH)
 			return nil
 		},
 	}

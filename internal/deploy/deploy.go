@@ -11,8 +11,10 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"os"
 	"os/exec"
+	"slices"
 	"strings"
 	"time"
 
@@ -214,19 +216,48 @@ func resolve(cfg *config.Config, t Target) (*config.Resolved, error) {
 	return res, checkScope(res, t)
 }
 
-// checkScope refuses --service/--component names absent from the config.
+// checkScope refuses --service/--component names absent from the config
+// with a *TargetError that suggests the closest name.
 func checkScope(res *config.Resolved, t Target) error {
 	if t.Service == "" {
 		return nil
 	}
+	services := map[string]bool{}
+	var comps []string
 	for addr := range res.Components {
 		svc, comp, _ := strings.Cut(addr, "/")
 		if svc == t.Service && (t.Component == "" || comp == t.Component) {
 			return nil
 		}
+		services[svc] = true
+		comps = append(comps, addr)
 	}
+	known := slices.Sorted(maps.Keys(services))
 	if t.Component != "" {
-		return fmt.Errorf("component %s/%s is not in the configuration: check --component (SERVICE/COMPONENT)", t.Service, t.Component)
+		addr := t.Service + "/" + t.Component
+		slices.Sort(comps)
+		return &TargetError{Msg: fmt.Sprintf("component %s is not in deployer.yaml%s: check --component (SERVICE/COMPONENT)",
+			addr, hint(addr, comps))}
 	}
-	return fmt.Errorf("service %q is not in the configuration: check --service", t.Service)
+	return &TargetError{Msg: fmt.Sprintf("service %q is not in deployer.yaml%s: check --service", t.Service, hint(t.Service, known))}
 }
+
+// hint is ` (did you mean "x"?)`, or the known names when none is close.
+func hint(name string, known []string) string {
+	if m := config.Suggest(name, known); m != "" {
+		return fmt.Sprintf(" (did you mean %q?)", m)
+	}
+	if len(known) == 0 {
+		return ""
+	}
+	if len(known) > 8 {
+		known = append(known[:8:8], "...")
+	}
+	return " (known: " + strings.Join(known, ", ") + ")"
+}
+
+// TargetError: --service or --component names something deployer.yaml does
+// not have. It is a usage error (exit 2, docs/exit-codes.md).
+type TargetError struct{ Msg string }
+
+func (e *TargetError) Error() string { return e.Msg }
