@@ -233,9 +233,22 @@ func (f *Factory) openStore(ctx context.Context, cfg *config.Config, opts ...sta
 
 // Service wires the deploy use case.
 func (f *Factory) Service(ctx context.Context, cfg *config.Config, opts EngineOptions) (*deploy.Service, error) {
-	locks, err := f.Locks(ctx, cfg)
-	if err != nil {
-		return nil, err
+	return f.service(ctx, cfg, opts, true)
+}
+
+// PlanService wires the use cases that take no lock (plan): the lock
+// backend is not opened, so a plan works while it is unreachable.
+func (f *Factory) PlanService(ctx context.Context, cfg *config.Config, opts EngineOptions) (*deploy.Service, error) {
+	return f.service(ctx, cfg, opts, false)
+}
+
+func (f *Factory) service(ctx context.Context, cfg *config.Config, opts EngineOptions, withLocks bool) (*deploy.Service, error) {
+	var locks *lockmgr.Manager
+	if withLocks {
+		var err error
+		if locks, err = f.Locks(ctx, cfg); err != nil {
+			return nil, err
+		}
 	}
 	store, err := f.Store(ctx, cfg)
 	if err != nil {

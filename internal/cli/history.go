@@ -65,7 +65,7 @@ type historyEntry struct {
 const statusUncommitted = "uncommitted"
 
 func runHistory(ctx context.Context, f *Factory, opts *HistoryOptions) error {
-	cfg, t, err := f.target(&opts.Target)
+	cfg, t, err := f.target(&opts.Target, "history")
 	if err != nil {
 		return err
 	}
@@ -188,7 +188,7 @@ func NewCmdRestore(f *Factory, runF func(context.Context, *Factory, *RestoreOpti
 }
 
 func runRestore(ctx context.Context, f *Factory, opts *RestoreOptions) error {
-	cfg, t, err := f.target(&opts.Target)
+	cfg, t, err := f.target(&opts.Target, "restore")
 	if err != nil {
 		return err
 	}

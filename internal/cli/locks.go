@@ -50,7 +50,7 @@ type lockJSON struct {
 }
 
 func runStateLocks(ctx context.Context, f *Factory, opts *StateLocksOptions) error {
-	cfg, err := optionalConfig(f)
+	cfg, err := projectConfig(f, "state locks")
 	if err != nil {
 		return err
 	}
@@ -174,7 +174,7 @@ func NewCmdUnlock(f *Factory, runF func(context.Context, *Factory, *UnlockOption
 }
 
 func runUnlock(ctx context.Context, f *Factory, opts *UnlockOptions) error {
-	cfg, err := optionalConfig(f)
+	cfg, err := projectConfig(f, "unlock")
 	if err != nil {
 		return err
 	}

@@ -69,7 +69,7 @@ func runPlan(ctx context.Context, f *Factory, opts *PlanOptions) error {
 			return err
 		}
 	}
-	svc, err := f.Service(ctx, cfg, EngineOptions{})
+	svc, err := f.PlanService(ctx, cfg, EngineOptions{})
 	if err != nil {
 		return err
 	}

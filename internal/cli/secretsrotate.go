@@ -59,7 +59,7 @@ in deployer.yaml).`,
 }
 
 func runSecretsRotate(ctx context.Context, f *Factory, opts *SecretsRotateOptions) error {
-	cfg, t, err := f.target(&opts.Target)
+	cfg, t, err := f.target(&opts.Target, "secrets rotate")
 	if err != nil {
 		return err
 	}

@@ -51,7 +51,7 @@ func NewCmdStateShow(f *Factory, runF func(context.Context, *Factory, *StateShow
 }
 
 func runStateShow(ctx context.Context, f *Factory, opts *StateShowOptions) error {
-	cfg, t, err := f.target(&opts.Target)
+	cfg, t, err := f.target(&opts.Target, "state show")
 	if err != nil {
 		return err
 	}
@@ -145,7 +145,7 @@ func NewCmdStatePush(f *Factory, runF func(context.Context, *Factory, *StatePush
 }
 
 func runStatePush(ctx context.Context, f *Factory, opts *StatePushOptions) error {
-	cfg, t, err := f.target(&opts.Target)
+	cfg, t, err := f.target(&opts.Target, "state push")
 	if err != nil {
 		return err
 	}

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"fmt"
+	"os"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -88,6 +89,24 @@ func optionalConfig(f *Factory) (*config.Config, error) {
 	return nil, err
 }
 
+// projectConfig is optionalConfig for commands that read or break what a
+// project holds (state locks, state show, history, unlock): without a
+// deployer.yaml they need backends named by DEPLOYER_BACKEND_STATE or
+// DEPLOYER_BACKEND_LOCK, else they fail, rather than answer about an empty
+// .deployer/ of the current directory (docs/design.md#read-only-commands).
+func projectConfig(f *Factory, cmd string) (*config.Config, error) {
+	cfg, err := optionalConfig(f)
+	if err != nil || cfg.Path != "" {
+		return cfg, err
+	}
+	if f.Getenv("DEPLOYER_BACKEND_STATE") != "" || f.Getenv("DEPLOYER_BACKEND_LOCK") != "" {
+		return cfg, nil
+	}
+	dir, _ := os.Getwd()
+	return nil, fmt.Errorf("no deployer.yaml in %s: run deployer %s in the directory of your deployer.yaml, "+
+		"pass --config FILE, or name the backends with DEPLOYER_BACKEND_LOCK / DEPLOYER_BACKEND_STATE", dir, cmd)
+}
+
 func validateName(what, v string) error {
 	if err := config.ValidateName(what, v); err != nil {
 		return &UsageError{Msg: err.Error()}
@@ -95,10 +114,10 @@ func validateName(what, v string) error {
 	return nil
 }
 
-// target loads deployer.yaml when there is one and resolves the target
-// flags against it (commands that also work from flags alone).
-func (f *Factory) target(tf *targetFlags) (*config.Config, deploy.Target, error) {
-	cfg, err := optionalConfig(f)
+// target loads deployer.yaml (or DEPLOYER_BACKEND_* without one) and
+// resolves the target flags against it.
+func (f *Factory) target(tf *targetFlags, cmd string) (*config.Config, deploy.Target, error) {
+	cfg, err := projectConfig(f, cmd)
 	if err != nil {
 		return nil, deploy.Target{}, err
 	}

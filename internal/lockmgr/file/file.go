@@ -33,24 +33,24 @@ type Backend struct {
 	close chan struct{}
 }
 
-// New opens the lock directory DIR/locks, creating it (mode 0o700) if needed.
-// Errors: the directory cannot be created or is not writable.
+// New opens the lock directory DIR/locks. Reads never create it: the first
+// write creates it (mode 0o700), so read-only commands leave a directory as
+// they found it (docs/design.md#read-only-commands). Errors: DIR/locks or an
+// ancestor exists but is not a usable directory.
 func New(dir string) (*Backend, error) {
 	locks := filepath.Join(dir, "locks")
-	if err := os.MkdirAll(locks, 0o700); err != nil {
-		return nil, fmt.Errorf("create lock directory: %w (check that %s is writable)", err, dir)
+	if fi, err := os.Stat(locks); err == nil && !fi.IsDir() || err != nil && !errors.Is(err, fs.ErrNotExist) {
+		if err == nil {
+			err = errors.New("not a directory")
+		}
+		return nil, fmt.Errorf("open lock directory %s: %w (check that %s is a writable directory)", locks, err, dir)
 	}
-	b := &Backend{
+	return &Backend{
 		dir:   locks,
 		sem:   make(chan struct{}, 1),
 		fl:    flock.New(filepath.Join(locks, ".flock"), flock.SetPermissions(0o600)),
 		close: make(chan struct{}),
-	}
-	// Open the lock file once now, so a read-only directory fails here.
-	if err := b.withLock(context.Background(), func() error { return nil }); err != nil {
-		return nil, err
-	}
-	return b, nil
+	}, nil
 }
 
 // Dir returns DIR/locks, the directory holding the records.
@@ -74,6 +74,9 @@ func (b *Backend) withLock(ctx context.Context, fn func() error) error {
 	case <-b.close:
 		return errClosed
 	default:
+	}
+	if err := os.MkdirAll(b.dir, 0o700); err != nil {
+		return fmt.Errorf("create lock directory: %w (check that %s is writable)", err, filepath.Dir(b.dir))
 	}
 	ok, err := b.fl.TryLockContext(ctx, flockRetry)
 	if err != nil {
@@ -204,6 +207,9 @@ func (b *Backend) List(ctx context.Context, prefix string) ([]lockmgr.Record, er
 		return nil, fmt.Errorf("list locks: %w", err)
 	}
 	entries, err := os.ReadDir(b.dir)
+	if isNotExist(err) {
+		return nil, nil // nothing was ever locked here
+	}
 	if err != nil {
 		return nil, fmt.Errorf("list locks in %s: %w", b.dir, err)
 	}

@@ -3,6 +3,8 @@ package file
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -112,6 +114,9 @@ func TestDamagedRecord(t *testing.T) {
 	defer b.Close()
 	key := "stack:shop:env:prod"
 	path := filepath.Join(dir, "locks", encodeKey(key)+".json")
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
 	if err := os.WriteFile(path, []byte(`{"lockKey": "stack:sh`), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -147,5 +152,31 @@ func TestNewOnUnwritableDir(t *testing.T) {
 	}
 	if _, err := New(parent); err == nil || !strings.Contains(err.Error(), "writable") {
 		t.Errorf("New under a regular file = %v, want an error saying the directory must be writable", err)
+	}
+}
+
+// Opening, listing and reading create nothing: read-only commands leave the
+// directory as they found it; the first write creates DIR/locks.
+func TestReadsCreateNothing(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), ".deployer")
+	b, err := New(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	if recs, err := b.List(context.Background(), ""); err != nil || len(recs) != 0 {
+		t.Errorf("List on a missing directory = %v, %v; want no records, no error", recs, err)
+	}
+	if _, err := b.Get(context.Background(), "stack:shop:env:prod"); !errors.Is(err, lockmgr.ErrNotFound) {
+		t.Errorf("Get on a missing directory = %v, want ErrNotFound", err)
+	}
+	if _, err := os.Stat(dir); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("after New, List and Get, %s exists (stat: %v); want nothing created", dir, err)
+	}
+	if _, err := b.TryAcquire(context.Background(), newRecord("stack:shop:env:prod")); err != nil {
+		t.Fatalf("first TryAcquire: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "locks")); err != nil {
+		t.Errorf("after the first write: %v, want DIR/locks created", err)
 	}
 }

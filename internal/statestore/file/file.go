@@ -35,14 +35,16 @@ type Backend struct {
 	dir string
 }
 
-// New returns the backend of DIR, creating the directory (mode 0o700) if
-// needed. Errors: DIR is empty, or cannot be created.
+// New returns the backend of DIR. Reads never create DIR; the first write
+// does (mode 0o700), so read-only commands leave a directory as they found it
+// (docs/design.md#read-only-commands). Errors: DIR is empty, or exists and is
+// not a directory.
 func New(dir string) (*Backend, error) {
 	if dir == "" {
 		return nil, errors.New("file state backend: empty directory: use file://DIR")
 	}
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return nil, fmt.Errorf("create state directory: %w (check that %s is writable)", err, dir)
+	if fi, err := os.Stat(dir); err == nil && !fi.IsDir() {
+		return nil, fmt.Errorf("state directory %s is not a directory (check backend.state in deployer.yaml)", dir)
 	}
 	return &Backend{dir: filepath.Clean(dir)}, nil
 }
