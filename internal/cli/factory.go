@@ -173,22 +173,29 @@ func (f *Factory) Locks(ctx context.Context, cfg *config.Config) (*lockmgr.Manag
 	m := lockmgr.NewManager(b, lockmgr.Options{
 		TTL: cfg.Backend.LockTTL, HeartbeatInterval: cfg.Backend.HeartbeatInterval, StaleAfter: cfg.Backend.StaleAfter,
 		MaxClockSkew: cfg.Backend.MaxClockSkew, Now: f.Now, Audit: al, Observer: f.Metrics(ctx, cfg),
-		OnWait: func(h lockmgr.Record, in time.Duration) {
-			msg := fmt.Sprintf("waiting for lock %s held by %s (%s, pid %d, since %s)",
-				h.LockKey, h.LockedBy, orDash(h.Metadata.Operation), h.Metadata.PID,
-				time.Unix(h.LockedAt, 0).UTC().Format(time.RFC3339))
-			// One notice per run: GitHub shows at most 10 per step.
-			if f.GitHub().Actions && !f.noticedWait {
-				f.noticedWait = true
-				f.annotate(ghactions.Notice, "Waiting for lock "+h.LockKey, msg)
-			}
-			fmt.Fprintf(f.IO.ErrOut, "%s; retrying in %s\n", msg, in.Round(time.Millisecond))
-		},
+		OnWait: f.onLockWait(),
 	})
 	f.mu.Lock()
 	f.managers = append(f.managers, m)
 	f.mu.Unlock()
 	return m, nil
+}
+
+// onLockWait reports waits for a held lock on stderr (waitReporter:
+// docs/locking.md#waiting-for-a-lock) and, in GitHub Actions, as one notice
+// per run (GitHub shows at most 10 per step).
+func (f *Factory) onLockWait() func(lockmgr.WaitEvent) {
+	rep := newWaitReporter(f.IO.ErrOut, f.IO.ErrTTY(), f.Now)
+	return func(ev lockmgr.WaitEvent) {
+		if !ev.Done && f.GitHub().Actions && !f.noticedWait {
+			f.noticedWait = true
+			h := ev.Holder
+			f.annotate(ghactions.Notice, "Waiting for lock "+h.LockKey,
+				fmt.Sprintf("waiting for lock %s held by %s (%s, pid %d, since %s)", h.LockKey, h.LockedBy,
+					orDash(h.Metadata.Operation), h.Metadata.PID, time.Unix(h.LockedAt, 0).UTC().Format(time.RFC3339)))
+		}
+		rep.event(ev)
+	}
 }
 
 // HoldsLeases reports whether a lock taken by this process is still held:

@@ -84,6 +84,10 @@ func (s *IOStreams) SetTTY(in, out, errOut bool) { s.inTTY, s.outTTY, s.errTTY =
 // CanPrompt reports whether the user can answer a question.
 func (s *IOStreams) CanPrompt() bool { return s.inTTY && s.errTTY }
 
+// ErrTTY reports whether stderr is a terminal (progress lines may be
+// updated in place).
+func (s *IOStreams) ErrTTY() bool { return s.errTTY }
+
 // ColorOut reports whether stdout gets colour: a TTY and no NO_COLOR.
 func (s *IOStreams) ColorOut() bool { return s.outTTY && !s.noColor }
 

@@ -284,9 +284,13 @@ func (g *Guard) acquire(ctx context.Context, r *Result, res *config.Shared, m *l
 	start := g.now()
 	// Timeout: the retries are what bounds the wait; the TTL caps it.
 	req := lockmgr.Request{Key: r.Lock.Key, LockedBy: by, Metadata: md, Timeout: res.LockTTL, MaxRetries: res.MaxRetries,
-		OnWait: func(h lockmgr.Record, in time.Duration) {
+		OnWait: func(ev lockmgr.WaitEvent) {
+			if ev.Done {
+				return
+			}
+			h := ev.Holder
 			r.Lock.Retries++
-			g.logf("lock %s held by %s (%s), retrying in %s (%d of %d)", h.LockKey, h.LockedBy, h.Metadata.Operation, in.Round(time.Millisecond), r.Lock.Retries, res.MaxRetries)
+			g.logf("lock %s held by %s (%s), retrying in %s (%d of %d)", h.LockKey, h.LockedBy, h.Metadata.Operation, ev.RetryIn.Round(time.Millisecond), r.Lock.Retries, res.MaxRetries)
 		}}
 	if res.MaxRetries == 0 {
 		req.Timeout = 0

@@ -37,9 +37,11 @@ type Options struct {
 	// Audit receives lock.acquired, lock.released, lock.heartbeat_failed and
 	// lock.force_unlocked events (seed 000). Nil discards them.
 	Audit *slog.Logger
-	// OnWait is called before each wait for a held lock with the holder's
-	// record and the time until the next try.
-	OnWait func(holder Record, retryIn time.Duration)
+	// OnWait is called before each wait for a held lock, and once more when
+	// the waiting ends (Done), acquired or not. It runs on the caller's
+	// goroutine; deciding how often to tell the user is the caller's
+	// (docs/locking.md#waiting-for-a-lock).
+	OnWait func(WaitEvent)
 	// MaxRetryInterval caps the backoff between tries (default 5s).
 	MaxRetryInterval time.Duration
 	// Observer receives acquisition, heartbeat and release events for
@@ -101,6 +103,19 @@ func (m *Manager) Held() int { return int(m.held.Load()) }
 // Options returns the effective options.
 func (m *Manager) Options() Options { return m.opts }
 
+// WaitEvent describes one step of waiting for a held lock.
+type WaitEvent struct {
+	Key     string // the key asked for
+	Holder  Record // the live record in the way (the key's, or a conflicting one's)
+	Since   time.Time
+	Elapsed time.Duration // since the first try
+	Left    time.Duration // until Request.Timeout runs out
+	RetryIn time.Duration // until the next try (0 when Done)
+	First   bool          // the first wait of this Acquire
+	// Done: the waiting is over; Acquired says whether the lease was taken.
+	Done, Acquired bool
+}
+
 // Request asks for one lease.
 type Request struct {
 	Key      string // StackKey, ServiceKey, ComponentKey or CustomKey
@@ -112,8 +127,9 @@ type Request struct {
 	// MaxRetries, when above 0, also caps the retries after the first try
 	// (the shared-resource guard gives up after 3: docs/guard.md).
 	MaxRetries int
-	// OnWait, if set, is called before each wait, after the Manager's.
-	OnWait func(holder Record, retryIn time.Duration)
+	// OnWait, when set, is called like Options.OnWait, after it, for this
+	// request only (the deploy notes the holders it waited for).
+	OnWait func(WaitEvent)
 }
 
 // Acquire takes the lease of r.Key. For hierarchical keys it then checks the
@@ -144,27 +160,46 @@ func (m *Manager) acquire(ctx context.Context, r Request) (*Lease, error) {
 	bo.MaxInterval = m.opts.MaxRetryInterval
 	bo.RandomizationFactor = 0.5
 	start := m.opts.Now()
+	waited := false
+	var last Record
+	notify := func(ev WaitEvent) {
+		ev.Key, ev.Since = r.Key, start
+		if m.opts.OnWait != nil {
+			m.opts.OnWait(ev)
+		}
+		if r.OnWait != nil {
+			r.OnWait(ev)
+		}
+	}
+	done := func(acquired bool) {
+		if waited {
+			el := m.opts.Now().Sub(start)
+			notify(WaitEvent{Holder: last, Elapsed: el, Left: max(r.Timeout-el, 0), Done: true, Acquired: acquired})
+		}
+	}
 	for retries := 0; ; retries++ {
 		rec, err := m.tryOnce(ctx, r, pk)
 		if err == nil {
+			done(true)
 			return m.startLease(ctx, rec), nil
 		}
 		var held *HeldError
 		if !errors.As(err, &held) {
+			done(false)
 			return nil, err
 		}
-		left := r.Timeout - m.opts.Now().Sub(start)
+		last = held.Record
+		elapsed := m.opts.Now().Sub(start)
+		left := r.Timeout - elapsed
 		if left <= 0 || (r.MaxRetries > 0 && retries >= r.MaxRetries) {
+			done(false)
 			return nil, err
 		}
 		wait := min(bo.NextBackOff(), left)
-		if m.opts.OnWait != nil {
-			m.opts.OnWait(held.Record, wait)
-		}
-		if r.OnWait != nil {
-			r.OnWait(held.Record, wait)
-		}
+		notify(WaitEvent{Holder: held.Record, Elapsed: elapsed, Left: left, RetryIn: wait, First: !waited})
+		waited = true
 		if err := sleep(ctx, wait); err != nil {
+			done(false)
 			return nil, err
 		}
 	}

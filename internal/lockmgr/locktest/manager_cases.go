@@ -196,9 +196,9 @@ func testManagerLeaseLost(t *testing.T, s *suite) {
 func testManagerWaits(t *testing.T, s *suite) {
 	alice := s.manager(lockmgr.Options{})
 	waiting := make(chan lockmgr.Record, 1)
-	bob := s.manager(lockmgr.Options{OnWait: func(h lockmgr.Record, _ time.Duration) {
+	bob := s.manager(lockmgr.Options{OnWait: func(ev lockmgr.WaitEvent) {
 		select {
-		case waiting <- h:
+		case waiting <- ev.Holder:
 		default:
 		}
 	}})
@@ -251,7 +251,11 @@ func testManagerRetriesAndKeep(t *testing.T, s *suite) {
 	}
 	var waits []lockmgr.Record
 	_, err := bob.Acquire(ctx, lockmgr.Request{Key: key, LockedBy: "bob@desk", Timeout: time.Hour, MaxRetries: 3,
-		OnWait: func(h lockmgr.Record, _ time.Duration) { waits = append(waits, h) }})
+		OnWait: func(ev lockmgr.WaitEvent) {
+			if !ev.Done {
+				waits = append(waits, ev.Holder)
+			}
+		}})
 	wantHeld(t, err, held.Record())
 	if len(waits) != 3 || waits[0].LockID != held.Record().LockID {
 		t.Fatalf("with MaxRetries 3: %d waits (%v), want 3 naming the holder", len(waits), waits)
