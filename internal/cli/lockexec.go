@@ -102,6 +102,7 @@ func runLockExec(ctx context.Context, f *Factory, opts *LockExecOptions) error {
 	if err := c.Start(); err != nil {
 		return fmt.Errorf("start %s: %w", opts.Args[0], err)
 	}
+	defer proc.Watch(c.Process)()
 	done := make(chan error, 1)
 	go func() { done <- c.Wait() }()
 

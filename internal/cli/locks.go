@@ -47,6 +47,8 @@ type lockJSON struct {
 	Status              string        `json:"status"`
 	AgeSeconds          int64         `json:"age_seconds"`
 	HeartbeatAgeSeconds int64         `json:"heartbeat_age_seconds"`
+	// PIDNotRunning: the holder ran on this host and its pid is gone.
+	PIDNotRunning bool `json:"pid_not_running,omitempty"`
 }
 
 func runStateLocks(ctx context.Context, f *Factory, opts *StateLocksOptions) error {
@@ -103,7 +105,7 @@ func runStateLocks(ctx context.Context, f *Factory, opts *StateLocksOptions) err
 		out := make([]lockJSON, 0, len(locks))
 		for _, s := range locks {
 			out = append(out, lockJSON{Record: s.Record, Level: s.Level, Status: s.Verdict,
-				AgeSeconds: int64(s.Age.Seconds()), HeartbeatAgeSeconds: int64(s.HeartbeatAge.Seconds())})
+				AgeSeconds: int64(s.Age.Seconds()), HeartbeatAgeSeconds: int64(s.HeartbeatAge.Seconds()), PIDNotRunning: s.HolderGone})
 		}
 		return writeJSON(f, map[string]any{"locking_enabled": true, "locks": out})
 	}
@@ -116,9 +118,18 @@ func runStateLocks(ctx context.Context, f *Factory, opts *StateLocksOptions) err
 	for _, s := range locks {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%s\t%s ago\t%s\t%s\n", s.LockKey, s.Level, s.LockedBy,
 			orDash(s.Metadata.Operation), orDash(s.Metadata.Hostname), s.Metadata.PID,
-			humanAge(s.Age), humanAge(s.HeartbeatAge), s.Verdict, s.LockID)
+			humanAge(s.Age), humanAge(s.HeartbeatAge), verdictText(s.Verdict, s.HolderGone), s.LockID)
 	}
 	return tw.Flush()
+}
+
+// verdictText is the STATUS column: the verdict, and "pid not running" when
+// the holder ran on this host and its process is gone.
+func verdictText(verdict string, gone bool) string {
+	if gone {
+		return verdict + " (pid not running)"
+	}
+	return verdict
 }
 
 func humanAge(d time.Duration) string {
@@ -246,6 +257,7 @@ func printRecord(w interface{ Write([]byte) (int, error) }, rec lockmgr.Record, 
 		fmt.Fprintf(tw, "  Command:\t%s\n", rec.Metadata.Command)
 	}
 	fmt.Fprintf(tw, "  Locked at:\t%s\n  Last heartbeat:\t%s\n  Expires at:\t%s\n  Status:\t%s\n",
-		at(rec.LockedAt), at(rec.LastHeartbeat), time.Unix(rec.ExpiresAt, 0).UTC().Format("2006-01-02 15:04:05 UTC"), verdict)
+		at(rec.LockedAt), at(rec.LastHeartbeat), time.Unix(rec.ExpiresAt, 0).UTC().Format("2006-01-02 15:04:05 UTC"),
+		verdictText(verdict, lockmgr.HolderGone(rec)))
 	_ = tw.Flush()
 }

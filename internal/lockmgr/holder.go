@@ -3,6 +3,8 @@ package lockmgr
 import (
 	"os"
 	"os/user"
+
+	"github.com/deployer-dev/deployer/internal/proc"
 )
 
 // Holder describes the current process as a lock holder (SPEC 5): lockedBy is
@@ -59,4 +61,17 @@ func fillHolder(md Metadata) (string, Metadata) {
 		md.GitBranch = def.GitBranch
 	}
 	return by, md
+}
+
+// HolderGone reports whether rec's holder ran on this host and its pid is no
+// longer running: the deploy died (kill -9, a crash) without releasing, and
+// the lock only waits for its expiry or an unlock --force. It is false when
+// that cannot be told (another host, no pid).
+func HolderGone(rec Record) bool {
+	host, _ := os.Hostname()
+	if rec.Metadata.Hostname == "" || rec.Metadata.Hostname != host {
+		return false
+	}
+	running, known := proc.Running(rec.Metadata.PID)
+	return known && !running
 }

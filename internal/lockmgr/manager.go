@@ -304,6 +304,9 @@ type Status struct {
 	Level        Level         `json:"level"`
 	Age          time.Duration `json:"-"`
 	HeartbeatAge time.Duration `json:"-"`
+	// HolderGone: the holder ran on this host and its pid is gone
+	// (HolderGone); `state locks` says "pid not running".
+	HolderGone bool `json:"holder_gone,omitempty"`
 }
 
 // Verdict classifies rec at the Manager's now.
@@ -337,6 +340,7 @@ func (m *Manager) List(ctx context.Context, prefix string) ([]Status, error) {
 			Level:        pk.Level,
 			Age:          now.Sub(time.Unix(r.LockedAt, 0)),
 			HeartbeatAge: now.Sub(time.Unix(r.LastHeartbeat, 0)),
+			HolderGone:   HolderGone(r),
 		})
 	}
 	return out, nil

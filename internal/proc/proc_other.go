@@ -23,3 +23,9 @@ func ExitCode(err *exec.ExitError) int {
 	}
 	return 1
 }
+
+// Running cannot tell on this platform: known is false.
+func Running(pid int) (running, known bool) { return false, false }
+
+// Watch does nothing where there are no Unix process groups.
+func Watch(*os.Process) (unwatch func()) { return func() {} }

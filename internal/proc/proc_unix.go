@@ -3,17 +3,21 @@
 package proc
 
 import (
+	"errors"
 	"os"
 	"os/exec"
 	"syscall"
 )
 
-// OwnGroup makes cmd, when started, the leader of a new process group.
+// OwnGroup makes cmd, when started, the leader of a new process group. On
+// Linux the leader also gets SIGKILL when deployer dies (Pdeathsig); Watch
+// extends that to the whole group.
 func OwnGroup(cmd *exec.Cmd) {
 	if cmd.SysProcAttr == nil {
 		cmd.SysProcAttr = &syscall.SysProcAttr{}
 	}
 	cmd.SysProcAttr.Setpgid = true
+	setDeathSignal(cmd.SysProcAttr)
 }
 
 // Terminate sends SIGTERM to the process group led by p (started with
@@ -37,4 +41,14 @@ func ExitCode(err *exec.ExitError) int {
 		return 128 + int(ws.Signal())
 	}
 	return 1
+}
+
+// Running reports whether a process with pid exists on this host; known is
+// false when that cannot be told (pid <= 0).
+func Running(pid int) (running, known bool) {
+	if pid <= 0 {
+		return false, false
+	}
+	err := syscall.Kill(pid, 0)
+	return err == nil || errors.Is(err, syscall.EPERM), true
 }

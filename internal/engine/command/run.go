@@ -110,6 +110,8 @@ func (e *Engine) run(ctx context.Context, s runSpec) (*runOutcome, error) {
 	if err := cmd.Start(); err != nil {
 		return out, fail("could not start: "+err.Error()+" (is sh on PATH and the directory "+s.dir+" present?)", err)
 	}
+	// The group dies with deployer, even when deployer is killed.
+	defer proc.Watch(cmd.Process)()
 
 	runCtx, cancel := context.WithTimeout(ctx, s.timeout)
 	defer cancel()
