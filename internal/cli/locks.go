@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/deployer-dev/deployer/internal/backends"
+	"github.com/deployer-dev/deployer/internal/deploy"
 	"github.com/deployer-dev/deployer/internal/lockmgr"
 )
 
@@ -190,9 +191,9 @@ func runUnlock(ctx context.Context, f *Factory, opts *UnlockOptions) error {
 		return err
 	}
 	key := lockmgr.CustomKey(opts.Key)
+	var t deploy.Target
 	if opts.Key == "" {
-		t, err := opts.Target.resolve(cfg)
-		if err != nil {
+		if t, err = opts.Target.resolve(cfg); err != nil {
 			return err
 		}
 		key = t.LockKey()
@@ -210,7 +211,8 @@ func runUnlock(ctx context.Context, f *Factory, opts *UnlockOptions) error {
 	}
 	verdict := m.Verdict(rec)
 	if opts.LockID != "" && opts.LockID != rec.LockID {
-		return fmt.Errorf("lock %s is held with lock id %s, not %s: it was taken over; check deployer state locks", key, rec.LockID, opts.LockID)
+		return &UsageError{Msg: fmt.Sprintf("lock %s is held with lock id %s, not %s: nothing was broken (%s is mistyped, or names a holder that no longer holds it); check the id with deployer state locks",
+			key, rec.LockID, opts.LockID, opts.LockID)}
 	}
 	if verdict == lockmgr.Active && opts.LockID == "" {
 		return &UsageError{Msg: fmt.Sprintf("lock %s is ACTIVE (heartbeat %s ago, by %s): breaking it needs --lock-id %s",
@@ -238,6 +240,17 @@ func runUnlock(ctx context.Context, f *Factory, opts *UnlockOptions) error {
 	fmt.Fprintf(f.IO.Out, "Lock %s (lock id %s, held by %s) released.\n", key, rec.LockID, rec.LockedBy)
 	f.summarize(fmt.Sprintf("### %s: %s\n\nBroke lock `%s` (lock id `%s`, held by %s since %s).\n\n",
 		f.command, key, key, rec.LockID, mdText(rec.LockedBy), time.Unix(rec.LockedAt, 0).UTC().Format(time.RFC3339)))
+	if opts.Key == "" && rec.Metadata.DeploymentID != "" {
+		// The broken holder's deployment never finished: record it as
+		// abandoned in the history (docs/design.md#abandoned-deployments).
+		svc, err := f.Service(ctx, cfg, EngineOptions{})
+		if err == nil {
+			err = svc.RecordBroken(ctx, t, rec)
+		}
+		if err != nil {
+			fmt.Fprintf(f.IO.ErrOut, "warning: %v\n", err)
+		}
+	}
 	return nil
 }
 

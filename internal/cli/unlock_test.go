@@ -90,8 +90,8 @@ func TestUnlockOfAnActiveLockNeedsItsLockID(t *testing.T) {
 		t.Fatalf("want a usage error naming --lock-id %s, got %v", rec.LockID, err)
 	}
 	_, _, err = runRoot(t, "", false, "--config", cfg, "unlock", "-e", "dev", "--force", "--yes", "--lock-id", "someone-else")
-	if err == nil || !strings.Contains(err.Error(), "taken over") {
-		t.Fatalf("a wrong --lock-id must break nothing: %v", err)
+	if !errors.As(err, &usage) || !strings.Contains(err.Error(), "nothing was broken") || strings.Contains(err.Error(), "taken over") {
+		t.Fatalf("a wrong --lock-id must break nothing and say so, without claiming a takeover: %v", err)
 	}
 	if _, err := b.Get(context.Background(), rec.LockKey); err != nil {
 		t.Fatal("lock broken by a refused unlock")

@@ -88,7 +88,8 @@ func (s *Service) Apply(ctx context.Context, req ApplyRequest) (*Outcome, error)
 	by, md := lockmgr.Holder(s.d.Getenv)
 	md.DeploymentID, md.Operation, md.GitCommit, md.GitBranch = depID, op, commit, branch
 
-	lease, err := s.d.Locks.Acquire(ctx, lockmgr.Request{Key: t.LockKey(), LockedBy: by, Metadata: md, Timeout: req.LockTimeout})
+	holders := s.watchHolders(ctx, t.LockKey())
+	lease, err := s.d.Locks.Acquire(ctx, lockmgr.Request{Key: t.LockKey(), LockedBy: by, Metadata: md, Timeout: req.LockTimeout, OnWait: holders.onWait})
 	if err != nil {
 		return nil, err
 	}
@@ -100,6 +101,7 @@ func (s *Service) Apply(ctx context.Context, req ApplyRequest) (*Outcome, error)
 	}()
 	work := lease.Context()
 	out := &Outcome{Lock: rec}
+	s.recordAbandoned(work, lease, t, holders.abandoned(rec), "taken over after it expired")
 
 	st, head, err := s.loadOrNew(work, t)
 	if err != nil {

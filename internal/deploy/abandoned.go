@@ -1,0 +1,177 @@
+package deploy
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/deployer-dev/deployer/internal/lockmgr"
+	"github.com/deployer-dev/deployer/internal/statestore"
+)
+
+// Abandoned is the status of a deployment whose process died (kill -9, a
+// crash, a lost runner) while it held its lock: the lock was taken over
+// after it expired, or broken with unlock --force, and the deployment never
+// recorded an end (docs/design.md#abandoned-deployments).
+const Abandoned = "abandoned"
+
+// holderWatch collects the records that stood in the way of a lease: the
+// live ones of the stack/environment listed before acquiring, and the
+// holders seen while waiting. Each deploy's start is its lock record
+// (metadata.deployment_id, operation, lockedAt), so these are the starts of
+// the deployments that might never have finished.
+type holderWatch struct {
+	mu   sync.Mutex
+	seen map[string]lockmgr.Record // by lock id: the last record seen
+}
+
+func (w *holderWatch) add(rec lockmgr.Record) {
+	if rec.Metadata.DeploymentID == "" {
+		return
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.seen == nil {
+		w.seen = map[string]lockmgr.Record{}
+	}
+	if old, ok := w.seen[rec.LockID]; !ok || rec.ExpiresAt >= old.ExpiresAt {
+		w.seen[rec.LockID] = rec
+	}
+}
+
+func (w *holderWatch) onWait(ev lockmgr.WaitEvent) {
+	if !ev.Done {
+		w.add(ev.Holder)
+	}
+}
+
+// watchHolders lists the records of key's stack/environment that conflict
+// with key, before the lease is asked for (one strongly consistent List).
+func (s *Service) watchHolders(ctx context.Context, key string) *holderWatch {
+	w := &holderWatch{}
+	pk, ok := lockmgr.ParseKey(key)
+	if !ok || pk.Level == lockmgr.LevelCustom {
+		return w
+	}
+	recs, err := s.d.Locks.Backend().List(ctx, lockmgr.StackKey(pk.Stack, pk.Env))
+	if err != nil {
+		return w // bookkeeping only: the acquire reports a broken backend
+	}
+	for _, r := range recs {
+		if lockmgr.Conflicts(key, r.LockKey) {
+			w.add(r)
+		}
+	}
+	return w
+}
+
+// abandoned returns the records seen that had expired when lease was taken:
+// their holders stopped renewing them and never released them.
+func (w *holderWatch) abandoned(lease lockmgr.Record) []lockmgr.Record {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	var out []lockmgr.Record
+	for id, r := range w.seen {
+		if id != lease.LockID && r.ExpiresAt < lease.LockedAt {
+			out = append(out, r)
+		}
+	}
+	slices.SortFunc(out, func(a, b lockmgr.Record) int { return int(a.LockedAt - b.LockedAt) })
+	return out
+}
+
+// recordAbandoned writes a deployment entry with status abandoned for each
+// of recs not in the state's deployment_history yet, as one state write
+// under lease. It is bookkeeping: a failure is reported on the progress
+// stream and does not stop the command.
+func (s *Service) recordAbandoned(ctx context.Context, lease *lockmgr.Lease, t Target, recs []lockmgr.Record, how string) {
+	if len(recs) == 0 {
+		return
+	}
+	if err := s.writeAbandoned(ctx, lease, t, recs, how); err != nil {
+		fmt.Fprintf(s.d.Progress, "warning: could not record the abandoned deployments in the history: %v\n", err)
+	}
+}
+
+func (s *Service) writeAbandoned(ctx context.Context, lease *lockmgr.Lease, t Target, recs []lockmgr.Record, how string) error {
+	st, head, err := s.loadOrNew(ctx, t)
+	if err != nil {
+		return err
+	}
+	known := map[string]bool{}
+	for _, d := range st.DeploymentHistory {
+		known[d.DeploymentID] = true
+	}
+	now := s.d.Now().UTC()
+	rec := lease.Record()
+	var add []statestore.Deployment
+	for _, r := range recs {
+		id := r.Metadata.DeploymentID
+		if known[id] {
+			continue
+		}
+		known[id] = true
+		op := r.Metadata.Operation
+		if op == "" {
+			op = "deploy"
+		}
+		started := time.Unix(r.LockedAt, 0).UTC()
+		add = append(add, statestore.Deployment{
+			DeploymentID: id, Type: op, Timestamp: started, TriggeredBy: r.LockedBy, GitCommit: r.Metadata.GitCommit,
+			Status: Abandoned, Scope: r.LockKey,
+			Error: fmt.Sprintf("the deploying process (pid %d on %s) stopped without finishing; its lock %s was %s",
+				r.Metadata.PID, orUnknown(r.Metadata.Hostname), r.LockID, how),
+		})
+		fmt.Fprintf(s.d.Progress, "Deployment %s by %s (started %s) was abandoned: its lock was %s; recorded in the history.\n",
+			id, r.LockedBy, started.Format(time.RFC3339), how)
+	}
+	if len(add) == 0 {
+		return nil
+	}
+	st.Serial++
+	for i := range add {
+		add[i].Serial = st.Serial
+	}
+	st.DeploymentHistory = append(add, st.DeploymentHistory...)
+	if len(st.DeploymentHistory) > maxHistoryInState {
+		st.DeploymentHistory = st.DeploymentHistory[:maxHistoryInState]
+	}
+	st.Metadata.LastUpdated, st.Metadata.LastUpdatedBy, st.Metadata.Fence = now, rec.LockedBy, rec.Fence
+	_, err = s.d.Store.Save(ctx, st, head, &statestore.LockRef{Key: rec.LockKey, LockID: rec.LockID, Fence: rec.Fence})
+	if err == nil {
+		s.d.Audit.Info("deploy.abandoned", "stack", t.Stack, "environment", t.Env, "count", len(add), "serial", st.Serial)
+	}
+	return err
+}
+
+func orUnknown(s string) string {
+	if s == "" {
+		return "an unknown host"
+	}
+	return s
+}
+
+// RecordBroken records the deployment whose lock unlock --force just broke
+// (rec) as abandoned: it takes the lock of t itself (no wait), writes the
+// entry and releases. Locks of lock exec and records without a deployment
+// are left alone. When someone else took the lock first, that holder's
+// deploy does not see the broken record, so the entry is not written and
+// the returned error says so.
+func (s *Service) RecordBroken(ctx context.Context, t Target, rec lockmgr.Record) error {
+	if rec.Metadata.DeploymentID == "" {
+		return nil
+	}
+	if op := rec.Metadata.Operation; op != "" && op != "deploy" && op != "destroy" {
+		return nil
+	}
+	by, md := lockmgr.Holder(s.d.Getenv)
+	md.Operation = "unlock"
+	lease, err := s.d.Locks.Acquire(ctx, lockmgr.Request{Key: t.LockKey(), LockedBy: by, Metadata: md})
+	if err != nil {
+		return fmt.Errorf("deployment %s was not recorded as abandoned: %w", rec.Metadata.DeploymentID, err)
+	}
+	defer releaseLease(lease)
+	return s.writeAbandoned(lease.Context(), lease, t, []lockmgr.Record{rec}, "broken with unlock --force")
+}
