@@ -79,7 +79,7 @@ func run() int {
 	defer cli.ReportError(f, err) // GitHub Actions: ::error and the held-lock summary
 	// Errors go through f.IO.ErrOut, which masks known secret values.
 	if f.JSON {
-		_ = json.NewEncoder(f.IO.ErrOut).Encode(map[string]any{"error": err.Error(), "exit_code": code})
+		_ = json.NewEncoder(f.IO.ErrOut).Encode(cli.ErrorJSON(err, code))
 	} else {
 		fmt.Fprintln(f.IO.ErrOut, "Error: "+cli.Remedy(err))
 		if code == exitUsage && isCobraUsage(err) {

@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/deployer-dev/deployer/internal/deploy"
+	"github.com/deployer-dev/deployer/internal/engine"
 	"github.com/deployer-dev/deployer/internal/plan"
 )
 
@@ -112,7 +113,11 @@ func runDeploy(ctx context.Context, f *Factory, opts *DeployOptions) error {
 		}
 	}
 	if !opts.Yes && !f.IO.CanPrompt() {
-		return &UsageError{Msg: "deploy needs confirmation but there is no terminal to ask on: pass --yes to proceed"}
+		verb := "deploy"
+		if opts.Destroy {
+			verb = "destroy"
+		}
+		return &UsageError{Msg: verb + " needs confirmation but there is no terminal to ask on: pass --yes to proceed"}
 	}
 	eopts := EngineOptions{InstallPulumi: opts.InstallPulumi}
 	if err := f.checkEngines(cfg, t, eopts); err != nil {
@@ -193,6 +198,17 @@ func deployResultJSON(out *deploy.Outcome, err error) deployJSON {
 	return j
 }
 
+// failedSteps counts the components whose change failed or was cancelled.
+func failedSteps(results []engine.Result) int {
+	n := 0
+	for _, r := range results {
+		if r.Status != "ready" && r.Status != "deleted" {
+			n++
+		}
+	}
+	return n
+}
+
 func printDeploySummary(f *Factory, t deploy.Target, out *deploy.Outcome, err error) {
 	if !out.Plan.HasChanges() || out.Deployment.DeploymentID == "" {
 		return
@@ -206,6 +222,12 @@ func printDeploySummary(f *Factory, t deploy.Target, out *deploy.Outcome, err er
 		d.DeploymentID, d.Status, d.DurationSeconds, c.Created, c.Updated, c.Deleted)
 	if n := len(out.Unchanged); n > 0 {
 		fmt.Fprintf(f.IO.Out, ", %d re-evaluated and unchanged", n)
+	}
+	if n := failedSteps(out.Results); n > 0 || d.Status != "success" {
+		fmt.Fprintf(f.IO.Out, ", %d failed", n)
+		if skipped := len(out.Plan.Changes()) - len(out.Results) - len(out.Unchanged); skipped > 0 {
+			fmt.Fprintf(f.IO.Out, ", %d not started", skipped)
+		}
 	}
 	fmt.Fprint(f.IO.Out, ".")
 	if out.Head.Serial > 0 {

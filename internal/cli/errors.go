@@ -19,19 +19,42 @@ func Remedy(err error) string {
 		rec := held.Record
 		var b bytes.Buffer
 		fmt.Fprintf(&b, "lock %s is held; another operation is in progress:\n", rec.LockKey)
-		verdict := lockmgr.Active
-		switch {
-		case rec.Expired(time.Now()):
-			verdict = lockmgr.Expired
-		case time.Since(time.Unix(rec.LastHeartbeat, 0)) > lockmgr.DefaultStaleAfter:
-			verdict = lockmgr.Stale
-		}
-		printRecord(&b, rec, verdict)
+		printRecord(&b, rec, heldVerdict(rec))
 		fmt.Fprintf(&b, "\nWait for it with --lock-timeout DUR (e.g. --lock-timeout 10m). If the holder is gone, break the lock with:\n  %s",
 			unlockCommand(rec))
 		return b.String()
 	}
 	return err.Error()
+}
+
+// ErrorJSON is the JSON object an error becomes on stderr under --json
+// (docs/exit-codes.md): {"error", "exit_code"}, and for a held lock the
+// holder's record ("lock", as `state locks --json` shows it) and the exact
+// "unlock_command".
+func ErrorJSON(err error, code int) map[string]any {
+	out := map[string]any{"error": err.Error(), "exit_code": code}
+	var held *lockmgr.HeldError
+	if errors.As(err, &held) {
+		rec := held.Record
+		pk, _ := lockmgr.ParseKey(rec.LockKey)
+		out["lock"] = lockJSON{Record: rec, Level: pk.Level, Status: heldVerdict(rec),
+			AgeSeconds:          int64(time.Since(time.Unix(rec.LockedAt, 0)).Seconds()),
+			HeartbeatAgeSeconds: int64(time.Since(time.Unix(rec.LastHeartbeat, 0)).Seconds()),
+			PIDNotRunning:       lockmgr.HolderGone(rec)}
+		out["unlock_command"] = unlockCommand(rec)
+	}
+	return out
+}
+
+// heldVerdict classifies a holder's record with the default stale_after.
+func heldVerdict(rec lockmgr.Record) string {
+	switch {
+	case rec.Expired(time.Now()):
+		return lockmgr.Expired
+	case time.Since(time.Unix(rec.LastHeartbeat, 0)) > lockmgr.DefaultStaleAfter:
+		return lockmgr.Stale
+	}
+	return lockmgr.Active
 }
 
 // unlockCommand is the exact command that breaks rec.

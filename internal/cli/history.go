@@ -33,6 +33,9 @@ func NewCmdHistory(f *Factory, runF func(context.Context, *Factory, *HistoryOpti
 			if err := opts.Target.validateFlags(); err != nil {
 				return err
 			}
+			if opts.Limit < 0 {
+				return &UsageError{Msg: fmt.Sprintf("--limit %d: want 0 (all entries) or a positive number", opts.Limit)}
+			}
 			opts.JSON = f.JSON
 			if runF != nil {
 				return runF(cmd.Context(), f, opts)

@@ -4,11 +4,14 @@
 package cli
 
 import (
+	"fmt"
 	"strings"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 	"github.com/spf13/viper"
+
+	"github.com/deployer-dev/deployer/internal/config"
 )
 
 // Version information, set by main from -ldflags.
@@ -51,11 +54,11 @@ func NewRootCmd(f *Factory) *cobra.Command {
 	})
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &UsageError{Msg: err.Error()} })
 
-	stateCmd := &cobra.Command{Use: "state", Short: "Inspect and manage state and locks"}
+	stateCmd := groupCmd("state", "Inspect and manage state and locks")
 	stateCmd.AddCommand(NewCmdStateShow(f, nil), NewCmdStateLocks(f, nil), NewCmdStatePush(f, nil))
-	lockCmd := &cobra.Command{Use: "lock", Short: "Run jobs under a lease"}
+	lockCmd := groupCmd("lock", "Run jobs under a lease")
 	lockCmd.AddCommand(NewCmdLockExec(f, nil))
-	backendCmd := &cobra.Command{Use: "backend", Short: "Prepare state and lock backends"}
+	backendCmd := groupCmd("backend", "Prepare state and lock backends")
 	backendCmd.AddCommand(NewCmdBackendInit(f, nil))
 
 	root.AddCommand(
@@ -74,6 +77,32 @@ func NewRootCmd(f *Factory) *cobra.Command {
 		NewCmdGuard(f, nil, nil),
 	)
 	return root
+}
+
+// groupCmd is a command that only holds subcommands: alone it prints its
+// help; with an unknown subcommand it is a usage error (exit 2) that
+// suggests the closest one, like the root command's.
+func groupCmd(use, short string) *cobra.Command {
+	return &cobra.Command{
+		Use: use, Short: short,
+		Args: cobra.ArbitraryArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				return cmd.Help()
+			}
+			var names []string
+			for _, c := range cmd.Commands() {
+				if c.IsAvailableCommand() {
+					names = append(names, c.Name())
+				}
+			}
+			msg := fmt.Sprintf("unknown command %q for %q", args[0], cmd.CommandPath())
+			if s := config.Suggest(args[0], names); s != "" {
+				msg += fmt.Sprintf(" (did you mean %q?)", s)
+			}
+			return &UsageError{Msg: msg + "; its commands: " + strings.Join(names, ", ")}
+		},
+	}
 }
 
 // bindGlobals layers the global flags over DEPLOYER_* variables with viper

@@ -94,10 +94,16 @@ func (s *Service) Apply(ctx context.Context, req ApplyRequest) (*Outcome, error)
 		return nil, err
 	}
 	rec := lease.Record()
-	fmt.Fprintf(s.d.Progress, "Acquired lock %s (lock id %s, fence %d)\n", rec.LockKey, rec.LockID, rec.Fence)
+	locking := s.d.Locks.Enabled()
+	if locking {
+		fmt.Fprintf(s.d.Progress, "Acquired lock %s (lock id %s, fence %d)\n", rec.LockKey, rec.LockID, rec.Fence)
+	}
 	defer func() {
-		releaseLease(lease)
-		fmt.Fprintf(s.d.Progress, "Released lock %s\n", rec.LockKey)
+		if err := releaseLease(lease); err != nil {
+			fmt.Fprintf(s.d.Progress, "warning: lock %s was not released: %v\n", rec.LockKey, err)
+		} else if locking {
+			fmt.Fprintf(s.d.Progress, "Released lock %s\n", rec.LockKey)
+		}
 	}()
 	work := lease.Context()
 	out := &Outcome{Lock: rec}
@@ -188,10 +194,13 @@ func (s *Service) Apply(ctx context.Context, req ApplyRequest) (*Outcome, error)
 	return out, nil
 }
 
-func releaseLease(l *lockmgr.Lease) {
+// releaseLease releases l within 5 s. Errors: lockmgr.ErrLockLost when the
+// lease was broken or taken over first, or the backend's error (the record
+// then stays until it expires or is broken with unlock --force).
+func releaseLease(l *lockmgr.Lease) error {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	_ = l.Release(ctx) // a lost lease is reported by the save path
+	return l.Release(ctx)
 }
 
 func (s *Service) engineFor(kind string) (engine.Engine, error) {

@@ -370,11 +370,14 @@ type Lease struct {
 	done    chan struct{}
 	release sync.Once
 	relErr  error
+	// acquired is when the lease was taken, to the Manager clock's precision
+	// (the record keeps whole seconds): lock.released's duration_seconds.
+	acquired time.Time
 }
 
 func (m *Manager) startLease(parent context.Context, rec Record) *Lease {
 	ctx, cancel := context.WithCancelCause(parent)
-	l := &Lease{m: m, rec: rec, ctx: ctx, cancel: cancel, stop: make(chan struct{}), done: make(chan struct{})}
+	l := &Lease{m: m, rec: rec, ctx: ctx, cancel: cancel, stop: make(chan struct{}), done: make(chan struct{}), acquired: m.opts.Now()}
 	m.held.Add(1)
 	m.opts.Audit.Info("lock.acquired", "lock_key", rec.LockKey, "lock_id", rec.LockID,
 		"locked_by", rec.LockedBy, "fence", rec.Fence, "metadata", rec.Metadata)
@@ -472,7 +475,7 @@ func (l *Lease) Release(ctx context.Context) error {
 		<-l.done
 		rec := l.Record()
 		l.relErr = l.m.b.Release(ctx, rec.LockKey, rec.LockID)
-		held := l.m.opts.Now().Sub(time.Unix(rec.LockedAt, 0))
+		held := l.m.opts.Now().Sub(l.acquired)
 		dur := held.Seconds()
 		l.m.opts.Observer.LockReleased(rec.LockKey, held)
 		if l.relErr != nil {
