@@ -4,8 +4,10 @@ package e2e
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -20,6 +22,7 @@ import (
 const stepScript = `#!/bin/sh
 name=$1
 echo "$name start $(date +%s%N) ${RUN_TAG:-main}" >> events.log
+echo $$ > "pid.$name"
 if [ -f slow ]; then sleep "${2:-0}"; fi
 echo "$name end $(date +%s%N) ${RUN_TAG:-main}" >> events.log
 printf '{"name":"%s","deps":"%s"}' "$name" "$(env | grep -c '^DEPLOYER_DEP_')" > "$DEPLOYER_OUTPUTS"
@@ -282,11 +285,52 @@ func killedMidApply(t *testing.T) (*project, *bgRun) {
 	eventually(t, 20*time.Second, "the deploy to start app/api", func() bool {
 		return strings.Contains(strings.Join(p.events("start"), ","), "api")
 	})
+	step, err := strconv.Atoi(strings.TrimSpace(string(p.read("pid.api"))))
+	if err != nil {
+		t.Fatal(err)
+	}
 	if err := syscall.Kill(d.cmd.Process.Pid, syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
 	d.wait(t, 10*time.Second)
+	// The component's process group dies with deployer (Pdeathsig and the
+	// watchdog): its script never finishes after deployer is gone.
+	eventually(t, 10*time.Second, "the killed deploy's step to die", func() bool { return !alive(step) })
+	if slices.Contains(p.events("end"), "api") {
+		t.Errorf("app/api's step finished after deployer was killed:\n%s", p.read("events.log"))
+	}
 	return p, d
+}
+
+// alive reports whether pid runs (a zombie does not).
+func alive(pid int) bool {
+	if syscall.Kill(pid, 0) != nil {
+		return false
+	}
+	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return true
+	}
+	s := string(stat)
+	i := strings.LastIndexByte(s, ')')
+	return i < 0 || len(s) < i+3 || s[i+2] != 'Z'
+}
+
+// abandonedIn returns the deployments `history --json` shows as abandoned.
+func (p *project) abandonedIn(env string) []historyRow {
+	p.t.Helper()
+	r := p.mustRun(0, "history", "-e", env, "--json")
+	var rows []historyRow
+	if err := json.Unmarshal([]byte(r.stdout), &rows); err != nil {
+		p.t.Fatalf("history --json: %v\n%s", err, r)
+	}
+	var out []historyRow
+	for _, row := range rows {
+		if row.Status == "abandoned" {
+			out = append(out, row)
+		}
+	}
+	return out
 }
 
 func TestKilledDeployLeavesStaleLockThatForceUnlockBreaks(t *testing.T) {
@@ -303,8 +347,11 @@ func TestKilledDeployLeavesStaleLockThatForceUnlockBreaks(t *testing.T) {
 		}
 	}
 	eventually(t, 10*time.Second, "the lock to turn STALE", func() bool { return p.locks()[0].Status == "STALE" })
-	if r := p.mustRun(0, "state", "locks"); !strings.Contains(r.stdout, "STALE") {
-		t.Errorf("state locks should say STALE:\n%s", r)
+	if r := p.mustRun(0, "state", "locks"); !strings.Contains(r.stdout, "STALE (pid not running)") {
+		t.Errorf("state locks should say STALE (pid not running):\n%s", r)
+	}
+	if !p.locks()[0].PIDNotRunning {
+		t.Errorf("state locks --json should say pid_not_running: %+v", p.locks())
 	}
 
 	r = p.mustRun(2, "unlock", "-e", "dev", "--force") // no terminal: must ask for --yes
@@ -315,11 +362,15 @@ func TestKilledDeployLeavesStaleLockThatForceUnlockBreaks(t *testing.T) {
 	if !strings.Contains(r.stderr, locks[0].LockID) || len(p.locks()) != 0 {
 		t.Fatalf("unlock --force --yes should show and break lock %s: %s", locks[0].LockID, r)
 	}
+	// The broken holder's deployment is recorded as abandoned (serial 2).
+	if ab := p.abandonedIn("dev"); len(ab) != 1 || ab[0].DeploymentID != locks[0].Metadata.DeploymentID || ab[0].Serial != 2 {
+		t.Fatalf("history should show deployment %s as abandoned at serial 2: %+v", locks[0].Metadata.DeploymentID, ab)
+	}
 	os.Remove(filepath.Join(p.dir, "slow"))
 	p.mustRun(0, "deploy", "-e", "dev", "--yes")
 	st := p.state("shop", "dev")
-	if st.Serial != 2 || st.Resources["app/api"].DesiredConfig["replicas"] != float64(4) {
-		t.Fatalf("after the recovery deploy: serial %d (want 2), api %v", st.Serial, st.Resources["app/api"].DesiredConfig)
+	if st.Serial != 3 || st.Resources["app/api"].DesiredConfig["replicas"] != float64(4) {
+		t.Fatalf("after the recovery deploy: serial %d (want 3), api %v", st.Serial, st.Resources["app/api"].DesiredConfig)
 	}
 	p.mustRun(0, "state", "show", "-e", "dev")
 }
@@ -531,6 +582,7 @@ func TestKilledHolderIsTakenOverAfterExpiry(t *testing.T) {
 	p, d := killedMidApply(t)
 	os.Remove(filepath.Join(p.dir, "slow"))
 
+	dead := p.locks()[0].Metadata.DeploymentID
 	r := p.mustRun(3, "deploy", "-e", "dev", "--yes") // still within lock_ttl (5 s)
 	if !strings.Contains(r.stderr, strconv.Itoa(d.cmd.Process.Pid)) {
 		t.Errorf("the refused deploy should name the killed holder (pid %d):\n%s", d.cmd.Process.Pid, r)
@@ -541,8 +593,11 @@ func TestKilledHolderIsTakenOverAfterExpiry(t *testing.T) {
 		t.Errorf("the lock was taken after %s, before it could have expired", waited)
 	}
 	st := p.state("shop", "dev")
-	if st.Serial != 2 || st.Resources["app/api"].DesiredConfig["replicas"] != float64(4) || len(st.Resources) != 3 {
-		t.Fatalf("after the takeover: serial %d (want 2), %d resources, api %v", st.Serial, len(st.Resources), st.Resources["app/api"].DesiredConfig)
+	if st.Serial != 3 || st.Resources["app/api"].DesiredConfig["replicas"] != float64(4) || len(st.Resources) != 3 {
+		t.Fatalf("after the takeover: serial %d (want 3: the abandoned record, then the deploy), %d resources, api %v", st.Serial, len(st.Resources), st.Resources["app/api"].DesiredConfig)
+	}
+	if ab := p.abandonedIn("dev"); len(ab) != 1 || ab[0].DeploymentID != dead {
+		t.Errorf("history should show the killed deployment %s as abandoned: %+v", dead, ab)
 	}
 	if locks := p.locks(); len(locks) != 0 {
 		t.Errorf("no lock should be left: %+v", locks)

@@ -229,10 +229,12 @@ type lockRow struct {
 	LastHeartbeat int64  `json:"lastHeartbeat"`
 	Status        string `json:"status"`
 	Level         string `json:"level"`
+	PIDNotRunning bool   `json:"pid_not_running"`
 	Metadata      struct {
-		PID       int    `json:"pid"`
-		Hostname  string `json:"hostname"`
-		Operation string `json:"operation"`
+		PID          int    `json:"pid"`
+		Hostname     string `json:"hostname"`
+		Operation    string `json:"operation"`
+		DeploymentID string `json:"deployment_id"`
 	} `json:"metadata"`
 }
 
