@@ -123,7 +123,7 @@ type Deployment struct {
 	TriggeredBy      string           `json:"triggered_by"`
 	GitCommit        string           `json:"git_commit"`
 	Version          string           `json:"version,omitempty"`
-	Status           string           `json:"status"` // success | failed | cancelled
+	Status           string           `json:"status"` // success | failed | cancelled | abandoned (docs/design.md#abandoned-deployments)
 	DurationSeconds  float64          `json:"duration_seconds"`
 	ResourcesChanged ResourcesChanged `json:"resources_changed"`
 	Serial           int64            `json:"serial,omitempty"` // serial this deployment wrote
