@@ -334,8 +334,13 @@ func TestPausedHolderCannotOverwriteItsSuccessor(t *testing.T) {
 			if !strings.Contains(second.stderr, "waiting for lock stack:shop:env:dev") {
 				t.Errorf("second deploy should have waited for the paused holder:\n%s", second)
 			}
-			if st := p.remoteState("dev"); st.Serial != 2 || st.Resources["app/api"].DesiredConfig["value"] != "second" {
-				t.Fatalf("after the second deploy: serial %d, config %v", st.Serial, st.Resources["app/api"].DesiredConfig)
+			// Serial 2 records the paused deploy as abandoned (its lock
+			// expired and was taken over); serial 3 is the second deploy.
+			if st := p.remoteState("dev"); st.Serial != 3 || st.Resources["app/api"].DesiredConfig["value"] != "second" {
+				t.Fatalf("after the second deploy: serial %d (want 3), config %v", st.Serial, st.Resources["app/api"].DesiredConfig)
+			}
+			if ab := p.abandonedIn("dev"); len(ab) != 1 || ab[0].Serial != 2 {
+				t.Errorf("history should show the paused deploy as abandoned at serial 2: %+v", ab)
 			}
 
 			// The paused holder's component finishes while it is stopped;
@@ -353,11 +358,11 @@ func TestPausedHolderCannotOverwriteItsSuccessor(t *testing.T) {
 			}
 			t.Logf("resumed holder: exit %d: %s", res.code, errorLine(res.stderr))
 			st := p.remoteState("dev")
-			if st.Serial != 2 || st.Resources["app/api"].DesiredConfig["value"] != "second" {
+			if st.Serial != 3 || st.Resources["app/api"].DesiredConfig["value"] != "second" {
 				t.Errorf("the resumed holder overwrote the state: serial %d, config %v", st.Serial, st.Resources["app/api"].DesiredConfig)
 			}
-			if snap := p.remoteState("dev", "--serial", "2"); snap.Resources["app/api"].DesiredConfig["value"] != "second" {
-				t.Errorf("history snapshot of serial 2 holds %v, want the second deploy's value", snap.Resources["app/api"].DesiredConfig)
+			if snap := p.remoteState("dev", "--serial", "3"); snap.Resources["app/api"].DesiredConfig["value"] != "second" {
+				t.Errorf("history snapshot of serial 3 holds %v, want the second deploy's value", snap.Resources["app/api"].DesiredConfig)
 			}
 			if r.s3 != nil && c.state == "s3" {
 				if n := r.s3Snapshots(t)["2"]; n != 1 {
