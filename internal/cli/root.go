@@ -43,7 +43,7 @@ func NewRootCmd(f *Factory) *cobra.Command {
 	pf := root.PersistentFlags()
 	pf.StringVar(&f.ConfigPath, "config", "", "path of deployer.yaml (default ./deployer.yaml)")
 	pf.BoolVar(&f.JSON, "json", false, "print JSON on stdout (errors as a JSON object on stderr)")
-	pf.BoolVar(&f.NoColor, "no-color", false, "disable colour (also NO_COLOR)")
+	pf.BoolVar(&f.NoColor, "no-color", false, "disable colour (also NO_COLOR or TERM=dumb)")
 	pf.BoolVarP(&f.Verbose, "verbose", "v", false, "print more detail on stderr")
 	pf.StringVar(&f.AuditPath, "audit-log", "", "append audit events as JSON lines to FILE")
 	root.SetGlobalNormalizationFunc(func(_ *pflag.FlagSet, name string) pflag.NormalizedName {
