@@ -171,8 +171,14 @@ func TestPartitionDuringDeploy(t *testing.T) {
 		t.Errorf("the second deploy should have waited for the cut-off holder's lease to expire:\n%s", res2)
 	}
 	st := p.remoteState("dev")
-	if st.Serial != 2 || st.Resources["app/api"].DesiredConfig["value"] != "second" {
-		t.Errorf("after the partition: serial %d, config %v; want serial 2 written by the second deploy", st.Serial, st.Resources["app/api"].DesiredConfig)
+	// Serial 2 records the cut-off deploy as abandoned (its lease expired
+	// and was taken over: docs/design.md#abandoned-deployments); serial 3
+	// is the second deploy's.
+	if st.Serial != 3 || st.Resources["app/api"].DesiredConfig["value"] != "second" {
+		t.Errorf("after the partition: serial %d, config %v; want serial 3 written by the second deploy", st.Serial, st.Resources["app/api"].DesiredConfig)
+	}
+	if ab := p.abandonedIn("dev"); len(ab) != 1 || ab[0].Serial != 2 {
+		t.Errorf("history should show the cut-off deploy as abandoned at serial 2: %+v", ab)
 	}
 	proxy.Partition(false)
 	if locks := p.locks(); len(locks) != 0 {
