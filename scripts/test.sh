@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # The test command of the README (`make test`): installs what is missing,
 # starts dynalite, MinIO, redis-server, PostgreSQL and an OpenTelemetry
-# Collector on loopback with
-# throwaway data, runs gofmt, go vet and `go test -race ./...` against them,
-# and stops them. In CI (CI=true) a server that cannot start fails the run;
+# Collector on loopback with throwaway data, builds the Pulumi CLI (once) and
+# the test provider, runs gofmt, go vet and `go test -race ./...` against them
+# (the real-CLI Pulumi tests verbosely), and stops them. In CI (CI=true) a
+# server that cannot start fails the run;
 # elsewhere the tests that need it skip, printing why.
 # `scripts/test.sh bench` runs the benchmarks against the same servers.
 set -euo pipefail
@@ -31,6 +32,8 @@ stops+=(selfhosted_servers_stop)
 source scripts/test-servers/selfhosted.sh || true
 stops+=(otelcol_stop)
 source scripts/test-servers/otelcol.sh || true
+# The Pulumi CLI (built once into .tools) and the test provider, on PATH.
+source scripts/test-servers/pulumi.sh || true
 
 if [ "${1:-}" = "bench" ]; then
 	go test -run '^$' -bench . -benchmem -benchtime "${BENCHTIME:-2s}" ./...
@@ -51,4 +54,15 @@ echo "== the Windows release target builds"
 GOOS=windows GOARCH=amd64 CGO_ENABLED=0 go build -o /dev/null ./cmd/deployer
 
 echo "== go test -race ./..."
-go test -race -count=1 -timeout 20m ./...
+go test -race -count=1 -timeout 20m -skip '^TestRealPulumi' ./...
+
+# The real-CLI Pulumi tests (internal/e2e/pulumi_test.go), verbose so the
+# log shows each one running and its duration.
+echo "== real-CLI Pulumi tests"
+pulumi_log="$DEPLOYER_TEST_TMP/real-pulumi.log"
+if go test -race -count=1 -timeout 15m -run '^TestRealPulumi' -v ./internal/e2e/ >"$pulumi_log" 2>&1; then
+	grep -E '^(=== RUN|--- |ok|PASS)' "$pulumi_log"
+else
+	cat "$pulumi_log"
+	exit 1
+fi

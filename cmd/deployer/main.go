@@ -31,6 +31,10 @@ const (
 	exitCancelled = 130
 )
 
+// secondSignalGrace is how long deployer still waits, after a second
+// Ctrl-C killed the engines, for the state save and the lock release.
+const secondSignalGrace = 30 * time.Second
+
 func main() {
 	termguard.Restore()
 	os.Exit(run())
@@ -43,18 +47,28 @@ func run() int {
 	// them. Children still start with SIGPIPE's default action.
 	signal.Notify(make(chan os.Signal, 1), syscall.SIGPIPE)
 	f := cli.NewFactory(cli.System())
+	f.NewEngines = newEngines
+	config.KnownKinds = knownKinds()
 	defer f.Close()
 
 	// The first SIGINT/SIGTERM cancels the running command cleanly (the
-	// deployment is recorded as cancelled and the lock released); a second
-	// one kills the engines' processes and exits at once.
+	// deployment is recorded as cancelled and the lock released). A second
+	// one kills the engines' processes at once; the command then still saves
+	// what was done and releases its lock, for up to secondSignalGrace, and a
+	// third signal exits at once (docs/exit-codes.md).
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	sigs := make(chan os.Signal, 2)
+	sigs := make(chan os.Signal, 3)
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
 	defer signal.Stop(sigs)
+	done := make(chan struct{})
+	defer close(done)
 	go func() {
-		<-sigs
+		select {
+		case <-sigs:
+		case <-done:
+			return
+		}
 		if f.HoldsLeases() {
 			fmt.Fprintln(os.Stderr, "\ndeployer: cancelling; the lock is released when the running step stops (signal again to stop at once)")
 		} else {
@@ -62,9 +76,21 @@ func run() int {
 		}
 		cancel()
 		go exitWhenNoLease(f)
-		<-sigs
+		select {
+		case <-sigs:
+		case <-done:
+			return
+		}
+		fmt.Fprintln(os.Stderr, "\ndeployer: stopping the engines now; saving what was done and releasing the lock (signal again to exit at once)")
 		f.KillEngines()
-		os.Exit(exitCancelled)
+		select {
+		case <-done:
+		case <-sigs:
+			os.Exit(exitCancelled)
+		case <-time.After(secondSignalGrace):
+			fmt.Fprintln(os.Stderr, "deployer: gave up waiting for the state save and lock release")
+			os.Exit(exitCancelled)
+		}
 	}()
 	root := cli.NewRootCmd(f)
 	err := root.ExecuteContext(ctx)

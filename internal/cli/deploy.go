@@ -120,7 +120,7 @@ func runDeploy(ctx context.Context, f *Factory, opts *DeployOptions) error {
 		return &UsageError{Msg: verb + " needs confirmation but there is no terminal to ask on: pass --yes to proceed"}
 	}
 	eopts := EngineOptions{InstallPulumi: opts.InstallPulumi}
-	if err := f.checkEngines(cfg, t, eopts); err != nil {
+	if err := f.checkEngines(ctx, cfg, t, eopts); err != nil {
 		return err
 	}
 	svc, err := f.Service(ctx, cfg, eopts)
@@ -218,8 +218,12 @@ func printDeploySummary(f *Factory, t deploy.Target, out *deploy.Outcome, err er
 	if err != nil && errors.Is(err, deploy.ErrDeclined) {
 		return
 	}
-	fmt.Fprintf(f.IO.Out, "\nDeployment %s %s in %.1fs: %d created, %d updated, %d deleted",
-		d.DeploymentID, d.Status, d.DurationSeconds, c.Created, c.Updated, c.Deleted)
+	replaced := ""
+	if out.Replaced > 0 {
+		replaced = fmt.Sprintf(", %d replaced", out.Replaced)
+	}
+	fmt.Fprintf(f.IO.Out, "\nDeployment %s %s in %.1fs: %d created, %d updated%s, %d deleted",
+		d.DeploymentID, d.Status, d.DurationSeconds, c.Created, c.Updated-out.Replaced, replaced, c.Deleted)
 	if n := len(out.Unchanged); n > 0 {
 		fmt.Fprintf(f.IO.Out, ", %d re-evaluated and unchanged", n)
 	}

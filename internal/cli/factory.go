@@ -16,7 +16,6 @@ import (
 	"github.com/deployer-dev/deployer/internal/config"
 	"github.com/deployer-dev/deployer/internal/deploy"
 	"github.com/deployer-dev/deployer/internal/engine"
-	"github.com/deployer-dev/deployer/internal/engine/command"
 	"github.com/deployer-dev/deployer/internal/ghactions"
 	"github.com/deployer-dev/deployer/internal/lockmgr"
 	"github.com/deployer-dev/deployer/internal/metrics"
@@ -37,6 +36,10 @@ type Factory struct {
 	JSON       bool
 	NoColor    bool
 	Verbose    bool
+
+	// NewEngines builds the engines of a run (set by cmd/deployer, the only
+	// place concrete engines are named); nil means none.
+	NewEngines func(cfg *config.Config, opts EngineOptions) []engine.Engine
 
 	cfg      *config.Config
 	masker   *secrets.Masker
@@ -88,9 +91,10 @@ func (f *Factory) maskStreams() {
 	f.IO.Out, f.IO.ErrOut = m.Writer(f.IO.Out), m.Writer(f.IO.ErrOut)
 }
 
-// componentEnviron is the environment Command components start from:
-// deployer's own, without the passphrases of the state's secrets.
-func componentEnviron() []string {
+// ComponentEnviron is the environment Command components start from:
+// deployer's own, without the passphrases of the state's secrets
+// (docs/secrets.md).
+func ComponentEnviron() []string {
 	env := os.Environ()
 	out := env[:0:0]
 	for _, kv := range env {
@@ -271,9 +275,9 @@ func (f *Factory) service(ctx context.Context, cfg *config.Config, opts EngineOp
 	}
 	// The engines' preflight (Pulumi CLI) runs in the commands, before any
 	// backend is opened: see checkEngines.
-	engines, replaceOn, _ := f.engines(cfg, opts)
+	engines := f.engines(cfg, opts)
 	return deploy.New(deploy.Deps{
-		Locks: locks, Store: store, Engines: engines, ReplaceOn: replaceOn,
+		Locks: locks, Store: store, Engines: engines,
 		Audit: al, Now: f.Now, Progress: f.progress(), Getenv: f.Getenv, Observer: f.Metrics(ctx, cfg), Masker: f.Masker(),
 	}), nil
 }
@@ -283,35 +287,30 @@ type EngineOptions struct {
 	InstallPulumi bool
 }
 
-// commandOnly wires the Command engine; engines_pulumi.go adds Pulumi.
-var extraEngines func(f *Factory, cfg *config.Config, opts EngineOptions) ([]engine.Engine, func(string) []string, func([]string) error)
-
-func (f *Factory) engines(cfg *config.Config, opts EngineOptions) ([]engine.Engine, func(string) []string, func([]string) error) {
-	// A command that ignores SIGTERM is killed after 3 s, so a cancelled
-	// deploy saves its state and releases the lock within SPEC 1's 5 s.
-	engines := []engine.Engine{command.New(command.WithGrace(3*time.Second), command.WithEnviron(componentEnviron))}
-	var replaceOn func(string) []string
-	var preflight func([]string) error
-	if extraEngines != nil {
-		var more []engine.Engine
-		more, replaceOn, preflight = extraEngines(f, cfg, opts)
-		engines = append(engines, more...)
-	}
-	f.mu.Lock()
-	f.running = append(f.running, engines...)
-	f.mu.Unlock()
-	return engines, replaceOn, preflight
-}
-
-// KillEngines stops every engine process at once (the second Ctrl-C):
-// engines that can (Pulumi) kill their child processes.
-func (f *Factory) KillEngines() {
+// engines returns the engines of this run, built once (NewEngines).
+func (f *Factory) engines(cfg *config.Config, opts EngineOptions) []engine.Engine {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	for _, e := range f.running {
-		if k, ok := e.(interface{ Kill() }); ok {
-			k.Kill()
-		}
+	if f.running == nil && f.NewEngines != nil {
+		f.running = f.NewEngines(cfg, opts)
+	}
+	return f.running
+}
+
+// checkEngines runs the engines' preflight for the components in scope
+// (the Pulumi CLI, provider plugins, passphrase) before any backend is
+// opened: a failure exits 1 and touches neither lock nor state.
+func (f *Factory) checkEngines(ctx context.Context, cfg *config.Config, t deploy.Target, opts EngineOptions) error {
+	return deploy.Preflight(ctx, cfg, t, f.engines(cfg, opts))
+}
+
+// KillEngines stops every engine process at once (the second Ctrl-C).
+func (f *Factory) KillEngines() {
+	f.mu.Lock()
+	running := f.running
+	f.mu.Unlock()
+	for _, e := range running {
+		e.Kill()
 	}
 }
 

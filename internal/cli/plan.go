@@ -9,9 +9,9 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/deployer-dev/deployer/internal/engine"
 	"github.com/deployer-dev/deployer/internal/ghactions"
 	"github.com/deployer-dev/deployer/internal/plan"
-	"github.com/deployer-dev/deployer/internal/pulumiadapter"
 )
 
 // PlanOptions are the flags of `deployer plan` (SPEC 3, 7).
@@ -65,7 +65,7 @@ func runPlan(ctx context.Context, f *Factory, opts *PlanOptions) error {
 		return err
 	}
 	if opts.Preview || opts.Refresh {
-		if err := f.checkEngines(cfg, t, EngineOptions{}); err != nil {
+		if err := f.checkEngines(ctx, cfg, t, EngineOptions{}); err != nil {
 			return err
 		}
 	}
@@ -118,7 +118,7 @@ func runPlan(ctx context.Context, f *Factory, opts *PlanOptions) error {
 
 // renderDrift prints plan --refresh's drift report (stderr in --json mode,
 // so stdout stays the plan document).
-func renderDrift(f *Factory, drift []pulumiadapter.Drift, asJSON bool) error {
+func renderDrift(f *Factory, drift []engine.Drift, asJSON bool) error {
 	for i := range drift { // secrets never leave masked (SPEC 7)
 		d := &drift[i]
 		d.ActualState, _ = plan.Mask(d.ActualState).(map[string]any)

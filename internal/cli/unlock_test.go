@@ -9,6 +9,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/deployer-dev/deployer/internal/config"
+	"github.com/deployer-dev/deployer/internal/engine"
+	"github.com/deployer-dev/deployer/internal/engine/command"
 	"github.com/deployer-dev/deployer/internal/lockmgr"
 	filelock "github.com/deployer-dev/deployer/internal/lockmgr/file"
 )
@@ -52,6 +55,7 @@ func runRoot(t *testing.T, stdin string, tty bool, argv ...string) (string, stri
 	io, out, errOut := Test(stdin)
 	io.SetTTY(tty, tty, tty)
 	f := NewFactory(io)
+	f.NewEngines = func(*config.Config, EngineOptions) []engine.Engine { return []engine.Engine{command.New()} }
 	defer f.Close()
 	root := NewRootCmd(f)
 	root.SetArgs(argv)

@@ -10,8 +10,10 @@ import (
 // could escape a path or a key separator ("/", "..", ":", spaces) passes.
 var nameRE = regexp.MustCompile(`^[a-z0-9][a-z0-9-]{0,62}$`)
 
-// KnownKinds are the component kinds deployer applies: Command runs locally
-// (SPEC 8), the others through Pulumi.
+// KnownKinds are the component kinds deployer.yaml may name. The engines'
+// kind catalogs are the source: cmd/deployer sets KnownKinds from them at
+// startup (engine.Engine.Kinds), and a test there keeps this default, which
+// packages loading configs in their own tests see, equal to them.
 var KnownKinds = []string{"Command", "ElastiCacheRedis", "MicroService", "PulumiResource", "RDS", "StackReference"}
 
 // KindCommand is the kind applied by the local Command engine.

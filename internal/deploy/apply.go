@@ -42,6 +42,9 @@ type Outcome struct {
 	// out equal after their dependencies applied: left alone.
 	Unchanged []string
 	Lock      lockmgr.Record
+	// Replaced counts the updates that replaced their component (new id),
+	// also counted in Deployment.ResourcesChanged.Updated.
+	Replaced int
 }
 
 // Errors of Apply besides the ones of lockmgr and statestore.
@@ -146,7 +149,7 @@ func (s *Service) Apply(ctx context.Context, req ApplyRequest) (*Outcome, error)
 		"scope", t.LockKey(), "operation", op, "lock_id", lease.Record().LockID)
 	in := engine.Inputs{
 		Stack: t.Stack, Env: t.Env, Dir: req.Config.Dir, EnvConfig: res.EnvConfig,
-		DeploymentID: depID, Outputs: outputsOf(st), Progress: s.d.Masker.Writer(s.d.Progress),
+		DeploymentID: depID, Outputs: outputsOf(st), Progress: s.d.Masker.Writer(s.d.Progress), StackOutputs: s.stackOutputs,
 	}
 	limit := req.Parallelism
 	if limit == 0 {
@@ -172,6 +175,7 @@ func (s *Service) Apply(ctx context.Context, req ApplyRequest) (*Outcome, error)
 	}
 	ch := changesFrom(p, run, s.d.Now().UTC(), depID, dep.DurationSeconds)
 	dep.ResourcesChanged = ch.counts
+	out.Replaced = ch.replaced
 
 	saveCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 	defer cancel()

@@ -31,7 +31,8 @@ type Deps struct {
 	Locks   *lockmgr.Manager
 	Store   *statestore.Store
 	Engines []engine.Engine
-	// ReplaceOn gives the config paths that force replacement per kind.
+	// ReplaceOn gives the config paths that force replacement per kind;
+	// nil takes them from the engines' kind catalogs.
 	ReplaceOn func(kind string) []string
 	// Preflight runs before any lock is taken with the kinds the run will
 	// apply (e.g. the Pulumi CLI check). An error stops the command.
@@ -73,6 +74,9 @@ func New(d Deps) *Service {
 	}
 	if d.Observer == nil {
 		d.Observer = nopObserver{}
+	}
+	if d.ReplaceOn == nil {
+		d.ReplaceOn = replaceOn(d.Engines)
 	}
 	if d.Masker == nil {
 		d.Masker = secrets.NewMasker()

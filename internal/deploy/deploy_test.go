@@ -12,7 +12,10 @@ import (
 )
 
 // kindEngine handles the kinds it lists; it never runs.
-type kindEngine struct{ kinds []string }
+type kindEngine struct {
+	engine.Engine // nil: only Name, Handles, Apply and Destroy are called
+	kinds         []string
+}
 
 func (e kindEngine) Name() string             { return "fake" }
 func (e kindEngine) Handles(kind string) bool { return slices.Contains(e.kinds, kind) }

@@ -16,8 +16,9 @@ import (
 // recEngine records its calls. It batches (like Pulumi); wrapped in
 // concurrentEngine it takes one step per call (like Command).
 type recEngine struct {
-	kind    string
-	outputs func(addr string) map[string]any
+	engine.Engine // nil: the methods the apply graph does not call (Kinds, Preflight, ...)
+	kind          string
+	outputs       func(addr string) map[string]any
 
 	mu       sync.Mutex
 	calls    [][]string // addresses per call, in call order
@@ -59,6 +60,9 @@ func (e *recEngine) Apply(_ context.Context, steps []plan.Step, in engine.Inputs
 func (e *recEngine) Destroy(ctx context.Context, steps []plan.Step, in engine.Inputs) ([]engine.Result, error) {
 	return e.Apply(ctx, steps, in)
 }
+
+// Kinds is empty: no config path forces a replace in these tests.
+func (e *recEngine) Kinds() []engine.Kind { return nil }
 
 type concurrentEngine struct{ *recEngine }
 

@@ -28,6 +28,9 @@ const deleteCommandKey = "delete_command"
 type changeSet struct {
 	resources map[string]*statestore.Resource
 	counts    statestore.ResourcesChanged
+	// replaced counts the updates that were replacements (counted in
+	// counts.Updated too: the state's counters have no replace).
+	replaced int
 }
 
 // changesFrom turns engine results into resource entries, each ready one
@@ -67,26 +70,55 @@ func changesFrom(p *plan.Plan, run applyRun, now time.Time, depID string, dur fl
 				}
 				res.ActualState[deleteCommandKey] = st.Command.Delete
 			}
-			if st.Prior != nil && st.Action != plan.Replace {
+			// The engine's action wins: Pulumi may replace what the plan saw
+			// as an update.
+			replaced := st.Action == plan.Replace || r.Action == plan.Replace
+			if st.Prior != nil && !replaced {
 				res.Lifecycle.CreatedAt = st.Prior.Lifecycle.CreatedAt
 				res.Lifecycle.Version = st.Prior.Lifecycle.Version + 1
 			}
 			cs.resources[r.Address] = res
-			if st.Action == plan.Create {
+			switch {
+			case st.Action == plan.Create:
 				cs.counts.Created++
-			} else {
+			case replaced:
+				cs.counts.Updated++
+				cs.replaced++
+			default:
 				cs.counts.Updated++
 			}
 		default: // failed, cancelled
-			if st.Prior != nil {
+			switch {
+			case st.Prior != nil:
 				prev := *st.Prior
 				prev.Status = "failed"
 				prev.Lifecycle.LastUpdated = now
+				if r.Pulumi != nil {
+					prev.Pulumi = r.Pulumi
+				}
 				cs.resources[r.Address] = &prev
+			case r.Pulumi != nil:
+				// A create that did not finish but left resources (a
+				// cancelled Pulumi update): recorded as failed, so the
+				// state lists everything the engine has and the next
+				// plan applies it again.
+				cs.resources[r.Address] = &statestore.Resource{
+					Kind: st.Kind, APIVersion: statestore.APIVersion, Status: "failed",
+					Lifecycle:     statestore.Lifecycle{CreatedAt: now, LastUpdated: now, Version: 1},
+					DesiredConfig: st.Config, ActualState: r.ActualState, Outputs: r.Outputs,
+					Pulumi: r.Pulumi, Dependencies: nonNil(st.DependsOn),
+				}
 			}
 		}
 	}
 	return cs
+}
+
+func nonNil(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
 }
 
 // apply writes cs and dep onto st (a copy is not needed: st is ours).

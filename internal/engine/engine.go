@@ -1,10 +1,13 @@
 // Package engine is the contract between the deploy use case and the engines
-// that change infrastructure: the local Command engine (SPEC 8) and Pulumi
-// (internal/pulumiadapter).
+// that change infrastructure: the local Command engine (internal/engine/command)
+// and Pulumi (internal/engine/pulumi); docs/pulumi.md, "Engines". Only the
+// wiring (internal/cli's engine factory) builds concrete engines: deploy and
+// the commands use this interface alone.
 package engine
 
 import (
 	"context"
+	"errors"
 	"io"
 	"time"
 
@@ -29,6 +32,11 @@ type Inputs struct {
 	Keep []plan.Step
 	// Progress receives human progress lines (stderr).
 	Progress io.Writer
+	// StackOutputs reads, from deployer's state, the outputs of every
+	// component of another stack/environment by address, as a
+	// StackReference component reads them (docs/pulumi.md, "Stack
+	// references"). Secret outputs keep their {secret: true, value: X} marker.
+	StackOutputs func(ctx context.Context, stack, env string) (map[string]map[string]any, error)
 }
 
 // Result is the outcome of one step.
@@ -44,12 +52,56 @@ type Result struct {
 	Finished    time.Time
 }
 
+// ErrNotSupported is returned by an engine's Preview or Refresh when it has
+// no such operation (the Command engine).
+var ErrNotSupported = errors.New("not supported by this engine")
+
+// Kind is one component kind of an engine's catalog (docs/kinds.md).
+type Kind struct {
+	// Name is the kind as written in deployer.yaml ("RDS").
+	Name string
+	// ReplaceOn lists the dotted config paths whose change forces
+	// replacement (plan.Options.ReplaceOn).
+	ReplaceOn []string
+}
+
+// Drift is one component whose actual_state in deployer's state differs
+// from what a refresh found in the cloud (plan --refresh).
+type Drift struct {
+	Address string `json:"address"`
+	// Missing is true when the component's resources no longer exist.
+	Missing bool `json:"missing,omitempty"`
+	// Fields are the differing actual_state keys: Old from state, New from the cloud.
+	Fields []plan.FieldDiff `json:"fields,omitempty"`
+	// ActualState is the refreshed actual_state, to record if wanted.
+	ActualState map[string]any `json:"actual_state,omitempty"`
+}
+
 // Engine applies steps of the kinds it handles.
 type Engine interface {
 	// Name is "command" or "pulumi".
 	Name() string
+	// Kinds is the engine's kind catalog; the engines' catalogs together
+	// are every kind deployer knows.
+	Kinds() []Kind
 	// Handles reports whether the engine applies components of kind.
 	Handles(kind string) bool
+	// Preflight checks, before any lock is taken or backend opened, what
+	// applying comps (steps with Address, Kind and Config) needs: for Pulumi
+	// the CLI, the provider plugins and the secrets passphrase. The error
+	// says what to install or set.
+	Preflight(ctx context.Context, comps []plan.Step) error
+	// Preview returns the engine's own preview of applying steps (plan
+	// --preview), or ErrNotSupported.
+	Preview(ctx context.Context, steps []plan.Step, in Inputs) (string, error)
+	// Refresh compares the actual_state of steps (with Prior) and in.Keep
+	// with the cloud (plan --refresh) and returns the components that
+	// drifted, or ErrNotSupported.
+	Refresh(ctx context.Context, steps []plan.Step, in Inputs) ([]Drift, error)
+	// Kill stops the engine's running processes at once (the second
+	// Ctrl-C); the running Apply or Destroy then returns promptly with what
+	// it knows, having cleaned up after itself.
+	Kill()
 	// Apply runs create/update/replace/delete steps in the given (topological)
 	// order, stopping at the first failure. It returns a Result for every step
 	// it started, even on error; err is the first failure or ctx's error.

@@ -16,6 +16,9 @@ func Terminate(p *os.Process) error { return p.Kill() }
 // Kill ends p at once.
 func Kill(p *os.Process) error { return p.Kill() }
 
+// KillTree ends p at once (its children are not tracked here).
+func KillTree(p *os.Process) error { return p.Kill() }
+
 // ExitCode is the child's exit status, 1 when it has none.
 func ExitCode(err *exec.ExitError) int {
 	if code := err.ExitCode(); code >= 0 {

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"os"
 	"os/exec"
+	"strconv"
+	"strings"
 	"syscall"
 )
 
@@ -41,6 +43,53 @@ func ExitCode(err *exec.ExitError) int {
 		return 128 + int(ws.Signal())
 	}
 	return 1
+}
+
+// KillTree sends SIGKILL to the process group led by p and to the process
+// group of every descendant of p: children that made groups of their own
+// (Pulumi starts each provider plugin in its own group) would otherwise
+// outlive p as orphans. Descendants are listed with ps(1) before any signal
+// is sent.
+func KillTree(p *os.Process) error {
+	kids := descendants(p.Pid)
+	err := syscall.Kill(-p.Pid, syscall.SIGKILL)
+	for _, pid := range kids {
+		_ = syscall.Kill(-pid, syscall.SIGKILL) // its group, when it leads one
+		_ = syscall.Kill(pid, syscall.SIGKILL)
+	}
+	return err
+}
+
+// descendants returns the pids of every process below pid, from
+// `ps -A -o pid=,ppid=`; none when ps fails.
+func descendants(pid int) []int {
+	out, err := exec.Command("ps", "-A", "-o", "pid=,ppid=").Output()
+	if err != nil {
+		return nil
+	}
+	children := map[int][]int{}
+	for _, line := range strings.Split(string(out), "\n") {
+		f := strings.Fields(line)
+		if len(f) != 2 {
+			continue
+		}
+		c, err1 := strconv.Atoi(f[0])
+		pp, err2 := strconv.Atoi(f[1])
+		if err1 == nil && err2 == nil {
+			children[pp] = append(children[pp], c)
+		}
+	}
+	var all []int
+	queue := []int{pid}
+	for len(queue) > 0 {
+		cur := queue[0]
+		queue = queue[1:]
+		for _, c := range children[cur] {
+			all = append(all, c)
+			queue = append(queue, c)
+		}
+	}
+	return all
 }
 
 // Running reports whether a process with pid exists on this host; known is

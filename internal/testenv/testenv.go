@@ -6,6 +6,7 @@ package testenv
 import (
 	"net"
 	"os"
+	"path/filepath"
 	"testing"
 )
 
@@ -52,4 +53,25 @@ func ClosedAddr(t testing.TB) string {
 	addr := ln.Addr().String()
 	ln.Close()
 	return addr
+}
+
+// Variables set by scripts/test-servers/pulumi.sh.
+const (
+	PulumiCLI     = "DEPLOYER_TEST_PULUMI"         // path of the Pulumi CLI built into .tools
+	PulumiPlugins = "DEPLOYER_TEST_PULUMI_PLUGINS" // directory holding pulumi-resource-deployertest
+)
+
+// Pulumi returns the Pulumi CLI's path and the directory of the test
+// provider that scripts/test-servers/pulumi.sh built, and puts both first
+// on the test's PATH (Pulumi runs pulumi-resource-NAME from PATH). A fresh
+// PULUMI_HOME keeps the user's plugins and credentials out of the test.
+// When they are missing the test fails in CI and is skipped elsewhere.
+func Pulumi(t *testing.T) (cli, plugins string) {
+	t.Helper()
+	cli = Require(t, PulumiCLI, "the Pulumi CLI")
+	plugins = Require(t, PulumiPlugins, "the test provider pulumi-resource-deployertest")
+	t.Setenv("PATH", filepath.Dir(cli)+string(os.PathListSeparator)+plugins+string(os.PathListSeparator)+os.Getenv("PATH"))
+	t.Setenv("PULUMI_HOME", filepath.Join(t.TempDir(), "pulumi-home"))
+	t.Setenv("PULUMI_SKIP_UPDATE_CHECK", "true")
+	return cli, plugins
 }

@@ -1,4 +1,4 @@
-package pulumiadapter
+package pulumi
 
 import (
 	"context"
@@ -44,8 +44,9 @@ type Options struct {
 type Engine struct {
 	opts Options
 
-	mu  sync.Mutex
-	cmd *cliCommand
+	mu     sync.Mutex
+	cmd    *cliCommand
+	killed bool
 }
 
 var _ engine.Engine = (*Engine)(nil)
@@ -72,10 +73,18 @@ func (e *Engine) Handles(kind string) bool { return IsPulumiKind(kind) }
 func (e *Engine) Kill() {
 	e.mu.Lock()
 	c := e.cmd
+	e.killed = true
 	e.mu.Unlock()
 	if c != nil {
 		c.kill()
 	}
+}
+
+// wasKilled reports whether Kill was called.
+func (e *Engine) wasKilled() bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.killed
 }
 
 // BackendFor returns the Pulumi backend URL of stack/env under the state
@@ -118,17 +127,17 @@ func (e *Engine) command(ctx context.Context) (*cliCommand, error) {
 
 // stack opens (creating if needed) the Pulumi stack {env} of project {stack}
 // with the inline program of comps, and sets the environment's config.
-func (e *Engine) stack(ctx context.Context, in engine.Inputs, comps []Component) (auto.Stack, error) {
+func (e *Engine) stack(ctx context.Context, in engine.Inputs, comps []Component) (auto.Stack, references, error) {
 	if e.opts.BackendURL == "" {
-		return auto.Stack{}, errors.New("pulumi engine: no state backend URL to place the Pulumi backend under")
+		return auto.Stack{}, nil, errors.New("pulumi engine: no state backend URL to place the Pulumi backend under")
 	}
 	cmd, err := e.command(ctx)
 	if err != nil {
-		return auto.Stack{}, err
+		return auto.Stack{}, nil, err
 	}
 	backend := BackendFor(e.opts.BackendURL, in.Stack, in.Env)
 	if err := ensureLocalBackend(backend); err != nil {
-		return auto.Stack{}, err
+		return auto.Stack{}, nil, err
 	}
 	env := map[string]string{}
 	for _, k := range []string{"PULUMI_CONFIG_PASSPHRASE", "PULUMI_CONFIG_PASSPHRASE_FILE"} {
@@ -136,18 +145,22 @@ func (e *Engine) stack(ctx context.Context, in engine.Inputs, comps []Component)
 			env[k] = v
 		}
 	}
-	if strings.HasPrefix(e.opts.SecretsProvider, "passphrase") && len(env) == 0 {
-		return auto.Stack{}, errors.New("pulumi.secrets_provider is passphrase but PULUMI_CONFIG_PASSPHRASE is not set: export it (the same value on every run), or use an awskms:// secrets provider")
+	if strings.HasPrefix(e.opts.SecretsProvider, "passphrase") && env["PULUMI_CONFIG_PASSPHRASE"] == "" && env["PULUMI_CONFIG_PASSPHRASE_FILE"] == "" {
+		return auto.Stack{}, nil, errors.New("pulumi.secrets_provider is passphrase but PULUMI_CONFIG_PASSPHRASE is not set: export it (the same value on every run), or use an awskms:// secrets provider")
 	}
 	project := workspace.Project{
 		Name:    tokens.PackageName(in.Stack),
 		Runtime: workspace.NewProjectRuntimeInfo("go", nil),
 		Backend: &workspace.ProjectBackend{URL: backend},
 	}
-	st, err := auto.UpsertStackInlineSource(ctx, in.Env, in.Stack, Program(comps, in.Outputs, in.DeploymentID),
+	refs, err := readReferences(ctx, in, comps)
+	if err != nil {
+		return auto.Stack{}, nil, err
+	}
+	st, err := auto.UpsertStackInlineSource(ctx, in.Env, in.Stack, Program(comps, in.Outputs, refs, in.DeploymentID),
 		auto.Project(project), auto.SecretsProvider(e.opts.SecretsProvider), auto.EnvVars(env), auto.Pulumi(cmd))
 	if err != nil {
-		return auto.Stack{}, fmt.Errorf("open Pulumi stack %s/%s at %s: %w", in.Stack, in.Env, backend, err)
+		return auto.Stack{}, nil, fmt.Errorf("open Pulumi stack %s/%s at %s: %w", in.Stack, in.Env, backend, shorten(err))
 	}
 	cfg := auto.ConfigMap{}
 	for k, v := range in.EnvConfig {
@@ -155,13 +168,10 @@ func (e *Engine) stack(ctx context.Context, in engine.Inputs, comps []Component)
 	}
 	if len(cfg) > 0 {
 		if err := st.SetAllConfig(ctx, cfg); err != nil {
-			return auto.Stack{}, fmt.Errorf("set stack config of %s/%s: %w", in.Stack, in.Env, err)
+			return auto.Stack{}, nil, fmt.Errorf("set stack config of %s/%s: %w", in.Stack, in.Env, shorten(err))
 		}
 	}
-	if err := e.mirrorReferences(ctx, st, in, comps); err != nil {
-		return auto.Stack{}, err
-	}
-	return st, nil
+	return st, refs, nil
 }
 
 // Apply runs one `pulumi up` whose program declares in.Keep plus the
@@ -171,14 +181,15 @@ func (e *Engine) stack(ctx context.Context, in engine.Inputs, comps []Component)
 func (e *Engine) Apply(ctx context.Context, steps []plan.Step, in engine.Inputs) ([]engine.Result, error) {
 	started := time.Now()
 	comps := Components(in.Keep, steps)
-	st, err := e.stack(ctx, in, comps)
+	st, refs, err := e.stack(ctx, in, comps)
 	if err != nil {
 		return failAll(steps, started, err), err
 	}
 	progress := progressWriter(in.Progress)
+	ev := watchReplaces()
 	_, upErr := st.Up(ctx, optup.ProgressStreams(progress), optup.ErrorProgressStreams(progress),
-		optup.Message("deployer "+in.DeploymentID))
-	return e.collect(ctx, st, steps, in.DeploymentID, started, upErr)
+		optup.EventStreams(ev.ch), optup.Message("deployer "+in.DeploymentID))
+	return e.collect(ctx, st, steps, in, started, upErr, ev.wait(), knownOutputs(comps, refs, in.Env))
 }
 
 // Destroy deletes the components of steps: `pulumi destroy` when nothing
@@ -189,27 +200,27 @@ func (e *Engine) Destroy(ctx context.Context, steps []plan.Step, in engine.Input
 		return e.Apply(ctx, steps, in)
 	}
 	started := time.Now()
-	st, err := e.stack(ctx, in, nil)
+	st, _, err := e.stack(ctx, in, nil)
 	if err != nil {
 		return failAll(steps, started, err), err
 	}
 	progress := progressWriter(in.Progress)
 	_, derr := st.Destroy(ctx, optdestroy.ProgressStreams(progress), optdestroy.ErrorProgressStreams(progress),
 		optdestroy.Message("deployer "+in.DeploymentID))
-	return e.collect(ctx, st, steps, in.DeploymentID, started, derr)
+	return e.collect(ctx, st, steps, in, started, derr, nil, nil)
 }
 
 // Preview runs `pulumi preview` of the program Apply would run and returns
 // Pulumi's resource-level preview text followed by its change summary
 // ("create 3, same 2"), for `plan --preview`.
 func (e *Engine) Preview(ctx context.Context, steps []plan.Step, in engine.Inputs) (string, error) {
-	st, err := e.stack(ctx, in, Components(in.Keep, steps))
+	st, _, err := e.stack(ctx, in, Components(in.Keep, steps))
 	if err != nil {
 		return "", err
 	}
 	res, err := st.Preview(ctx)
 	if err != nil {
-		return "", fmt.Errorf("pulumi preview of %s/%s: %w", in.Stack, in.Env, err)
+		return "", fmt.Errorf("pulumi preview of %s/%s: %w", in.Stack, in.Env, shorten(err))
 	}
 	var sum []string
 	for op, n := range res.ChangeSummary {
@@ -223,17 +234,17 @@ func (e *Engine) Preview(ctx context.Context, steps []plan.Step, in engine.Input
 // backend, not deployer's) and returns, per component of steps and in.Keep,
 // the actual_state fields that differ between deployer's state (Prior) and
 // the cloud. Components without drift are left out.
-func (e *Engine) Refresh(ctx context.Context, steps []plan.Step, in engine.Inputs) ([]Drift, error) {
-	st, err := e.stack(ctx, in, Components(in.Keep, steps))
+func (e *Engine) Refresh(ctx context.Context, steps []plan.Step, in engine.Inputs) ([]engine.Drift, error) {
+	st, _, err := e.stack(ctx, in, Components(in.Keep, steps))
 	if err != nil {
 		return nil, err
 	}
 	if _, err := st.Refresh(ctx, optrefresh.ProgressStreams(progressWriter(in.Progress))); err != nil {
-		return nil, fmt.Errorf("pulumi refresh of %s/%s: %w", in.Stack, in.Env, err)
+		return nil, fmt.Errorf("pulumi refresh of %s/%s: %w", in.Stack, in.Env, shorten(err))
 	}
 	dep, err := st.Export(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("export Pulumi stack %s/%s after refresh: %w", in.Stack, in.Env, err)
+		return nil, fmt.Errorf("export Pulumi stack %s/%s after refresh: %w", in.Stack, in.Env, shorten(err))
 	}
 	snap, err := parseDeployment(dep.Deployment)
 	if err != nil {

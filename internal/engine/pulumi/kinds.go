@@ -1,4 +1,4 @@
-package pulumiadapter
+package pulumi
 
 import (
 	"fmt"
@@ -23,6 +23,9 @@ type Kind struct {
 	// Actual maps child output properties to the component's actual_state;
 	// nil means every output property of the primary child.
 	Actual []StateField
+	// DataOnly kinds register no resources (StackReference): refresh has
+	// nothing to compare for them.
+	DataOnly bool
 	// Register declares the component's children under parent from its
 	// config and returns its outputs. It must not block on outputs.
 	Register func(r *Registration) (*Registered, error)
@@ -45,12 +48,18 @@ type Registration struct {
 	// Ref resolves a "${service/component.key}" reference (PulumiResource
 	// properties); nil when references are not supported.
 	Ref func(ref string) (pulumi.Input, bool, error)
+	// References are the outputs of the stacks StackReference components
+	// read, by "stack/env" (readReferences).
+	References references
 }
 
 // Registered is what a kind's Register returns.
 type Registered struct {
 	// Outputs become the resource's "outputs" in state.json.
 	Outputs pulumi.Map
+	// Known, when set, are the same outputs as plain values known before
+	// the run (StackReference); references read them instead of Outputs.
+	Known map[string]any
 	// Children are the registered children by role ("instance", "service").
 	Children map[string]*Child
 	// Primary is the role of the only child of a single-resource kind: its

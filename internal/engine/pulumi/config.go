@@ -1,11 +1,14 @@
-package pulumiadapter
+package pulumi
 
 import (
+	"encoding/json"
 	"fmt"
 	"sort"
 	"strings"
 
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
+
+	"github.com/deployer-dev/deployer/internal/plan"
 )
 
 // get returns the value at a dotted path of cfg, or nil.
@@ -56,6 +59,8 @@ func num(cfg map[string]any, path string, def float64) (float64, error) {
 		return float64(v), nil
 	case float64:
 		return v, nil
+	case json.Number:
+		return v.Float64()
 	default:
 		return 0, fmt.Errorf("config %s: %v is not a number", path, v)
 	}
@@ -99,6 +104,9 @@ func setIf(m pulumi.Map, key string, cfg map[string]any, path string) {
 // toInput converts a plain config value (as decoded from YAML or JSON) into a
 // Pulumi input; pulumi inputs inside are kept.
 func toInput(v any) pulumi.Input {
+	if plan.IsSecretValue(v) {
+		return pulumi.ToSecret(toInput(v.(map[string]any)["value"]))
+	}
 	switch t := v.(type) {
 	case pulumi.Input:
 		return t
@@ -112,6 +120,12 @@ func toInput(v any) pulumi.Input {
 		return pulumi.Int(int(t))
 	case float64:
 		return pulumi.Float64(t)
+	case json.Number: // numbers as loaded from state (exact)
+		if i, err := t.Int64(); err == nil {
+			return pulumi.Int(int(i))
+		}
+		f, _ := t.Float64()
+		return pulumi.Float64(f)
 	case []any:
 		a := make(pulumi.Array, 0, len(t))
 		for _, e := range t {

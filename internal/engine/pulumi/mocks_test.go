@@ -1,4 +1,4 @@
-package pulumiadapter
+package pulumi
 
 import (
 	"encoding/json"
@@ -34,8 +34,9 @@ type registration struct {
 type mocks struct {
 	mu   sync.Mutex
 	regs []registration
-	// refOutputs are the outputs of stacks read through StackReference.
-	refOutputs map[string]any
+	// refs are the outputs of stacks read through StackReference, from
+	// deployer's state.
+	refs references
 }
 
 func (m *mocks) Call(args pulumi.MockCallArgs) (resource.PropertyMap, error) {
@@ -90,9 +91,6 @@ func (m *mocks) NewResource(args pulumi.MockResourceArgs) (string, resource.Prop
 		out["arn"] = arn("autoscaling", "policy")
 	case "random:index/randomPet:RandomPet":
 		id = "happy-pet"
-	case StackReferenceType:
-		id = args.ID
-		out["outputs"] = m.refOutputs
 	}
 	if strings.HasPrefix(args.TypeToken, ComponentType) {
 		id = ""
@@ -105,14 +103,17 @@ func (m *mocks) NewResource(args pulumi.MockResourceArgs) (string, resource.Prop
 func run(t *testing.T, m *mocks, project, stack string, comps []Component, external map[string]map[string]any) ([]registration, map[string]any) {
 	t.Helper()
 	var mu sync.Mutex
+	var wg sync.WaitGroup // one per component value: the SDK does not wait for ApplyT callbacks
 	values := map[string]any{}
 	err := pulumi.RunErr(func(ctx *pulumi.Context) error {
-		declared, err := Declare(ctx, comps, external, "dep-test")
+		declared, err := Declare(ctx, comps, external, m.refs, "dep-test")
 		if err != nil {
 			return err
 		}
 		for addr, d := range declared {
+			wg.Add(1)
 			d.Value.ApplyT(func(v map[string]any) error {
+				defer wg.Done()
 				mu.Lock()
 				defer mu.Unlock()
 				values[addr] = v
@@ -124,6 +125,9 @@ func run(t *testing.T, m *mocks, project, stack string, comps []Component, exter
 	if err != nil {
 		t.Fatalf("program: %v", err)
 	}
+	wg.Wait()
+	mu.Lock()
+	defer mu.Unlock()
 	// Stack outputs reach deployer as JSON, as they do from `pulumi stack output`.
 	b, err := json.Marshal(values)
 	if err != nil {
@@ -168,5 +172,5 @@ func golden(t *testing.T, name string, got any) {
 }
 
 func pulumiRunErr(comps []Component) error {
-	return pulumi.RunErr(Program(comps, nil, "dep-test"), pulumi.WithMocks("p", "s", &mocks{}))
+	return pulumi.RunErr(Program(comps, nil, nil, "dep-test"), pulumi.WithMocks("p", "s", &mocks{}))
 }

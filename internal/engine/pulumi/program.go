@@ -1,4 +1,4 @@
-package pulumiadapter
+package pulumi
 
 import (
 	"fmt"
@@ -102,6 +102,8 @@ type Declared struct {
 	// children are the component's child resources, sorted by role: what a
 	// dependent component must name in pulumi.DependsOn (see dependsOn).
 	children []pulumi.Resource
+	// known are outputs known before the run (Registered.Known).
+	known map[string]any
 }
 
 // dependsOn returns the resources a component depending on d must list in
@@ -123,7 +125,7 @@ func (d *Declared) dependsOn() []pulumi.Resource {
 // {"deployer": value, "deployment_id": deploymentID} as its outputs, so a
 // failed or cancelled run can tell from Pulumi's state which components it
 // finished.
-func Declare(ctx *pulumi.Context, comps []Component, external map[string]map[string]any, deploymentID string) (map[string]*Declared, error) {
+func Declare(ctx *pulumi.Context, comps []Component, external map[string]map[string]any, refs references, deploymentID string) (map[string]*Declared, error) {
 	ordered, err := order(comps)
 	if err != nil {
 		return nil, err
@@ -152,7 +154,7 @@ func Declare(ctx *pulumi.Context, comps []Component, external map[string]map[str
 			return nil, fmt.Errorf("register component %s: %w", c.Address, err)
 		}
 		reg := &Registration{Ctx: ctx, Address: c.Address, Name: c.Name(), Config: c.Config, Parent: comp,
-			Ref: refResolver(declared, external)}
+			Ref: refResolver(declared, external), References: refs}
 		if reg.Config == nil {
 			reg.Config = map[string]any{}
 		}
@@ -161,9 +163,8 @@ func Declare(ctx *pulumi.Context, comps []Component, external map[string]map[str
 			return nil, err
 		}
 		value := pulumi.Map{
-			"outputs":      out.Outputs,
-			"actual_state": actualState(kind, out),
-			"pulumi":       pulumiInfo(out),
+			"outputs": out.Outputs,
+			"pulumi":  pulumiInfo(out),
 		}.ToMapOutput()
 		if err := ctx.RegisterResourceOutputs(comp, pulumi.Map{"deployer": value, "deployment_id": pulumi.String(deploymentID)}); err != nil {
 			return nil, fmt.Errorf("register outputs of %s: %w", c.Address, err)
@@ -172,7 +173,7 @@ func Declare(ctx *pulumi.Context, comps []Component, external map[string]map[str
 		for _, role := range keys(out.Children) {
 			children = append(children, out.Children[role])
 		}
-		declared[c.Address] = &Declared{Component: comp, Value: value, children: children}
+		declared[c.Address] = &Declared{Component: comp, Value: value, children: children, known: out.Known}
 	}
 	return declared, nil
 }
@@ -181,9 +182,9 @@ type componentResource struct{ pulumi.ResourceState }
 
 // Program is the inline program of one `up`/`preview`: it declares comps and
 // exports stack output {address} for each (see Declared.Value).
-func Program(comps []Component, external map[string]map[string]any, deploymentID string) pulumi.RunFunc {
+func Program(comps []Component, external map[string]map[string]any, refs references, deploymentID string) pulumi.RunFunc {
 	return func(ctx *pulumi.Context) error {
-		declared, err := Declare(ctx, comps, external, deploymentID)
+		declared, err := Declare(ctx, comps, external, refs, deploymentID)
 		if err != nil {
 			return err
 		}
@@ -194,33 +195,14 @@ func Program(comps []Component, external map[string]map[string]any, deploymentID
 	}
 }
 
-func actualState(kind *Kind, out *Registered) pulumi.Input {
-	if kind.Actual == nil {
-		if p, ok := out.Children[out.Primary]; ok {
-			return p.Props
-		}
-		return pulumi.Map{}
-	}
-	m := pulumi.Map{}
-	for _, f := range kind.Actual {
-		ch, ok := out.Children[f.Role]
-		if !ok {
-			continue
-		}
-		if f.Prop == "id" {
-			m[f.Key] = ch.ID()
-		} else {
-			m[f.Key] = ch.Out(f.Prop)
-		}
-	}
-	return m
-}
-
 func pulumiInfo(out *Registered) pulumi.Map {
 	if p, ok := out.Children[out.Primary]; ok {
 		return pulumi.Map{"urn": p.URN(), "id": p.ID()}
 	}
 	roles := keys(out.Children)
+	if len(roles) == 0 {
+		return pulumi.Map{}
+	}
 	urns := make([]any, 0, len(roles))
 	for _, r := range roles {
 		urns = append(urns, out.Children[r].URN())
@@ -244,6 +226,15 @@ func refResolver(declared map[string]*Declared, external map[string]map[string]a
 			return nil, false, fmt.Errorf("%q is not a reference of the form ${service/component.output}", ref)
 		}
 		addr, path := m[1], strings.Split(strings.TrimPrefix(m[2], "."), ".")
+		if d, ok := declared[addr]; ok && d.known != nil {
+			// Read from plain values, so a secret elsewhere in the
+			// component's outputs does not make this one secret.
+			v, err := walk(d.known, path, ref)
+			if err != nil {
+				return nil, true, err
+			}
+			return toInput(v), true, nil
+		}
 		if d, ok := declared[addr]; ok {
 			return d.Value.ApplyT(func(v map[string]any) (any, error) {
 				return walk(v["outputs"], path, ref)

@@ -1,4 +1,4 @@
-package pulumiadapter
+package pulumi
 
 import (
 	"context"

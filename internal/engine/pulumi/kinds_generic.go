@@ -1,4 +1,4 @@
-package pulumiadapter
+package pulumi
 
 import (
 	"fmt"
@@ -6,10 +6,9 @@ import (
 	"strings"
 
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
-)
 
-// StackReferenceType is Pulumi's built-in stack reference resource.
-const StackReferenceType = "pulumi:pulumi:StackReference"
+	"github.com/deployer-dev/deployer/internal/plan"
+)
 
 // DIYOrganization is the organization name of every stack in a DIY
 // (file:// or s3://) Pulumi backend.
@@ -24,8 +23,8 @@ func init() {
 	})
 	register(&Kind{
 		Name:      "StackReference",
-		Tokens:    []string{StackReferenceType},
 		ReplaceOn: []string{"stack", "environment"},
+		DataOnly:  true,
 		Register:  registerStackReference,
 	})
 }
@@ -57,7 +56,11 @@ func registerPulumiResource(r *Registration) (*Registered, error) {
 			}
 		}
 	}
-	res, err := r.child(token, r.Name, props)
+	var opts []pulumi.ResourceOption
+	if v := str(r.Config, "version", ""); v != "" {
+		opts = append(opts, pulumi.Version(v))
+	}
+	res, err := r.child(token, r.Name, props, opts...)
 	if err != nil {
 		return nil, err
 	}
@@ -71,6 +74,13 @@ func registerPulumiResource(r *Registration) (*Registered, error) {
 // resolve converts a config value to an input, replacing whole-string
 // references "${service/component.key}" with the referenced output.
 func resolve(r *Registration, path string, v any) (pulumi.Input, error) {
+	if plan.IsSecretValue(v) {
+		in, err := resolve(r, path, v.(map[string]any)["value"])
+		if err != nil || in == nil {
+			return in, err
+		}
+		return pulumi.ToSecret(in), nil
+	}
 	switch t := v.(type) {
 	case nil:
 		return nil, nil
@@ -123,38 +133,30 @@ func StackReferenceName(stack, env string) string {
 	return DIYOrganization + "/" + stack + "/" + env
 }
 
+// registerStackReference gives the component the outputs of another
+// deployer stack/environment, read from deployer's state before the run
+// (readReferences), as {stack: "organization/{stack}/{env}", outputs:
+// {address: outputs}}. Secret outputs stay secret (pulumi.ToSecret).
 func registerStackReference(r *Registration) (*Registered, error) {
 	stack := str(r.Config, "stack", "")
 	if stack == "" {
 		return nil, fmt.Errorf("%s: config stack is required (the deployer stack whose outputs to read)", r.Address)
 	}
 	env := str(r.Config, "environment", r.Ctx.Stack())
-	name := StackReferenceName(stack, env)
-	ref := &Child{}
-	err := r.Ctx.ReadResource(StackReferenceType, r.Name, pulumi.ID(name),
-		pulumi.Map{"name": pulumi.String(name)}, ref, pulumi.Parent(r.Parent))
-	if err != nil {
-		return nil, fmt.Errorf("register stack reference %s of %s: %w", name, r.Address, err)
+	outs, ok := r.References[stack+"/"+env]
+	if !ok {
+		return nil, fmt.Errorf("%s: the outputs of stack %s environment %s were not read", r.Address, stack, env)
 	}
-	// The referenced stack exports one map per component address; its
-	// outputs are re-exported here as {address: outputs}.
-	outs := ref.Out("outputs").ApplyT(func(v any) map[string]any {
-		all, _ := v.(map[string]any)
-		flat := make(map[string]any, len(all))
-		for addr, comp := range all {
-			if m, ok := comp.(map[string]any); ok {
-				if o, ok := m["outputs"]; ok {
-					flat[addr] = o
-					continue
-				}
-			}
-			flat[addr] = comp
-		}
-		return flat
-	}).(pulumi.MapOutput)
+	flat := pulumi.Map{}
+	known := map[string]any{}
+	for _, addr := range keys(outs) {
+		flat[addr] = toInput(outs[addr])
+		known[addr] = outs[addr]
+	}
+	name := StackReferenceName(stack, env)
 	return &Registered{
-		Outputs:  pulumi.Map{"stack": pulumi.String(name), "outputs": outs},
-		Children: map[string]*Child{"reference": ref},
-		Primary:  "reference",
+		Outputs:  pulumi.Map{"stack": pulumi.String(name), "outputs": flat},
+		Known:    map[string]any{"stack": name, "outputs": known},
+		Children: map[string]*Child{},
 	}, nil
 }

@@ -1,8 +1,9 @@
-package pulumiadapter
+package pulumi
 
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"reflect"
 	"sort"
@@ -10,6 +11,7 @@ import (
 	"time"
 
 	"github.com/pulumi/pulumi/sdk/v3/go/auto"
+	"github.com/pulumi/pulumi/sdk/v3/go/common/apitype"
 
 	"github.com/deployer-dev/deployer/internal/engine"
 	"github.com/deployer-dev/deployer/internal/plan"
@@ -19,6 +21,7 @@ import (
 // snapshot is the part of an exported Pulumi deployment the engine reads.
 type snapshot struct {
 	Resources []snapResource `json:"resources"`
+	Pending   []pendingOp    `json:"pending_operations"`
 }
 
 type snapResource struct {
@@ -27,6 +30,13 @@ type snapResource struct {
 	ID      string         `json:"id"`
 	Parent  string         `json:"parent"`
 	Outputs map[string]any `json:"outputs"`
+}
+
+// pendingOp is an operation Pulumi started and never saw finish (its
+// process was killed): "creating", "updating", "deleting" or "reading".
+type pendingOp struct {
+	Resource snapResource `json:"resource"`
+	Type     string       `json:"type"`
 }
 
 func parseDeployment(raw json.RawMessage) (*snapshot, error) {
@@ -64,44 +74,90 @@ func (s *snapshot) children(urn string) []snapResource {
 	return out
 }
 
-// collect turns the end of an up/destroy into one Result per step, from the
-// stack outputs on success and from Pulumi's exported state otherwise.
-func (e *Engine) collect(ctx context.Context, st auto.Stack, steps []plan.Step, deploymentID string, started time.Time, opErr error) ([]engine.Result, error) {
-	bg := context.WithoutCancel(ctx)
+// collect turns the end of an up/destroy into one Result per step, from
+// Pulumi's exported state (the same values a later refresh compares with).
+// After a cancelled or killed run it first clears what Pulumi left behind:
+// the stack's lock (`pulumi cancel`) and its pending operations, which are
+// reported in the returned error, never dropped silently.
+func (e *Engine) collect(ctx context.Context, st auto.Stack, steps []plan.Step, in engine.Inputs, started time.Time,
+	opErr error, replaced map[string]bool, known map[string]map[string]any,
+) ([]engine.Result, error) {
+	bg, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
+	defer cancel()
+	stopped := ctx.Err() != nil || e.wasKilled()
+	if opErr != nil && !stopped {
+		opErr = fmt.Errorf("pulumi: %w", shorten(opErr))
+	} else if opErr != nil {
+		opErr = shorten(opErr)
+	}
+	if stopped {
+		if err := st.Cancel(bg); err != nil {
+			opErr = errors.Join(opErr, fmt.Errorf("release the Pulumi stack's lock (pulumi cancel): %w", shorten(err)))
+		}
+	}
 	var snap *snapshot
 	dep, err := st.Export(bg)
 	if err == nil {
 		snap, err = parseDeployment(dep.Deployment)
 	}
-	if err != nil && opErr == nil {
-		opErr = fmt.Errorf("read Pulumi state after the update: %w", err)
-	}
-	if snap == nil {
+	if err != nil {
+		opErr = errors.Join(opErr, fmt.Errorf("read Pulumi state after the update: %w", shorten(err)))
 		snap = &snapshot{}
 	}
-	var outs auto.OutputMap
-	if opErr == nil {
-		if outs, err = st.Outputs(bg); err != nil {
-			opErr = fmt.Errorf("read Pulumi stack outputs: %w", err)
-		}
+	if len(snap.Pending) > 0 {
+		opErr = errors.Join(opErr, clearPending(bg, st, dep, snap.Pending))
 	}
 	failStatus := "failed"
-	if ctx.Err() != nil {
+	if stopped {
 		failStatus = "cancelled"
-		if opErr == nil {
-			opErr = ctx.Err()
+		if ctx.Err() != nil {
+			opErr = errors.Join(context.Canceled, opErr)
 		}
-	} else if opErr != nil {
-		opErr = fmt.Errorf("pulumi: %w", opErr)
 	}
-	return results(steps, snap, outs, deploymentID, started, time.Now(), opErr, failStatus), opErr
+	return results(steps, snap, in.DeploymentID, started, time.Now(), opErr, failStatus, replaced, known), opErr
+}
+
+// cleanupTimeout bounds what collect runs after a cancelled or killed run
+// (export, cancel, import), so the lock is released soon after a second
+// Ctrl-C.
+const cleanupTimeout = 20 * time.Second
+
+// clearPending removes the pending operations of a killed run from the
+// stack (export, drop them, import) and returns an error naming each one:
+// a pending create may have made a resource Pulumi no longer tracks.
+func clearPending(ctx context.Context, st auto.Stack, dep apitype.UntypedDeployment, ops []pendingOp) error {
+	var lines []string
+	for _, op := range ops {
+		line := fmt.Sprintf("%s was %s when Pulumi stopped", op.Resource.URN, op.Type)
+		if op.Type == "creating" {
+			line += ": it may exist in the cloud without being tracked; look for it and delete it (or `pulumi import` it)"
+		}
+		lines = append(lines, line)
+	}
+	msg := "Pulumi left pending operations, now cleared from its state:\n  " + strings.Join(lines, "\n  ")
+	var d map[string]json.RawMessage
+	if err := json.Unmarshal(dep.Deployment, &d); err != nil {
+		return fmt.Errorf("%s\n(clearing them failed: %w; run pulumi refresh --clear-pending-creates)", msg, err)
+	}
+	delete(d, "pending_operations")
+	raw, err := json.Marshal(d)
+	if err == nil {
+		err = st.Import(ctx, apitype.UntypedDeployment{Version: dep.Version, Deployment: raw})
+	}
+	if err != nil {
+		return fmt.Errorf("%s\n(clearing them failed: %w; run pulumi refresh --clear-pending-creates)", msg, shorten(err))
+	}
+	return errors.New(msg)
 }
 
 // results builds the Result of every step. A step succeeded when the whole
 // operation did, or (after a failure) when its component recorded outputs in
-// this run (deployment_id) or, for a delete, when it is gone.
-func results(steps []plan.Step, snap *snapshot, outs auto.OutputMap, deploymentID string, started, finished time.Time,
-	opErr error, failStatus string,
+// this run (deployment_id) or, for a delete, when it is gone. A component
+// that did not finish but whose resources exist in Pulumi's state gets them
+// in its (failed or cancelled) Result, so deployer's state lists every
+// resource Pulumi has.
+func results(steps []plan.Step, snap *snapshot, deploymentID string, started, finished time.Time,
+	opErr error, failStatus string, replaced map[string]bool, known map[string]map[string]any,
 ) []engine.Result {
 	out := make([]engine.Result, 0, len(steps))
 	for _, s := range steps {
@@ -117,33 +173,48 @@ func results(steps []plan.Step, snap *snapshot, outs auto.OutputMap, deploymentI
 			continue
 		}
 		var value map[string]any
-		if ov, ok := outs[s.Address]; ok && opErr == nil {
-			value, _ = ov.Value.(map[string]any)
-		} else if comp != nil {
-			value, _ = comp.Outputs["deployer"].(map[string]any)
+		if comp != nil {
+			value = componentValue(comp, snap.children(comp.URN))
 		}
 		switch {
 		case opErr == nil && value != nil:
 			r.Status = "ready"
 		case opErr == nil:
-			r.Status, r.Err = "failed", fmt.Errorf("%s: Pulumi reported no outputs for the component", s.Address)
-		case comp != nil && value != nil && deploymentID != "" && comp.Outputs["deployment_id"] == deploymentID:
+			r.Status, r.Err = "failed", fmt.Errorf("%s: Pulumi recorded no outputs for the component", s.Address)
+		case value != nil && deploymentID != "" && comp.Outputs["deployment_id"] == deploymentID:
 			r.Status = "ready"
 		default:
 			r.Status, r.Err = failStatus, opErr
 		}
+		if comp != nil {
+			if r.Status != "ready" {
+				// The component exists in Pulumi's state: state lists it
+				// (failed), whatever its children reached.
+				r.Pulumi = &statestore.PulumiInfo{URN: comp.URN}
+			}
+			for _, k := range snap.children(comp.URN) {
+				if replaced[k.URN] && s.Action != plan.Create {
+					r.Action = plan.Replace
+				}
+			}
+			if kind, ok := Lookup(s.Kind); ok {
+				r.ActualState = actualFrom(kind, comp, snap)
+			}
+		}
 		fill(&r, value, comp, snap)
+		if k, ok := known[s.Address]; ok && r.Status == "ready" {
+			r.Outputs = k
+		}
 		out = append(out, r)
 	}
 	return out
 }
 
-// fill copies outputs, actual_state and the URNs/ids into r; without an
-// exported value the URNs come from the component's children in Pulumi state.
+// fill copies outputs and the URNs/ids into r; without an exported value
+// the URNs come from the component's children in Pulumi state.
 func fill(r *engine.Result, value map[string]any, comp *snapResource, snap *snapshot) {
 	if value != nil {
-		r.Outputs, _ = value["outputs"].(map[string]any)
-		r.ActualState, _ = value["actual_state"].(map[string]any)
+		r.Outputs = asMapOrNil(value["outputs"])
 		if p, ok := value["pulumi"].(map[string]any); ok {
 			info := &statestore.PulumiInfo{}
 			info.URN, _ = p["urn"].(string)
@@ -153,7 +224,9 @@ func fill(r *engine.Result, value map[string]any, comp *snapResource, snap *snap
 					info.URNs = append(info.URNs, fmt.Sprint(u))
 				}
 			}
-			r.Pulumi = info
+			if info.URN != "" || len(info.URNs) > 0 {
+				r.Pulumi = info
+			}
 			return
 		}
 	}
@@ -172,17 +245,13 @@ func fill(r *engine.Result, value map[string]any, comp *snapResource, snap *snap
 	}
 }
 
-// Drift is one component whose actual_state in deployer's state differs from
-// what `pulumi refresh` found in the cloud.
-type Drift struct {
-	Address string `json:"address"`
-	// Missing is true when the component's resources no longer exist.
-	Missing bool `json:"missing,omitempty"`
-	// Fields are the differing actual_state keys: Old from state, New from the cloud.
-	Fields []plan.FieldDiff `json:"fields,omitempty"`
-	// ActualState is the refreshed actual_state, to record if wanted.
-	ActualState map[string]any `json:"actual_state,omitempty"`
+func asMapOrNil(v any) map[string]any {
+	m, _ := v.(map[string]any)
+	return m
 }
+
+// Drift is engine.Drift.
+type Drift = engine.Drift
 
 // drift compares each step's Prior.ActualState with the actual_state the
 // kind derives from the refreshed children.
@@ -195,12 +264,15 @@ func drift(snap *snapshot, steps []plan.Step) []Drift {
 			continue
 		}
 		seen[s.Address] = true
+		if kind.DataOnly {
+			continue
+		}
 		comp := snap.component(s.Address)
 		if comp == nil {
 			out = append(out, Drift{Address: s.Address, Missing: true})
 			continue
 		}
-		actual := refreshedActual(kind, comp, snap)
+		actual := actualFrom(kind, comp, snap)
 		if actual == nil {
 			out = append(out, Drift{Address: s.Address, Missing: true})
 			continue
@@ -219,14 +291,17 @@ func drift(snap *snapshot, steps []plan.Step) []Drift {
 	return out
 }
 
-// refreshedActual applies the kind's Actual mapping to the refreshed children.
-func refreshedActual(kind *Kind, comp *snapResource, snap *snapshot) map[string]any {
+// actualFrom is a component's actual_state: the kind's Actual mapping
+// applied to its children in Pulumi's state, cleaned (cleanValue). Apply and
+// refresh both use it, so a refresh right after an apply finds no drift.
+// It is nil when the component has no children.
+func actualFrom(kind *Kind, comp *snapResource, snap *snapshot) map[string]any {
 	kids := snap.children(comp.URN)
 	if len(kids) == 0 {
 		return nil
 	}
 	if kind.Actual == nil {
-		return kids[0].Outputs
+		return cleanMap(kids[0].Outputs)
 	}
 	// Children are matched to roles by type token; roles of the same token
 	// (none today) would need names.
@@ -243,7 +318,7 @@ func refreshedActual(kind *Kind, comp *snapResource, snap *snapshot) map[string]
 		if f.Prop == "id" {
 			m[f.Key] = k.ID
 		} else {
-			m[f.Key] = k.Outputs[f.Prop]
+			m[f.Key] = cleanValue(k.Outputs[f.Prop])
 		}
 	}
 	return m

@@ -1,4 +1,4 @@
-package pulumiadapter
+package pulumi
 
 import (
 	"context"
@@ -40,7 +40,7 @@ func TestResultsAfterCancelRecordWhatPulumiReports(t *testing.T) {
 		{Address: "user-service/old", Kind: "RDS", Action: plan.Delete},
 	}
 	now := time.Now()
-	got := results(steps, partial, nil, "dep-2", now, now, context.Canceled, "cancelled")
+	got := results(steps, partial, "dep-2", now, now, context.Canceled, "cancelled", nil, nil)
 	want := map[string]string{
 		"user-service/database": "ready",     // recorded outputs in this run
 		"user-service/api":      "cancelled", // outputs are from dep-1
@@ -81,5 +81,48 @@ func TestDriftComparesActualStateWithTheCloud(t *testing.T) {
 	}
 	if !got[1].Missing {
 		t.Errorf("gone drift = %+v, want Missing", got[1])
+	}
+}
+
+func TestCleanValueDropsInternalsAndMarksSecrets(t *testing.T) {
+	raw := map[string]any{
+		"name":                     "pet",
+		"__pulumi_raw_state_delta": map[string]any{"x": 1.0},
+		"__meta":                   "{}",
+		"password":                 map[string]any{secretSigKey: secretSig, "plaintext": `"hunter2"`},
+		"nested":                   []any{map[string]any{secretSigKey: secretSig, "plaintext": `{"a":1}`}},
+	}
+	got := cleanValue(raw).(map[string]any)
+	if _, ok := got["__pulumi_raw_state_delta"]; ok || got["__meta"] != nil {
+		t.Errorf("internals kept: %v", got)
+	}
+	if pw := got["password"]; !plan.IsSecretValue(pw) || pw.(map[string]any)["value"] != "hunter2" {
+		t.Errorf("password = %#v, want {secret: true, value: hunter2}", pw)
+	}
+	if n := got["nested"].([]any)[0]; !plan.IsSecretValue(n) {
+		t.Errorf("nested secret = %#v", n)
+	}
+}
+
+func TestComponentValueReopensAWhollySecretValue(t *testing.T) {
+	comp := &snapResource{URN: "c", Outputs: map[string]any{"deployer": map[string]any{secretSigKey: secretSig,
+		"plaintext": `{"outputs":{"user":"admin","password":"s3cret-pw","dsn":"pg://admin:s3cret-pw@db"}}`}}}
+	kids := []snapResource{{Parent: "c", Outputs: map[string]any{"user": "admin",
+		"password": map[string]any{secretSigKey: secretSig, "plaintext": `"s3cret-pw"`}}}}
+	outs := componentValue(comp, kids)["outputs"].(map[string]any)
+	if outs["user"] != "admin" || !plan.IsSecretValue(outs["password"]) || !plan.IsSecretValue(outs["dsn"]) {
+		t.Errorf("outputs = %v, want user plain, password and dsn (contains it) secret", outs)
+	}
+}
+
+func TestShortenKeepsPulumiDiagnostics(t *testing.T) {
+	full := errors.New("failed to run update: exit status 255\ncode: 255\nstdout: Updating (dev):\n +  x creating\n\nDiagnostics:\n" +
+		"  deployertest:index:Failing (app-bad):\n    error: quota exceeded\n      for widgets\n\n" +
+		"  pulumi:pulumi:Stack (p-dev):\n    error: update failed\n\nResources:\n    2 unchanged\n\nstderr: \n")
+	if got := shorten(full).Error(); got != "deployertest:index:Failing (app-bad): error: quota exceeded for widgets" {
+		t.Errorf("shorten = %q", got)
+	}
+	if !errors.Is(shorten(full), full) {
+		t.Error("the short error must wrap the full one")
 	}
 }

@@ -1,4 +1,4 @@
-package pulumiadapter
+package pulumi
 
 import (
 	"bytes"
@@ -139,6 +139,7 @@ func (c *cliCommand) Run(ctx context.Context, workdir string, stdin io.Reader, a
 	if err := cmd.Start(); err != nil {
 		return "", "", -2, fmt.Errorf("start %s: %w", c.path, err)
 	}
+	defer proc.Watch(cmd.Process)() // its group dies with deployer, even on kill -9
 	c.mu.Lock()
 	c.procs[cmd.Process] = struct{}{}
 	c.mu.Unlock()
@@ -169,11 +170,13 @@ func (c *cliCommand) Run(ctx context.Context, workdir string, stdin io.Reader, a
 	return stdout.String(), stderr.String(), code, err
 }
 
-// kill sends SIGKILL to the process group of every running pulumi command.
+// kill sends SIGKILL to every running pulumi command and everything it
+// started, provider plugins included (they run in process groups of their
+// own and would outlive pulumi).
 func (c *cliCommand) kill() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for p := range c.procs {
-		_ = proc.Kill(p)
+		_ = proc.KillTree(p)
 	}
 }

@@ -1,0 +1,177 @@
+package deploy
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+
+	"github.com/deployer-dev/deployer/internal/config"
+	"github.com/deployer-dev/deployer/internal/engine"
+	"github.com/deployer-dev/deployer/internal/plan"
+	"github.com/deployer-dev/deployer/internal/statestore"
+)
+
+// ErrNoPulumiComponents: plan --preview or --refresh on a scope without
+// components of an engine that previews or refreshes (the Pulumi kinds).
+var ErrNoPulumiComponents = errors.New("no Pulumi components in scope: --preview and --refresh apply to kinds run by Pulumi (RDS, ElastiCacheRedis, MicroService, PulumiResource, StackReference)")
+
+// Preflight runs every engine's preflight (engine.Engine.Preflight) on the
+// components of cfg in t's scope, before any backend is opened or lock
+// taken: a missing Pulumi CLI or provider plugin stops the command there,
+// touching neither lock nor state (docs/pulumi.md, "Before the lock").
+func Preflight(ctx context.Context, cfg *config.Config, t Target, engines []engine.Engine) error {
+	res, err := resolve(cfg, t)
+	if err != nil {
+		return err
+	}
+	for _, e := range engines {
+		var comps []plan.Step
+		for _, addr := range slices.Sorted(maps.Keys(res.Components)) {
+			c := res.Components[addr]
+			if inScope(addr, t.Scope()) && e.Handles(c.Kind) {
+				comps = append(comps, plan.Step{Address: addr, Service: c.Service, Component: c.Name, Kind: c.Kind,
+					Config: c.Config, DependsOn: c.DependsOn})
+			}
+		}
+		if len(comps) == 0 {
+			continue
+		}
+		if err := e.Preflight(ctx, comps); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// KindsOf returns the kind catalog of engines, by name (engine.Engine.Kinds).
+func KindsOf(engines []engine.Engine) map[string]engine.Kind {
+	out := map[string]engine.Kind{}
+	for _, e := range engines {
+		for _, k := range e.Kinds() {
+			out[k.Name] = k
+		}
+	}
+	return out
+}
+
+// replaceOn is plan.Options.ReplaceOn from the engines' catalogs.
+func replaceOn(engines []engine.Engine) func(kind string) []string {
+	kinds := KindsOf(engines)
+	return func(kind string) []string { return slices.Clone(kinds[kind].ReplaceOn) }
+}
+
+// stackOutputs reads the outputs of another stack/environment from the
+// state store, for StackReference components (engine.Inputs.StackOutputs).
+func (s *Service) stackOutputs(ctx context.Context, stack, env string) (map[string]map[string]any, error) {
+	st, _, err := s.d.Store.Load(ctx, stack, env)
+	if errors.Is(err, statestore.ErrNotFound) {
+		return nil, fmt.Errorf("stack %s has no state for environment %s: deploy it first", stack, env)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return outputsOf(st), nil
+}
+
+// engineRun is the steps of one engine in a plan: changes, and every
+// component of its kinds that has state (for refresh).
+type engineRun struct {
+	eng            engine.Engine
+	changes, prior []plan.Step
+}
+
+// engineRuns groups p's steps by engine, in the order of s.d.Engines.
+func (s *Service) engineRuns(p *plan.Plan) []engineRun {
+	var runs []engineRun
+	for _, e := range s.d.Engines {
+		r := engineRun{eng: e}
+		has := false
+		for _, st := range p.Steps {
+			if !e.Handles(st.Kind) {
+				continue
+			}
+			has = true
+			if st.Action != plan.NoOp {
+				r.changes = append(r.changes, st)
+			}
+			if st.Prior != nil {
+				r.prior = append(r.prior, st)
+			}
+		}
+		if has {
+			runs = append(runs, r)
+		}
+	}
+	return runs
+}
+
+func (s *Service) inputs(ctx context.Context, cfg *config.Config, t Target) (engine.Inputs, *statestore.State, error) {
+	st, _, err := s.loadOrNew(ctx, t)
+	if err != nil {
+		return engine.Inputs{}, nil, err
+	}
+	res, err := s.resolve(cfg, t)
+	if err != nil {
+		return engine.Inputs{}, nil, err
+	}
+	return engine.Inputs{Stack: t.Stack, Env: t.Env, Dir: cfg.Dir, EnvConfig: res.EnvConfig, DeploymentID: NewDeploymentID(),
+		Outputs: outputsOf(st), Progress: s.d.Masker.Writer(s.d.Progress), StackOutputs: s.stackOutputs}, st, nil
+}
+
+// Preview adds the engines' own previews to plan p (plan --preview): today
+// Pulumi's resource-level preview. ErrNoPulumiComponents when no engine in
+// scope previews.
+func (s *Service) Preview(ctx context.Context, cfg *config.Config, t Target, p *plan.Plan) (string, error) {
+	in, st, err := s.inputs(ctx, cfg, t)
+	if err != nil {
+		return "", err
+	}
+	var out string
+	supported := false
+	for _, r := range s.engineRuns(p) {
+		in.Keep = keepFor(p, st, r.eng, r.changes)
+		text, err := r.eng.Preview(ctx, r.changes, in)
+		if errors.Is(err, engine.ErrNotSupported) {
+			continue
+		}
+		if err != nil {
+			return "", err
+		}
+		supported = true
+		out += text
+	}
+	if !supported {
+		return "", ErrNoPulumiComponents
+	}
+	return out, nil
+}
+
+// Refresh reports drift between the state's actual_state and the cloud for
+// the components in scope whose engine refreshes (plan --refresh). The
+// engines' own state is refreshed; deployer's is not written.
+func (s *Service) Refresh(ctx context.Context, cfg *config.Config, t Target, p *plan.Plan) ([]engine.Drift, error) {
+	in, st, err := s.inputs(ctx, cfg, t)
+	if err != nil {
+		return nil, err
+	}
+	var out []engine.Drift
+	supported := false
+	for _, r := range s.engineRuns(p) {
+		in.Keep = keepFor(p, st, r.eng, r.prior)
+		drift, err := r.eng.Refresh(ctx, r.prior, in)
+		if errors.Is(err, engine.ErrNotSupported) {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		supported = true
+		out = append(out, drift...)
+	}
+	if !supported {
+		return nil, ErrNoPulumiComponents
+	}
+	return out, nil
+}

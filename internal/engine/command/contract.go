@@ -1,0 +1,28 @@
+package command
+
+import (
+	"context"
+
+	"github.com/deployer-dev/deployer/internal/engine"
+	"github.com/deployer-dev/deployer/internal/plan"
+)
+
+// Kinds is the Command engine's catalog: the one kind "Command".
+func (e *Engine) Kinds() []engine.Kind { return []engine.Kind{{Name: Kind}} }
+
+// Preflight has nothing to check: commands run with the local shell.
+func (e *Engine) Preflight(context.Context, []plan.Step) error { return nil }
+
+// Preview is not supported: a command cannot tell what it would do.
+func (e *Engine) Preview(context.Context, []plan.Step, engine.Inputs) (string, error) {
+	return "", engine.ErrNotSupported
+}
+
+// Refresh is not supported: a command's outputs cannot be read back.
+func (e *Engine) Refresh(context.Context, []plan.Step, engine.Inputs) ([]engine.Drift, error) {
+	return nil, engine.ErrNotSupported
+}
+
+// Kill does nothing more than cancelling the context does: a cancelled
+// command gets SIGTERM, then SIGKILL after the grace period (WithGrace).
+func (e *Engine) Kill() {}

@@ -1,0 +1,180 @@
+package pulumi
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"sort"
+	"strings"
+
+	"github.com/deployer-dev/deployer/internal/engine"
+	"github.com/deployer-dev/deployer/internal/plan"
+)
+
+// Kinds is the Pulumi engine's kind catalog (docs/kinds.md).
+func (e *Engine) Kinds() []engine.Kind {
+	out := make([]engine.Kind, 0, len(catalog))
+	for _, name := range Kinds() {
+		out = append(out, engine.Kind{Name: name, ReplaceOn: ReplaceOn(name)})
+	}
+	return out
+}
+
+// PluginMissingError says which provider plugins the components need that
+// Pulumi cannot find, and the commands that install them.
+type PluginMissingError struct {
+	Plugins []Plugin
+}
+
+// Plugin is a resource provider plugin a component needs: its package name
+// ("aws", "random") and the version config pins ("" for any).
+type Plugin struct {
+	Name, Version string
+	Component     string // the first component needing it
+}
+
+// InstallCommand is the command that installs p.
+func (p Plugin) InstallCommand() string {
+	cmd := "pulumi plugin install resource " + p.Name
+	if p.Version != "" {
+		cmd += " " + p.Version
+	}
+	return cmd
+}
+
+func (e *PluginMissingError) Error() string {
+	var b strings.Builder
+	for i, p := range e.Plugins {
+		if i > 0 {
+			b.WriteString("; ")
+		}
+		fmt.Fprintf(&b, "the Pulumi provider plugin %q (needed by %s) is not installed: run `%s`", p.Name, p.Component, p.InstallCommand())
+		if p.Version == "" {
+			b.WriteString(" (or pin a version with config.version and install that one)")
+		}
+	}
+	b.WriteString(", or put pulumi-resource-" + e.Plugins[0].Name + " on PATH")
+	return b.String()
+}
+
+// Preflight checks, before any lock is taken, what the Pulumi components
+// of comps need: a file:// or s3:// state backend to hold Pulumi's, the
+// CLI (installed first with --install-pulumi), the passphrase of the
+// passphrase secrets provider, and every provider plugin
+// (*PluginMissingError with the install commands).
+func (e *Engine) Preflight(ctx context.Context, comps []plan.Step) error {
+	var kinds []string
+	seen := map[string]bool{}
+	for _, c := range comps {
+		if IsPulumiKind(c.Kind) && !seen[c.Kind] {
+			seen[c.Kind] = true
+			kinds = append(kinds, c.Kind)
+		}
+	}
+	if len(kinds) == 0 {
+		return nil
+	}
+	sort.Strings(kinds)
+	if b := e.opts.BackendURL; !strings.HasPrefix(b, "file://") && !strings.HasPrefix(b, "s3://") {
+		return fmt.Errorf("kinds %s run through Pulumi, whose state must live under a file:// or s3:// state backend, not %s", strings.Join(kinds, ", "), b)
+	}
+	cmd, err := e.command(ctx)
+	if err != nil {
+		return err
+	}
+	if strings.HasPrefix(e.opts.SecretsProvider, "passphrase") &&
+		os.Getenv("PULUMI_CONFIG_PASSPHRASE") == "" && os.Getenv("PULUMI_CONFIG_PASSPHRASE_FILE") == "" {
+		return errors.New("pulumi.secrets_provider is passphrase but PULUMI_CONFIG_PASSPHRASE is not set: export it (the same value on every run), or use an awskms:// secrets provider")
+	}
+	need := neededPlugins(comps)
+	if len(need) == 0 {
+		return nil
+	}
+	installed, err := installedPlugins(ctx, cmd.path)
+	if err != nil {
+		return err
+	}
+	var missing []Plugin
+	for _, p := range need {
+		if _, err := exec.LookPath("pulumi-resource-" + p.Name); err == nil {
+			continue
+		}
+		if vs := installed[p.Name]; len(vs) > 0 && (p.Version == "" || vs[strings.TrimPrefix(p.Version, "v")]) {
+			continue
+		}
+		missing = append(missing, p)
+	}
+	if len(missing) > 0 {
+		return &PluginMissingError{Plugins: missing}
+	}
+	return nil
+}
+
+// neededPlugins returns the provider plugins comps register resources of,
+// by package name: the package of each type token (PulumiResource's
+// config.type, the tokens of the AWS kinds), with config.version when set.
+func neededPlugins(comps []plan.Step) []Plugin {
+	byName := map[string]Plugin{}
+	for _, c := range comps {
+		k, ok := Lookup(c.Kind)
+		if !ok || k.DataOnly {
+			continue
+		}
+		tokens := k.Tokens
+		version := ""
+		if c.Kind == "PulumiResource" {
+			tokens = []string{str(c.Config, "type", "")}
+			version = str(c.Config, "version", "")
+		}
+		for _, t := range tokens {
+			pkg, _, ok := strings.Cut(t, ":")
+			if !ok || pkg == "pulumi" {
+				continue
+			}
+			if _, dup := byName[pkg]; !dup {
+				byName[pkg] = Plugin{Name: pkg, Version: version, Component: c.Address}
+			}
+		}
+	}
+	out := make([]Plugin, 0, len(byName))
+	for _, n := range keys(byName) {
+		out = append(out, byName[n])
+	}
+	return out
+}
+
+// installedPlugins runs `pulumi plugin ls --json` and returns the resource
+// plugins in the plugin cache: name -> versions (without "v").
+func installedPlugins(ctx context.Context, cli string) (map[string]map[string]bool, error) {
+	c := exec.CommandContext(ctx, cli, "plugin", "ls", "--json")
+	c.Env = append(os.Environ(), "PULUMI_SKIP_UPDATE_CHECK=true")
+	var stderr bytes.Buffer
+	c.Stderr = &stderr
+	out, err := c.Output()
+	if err != nil {
+		return nil, fmt.Errorf("list the installed Pulumi plugins (%s plugin ls --json): %w: %s", cli, err, strings.TrimSpace(stderr.String()))
+	}
+	var list []struct {
+		Name    string `json:"name"`
+		Kind    string `json:"kind"`
+		Version string `json:"version"`
+	}
+	if err := json.Unmarshal(out, &list); err != nil {
+		return nil, fmt.Errorf("read `pulumi plugin ls --json`: %w", err)
+	}
+	m := map[string]map[string]bool{}
+	for _, p := range list {
+		if p.Kind != "resource" {
+			continue
+		}
+		if m[p.Name] == nil {
+			m[p.Name] = map[string]bool{}
+		}
+		m[p.Name][strings.TrimPrefix(p.Version, "v")] = true
+	}
+	return m, nil
+}
