@@ -1,5 +1,5 @@
 // Command deployer deploys infrastructure stacks safely. main wires the root
-// command, signals and exit codes (STYLE 5; docs/exit-codes.md); nothing else.
+// command, signals and exit codes (docs/exit-codes.md); nothing else.
 package main
 
 import (
@@ -21,7 +21,7 @@ import (
 	"github.com/deployer-dev/deployer/internal/termguard"
 )
 
-// Exit codes (SPEC 10).
+// Exit codes (docs/exit-codes.md).
 const (
 	exitOK        = 0
 	exitError     = 1
@@ -141,7 +141,7 @@ func exitWhenNoLease(f *cli.Factory) {
 	}
 }
 
-// exitCode maps errors to the exit codes of SPEC 10, most specific first.
+// exitCode maps errors to the exit codes of docs/exit-codes.md, most specific first.
 func exitCode(err error) int {
 	var (
 		ec       *cli.ExitCodeError

@@ -1,5 +1,5 @@
 // Package audit writes deployer's audit log: JSON lines through log/slog with
-// the field names of seed 000 ("timestamp", "level", "event", ...). Events:
+// the field names of docs/locking.md#audit-log ("timestamp", "level", "event", ...). Events:
 // lock.acquired, lock.released (duration_seconds), lock.heartbeat_failed,
 // lock.force_unlocked, lock.kept, state.saved, state.restored, deploy.started,
 // deploy.finished, guard.decision (docs/guard.md).

@@ -1,5 +1,5 @@
 // Package backends opens the lock and state backends named by the URLs of
-// deployer.yaml's backend section (SPEC 9). It is the one place that knows
+// deployer.yaml's backend section (docs/backends.md). It is the one place that knows
 // every backend package.
 package backends
 

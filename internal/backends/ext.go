@@ -18,7 +18,7 @@ import (
 	s3state "github.com/deployer-dev/deployer/internal/statestore/s3"
 )
 
-// NoneWarning is printed by every command when locking is off (seed 003).
+// NoneWarning is printed by every command when locking is off (docs/self-hosted.md#locking-off-lock-none).
 const NoneWarning = none.Warning
 
 func (o Options) aws() awsbackend.Options {
@@ -46,7 +46,7 @@ func openStateExt(ctx context.Context, raw string, o Options) (statestore.Backen
 	case "s3":
 		return s3state.Open(ctx, raw, o.aws())
 	case "postgres", "postgresql":
-		// Seed 004's coordinated update: when locks live in the same
+		// The coordinated update (docs/self-hosted.md#postgresql-locks-and-state): when locks live in the same
 		// database, a state write commits only while the writer's lock row
 		// is live.
 		return pgstate.Open(ctx, raw, pgstate.Options{CheckLock: o.LockURL == raw})

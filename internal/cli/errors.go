@@ -10,7 +10,7 @@ import (
 )
 
 // Remedy returns err's message with what to do next added where the CLI
-// knows better than the layer that failed (STYLE 6, Terraform's
+// knows better than the layer that failed (Terraform's
 // LockErrorMessage): a held lock prints the holder's record and the exact
 // unlock command.
 func Remedy(err error) string {

@@ -24,7 +24,7 @@ import (
 )
 
 // Factory builds what commands need, lazily, from the global flags
-// (GitHub CLI's cmdutil.Factory, STYLE 2).
+// (GitHub CLI's cmdutil.Factory).
 type Factory struct {
 	IO     *IOStreams
 	Getenv func(string) string
@@ -160,7 +160,7 @@ func (f *Factory) backendOptions(cfg *config.Config) backends.Options {
 }
 
 // Locks opens the lock backend and returns its Manager. With `lock: none` it
-// prints the one-line warning of seed 003 on stderr.
+// prints the one-line warning of docs/self-hosted.md#locking-off-lock-none on stderr.
 func (f *Factory) Locks(ctx context.Context, cfg *config.Config) (*lockmgr.Manager, error) {
 	b, err := backends.OpenLock(ctx, cfg.Backend.Lock, f.backendOptions(cfg))
 	if err != nil {

@@ -103,7 +103,7 @@ func runHistory(ctx context.Context, f *Factory, opts *HistoryOptions) error {
 	seen := map[int64]bool{}
 	for _, sn := range snaps {
 		e := historyEntry{Serial: sn.Serial, Time: sn.Time, Snapshot: sn.Name}
-		// The snapshot is written before state.json (SPEC 6). One that never
+		// The snapshot is written before state.json (docs/design.md#state-writes). One that never
 		// became state.json (the write of state.json failed or the process
 		// died between the two) has a serial above state.json's, or shares
 		// its serial with a newer snapshot that did. It stays listed (it may

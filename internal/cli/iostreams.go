@@ -12,7 +12,7 @@ import (
 	"github.com/mattn/go-isatty"
 )
 
-// IOStreams is the only output path of the commands (STYLE 3): data on Out,
+// IOStreams is the only output path of the commands: data on Out,
 // progress and diagnostics on ErrOut, prompts only when In and ErrOut are
 // terminals.
 type IOStreams struct {
@@ -95,7 +95,7 @@ func (s *IOStreams) ColorOut() bool { return s.outTTY && !s.noColor }
 func (s *IOStreams) DisableColor() { s.noColor = true }
 
 // Confirm asks question on ErrOut and reads "yes" (or "y") from In. Without a
-// TTY it returns an error telling the user to pass --yes (SPEC 10).
+// TTY it returns an error telling the user to pass --yes (docs/exit-codes.md).
 func (s *IOStreams) Confirm(question string) (bool, error) {
 	if !s.CanPrompt() {
 		return false, &UsageError{Msg: "confirmation required but there is no terminal to ask on: pass --yes to proceed"}

@@ -25,8 +25,8 @@ type LockExecOptions struct {
 	Args         []string
 }
 
-// NewCmdLockExec returns `deployer lock exec --key NAME -- CMD [ARGS]` (seeds
-// 002, 003): CMD runs under the lease custom:NAME with heartbeats.
+// NewCmdLockExec returns `deployer lock exec --key NAME -- CMD [ARGS]` (docs/commands.md#lock-exec):
+// CMD runs under the lease custom:NAME with heartbeats.
 func NewCmdLockExec(f *Factory, runF func(context.Context, *Factory, *LockExecOptions) error) *cobra.Command {
 	opts := &LockExecOptions{}
 	cmd := &cobra.Command{

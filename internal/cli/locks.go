@@ -254,7 +254,7 @@ func runUnlock(ctx context.Context, f *Factory, opts *UnlockOptions) error {
 	return nil
 }
 
-// printRecord writes a lock record for humans (seed 000's `state locks` layout).
+// printRecord writes a lock record for humans (the `state locks` layout of docs/locking.md#verdicts-state-locks).
 func printRecord(w interface{ Write([]byte) (int, error) }, rec lockmgr.Record, verdict string) {
 	at := func(s int64) string {
 		t := time.Unix(s, 0).UTC()

@@ -14,7 +14,7 @@ import (
 	"github.com/deployer-dev/deployer/internal/plan"
 )
 
-// PlanOptions are the flags of `deployer plan` (SPEC 3, 7).
+// PlanOptions are the flags of `deployer plan` (docs/commands.md, docs/plan.md).
 type PlanOptions struct {
 	Target           targetFlags
 	Out              string
@@ -119,7 +119,7 @@ func runPlan(ctx context.Context, f *Factory, opts *PlanOptions) error {
 // renderDrift prints plan --refresh's drift report (stderr in --json mode,
 // so stdout stays the plan document).
 func renderDrift(f *Factory, drift []engine.Drift, asJSON bool) error {
-	for i := range drift { // secrets never leave masked (SPEC 7)
+	for i := range drift { // secrets never leave masked (docs/plan.md#secrets)
 		d := &drift[i]
 		d.ActualState, _ = plan.Mask(d.ActualState).(map[string]any)
 		for j := range d.Fields {

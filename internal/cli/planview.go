@@ -15,8 +15,8 @@ import (
 	"github.com/deployer-dev/deployer/internal/plan"
 )
 
-// PlanRenderer writes a plan for people or for programs (STYLE 4; Terraform's
-// views). Both renderers mask secrets (SPEC 7; docs/plan.md).
+// PlanRenderer writes a plan for people or for programs (Terraform's
+// views). Both renderers mask secrets (docs/plan.md#secrets).
 type PlanRenderer interface {
 	Render(w io.Writer, p *plan.Plan) error
 }

@@ -1,5 +1,5 @@
 // Package cli holds deployer's commands: one file per command with an options
-// struct, NewCmdX and runX (STYLE, GitHub CLI's pkg/cmd). Commands parse and
+// struct, NewCmdX and runX (as GitHub CLI's pkg/cmd). Commands parse and
 // validate flags, then call internal/deploy; output goes through IOStreams.
 package cli
 
@@ -106,7 +106,7 @@ func groupCmd(use, short string) *cobra.Command {
 }
 
 // bindGlobals layers the global flags over DEPLOYER_* variables with viper
-// (SPEC 4: flags > environment > deployer.yaml > defaults): --config and
+// (docs/configuration.md#environment-variables-and-flags: flags > environment > deployer.yaml > defaults): --config and
 // DEPLOYER_CONFIG, --audit-log and DEPLOYER_AUDIT_LOG, --json and
 // DEPLOYER_JSON, --no-color and DEPLOYER_NO_COLOR, --verbose and
 // DEPLOYER_VERBOSE. deployer.yaml's own keys are layered by config.ApplyEnv,

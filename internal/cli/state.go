@@ -120,7 +120,7 @@ type StatePushOptions struct {
 }
 
 // NewCmdStatePush returns `deployer state push FILE`: writes an errored state
-// saved by a failed deploy as the next serial (SPEC 6).
+// saved by a failed deploy as the next serial (docs/design.md#state-writes).
 func NewCmdStatePush(f *Factory, runF func(context.Context, *Factory, *StatePushOptions) error) *cobra.Command {
 	opts := &StatePushOptions{}
 	cmd := &cobra.Command{

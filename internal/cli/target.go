@@ -39,7 +39,7 @@ func (t *targetFlags) validateFlags() error {
 	return nil
 }
 
-// resolve fills the stack from cfg and checks every name (SPEC 4) before
+// resolve fills the stack from cfg and checks every name (docs/configuration.md#names) before
 // any backend is touched.
 func (t *targetFlags) resolve(cfg *config.Config) (deploy.Target, error) {
 	out := deploy.Target{Stack: t.Stack, Env: t.Env, Service: t.Service}

@@ -1,4 +1,4 @@
-// Package config owns deployer.yaml (SPEC 4): the model (model.go), loading
+// Package config owns deployer.yaml (docs/configuration.md): the model (model.go), loading
 // with yaml.v3 while keeping line numbers, defaults, validation that names the
 // file, the YAML path and the fix (*ValidationError), the DEPLOYER_*
 // environment layer (ApplyEnv), name rules (ValidateName), the starter file of
@@ -6,5 +6,5 @@
 // components with its overrides deep-merged (Config.Resolve).
 //
 // It touches no backend: every name, path and YAML problem is reported before
-// a lock or state is opened (SPEC 13).
+// a lock or state is opened (docs/configuration.md#validation).
 package config

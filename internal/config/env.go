@@ -5,7 +5,7 @@ import (
 	"time"
 )
 
-// ApplyEnv layers the DEPLOYER_* environment variables over the file (SPEC 4:
+// ApplyEnv layers the DEPLOYER_* environment variables over the file (docs/configuration.md#environment-variables-and-flags:
 // flags > DEPLOYER_* > deployer.yaml > defaults; the CLI applies flags after
 // this). Empty variables are ignored. Handled:
 //

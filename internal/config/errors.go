@@ -34,7 +34,7 @@ func (p Problem) String() string {
 
 // ValidationError lists every problem found in deployer.yaml or in the
 // DEPLOYER_* variables, ordered by line. Nothing has touched a backend when
-// it is returned (SPEC 4, 13).
+// it is returned (docs/configuration.md#validation).
 type ValidationError struct {
 	File     string
 	Problems []Problem

@@ -14,7 +14,7 @@ import (
 	"github.com/deployer-dev/deployer/internal/inputfile"
 )
 
-// Defaults (SPEC 4; lock_ttl from seed 000).
+// Defaults (docs/configuration.md#keys; lock_ttl from docs/locking.md#lifetime).
 const (
 	DefaultBackendURL = "file://.deployer"
 	DefaultLockTTL    = time.Hour

@@ -2,7 +2,7 @@ package config
 
 import "time"
 
-// Config is deployer.yaml (SPEC 4) after defaults, before an environment is chosen.
+// Config is deployer.yaml (docs/configuration.md) after defaults, before an environment is chosen.
 type Config struct {
 	// Path is the file the config was read from; Dir its directory (Command
 	// components run there; relative file:// URLs resolve against it).
@@ -27,13 +27,13 @@ type Config struct {
 type Backend struct {
 	State             string        `yaml:"state"`              // file://.deployer | s3://bucket | postgres://...
 	Lock              string        `yaml:"lock"`               // file://.deployer | dynamodb://table | s3://bucket | redis://... | postgres://... | none
-	LockTTL           time.Duration `yaml:"lock_ttl"`           // default 1h (seed 000)
+	LockTTL           time.Duration `yaml:"lock_ttl"`           // default 1h (docs/locking.md#lifetime)
 	HeartbeatInterval time.Duration `yaml:"heartbeat_interval"` // default 30s
 	StaleAfter        time.Duration `yaml:"stale_after"`        // default 2m
 	// MaxClockSkew: refuse to hold a lease when the lock backend's clock is
 	// further off than this (docs/locking.md, "Clocks"); default 30s.
 	MaxClockSkew time.Duration `yaml:"max_clock_skew"`
-	// S3/DynamoDB options (issue 3): server-side encryption and path-style addressing.
+	// S3/DynamoDB options (docs/aws.md): server-side encryption and path-style addressing.
 	SSE       string `yaml:"sse"`        // "", AES256, aws:kms
 	KMSKeyID  string `yaml:"kms_key_id"` // with sse: aws:kms
 	PathStyle bool   `yaml:"path_style"` // MinIO
@@ -42,7 +42,7 @@ type Backend struct {
 	MaxStateSize int64 `yaml:"max_state_size"`
 }
 
-// Pulumi configures the Pulumi engine (SPEC 8).
+// Pulumi configures the Pulumi engine (docs/pulumi.md).
 type Pulumi struct {
 	SecretsProvider string `yaml:"secrets_provider"` // passphrase | awskms://...
 	Command         string `yaml:"command"`          // path to the pulumi CLI; default: PATH
@@ -80,7 +80,7 @@ type Component struct {
 	Command *CommandSpec `yaml:"command"` // kind Command only
 }
 
-// CommandSpec are the shell commands of a Command component (SPEC 8), run with
+// CommandSpec are the shell commands of a Command component (docs/command-kind.md), run with
 // sh -c in Config.Dir.
 type CommandSpec struct {
 	Create  string        `yaml:"create"`

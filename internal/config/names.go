@@ -6,7 +6,7 @@ import (
 )
 
 // nameRE is the rule for stack, environment, service and component names
-// (SPEC 4): they become lock keys, state paths and S3 keys, so nothing that
+// (docs/configuration.md#names): they become lock keys, state paths and S3 keys, so nothing that
 // could escape a path or a key separator ("/", "..", ":", spaces) passes.
 var nameRE = regexp.MustCompile(`^[a-z0-9][a-z0-9-]{0,62}$`)
 

@@ -9,7 +9,7 @@ import (
 )
 
 // Resolved is the configuration seen from one environment: what plan.Build
-// diffs against the state (SPEC 7).
+// diffs against the state (docs/plan.md#diff-rules).
 type Resolved struct {
 	Stack, Env string
 	// EnvConfig is environments.{env}.config (a deep copy).

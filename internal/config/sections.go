@@ -68,7 +68,7 @@ var (
 )
 
 // checkBackendURL returns "" or what is wrong with a backend.state/lock URL
-// (SPEC 9) and the fix.
+// (docs/backends.md) and the fix.
 func checkBackendURL(which, raw string) string {
 	const stateFix = "use file://DIR, s3://BUCKET?region=REGION or postgres://USER@HOST/DB"
 	const lockFix = "use file://DIR, dynamodb://TABLE?region=REGION, s3://BUCKET, redis://HOST:6379/0, postgres://USER@HOST/DB or none"
@@ -101,7 +101,7 @@ func checkBackendURL(which, raw string) string {
 	return ""
 }
 
-// checkTimings checks the lease timings against each other (SPEC 5): a
+// checkTimings checks the lease timings against each other (docs/locking.md#lifetime): a
 // heartbeat must come well before the lease expires, and a lock must not be
 // called stale before its holder was due to heartbeat.
 func (l *loader) checkTimings(b *Backend, prefix string) {

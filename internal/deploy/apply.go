@@ -64,7 +64,7 @@ type ApplyError struct {
 func (e *ApplyError) Error() string { return e.Err.Error() }
 func (e *ApplyError) Unwrap() error { return e.Err }
 
-// Apply runs the main job (SPEC 1). It returns the Outcome and:
+// Apply runs the main job (docs/design.md#the-main-job). It returns the Outcome and:
 // *lockmgr.HeldError (exit 3); *statestore.ChecksumError or ConflictError
 // (exit 4); ErrDeclined; ErrPlanStale; *ApplyError when a component failed or
 // the run was cancelled (whatever succeeded is saved first).

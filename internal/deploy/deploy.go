@@ -1,4 +1,4 @@
-// Package deploy is deployer's main use case (SPEC 1): lock -> load -> plan ->
+// Package deploy is deployer's main use case (docs/design.md#the-main-job): lock -> load -> plan ->
 // confirm -> apply -> save -> release, plus restore and state push, which take
 // the same lock and follow the same state rules.
 package deploy
@@ -42,7 +42,7 @@ type Deps struct {
 	Progress  io.Writer // stderr
 	Getenv    func(string) string
 	// Dir is where an errored state is saved when the state write fails
-	// after infrastructure changed (SPEC 6); default ".".
+	// after infrastructure changed (docs/design.md#state-writes); default ".".
 	Dir string
 	// Observer receives finished deployments for metrics; nil discards them.
 	Observer Observer
@@ -85,14 +85,14 @@ func New(d Deps) *Service {
 }
 
 // Target is what a command acts on: a stack/environment, optionally narrowed
-// to one service or one component (SPEC 3).
+// to one service or one component (docs/commands.md#deploy, docs/plan.md#scope).
 type Target struct {
 	Stack, Env string
 	Service    string // --service
 	Component  string // --component SVC/C: Service and Component both set
 }
 
-// LockKey returns the key of the target's lock level (SPEC 5).
+// LockKey returns the key of the target's lock level (docs/design.md#lock-keys).
 func (t Target) LockKey() string {
 	switch {
 	case t.Component != "":
@@ -112,7 +112,7 @@ func (t Target) Scope() string {
 	return t.Service
 }
 
-// Validate checks the target's names (SPEC 4) before any backend is touched.
+// Validate checks the target's names (docs/configuration.md#names) before any backend is touched.
 func (t Target) Validate() error {
 	checks := []struct{ what, v string }{{"stack", t.Stack}, {"environment", t.Env}}
 	if t.Service != "" || t.Component != "" {
@@ -129,7 +129,7 @@ func (t Target) Validate() error {
 	return nil
 }
 
-// NewDeploymentID returns "dep-" and 12 hex digits (seed 000).
+// NewDeploymentID returns "dep-" and 12 hex digits (docs/design.md#lock-record).
 func NewDeploymentID() string {
 	var b [6]byte
 	_, _ = rand.Read(b[:])

@@ -24,7 +24,7 @@ type RestoreRequest struct {
 
 // Restore takes the stack lock and writes the chosen snapshot as a new serial
 // (history stays append-only) with a deployment entry of type restore
-// (SPEC 6). It is the one command that may write over a state that failed
+// (docs/design.md#state-writes). It is the one command that may write over a state that failed
 // verification.
 func (s *Service) Restore(ctx context.Context, req RestoreRequest) (statestore.Head, *statestore.State, error) {
 	t := Target{Stack: req.Target.Stack, Env: req.Target.Env}
@@ -147,7 +147,7 @@ func (s *Service) currentHead(ctx context.Context, t Target) (statestore.Head, e
 
 // Push writes a state document (an errored state saved by a failed deploy)
 // as the next serial, under the stack lock: its lineage must match the
-// stored state (SPEC 6).
+// stored state (docs/state-format.md#checksums-and-canonical-json).
 func (s *Service) Push(ctx context.Context, t Target, st *statestore.State, lockTimeout time.Duration) (statestore.Head, error) {
 	by, md := lockmgr.Holder(s.d.Getenv)
 	md.Operation = "state-push"

@@ -188,7 +188,7 @@ func (s *Service) save(ctx context.Context, lease *lockmgr.Lease, t Target, st *
 	}
 }
 
-// saveErrored keeps the state that could not be written (SPEC 6).
+// saveErrored keeps the state that could not be written (docs/design.md#state-writes).
 func (s *Service) saveErrored(ctx context.Context, t Target, st *statestore.State, cs changeSet, dep statestore.Deployment,
 	rec lockmgr.Record, commit, branch string, now time.Time, cause error) error {
 	if len(cs.resources) == 0 {
@@ -208,7 +208,7 @@ func (s *Service) saveErrored(ctx context.Context, t Target, st *statestore.Stat
 }
 
 // ErroredStateError: infrastructure changed but the state write failed; the
-// new state is in Path and `deployer state push` writes it (SPEC 6).
+// new state is in Path and `deployer state push` writes it (docs/design.md#state-writes).
 type ErroredStateError struct {
 	Err        error
 	Path       string

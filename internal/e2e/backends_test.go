@@ -2,10 +2,10 @@
 
 package e2e
 
-// The deployer binary against the AWS backends (issue 3: DynamoDB on dynalite,
-// S3 on MinIO) and the self-hosted ones (issue 5: Redis, PostgreSQL): the
+// The deployer binary against the AWS backends (DynamoDB on dynalite, S3 on
+// MinIO) and the self-hosted ones (Redis, PostgreSQL): the
 // quickstart-style deploy, with state, history and locks read back where
-// SPEC 6 puts them through the AWS SDK directly.
+// docs/design.md#state-layout puts them, through the AWS SDK directly.
 
 import (
 	"context"
@@ -283,8 +283,8 @@ func heldLock(t *testing.T, p *project) lockRow {
 var snapshotName = regexp.MustCompile(`^\d{4}-\d{2}-\d{2}T\d{2}-\d{2}-\d{2}\.\d{3}Z-(\d+)\.json$`)
 
 // s3Layout checks state.json and the history snapshots of shop/dev in the
-// bucket (SPEC 6) with a plain S3 client: state.json holds serial, and
-// history/ holds one snapshot per serial 1..serial named by SPEC 6's pattern.
+// bucket (docs/design.md#state-layout) with a plain S3 client: state.json holds serial, and
+// history/ holds one snapshot per serial 1..serial named by the pattern of docs/state-format.md#history-snapshots.
 func (r *remote) s3Layout(t *testing.T, serial int64, lineage string) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -308,7 +308,7 @@ func (r *remote) s3Layout(t *testing.T, serial int64, lineage string) {
 }
 
 // s3Snapshots counts the objects under stacks/shop/dev/history/ per serial,
-// for names of SPEC 6's pattern; other names count under "".
+// for names of the history snapshot pattern; other names count under "".
 func (r *remote) s3Snapshots(t *testing.T) map[string]int {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -369,7 +369,7 @@ func (r *remote) ddbItem(t *testing.T, key string) map[string]ddbtypes.Attribute
 	return out.Item
 }
 
-// checkSeedItem checks the seed 000 item shape: string lockKey/lockId/lockedBy,
+// checkSeedItem checks the lock item shape of docs/design.md#lock-record: string lockKey/lockId/lockedBy,
 // numeric epoch seconds, a metadata map, a fence.
 func checkSeedItem(t *testing.T, item map[string]ddbtypes.AttributeValue, lockID string) {
 	t.Helper()

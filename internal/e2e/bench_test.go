@@ -8,7 +8,7 @@ import (
 	"testing"
 )
 
-// SPEC 12: `deployer --help` and `state locks` on the file backend, < 50 ms
+// Performance target: `deployer --help` and `state locks` on the file backend, < 50 ms
 // per process run (start-up included).
 func BenchmarkCLIHelp(b *testing.B) {
 	for b.Loop() {

@@ -53,7 +53,7 @@ func TestSIGINTCancelsRecordsAndReleases(t *testing.T) {
 	for _, e := range auditEvents(t, audit) {
 		if e["event"] == "lock.released" {
 			if _, ok := e["duration_seconds"].(float64); !ok || e["lock_key"] != "stack:shop:env:dev" || e["timestamp"] == nil {
-				t.Errorf("lock.released event lacks seed 000's fields: %v", e)
+				t.Errorf("lock.released event lacks the audit log's fields: %v", e)
 			}
 		}
 	}

@@ -2,7 +2,7 @@
 
 package e2e
 
-// Issue 3's reliability acceptance (SPEC 13) across OS processes: 8 processes
+// Reliability across OS processes (docs/locking.md): 8 processes
 // x 25 locked read-increment-write cycles on every lock backend, and a holder
 // paused with SIGSTOP past its TTL that must not overwrite its successor.
 
@@ -210,7 +210,7 @@ func loadCounter(t *testing.T, r *remote, stack, env string) (serial, count int6
 	return st.Serial, count
 }
 
-// TestEightProcessesCountToTwoHundred is issue 3's 8 processes x 25 cycles on
+// TestEightProcessesCountToTwoHundred runs 8 processes x 25 cycles on
 // every lock backend: no lost update, serial +200, no overlapping critical
 // sections, fences growing in lock order.
 func TestEightProcessesCountToTwoHundred(t *testing.T) {
@@ -302,7 +302,7 @@ services:
 `
 }
 
-// TestPausedHolderCannotOverwriteItsSuccessor is issue 3's SIGSTOP case: a
+// TestPausedHolderCannotOverwriteItsSuccessor is the SIGSTOP case: a
 // deploy stopped past its lock TTL loses the lock to a second deploy that
 // writes; resumed, its state write fails with exit 4 and the second's state
 // stays.

@@ -494,7 +494,7 @@ func TestBadNamesAndYAMLTouchNothing(t *testing.T) {
 	}
 }
 
-// A deploy killed between the history snapshot and state.json (SPEC 6 writes
+// A deploy killed between the history snapshot and state.json (docs/design.md#state-writes writes
 // the snapshot first) leaves a snapshot that never became state.json. The
 // test plants two such snapshots as that crash would: one of the next serial,
 // and an older duplicate of the current serial left by an earlier attempt.
@@ -575,7 +575,7 @@ func TestHistoryMarksSnapshotsThatNeverBecameState(t *testing.T) {
 	}
 }
 
-// SPEC 13: a holder killed with kill -9 leaves a lock that, once expired
+// A holder killed with kill -9 leaves a lock that, once expired
 // (lock_ttl after its last heartbeat), the next deploy takes over by itself,
 // with nothing lost and the serial continuing.
 func TestKilledHolderIsTakenOverAfterExpiry(t *testing.T) {

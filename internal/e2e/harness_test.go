@@ -1,7 +1,7 @@
 //go:build unix
 
 // Package e2e runs the deployer binary as a user would: real processes,
-// real files, the local file:// backends (issue 2's acceptance list).
+// real files, the local file:// backends.
 package e2e
 
 import (

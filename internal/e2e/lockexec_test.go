@@ -2,8 +2,8 @@
 
 package e2e
 
-// Issue 5's `deployer lock exec` on every lock backend: the nightly-sync
-// pattern of seed 003 (one runs, the other skips naming the holder), a broken
+// `deployer lock exec` on every lock backend: the nightly-sync
+// pattern (one runs, the other skips naming the holder), a broken
 // lease stopping the command with SIGTERM, and locking turned off.
 
 import (
@@ -172,7 +172,7 @@ func TestLockNoneWarnsAndListsNothing(t *testing.T) {
 		t.Errorf("state locks with lock: none should say locking is off: %s", res)
 	}
 	if !strings.Contains(res.stderr, "locking is off") {
-		t.Errorf("state locks with lock: none should print the warning on stderr like every command (issue 5): %s", res)
+		t.Errorf("state locks with lock: none should print the warning on stderr like every command: %s", res)
 	}
 	res = p.mustRun(0, "state", "locks", "--json")
 	var out struct {

@@ -7,8 +7,8 @@ import (
 
 // Backend stores lock records. Each method is one conditional operation against
 // the store; retry, backoff, hierarchy and heartbeats live above it in Manager
-// (SPEC 14, STYLE 7). Times passed in come from the caller's clock: a backend
-// never decides expiry with its own clock, so tests can move time (STYLE 10).
+// (docs/design.md#lock-protocol). Times passed in come from the caller's clock: a backend
+// never decides expiry with its own clock, so tests can move time.
 type Backend interface {
 	// TryAcquire writes rec under rec.LockKey if no record exists or the existing
 	// one has expiresAt < rec.LockedAt (expired counts as free). It returns rec

@@ -1,4 +1,4 @@
-// Package lockmgr owns deployer's lock protocol (SPEC 5, seed 000): the lock
+// Package lockmgr owns deployer's lock protocol (docs/design.md#lock-protocol, docs/locking.md): the lock
 // record and key formats, the Backend contract each store implements with one
 // conditional operation per call, and the Manager that adds everything else
 // once: backoff with jitter while waiting, the stack > service > component

@@ -7,7 +7,7 @@ import (
 	"github.com/deployer-dev/deployer/internal/proc"
 )
 
-// Holder describes the current process as a lock holder (SPEC 5): lockedBy is
+// Holder describes the current process as a lock holder (docs/design.md#lock-record): lockedBy is
 // "github-actions-run-{GITHUB_RUN_ID}" in GitHub Actions, else "{user}@{hostname}";
 // metadata carries user, hostname, pid and the CI system's run id, commit and
 // branch from its standard environment variables. getenv is os.Getenv in

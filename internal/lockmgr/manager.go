@@ -14,14 +14,14 @@ import (
 	"github.com/google/uuid"
 )
 
-// Defaults of seed 000 and SPEC 4.
+// Defaults (docs/configuration.md#keys, docs/locking.md#lifetime).
 const (
 	DefaultTTL               = time.Hour
 	DefaultHeartbeatInterval = 30 * time.Second
 	DefaultStaleAfter        = 2 * time.Minute
 )
 
-// Verdicts shown by `state locks` (SPEC 5).
+// Verdicts shown by `state locks` (docs/locking.md#verdicts-state-locks).
 const (
 	Active  = "ACTIVE"
 	Stale   = "STALE"   // lastHeartbeat older than StaleAfter
@@ -35,7 +35,7 @@ type Options struct {
 	StaleAfter        time.Duration
 	Now               func() time.Time
 	// Audit receives lock.acquired, lock.released, lock.heartbeat_failed and
-	// lock.force_unlocked events (seed 000). Nil discards them.
+	// lock.force_unlocked events (docs/locking.md#audit-log). Nil discards them.
 	Audit *slog.Logger
 	// OnWait is called before each wait for a held lock, and once more when
 	// the waiting ends (Done), acquired or not. It runs on the caller's
@@ -55,7 +55,7 @@ type Options struct {
 }
 
 // Manager owns acquisition with backoff and jitter, the lock hierarchy, and
-// heartbeats, in one place above every Backend (SPEC 14, STYLE 7).
+// heartbeats, in one place above every Backend (docs/design.md#lock-protocol).
 type Manager struct {
 	b       Backend
 	opts    Options
@@ -297,7 +297,7 @@ func sleep(ctx context.Context, d time.Duration) error {
 	}
 }
 
-// Status is a record with its verdict at the time of listing (SPEC 5).
+// Status is a record with its verdict at the time of listing (docs/locking.md#verdicts-state-locks).
 type Status struct {
 	Record
 	Verdict      string        `json:"status"` // ACTIVE | STALE | EXPIRED

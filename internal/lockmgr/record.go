@@ -7,7 +7,7 @@ import (
 	"time"
 )
 
-// Level is the scope a lock covers (SPEC 5).
+// Level is the scope a lock covers (docs/design.md#lock-keys).
 type Level string
 
 const (
@@ -17,7 +17,7 @@ const (
 	LevelCustom    Level = "custom" // deployer lock exec --key NAME
 )
 
-// Record is the lock record of seed 000 (the DynamoDB item), with the same
+// Record is the lock record of docs/design.md#lock-record (the DynamoDB item), with the same
 // attribute names in every backend's JSON, plus Fence. Times are epoch seconds.
 type Record struct {
 	LockKey       string   `json:"lockKey"`
@@ -30,7 +30,7 @@ type Record struct {
 	Fence         int64    `json:"fence"` // grows with every acquisition of LockKey
 }
 
-// Metadata describes the holder (seed 000 plus operation; command for lock exec).
+// Metadata describes the holder (docs/design.md#lock-record plus operation; command for lock exec).
 type Metadata struct {
 	User         string `json:"user,omitempty"`
 	CISystem     string `json:"ci_system,omitempty"`
@@ -45,7 +45,7 @@ type Metadata struct {
 }
 
 // Expired reports whether the record is free for takeover at now: expiresAt < now
-// in epoch seconds, the condition of seed 000's PutItem.
+// in epoch seconds, the condition of the original DynamoDB PutItem.
 func (r Record) Expired(now time.Time) bool { return r.ExpiresAt < now.Unix() }
 
 // Sentinel errors returned by backends and the Manager.
@@ -67,7 +67,7 @@ func (e *HeldError) Error() string {
 		e.Record.LockedBy, e.Record.LockID, time.Unix(e.Record.LockedAt, 0).UTC().Format(time.RFC3339))
 }
 
-// Key formats (seed 000, normative).
+// Key formats (docs/design.md#lock-keys, normative).
 
 // StackKey returns "stack:{stack}:env:{env}".
 func StackKey(stack, env string) string { return "stack:" + stack + ":env:" + env }
@@ -123,7 +123,7 @@ func ParseKey(key string) (ParsedKey, bool) {
 }
 
 // Conflicts reports whether two keys may not be held at once: the same key, or
-// one is an ancestor of the other in one stack/environment (SPEC 5 hierarchy).
+// one is an ancestor of the other in one stack/environment (docs/locking.md#keys-and-levels).
 func Conflicts(a, b string) bool {
 	if a == b {
 		return true

@@ -9,8 +9,8 @@ import (
 	"time"
 )
 
-// Namespace is the CloudWatch namespace of the EMF lines (the seed design's
-// alarms watch it).
+// Namespace is the CloudWatch namespace of the EMF lines (the alarms of
+// docs/observability.md#alarms-terraform watch it).
 const Namespace = "Deployer"
 
 // CloudWatch units of the EMF metric definitions.

@@ -18,7 +18,7 @@ import (
 	"github.com/deployer-dev/deployer/internal/lockmgr"
 )
 
-// Instrument names (the seed design's lock metrics plus deploy metrics;
+// Instrument names (the design's lock metrics plus deploy metrics;
 // docs/observability.md#metrics). Units: ms for the acquisition duration,
 // seconds for the held and deploy durations, counts for the rest.
 const (
@@ -270,7 +270,7 @@ func (r *Recorder) LockHeartbeat(key string, err error) {
 	r.emf.write(dims, emfValue{name, unitCount, 1})
 }
 
-// StaleDetected counts one STALE lock seen (docs/locking.md#verdicts).
+// StaleDetected counts one STALE lock seen (docs/locking.md#verdicts-state-locks).
 func (r *Recorder) StaleDetected(key string) {
 	dims := lockDims(key)
 	r.stale.Add(context.Background(), 1, attrs(dims))

@@ -2,5 +2,5 @@
 // backend (internal/lockmgr/postgres) and the postgres state backend
 // (internal/statestore/postgres): the embedded SQL migrations, Migrate (run by
 // `deployer backend init`) and Check (run by both backends on first use, so a
-// missing or older schema is a clear error naming the fix). SPEC 9, seed 004.
+// missing or older schema is a clear error naming the fix). See docs/self-hosted.md#schema-deployer-backend-init.
 package pgschema

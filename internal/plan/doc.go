@@ -1,7 +1,7 @@
 // Package plan turns the desired configuration of one environment
 // (config.Resolved) and the stored state (statestore.State) into ordered
 // steps: create, update with field-level diffs, replace, delete and no-op
-// (SPEC 7; docs/plan.md). It also owns secret masking (Mask, Unwrap), the
+// (docs/plan.md). It also owns secret masking (Mask, Unwrap), the
 // dependency order and cycle errors, and saved plans (WriteFile, ReadFile).
 // Renderers live in internal/cli (planview.go).
 package plan

@@ -27,7 +27,7 @@ type Options struct {
 }
 
 // Plan is the ordered steps that bring one stack/environment from its state
-// to its configuration (SPEC 7). Its JSON is the documented schema of
+// to its configuration (docs/plan.md#diff-rules). Its JSON is the documented schema of
 // `plan --json` and of saved plans (docs/plan.md).
 type Plan struct {
 	FormatVersion string `json:"format_version"` // "deployer-plan-v1"

@@ -5,7 +5,7 @@ import (
 	"github.com/deployer-dev/deployer/internal/statestore"
 )
 
-// Action is what a plan does to one component (SPEC 7).
+// Action is what a plan does to one component (docs/plan.md#actions).
 type Action string
 
 const (

@@ -4,6 +4,6 @@
 //
 // On Unix a group is a process group: a terminal's Ctrl-C reaches deployer
 // only, and deployer forwards SIGTERM, then SIGKILL after a grace period, to
-// the child and everything it started (SPEC 8). Elsewhere (Windows) there is
+// the child and everything it started (docs/design.md#child-processes). Elsewhere (Windows) there is
 // no SIGTERM: Terminate and Kill both end the child process at once.
 package proc

@@ -12,7 +12,7 @@ import (
 type Version string
 
 // LockRef identifies the lease under which a write is made. Backends that can
-// check it atomically with the write (PostgreSQL, seed 004) do; the others rely
+// check it atomically with the write (PostgreSQL) do; the others rely
 // on compare-and-swap of Version.
 type LockRef struct {
 	Key    string
@@ -21,7 +21,7 @@ type LockRef struct {
 }
 
 // WriteRequest is one state write: the history snapshot first, then state.json
-// by compare-and-swap on Prev (SPEC 6).
+// by compare-and-swap on Prev (docs/state-format.md#serial-lineage-and-compare-and-swap).
 type WriteRequest struct {
 	Stack, Env   string
 	Serial       int64
@@ -41,7 +41,7 @@ type SnapshotInfo struct {
 }
 
 // Backend stores state documents as bytes. It knows nothing of checksums,
-// serials or lineage: Store enforces those once, above every backend (SPEC 14).
+// serials or lineage: Store enforces those once, above every backend (docs/design.md#state-writes).
 type Backend interface {
 	// Read returns state.json of stack/env and its Version; ErrNotFound if none.
 	Read(ctx context.Context, stack, env string) ([]byte, Version, error)
@@ -53,7 +53,7 @@ type Backend interface {
 	// History lists snapshots newest first (highest serial, then latest
 	// time; limit <= 0: all), including any whose state.json write never
 	// completed: a crash between the two writes leaves a snapshot above
-	// state.json's serial, or a second one of a serial (SPEC 6).
+	// state.json's serial, or a second one of a serial (docs/state-format.md#history-snapshots).
 	History(ctx context.Context, stack, env string, limit int) ([]SnapshotInfo, error)
 	// ReadSnapshot returns the bytes of the snapshot with serial; ErrNotFound.
 	ReadSnapshot(ctx context.Context, stack, env string, serial int64) ([]byte, error)

@@ -11,7 +11,7 @@ import (
 	"strings"
 )
 
-// Canonical JSON, the input of every checksum (SPEC 6, docs/state-format.md):
+// Canonical JSON, the input of every checksum (docs/state-format.md#checksums-and-canonical-json):
 //
 //   - no insignificant whitespace;
 //   - the members of every object sorted by key, comparing the keys' UTF-8

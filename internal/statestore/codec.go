@@ -13,7 +13,7 @@ import (
 
 // Encode computes st.Checksums (the checksums of resources and outputs, see
 // Checksum) and returns the deployer-state-v1 document: JSON with a 2-space
-// indent, fields in the order of seed 000, a trailing newline. It sets
+// indent, fields in the order of docs/state-format.md#document, a trailing newline. It sets
 // st.Checksums and fills an empty Version/FormatVersion; nil maps are written
 // as {} and a nil deployment_history as [] (a nil map and an empty one are
 // the same state). A nil entry in st.Resources is an error.
@@ -44,7 +44,7 @@ func Encode(st *State) ([]byte, error) {
 		return nil, fmt.Errorf("encode state outputs: %w", err)
 	}
 	// The checksums are computed while the document is indented; the
-	// checksums field comes last (the order of seed 000).
+	// checksums field comes last (the documented order).
 	type sums struct {
 		cs  Checksums
 		err error

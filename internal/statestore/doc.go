@@ -1,4 +1,4 @@
-// Package statestore owns the deployer-state-v1 document (seed 000, SPEC 6):
+// Package statestore owns the deployer-state-v1 document (docs/state-format.md):
 // its model (model.go), its encoding with canonical-JSON checksums
 // (canonical.go, codec.go), the names of history snapshots (snapshot.go) and
 // the Store (store.go), which enforces checksums, serial and lineage once,

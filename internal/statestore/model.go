@@ -2,17 +2,17 @@ package statestore
 
 import "time"
 
-// FormatVersion is the format_version of every state document (seed 000).
+// FormatVersion is the format_version of every state document (docs/state-format.md#document).
 const FormatVersion = "deployer-state-v1"
 
-// DocVersion is the document "version" field of seed 000.
+// DocVersion is the document "version" field (docs/state-format.md#document).
 const DocVersion = "1.0.0"
 
-// APIVersion is the api_version of every resource (seed 000).
+// APIVersion is the api_version of every resource (docs/state-format.md#document).
 const APIVersion = "components.deployer.io/v1"
 
-// State is the deployer-state-v1 document of one stack/environment: seed 000's
-// format plus serial, lineage and metadata.fence (SPEC 6).
+// State is the deployer-state-v1 document of one stack/environment: the
+// format of docs/state-format.md plus serial, lineage and metadata.fence.
 type State struct {
 	Version           string               `json:"version"`
 	FormatVersion     string               `json:"format_version"`
@@ -29,7 +29,7 @@ type State struct {
 	Secrets *SecretsInfo `json:"secrets,omitempty"`
 }
 
-// Metadata is the state's metadata block (seed 000) plus the writer's fence.
+// Metadata is the state's metadata block (docs/state-format.md#document) plus the writer's fence.
 type Metadata struct {
 	Stack         string    `json:"stack"`
 	Environment   string    `json:"environment"`
@@ -41,7 +41,7 @@ type Metadata struct {
 	Fence         int64     `json:"fence"`
 }
 
-// LockInfo is seed 000's "lock" block: a view of the lock held while the state
+// LockInfo is the state's "lock" block: a view of the lock held while the state
 // was written. Null fields when written without a lock.
 type LockInfo struct {
 	Locked    bool       `json:"locked"`
@@ -86,7 +86,7 @@ type Lifecycle struct {
 }
 
 // PulumiInfo carries the URN and id of a single-resource component, or the URNs
-// of a multi-resource one (seed 000 shows both shapes).
+// of a multi-resource one (docs/state-format.md#example shows both shapes).
 type PulumiInfo struct {
 	URN  string   `json:"urn,omitempty"`
 	ID   string   `json:"id,omitempty"`
@@ -114,7 +114,7 @@ type ResourceDeployment struct {
 	RolloutStatus                 string    `json:"rollout_status"`
 }
 
-// Deployment is one entry of deployment_history (seed 000) plus the type of
+// Deployment is one entry of deployment_history (docs/state-format.md#document) plus the type of
 // operation and, for restores, the serial restored from.
 type Deployment struct {
 	DeploymentID     string           `json:"deployment_id"`
@@ -140,7 +140,7 @@ type ResourcesChanged struct {
 }
 
 // Checksums are "sha256:<hex>" digests of the canonical JSON of resources and
-// outputs (SPEC 6), verified on every load.
+// outputs (docs/state-format.md#checksums-and-canonical-json), verified on every load.
 type Checksums struct {
 	Resources string `json:"resources"`
 	Outputs   string `json:"outputs"`

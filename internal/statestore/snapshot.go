@@ -7,13 +7,13 @@ import (
 	"time"
 )
 
-// snapshotTimeLayout is the time part of a history snapshot name (SPEC 6):
+// snapshotTimeLayout is the time part of a history snapshot name (docs/state-format.md#history-snapshots):
 // UTC, millisecond precision, no colons so it is a valid file and object name.
 const snapshotTimeLayout = "2006-01-02T15-04-05.000Z"
 
 // SnapshotName returns the name of the history snapshot of serial written at
 // t: "{YYYY-MM-DDTHH-MM-SS.mmmZ}-{serial}.json" with t in UTC, e.g.
-// "2024-01-15T14-20-00.000Z-12.json" (SPEC 6). Every backend names its
+// "2024-01-15T14-20-00.000Z-12.json" (docs/state-format.md#history-snapshots). Every backend names its
 // snapshots with it.
 func SnapshotName(t time.Time, serial int64) string {
 	return t.UTC().Format(snapshotTimeLayout) + "-" + strconv.FormatInt(serial, 10) + ".json"

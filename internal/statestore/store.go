@@ -22,7 +22,7 @@ type Head struct {
 func (h Head) IsZero() bool { return h == Head{} }
 
 // Store reads and writes the state documents of one Backend, enforcing the
-// rules of SPEC 6 in one place: checksums are verified on every read, every
+// rules of docs/state-format.md in one place: checksums are verified on every read, every
 // write keeps the lineage and raises the serial, and a write is a
 // compare-and-swap on the head it was based on, never retried.
 type Store struct {
@@ -105,7 +105,7 @@ func (s *Store) Load(ctx context.Context, stack, env string) (*State, Head, erro
 
 // Save writes st as the state of st.Metadata.Stack/Environment, with a
 // history snapshot, by compare-and-swap on base (the Head its data was
-// loaded with; the zero Head for the first write). The rules (SPEC 6):
+// loaded with; the zero Head for the first write). The rules (docs/state-format.md#serial-lineage-and-compare-and-swap):
 // st.Lineage must be set, and equal base.Lineage unless base is zero;
 // st.Serial must be greater than base.Serial. Breaking them, or losing the
 // compare-and-swap because someone else wrote since base was read, gives

@@ -1,5 +1,5 @@
 // Package testenv gives tests the addresses of the real servers that
-// scripts/test.sh starts (SPEC 11). A missing server fails the test in CI
+// scripts/test.sh starts (docs/backends.md). A missing server fails the test in CI
 // (CI=true) and skips it, with the reason, elsewhere.
 package testenv
 

@@ -1,5 +1,5 @@
 # shellcheck shell=bash
-# Local AWS API servers for the tests of the AWS backends (SPEC 11, issue 3).
+# Local AWS API servers for the tests of the AWS backends (docs/aws.md#local-servers-development-and-tests).
 #
 # Source this file from scripts/test.sh; it installs (once, cached under
 # .tools/) and starts on 127.0.0.1, with free ports and throwaway data:

@@ -1,5 +1,5 @@
 # shellcheck shell=bash
-# Self-hosted test servers for deployer's Redis and PostgreSQL backends (SPEC 11).
+# Self-hosted test servers for deployer's Redis and PostgreSQL backends (docs/self-hosted.md#tests).
 #
 # Sourced by scripts/test.sh, not run on its own:
 #

@@ -1,6 +1,6 @@
 // Package awstest gives tests of the AWS backends a fresh DynamoDB table or
 // S3 bucket on the local servers scripts/test-servers/aws.sh starts
-// (dynalite, MinIO), found through internal/testenv (SPEC 11).
+// (dynalite, MinIO), found through internal/testenv (docs/backends.md, docs/aws.md#local-servers-development-and-tests).
 package awstest
 
 import (

@@ -1,5 +1,5 @@
-// Package command is the local engine of the Command kind (SPEC 8,
-// docs/command-kind.md): it runs a component's create, update and delete shell
+// Package command is the local engine of the Command kind
+// (docs/command-kind.md): it runs a component's create, update and delete shell
 // commands with `sh -c` in the directory of deployer.yaml, feeds them the
 // component's config, previous outputs and dependencies' outputs as JSON on
 // stdin and as DEPLOYER_* environment variables, streams their output with the

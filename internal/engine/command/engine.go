@@ -17,7 +17,7 @@ import (
 // Kind is the component kind this engine applies.
 const Kind = "Command"
 
-// DefaultTimeout bounds one command when the component sets no timeout (SPEC 8).
+// DefaultTimeout bounds one command when the component sets no timeout (docs/command-kind.md#failure-timeout-and-cancellation).
 const DefaultTimeout = 10 * time.Minute
 
 // DefaultGrace is how long a command has to exit after SIGTERM before its
@@ -55,7 +55,7 @@ func WithGrace(d time.Duration) Option { return func(e *Engine) { e.grace = d } 
 func WithDefaultTimeout(d time.Duration) Option { return func(e *Engine) { e.timeout = d } }
 
 // WithEnviron sets the base environment of every command (default os.Environ);
-// the DEPLOYER_* variables of SPEC 8 are added to it.
+// the DEPLOYER_* variables of docs/command-kind.md#environment-variables are added to it.
 func WithEnviron(f func() []string) Option { return func(e *Engine) { e.environ = f } }
 
 // WithClock sets the clock used for Result.Started/Finished and durations.

@@ -130,7 +130,7 @@ func envName(s string) string {
 }
 
 // unwrapMap returns a copy of m with every secret wrapper {secret: true,
-// value: X} replaced by X, at any depth (plan.Unwrap, SPEC 7).
+// value: X} replaced by X, at any depth (plan.Unwrap, docs/plan.md#secrets).
 func unwrapMap(m map[string]any) map[string]any {
 	out, _ := plan.Unwrap(m).(map[string]any)
 	if out == nil {

@@ -26,7 +26,7 @@ var MinCLIVersion = semver.MustParse("3.100.0")
 const InstallURL = "https://www.pulumi.com/docs/install/"
 
 // CLIMissingError is returned by FindCLI when no usable Pulumi CLI exists.
-// Its message names the kinds that need it and the three fixes (issue 4 item 5).
+// Its message names the kinds that need it and the three fixes (docs/pulumi.md#finding-the-pulumi-cli).
 type CLIMissingError struct {
 	Command string // what was looked for: "pulumi" (PATH) or pulumi.command
 	Version string // the version found when it was too old; "" when absent

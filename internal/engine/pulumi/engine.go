@@ -89,7 +89,7 @@ func (e *Engine) wasKilled() bool {
 
 // BackendFor returns the Pulumi backend URL of stack/env under the state
 // backend base: {base}/stacks/{stack}/{env}/pulumi, keeping base's query
-// (SPEC 6 layout).
+// (docs/design.md#state-layout).
 func BackendFor(base, stack, env string) string {
 	u, q, _ := strings.Cut(base, "?")
 	u = strings.TrimRight(u, "/") + "/stacks/" + stack + "/" + env + "/pulumi"

@@ -8,7 +8,7 @@ import (
 )
 
 // ComponentType is the type token prefix of every component resource: a
-// component of kind K is a ComponentResource "deployer:component:K" (SPEC 8).
+// component of kind K is a ComponentResource "deployer:component:K" (docs/kinds.md).
 const ComponentType = "deployer:component:"
 
 // Kind describes one Pulumi-backed component kind (docs/kinds.md).
@@ -18,7 +18,7 @@ type Kind struct {
 	// Tokens are the type tokens of the child resources the kind registers.
 	Tokens []string
 	// ReplaceOn lists dotted config paths whose change forces replacement of
-	// the component (plan.Options.ReplaceOn, SPEC 7).
+	// the component (plan.Options.ReplaceOn, docs/plan.md#diff-rules).
 	ReplaceOn []string
 	// Actual maps child output properties to the component's actual_state;
 	// nil means every output property of the primary child.
@@ -63,7 +63,7 @@ type Registered struct {
 	// Children are the registered children by role ("instance", "service").
 	Children map[string]*Child
 	// Primary is the role of the only child of a single-resource kind: its
-	// URN and id are written as pulumi: {urn, id} (seed 000). Empty for
+	// URN and id are written as pulumi: {urn, id} (docs/state-format.md#document). Empty for
 	// multi-resource kinds, which write pulumi: {urns: [...]}.
 	Primary string
 }

@@ -7,7 +7,7 @@ import (
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
 )
 
-// AWS kinds of seed 000; config -> inputs is documented in docs/kinds.md.
+// AWS kinds; config -> inputs is documented in docs/kinds.md.
 
 func init() {
 	register(&Kind{
@@ -318,7 +318,7 @@ func registerMicroService(r *Registration) (*Registered, error) {
 	}, nil
 }
 
-// asString renders a number output as a string, as seed 000's outputs show
+// asString renders a number output as a string, as the example state's outputs show (docs/state-format.md#example)
 // ports ("5432").
 func asString(o pulumi.AnyOutput) pulumi.AnyOutput {
 	return o.ApplyT(func(v any) any {

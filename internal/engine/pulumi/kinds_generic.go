@@ -128,7 +128,7 @@ func resolve(r *Registration, path string, v any) (pulumi.Input, error) {
 
 // StackReferenceName is the fully qualified name of the Pulumi stack of a
 // deployer stack/environment in a DIY backend: "organization/{stack}/{env}"
-// (project = deployer stack, Pulumi stack = environment; SPEC 8).
+// (project = deployer stack, Pulumi stack = environment; docs/pulumi.md#stack-references).
 func StackReferenceName(stack, env string) string {
 	return DIYOrganization + "/" + stack + "/" + env
 }

@@ -17,7 +17,7 @@ import (
 	"github.com/deployer-dev/deployer/internal/lockmgr"
 )
 
-// API is the part of the DynamoDB client the backend calls (STYLE 2).
+// API is the part of the DynamoDB client the backend calls.
 type API interface {
 	GetItem(ctx context.Context, in *ddb.GetItemInput, optFns ...func(*ddb.Options)) (*ddb.GetItemOutput, error)
 	PutItem(ctx context.Context, in *ddb.PutItemInput, optFns ...func(*ddb.Options)) (*ddb.PutItemOutput, error)
@@ -67,7 +67,7 @@ func isCondFailed(err error) bool {
 
 // TryAcquire writes rec onto the key's item with one UpdateItem conditional
 // on no live holder (`attribute_not_exists(lockId) OR expiresAt < :now`,
-// :now = rec.LockedAt: seed 000's condition on the item that also carries the
+// :now = rec.LockedAt: the original design's condition on the item that also carries the
 // fence) and increments the item's fence in the same write, so every
 // acquisition of the key gets a fence larger than any before it. A live holder
 // gives *lockmgr.HeldError with the holder read back with ConsistentRead.

@@ -9,7 +9,7 @@ import (
 	"github.com/deployer-dev/deployer/internal/lockmgr"
 )
 
-// Attribute names of seed 000's lock item.
+// Attribute names of the lock item (docs/design.md#lock-record).
 const (
 	attrKey       = "lockKey"
 	attrID        = "lockId"

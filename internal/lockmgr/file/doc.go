@@ -1,10 +1,10 @@
-// Package file is the file://DIR lock backend (SPEC 5 and 9): lock records
+// Package file is the file://DIR lock backend (docs/locking.md, docs/backends.md#filedir): lock records
 // of one machine, safe between goroutines and between processes that share
 // DIR.
 //
 // Layout under DIR/locks/:
 //
-//	{enc(key)}.json   the record of seed 000 (lockmgr.Record's JSON), present while held
+//	{enc(key)}.json   the record of docs/design.md#lock-record (lockmgr.Record's JSON), present while held
 //	{enc(key)}.fence  the last fence handed out for the key (decimal), kept forever
 //	.flock            OS file lock (gofrs/flock) held by every read-then-write
 //

@@ -40,7 +40,7 @@ func newRecord(key string) lockmgr.Record {
 		Metadata: lockmgr.Metadata{User: "alice@company.com", Hostname: "runner-abc123", PID: 54321}}
 }
 
-// The record file is seed 000's lock item plus fence, readable by other tools.
+// The record file is the lock item of docs/design.md#lock-record plus fence, readable by other tools.
 func TestRecordFileHasSeedAttributes(t *testing.T) {
 	dir := t.TempDir()
 	b, err := New(dir)

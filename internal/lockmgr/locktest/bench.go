@@ -11,7 +11,7 @@ import (
 )
 
 // Bench measures one lock cycle on a single key against newBackend's store
-// (SPEC 12): "Backend" is TryAcquire + Release, "Manager" is Manager.Acquire
+// (docs/backends.md#performance-make-bench): "Backend" is TryAcquire + Release, "Manager" is Manager.Acquire
 // (which adds the hierarchy List) + Lease.Release. Compare them with the
 // store's raw conditional write + delete in the same run.
 func Bench(b *testing.B, newBackend func(b *testing.B) lockmgr.Backend) {

@@ -1,5 +1,5 @@
-// Package locktest is the conformance suite every lockmgr.Backend runs (SPEC 9,
-// STYLE 8): a backend's test file hands Run a constructor and gets the whole
+// Package locktest is the conformance suite every lockmgr.Backend runs
+// (docs/backends.md): a backend's test file hands Run a constructor and gets the whole
 // contract of lockmgr.Backend checked (acquire, held, release, fencing, expiry
 // takeover, owner-checked release and heartbeat, List, races between
 // independent clients, cancelled contexts), plus the Manager's behaviour on

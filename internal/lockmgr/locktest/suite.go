@@ -83,7 +83,7 @@ func (s *suite) componentKey(svc, comp string) string {
 }
 
 // record returns a record of key locked at lockedAt for ttl, with every field
-// of seed 000 set, so a backend that drops one is caught.
+// of docs/design.md#lock-record set, so a backend that drops one is caught.
 func (s *suite) record(key, by string, lockedAt time.Time, ttl time.Duration) lockmgr.Record {
 	return lockmgr.Record{
 		LockKey:       key,
@@ -154,7 +154,7 @@ func wantHeld(t *testing.T, err error, holder lockmgr.Record) {
 	}
 }
 
-// uniqueName returns a stack name valid under SPEC 4's pattern, made of the
+// uniqueName returns a stack name valid under the pattern of docs/configuration.md#names, made of the
 // test's name and a random suffix.
 func uniqueName(t testing.TB) string {
 	name := t.Name()

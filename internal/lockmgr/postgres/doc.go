@@ -1,4 +1,4 @@
-// Package postgres is the postgres:// lock backend (SPEC 9, seed 004): one row
+// Package postgres is the postgres:// lock backend (docs/self-hosted.md#postgresql-locks-and-state): one row
 // per key in deployer_locks, taken by a single INSERT ... ON CONFLICT DO UPDATE
 // WHERE the old row has expired, fenced by the deployer_lock_fence sequence
 // (drawn under the row lock on every takeover), heartbeated by a statement

@@ -48,7 +48,7 @@ func TestMissingSchemaSaysRunBackendInit(t *testing.T) {
 
 // BenchmarkAcquireRelease: deployer's backend (and Manager) next to the raw
 // floor on the same server: INSERT ... ON CONFLICT DO NOTHING + DELETE
-// (SPEC 12: within 1.3x of the floor).
+// (performance target: within 1.3x of the floor).
 func BenchmarkAcquireRelease(b *testing.B) {
 	url := pgschematest.Migrated(b)
 	locktest.Bench(b, func(b *testing.B) lockmgr.Backend { return opener(b, url) })

@@ -1,5 +1,5 @@
-// Package redis is the redis:// and rediss:// lock backend (SPEC 9, seed 003):
-// lock records as SPEC 5 JSON values in Redis, taken and extended by Lua
+// Package redis is the redis:// and rediss:// lock backend
+// (docs/self-hosted.md#redis-locks): lock records as JSON values in Redis, taken and extended by Lua
 // scripts that compare lockId, with a per-key INCR fence counter that survives
 // release, listed by SCAN (never KEYS). It talks to Redis through go-redis's
 // UniversalClient, so a single server, a Sentinel group or a Cluster all work.

@@ -106,12 +106,12 @@ func TestParseURL(t *testing.T) {
 	}
 }
 
-// releaseFloor is the raw compare-and-delete of seed 003.
+// releaseFloor is the raw compare-and-delete.
 var releaseFloor = goredis.NewScript(`if redis.call("get", KEYS[1]) == ARGV[1] then return redis.call("del", KEYS[1]) else return 0 end`)
 
 // BenchmarkAcquireRelease: deployer's backend (and Manager) next to the raw
 // floor on the same server (SET NX PX + Lua compare-and-delete) and next to
-// go-redsync's Lock/Unlock (SPEC 12: within 1.3x of the floor).
+// go-redsync's Lock/Unlock (performance target: within 1.3x of the floor).
 func BenchmarkAcquireRelease(b *testing.B) {
 	ns := namespace(b)
 	open := opener(b, ns)

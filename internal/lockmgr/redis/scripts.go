@@ -44,7 +44,7 @@ redis.call('SET', KEYS[1], v, 'PX', ARGV[4])
 return 1
 `)
 
-// releaseScript deletes KEYS[1] iff its lockId is ARGV[1] (seed 003's
+// releaseScript deletes KEYS[1] iff its lockId is ARGV[1] (a
 // compare-and-delete) and leaves a receipt: KEYS[2] = ARGV[2] (the release
 // call's id) for ARGV[3] ms. Reply 1 when deleted, or when the receipt is
 // this call's own (a retry after its reply was lost); 0 otherwise.

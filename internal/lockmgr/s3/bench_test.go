@@ -16,7 +16,7 @@ import (
 )
 
 // BenchmarkS3 compares one lock cycle with the raw conditional PUT
-// (If-None-Match: *) + DELETE on the same server, in one run (SPEC 12), and
+// (If-None-Match: *) + DELETE on the same server, in one run (docs/backends.md#performance-make-bench), and
 // with the raw floor of its own protocol (two PUTs with If-Match).
 func BenchmarkS3(b *testing.B) {
 	client, bucket, o := awstest.NewBucket(b)

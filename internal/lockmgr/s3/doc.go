@@ -1,11 +1,11 @@
-// Package s3 is the s3://BUCKET[/prefix] lock backend (issue 3): lock records
+// Package s3 is the s3://BUCKET[/prefix] lock backend (docs/aws.md#s3-lock-design): lock records
 // as JSON objects, kept correct by S3 conditional writes alone, as Terraform
 // 1.11's S3 locking is. No DynamoDB, no conditional DELETE.
 //
 // Design (also in docs/aws.md):
 //
 //   - The record of key K lives at {prefix}/locks/{PathEscape(K)}.json with the
-//     attribute names of seed 000 (lockKey, lockId, lockedBy, lockedAt,
+//     attribute names of docs/design.md#lock-record (lockKey, lockId, lockedBy, lockedAt,
 //     expiresAt, lastHeartbeat, metadata, fence) plus "released".
 //   - Create: PUT If-None-Match: * (fence 1).
 //   - Take over a released or expired record: PUT If-Match: <etag read>, with

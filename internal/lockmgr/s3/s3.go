@@ -22,7 +22,7 @@ import (
 	"github.com/deployer-dev/deployer/internal/lockmgr"
 )
 
-// API is the part of the S3 client the backend calls (STYLE 2). DeleteObject
+// API is the part of the S3 client the backend calls. DeleteObject
 // is only used to remove the conditional-write probe's scratch object.
 type API interface {
 	GetObject(ctx context.Context, in *s3api.GetObjectInput, optFns ...func(*s3api.Options)) (*s3api.GetObjectOutput, error)

@@ -1,4 +1,4 @@
--- deployer schema version 1 (SPEC 5, 6, 9; seed 004).
+-- deployer schema version 1 (docs/self-hosted.md#postgresql-locks-and-state).
 
 -- Fences come from one sequence: nextval never goes back, across release,
 -- expiry and rollback, so every acquisition of a key gets a larger fence.
@@ -33,7 +33,7 @@ CREATE TABLE IF NOT EXISTS deployer_state (
     PRIMARY KEY (stack, env)
 );
 
--- Append-only history: one event per state write (seed 004's state events).
+-- Append-only history: one event per state write (state events).
 -- correlation_id is the deployment id; causation_id the deployment id of the
 -- previous serial (NULL for the first write).
 CREATE TABLE IF NOT EXISTS deployer_state_events (

@@ -1,8 +1,8 @@
-// Package file is the file://DIR state backend (SPEC 6 and 9): state
+// Package file is the file://DIR state backend (docs/state-format.md, docs/backends.md#filedir): state
 // documents of one machine, safe between goroutines and between processes
 // that share DIR.
 //
-// Layout under DIR (seed 000, the same as under an S3 bucket):
+// Layout under DIR (docs/design.md#state-layout, the same as under an S3 bucket):
 //
 //	stacks/{stack}/{env}/state.json                 the current state document
 //	stacks/{stack}/{env}/history/{time}-{serial}.json  one immutable snapshot per write

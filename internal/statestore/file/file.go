@@ -24,7 +24,7 @@ var _ statestore.Backend = (*Backend)(nil)
 // writer (another goroutine, Backend or process).
 const flockRetry = 2 * time.Millisecond
 
-// validName is the stack and environment name rule of SPEC 4; checked again
+// validName is the stack and environment name rule of docs/configuration.md#names; checked again
 // here so no name can leave DIR.
 var validName = regexp.MustCompile(`^[a-z0-9][a-z0-9-]{0,62}$`)
 

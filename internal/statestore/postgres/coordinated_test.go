@@ -29,7 +29,7 @@ func openLocks(tb testing.TB, url string) *lockpg.Backend {
 }
 
 // A holder paused past its TTL, whose lock was then taken over, cannot write
-// the state (SPEC 13; seed 004's coordinated update); the new holder can.
+// the state (the coordinated update); the new holder can.
 func TestTakenOverHolderCannotWrite(t *testing.T) {
 	url := pgschematest.Migrated(t)
 	locks := openLocks(t, url)
@@ -79,7 +79,7 @@ func TestTakenOverHolderCannotWrite(t *testing.T) {
 	}
 }
 
-// Seed 004's consistency test through the PostgreSQL backends: 15 workers x
+// The consistency test through the PostgreSQL backends: 15 workers x
 // 10 updates of one stack/environment, each Manager.Acquire -> Store.Load ->
 // modify -> Store.Save under the lease -> Release. The serial advances by
 // exactly 150, the history holds 150 consecutive serials with no gap, and no

@@ -21,7 +21,7 @@ type Options struct {
 	// CheckLock: the lock backend is this same database (backend.lock and
 	// backend.state are the same postgres:// URL). Then a Write with
 	// req.Lock set commits only if deployer_locks holds req.Lock.Key with
-	// req.Lock.LockID and an expires_at not before Now (seed 004).
+	// req.Lock.LockID and an expires_at not before Now (the coordinated update).
 	CheckLock bool
 	// Now is the clock the lock check compares expires_at with; default time.Now.
 	Now func() time.Time
@@ -167,7 +167,7 @@ func (b *Backend) committed(ctx context.Context, err error, req statestore.Write
 	return statestore.Version(strconv.FormatInt(version, 10)), true
 }
 
-// checkLock is seed 004's coordinated update: the writer's lock row must be
+// checkLock is the coordinated update: the writer's lock row must be
 // there, with its lock_id, not expired. FOR SHARE keeps a takeover from
 // committing until this transaction ends.
 func checkLock(ctx context.Context, tx pgx.Tx, l statestore.LockRef, now time.Time) error {

@@ -110,7 +110,7 @@ func TestHistoryAndSnapshots(t *testing.T) {
 		t.Errorf("ReadSnapshot(9) = %v, want ErrNotFound", err)
 	}
 
-	// Seed 004's event chain: correlation = own deployment, causation = previous one.
+	// The event chain: correlation = own deployment, causation = previous one.
 	conn, err := pgx.Connect(ctx, url)
 	if err != nil {
 		t.Fatal(err)

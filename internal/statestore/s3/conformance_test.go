@@ -9,7 +9,7 @@ import (
 )
 
 // The suite runs on a bucket with versioning on, as `deployer backend init`
-// and seed 000's Terraform create it, and with SSE on every PUT.
+// and the Terraform of docs/aws.md#terraform creates it, and with SSE on every PUT.
 func TestConformance(t *testing.T) {
 	_, bucket, o := awstest.NewBucket(t)
 	o.SSE = "AES256"

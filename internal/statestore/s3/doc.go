@@ -1,5 +1,5 @@
-// Package s3 is the s3://BUCKET[/prefix] state backend (SPEC 6, seed 000,
-// issue 3). Layout:
+// Package s3 is the s3://BUCKET[/prefix] state backend
+// (docs/aws.md, docs/design.md#state-layout). Layout:
 //
 //	{prefix}/stacks/{stack}/{env}/state.json
 //	{prefix}/stacks/{stack}/{env}/history/{YYYY-MM-DDTHH-MM-SS.mmmZ}-{serial}.json
@@ -8,7 +8,7 @@
 // If-Match: <ETag read> (If-None-Match: * for the first write); a failed
 // precondition is a *statestore.ConflictError. Version is the ETag. SSE
 // (AES256 or aws:kms + key id) is applied to every PUT. Works with bucket
-// versioning on (seed 000 turns it on). On first use per process and bucket it
+// versioning on (the Terraform of docs/aws.md#terraform turns it on). On first use per process and bucket it
 // refuses a server that does not enforce conditional writes
 // (awsbackend.EnsureConditionalWrites).
 package s3

@@ -18,7 +18,7 @@ import (
 	"github.com/deployer-dev/deployer/internal/statestore"
 )
 
-// API is the part of the S3 client the backend calls (STYLE 2).
+// API is the part of the S3 client the backend calls.
 type API interface {
 	GetObject(ctx context.Context, in *s3api.GetObjectInput, optFns ...func(*s3api.Options)) (*s3api.GetObjectOutput, error)
 	PutObject(ctx context.Context, in *s3api.PutObjectInput, optFns ...func(*s3api.Options)) (*s3api.PutObjectOutput, error)

@@ -31,7 +31,7 @@ func req(serial int64, prev statestore.Version, doc string) statestore.WriteRequ
 		Time: time.Date(2024, 1, 15, 14, 20, 0, int(serial)*int(time.Millisecond), time.UTC), Document: []byte(doc), Prev: prev}
 }
 
-// Objects land where SPEC 6 says, readable by any S3 client, encrypted as asked.
+// Objects land where docs/design.md#state-layout says, readable by any S3 client, encrypted as asked.
 func TestLayoutAndEncryption(t *testing.T) {
 	c, bucket, o := awstest.NewBucket(t)
 	o.SSE = "AES256"

@@ -10,14 +10,14 @@ import (
 	"github.com/deployer-dev/deployer/internal/statestore"
 )
 
-// BenchResources is the size of the state Bench measures (SPEC 12).
+// BenchResources is the size of the state Bench measures (docs/backends.md#performance-make-bench).
 const BenchResources = 10_000
 
 // Bench measures one load + verify + save of a state of BenchResources
 // resources (about 15 MB, see LargeState) against the backend: ns/op is the
 // time of the three, B/op what they allocate; MB/doc reports the document
 // size and peak-heap-MB the largest heap (live and unswept objects, sampled
-// every millisecond) seen while the loop ran. SPEC 12 targets under 500 ms
+// every millisecond) seen while the loop ran. The target is under 500 ms
 // per op and under 300 MB of peak memory.
 func Bench(b *testing.B, newBackend func(b *testing.B) statestore.Backend) {
 	ctx := context.Background()

@@ -22,7 +22,7 @@ func ts(s string) time.Time {
 func tp(s string) *time.Time { t := ts(s); return &t }
 func sp(s string) *string    { return &s }
 
-// SeedState returns the example state of seed 000 for stack/env with every
+// SeedState returns the example state of docs/state-format.md#example for stack/env with every
 // field of the model populated (lock held, serial 1, a fresh lineage), plus
 // values that break naive encoders: integers beyond 2^53 and 2^64, floats
 // with exponents and trailing zeros, HTML characters, non-ASCII text and
@@ -109,8 +109,8 @@ func SeedState(stack, env string) *statestore.State {
 }
 
 // LargeState returns a state of n resources for stack/env (serial 1), each
-// shaped like seed 000's MicroService entry (about 1.5 KB of JSON each, so
-// 10,000 resources make a document of about 15 MB: SPEC 12).
+// shaped like the example's MicroService entry (about 1.5 KB of JSON each, so
+// 10,000 resources make a document of about 15 MB: docs/backends.md#performance-make-bench).
 func LargeState(stack, env string, n int) *statestore.State {
 	st := statestore.NewState(stack, env)
 	st.Serial = 1
