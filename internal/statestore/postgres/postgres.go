@@ -216,15 +216,17 @@ func swap(ctx context.Context, tx pgx.Tx, req statestore.WriteRequest, prev int6
 
 // appendEvent inserts the history event of req: correlation id = deployment
 // id, causation id = the deployment id of the newest earlier event (NULL for
-// the first).
+// the first). The document is copied from the deployer_state row that swap
+// wrote in the same transaction, so it crosses the network once.
 func appendEvent(ctx context.Context, tx pgx.Tx, req statestore.WriteRequest, loc string) error {
 	_, err := tx.Exec(ctx, `INSERT INTO deployer_state_events
 			(stack, env, serial, lineage, deployment_id, correlation_id, causation_id, created_at, document)
-		VALUES ($1, $2, $3, $4, $5, $5,
+		SELECT $1::text, $2::text, $3::bigint, $4::text, $5::text, $5::text,
 			(SELECT deployment_id FROM deployer_state_events
 			 WHERE stack = $1 AND env = $2 AND serial < $3 ORDER BY serial DESC LIMIT 1),
-			$6, $7)`,
-		req.Stack, req.Env, req.Serial, req.Lineage, req.DeploymentID, req.Time, req.Document)
+			$6::timestamptz, s.document
+		FROM deployer_state s WHERE s.stack = $1 AND s.env = $2`,
+		req.Stack, req.Env, req.Serial, req.Lineage, req.DeploymentID, req.Time)
 	var pgErr *pgconn.PgError
 	if errors.As(err, &pgErr) && pgErr.Code == "23505" { // unique_violation
 		return &statestore.ConflictError{Location: loc, Reason: fmt.Sprintf("the history already holds serial %d", req.Serial)}
