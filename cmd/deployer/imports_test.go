@@ -1,0 +1,219 @@
+package main
+
+import (
+	"go/parser"
+	"go/token"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// The package map of docs/design.md#package-map, as rules on imports:
+//
+//	cmd/deployer -> cli -> deploy -> {lockmgr, statestore, plan, engine, config} -> backends
+//
+// A lock or state backend implements a core interface and imports no other
+// backend; an engine imports no other engine; nothing below the CLI imports
+// cli, deploy or the backend registry; deploy and cli import no backend and
+// no engine package (cmd/deployer and internal/backends wire them in).
+
+const module = "github.com/deployer-dev/deployer/"
+
+// role is the place of a package on the map.
+type role string
+
+const (
+	roleCmd      role = "cmd"      // cmd/...: wiring, may import anything
+	roleCLI      role = "cli"      // internal/cli
+	roleDeploy   role = "deploy"   // internal/deploy: the use cases
+	roleRegistry role = "registry" // internal/backends: URL -> backend package
+	roleBackend  role = "backend"  // internal/lockmgr/<x>, internal/statestore/<x>
+	roleEngine   role = "engine"   // internal/engine/<x> (and the Pulumi engine's old home)
+	roleSupport  role = "support"  // conformance suites and test servers
+	roleCore     role = "core"     // lockmgr, statestore, plan, engine, config and shared helpers
+)
+
+func roleOf(pkg string) role {
+	switch {
+	case strings.HasPrefix(pkg, "cmd/"):
+		return roleCmd
+	case pkg == "internal/cli" || strings.HasPrefix(pkg, "internal/cli/"):
+		return roleCLI
+	case pkg == "internal/deploy" || strings.HasPrefix(pkg, "internal/deploy/"):
+		return roleDeploy
+	case pkg == "internal/backends":
+		return roleRegistry
+	case slices.Contains([]string{"internal/lockmgr/locktest", "internal/statestore/storetest",
+		"internal/awsbackend/awstest", "internal/pgschema/pgschematest", "internal/testenv", "internal/e2e"}, pkg):
+		return roleSupport
+	case strings.HasPrefix(pkg, "internal/lockmgr/"), strings.HasPrefix(pkg, "internal/statestore/"):
+		return roleBackend
+	case strings.HasPrefix(pkg, "internal/engine/"), pkg == "internal/pulumiadapter":
+		return roleEngine
+	}
+	return roleCore
+}
+
+// rule returns why from may not import to, or "" when it may.
+func rule(from, to string) string {
+	rf, rt := roleOf(from), roleOf(to)
+	switch {
+	case rf == roleCmd:
+		return ""
+	case rt == roleCLI || rt == roleCmd:
+		return "only cmd/deployer imports the CLI"
+	case rt == roleDeploy && rf != roleCLI:
+		return "only the CLI (and cmd/deployer) imports the use cases"
+	case rt == roleRegistry && rf != roleCLI:
+		return "only the CLI (and cmd/deployer) opens backends through the registry"
+	case rf == roleBackend && rt == roleBackend:
+		return "no backend imports another backend"
+	case rf == roleEngine && rt == roleEngine:
+		return "no engine imports another engine"
+	case (rf == roleDeploy || rf == roleCLI) && (rt == roleBackend || rt == roleEngine):
+		return "deploy and cli reach backends and engines through their interfaces, never a concrete package"
+	case rf == roleCore && (rt == roleBackend || rt == roleEngine || rt == roleSupport):
+		return "core packages are implemented by backends and engines, they do not import them"
+	case rf != roleSupport && rt == roleSupport:
+		return "test support is imported by tests only"
+	}
+	return ""
+}
+
+// knownExceptions are imports that break a rule today, each with what
+// removes it. A listed import that is gone is reported (t.Log) so the entry
+// can be deleted.
+var knownExceptions = map[string]string{
+	// The Pulumi engine moves to internal/engine/pulumi and is wired in by
+	// cmd/deployer; the use cases then reach it through engine.Engine.
+	"internal/deploy -> internal/pulumiadapter": "Pulumi engine not yet moved to internal/engine/pulumi",
+	"internal/cli -> internal/pulumiadapter":    "Pulumi engine not yet moved to internal/engine/pulumi",
+	// The CLI builds the Command engine and reads its contract (init
+	// templates, the kind's field list); the engine registry that cmd/deployer
+	// fills is not written yet.
+	"internal/cli -> internal/engine/command": "no engine registry yet: the CLI builds the Command engine",
+}
+
+func TestPackageImportsFollowTheMap(t *testing.T) {
+	imports := packageImports(t, filepath.Join("..", ".."))
+	if len(imports) < 10 {
+		t.Fatalf("found %d packages: the walk did not find the source tree", len(imports))
+	}
+	used := map[string]bool{}
+	for _, from := range sortedKeys(imports) {
+		for _, to := range imports[from] {
+			why := rule(from, to)
+			if why == "" {
+				continue
+			}
+			edge := from + " -> " + to
+			if _, ok := knownExceptions[edge]; ok {
+				used[edge] = true
+				continue
+			}
+			t.Errorf("%s: %s (docs/design.md#package-map)", edge, why)
+		}
+	}
+	for edge, reason := range knownExceptions {
+		if !used[edge] {
+			t.Logf("known exception %q (%s) no longer occurs: delete it", edge, reason)
+		}
+	}
+}
+
+// TestRulesMatchTheMap pins the rules on a few edges, so a change to rule
+// that loosens the map fails here.
+func TestRulesMatchTheMap(t *testing.T) {
+	for _, c := range []struct {
+		from, to string
+		allowed  bool
+	}{
+		{"cmd/deployer", "internal/engine/pulumi", true},
+		{"internal/cli", "internal/deploy", true},
+		{"internal/cli", "internal/backends", true},
+		{"internal/deploy", "internal/lockmgr", true},
+		{"internal/deploy", "internal/engine", true},
+		{"internal/lockmgr/s3", "internal/awsbackend", true},
+		{"internal/lockmgr/locktest", "internal/lockmgr", true},
+		{"internal/backends", "internal/statestore/postgres", true},
+		{"internal/lockmgr/s3", "internal/statestore/s3", false},
+		{"internal/statestore/file", "internal/lockmgr/file", false},
+		{"internal/deploy", "internal/lockmgr/file", false},
+		{"internal/deploy", "internal/engine/command", false},
+		{"internal/deploy", "internal/backends", false},
+		{"internal/cli", "internal/statestore/file", false},
+		{"internal/cli", "internal/engine/pulumi", false},
+		{"internal/engine/pulumi", "internal/engine/command", false},
+		{"internal/statestore", "internal/statestore/file", false},
+		{"internal/deploy", "internal/cli", false},
+		{"internal/plan", "internal/deploy", false},
+		{"internal/lockmgr", "internal/lockmgr/locktest", false},
+	} {
+		if got := rule(c.from, c.to) == ""; got != c.allowed {
+			t.Errorf("%s -> %s allowed = %v, want %v", c.from, c.to, got, c.allowed)
+		}
+	}
+}
+
+// packageImports returns, for each package under root/cmd and root/internal
+// (module-relative path), the module packages its non-test files import.
+func packageImports(t *testing.T, root string) map[string][]string {
+	t.Helper()
+	out := map[string][]string{}
+	fset := token.NewFileSet()
+	for _, top := range []string{"cmd", "internal"} {
+		err := filepath.WalkDir(filepath.Join(root, top), func(path string, d fs.DirEntry, err error) error {
+			if err != nil {
+				return err
+			}
+			if d.IsDir() {
+				if name := d.Name(); name == "testdata" || strings.HasPrefix(name, ".") {
+					return filepath.SkipDir
+				}
+				return nil
+			}
+			if !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
+				return nil
+			}
+			rel, err := filepath.Rel(root, filepath.Dir(path))
+			if err != nil {
+				return err
+			}
+			pkg := filepath.ToSlash(rel)
+			f, err := parser.ParseFile(fset, path, nil, parser.ImportsOnly)
+			if err != nil {
+				return err
+			}
+			if _, ok := out[pkg]; !ok {
+				out[pkg] = nil
+			}
+			for _, imp := range f.Imports {
+				p, err := strconv.Unquote(imp.Path.Value)
+				if err != nil {
+					return err
+				}
+				if dep, ok := strings.CutPrefix(p, module); ok && !slices.Contains(out[pkg], dep) {
+					out[pkg] = append(out[pkg], dep)
+				}
+			}
+			return nil
+		})
+		if err != nil && !os.IsNotExist(err) {
+			t.Fatal(err)
+		}
+	}
+	return out
+}
+
+func sortedKeys(m map[string][]string) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}
