@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -126,9 +125,6 @@ func (f *Factory) Config() (*config.Config, error) {
 	path := f.ConfigPath
 	if path == "" {
 		path = "deployer.yaml"
-	}
-	if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
-		return nil, fmt.Errorf("%s not found: run deployer in the directory of your deployer.yaml, pass --config FILE, or create one with deployer init", path)
 	}
 	cfg, err := config.Load(path)
 	if err != nil {

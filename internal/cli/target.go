@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"strings"
@@ -79,7 +80,7 @@ func optionalConfig(f *Factory) (*config.Config, error) {
 	if err == nil {
 		return cfg, nil
 	}
-	if f.ConfigPath == "" && strings.Contains(err.Error(), "not found") {
+	if f.ConfigPath == "" && errors.Is(err, config.ErrNoConfig) {
 		c := config.Default()
 		if err := config.ApplyEnv(c, f.Getenv); err != nil {
 			return nil, err

@@ -1,6 +1,7 @@
 package config
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -28,11 +29,31 @@ const (
 	DefaultSecretsProvider   = "passphrase"
 )
 
+// ErrNoConfig is wrapped by the error of Load when there is no file at path
+// (with os.ErrNotExist): commands that also work from flags alone fall back
+// to Default on it.
+var ErrNoConfig = errors.New("no deployer.yaml")
+
+// noConfigError is Load's error for a missing file: it says how to get one.
+type noConfigError struct{ path string }
+
+func (e *noConfigError) Error() string {
+	return e.path + " not found: run deployer in the directory of your deployer.yaml, pass --config FILE, or create one with deployer init"
+}
+
+func (e *noConfigError) Is(target error) bool {
+	return target == ErrNoConfig || target == os.ErrNotExist
+}
+
 // Load reads deployer.yaml at path, fills Path and Dir (absolute), applies the
 // defaults and validates it. Problems are returned together as a
 // *ValidationError whose lines read "FILE:LINE: YAML.PATH: problem (fix)";
-// an unreadable file gives the os error wrapped.
+// a missing file gives an error wrapping ErrNoConfig and os.ErrNotExist, and
+// another unreadable file the os error wrapped.
 func Load(path string) (*Config, error) {
+	if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
+		return nil, &noConfigError{path: path}
+	}
 	data, err := inputfile.Read(path, "configuration file", inputfile.MaxConfigBytes)
 	if err != nil {
 		if inputfile.IsLimit(err) {

@@ -93,8 +93,11 @@ func TestLoadMinimalFileGetsFileBackends(t *testing.T) {
 
 func TestLoadMissingFile(t *testing.T) {
 	_, err := Load(filepath.Join(t.TempDir(), "deployer.yaml"))
-	if !errors.Is(err, os.ErrNotExist) {
-		t.Errorf("err = %v, want os.ErrNotExist wrapped", err)
+	if !errors.Is(err, os.ErrNotExist) || !errors.Is(err, ErrNoConfig) {
+		t.Errorf("err = %v, want os.ErrNotExist and ErrNoConfig wrapped", err)
+	}
+	if !strings.Contains(err.Error(), "deployer init") {
+		t.Errorf("err = %v, want the remedy (deployer init)", err)
 	}
 }
 

@@ -3,49 +3,52 @@ package config
 import "time"
 
 // Config is deployer.yaml (docs/configuration.md) after defaults, before an environment is chosen.
+// It is filled by Parse from the YAML node tree, one section at a time
+// (sections.go): that is the one schema, with every key's checks and line
+// numbers. The fields carry no yaml tags because nothing decodes through them.
 type Config struct {
 	// Path is the file the config was read from; Dir its directory (Command
 	// components run there; relative file:// URLs resolve against it).
-	Path string `yaml:"-"`
-	Dir  string `yaml:"-"`
+	Path string
+	Dir  string
 
-	Stack   string  `yaml:"stack"`
-	Backend Backend `yaml:"backend"`
-	Pulumi  Pulumi  `yaml:"pulumi"`
+	Stack   string
+	Backend Backend
+	Pulumi  Pulumi
 	// Parallelism bounds how many independent components deploy and destroy
 	// apply at once (docs/configuration.md); default DefaultParallelism.
-	Parallelism  int                     `yaml:"parallelism"`
-	Metrics      Metrics                 `yaml:"metrics"`
-	Environments map[string]*Environment `yaml:"environments"`
-	Services     map[string]*Service     `yaml:"services"`
+	Parallelism  int
+	Metrics      Metrics
+	Environments map[string]*Environment
+	Services     map[string]*Service
 	// Shared lists resources several applications share, for `deployer
 	// guard` (docs/guard.md).
-	Shared map[string]*Shared `yaml:"shared"`
+	Shared map[string]*Shared
 }
 
 // Backend selects where state and locks live and the lease timings.
 type Backend struct {
-	State             string        `yaml:"state"`              // file://.deployer | s3://bucket | postgres://...
-	Lock              string        `yaml:"lock"`               // file://.deployer | dynamodb://table | s3://bucket | redis://... | postgres://... | none
-	LockTTL           time.Duration `yaml:"lock_ttl"`           // default 1h (docs/locking.md#lifetime)
-	HeartbeatInterval time.Duration `yaml:"heartbeat_interval"` // default 30s
-	StaleAfter        time.Duration `yaml:"stale_after"`        // default 2m
+	State             string        // file://.deployer | s3://bucket | postgres://...
+	Lock              string        // file://.deployer | dynamodb://table | s3://bucket | redis://... | postgres://... | none
+	LockTTL           time.Duration // default 1h (docs/locking.md#lifetime)
+	HeartbeatInterval time.Duration // default 30s
+	StaleAfter        time.Duration // default 2m
 	// MaxClockSkew: refuse to hold a lease when the lock backend's clock is
 	// further off than this (docs/locking.md, "Clocks"); default 30s.
-	MaxClockSkew time.Duration `yaml:"max_clock_skew"`
+	MaxClockSkew time.Duration
 	// S3/DynamoDB options (docs/aws.md): server-side encryption and path-style addressing.
-	SSE       string `yaml:"sse"`        // "", AES256, aws:kms
-	KMSKeyID  string `yaml:"kms_key_id"` // with sse: aws:kms
-	PathStyle bool   `yaml:"path_style"` // MinIO
+	SSE       string // "", AES256, aws:kms
+	KMSKeyID  string // with sse: aws:kms
+	PathStyle bool   // MinIO
 	// MaxStateSize is the largest state document loaded or saved, in bytes
 	// (0: the state store's default, 64 MiB).
-	MaxStateSize int64 `yaml:"max_state_size"`
+	MaxStateSize int64
 }
 
 // Pulumi configures the Pulumi engine (docs/pulumi.md).
 type Pulumi struct {
-	SecretsProvider string `yaml:"secrets_provider"` // passphrase | awskms://...
-	Command         string `yaml:"command"`          // path to the pulumi CLI; default: PATH
+	SecretsProvider string // passphrase | awskms://...
+	Command         string // path to the pulumi CLI; default: PATH
 }
 
 // Metrics configures metric export (docs/observability.md). OTLP export is
@@ -54,37 +57,37 @@ type Metrics struct {
 	// EMF is the file CloudWatch Embedded Metric Format lines are appended
 	// to (DEPLOYER_METRICS_EMF overrides); relative to deployer.yaml's
 	// directory; "" writes none.
-	EMF string `yaml:"emf"`
+	EMF string
 }
 
 // Environment holds per-environment stack config (Pulumi stack config, and
 // the "config" every component sees).
 type Environment struct {
-	Config map[string]any `yaml:"config"`
+	Config map[string]any
 }
 
 // Service is a group of components.
 type Service struct {
-	Components map[string]*Component `yaml:"components"`
+	Components map[string]*Component
 }
 
 // Component is one deployable unit, addressed "service/component".
 type Component struct {
-	Kind      string         `yaml:"kind"`
-	DependsOn []string       `yaml:"depends_on"` // "name" (same service) or "service/name"
-	Config    map[string]any `yaml:"config"`
+	Kind      string
+	DependsOn []string // "name" (same service) or "service/name"
+	Config    map[string]any
 	// Environments holds per-environment overrides deep-merged into Config.
-	Environments map[string]map[string]any `yaml:"environments"`
+	Environments map[string]map[string]any
 	// Secrets lists config paths ("db.password") whose values are masked.
-	Secrets []string     `yaml:"secrets"`
-	Command *CommandSpec `yaml:"command"` // kind Command only
+	Secrets []string
+	Command *CommandSpec // kind Command only
 }
 
 // CommandSpec are the shell commands of a Command component (docs/command-kind.md), run with
 // sh -c in Config.Dir.
 type CommandSpec struct {
-	Create  string        `yaml:"create"`
-	Update  string        `yaml:"update"`
-	Delete  string        `yaml:"delete"`
-	Timeout time.Duration `yaml:"timeout"` // default 10m
+	Create  string
+	Update  string
+	Delete  string
+	Timeout time.Duration // default 10m
 }

@@ -23,17 +23,17 @@ const (
 // (a database); `deployer guard stop` runs Stop only when every other
 // sharer is down (docs/guard.md).
 type Shared struct {
-	Stop          string             `yaml:"stop"`           // shell command, run with sh -c in Config.Dir
-	LockTTL       time.Duration      `yaml:"lock_ttl"`       // default 60s
-	MaxRetries    int                `yaml:"max_retries"`    // lock retries after the first try; default 3
-	StatusTimeout time.Duration      `yaml:"status_timeout"` // per status check; default 3s
-	Sharers       map[string]*Sharer `yaml:"sharers"`        // by application name
+	Stop          string             // shell command, run with sh -c in Config.Dir
+	LockTTL       time.Duration      // default 60s
+	MaxRetries    int                // lock retries after the first try; default 3
+	StatusTimeout time.Duration      // per status check; default 3s
+	Sharers       map[string]*Sharer // by application name
 }
 
 // Sharer is one application using a shared resource.
 type Sharer struct {
 	// StatusURL answers HTTP 200 to a HEAD while the application is up.
-	StatusURL string `yaml:"status_url"`
+	StatusURL string
 }
 
 var (

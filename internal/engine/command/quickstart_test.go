@@ -10,7 +10,6 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-	"gopkg.in/yaml.v3"
 
 	"github.com/deployer-dev/deployer/internal/config"
 	"github.com/deployer-dev/deployer/internal/engine"
@@ -22,13 +21,13 @@ import (
 // stands in for config+plan so the example is exercised by this engine alone.
 func quickstartSteps(t *testing.T, dir, env string, action plan.Action) ([]plan.Step, map[string]any) {
 	t.Helper()
-	var cfg config.Config
 	b, err := os.ReadFile(filepath.Join(dir, "deployer.yaml"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := yaml.Unmarshal(b, &cfg); err != nil {
-		t.Fatalf("examples/quickstart/deployer.yaml: %v", err)
+	cfg, err := config.Parse(b, "examples/quickstart/deployer.yaml")
+	if err != nil {
+		t.Fatal(err)
 	}
 	all := map[string]plan.Step{}
 	for svc, s := range cfg.Services {
