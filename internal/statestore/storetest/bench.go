@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/deployer-dev/deployer/internal/statestore"
+	"github.com/deployer-dev/deployer/internal/testenv"
 )
 
 // BenchResources is the size of the state Bench measures (docs/backends.md#performance-make-bench).
@@ -36,7 +37,7 @@ func Bench(b *testing.B, newBackend func(b *testing.B) statestore.Backend) {
 		b.Fatal(err)
 	}
 	stop := samplePeakHeap()
-	cpu := processCPU()
+	cpu := testenv.CPUTime()
 	b.ReportAllocs()
 	b.ResetTimer()
 	for b.Loop() {
@@ -54,7 +55,7 @@ func Bench(b *testing.B, newBackend func(b *testing.B) statestore.Backend) {
 		}
 	}
 	b.StopTimer()
-	b.ReportMetric(float64(processCPU()-cpu)/1e6/float64(b.N), "cpu-ms/op")
+	b.ReportMetric(float64(testenv.CPUTime()-cpu)/1e6/float64(b.N), "cpu-ms/op")
 	b.ReportMetric(float64(len(raw))/1e6, "MB/doc")
 	b.ReportMetric(float64(stop())/1e6, "peak-heap-MB")
 }

@@ -1,16 +1,16 @@
 //go:build unix
 
-package plan
+package testenv
 
 import (
 	"syscall"
 	"time"
 )
 
-// cpuTime is the CPU time (user + system) this process has used so far: on
+// CPUTime is the CPU time (user + system) this process has used so far: on
 // a machine shared with other work, a benchmark's CPU time per operation is
 // steadier than its wall time.
-func cpuTime() time.Duration {
+func CPUTime() time.Duration {
 	var ru syscall.Rusage
 	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
 		return 0
