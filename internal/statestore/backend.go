@@ -47,8 +47,8 @@ type Backend interface {
 	Read(ctx context.Context, stack, env string) ([]byte, Version, error)
 	// Write stores the history snapshot, then state.json iff the current
 	// Version equals req.Prev (or none exists when Prev is ""). It returns the
-	// new Version; *ConflictError when Prev is stale; *LockLostError (wrapping
-	// ErrLeaseLost) when the backend checks req.Lock and it is no longer live.
+	// new Version; *ConflictError when Prev is stale; an error wrapping
+	// ErrLeaseLost when the backend checks req.Lock and it is no longer live.
 	Write(ctx context.Context, req WriteRequest) (Version, error)
 	// History lists snapshots newest first (highest serial, then latest
 	// time; limit <= 0: all), including any whose state.json write never

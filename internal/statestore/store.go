@@ -110,7 +110,7 @@ func (s *Store) Load(ctx context.Context, stack, env string) (*State, Head, erro
 // st.Serial must be greater than base.Serial. Breaking them, or losing the
 // compare-and-swap because someone else wrote since base was read, gives
 // *ConflictError; Save never retries. lock is passed to backends that check
-// the lease atomically with the write (*LockLostError, ErrLeaseLost). Save
+// the lease atomically with the write (an error wrapping ErrLeaseLost). Save
 // sets st.Checksums (and st.Secrets: with a Sealer, secret values are written
 // sealed and the checksums cover the sealed form). It returns the Head of
 // the written state.
