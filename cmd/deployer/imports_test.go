@@ -48,7 +48,8 @@ func roleOf(pkg string) role {
 	case pkg == "internal/backends":
 		return roleRegistry
 	case slices.Contains([]string{"internal/lockmgr/locktest", "internal/statestore/storetest",
-		"internal/awsbackend/awstest", "internal/pgschema/pgschematest", "internal/testenv", "internal/e2e"}, pkg):
+		"internal/awsbackend/awstest", "internal/pgschema/pgschematest", "internal/testenv", "internal/faulttest",
+		"internal/e2e"}, pkg):
 		return roleSupport
 	case strings.HasPrefix(pkg, "internal/lockmgr/"), strings.HasPrefix(pkg, "internal/statestore/"):
 		return roleBackend
