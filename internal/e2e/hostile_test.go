@@ -152,7 +152,7 @@ func rssKB(pid int) int64 {
 
 func TestSIGTERMEndsSlowLocalWorkWith130(t *testing.T) {
 	if runtime.GOOS != "linux" {
-		t.Skip("reads /proc to know when the parse is under way")
+		t.Skip("reads /proc to know when the parse is under way: Linux only, as CI")
 	}
 	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGINT} {
 		p := newProject(t, slowYAML())
