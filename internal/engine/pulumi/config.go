@@ -49,48 +49,73 @@ func str(cfg map[string]any, path, def string) string {
 	}
 }
 
-func num(cfg map[string]any, path string, def float64) (float64, error) {
-	switch v := get(cfg, path).(type) {
+// fields reads the typed config values of one component. The first value of
+// the wrong type is kept in err, prefixed with the component's address, and
+// later reads return their defaults (bufio.Scanner's error latch).
+type fields struct {
+	cfg  map[string]any
+	addr string
+	err  error
+}
+
+func (f *fields) fail(err error) {
+	if f.err == nil {
+		f.err = fmt.Errorf("%s: %w", f.addr, err)
+	}
+}
+
+// num reads a number; def when the path is absent.
+func (f *fields) num(path string, def float64) float64 {
+	switch v := get(f.cfg, path).(type) {
 	case nil:
-		return def, nil
+		return def
 	case int:
-		return float64(v), nil
+		return float64(v)
 	case int64:
-		return float64(v), nil
+		return float64(v)
 	case float64:
-		return v, nil
+		return v
 	case json.Number:
-		return v.Float64()
+		n, err := v.Float64()
+		if err != nil {
+			f.fail(fmt.Errorf("config %s: %w", path, err))
+		}
+		return n
 	default:
-		return 0, fmt.Errorf("config %s: %v is not a number", path, v)
+		f.fail(fmt.Errorf("config %s: %v is not a number", path, v))
+		return def
 	}
 }
 
-func boolean(cfg map[string]any, path string, def bool) (bool, error) {
-	switch v := get(cfg, path).(type) {
+// boolean reads true or false; def when the path is absent.
+func (f *fields) boolean(path string, def bool) bool {
+	switch v := get(f.cfg, path).(type) {
 	case nil:
-		return def, nil
+		return def
 	case bool:
-		return v, nil
+		return v
 	default:
-		return false, fmt.Errorf("config %s: %v is not true or false", path, v)
+		f.fail(fmt.Errorf("config %s: %v is not true or false", path, v))
+		return def
 	}
 }
 
-func strings_(cfg map[string]any, path string) ([]string, error) {
-	switch v := get(cfg, path).(type) {
+// list reads a list of strings; nil when the path is absent.
+func (f *fields) list(path string) []string {
+	switch v := get(f.cfg, path).(type) {
 	case nil:
-		return nil, nil
+		return nil
 	case []any:
 		out := make([]string, 0, len(v))
 		for _, e := range v {
 			out = append(out, fmt.Sprint(e))
 		}
-		return out, nil
+		return out
 	case []string:
-		return v, nil
+		return v
 	default:
-		return nil, fmt.Errorf("config %s: %v is not a list", path, v)
+		f.fail(fmt.Errorf("config %s: %v is not a list", path, v))
+		return nil
 	}
 }
 

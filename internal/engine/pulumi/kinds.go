@@ -90,6 +90,12 @@ func (r *Registration) child(token, name string, props pulumi.Map, opts ...pulum
 }
 
 // tags are the AWS tags every AWS child carries.
+// fields reads the component's typed config values; check its err after the
+// reads.
+func (r *Registration) fields() *fields {
+	return &fields{cfg: r.Config, addr: r.Address}
+}
+
 func (r *Registration) tags() pulumi.StringMap {
 	return pulumi.StringMap{
 		"deployer:stack":       pulumi.String(r.Ctx.Project()),

@@ -3,6 +3,8 @@ package pulumi
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
+	"slices"
 
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
 )
@@ -57,21 +59,13 @@ func registerRDS(r *Registration) (*Registered, error) {
 	if class == "" {
 		return nil, fmt.Errorf("%s: config instance.class is required (an RDS instance class such as db.t4g.medium)", r.Address)
 	}
-	storage, err := num(c, "instance.storage.allocatedGB", 20)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", r.Address, err)
-	}
-	multiAZ, err := boolean(c, "instance.multiAZ", false)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", r.Address, err)
-	}
-	skipSnap, err := boolean(c, "deletion.skipFinalSnapshot", false)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", r.Address, err)
-	}
-	sgs, err := strings_(c, "network.securityGroups")
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", r.Address, err)
+	f := r.fields()
+	storage := f.num("instance.storage.allocatedGB", 20)
+	multiAZ := f.boolean("instance.multiAZ", false)
+	skipSnap := f.boolean("deletion.skipFinalSnapshot", false)
+	sgs := f.list("network.securityGroups")
+	if f.err != nil {
+		return nil, f.err
 	}
 	in := pulumi.Map{
 		"engine":            pulumi.String(str(c, "engine.type", "postgres")),
@@ -123,21 +117,13 @@ func registerRedis(r *Registration) (*Registered, error) {
 	if nodeType == "" {
 		return nil, fmt.Errorf("%s: config cluster.nodeType is required (an ElastiCache node type such as cache.t4g.small)", r.Address)
 	}
-	nodes, err := num(c, "cluster.numNodes", 1)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", r.Address, err)
-	}
-	port, err := num(c, "port", 6379)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", r.Address, err)
-	}
-	atRest, err := boolean(c, "encryption.atRest", true)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", r.Address, err)
-	}
-	sgs, err := strings_(c, "network.securityGroups")
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", r.Address, err)
+	f := r.fields()
+	nodes := f.num("cluster.numNodes", 1)
+	port := f.num("port", 6379)
+	atRest := f.boolean("encryption.atRest", true)
+	sgs := f.list("network.securityGroups")
+	if f.err != nil {
+		return nil, f.err
 	}
 	in := pulumi.Map{
 		"description":              pulumi.String(str(c, "description", "deployer "+r.Address)),
@@ -187,25 +173,19 @@ func registerMicroService(r *Registration) (*Registered, error) {
 		return nil, fmt.Errorf("%s: config image.repository is required (a container image repository)", r.Address)
 	}
 	image := repo + ":" + str(c, "image.tag", "latest")
-	var nums = map[string]float64{}
-	for path, def := range map[string]float64{"resources.cpu": 256, "resources.memory": 512, "port": 8080,
-		"scaling.minReplicas": 1, "scaling.maxReplicas": 1, "scaling.targetCPU": 70} {
-		v, err := num(c, path, def)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", r.Address, err)
-		}
-		nums[path] = v
+	f := r.fields()
+	nums := map[string]float64{"resources.cpu": 256, "resources.memory": 512, "port": 8080,
+		"scaling.minReplicas": 1, "scaling.maxReplicas": 1, "scaling.targetCPU": 70}
+	for _, path := range slices.Sorted(maps.Keys(nums)) {
+		nums[path] = f.num(path, nums[path])
 	}
 	if nums["scaling.maxReplicas"] < nums["scaling.minReplicas"] {
 		nums["scaling.maxReplicas"] = nums["scaling.minReplicas"]
 	}
-	subnets, err := strings_(c, "network.subnets")
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", r.Address, err)
-	}
-	sgs, err := strings_(c, "network.securityGroups")
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", r.Address, err)
+	subnets := f.list("network.subnets")
+	sgs := f.list("network.securityGroups")
+	if f.err != nil {
+		return nil, f.err
 	}
 	port := int(nums["port"])
 	container := map[string]any{
