@@ -20,31 +20,11 @@ AWS_MINIO_VERSION=v0.0.0-20260212201848-7aac2a2c5b7c
 _aws_pids=()
 _aws_tmp=""
 
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+
 _aws_log() { echo "test-servers/aws: $*" >&2; }
 
-# _aws_fail MSG: fatal in CI, a warning elsewhere. Returns 1 outside CI.
-_aws_fail() {
-	_aws_log "$*"
-	if [ "${CI:-}" = "true" ]; then
-		aws_servers_stop
-		exit 1
-	fi
-	_aws_log "continuing: tests that need this server will skip"
-	return 1
-}
-
-# _aws_free_port prints a TCP port nobody listens on.
-_aws_free_port() {
-	local p
-	for _ in $(seq 1 100); do
-		p=$((20000 + RANDOM % 40000))
-		if ! (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null; then
-			echo "$p"
-			return 0
-		fi
-	done
-	return 1
-}
+_aws_fail() { test_servers_fail _aws_log aws_servers_stop "the tests that need this server" "$@"; }
 
 # _aws_wait URL SECONDS: until URL answers HTTP (any status) or time runs out.
 _aws_wait() {
@@ -68,7 +48,7 @@ _aws_start_dynalite() {
 			{ _aws_fail "npm install dynalite failed"; return; }
 	fi
 	local port
-	port=$(_aws_free_port) || { _aws_fail "no free port for dynalite"; return; }
+	port=$(test_servers_free_port) || { _aws_fail "no free port for dynalite"; return; }
 	node "$cli" --host 127.0.0.1 --port "$port" >"$_aws_tmp/dynalite.log" 2>&1 &
 	_aws_pids+=($!)
 	if ! _aws_wait "http://127.0.0.1:$port/" 30; then
@@ -88,7 +68,7 @@ _aws_start_minio() {
 			{ _aws_fail "go install github.com/minio/minio@$AWS_MINIO_VERSION failed"; return; }
 	fi
 	local port cport
-	port=$(_aws_free_port) && cport=$(_aws_free_port) || { _aws_fail "no free port for MinIO"; return; }
+	port=$(test_servers_free_port) && cport=$(test_servers_free_port) || { _aws_fail "no free port for MinIO"; return; }
 	mkdir -p "$_aws_tmp/minio-data"
 	MINIO_ROOT_USER=minioadmin MINIO_ROOT_PASSWORD=minioadmin \
 		MINIO_KMS_SECRET_KEY="deployer-test-key:$(head -c 32 /dev/urandom | base64)" \

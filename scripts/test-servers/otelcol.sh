@@ -22,29 +22,11 @@ OTELCOL_VERSION=v0.150.0
 _otelcol_pid=""
 _otelcol_tmp=""
 
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+
 _otelcol_log() { echo "test-servers/otelcol: $*" >&2; }
 
-_otelcol_fail() {
-	_otelcol_log "$*"
-	if [ "${CI:-}" = "true" ]; then
-		otelcol_stop
-		exit 1
-	fi
-	_otelcol_log "continuing: the tests that need the collector will skip"
-	return 1
-}
-
-_otelcol_free_port() {
-	local p
-	for _ in $(seq 1 100); do
-		p=$((20000 + RANDOM % 40000))
-		if ! (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null; then
-			echo "$p"
-			return 0
-		fi
-	done
-	return 1
-}
+_otelcol_fail() { test_servers_fail _otelcol_log otelcol_stop "the tests that need the collector" "$@"; }
 
 # _otelcol_build builds the collector into $1 (a directory) unless it is there.
 _otelcol_build() {
@@ -74,7 +56,7 @@ otelcol_start() {
 	_otelcol_build "$dir" || return
 	_otelcol_tmp=$(mktemp -d "${TMPDIR:-/tmp}/deployer-otelcol.XXXXXX")
 	local hport gport
-	hport=$(_otelcol_free_port) && gport=$(_otelcol_free_port) || { _otelcol_fail "no free port for the collector"; return; }
+	hport=$(test_servers_free_port) && gport=$(test_servers_free_port) || { _otelcol_fail "no free port for the collector"; return; }
 	# The collector's own telemetry is off so it binds no fixed port (8888).
 	cat >"$_otelcol_tmp/config.yaml" <<YAML
 receivers:

@@ -23,6 +23,8 @@ SELFHOSTED_PG_BIN=""
 SELFHOSTED_PG_DATA=""
 SELFHOSTED_PG_USER=""
 
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+
 selfhosted_log() { echo "selfhosted: $*" >&2; }
 
 # selfhosted_fail MESSAGE: exit 1 in CI, print and return 1 elsewhere.
@@ -39,19 +41,6 @@ selfhosted_fail() {
 		exit 1
 	fi
 	selfhosted_log "warning: $*; tests that need it will skip"
-	return 1
-}
-
-# selfhosted_free_port: print a TCP port nobody listens on at 127.0.0.1.
-selfhosted_free_port() {
-	local port i
-	for i in $(seq 1 50); do
-		port=$((20000 + RANDOM % 40000))
-		if ! (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then
-			echo "$port"
-			return 0
-		fi
-	done
 	return 1
 }
 
@@ -82,7 +71,7 @@ selfhosted_redis_start() {
 		selfhosted_apt redis-server || { selfhosted_fail "redis-server is not installed"; return 1; }
 	fi
 	local port
-	port=$(selfhosted_free_port) || { selfhosted_fail "no free port for redis-server"; return 1; }
+	port=$(test_servers_free_port) || { selfhosted_fail "no free port for redis-server"; return 1; }
 	mkdir -p "$SELFHOSTED_DIR/redis"
 	redis-server --bind 127.0.0.1 --port "$port" --save '' --appendonly no \
 		--dir "$SELFHOSTED_DIR/redis" --logfile "$SELFHOSTED_DIR/redis/redis.log" \
@@ -121,7 +110,7 @@ selfhosted_postgres_start() {
 		fi
 	fi
 	local port dir="$SELFHOSTED_DIR/postgres"
-	port=$(selfhosted_free_port) || { selfhosted_fail "no free port for PostgreSQL"; return 1; }
+	port=$(test_servers_free_port) || { selfhosted_fail "no free port for PostgreSQL"; return 1; }
 	mkdir -p "$dir"
 	[ -n "$SELFHOSTED_PG_USER" ] && chown "$SELFHOSTED_PG_USER" "$dir"
 	SELFHOSTED_PG_DATA="$dir/data"
