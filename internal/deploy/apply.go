@@ -235,15 +235,22 @@ func keepFor(p *plan.Plan, st *statestore.State, eng engine.Engine, run []plan.S
 		if inRun[addr] || !eng.Handles(r.Kind) {
 			continue
 		}
-		if s, ok := planned[addr]; ok && s.Action == plan.NoOp {
-			keep = append(keep, s)
-			continue
-		}
-		svc, comp, _ := strings.Cut(addr, "/")
-		keep = append(keep, plan.Step{Address: addr, Service: svc, Component: comp, Kind: r.Kind, Action: plan.NoOp,
-			DependsOn: r.Dependencies, Config: r.DesiredConfig, Prior: r})
+		keep = append(keep, declared(planned, addr, r))
 	}
 	return keep
+}
+
+// declared is the no-op step that declares the state resource r at addr as it
+// is: the plan's own no-op step when it has one (with no re-evaluation mark),
+// else one built from r.
+func declared(planned map[string]plan.Step, addr string, r *statestore.Resource) plan.Step {
+	if s, ok := planned[addr]; ok && s.Action == plan.NoOp {
+		s.Reevaluate = false
+		return s
+	}
+	svc, comp, _ := strings.Cut(addr, "/")
+	return plan.Step{Address: addr, Service: svc, Component: comp, Kind: r.Kind, Action: plan.NoOp,
+		DependsOn: r.Dependencies, Config: r.DesiredConfig, Prior: r}
 }
 
 func outputsOf(st *statestore.State) map[string]map[string]any {

@@ -418,14 +418,7 @@ func (g *scheduler) keep(eng engine.Engine, run []plan.Step) []plan.Step {
 		if !eng.Handles(r.Kind) {
 			continue
 		}
-		if s, ok := g.planned[addr]; ok && s.Action == plan.NoOp {
-			s.Reevaluate = false
-			keep = append(keep, s)
-			continue
-		}
-		svc, comp, _ := strings.Cut(addr, "/")
-		keep = append(keep, plan.Step{Address: addr, Service: svc, Component: comp, Kind: r.Kind, Action: plan.NoOp,
-			DependsOn: r.Dependencies, Config: r.DesiredConfig, Prior: r})
+		keep = append(keep, declared(g.planned, addr, r))
 	}
 	return keep
 }
