@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strings"
 )
 
 // Canonical JSON, the input of every checksum (docs/state-format.md#checksums-and-canonical-json):
@@ -40,11 +39,15 @@ func Checksum(v any) (string, error) {
 
 // checksumRaw returns "sha256:<hex>" of the canonical form of the JSON text raw.
 func checksumRaw(raw []byte) (string, error) {
-	c, err := Canonicalize(raw)
+	c := canonicalizer{in: raw}
+	sum, i, err := c.digestValue(c.ws(0))
 	if err != nil {
 		return "", err
 	}
-	return digest(c), nil
+	if i = c.ws(i); i != len(raw) {
+		return "", fmt.Errorf("canonical json: unexpected %q after the value at byte %d", raw[i], i)
+	}
+	return sum, nil
 }
 
 func digest(b []byte) string {
@@ -67,16 +70,16 @@ func Canonicalize(data []byte) ([]byte, error) {
 	return c.out, nil
 }
 
-// canonicalMembers validates data, which must be one JSON object, and
-// returns the canonical JSON of the values of the given top-level keys that
-// it has. A repeated top-level key is an error.
-func canonicalMembers(data []byte, keys ...string) (map[string][]byte, error) {
-	c := canonicalizer{in: data, out: make([]byte, 0, len(data))}
+// digestMembers validates data, which must be one JSON object, and returns
+// the digests of the canonical JSON of the values of the given top-level
+// keys that it has. A repeated top-level key is an error.
+func digestMembers(data []byte, keys ...string) (map[string]string, error) {
+	c := canonicalizer{in: data}
 	i := c.ws(0)
 	if i >= len(data) || data[i] != '{' {
 		return nil, c.errAt(i, "want a JSON object")
 	}
-	spans := map[string][2]int{}
+	sums := map[string]string{}
 	seen := map[string]bool{}
 	i = c.ws(i + 1)
 	for i >= len(data) || data[i] != '}' {
@@ -89,11 +92,11 @@ func canonicalMembers(data []byte, keys ...string) (map[string][]byte, error) {
 		if i >= len(data) || data[i] != '"' {
 			return nil, c.errAt(i, "want an object key")
 		}
-		mark := len(c.out)
-		key, j, err := c.str(i, true)
+		kb, j, err := c.str(i, true)
 		if err != nil {
 			return nil, err
 		}
+		key := string(kb)
 		if seen[key] {
 			return nil, fmt.Errorf("canonical json: duplicate key %q in the document", key)
 		}
@@ -101,25 +104,77 @@ func canonicalMembers(data []byte, keys ...string) (map[string][]byte, error) {
 		if i = c.ws(j); i >= len(data) || data[i] != ':' {
 			return nil, c.errAt(i, "want ':'")
 		}
-		c.out = c.out[:mark]
-		if i, err = c.value(c.ws(i + 1)); err != nil {
-			return nil, err
-		}
+		c.out = c.out[:0]
 		if slices.Contains(keys, key) {
-			spans[key] = [2]int{mark, len(c.out)}
-		} else {
-			c.out = c.out[:mark]
+			if sums[key], i, err = c.digestValue(c.ws(i + 1)); err != nil {
+				return nil, err
+			}
+		} else if i, err = c.value(c.ws(i + 1)); err != nil {
+			return nil, err
 		}
 		i = c.ws(i)
 	}
 	if i = c.ws(i + 1); i != len(data) {
 		return nil, fmt.Errorf("canonical json: unexpected %q after the document at byte %d", data[i], i)
 	}
-	out := make(map[string][]byte, len(spans))
-	for k, sp := range spans {
-		out[k] = c.out[sp[0]:sp[1]]
+	return sums, nil
+}
+
+// digestValue returns the digest of the canonical form of the value at i
+// and the index after it. An object whose keys are already in canonical
+// order (as encoding/json writes a map) is hashed member by member, so only
+// one member's canonical JSON is held at a time; any other value is
+// canonicalized whole first.
+func (c *canonicalizer) digestValue(i int) (string, int, error) {
+	mark := len(c.out)
+	defer func() { c.out = c.out[:mark] }()
+	whole := func() (string, int, error) {
+		c.out = c.out[:mark]
+		j, err := c.value(i)
+		if err != nil {
+			return "", j, err
+		}
+		return digest(c.out[mark:]), j, nil
 	}
-	return out, nil
+	if i >= len(c.in) || c.in[i] != '{' {
+		return whole()
+	}
+	h := sha256.New()
+	h.Write([]byte{'{'})
+	j := c.ws(i + 1)
+	var prev []byte
+	for n := 0; j >= len(c.in) || c.in[j] != '}'; n++ {
+		if n > 0 {
+			if j >= len(c.in) || c.in[j] != ',' {
+				return "", j, c.errAt(j, "want ',' or '}'")
+			}
+			j = c.ws(j + 1)
+			c.out = append(c.out[:mark], ',')
+		}
+		if j >= len(c.in) || c.in[j] != '"' {
+			return "", j, c.errAt(j, "want an object key")
+		}
+		key, k, err := c.str(j, true)
+		if err != nil {
+			return "", k, err
+		}
+		if n > 0 && bytes.Compare(prev, key) >= 0 {
+			return whole() // not in canonical order (or a repeated key)
+		}
+		prev = key
+		if j = c.ws(k); j >= len(c.in) || c.in[j] != ':' {
+			return "", j, c.errAt(j, "want ':'")
+		}
+		c.out = append(c.out, ':')
+		if j, err = c.value(c.ws(j + 1)); err != nil {
+			return "", j, err
+		}
+		h.Write(c.out[mark:])
+		c.out = c.out[:mark]
+		j = c.ws(j)
+	}
+	h.Write([]byte{'}'})
+	return "sha256:" + hex.EncodeToString(h.Sum(nil)), j + 1, nil
 }
 
 // marshalCompact marshals v without HTML escaping and without the trailing newline.
@@ -136,12 +191,13 @@ func marshalCompact(v any) ([]byte, error) {
 type canonicalizer struct {
 	in      []byte
 	out     []byte
-	scratch []byte // reordered members, reused
+	scratch []byte   // reordered members, reused
+	members []member // the members of the objects being read, innermost last
 }
 
 // member is one object member already written to out[start:end] as key:value.
 type member struct {
-	key        string
+	key        []byte // unescaped: a subslice of in when the key has no escapes
 	start, end int
 }
 
@@ -240,29 +296,30 @@ func (c *canonicalizer) number(i int) (int, error) {
 }
 
 // str writes the canonical form of the string at i and returns the index
-// after it and, when key is true (or the string had escapes), its value.
-func (c *canonicalizer) str(i int, key bool) (string, int, error) {
+// after it and, when key is true (or the string had escapes), its value
+// (a subslice of in when it has no escapes).
+func (c *canonicalizer) str(i int, key bool) ([]byte, int, error) {
 	j := i + 1
 	for j < len(c.in) {
 		b := c.in[j]
 		if b == '"' {
 			c.out = append(c.out, c.in[i:j+1]...)
 			if !key {
-				return "", j + 1, nil
+				return nil, j + 1, nil
 			}
-			return string(c.in[i+1 : j]), j + 1, nil
+			return c.in[i+1 : j], j + 1, nil
 		}
 		if b == '\\' || b < 0x20 || b >= 0x80 {
 			return c.slowStr(i)
 		}
 		j++
 	}
-	return "", j, c.errAt(j, "unterminated string")
+	return nil, j, c.errAt(j, "unterminated string")
 }
 
 // slowStr handles strings with escapes or non-ASCII bytes: unescape, then
 // re-escape as encoding/json does (HTML escaping off).
-func (c *canonicalizer) slowStr(i int) (string, int, error) {
+func (c *canonicalizer) slowStr(i int) ([]byte, int, error) {
 	j := i + 1
 	for j < len(c.in) && c.in[j] != '"' {
 		if c.in[j] == '\\' {
@@ -271,18 +328,18 @@ func (c *canonicalizer) slowStr(i int) (string, int, error) {
 		j++
 	}
 	if j >= len(c.in) {
-		return "", j, c.errAt(j, "unterminated string")
+		return nil, j, c.errAt(j, "unterminated string")
 	}
 	var s string
 	if err := json.Unmarshal(c.in[i:j+1], &s); err != nil {
-		return "", j, fmt.Errorf("canonical json: string at byte %d: %w", i, err)
+		return nil, j, fmt.Errorf("canonical json: string at byte %d: %w", i, err)
 	}
 	enc, err := marshalCompact(s)
 	if err != nil {
-		return "", j, err
+		return nil, j, err
 	}
 	c.out = append(c.out, enc...)
-	return s, j + 1, nil
+	return []byte(s), j + 1, nil
 }
 
 func (c *canonicalizer) array(i int) (int, error) {
@@ -322,7 +379,8 @@ func (c *canonicalizer) object(i int) (int, error) {
 		c.out = append(c.out, '}')
 		return i + 1, nil
 	}
-	var members []member
+	base := len(c.members)
+	defer func() { c.members = c.members[:base] }()
 	sorted := true
 	for {
 		if i >= len(c.in) || c.in[i] != '"' {
@@ -341,10 +399,10 @@ func (c *canonicalizer) object(i int) (int, error) {
 		if i, err = c.value(c.ws(i + 1)); err != nil {
 			return i, err
 		}
-		if n := len(members); n > 0 && strings.Compare(members[n-1].key, key) >= 0 {
+		if n := len(c.members); n > base && bytes.Compare(c.members[n-1].key, key) >= 0 {
 			sorted = false
 		}
-		members = append(members, member{key: key, start: start, end: len(c.out)})
+		c.members = append(c.members, member{key: key, start: start, end: len(c.out)})
 		i = c.ws(i)
 		if i >= len(c.in) {
 			return i, c.errAt(i, "unterminated object")
@@ -359,7 +417,7 @@ func (c *canonicalizer) object(i int) (int, error) {
 		i = c.ws(i + 1)
 	}
 	if !sorted {
-		if err := c.reorder(first, members); err != nil {
+		if err := c.reorder(first, c.members[base:]); err != nil {
 			return i, err
 		}
 	}
@@ -369,9 +427,9 @@ func (c *canonicalizer) object(i int) (int, error) {
 
 // reorder rewrites out[first:] with the members sorted by key.
 func (c *canonicalizer) reorder(first int, members []member) error {
-	slices.SortStableFunc(members, func(a, b member) int { return strings.Compare(a.key, b.key) })
+	slices.SortStableFunc(members, func(a, b member) int { return bytes.Compare(a.key, b.key) })
 	for k := 1; k < len(members); k++ {
-		if members[k-1].key == members[k].key {
+		if bytes.Equal(members[k-1].key, members[k].key) {
 			return fmt.Errorf("canonical json: duplicate object key %q", members[k].key)
 		}
 	}

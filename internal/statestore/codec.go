@@ -2,13 +2,18 @@ package statestore
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"reflect"
 	"regexp"
+	"slices"
 	"strings"
+	"unicode/utf8"
 )
 
 // Encode computes st.Checksums (the checksums of resources and outputs, see
@@ -31,10 +36,6 @@ func Encode(st *State) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	rawRes, err := marshalCompact(res)
-	if err != nil {
-		return nil, fmt.Errorf("encode state resources: %w", err)
-	}
 	outs := st.Outputs
 	if outs == nil {
 		outs = map[string]any{}
@@ -43,46 +44,31 @@ func Encode(st *State) ([]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("encode state outputs: %w", err)
 	}
-	// The checksums are computed while the document is indented; the
-	// checksums field comes last (the documented order).
-	type sums struct {
-		cs  Checksums
-		err error
+	var cs Checksums
+	if cs.Outputs, err = checksumRaw(rawOuts); err != nil {
+		return nil, fmt.Errorf("checksum of outputs: %w", err)
 	}
-	done := make(chan sums, 1)
-	go func() {
-		var r sums
-		if r.cs.Resources, r.err = checksumRaw(rawRes); r.err != nil {
-			r.err = fmt.Errorf("checksum of resources: %w", r.err)
-		} else if r.cs.Outputs, r.err = checksumRaw(rawOuts); r.err != nil {
-			r.err = fmt.Errorf("checksum of outputs: %w", r.err)
+	return writeDocument(st, func(dst []byte, name string) ([]byte, bool, error) {
+		switch name {
+		case "resources":
+			dst, cs.Resources, err = appendResources(dst, res, 1)
+			return dst, true, err
+		case "outputs":
+			return appendIndented(dst, rawOuts, 1), true, nil
+		case "checksums":
+			// The checksums field comes after resources and outputs (the
+			// documented order): both are known by now.
+			st.Checksums = cs
 		}
-		done <- r
-	}()
-	waited := false
-	wait := func() error {
-		r := <-done
-		waited = true
-		st.Checksums = r.cs
-		return r.err
-	}
-	doc, err := writeDocument(st, map[string][]byte{"resources": rawRes, "outputs": rawOuts}, "checksums", wait)
-	if !waited {
-		if werr := wait(); err == nil {
-			err = werr
-		}
-	}
-	if err != nil {
-		return nil, err
-	}
-	return doc, nil
+		return dst, false, nil
+	})
 }
 
 // writeDocument writes the fields of st in declaration order, 2-space
-// indented, taking the already marshalled bytes of the fields in raw. It
-// calls before() just before reading the field named late.
-func writeDocument(st *State, raw map[string][]byte, late string, before func() error) ([]byte, error) {
-	buf := make([]byte, 0, len(raw["resources"])*3/2+4096)
+// indented. field writes the value of the field named name itself when it
+// returns true; the others are marshalled from st.
+func writeDocument(st *State, field func(dst []byte, name string) ([]byte, bool, error)) ([]byte, error) {
+	buf := make([]byte, 0, 4096)
 	buf = append(buf, '{')
 	v := reflect.ValueOf(st).Elem()
 	first := true
@@ -99,31 +85,103 @@ func writeDocument(st *State, raw map[string][]byte, late string, before func() 
 		if strings.Contains(opts, "omitempty") && fv.IsZero() {
 			continue
 		}
-		if name == late {
-			if err := before(); err != nil {
-				return nil, err
-			}
-		}
-		b, ok := raw[name]
-		if !ok {
-			val := fv.Interface()
-			if fv.Kind() == reflect.Slice && fv.IsNil() {
-				val = []struct{}{}
-			}
-			var err error
-			if b, err = marshalCompact(val); err != nil {
-				return nil, fmt.Errorf("encode state %s: %w", name, err)
-			}
-		}
 		if !first {
 			buf = append(buf, ',')
 		}
 		first = false
 		key, _ := marshalCompact(name)
 		buf = append(append(append(buf, "\n  "...), key...), ": "...)
-		buf = appendIndented(buf, b, 1)
+		var done bool
+		var err error
+		if buf, done, err = field(buf, name); err != nil {
+			return nil, err
+		}
+		if !done {
+			val := fv.Interface()
+			if fv.Kind() == reflect.Slice && fv.IsNil() {
+				val = []struct{}{}
+			}
+			b, err := marshalCompact(val)
+			if err != nil {
+				return nil, fmt.Errorf("encode state %s: %w", name, err)
+			}
+			buf = appendIndented(buf, b, 1)
+		}
 	}
 	return append(buf, "\n}\n"...), nil
+}
+
+// appendResources appends res to dst as the resources field at depth (the
+// layout of appendIndented) and returns the checksum of res. Resources are
+// marshalled one at a time, in the sorted order of their addresses
+// (encoding/json's order for a map), and their canonical JSON is hashed as
+// it is made, so neither the compact JSON of the whole map nor its
+// canonical form is ever held: the memory used is the document and one
+// resource.
+func appendResources(dst []byte, res map[string]*Resource, depth int) ([]byte, string, error) {
+	addrs := slices.Sorted(maps.Keys(res))
+	for _, a := range addrs {
+		if !utf8.ValidString(a) {
+			// encoding/json sorts such keys before replacing their invalid
+			// bytes; canonical JSON sorts after: take the general path.
+			raw, err := marshalCompact(res)
+			if err != nil {
+				return nil, "", fmt.Errorf("encode state resources: %w", err)
+			}
+			sum, err := checksumRaw(raw)
+			if err != nil {
+				return nil, "", fmt.Errorf("checksum of resources: %w", err)
+			}
+			return appendIndented(dst, raw, depth), sum, nil
+		}
+	}
+	if len(addrs) == 0 {
+		return append(dst, "{}"...), digest([]byte("{}")), nil
+	}
+	var (
+		buf bytes.Buffer
+		c   canonicalizer
+		h   = sha256.New()
+	)
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	dst = append(dst, '{')
+	h.Write([]byte{'{'})
+	start := len(dst)
+	for n, a := range addrs {
+		buf.Reset()
+		// The address and the resource, each followed by a newline.
+		if err := enc.Encode(a); err != nil {
+			return nil, "", fmt.Errorf("encode state resources: %w", err)
+		}
+		if err := enc.Encode(res[a]); err != nil {
+			return nil, "", fmt.Errorf("encode state resources: %w", err)
+		}
+		b := buf.Bytes()
+		nl := bytes.IndexByte(b, '\n')
+		key, val := b[:nl], b[nl+1:len(b)-1]
+		if n > 0 {
+			dst = append(dst, ',')
+			h.Write([]byte{','})
+		}
+		dst = appendNewline(dst, depth+1)
+		dst = append(append(dst, key...), ':', ' ')
+		dst = appendIndented(dst, val, depth+1)
+		// The address as encoding/json writes it is canonical.
+		c.in, c.out = val, append(append(c.out[:0], key...), ':')
+		if _, err := c.value(0); err != nil {
+			return nil, "", fmt.Errorf("checksum of resources: %w", err)
+		}
+		h.Write(c.out)
+		if n == 15 && len(addrs) > 64 {
+			// Room for the rest, estimated from the first 16.
+			per := (len(dst) - start) / 16
+			dst = slices.Grow(dst, per*(len(addrs)-16)+per/8*len(addrs))
+		}
+	}
+	dst = append(appendNewline(dst, depth), '}')
+	h.Write([]byte{'}'})
+	return dst, "sha256:" + hex.EncodeToString(h.Sum(nil)), nil
 }
 
 // normalizedResources returns res with nil maps replaced by empty ones and
@@ -180,20 +238,20 @@ func normalizeResource(r *Resource) {
 // result are replaced by empty ones.
 func Decode(data []byte, location string) (*State, error) {
 	// One pass of our own scanner validates the document and yields the
-	// canonical JSON of resources and outputs as the file holds them.
+	// digests of the canonical JSON of resources and outputs as the file
+	// holds them.
 	type canonical struct {
-		members map[string][]byte
-		err     error
+		sums map[string]string
+		err  error
 	}
 	done := make(chan canonical, 1)
 	go func() {
-		m, err := canonicalMembers(data, "resources", "outputs")
+		m, err := digestMembers(data, "resources", "outputs")
 		done <- canonical{m, err}
 	}()
-	var st State
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.UseNumber()
-	derr := dec.Decode(&st)
+	var sj stateJSON // numbers in arbitrary JSON kept exact, see anyjson.go
+	derr := json.Unmarshal(data, &sj)
+	st := sj.state()
 	canon := <-done
 	if canon.err != nil {
 		return nil, corrupt(location, data, describeParseError(canon.err, data))
@@ -207,11 +265,11 @@ func Decode(data []byte, location string) (*State, error) {
 	for _, part := range []struct {
 		field, stored string
 	}{{"resources", st.Checksums.Resources}, {"outputs", st.Checksums.Outputs}} {
-		c, ok := canon.members[part.field]
+		computed, ok := canon.sums[part.field]
 		if !ok {
 			return nil, corrupt(location, data, fmt.Sprintf("the %s field is missing", part.field))
 		}
-		if computed := digest(c); computed != part.stored {
+		if computed != part.stored {
 			return nil, &ChecksumError{Location: location, Field: part.field, Stored: part.stored, Computed: computed}
 		}
 	}
@@ -230,7 +288,7 @@ func Decode(data []byte, location string) (*State, error) {
 	if st.DeploymentHistory == nil {
 		st.DeploymentHistory = []Deployment{}
 	}
-	return &st, nil
+	return st, nil
 }
 
 var recordedChecksum = regexp.MustCompile(`"resources"\s*:\s*"(sha256:[0-9a-f]{64})"`)

@@ -6,13 +6,7 @@ package statestore
 // kept on one line, ": " after keys. It is several times faster than
 // json.Indent because src is known to be valid, compact JSON.
 func appendIndented(dst, src []byte, depth int) []byte {
-	newline := func(dst []byte, depth int) []byte {
-		dst = append(dst, '\n')
-		for range depth {
-			dst = append(dst, ' ', ' ')
-		}
-		return dst
-	}
+	newline := appendNewline
 	for i := 0; i < len(src); i++ {
 		switch c := src[i]; c {
 		case '"':
@@ -46,6 +40,15 @@ func appendIndented(dst, src []byte, depth int) []byte {
 		default:
 			dst = append(dst, c)
 		}
+	}
+	return dst
+}
+
+// appendNewline appends a newline and depth times two spaces.
+func appendNewline(dst []byte, depth int) []byte {
+	dst = append(dst, '\n')
+	for range depth {
+		dst = append(dst, ' ', ' ')
 	}
 	return dst
 }
