@@ -10,6 +10,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgtype"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/deployer-dev/deployer/internal/pgschema"
@@ -80,13 +81,8 @@ func (b *Backend) Read(ctx context.Context, stack, env string) ([]byte, statesto
 	if err := b.ensure(ctx, op); err != nil {
 		return nil, "", err
 	}
-	var (
-		doc     []byte
-		version int64
-	)
-	err := b.pool.QueryRow(ctx, `SELECT document, version FROM deployer_state WHERE stack = $1 AND env = $2`,
-		stack, env).Scan(&doc, &version)
-	if errors.Is(err, pgx.ErrNoRows) {
+	doc, version, err := readDocument(ctx, b.pool, stack, env)
+	if errors.Is(err, statestore.ErrNotFound) {
 		return nil, "", fmt.Errorf("%s: %w", op, statestore.ErrNotFound)
 	}
 	if err != nil {
@@ -95,14 +91,79 @@ func (b *Backend) Read(ctx context.Context, stack, env string) ([]byte, statesto
 	return doc, statestore.Version(strconv.FormatInt(version, 10)), nil
 }
 
+// readChunk is the size, in bytes, of the pieces readDocument reads a
+// document in.
+const readChunk = 1 << 20
+
+// readDocument reads the document and version of the state row of
+// stack/env; an error wrapping statestore.ErrNotFound when there is none.
+// One statement (one snapshot) returns the document in pieces of readChunk
+// bytes, each with its offset, copied into one buffer of the document's
+// size: a row as large as the document would be received into a pooled
+// buffer of the next power of two and then copied (three times the
+// document's size in memory instead of one).
+func readDocument(ctx context.Context, q interface {
+	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
+}, stack, env string) ([]byte, int64, error) {
+	// The subquery detoasts (decompresses) the document once, and each piece
+	// is a slice of that value: pieces taken from the stored value would
+	// each decompress it up to their end, quadratic in its size.
+	rows, err := q.Query(ctx, `SELECT s.version, length(s.document)::bigint, g::bigint, substring(s.document FROM g FOR $3)
+		FROM (SELECT version, document || ''::bytea AS document FROM deployer_state
+			WHERE stack = $1 AND env = $2 OFFSET 0) s
+		LEFT JOIN LATERAL generate_series(1, length(s.document), $3) g ON true`, stack, env, readChunk)
+	if err != nil {
+		return nil, 0, err
+	}
+	defer rows.Close()
+	var (
+		doc     []byte
+		version int64
+		n, got  int
+	)
+	for ; rows.Next(); n++ {
+		var (
+			v, size int64
+			offset  *int64
+			chunk   pgtype.DriverBytes // valid until the next row: copied below
+		)
+		if err := rows.Scan(&v, &size, &offset, &chunk); err != nil {
+			return nil, 0, err
+		}
+		if n == 0 {
+			version, doc = v, make([]byte, size)
+		}
+		if offset == nil { // an empty document
+			continue
+		}
+		at := *offset - 1
+		if v != version || size != int64(len(doc)) || at < 0 || at+int64(len(chunk)) > size {
+			return nil, 0, fmt.Errorf("read state in pieces: piece at offset %d (%d bytes, row version %d) does not fit the document of %d bytes (version %d)",
+				at, len(chunk), v, len(doc), version)
+		}
+		got += copy(doc[at:], chunk)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, 0, err
+	}
+	if n == 0 {
+		return nil, 0, statestore.ErrNotFound
+	}
+	if got != len(doc) {
+		return nil, 0, fmt.Errorf("read state in pieces: got %d of %d bytes", got, len(doc))
+	}
+	return doc, version, nil
+}
+
 // Write implements statestore.Backend in one transaction: the lock check
 // (with CheckLock and req.Lock), the compare-and-swap of deployer_state on
 // req.Prev, then the history event. Errors: *statestore.ConflictError when
 // Prev is stale or the serial is already in the history; an error wrapping
 // statestore.ErrLeaseLost when the lock row is gone, taken over or expired.
-// Nothing is written on any error. (The event is inserted after the state
-// row is updated so that a concurrent writer queues on the row lock and then
-// fails the compare-and-swap; inside one transaction the order is invisible.)
+// Nothing is written on any error. (The state row is updated first so that
+// a concurrent writer queues on the row lock and then fails the
+// compare-and-swap; the event is inserted next, and the row's document is
+// copied from it: inside one transaction the order is invisible.)
 func (b *Backend) Write(ctx context.Context, req statestore.WriteRequest) (statestore.Version, error) {
 	loc := b.Location(req.Stack, req.Env)
 	op := "write state " + loc
@@ -127,7 +188,10 @@ func (b *Backend) Write(ctx context.Context, req statestore.WriteRequest) (state
 		if version, err = swap(ctx, tx, req, prev, loc); err != nil {
 			return err
 		}
-		return appendEvent(ctx, tx, req, loc)
+		if err := appendEvent(ctx, tx, req, loc); err != nil {
+			return err
+		}
+		return setDocument(ctx, tx, req)
 	})
 	if err != nil {
 		var ce *statestore.ConflictError
@@ -153,12 +217,8 @@ func (b *Backend) committed(ctx context.Context, err error, req statestore.Write
 	if errors.As(err, &pgErr) || ctx.Err() != nil {
 		return "", false // the server answered, or we gave up: not ambiguous
 	}
-	var (
-		version int64
-		doc     []byte
-	)
-	if err := b.pool.QueryRow(ctx, `SELECT version, document FROM deployer_state WHERE stack = $1 AND env = $2`,
-		req.Stack, req.Env).Scan(&version, &doc); err != nil {
+	doc, version, err := readDocument(ctx, b.pool, req.Stack, req.Env)
+	if err != nil {
 		return "", false
 	}
 	if !bytes.Equal(doc, req.Document) {
@@ -185,14 +245,17 @@ func checkLock(ctx context.Context, tx pgx.Tx, l statestore.LockRef, now time.Ti
 	return nil
 }
 
-// swap writes deployer_state iff its version is prev (or no row exists when
-// req.Prev is ""), and returns the new version.
+// swap writes the row of deployer_state (all but its document, which
+// setDocument copies from the history event) iff its version is prev (or no
+// row exists when req.Prev is ""), and returns the new version. Taking the
+// row first makes a concurrent writer queue on its lock and then fail the
+// compare-and-swap.
 func swap(ctx context.Context, tx pgx.Tx, req statestore.WriteRequest, prev int64, loc string) (int64, error) {
 	var version int64
 	if req.Prev == "" {
 		tag, err := tx.Exec(ctx, `INSERT INTO deployer_state (stack, env, serial, lineage, version, document, updated_at)
-			VALUES ($1, $2, $3, $4, 1, $5, $6) ON CONFLICT (stack, env) DO NOTHING`,
-			req.Stack, req.Env, req.Serial, req.Lineage, req.Document, req.Time)
+			VALUES ($1, $2, $3, $4, 1, ''::bytea, $5) ON CONFLICT (stack, env) DO NOTHING`,
+			req.Stack, req.Env, req.Serial, req.Lineage, req.Time)
 		if err != nil {
 			return 0, fmt.Errorf("insert state: %w", err)
 		}
@@ -201,10 +264,9 @@ func swap(ctx context.Context, tx pgx.Tx, req statestore.WriteRequest, prev int6
 		}
 		return 1, nil
 	}
-	err := tx.QueryRow(ctx, `UPDATE deployer_state SET serial = $3, lineage = $4, version = version + 1,
-			document = $5, updated_at = $6
-		WHERE stack = $1 AND env = $2 AND version = $7 RETURNING version`,
-		req.Stack, req.Env, req.Serial, req.Lineage, req.Document, req.Time, prev).Scan(&version)
+	err := tx.QueryRow(ctx, `UPDATE deployer_state SET serial = $3, lineage = $4, version = version + 1, updated_at = $5
+		WHERE stack = $1 AND env = $2 AND version = $6 RETURNING version`,
+		req.Stack, req.Env, req.Serial, req.Lineage, req.Time, prev).Scan(&version)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return 0, &statestore.ConflictError{Location: loc, Reason: "state was written by someone else since it was read"}
 	}
@@ -216,23 +278,46 @@ func swap(ctx context.Context, tx pgx.Tx, req statestore.WriteRequest, prev int6
 
 // appendEvent inserts the history event of req: correlation id = deployment
 // id, causation id = the deployment id of the newest earlier event (NULL for
-// the first). The document is copied from the deployer_state row that swap
-// wrote in the same transaction, so it crosses the network once.
+// the first). The row goes through COPY, which streams the document from
+// req.Document in small messages instead of building a Bind message (and an
+// encoded parameter) as large as the document; it crosses the network once.
 func appendEvent(ctx context.Context, tx pgx.Tx, req statestore.WriteRequest, loc string) error {
-	_, err := tx.Exec(ctx, `INSERT INTO deployer_state_events
-			(stack, env, serial, lineage, deployment_id, correlation_id, causation_id, created_at, document)
-		SELECT $1::text, $2::text, $3::bigint, $4::text, $5::text, $5::text,
-			(SELECT deployment_id FROM deployer_state_events
-			 WHERE stack = $1 AND env = $2 AND serial < $3 ORDER BY serial DESC LIMIT 1),
-			$6::timestamptz, s.document
-		FROM deployer_state s WHERE s.stack = $1 AND s.env = $2`,
-		req.Stack, req.Env, req.Serial, req.Lineage, req.DeploymentID, req.Time)
+	var causation *string
+	err := tx.QueryRow(ctx, `SELECT deployment_id FROM deployer_state_events
+		WHERE stack = $1 AND env = $2 AND serial < $3 ORDER BY serial DESC LIMIT 1`,
+		req.Stack, req.Env, req.Serial).Scan(&causation)
+	if err != nil && !errors.Is(err, pgx.ErrNoRows) {
+		return fmt.Errorf("append history event: %w", err)
+	}
+	row, err := eventCopy(req, causation)
+	if err != nil {
+		return fmt.Errorf("append history event: %w", err)
+	}
+	_, err = tx.Conn().PgConn().CopyFrom(ctx, row, `COPY deployer_state_events
+		(stack, env, serial, lineage, deployment_id, correlation_id, causation_id, created_at, document)
+		FROM STDIN (FORMAT binary)`)
 	var pgErr *pgconn.PgError
 	if errors.As(err, &pgErr) && pgErr.Code == "23505" { // unique_violation
 		return &statestore.ConflictError{Location: loc, Reason: fmt.Sprintf("the history already holds serial %d", req.Serial)}
 	}
 	if err != nil {
 		return fmt.Errorf("append history event: %w", err)
+	}
+	return nil
+}
+
+// setDocument copies the document of the event appendEvent wrote into the
+// state row swap wrote, server-side.
+func setDocument(ctx context.Context, tx pgx.Tx, req statestore.WriteRequest) error {
+	tag, err := tx.Exec(ctx, `UPDATE deployer_state s SET document = e.document
+		FROM deployer_state_events e
+		WHERE s.stack = $1 AND s.env = $2 AND e.stack = $1 AND e.env = $2 AND e.serial = $3`,
+		req.Stack, req.Env, req.Serial)
+	if err != nil {
+		return fmt.Errorf("write state document: %w", err)
+	}
+	if tag.RowsAffected() != 1 {
+		return fmt.Errorf("write state document: %d rows updated, want 1", tag.RowsAffected())
 	}
 	return nil
 }
