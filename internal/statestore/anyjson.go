@@ -2,6 +2,7 @@ package statestore
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"reflect"
 	"unicode/utf8"
@@ -66,6 +67,19 @@ func (s *stateJSON) state() *State {
 	s.Resources, s.Outputs = nil, nil
 	return st
 }
+
+// shadowErr names the model's types, not the shadows, in a type error.
+func shadowErr(err error) error {
+	var typ *json.UnmarshalTypeError
+	if errors.As(err, &typ) {
+		if name, ok := shadowed[typ.Struct]; ok {
+			typ.Struct = name
+		}
+	}
+	return err
+}
+
+var shadowed = map[string]string{"stateJSON": "State", "resourceJSON": "Resource", "resolvedInputsJSON": "ResolvedInputs"}
 
 // anyMap is a JSON object of arbitrary values, numbers kept as json.Number.
 type anyMap map[string]any

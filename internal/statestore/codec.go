@@ -250,7 +250,7 @@ func Decode(data []byte, location string) (*State, error) {
 		done <- canonical{m, err}
 	}()
 	var sj stateJSON // numbers in arbitrary JSON kept exact, see anyjson.go
-	derr := json.Unmarshal(data, &sj)
+	derr := shadowErr(json.Unmarshal(data, &sj))
 	st := sj.state()
 	canon := <-done
 	if canon.err != nil {
@@ -319,8 +319,10 @@ func describeParseError(err error, data []byte) string {
 		return "the document ends early: it is truncated"
 	case errors.As(err, &syn):
 		return fmt.Sprintf("invalid JSON at byte %d: %v", syn.Offset, err)
-	case errors.As(err, &typ):
+	case errors.As(err, &typ) && typ.Offset > 0:
 		return fmt.Sprintf("field %s at byte %d: %v", typ.Field, typ.Offset, err)
+	case errors.As(err, &typ): // from anyMap, which does not know the offset
+		return fmt.Sprintf("field %s: %v", typ.Field, err)
 	}
 	return err.Error()
 }

@@ -131,3 +131,11 @@ func TestStateJSONShadowsEveryAnyField(t *testing.T) {
 		t.Fatalf("fields holding arbitrary JSON: %v; stateJSON shadows %v: add the new ones to anyjson.go and here", found, want)
 	}
 }
+
+func TestDecodeNamesAMistypedField(t *testing.T) {
+	_, err := Decode([]byte(`{"format_version":"deployer-state-v1","resources":{"a/b":{"desired_config":"x"}},"outputs":{}}`), "s.json")
+	if err == nil || !bytes.Contains([]byte(err.Error()), []byte("resources.desired_config")) {
+		t.Fatalf("Decode of a string desired_config: %v, want an error naming resources.desired_config", err)
+	}
+	t.Log(err)
+}

@@ -1,6 +1,7 @@
 package postgres_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -153,5 +154,54 @@ func TestLocationHasNoPassword(t *testing.T) {
 	defer b.Close()
 	if got, want := b.Location("shop", "prod"), "postgres://db.internal:6432/infra (shop/prod)"; got != want {
 		t.Errorf("Location = %q, want %q", got, want)
+	}
+}
+
+// A document of several read pieces (with a short last one) and every byte
+// value comes back exactly from the state row and the history event; the
+// event's created_at keeps the write's time to the microsecond, as a bound
+// parameter would; an empty document is kept too.
+func TestLargeDocumentStreamedAndReadInPieces(t *testing.T) {
+	url := pgschematest.Migrated(t)
+	b := open(t, url, postgres.Options{})
+	ctx := context.Background()
+	big := make([]byte, 2<<20+12345)
+	for i := range big {
+		big[i] = byte(i*7 + i/251)
+	}
+	at := time.Date(2024, 1, 15, 14, 20, 0, 123456789, time.UTC)
+	v, err := b.Write(ctx, statestore.WriteRequest{Stack: "big", Env: "prod", Serial: 1, Lineage: "L",
+		Time: at, Document: big, DeploymentID: "dep-1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, gotV, err := b.Read(ctx, "big", "prod")
+	if err != nil || !bytes.Equal(got, big) || gotV != v {
+		t.Fatalf("Read = %d bytes (equal: %v), version %q, %v; want the %d bytes written, version %q",
+			len(got), bytes.Equal(got, big), gotV, err, len(big), v)
+	}
+	snap, err := b.ReadSnapshot(ctx, "big", "prod", 1)
+	if err != nil || !bytes.Equal(snap, big) {
+		t.Fatalf("ReadSnapshot = %d bytes (equal: %v), %v", len(snap), bytes.Equal(snap, big), err)
+	}
+	conn, err := pgx.Connect(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	var created time.Time
+	if err := conn.QueryRow(ctx, `SELECT created_at FROM deployer_state_events WHERE stack = 'big'`).Scan(&created); err != nil {
+		t.Fatal(err)
+	}
+	if want := at.Truncate(time.Microsecond); !created.Equal(want) {
+		t.Errorf("created_at = %v, want %v", created.UTC(), want)
+	}
+
+	if _, err := b.Write(ctx, statestore.WriteRequest{Stack: "empty", Env: "prod", Serial: 1, Lineage: "L",
+		Time: at, Document: []byte{}, DeploymentID: "dep-1"}); err != nil {
+		t.Fatal(err)
+	}
+	if got, _, err := b.Read(ctx, "empty", "prod"); err != nil || len(got) != 0 {
+		t.Errorf("Read of an empty document = %q, %v", got, err)
 	}
 }

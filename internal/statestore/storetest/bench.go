@@ -21,7 +21,7 @@ const BenchResources = 10_000
 // every millisecond) seen while the loop ran, and cpu-ms/op the CPU time of
 // this process (user + system) per op, which a loaded machine does not inflate
 // as it does ns/op. The target is under 500 ms
-// per op and under 300 MB of peak memory.
+// per op and under 250 MB of peak memory on every backend.
 func Bench(b *testing.B, newBackend func(b *testing.B) statestore.Backend) {
 	ctx := context.Background()
 	be := newBackend(b)
