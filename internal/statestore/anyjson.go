@@ -125,17 +125,7 @@ func jsonKind(data []byte) string {
 // with UseNumber.
 type anyParser struct{ in []byte }
 
-func (p *anyParser) ws(i int) int {
-	for i < len(p.in) {
-		switch p.in[i] {
-		case ' ', '\t', '\n', '\r':
-			i++
-		default:
-			return i
-		}
-	}
-	return i
-}
+func (p *anyParser) ws(i int) int { return skipSpace(p.in, i) }
 
 func (p *anyParser) errAt(i int) error {
 	if i >= len(p.in) {

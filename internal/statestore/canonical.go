@@ -201,9 +201,13 @@ type member struct {
 	start, end int
 }
 
-func (c *canonicalizer) ws(i int) int {
-	for i < len(c.in) {
-		switch c.in[i] {
+func (c *canonicalizer) ws(i int) int { return skipSpace(c.in, i) }
+
+// skipSpace returns the index of the first byte at or after i in in that is
+// not JSON whitespace.
+func skipSpace(in []byte, i int) int {
+	for i < len(in) {
+		switch in[i] {
 		case ' ', '\t', '\n', '\r':
 			i++
 		default:
