@@ -11,12 +11,6 @@ import (
 	"github.com/google/uuid"
 )
 
-// ProbeAPI is the part of the S3 client the conditional-write probe calls.
-type ProbeAPI interface {
-	PutObject(ctx context.Context, in *s3.PutObjectInput, optFns ...func(*s3.Options)) (*s3.PutObjectOutput, error)
-	DeleteObject(ctx context.Context, in *s3.DeleteObjectInput, optFns ...func(*s3.Options)) (*s3.DeleteObjectOutput, error)
-}
-
 // ErrConditionalWritesIgnored: the S3 server accepted a write whose
 // If-None-Match: * or If-Match precondition was false. deployer's state CAS
 // and S3 locks would silently lose updates there, so it refuses to run.
@@ -43,7 +37,7 @@ var probes struct {
 // another reason (network, credentials) is not remembered and runs again on
 // the next call; a passed probe is remembered (sync.Once semantics for
 // success).
-func EnsureConditionalWrites(ctx context.Context, api ProbeAPI, u S3URL) error {
+func EnsureConditionalWrites(ctx context.Context, api S3API, u S3URL) error {
 	probes.mu.Lock()
 	if probes.done == nil {
 		probes.done, probes.busy = map[string]bool{}, map[string]*sync.Mutex{}
@@ -76,7 +70,7 @@ func EnsureConditionalWrites(ctx context.Context, api ProbeAPI, u S3URL) error {
 	return nil
 }
 
-func probe(ctx context.Context, api ProbeAPI, u S3URL) error {
+func probe(ctx context.Context, api S3API, u S3URL) error {
 	key := u.Key(".deployer-probe/" + uuid.NewString())
 	res := Resource{Service: "s3", Kind: "bucket", Name: u.Bucket, Region: u.Region}
 	put := func(ifNoneMatch, ifMatch *string) error {

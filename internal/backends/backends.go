@@ -1,6 +1,10 @@
-// Package backends opens the lock and state backends named by the URLs of
-// deployer.yaml's backend section (docs/backends.md). It is the one place that knows
-// every backend package.
+// Package backends is the backend registry (docs/design.md#package-map): one
+// line per URL scheme of deployer.yaml's backend.state and backend.lock,
+// giving how to open its lock backend and its state backend, what
+// `deployer backend init` sets up, the form errors suggest, and the scheme
+// lists config validation uses (Schemes). It is the one place that knows
+// every backend package; each backend package owns its URL parsing and its
+// setup (docs/backends.md).
 package backends
 
 import (
@@ -8,12 +12,13 @@ import (
 	"fmt"
 	"net/url"
 	"path/filepath"
+	"slices"
 	"strings"
 
+	"github.com/deployer-dev/deployer/internal/backendurl"
+	"github.com/deployer-dev/deployer/internal/config"
 	"github.com/deployer-dev/deployer/internal/lockmgr"
-	filelock "github.com/deployer-dev/deployer/internal/lockmgr/file"
 	"github.com/deployer-dev/deployer/internal/statestore"
-	filestate "github.com/deployer-dev/deployer/internal/statestore/file"
 )
 
 // Options carry settings beyond the URLs.
@@ -26,6 +31,130 @@ type Options struct {
 	// LockURL is backend.lock: a postgres:// state backend checks the
 	// writer's lock row in the same transaction when it equals the state URL.
 	LockURL string
+}
+
+// Scheme is one line of the registry: what deployer knows about the
+// backends of one URL scheme.
+type Scheme struct {
+	Name    string   // "s3"; "none" is the whole URL "none"
+	Aliases []string // other schemes that open the same backends: "rediss"
+	Form    string   // the URL errors suggest: "s3://BUCKET?region=REGION"
+	// Lock opens the lock backend of a URL of this scheme; nil when the
+	// scheme has none.
+	Lock func(ctx context.Context, raw string, o Options) (lockmgr.Backend, error)
+	// State opens the state backend; nil when the scheme has none.
+	State func(ctx context.Context, raw string, o Options) (statestore.Backend, error)
+	// Init sets up, idempotently, what the URLs (state and lock, in that
+	// order, without duplicates) name and returns one line per resource:
+	// what it created and what already existed.
+	Init func(ctx context.Context, urls []string, o Options) ([]string, error)
+	// Warning, when set, is printed on stderr by every command whose lock
+	// backend is of this scheme.
+	Warning string
+}
+
+func (s *Scheme) matches(name string) bool {
+	return s.Name == name || slices.Contains(s.Aliases, name)
+}
+
+// lookup returns the registry line of raw's scheme, or nil.
+func lookup(raw string) *Scheme {
+	name := backendurl.Scheme(raw)
+	for i := range registry {
+		if registry[i].matches(name) {
+			return &registry[i]
+		}
+	}
+	return nil
+}
+
+// Schemes returns the registry's schemes for config validation
+// (config.WithBackends): every scheme that opens a state or a lock backend
+// and the forms errors suggest, in registry order.
+func Schemes() config.BackendSchemes {
+	var s config.BackendSchemes
+	add := func(l *config.SchemeList, sc Scheme) {
+		l.Names = append(append(l.Names, sc.Name), sc.Aliases...)
+		l.Forms = append(l.Forms, sc.Form)
+	}
+	for _, sc := range registry {
+		if sc.State != nil {
+			add(&s.State, sc)
+		}
+		if sc.Lock != nil {
+			add(&s.Lock, sc)
+		}
+	}
+	return s
+}
+
+// unsupported says which backends there are for role ("state" or "lock").
+func unsupported(role, raw string) error {
+	l := Schemes().Lock
+	if role == "state" {
+		l = Schemes().State
+	}
+	return fmt.Errorf("%s backend %q is not supported: %s", role, backendurl.Redact(raw), l.Suggestion())
+}
+
+// OpenLock opens the lock backend of raw (backend.lock). An unknown scheme
+// is an error listing the supported ones.
+func OpenLock(ctx context.Context, raw string, o Options) (lockmgr.Backend, error) {
+	s := lookup(raw)
+	if s == nil || s.Lock == nil {
+		return nil, unsupported("lock", raw)
+	}
+	return s.Lock(ctx, raw, o)
+}
+
+// OpenState opens the state backend of raw (backend.state). An unknown
+// scheme is an error listing the supported ones.
+func OpenState(ctx context.Context, raw string, o Options) (statestore.Backend, error) {
+	s := lookup(raw)
+	if s == nil || s.State == nil {
+		return nil, unsupported("state", raw)
+	}
+	return s.State(ctx, raw, o)
+}
+
+// LockWarning is the line every command prints on stderr for the lock
+// backend raw, or "" (locking off: docs/self-hosted.md#locking-off-lock-none).
+func LockWarning(raw string) string {
+	if s := lookup(raw); s != nil {
+		return s.Warning
+	}
+	return ""
+}
+
+// Init prepares the backends of the two URLs (`deployer backend init`):
+// each scheme's Init gets the URLs of its scheme, state first, once each,
+// in the order the schemes first appear. It returns one line per resource,
+// what it created and what already existed, and stops at the first error
+// with the lines so far. Idempotent.
+func Init(ctx context.Context, stateURL, lockURL string, o Options) ([]string, error) {
+	var order []*Scheme
+	urls := map[*Scheme][]string{}
+	for _, u := range []string{stateURL, lockURL} {
+		s := lookup(u)
+		if s == nil {
+			return nil, fmt.Errorf("backend %q is not supported", backendurl.Redact(u))
+		}
+		if _, seen := urls[s]; !seen {
+			order = append(order, s)
+		}
+		if !slices.Contains(urls[s], u) {
+			urls[s] = append(urls[s], u)
+		}
+	}
+	var lines []string
+	for _, s := range order {
+		l, err := s.Init(ctx, urls[s], o)
+		lines = append(lines, l...)
+		if err != nil {
+			return lines, err
+		}
+	}
+	return lines, nil
 }
 
 // FileDir returns the directory of a file:// URL: "file://.deployer" is
@@ -42,38 +171,4 @@ func FileDir(raw, base string) (string, error) {
 		rest = filepath.Join(base, rest)
 	}
 	return filepath.Clean(rest), nil
-}
-
-func scheme(raw string) string {
-	if raw == "none" {
-		return "none"
-	}
-	s, _, _ := strings.Cut(raw, "://")
-	return s
-}
-
-// OpenLock opens the lock backend of raw.
-func OpenLock(ctx context.Context, raw string, o Options) (lockmgr.Backend, error) {
-	switch scheme(raw) {
-	case "file":
-		dir, err := FileDir(raw, o.BaseDir)
-		if err != nil {
-			return nil, err
-		}
-		return filelock.New(dir)
-	}
-	return openLockExt(ctx, raw, o)
-}
-
-// OpenState opens the state backend of raw.
-func OpenState(ctx context.Context, raw string, o Options) (statestore.Backend, error) {
-	switch scheme(raw) {
-	case "file":
-		dir, err := FileDir(raw, o.BaseDir)
-		if err != nil {
-			return nil, err
-		}
-		return filestate.New(dir)
-	}
-	return openStateExt(ctx, raw, o)
 }

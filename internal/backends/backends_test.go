@@ -2,8 +2,11 @@ package backends
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"testing"
+
+	"github.com/deployer-dev/deployer/internal/config"
 )
 
 func TestFileDirResolvesAgainstTheConfigDirectory(t *testing.T) {
@@ -35,11 +38,61 @@ func TestUnknownSchemesSayWhatIsSupported(t *testing.T) {
 	}
 }
 
-func TestRedactURLHidesPasswords(t *testing.T) {
-	if got := Redact("postgres://deployer:hunter2@db:5432/x"); strings.Contains(got, "hunter2") || !strings.Contains(got, "deployer:***@db") {
-		t.Errorf("Redact = %q", got)
+func TestEveryRegistryLineIsComplete(t *testing.T) {
+	seen := map[string]bool{}
+	for _, s := range registry {
+		for _, n := range append([]string{s.Name}, s.Aliases...) {
+			if seen[n] {
+				t.Errorf("scheme %q is on two registry lines", n)
+			}
+			seen[n] = true
+		}
+		if s.Lock == nil && s.State == nil {
+			t.Errorf("%s: opens neither a lock nor a state backend", s.Name)
+		}
+		if s.Init == nil {
+			t.Errorf("%s: no Init (`deployer backend init`)", s.Name)
+		}
+		if s.Form != "none" && !strings.HasPrefix(s.Form, s.Name+"://") {
+			t.Errorf("%s: form %q does not start with %s://", s.Name, s.Form, s.Name)
+		}
 	}
-	if got := Redact("redis://127.0.0.1:6379/0"); got != "redis://127.0.0.1:6379/0" {
-		t.Errorf("Redact without credentials = %q", got)
+}
+
+// config validation uses the registry's list (config.WithBackends).
+func TestConfigChecksTheRegistrySchemes(t *testing.T) {
+	for _, c := range []struct{ yaml, want string }{
+		{"backend:\n  lock: etcd://host:2379\n", `deployer.yaml:2: backend.lock: unknown lock backend scheme "etcd" (use file://DIR, dynamodb://TABLE?region=REGION, s3://BUCKET?region=REGION, redis://HOST:6379/0, postgres://USER@HOST/DB or none)`},
+		{"backend:\n  state: dynamodb://t\n", `deployer.yaml:2: backend.state: unknown state backend scheme "dynamodb" (use file://DIR, s3://BUCKET?region=REGION or postgres://USER@HOST/DB)`},
+	} {
+		_, err := config.Parse([]byte(c.yaml), "deployer.yaml", config.WithBackends(Schemes()))
+		if err == nil || err.Error() != c.want {
+			t.Errorf("%q: err = %v\nwant %s", c.yaml, err, c.want)
+		}
+	}
+	for _, ok := range []string{"backend:\n  lock: none\n", "backend:\n  lock: rediss://h:6380\n  state: postgresql://u@h/db\n"} {
+		if _, err := config.Parse([]byte(ok), "deployer.yaml", config.WithBackends(Schemes())); err != nil {
+			t.Errorf("%q: %v", ok, err)
+		}
+	}
+}
+
+func TestInitOfBackendsWithoutSetup(t *testing.T) {
+	lines, err := Init(context.Background(), "file://.deployer", "file://.deployer", Options{BaseDir: t.TempDir()})
+	if want := []string{"file://.deployer: nothing to create (made on first use)"}; err != nil || !slices.Equal(lines, want) {
+		t.Errorf("Init(file, file) = %q, %v; want %q", lines, err, want)
+	}
+	lines, err = Init(context.Background(), "file://st", "redis://:hunter2@127.0.0.1:6379/0", Options{})
+	if want := []string{"file://st: nothing to create (made on first use)", "redis://:xxxxx@127.0.0.1:6379/0: nothing to create"}; err != nil || !slices.Equal(lines, want) {
+		t.Errorf("Init(file, redis) = %q, %v; want %q", lines, err, want)
+	}
+	if _, err := Init(context.Background(), "file://st", "etcd://h", Options{}); err == nil || !strings.Contains(err.Error(), `"etcd://h" is not supported`) {
+		t.Errorf("Init(etcd://): %v", err)
+	}
+}
+
+func TestLockWarningOnlyWhenLockingIsOff(t *testing.T) {
+	if LockWarning("none") == "" || LockWarning("file://.deployer") != "" || LockWarning("etcd://x") != "" {
+		t.Errorf("LockWarning: none %q, file %q", LockWarning("none"), LockWarning("file://.deployer"))
 	}
 }

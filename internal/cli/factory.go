@@ -12,6 +12,7 @@ import (
 
 	"github.com/deployer-dev/deployer/internal/audit"
 	"github.com/deployer-dev/deployer/internal/backends"
+	"github.com/deployer-dev/deployer/internal/backendurl"
 	"github.com/deployer-dev/deployer/internal/config"
 	"github.com/deployer-dev/deployer/internal/deploy"
 	"github.com/deployer-dev/deployer/internal/engine"
@@ -126,11 +127,11 @@ func (f *Factory) Config() (*config.Config, error) {
 	if path == "" {
 		path = "deployer.yaml"
 	}
-	cfg, err := config.Load(path)
+	cfg, err := config.Load(path, config.WithBackends(backends.Schemes()))
 	if err != nil {
 		return nil, err
 	}
-	if err := config.ApplyEnv(cfg, f.Getenv); err != nil {
+	if err := config.ApplyEnv(cfg, f.Getenv, config.WithBackends(backends.Schemes())); err != nil {
 		return nil, err
 	}
 	f.cfg = cfg
@@ -163,8 +164,8 @@ func (f *Factory) Locks(ctx context.Context, cfg *config.Config) (*lockmgr.Manag
 		return nil, err
 	}
 	f.closers = append(f.closers, closerFunc(b.Close))
-	if cfg.Backend.Lock == "none" {
-		fmt.Fprintln(f.IO.ErrOut, backends.NoneWarning)
+	if w := backends.LockWarning(cfg.Backend.Lock); w != "" {
+		fmt.Fprintln(f.IO.ErrOut, w)
 	}
 	al, err := f.Audit()
 	if err != nil {
@@ -267,7 +268,7 @@ func (f *Factory) service(ctx context.Context, cfg *config.Config, opts EngineOp
 	}
 	if f.Verbose {
 		fmt.Fprintf(f.IO.ErrOut, "config %s; state %s; lock %s (ttl %s, heartbeat %s, stale after %s)\n",
-			cfg.Path, backends.Redact(cfg.Backend.State), backends.Redact(cfg.Backend.Lock), cfg.Backend.LockTTL, cfg.Backend.HeartbeatInterval, cfg.Backend.StaleAfter)
+			cfg.Path, backendurl.Redact(cfg.Backend.State), backendurl.Redact(cfg.Backend.Lock), cfg.Backend.LockTTL, cfg.Backend.HeartbeatInterval, cfg.Backend.StaleAfter)
 	}
 	// The engines' preflight (Pulumi CLI) runs in the commands, before any
 	// backend is opened: see checkEngines.

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/deployer-dev/deployer/internal/backends"
+	"github.com/deployer-dev/deployer/internal/backendurl"
 	"github.com/deployer-dev/deployer/internal/config"
 	"github.com/deployer-dev/deployer/internal/deploy"
 	"github.com/deployer-dev/deployer/internal/engine"
@@ -68,7 +68,7 @@ func (f *Factory) warnFileStateInCI(cfg *config.Config) {
 		"vanish with the runner, and the next run starts from nothing. Keep state in S3 and locks in DynamoDB: "+
 		"set backend.state: s3://BUCKET and backend.lock: dynamodb://TABLE in deployer.yaml (or DEPLOYER_BACKEND_STATE "+
 		"and DEPLOYER_BACKEND_LOCK), create them with deployer backend init; see docs/github-actions.md",
-		backends.Redact(cfg.Backend.State))
+		backendurl.Redact(cfg.Backend.State))
 	if f.GitHub().Actions {
 		f.annotate(ghactions.Warning, "State will be lost with the runner", msg)
 		return

@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/deployer-dev/deployer/internal/backends"
 	"github.com/deployer-dev/deployer/internal/config"
 	"github.com/deployer-dev/deployer/internal/deploy"
 )
@@ -82,7 +83,7 @@ func optionalConfig(f *Factory) (*config.Config, error) {
 	}
 	if f.ConfigPath == "" && errors.Is(err, config.ErrNoConfig) {
 		c := config.Default()
-		if err := config.ApplyEnv(c, f.Getenv); err != nil {
+		if err := config.ApplyEnv(c, f.Getenv, config.WithBackends(backends.Schemes())); err != nil {
 			return nil, err
 		}
 		return c, nil

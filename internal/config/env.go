@@ -21,9 +21,10 @@ import (
 //	DEPLOYER_MAX_CLOCK_SKEW      backend.max_clock_skew
 //
 // Bad values give a *ValidationError naming the variable; c is then
-// partly updated and should not be used.
-func ApplyEnv(c *Config, getenv func(string) string) error {
-	l := &loader{}
+// partly updated and should not be used. WithBackends gives the schemes the
+// backend URLs are checked against.
+func ApplyEnv(c *Config, getenv func(string) string, opts ...Option) error {
+	l := newLoader("", opts)
 	if v := getenv("DEPLOYER_STACK"); v != "" {
 		if ValidateName("stack", v) != nil {
 			l.add(0, "DEPLOYER_STACK", "invalid stack name %q: %s", v, nameRule)
@@ -38,7 +39,7 @@ func ApplyEnv(c *Config, getenv func(string) string) error {
 		{"DEPLOYER_BACKEND_LOCK", "lock", &c.Backend.Lock},
 	} {
 		if v := getenv(u.name); v != "" {
-			if msg := checkBackendURL(u.which, v); msg != "" {
+			if msg := l.checkBackendURL(u.which, v); msg != "" {
 				l.add(0, u.name, "%s", msg)
 			}
 			*u.dst = v

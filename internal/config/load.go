@@ -49,8 +49,9 @@ func (e *noConfigError) Is(target error) bool {
 // defaults and validates it. Problems are returned together as a
 // *ValidationError whose lines read "FILE:LINE: YAML.PATH: problem (fix)";
 // a missing file gives an error wrapping ErrNoConfig and os.ErrNotExist, and
-// another unreadable file the os error wrapped.
-func Load(path string) (*Config, error) {
+// another unreadable file the os error wrapped. WithBackends gives the
+// schemes backend.state and backend.lock are checked against.
+func Load(path string, opts ...Option) (*Config, error) {
 	if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
 		return nil, &noConfigError{path: path}
 	}
@@ -65,7 +66,7 @@ func Load(path string) (*Config, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read config %s: %w", path, err)
 	}
-	c, err := Parse(data, path)
+	c, err := Parse(data, path, opts...)
 	if err != nil {
 		return nil, err
 	}
@@ -78,8 +79,8 @@ func Load(path string) (*Config, error) {
 
 // Parse is Load for bytes already read; name is the file name used in
 // messages. Path and Dir are left empty.
-func Parse(data []byte, name string) (*Config, error) {
-	l := &loader{file: name, pos: map[string]*compPos{}}
+func Parse(data []byte, name string, opts ...Option) (*Config, error) {
+	l := newLoader(name, opts)
 	c := l.parse(data)
 	if len(l.probs) == 0 {
 		applyDefaults(c)
@@ -151,9 +152,18 @@ func applyDefaults(c *Config) {
 
 // loader walks the YAML node tree, building the Config and collecting problems.
 type loader struct {
-	file  string
-	probs []Problem
-	pos   map[string]*compPos // by component address
+	file     string
+	probs    []Problem
+	pos      map[string]*compPos // by component address
+	backends BackendSchemes
+}
+
+func newLoader(file string, opts []Option) *loader {
+	l := &loader{file: file, pos: map[string]*compPos{}}
+	for _, o := range opts {
+		o(l)
+	}
+	return l
 }
 
 // compPos remembers where a component's parts are, for later checks.

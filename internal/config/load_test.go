@@ -195,7 +195,7 @@ func TestLoadReportsProblems(t *testing.T) {
 		{"stale before a heartbeat is due", "backend:\n  stale_after: 10s\n", []string{
 			`deployer.yaml: backend.stale_after: 10s must be longer than heartbeat_interval 30s (a lock is STALE after missing heartbeats; use e.g. 4x the interval)`}},
 		{"unknown lock scheme", "backend:\n  lock: etcd://host:2379\n", []string{
-			`deployer.yaml:2: backend.lock: unknown lock backend scheme "etcd" (use file://DIR, dynamodb://TABLE?region=REGION, s3://BUCKET, redis://HOST:6379/0, postgres://USER@HOST/DB or none)`}},
+			`deployer.yaml:2: backend.lock: unknown lock backend scheme "etcd" (use file://DIR, dynamodb://TABLE?region=REGION, s3://BUCKET?region=REGION, redis://HOST:6379/0, postgres://USER@HOST/DB or none)`}},
 		{"state on dynamodb", "backend:\n  state: dynamodb://t\n", []string{
 			`deployer.yaml:2: backend.state: unknown state backend scheme "dynamodb" (use file://DIR, s3://BUCKET?region=REGION or postgres://USER@HOST/DB)`}},
 		{"state none", "backend:\n  state: none\n", []string{
@@ -211,7 +211,7 @@ func TestLoadReportsProblems(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := Parse([]byte(tc.yaml), "deployer.yaml")
+			_, err := Parse([]byte(tc.yaml), "deployer.yaml", WithBackends(testBackends))
 			var ve *ValidationError
 			if !errors.As(err, &ve) {
 				t.Fatalf("err = %v, want a *ValidationError", err)

@@ -149,14 +149,14 @@ func TestApplyEnv(t *testing.T) {
 	}
 
 	bad := map[string]string{"DEPLOYER_LOCK_TTL": "forever", "DEPLOYER_BACKEND_LOCK": "zookeeper://x", "DEPLOYER_STACK": "My Stack"}
-	err := ApplyEnv(Default(), func(k string) string { return bad[k] })
+	err := ApplyEnv(Default(), func(k string) string { return bad[k] }, WithBackends(testBackends))
 	var ve *ValidationError
 	if !errors.As(err, &ve) {
 		t.Fatalf("err = %v, want *ValidationError", err)
 	}
 	wantMsg := `configuration has 3 problems:
   DEPLOYER_STACK: invalid stack name "My Stack": names are lower-case letters, digits and '-', starting with a letter or digit, at most 63 characters
-  DEPLOYER_BACKEND_LOCK: unknown lock backend scheme "zookeeper" (use file://DIR, dynamodb://TABLE?region=REGION, s3://BUCKET, redis://HOST:6379/0, postgres://USER@HOST/DB or none)
+  DEPLOYER_BACKEND_LOCK: unknown lock backend scheme "zookeeper" (use file://DIR, dynamodb://TABLE?region=REGION, s3://BUCKET?region=REGION, redis://HOST:6379/0, postgres://USER@HOST/DB or none)
   DEPLOYER_LOCK_TTL: invalid duration "forever" (use a number with a unit, e.g. 30s, 5m, 1h)`
 	if diff := cmp.Diff(wantMsg, err.Error()); diff != "" {
 		t.Errorf("message (-want +got):\n%s", diff)

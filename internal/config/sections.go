@@ -20,7 +20,7 @@ func (l *loader) backend(n *yaml.Node, b *Backend) {
 			if !ok || s == "" {
 				return
 			}
-			if msg := checkBackendURL(k, s); msg != "" {
+			if msg := l.checkBackendURL(k, s); msg != "" {
 				l.add(v.Line, path, "%s", msg)
 			}
 			if k == "state" {
@@ -62,23 +62,21 @@ func (l *loader) backend(n *yaml.Node, b *Backend) {
 	})
 }
 
-var (
-	stateSchemes = []string{"file", "s3", "postgres", "postgresql"}
-	lockSchemes  = []string{"file", "s3", "dynamodb", "redis", "rediss", "postgres", "postgresql"}
-)
-
 // checkBackendURL returns "" or what is wrong with a backend.state/lock URL
-// (docs/backends.md) and the fix.
-func checkBackendURL(which, raw string) string {
-	const stateFix = "use file://DIR, s3://BUCKET?region=REGION or postgres://USER@HOST/DB"
-	const lockFix = "use file://DIR, dynamodb://TABLE?region=REGION, s3://BUCKET, redis://HOST:6379/0, postgres://USER@HOST/DB or none"
-	fix, schemes := lockFix, lockSchemes
+// (docs/backends.md) and the fix. The schemes come from the backend registry
+// (BackendSchemes); without them only the form of the URL is checked.
+func (l *loader) checkBackendURL(which, raw string) string {
+	known := l.backends.Lock
 	if which == "state" {
-		fix, schemes = stateFix, stateSchemes
+		known = l.backends.State
 	}
+	fix := known.Suggestion()
 	if raw == "none" {
-		if which == "state" {
-			return `the state backend cannot be "none": state must be stored somewhere (` + stateFix + ")"
+		switch {
+		case which == "state":
+			return `the state backend cannot be "none": state must be stored somewhere (` + fix + ")"
+		case known.Names != nil && !slices.Contains(known.Names, "none"):
+			return fmt.Sprintf("unknown %s backend %q (%s)", which, raw, fix)
 		}
 		return ""
 	}
@@ -89,7 +87,7 @@ func checkBackendURL(which, raw string) string {
 		}
 		return fmt.Sprintf("%q is not a backend URL (write file://%s for a local directory, or %s)", raw, raw, fix)
 	}
-	if !slices.Contains(schemes, scheme) {
+	if known.Names != nil && !slices.Contains(known.Names, scheme) {
 		return fmt.Sprintf("unknown %s backend scheme %q (%s)", which, scheme, fix)
 	}
 	if rest == "" || rest == "/" {

@@ -18,6 +18,8 @@ import (
 	"github.com/golang-migrate/migrate/v4/source/iofs"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/deployer-dev/deployer/internal/backendurl"
 )
 
 //go:embed migrations/*.sql
@@ -94,6 +96,32 @@ func isConnectError(err error) bool {
 	return errors.As(err, &ce)
 }
 
+// Init runs Migrate on the database of each URL, once per distinct URL
+// (`deployer backend init`), and returns one line per migration applied,
+// or one saying the schema is up to date, each naming the URL without its
+// password: "postgres://deployer:xxxxx@db/deployer: applied migration 000001_init".
+func Init(ctx context.Context, urls []string) ([]string, error) {
+	var lines []string
+	done := map[string]bool{}
+	for _, u := range urls {
+		if done[u] {
+			continue
+		}
+		done[u] = true
+		applied, err := Migrate(ctx, u)
+		if err != nil {
+			return lines, err
+		}
+		if len(applied) == 0 {
+			lines = append(lines, backendurl.Redact(u)+": schema already up to date")
+		}
+		for _, m := range applied {
+			lines = append(lines, backendurl.Redact(u)+": applied migration "+m)
+		}
+	}
+	return lines, nil
+}
+
 // Migrate applies the embedded migrations that the database at rawURL
 // (postgres:// or postgresql://, a libpq URL as pgx reads it) does not have
 // yet, and returns their names ("000001_init"), oldest first; nil when the
@@ -118,17 +146,17 @@ func Migrate(ctx context.Context, rawURL string) ([]string, error) {
 	defer src.Close()
 	drv, err := database.Open(dbURL)
 	if err != nil {
-		return nil, fmt.Errorf("connect to %s for migrations: %w", Redact(rawURL), err)
+		return nil, fmt.Errorf("connect to %s for migrations: %w", backendurl.Redact(rawURL), err)
 	}
 	defer drv.Close()
 	if err := drv.Lock(); err != nil {
-		return nil, fmt.Errorf("take the migration lock of %s: %w", Redact(rawURL), err)
+		return nil, fmt.Errorf("take the migration lock of %s: %w", backendurl.Redact(rawURL), err)
 	}
 	defer func() { _ = drv.Unlock() }()
 
 	before, dirty, err := drv.Version()
 	if err != nil {
-		return nil, fmt.Errorf("read schema version of %s: %w", Redact(rawURL), err)
+		return nil, fmt.Errorf("read schema version of %s: %w", backendurl.Redact(rawURL), err)
 	}
 	if dirty {
 		return nil, &SchemaError{Have: before, Want: Version, Dirty: true}
@@ -143,7 +171,7 @@ func Migrate(ctx context.Context, rawURL string) ([]string, error) {
 	v := before
 	for range names {
 		if err := ctx.Err(); err != nil {
-			return nil, fmt.Errorf("migrate %s: stopped at version %d: %w", Redact(rawURL), max(v, 0), err)
+			return nil, fmt.Errorf("migrate %s: stopped at version %d: %w", backendurl.Redact(rawURL), max(v, 0), err)
 		}
 		var next uint
 		if v == database.NilVersion {
@@ -155,7 +183,7 @@ func Migrate(ctx context.Context, rawURL string) ([]string, error) {
 			return nil, fmt.Errorf("find the migration after version %d: %w", max(v, 0), err)
 		}
 		if err := apply(drv, src, next); err != nil {
-			return nil, fmt.Errorf("migrate %s from version %d to %d: %w", Redact(rawURL), max(before, 0), Version, err)
+			return nil, fmt.Errorf("migrate %s from version %d to %d: %w", backendurl.Redact(rawURL), max(before, 0), Version, err)
 		}
 		v = int(next)
 	}
@@ -210,22 +238,13 @@ func namesAfter(v int) ([]string, error) {
 func driverURL(rawURL string) (string, error) {
 	u, err := url.Parse(rawURL)
 	if err != nil || (u.Scheme != "postgres" && u.Scheme != "postgresql") {
-		return "", fmt.Errorf("backend %q: want postgres://USER@HOST:PORT/DB", Redact(rawURL))
+		return "", fmt.Errorf("backend %q: want postgres://USER@HOST:PORT/DB", backendurl.Redact(rawURL))
 	}
 	u.Scheme = "pgx5"
 	q := u.Query()
 	q.Set("x-migrations-table", MigrationsTable)
 	u.RawQuery = q.Encode()
 	return u.String(), nil
-}
-
-// Redact returns rawURL without its password, for messages and Location.
-func Redact(rawURL string) string {
-	u, err := url.Parse(rawURL)
-	if err != nil {
-		return "postgres://(unparsable URL)"
-	}
-	return u.Redacted()
 }
 
 // Gate runs Check on first use and remembers success, so each backend

@@ -16,6 +16,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/deployer-dev/deployer/internal/awsbackend"
+	ddblock "github.com/deployer-dev/deployer/internal/lockmgr/dynamodb"
 	"github.com/deployer-dev/deployer/internal/testenv"
 )
 
@@ -73,7 +74,7 @@ func NewTable(tb testing.TB) (*dynamodb.Client, string, awsbackend.Options) {
 	}
 	c := awsbackend.NewDynamoDBClient(cfg, o)
 	name := Name()
-	if err := awsbackend.EnsureTable(ctx(tb), c, name, cfg.Region, &awsbackend.Report{}); err != nil {
+	if err := ddblock.EnsureTable(ctx(tb), c, name, cfg.Region, &awsbackend.Report{}); err != nil {
 		tb.Fatal(err)
 	}
 	tb.Cleanup(func() {

@@ -11,6 +11,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/deployer-dev/deployer/internal/backendurl"
 	"github.com/deployer-dev/deployer/internal/lockmgr"
 	"github.com/deployer-dev/deployer/internal/pgschema"
 )
@@ -30,7 +31,7 @@ var _ lockmgr.Backend = (*Backend)(nil)
 func Open(ctx context.Context, rawURL string) (*Backend, error) {
 	pool, err := pgxpool.New(ctx, rawURL)
 	if err != nil {
-		return nil, fmt.Errorf("lock backend %s: %w", pgschema.Redact(rawURL), err)
+		return nil, fmt.Errorf("lock backend %s: %w", backendurl.Redact(rawURL), err)
 	}
 	b := New(pool)
 	b.ownPool = true

@@ -15,6 +15,7 @@ import (
 
 	goredis "github.com/redis/go-redis/v9"
 
+	"github.com/deployer-dev/deployer/internal/backendurl"
 	"github.com/deployer-dev/deployer/internal/lockmgr"
 )
 
@@ -51,7 +52,7 @@ func Open(ctx context.Context, rawURL string) (*Backend, error) {
 	c := goredis.NewUniversalClient(uo)
 	if err := c.Ping(ctx).Err(); err != nil {
 		_ = c.Close()
-		return nil, fmt.Errorf("connect to lock backend %s: %w (check that Redis runs there and backend.lock is right)", redact(rawURL), err)
+		return nil, fmt.Errorf("connect to lock backend %s: %w (check that Redis runs there and backend.lock is right)", backendurl.Redact(rawURL), err)
 	}
 	return New(c, Options{Namespace: ns}), nil
 }

@@ -6,6 +6,8 @@ import (
 	"strings"
 
 	goredis "github.com/redis/go-redis/v9"
+
+	"github.com/deployer-dev/deployer/internal/backendurl"
 )
 
 // Options configure a Backend beyond its URL.
@@ -31,7 +33,7 @@ type Options struct {
 func ParseURL(raw string) (*goredis.UniversalOptions, string, error) {
 	u, err := url.Parse(raw)
 	if err != nil || (u.Scheme != "redis" && u.Scheme != "rediss") {
-		return nil, "", fmt.Errorf("lock backend %q: want redis://[:PASSWORD@]HOST:PORT[/DB] or rediss://HOST:PORT", redact(raw))
+		return nil, "", fmt.Errorf("lock backend %q: want redis://[:PASSWORD@]HOST:PORT[/DB] or rediss://HOST:PORT", backendurl.Redact(raw))
 	}
 	q := u.Query()
 	extra := q["addr"]
@@ -44,13 +46,13 @@ func ParseURL(raw string) (*goredis.UniversalOptions, string, error) {
 	u.RawQuery = q.Encode()
 	o, err := goredis.ParseURL(u.String())
 	if err != nil {
-		return nil, "", fmt.Errorf("lock backend %q: %w", redact(raw), err)
+		return nil, "", fmt.Errorf("lock backend %q: %w", backendurl.Redact(raw), err)
 	}
 	if ns == "" {
 		ns = "deployer"
 	}
 	if strings.ContainsAny(ns, "{}*?[]\\") {
-		return nil, "", fmt.Errorf("lock backend %q: key_prefix %q may not contain {}*?[]\\", redact(raw), ns)
+		return nil, "", fmt.Errorf("lock backend %q: key_prefix %q may not contain {}*?[]\\", backendurl.Redact(raw), ns)
 	}
 	isCluster := false
 	switch cluster {
@@ -58,7 +60,7 @@ func ParseURL(raw string) (*goredis.UniversalOptions, string, error) {
 	case "true", "1":
 		isCluster = true
 	default:
-		return nil, "", fmt.Errorf("lock backend %q: cluster=%q, want true or false", redact(raw), cluster)
+		return nil, "", fmt.Errorf("lock backend %q: cluster=%q, want true or false", backendurl.Redact(raw), cluster)
 	}
 	uo := &goredis.UniversalOptions{
 		Addrs:           append([]string{o.Addr}, extra...),
@@ -91,13 +93,4 @@ func ParseURL(raw string) (*goredis.UniversalOptions, string, error) {
 		uo.SentinelUsername, uo.SentinelPassword = o.Username, o.Password
 	}
 	return uo, ns, nil
-}
-
-// redact drops the password of a URL for messages.
-func redact(raw string) string {
-	u, err := url.Parse(raw)
-	if err != nil {
-		return "redis://(unparsable URL)"
-	}
-	return u.Redacted()
 }

@@ -22,15 +22,6 @@ import (
 	"github.com/deployer-dev/deployer/internal/lockmgr"
 )
 
-// API is the part of the S3 client the backend calls. DeleteObject
-// is only used to remove the conditional-write probe's scratch object.
-type API interface {
-	GetObject(ctx context.Context, in *s3api.GetObjectInput, optFns ...func(*s3api.Options)) (*s3api.GetObjectOutput, error)
-	PutObject(ctx context.Context, in *s3api.PutObjectInput, optFns ...func(*s3api.Options)) (*s3api.PutObjectOutput, error)
-	DeleteObject(ctx context.Context, in *s3api.DeleteObjectInput, optFns ...func(*s3api.Options)) (*s3api.DeleteObjectOutput, error)
-	ListObjectsV2(ctx context.Context, in *s3api.ListObjectsV2Input, optFns ...func(*s3api.Options)) (*s3api.ListObjectsV2Output, error)
-}
-
 // object is the stored JSON: the lock record plus the tombstone flag and the
 // id of the Release call that wrote the tombstone.
 type object struct {
@@ -48,7 +39,7 @@ type cached struct {
 
 // Backend is the S3 lock backend. It is safe for concurrent use.
 type Backend struct {
-	api   API
+	api   awsbackend.S3API
 	url   awsbackend.S3URL
 	res   awsbackend.Resource
 	sse   awsbackend.Options
@@ -60,7 +51,7 @@ var _ lockmgr.Backend = (*Backend)(nil)
 
 // New returns a backend on u through api. o.SSE/o.KMSKeyID, if set, apply to
 // every PUT.
-func New(api API, u awsbackend.S3URL, o awsbackend.Options) *Backend {
+func New(api awsbackend.S3API, u awsbackend.S3URL, o awsbackend.Options) *Backend {
 	return &Backend{api: api, url: u, sse: o, cache: map[string]cached{},
 		res: awsbackend.Resource{Service: "s3", Kind: "bucket", Name: u.Bucket, Region: u.Region}}
 }

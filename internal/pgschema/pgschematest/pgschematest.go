@@ -13,6 +13,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/deployer-dev/deployer/internal/backendurl"
 	"github.com/deployer-dev/deployer/internal/pgschema"
 	"github.com/deployer-dev/deployer/internal/testenv"
 )
@@ -32,7 +33,7 @@ func Empty(t testing.TB) string {
 	defer cancel()
 	conn, err := pgx.Connect(ctx, base)
 	if err != nil {
-		t.Fatalf("connect to %s: %v", pgschema.Redact(base), err)
+		t.Fatalf("connect to %s: %v", backendurl.Redact(base), err)
 	}
 	defer conn.Close(ctx)
 	if _, err := conn.Exec(ctx, "CREATE SCHEMA "+schema); err != nil {

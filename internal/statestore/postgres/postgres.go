@@ -13,6 +13,7 @@ import (
 	"github.com/jackc/pgx/v5/pgtype"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/deployer-dev/deployer/internal/backendurl"
 	"github.com/deployer-dev/deployer/internal/pgschema"
 	"github.com/deployer-dev/deployer/internal/statestore"
 )
@@ -44,7 +45,7 @@ var _ statestore.Backend = (*Backend)(nil)
 func Open(ctx context.Context, rawURL string, o Options) (*Backend, error) {
 	pool, err := pgxpool.New(ctx, rawURL)
 	if err != nil {
-		return nil, fmt.Errorf("state backend %s: %w", pgschema.Redact(rawURL), err)
+		return nil, fmt.Errorf("state backend %s: %w", backendurl.Redact(rawURL), err)
 	}
 	b := New(pool, o)
 	b.ownPool = true

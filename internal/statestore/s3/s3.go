@@ -18,17 +18,9 @@ import (
 	"github.com/deployer-dev/deployer/internal/statestore"
 )
 
-// API is the part of the S3 client the backend calls.
-type API interface {
-	GetObject(ctx context.Context, in *s3api.GetObjectInput, optFns ...func(*s3api.Options)) (*s3api.GetObjectOutput, error)
-	PutObject(ctx context.Context, in *s3api.PutObjectInput, optFns ...func(*s3api.Options)) (*s3api.PutObjectOutput, error)
-	DeleteObject(ctx context.Context, in *s3api.DeleteObjectInput, optFns ...func(*s3api.Options)) (*s3api.DeleteObjectOutput, error)
-	ListObjectsV2(ctx context.Context, in *s3api.ListObjectsV2Input, optFns ...func(*s3api.Options)) (*s3api.ListObjectsV2Output, error)
-}
-
 // Backend is the S3 state backend. It is safe for concurrent use.
 type Backend struct {
-	api API
+	api awsbackend.S3API
 	url awsbackend.S3URL
 	res awsbackend.Resource
 	o   awsbackend.Options
@@ -38,7 +30,7 @@ var _ statestore.Backend = (*Backend)(nil)
 
 // New returns a backend on u through api; o.SSE ("", "AES256", "aws:kms") and
 // o.KMSKeyID apply to every PUT.
-func New(api API, u awsbackend.S3URL, o awsbackend.Options) (*Backend, error) {
+func New(api awsbackend.S3API, u awsbackend.S3URL, o awsbackend.Options) (*Backend, error) {
 	switch o.SSE {
 	case "", "AES256", "aws:kms":
 	default:

@@ -1,0 +1,21 @@
+package awsbackend
+
+import (
+	"context"
+
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+)
+
+// S3API is the part of the S3 client that the S3 lock backend
+// (internal/lockmgr/s3), the S3 state backend (internal/statestore/s3) and
+// the conditional-write probe call; *s3.Client implements it (NewS3Client).
+// DeleteObject removes only the probe's scratch object and the history
+// snapshot of a state write that lost its compare-and-swap.
+type S3API interface {
+	GetObject(ctx context.Context, in *s3.GetObjectInput, optFns ...func(*s3.Options)) (*s3.GetObjectOutput, error)
+	PutObject(ctx context.Context, in *s3.PutObjectInput, optFns ...func(*s3.Options)) (*s3.PutObjectOutput, error)
+	DeleteObject(ctx context.Context, in *s3.DeleteObjectInput, optFns ...func(*s3.Options)) (*s3.DeleteObjectOutput, error)
+	ListObjectsV2(ctx context.Context, in *s3.ListObjectsV2Input, optFns ...func(*s3.Options)) (*s3.ListObjectsV2Output, error)
+}
+
+var _ S3API = (*s3.Client)(nil)

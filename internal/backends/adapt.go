@@ -1,0 +1,135 @@
+package backends
+
+import (
+	"context"
+	"strings"
+
+	"github.com/deployer-dev/deployer/internal/awsbackend"
+	"github.com/deployer-dev/deployer/internal/backendurl"
+	"github.com/deployer-dev/deployer/internal/lockmgr"
+	"github.com/deployer-dev/deployer/internal/statestore"
+	pgstate "github.com/deployer-dev/deployer/internal/statestore/postgres"
+)
+
+// The adapters below turn a backend package's constructor into the
+// registry's uniform signatures, so a registry line names the package's
+// own functions.
+
+type (
+	lockOpener  = func(ctx context.Context, raw string, o Options) (lockmgr.Backend, error)
+	stateOpener = func(ctx context.Context, raw string, o Options) (statestore.Backend, error)
+	initializer = func(ctx context.Context, urls []string, o Options) ([]string, error)
+)
+
+func (o Options) aws() awsbackend.Options {
+	return awsbackend.Options{SSE: o.SSE, KMSKeyID: o.KMSKeyID, PathStyle: o.PathStyle}
+}
+
+// lockByURL adapts Open(ctx, raw) of a backend configured by its URL alone.
+func lockByURL[B lockmgr.Backend](open func(context.Context, string) (B, error)) lockOpener {
+	return func(ctx context.Context, raw string, _ Options) (lockmgr.Backend, error) {
+		b, err := open(ctx, raw)
+		if err != nil {
+			return nil, err
+		}
+		return b, nil
+	}
+}
+
+// lockAlways adapts New() of a backend that needs no URL.
+func lockAlways[B lockmgr.Backend](newB func() B) lockOpener {
+	return func(context.Context, string, Options) (lockmgr.Backend, error) { return newB(), nil }
+}
+
+// lockInDir and stateInDir adapt New(dir) of a file:// backend: the
+// directory is resolved against deployer.yaml's (FileDir).
+func lockInDir[B lockmgr.Backend](newB func(dir string) (B, error)) lockOpener {
+	return func(_ context.Context, raw string, o Options) (lockmgr.Backend, error) {
+		dir, err := FileDir(raw, o.BaseDir)
+		if err != nil {
+			return nil, err
+		}
+		b, err := newB(dir)
+		if err != nil {
+			return nil, err
+		}
+		return b, nil
+	}
+}
+
+func stateInDir[B statestore.Backend](newB func(dir string) (B, error)) stateOpener {
+	return func(_ context.Context, raw string, o Options) (statestore.Backend, error) {
+		dir, err := FileDir(raw, o.BaseDir)
+		if err != nil {
+			return nil, err
+		}
+		b, err := newB(dir)
+		if err != nil {
+			return nil, err
+		}
+		return b, nil
+	}
+}
+
+// lockOnAWS and stateOnAWS adapt Open(ctx, raw, awsbackend.Options).
+func lockOnAWS[B lockmgr.Backend](open func(context.Context, string, awsbackend.Options) (B, error)) lockOpener {
+	return func(ctx context.Context, raw string, o Options) (lockmgr.Backend, error) {
+		b, err := open(ctx, raw, o.aws())
+		if err != nil {
+			return nil, err
+		}
+		return b, nil
+	}
+}
+
+func stateOnAWS[B statestore.Backend](open func(context.Context, string, awsbackend.Options) (B, error)) stateOpener {
+	return func(ctx context.Context, raw string, o Options) (statestore.Backend, error) {
+		b, err := open(ctx, raw, o.aws())
+		if err != nil {
+			return nil, err
+		}
+		return b, nil
+	}
+}
+
+// openPostgresState opens the postgres:// state backend. When locks live in
+// the same database (backend.lock equals backend.state), a state write
+// commits only while the writer's lock row is live
+// (docs/self-hosted.md#postgresql-locks-and-state).
+func openPostgresState(ctx context.Context, raw string, o Options) (statestore.Backend, error) {
+	b, err := pgstate.Open(ctx, raw, pgstate.Options{CheckLock: o.LockURL == raw})
+	if err != nil {
+		return nil, err
+	}
+	return b, nil
+}
+
+// nothingToCreate is the Init of a backend that needs no setup: one line
+// per URL, "URL: nothing to create" and note.
+func nothingToCreate(note string) initializer {
+	return func(_ context.Context, urls []string, _ Options) ([]string, error) {
+		lines := make([]string, 0, len(urls))
+		for _, u := range urls {
+			lines = append(lines, backendurl.Redact(u)+": nothing to create"+note)
+		}
+		return lines, nil
+	}
+}
+
+// initByURL adapts Init(ctx, urls) of a backend configured by its URLs alone.
+func initByURL(init func(context.Context, []string) ([]string, error)) initializer {
+	return func(ctx context.Context, urls []string, _ Options) ([]string, error) { return init(ctx, urls) }
+}
+
+// initOnAWS adapts Init(ctx, urls, awsbackend.Options) of an AWS backend:
+// one line per report item.
+func initOnAWS(init func(context.Context, []string, awsbackend.Options) (awsbackend.Report, error)) initializer {
+	return func(ctx context.Context, urls []string, o Options) ([]string, error) {
+		rep, err := init(ctx, urls, o.aws())
+		var lines []string
+		if txt := strings.TrimRight(rep.String(), "\n"); txt != "" {
+			lines = strings.Split(txt, "\n")
+		}
+		return lines, err
+	}
+}

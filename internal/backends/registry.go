@@ -1,0 +1,30 @@
+package backends
+
+import (
+	"github.com/deployer-dev/deployer/internal/awsbackend"
+	ddblock "github.com/deployer-dev/deployer/internal/lockmgr/dynamodb"
+	filelock "github.com/deployer-dev/deployer/internal/lockmgr/file"
+	"github.com/deployer-dev/deployer/internal/lockmgr/none"
+	pglock "github.com/deployer-dev/deployer/internal/lockmgr/postgres"
+	redislock "github.com/deployer-dev/deployer/internal/lockmgr/redis"
+	s3lock "github.com/deployer-dev/deployer/internal/lockmgr/s3"
+	"github.com/deployer-dev/deployer/internal/pgschema"
+	filestate "github.com/deployer-dev/deployer/internal/statestore/file"
+	s3state "github.com/deployer-dev/deployer/internal/statestore/s3"
+)
+
+// NoneWarning is the registry line of `none`'s Warning, for the commands
+// that print it themselves (state locks).
+const NoneWarning = none.Warning
+
+// registry is every backend deployer opens, one line per URL scheme, in the
+// order errors suggest them (docs/backends.md). A new backend is its own
+// package (which owns its URL parsing and its setup) plus one line here.
+var registry = []Scheme{
+	{Name: "file", Form: "file://DIR", Lock: lockInDir(filelock.New), State: stateInDir(filestate.New), Init: nothingToCreate(" (made on first use)")},
+	{Name: "dynamodb", Form: "dynamodb://TABLE?region=REGION", Lock: lockOnAWS(ddblock.Open), Init: initOnAWS(ddblock.Init)},
+	{Name: "s3", Form: "s3://BUCKET?region=REGION", Lock: lockOnAWS(s3lock.Open), State: stateOnAWS(s3state.Open), Init: initOnAWS(awsbackend.InitBuckets)},
+	{Name: "redis", Aliases: []string{"rediss"}, Form: "redis://HOST:6379/0", Lock: lockByURL(redislock.Open), Init: nothingToCreate("")},
+	{Name: "postgres", Aliases: []string{"postgresql"}, Form: "postgres://USER@HOST/DB", Lock: lockByURL(pglock.Open), State: openPostgresState, Init: initByURL(pgschema.Init)},
+	{Name: "none", Form: "none", Lock: lockAlways(none.New), Init: nothingToCreate(" (made on first use)"), Warning: none.Warning},
+}

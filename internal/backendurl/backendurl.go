@@ -1,0 +1,44 @@
+// Package backendurl owns what every backend URL shares, whatever its
+// backend: its scheme, and the form of it that messages may print (without
+// the password). The backend registry (internal/backends), the backends that
+// name their URL in errors and the CLI all use it (docs/backends.md).
+package backendurl
+
+import (
+	"net/url"
+	"strings"
+)
+
+// Scheme returns the scheme of a backend URL: "s3" for "s3://bucket",
+// "none" for "none", "" when raw has no "://".
+func Scheme(raw string) string {
+	if raw == "none" {
+		return "none"
+	}
+	s, _, ok := strings.Cut(raw, "://")
+	if !ok {
+		return ""
+	}
+	return s
+}
+
+// Redact returns raw with the password of its user information replaced by
+// "xxxxx" (net/url's URL.Redacted), for messages, logs and the GitHub
+// Actions summary: "postgres://deployer:xxxxx@db:5432/x". A URL without user
+// information is returned as written. A URL with user information that does
+// not parse is shown as its scheme and "(unparsable URL)", so that a
+// password never leaks through a parse error.
+func Redact(raw string) string {
+	if !strings.Contains(raw, "@") {
+		return raw
+	}
+	s := Scheme(raw)
+	if s == "" || strings.ContainsAny(s, "@:/") {
+		return "(unparsable URL)"
+	}
+	u, err := url.Parse(raw)
+	if err != nil {
+		return s + "://(unparsable URL)"
+	}
+	return u.Redacted()
+}

@@ -1,0 +1,28 @@
+package backendurl
+
+import "testing"
+
+func TestRedactHidesOnlyThePassword(t *testing.T) {
+	for _, c := range []struct{ raw, want string }{
+		{"postgres://deployer:hunter2@db:5432/x?sslmode=disable", "postgres://deployer:xxxxx@db:5432/x?sslmode=disable"},
+		{"redis://:hunter2@127.0.0.1:6379/0", "redis://:xxxxx@127.0.0.1:6379/0"},
+		{"postgres://deployer@db/x", "postgres://deployer@db/x"},
+		{"redis://127.0.0.1:6379/0", "redis://127.0.0.1:6379/0"},
+		{"file://my state dir", "file://my state dir"},
+		{"none", "none"},
+		{"postgres://u:hunter2@db:port/x", "postgres://(unparsable URL)"},
+		{"u:hunter2@db:port", "(unparsable URL)"},
+	} {
+		if got := Redact(c.raw); got != c.want {
+			t.Errorf("Redact(%q) = %q, want %q", c.raw, got, c.want)
+		}
+	}
+}
+
+func TestScheme(t *testing.T) {
+	for raw, want := range map[string]string{"s3://b/p": "s3", "none": "none", ".deployer": "", "postgresql://h/db": "postgresql"} {
+		if got := Scheme(raw); got != want {
+			t.Errorf("Scheme(%q) = %q, want %q", raw, got, want)
+		}
+	}
+}
