@@ -9,27 +9,48 @@ import (
 	"github.com/deployer-dev/deployer/internal/backends"
 )
 
+// BackendInitOptions are the inputs of `deployer backend init`.
+type BackendInitOptions struct {
+	IO *IOStreams
+	// Init is the use case: backends.Init on deployer.yaml's backend.state
+	// and backend.lock (or DEPLOYER_BACKEND_STATE / DEPLOYER_BACKEND_LOCK),
+	// bound by NewCmdBackendInit; a run test sets a fake. It returns one line
+	// per resource, what it created and what already existed, and on an
+	// error the lines before it.
+	Init func(ctx context.Context) ([]string, error)
+}
+
 // NewCmdBackendInit returns `deployer backend init`: creates what the
 // configured backends need (DynamoDB table, S3 bucket, PostgreSQL schema),
-// idempotently, printing what it created and what already existed.
-func NewCmdBackendInit(f *Factory, runF func(context.Context, *Factory) error) *cobra.Command {
+// idempotently (docs/backends.md). runF replaces runBackendInit in tests.
+func NewCmdBackendInit(f *Factory, runF func(context.Context, *BackendInitOptions) error) *cobra.Command {
+	opts := &BackendInitOptions{IO: f.IO}
+	opts.Init = func(ctx context.Context) ([]string, error) {
+		cfg, err := optionalConfig(f)
+		if err != nil {
+			return nil, err
+		}
+		return backends.Init(ctx, cfg.Backend.State, cfg.Backend.Lock, f.backendOptions(cfg))
+	}
 	return &cobra.Command{
 		Use:   "init",
 		Short: "Create the table, bucket or schema the configured backends need (idempotent)",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if runF != nil {
-				return runF(cmd.Context(), f)
+				return runF(cmd.Context(), opts)
 			}
-			cfg, err := optionalConfig(f)
-			if err != nil {
-				return err
-			}
-			lines, err := backends.Init(cmd.Context(), cfg.Backend.State, cfg.Backend.Lock, f.backendOptions(cfg))
-			for _, l := range lines {
-				fmt.Fprintln(f.IO.Out, l)
-			}
-			return err
+			return runBackendInit(cmd.Context(), opts)
 		},
 	}
+}
+
+// runBackendInit prints what Init created and found, one line each on
+// stdout, also when it stops at an error.
+func runBackendInit(ctx context.Context, opts *BackendInitOptions) error {
+	lines, err := opts.Init(ctx)
+	for _, l := range lines {
+		fmt.Fprintln(opts.IO.Out, l)
+	}
+	return err
 }
