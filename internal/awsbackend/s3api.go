@@ -3,7 +3,9 @@ package awsbackend
 import (
 	"context"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
+	s3types "github.com/aws/aws-sdk-go-v2/service/s3/types"
 )
 
 // S3API is the part of the S3 client that the S3 lock backend
@@ -19,3 +21,18 @@ type S3API interface {
 }
 
 var _ S3API = (*s3.Client)(nil)
+
+// ApplySSE sets the server-side encryption of backend.sse (o.SSE "AES256" or
+// "aws:kms", with o.KMSKeyID) on a PUT of either S3 backend; "" leaves the
+// bucket's default encryption (docs/aws.md).
+func (o Options) ApplySSE(in *s3.PutObjectInput) {
+	switch o.SSE {
+	case "AES256":
+		in.ServerSideEncryption = s3types.ServerSideEncryptionAes256
+	case "aws:kms":
+		in.ServerSideEncryption = s3types.ServerSideEncryptionAwsKms
+		if o.KMSKeyID != "" {
+			in.SSEKMSKeyId = aws.String(o.KMSKeyID)
+		}
+	}
+}

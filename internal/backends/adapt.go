@@ -25,83 +25,53 @@ func (o Options) aws() awsbackend.Options {
 	return awsbackend.Options{SSE: o.SSE, KMSKeyID: o.KMSKeyID, PathStyle: o.PathStyle}
 }
 
-// lockByURL adapts Open(ctx, raw) of a backend configured by its URL alone.
-func lockByURL[B lockmgr.Backend](open func(context.Context, string) (B, error)) lockOpener {
-	return func(ctx context.Context, raw string, _ Options) (lockmgr.Backend, error) {
-		b, err := open(ctx, raw)
-		if err != nil {
-			return nil, err
-		}
-		return b, nil
-	}
+// opener opens a backend of type B from its URL.
+type opener[B any] func(ctx context.Context, raw string, o Options) (B, error)
+
+// asLock and asState give an opener the registry's signature. On an error
+// the backend returned is not used (OpenLock, OpenState).
+func asLock[B lockmgr.Backend](open opener[B]) lockOpener {
+	return func(ctx context.Context, raw string, o Options) (lockmgr.Backend, error) { return open(ctx, raw, o) }
 }
 
-// lockAlways adapts New() of a backend that needs no URL.
-func lockAlways[B lockmgr.Backend](newB func() B) lockOpener {
-	return func(context.Context, string, Options) (lockmgr.Backend, error) { return newB(), nil }
+func asState[B statestore.Backend](open opener[B]) stateOpener {
+	return func(ctx context.Context, raw string, o Options) (statestore.Backend, error) { return open(ctx, raw, o) }
 }
 
-// lockInDir and stateInDir adapt New(dir) of a file:// backend: the
-// directory is resolved against deployer.yaml's (FileDir).
-func lockInDir[B lockmgr.Backend](newB func(dir string) (B, error)) lockOpener {
-	return func(_ context.Context, raw string, o Options) (lockmgr.Backend, error) {
+// byURL adapts Open(ctx, raw) of a backend configured by its URL alone.
+func byURL[B any](open func(context.Context, string) (B, error)) opener[B] {
+	return func(ctx context.Context, raw string, _ Options) (B, error) { return open(ctx, raw) }
+}
+
+// always adapts New() of a backend that needs no URL.
+func always[B any](newB func() B) opener[B] {
+	return func(context.Context, string, Options) (B, error) { return newB(), nil }
+}
+
+// inDir adapts New(dir) of a file:// backend: the directory is resolved
+// against deployer.yaml's (FileDir).
+func inDir[B any](newB func(dir string) (B, error)) opener[B] {
+	return func(_ context.Context, raw string, o Options) (B, error) {
 		dir, err := FileDir(raw, o.BaseDir)
 		if err != nil {
-			return nil, err
+			var none B
+			return none, err
 		}
-		b, err := newB(dir)
-		if err != nil {
-			return nil, err
-		}
-		return b, nil
+		return newB(dir)
 	}
 }
 
-func stateInDir[B statestore.Backend](newB func(dir string) (B, error)) stateOpener {
-	return func(_ context.Context, raw string, o Options) (statestore.Backend, error) {
-		dir, err := FileDir(raw, o.BaseDir)
-		if err != nil {
-			return nil, err
-		}
-		b, err := newB(dir)
-		if err != nil {
-			return nil, err
-		}
-		return b, nil
-	}
-}
-
-// lockOnAWS and stateOnAWS adapt Open(ctx, raw, awsbackend.Options).
-func lockOnAWS[B lockmgr.Backend](open func(context.Context, string, awsbackend.Options) (B, error)) lockOpener {
-	return func(ctx context.Context, raw string, o Options) (lockmgr.Backend, error) {
-		b, err := open(ctx, raw, o.aws())
-		if err != nil {
-			return nil, err
-		}
-		return b, nil
-	}
-}
-
-func stateOnAWS[B statestore.Backend](open func(context.Context, string, awsbackend.Options) (B, error)) stateOpener {
-	return func(ctx context.Context, raw string, o Options) (statestore.Backend, error) {
-		b, err := open(ctx, raw, o.aws())
-		if err != nil {
-			return nil, err
-		}
-		return b, nil
-	}
+// onAWS adapts Open(ctx, raw, awsbackend.Options) of an AWS backend.
+func onAWS[B any](open func(context.Context, string, awsbackend.Options) (B, error)) opener[B] {
+	return func(ctx context.Context, raw string, o Options) (B, error) { return open(ctx, raw, o.aws()) }
 }
 
 // openPostgresState opens the postgres:// state backend. When locks live in
 // the same database (backend.lock equals backend.state), a state write
 // commits only while the writer's lock row is live
 // (docs/self-hosted.md#postgresql-locks-and-state).
-func openPostgresState(ctx context.Context, raw string, o Options) (statestore.Backend, error) {
-	b, err := pgstate.Open(ctx, raw, pgstate.Options{CheckLock: o.LockURL == raw})
-	if err != nil {
-		return nil, err
-	}
-	return b, nil
+func openPostgresState(ctx context.Context, raw string, o Options) (*pgstate.Backend, error) {
+	return pgstate.Open(ctx, raw, pgstate.Options{CheckLock: o.LockURL == raw})
 }
 
 // nothingToCreate is the Init of a backend that needs no setup: one line

@@ -100,21 +100,28 @@ func unsupported(role, raw string) error {
 // OpenLock opens the lock backend of raw (backend.lock). An unknown scheme
 // is an error listing the supported ones.
 func OpenLock(ctx context.Context, raw string, o Options) (lockmgr.Backend, error) {
-	s := lookup(raw)
-	if s == nil || s.Lock == nil {
-		return nil, unsupported("lock", raw)
-	}
-	return s.Lock(ctx, raw, o)
+	return open(ctx, "lock", raw, o, func(s *Scheme) opener[lockmgr.Backend] { return s.Lock })
 }
 
 // OpenState opens the state backend of raw (backend.state). An unknown
 // scheme is an error listing the supported ones.
 func OpenState(ctx context.Context, raw string, o Options) (statestore.Backend, error) {
+	return open(ctx, "state", raw, o, func(s *Scheme) opener[statestore.Backend] { return s.State })
+}
+
+// open opens the role backend (lock or state) of raw with the opener pick
+// takes from raw's registry line.
+func open[B any](ctx context.Context, role, raw string, o Options, pick func(*Scheme) opener[B]) (B, error) {
+	var none B
 	s := lookup(raw)
-	if s == nil || s.State == nil {
-		return nil, unsupported("state", raw)
+	if s == nil || pick(s) == nil {
+		return none, unsupported(role, raw)
 	}
-	return s.State(ctx, raw, o)
+	b, err := pick(s)(ctx, raw, o)
+	if err != nil {
+		return none, err // not a typed nil in a non-nil interface
+	}
+	return b, nil
 }
 
 // LockWarning is the line every command prints on stderr for the lock

@@ -120,15 +120,7 @@ func (b *Backend) write(ctx context.Context, key string, obj object, ifMatch str
 	} else {
 		in.IfMatch = aws.String(ifMatch)
 	}
-	switch b.sse.SSE {
-	case "AES256":
-		in.ServerSideEncryption = types.ServerSideEncryptionAes256
-	case "aws:kms":
-		in.ServerSideEncryption = types.ServerSideEncryptionAwsKms
-		if b.sse.KMSKeyID != "" {
-			in.SSEKMSKeyId = aws.String(b.sse.KMSKeyID)
-		}
-	}
+	b.sse.ApplySSE(in)
 	out, err := b.api.PutObject(ctx, in)
 	if err != nil {
 		if awsbackend.IsPreconditionFailed(err) || awsbackend.IsNotFound(err) {

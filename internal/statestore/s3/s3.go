@@ -104,15 +104,7 @@ func (b *Backend) put(ctx context.Context, key string, data []byte, ifMatch, ifN
 		Bucket: aws.String(b.url.Bucket), Key: aws.String(key), Body: bytes.NewReader(data),
 		ContentType: aws.String("application/json"), IfMatch: ifMatch, IfNoneMatch: ifNoneMatch, Metadata: meta,
 	}
-	switch b.o.SSE {
-	case "AES256":
-		in.ServerSideEncryption = types.ServerSideEncryptionAes256
-	case "aws:kms":
-		in.ServerSideEncryption = types.ServerSideEncryptionAwsKms
-		if b.o.KMSKeyID != "" {
-			in.SSEKMSKeyId = aws.String(b.o.KMSKeyID)
-		}
-	}
+	b.o.ApplySSE(in)
 	out, err := b.api.PutObject(ctx, in)
 	if err != nil {
 		return "", err
