@@ -144,6 +144,10 @@ func TestRulesMatchTheMap(t *testing.T) {
 		{"internal/deploy", "internal/cli", false},
 		{"internal/plan", "internal/deploy", false},
 		{"internal/lockmgr", "internal/lockmgr/locktest", false},
+		{"internal/backends", "internal/config", true},
+		{"internal/config", "internal/backends", false},
+		{"internal/lockmgr/redis", "internal/backendurl", true},
+		{"internal/lockmgr/dynamodb", "internal/awsbackend", true},
 	} {
 		if got := rule(c.from, c.to) == ""; got != c.allowed {
 			t.Errorf("%s -> %s allowed = %v, want %v", c.from, c.to, got, c.allowed)
