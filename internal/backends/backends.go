@@ -57,12 +57,14 @@ func (s *Scheme) matches(name string) bool {
 	return s.Name == name || slices.Contains(s.Aliases, name)
 }
 
-// lookup returns the registry line of raw's scheme, or nil.
+// lookup returns the registry line of raw's scheme, or nil. A line whose
+// form is not a URL ("none") matches only that exact word.
 func lookup(raw string) *Scheme {
 	name := backendurl.Scheme(raw)
 	for i := range registry {
-		if registry[i].matches(name) {
-			return &registry[i]
+		s := &registry[i]
+		if s.matches(name) && (strings.Contains(s.Form, "://") || raw == s.Form) {
+			return s
 		}
 	}
 	return nil

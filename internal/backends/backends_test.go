@@ -36,6 +36,9 @@ func TestUnknownSchemesSayWhatIsSupported(t *testing.T) {
 	if _, err := OpenLock(ctx, "none", Options{}); err != nil {
 		t.Errorf("OpenLock(none): %v", err)
 	}
+	if _, err := OpenLock(ctx, "none://x", Options{}); err == nil {
+		t.Errorf("OpenLock(none://x) opened a backend: none is a word, not a scheme")
+	}
 }
 
 func TestEveryRegistryLineIsComplete(t *testing.T) {
@@ -69,6 +72,9 @@ func TestConfigChecksTheRegistrySchemes(t *testing.T) {
 		if err == nil || err.Error() != c.want {
 			t.Errorf("%q: err = %v\nwant %s", c.yaml, err, c.want)
 		}
+	}
+	if _, err := config.Parse([]byte("backend:\n  lock: none://x\n"), "deployer.yaml", config.WithBackends(Schemes())); err == nil {
+		t.Errorf("lock: none://x was accepted")
 	}
 	for _, ok := range []string{"backend:\n  lock: none\n", "backend:\n  lock: rediss://h:6380\n  state: postgresql://u@h/db\n"} {
 		if _, err := config.Parse([]byte(ok), "deployer.yaml", config.WithBackends(Schemes())); err != nil {

@@ -87,7 +87,7 @@ func (l *loader) checkBackendURL(which, raw string) string {
 		}
 		return fmt.Sprintf("%q is not a backend URL (write file://%s for a local directory, or %s)", raw, raw, fix)
 	}
-	if known.Names != nil && !slices.Contains(known.Names, scheme) {
+	if known.Names != nil && (scheme == "none" || !slices.Contains(known.Names, scheme)) { // "none" is a URL, not a scheme
 		return fmt.Sprintf("unknown %s backend scheme %q (%s)", which, scheme, fix)
 	}
 	if rest == "" || rest == "/" {
