@@ -62,22 +62,32 @@ func TestEveryRegistryLineIsComplete(t *testing.T) {
 	}
 }
 
-// config validation uses the registry's list (config.WithBackends).
+// config validation uses the registry's list (config.WithBackends): every
+// line's form is suggested, state lines for state and lock lines for locks.
 func TestConfigChecksTheRegistrySchemes(t *testing.T) {
+	s := Schemes()
 	for _, c := range []struct{ yaml, want string }{
-		{"backend:\n  lock: etcd://host:2379\n", `deployer.yaml:2: backend.lock: unknown lock backend scheme "etcd" (use file://DIR, dynamodb://TABLE?region=REGION, s3://BUCKET?region=REGION, redis://HOST:6379/0, postgres://USER@HOST/DB or none)`},
-		{"backend:\n  state: dynamodb://t\n", `deployer.yaml:2: backend.state: unknown state backend scheme "dynamodb" (use file://DIR, s3://BUCKET?region=REGION or postgres://USER@HOST/DB)`},
+		{"backend:\n  lock: etcd://host:2379\n", `deployer.yaml:2: backend.lock: unknown lock backend scheme "etcd" (` + s.Lock.Suggestion() + ")"},
+		{"backend:\n  state: dynamodb://t\n", `deployer.yaml:2: backend.state: unknown state backend scheme "dynamodb" (` + s.State.Suggestion() + ")"},
 	} {
-		_, err := config.Parse([]byte(c.yaml), "deployer.yaml", config.WithBackends(Schemes()))
+		_, err := config.Parse([]byte(c.yaml), "deployer.yaml", config.WithBackends(s))
 		if err == nil || err.Error() != c.want {
 			t.Errorf("%q: err = %v\nwant %s", c.yaml, err, c.want)
 		}
 	}
-	if _, err := config.Parse([]byte("backend:\n  lock: none://x\n"), "deployer.yaml", config.WithBackends(Schemes())); err == nil {
+	for _, sc := range registry {
+		if got := strings.Contains(s.Lock.Suggestion(), sc.Form); got != (sc.Lock != nil) {
+			t.Errorf("%s: in the lock suggestion %v, opens a lock backend %v", sc.Name, got, sc.Lock != nil)
+		}
+		if got := strings.Contains(s.State.Suggestion(), sc.Form); got != (sc.State != nil) {
+			t.Errorf("%s: in the state suggestion %v, opens a state backend %v", sc.Name, got, sc.State != nil)
+		}
+	}
+	if _, err := config.Parse([]byte("backend:\n  lock: none://x\n"), "deployer.yaml", config.WithBackends(s)); err == nil {
 		t.Errorf("lock: none://x was accepted")
 	}
 	for _, ok := range []string{"backend:\n  lock: none\n", "backend:\n  lock: rediss://h:6380\n  state: postgresql://u@h/db\n"} {
-		if _, err := config.Parse([]byte(ok), "deployer.yaml", config.WithBackends(Schemes())); err != nil {
+		if _, err := config.Parse([]byte(ok), "deployer.yaml", config.WithBackends(s)); err != nil {
 			t.Errorf("%q: %v", ok, err)
 		}
 	}
