@@ -75,7 +75,7 @@ func TestUsageErrorsBeforeAnyBackend(t *testing.T) {
 	if !errors.As(err, &usage) || usage.Msg == "" {
 		t.Errorf("unlock without --force: want a usage error, got %v", err)
 	}
-	err = parse(t, NewCmdRestore(f, func(context.Context, *Factory, *RestoreOptions) error { return nil }), "-e", "dev", "--serial", "2", "--timestamp", "2024-01-01T00:00:00Z")
+	err = parse(t, NewCmdRestore(f, func(context.Context, *RestoreOptions) error { return nil }), "-e", "dev", "--serial", "2", "--timestamp", "2024-01-01T00:00:00Z")
 	if !errors.As(err, &usage) {
 		t.Errorf("restore with both --serial and --timestamp: want a usage error, got %v", err)
 	}

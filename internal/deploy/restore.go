@@ -11,26 +11,45 @@ import (
 )
 
 // RestoreRequest picks a history snapshot by serial or by time (the newest
-// snapshot written at or before At).
+// snapshot that became state.json, written at or before At).
 type RestoreRequest struct {
 	Target      Target // stack and environment only
 	Serial      int64
 	At          time.Time
 	LockTimeout time.Duration
-	// Confirm is shown the snapshot and the current head; nil means --yes.
-	Confirm func(snap *statestore.State, current statestore.Head) (bool, error)
+	// Confirm is shown what the restore will write, under the lock, before
+	// it writes; false declines (ErrDeclined). nil means --yes.
+	Confirm func(RestorePreview) (bool, error)
 	Dir     string // deployer.yaml's directory, for git info
+}
+
+// RestorePreview is what a restore is about to write.
+type RestorePreview struct {
+	Snapshot *statestore.State       // the snapshot to restore
+	Info     statestore.SnapshotInfo // its name and time; Uncommitted if it never became state.json
+	Current  statestore.Head         // the stored state it replaces (zero: none)
+	Serial   int64                   // the serial it will be written as: Current.Serial+1
+}
+
+// RestoreResult is what a restore wrote.
+type RestoreResult struct {
+	Head         statestore.Head   // of the new state.json
+	State        *statestore.State // the state written
+	RestoredFrom int64             // the serial of the snapshot restored
+	DeploymentID string            // of the deployment entry of type restore
 }
 
 // Restore takes the stack lock and writes the chosen snapshot as a new serial
 // (history stays append-only) with a deployment entry of type restore
-// (docs/design.md#state-writes). It is the one command that may write over a state that failed
-// verification.
-func (s *Service) Restore(ctx context.Context, req RestoreRequest) (statestore.Head, *statestore.State, error) {
+// (docs/design.md#state-writes). It is the one command that may write over a
+// state that failed verification. Errors: no such snapshot (wrapping
+// statestore.ErrNotFound), *lockmgr.HeldError, *statestore.ConflictError
+// (another lineage, or the state moved on), ErrDeclined.
+func (s *Service) Restore(ctx context.Context, req RestoreRequest) (*RestoreResult, error) {
 	t := Target{Stack: req.Target.Stack, Env: req.Target.Env}
-	snap, err := s.findSnapshot(ctx, t, req)
+	info, snap, err := s.findSnapshot(ctx, t, req)
 	if err != nil {
-		return statestore.Head{}, nil, err
+		return nil, err
 	}
 	depID := NewDeploymentID()
 	commit, branch := s.gitInfo(req.Dir)
@@ -38,26 +57,36 @@ func (s *Service) Restore(ctx context.Context, req RestoreRequest) (statestore.H
 	md.DeploymentID, md.Operation, md.GitCommit, md.GitBranch = depID, "restore", commit, branch
 	lease, err := s.d.Locks.Acquire(ctx, lockmgr.Request{Key: t.LockKey(), LockedBy: by, Metadata: md, Timeout: req.LockTimeout})
 	if err != nil {
-		return statestore.Head{}, nil, err
+		return nil, err
 	}
 	defer releaseLease(lease)
 	work := lease.Context()
 
-	head, err := s.currentHead(work, t)
+	head, err := s.d.Store.CurrentHead(work, t.Stack, t.Env)
 	if err != nil {
-		return statestore.Head{}, nil, err
+		return nil, err
 	}
 	if head.Lineage != "" && snap.Lineage != head.Lineage {
-		return statestore.Head{}, nil, &statestore.ConflictError{Location: s.d.Store.Backend().Location(t.Stack, t.Env),
+		return nil, &statestore.ConflictError{Location: s.d.Store.Location(t.Stack, t.Env),
 			Reason: fmt.Sprintf("snapshot serial %d has lineage %s but the state has lineage %s: it belongs to another state", snap.Serial, snap.Lineage, head.Lineage)}
 	}
 	if req.Confirm != nil {
-		ok, err := req.Confirm(snap, head)
+		// Marked against the state.json read under the lock.
+		snaps, err := s.d.Store.History(work, t.Stack, t.Env, head, 0)
 		if err != nil {
-			return statestore.Head{}, nil, err
+			return nil, err
+		}
+		for _, sn := range snaps {
+			if sn.Name == info.Name {
+				info = sn
+			}
+		}
+		ok, err := req.Confirm(RestorePreview{Snapshot: snap, Info: info, Current: head, Serial: head.Serial + 1})
+		if err != nil {
+			return nil, err
 		}
 		if !ok {
-			return statestore.Head{}, nil, ErrDeclined
+			return nil, ErrDeclined
 		}
 	}
 	now := s.d.Now().UTC()
@@ -75,74 +104,56 @@ func (s *Service) Restore(ctx context.Context, req RestoreRequest) (statestore.H
 	rec := lease.Record()
 	cs.apply(next, dep, rec, by, commit, branch, now)
 	if lease.Lost() != nil {
-		return statestore.Head{}, nil, fmt.Errorf("restore stopped: %w", lockmgr.ErrLockLost)
+		return nil, fmt.Errorf("restore stopped: %w", lockmgr.ErrLockLost)
 	}
 	newHead, err := s.d.Store.Save(work, next, head, &statestore.LockRef{Key: rec.LockKey, LockID: rec.LockID, Fence: rec.Fence})
 	dep.DurationSeconds = s.d.Now().Sub(now).Seconds()
 	s.finished(t, dep, err)
 	if err != nil {
-		return statestore.Head{}, nil, err
+		return nil, err
 	}
 	s.d.Audit.Info("state.restored", "stack", t.Stack, "environment", t.Env, "serial", newHead.Serial,
 		"restored_from", from, "deployment_id", depID, "lock_id", rec.LockID)
-	return newHead, next, nil
+	return &RestoreResult{Head: newHead, State: next, RestoredFrom: from, DeploymentID: depID}, nil
 }
 
-func (s *Service) findSnapshot(ctx context.Context, t Target, req RestoreRequest) (*statestore.State, error) {
-	serial := req.Serial
-	if serial == 0 {
-		snaps, err := s.d.Store.History(ctx, t.Stack, t.Env, 0)
-		if err != nil {
-			return nil, err
+// findSnapshot reads the snapshot req names: by serial, the one that serial
+// stands for (statestore.SnapshotOf); by time, the newest snapshot written
+// at or before req.At that became state.json: one marked uncommitted
+// (docs/state-format.md#history-snapshots) was never the state, at any time.
+// History only grows, so reading it before taking the lock is safe.
+func (s *Service) findSnapshot(ctx context.Context, t Target, req RestoreRequest) (statestore.SnapshotInfo, *statestore.State, error) {
+	head, err := s.d.Store.CurrentHead(ctx, t.Stack, t.Env)
+	if err != nil {
+		return statestore.SnapshotInfo{}, nil, err
+	}
+	snaps, err := s.d.Store.History(ctx, t.Stack, t.Env, head, 0)
+	if err != nil {
+		return statestore.SnapshotInfo{}, nil, err
+	}
+	var pick statestore.SnapshotInfo
+	found := false
+	if req.Serial > 0 {
+		pick, found = statestore.SnapshotOf(snaps, req.Serial)
+		if !found {
+			return statestore.SnapshotInfo{}, nil, fmt.Errorf("no snapshot with serial %d in %s/%s: see deployer history: %w", req.Serial, t.Stack, t.Env, statestore.ErrNotFound)
 		}
-		// The state as it was at req.At is a snapshot that became state.json:
-		// skip those above the current serial (their state.json write never
-		// completed; `history` marks them uncommitted). History only grows,
-		// so reading the head before taking the lock is safe.
-		head, err := s.currentHead(ctx, t)
-		if err != nil {
-			return nil, err
-		}
+	} else {
 		for _, sn := range snaps { // newest first
-			if head.Serial > 0 && sn.Serial > head.Serial {
-				continue
-			}
-			if !sn.Time.After(req.At) {
-				serial = sn.Serial
+			if !sn.Uncommitted && !sn.Time.After(req.At) {
+				pick, found = sn, true
 				break
 			}
 		}
-		if serial == 0 {
-			return nil, fmt.Errorf("no snapshot of %s/%s was written at or before %s: see deployer history", t.Stack, t.Env, req.At.UTC().Format(time.RFC3339))
+		if !found {
+			return statestore.SnapshotInfo{}, nil, fmt.Errorf("no snapshot of %s/%s was written at or before %s: see deployer history", t.Stack, t.Env, req.At.UTC().Format(time.RFC3339))
 		}
 	}
-	snap, err := s.d.Store.Snapshot(ctx, t.Stack, t.Env, serial)
+	snap, err := s.d.Store.ReadSnapshot(ctx, t.Stack, t.Env, pick)
 	if errors.Is(err, statestore.ErrNotFound) {
-		return nil, fmt.Errorf("no snapshot with serial %d in %s/%s: see deployer history: %w", serial, t.Stack, t.Env, err)
+		return statestore.SnapshotInfo{}, nil, fmt.Errorf("no snapshot with serial %d in %s/%s: see deployer history: %w", pick.Serial, t.Stack, t.Env, err)
 	}
-	return snap, err
-}
-
-// currentHead returns the head of the stored state even when it fails
-// verification (restore may replace a corrupt state), or the zero Head.
-func (s *Service) currentHead(ctx context.Context, t Target) (statestore.Head, error) {
-	_, head, err := s.d.Store.Load(ctx, t.Stack, t.Env)
-	if err == nil {
-		return head, nil
-	}
-	if errors.Is(err, statestore.ErrNotFound) {
-		return statestore.Head{}, nil
-	}
-	var bad *statestore.ChecksumError
-	if !errors.As(err, &bad) {
-		return statestore.Head{}, err
-	}
-	data, ver, rerr := s.d.Store.Backend().Read(ctx, t.Stack, t.Env)
-	if rerr != nil {
-		return statestore.Head{}, rerr
-	}
-	serial, lineage := statestore.PeekHead(data)
-	return statestore.Head{Version: ver, Serial: serial, Lineage: lineage}, nil
+	return pick, snap, err
 }
 
 // Push writes a state document (an errored state saved by a failed deploy)

@@ -38,6 +38,10 @@ type SnapshotInfo struct {
 	Serial int64
 	Time   time.Time
 	Name   string // e.g. "2024-01-15T14-20-00.000Z-12.json"
+	// Uncommitted: the snapshot never became state.json (its write failed or
+	// crashed between the two): set by Store.History, never by a Backend
+	// (docs/state-format.md#history-snapshots).
+	Uncommitted bool
 }
 
 // Backend stores state documents as bytes. It knows nothing of checksums,
@@ -50,13 +54,15 @@ type Backend interface {
 	// new Version; *ConflictError when Prev is stale; an error wrapping
 	// ErrLeaseLost when the backend checks req.Lock and it is no longer live.
 	Write(ctx context.Context, req WriteRequest) (Version, error)
-	// History lists snapshots newest first (highest serial, then latest
-	// time; limit <= 0: all), including any whose state.json write never
-	// completed: a crash between the two writes leaves a snapshot above
-	// state.json's serial, or a second one of a serial (docs/state-format.md#history-snapshots).
-	History(ctx context.Context, stack, env string, limit int) ([]SnapshotInfo, error)
-	// ReadSnapshot returns the bytes of the snapshot with serial; ErrNotFound.
-	ReadSnapshot(ctx context.Context, stack, env string, serial int64) ([]byte, error)
+	// ListSnapshots lists the history snapshots of stack/env as stored, in
+	// any order, every one of them: also any whose state.json write never
+	// completed, and every snapshot of a serial written more than once. Store
+	// orders, limits and marks them (docs/state-format.md#history-snapshots).
+	// No state gives an empty list.
+	ListSnapshots(ctx context.Context, stack, env string) ([]SnapshotInfo, error)
+	// ReadSnapshot returns the bytes of the snapshot sn, as ListSnapshots
+	// listed it; ErrNotFound (wrapped) if it is not there.
+	ReadSnapshot(ctx context.Context, stack, env string, sn SnapshotInfo) ([]byte, error)
 	// Location describes where the state of stack/env lives, for messages
 	// (".deployer/stacks/s/e/state.json", "s3://b/stacks/s/e/state.json").
 	Location(stack, env string) string

@@ -19,7 +19,7 @@ func TestStoreRefusesDocumentsOverItsLimit(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rec := &recorder{doc: doc}
+	rec := &recorder{doc: doc, snaps: []statestore.SnapshotInfo{{Serial: 1, Name: "2024-01-15T14-20-00.000Z-1.json"}}}
 	limit := int64(len(doc) - 1)
 	s := statestore.New(rec, statestore.WithMaxDocumentBytes(limit))
 	if s.MaxDocumentBytes() != limit {

@@ -57,9 +57,12 @@ func New(b Backend, opts ...Option) *Store {
 	return s
 }
 
-// Backend returns the backend the Store writes to (restore reads raw bytes
-// through it; messages use its Location).
+// Backend returns the backend the Store writes to.
 func (s *Store) Backend() Backend { return s.b }
+
+// Location describes where the state of stack/env lives, for messages
+// (".deployer/stacks/s/e/state.json", "s3://b/stacks/s/e/state.json").
+func (s *Store) Location(stack, env string) string { return s.b.Location(stack, env) }
 
 // NewState returns the state of a stack/environment that has none yet: a
 // fresh lineage (UUID), serial 0, empty resources, outputs and history.
@@ -164,35 +167,4 @@ func (s *Store) Save(ctx context.Context, st *State, base Head, lock *LockRef) (
 		return Head{}, fmt.Errorf("save state %s serial %d: %w", loc, st.Serial, err)
 	}
 	return Head{Version: ver, Serial: st.Serial, Lineage: st.Lineage}, nil
-}
-
-// History lists the history snapshots of stack/env, newest (highest serial)
-// first; limit <= 0 lists all. No state gives an empty list.
-func (s *Store) History(ctx context.Context, stack, env string, limit int) ([]SnapshotInfo, error) {
-	return s.b.History(ctx, stack, env, limit)
-}
-
-// Snapshot reads and verifies the history snapshot of stack/env with serial,
-// like Load: ErrNotFound (wrapped) when there is none, *ChecksumError when it
-// fails verification or records another serial.
-func (s *Store) Snapshot(ctx context.Context, stack, env string, serial int64) (*State, error) {
-	data, err := s.b.ReadSnapshot(ctx, stack, env, serial)
-	if err != nil {
-		return nil, err
-	}
-	loc := fmt.Sprintf("%s (history snapshot of serial %d)", s.b.Location(stack, env), serial)
-	if err := s.checkSize(loc, int64(len(data))); err != nil {
-		return nil, err
-	}
-	st, err := Decode(data, loc)
-	if err != nil {
-		return nil, err
-	}
-	if st.Serial != serial || st.Metadata.Stack != stack || st.Metadata.Environment != env {
-		return nil, corrupt(loc, data, fmt.Sprintf("the snapshot holds serial %d of %s/%s", st.Serial, st.Metadata.Stack, st.Metadata.Environment))
-	}
-	if err := s.open(ctx, st); err != nil {
-		return nil, fmt.Errorf("open the secrets of %s: %w", loc, err)
-	}
-	return st, nil
 }

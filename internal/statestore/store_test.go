@@ -11,11 +11,15 @@ import (
 	"github.com/deployer-dev/deployer/internal/statestore/storetest"
 )
 
-// recorder is a Backend that records writes and holds one document.
+// recorder is a Backend that records writes and holds one document; it
+// lists snaps, each of which reads as the document in docs by name, else as
+// doc.
 type recorder struct {
 	writes []statestore.WriteRequest
 	doc    []byte
 	err    error
+	snaps  []statestore.SnapshotInfo
+	docs   map[string][]byte
 }
 
 func (r *recorder) Read(context.Context, string, string) ([]byte, statestore.Version, error) {
@@ -28,10 +32,13 @@ func (r *recorder) Write(_ context.Context, req statestore.WriteRequest) (states
 	r.writes = append(r.writes, req)
 	return "v-new", r.err
 }
-func (r *recorder) History(context.Context, string, string, int) ([]statestore.SnapshotInfo, error) {
-	return nil, nil
+func (r *recorder) ListSnapshots(context.Context, string, string) ([]statestore.SnapshotInfo, error) {
+	return r.snaps, nil
 }
-func (r *recorder) ReadSnapshot(context.Context, string, string, int64) ([]byte, error) {
+func (r *recorder) ReadSnapshot(_ context.Context, _, _ string, sn statestore.SnapshotInfo) ([]byte, error) {
+	if d, ok := r.docs[sn.Name]; ok {
+		return d, nil
+	}
 	return r.doc, nil
 }
 func (r *recorder) Location(stack, env string) string { return "mem://" + stack + "/" + env }
@@ -104,7 +111,8 @@ func TestLoadRefusesAnotherStacksDocument(t *testing.T) {
 	if !errors.As(err, &ce) || !strings.Contains(err.Error(), "other/prod") {
 		t.Fatalf("Load of another stack's document: %v, want *ChecksumError naming it", err)
 	}
-	if _, err := statestore.New(&recorder{doc: doc}).Snapshot(context.Background(), "other", "prod", 3); !errors.As(err, &ce) {
+	three := []statestore.SnapshotInfo{{Serial: 3, Name: "2024-01-15T14-20-00.000Z-3.json"}}
+	if _, err := statestore.New(&recorder{doc: doc, snaps: three}).Snapshot(context.Background(), "other", "prod", 3); !errors.As(err, &ce) {
 		t.Fatalf("Snapshot(3) returning serial 1: %v, want *ChecksumError", err)
 	}
 }

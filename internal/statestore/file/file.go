@@ -10,7 +10,6 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
-	"sort"
 	"time"
 
 	"github.com/gofrs/flock"
@@ -222,12 +221,10 @@ func syncDir(dir string) error {
 	return nil
 }
 
-// History lists the snapshots of stack/env, highest serial first, then latest
-// time (limit <= 0: all). Files that are not snapshots are ignored. Two
-// snapshots of one serial (left by a write that crashed between the snapshot
-// and state.json) are both listed; ReadSnapshot reads the newer. No state
-// gives an empty list.
-func (b *Backend) History(ctx context.Context, stack, env string, limit int) ([]statestore.SnapshotInfo, error) {
+// ListSnapshots lists the snapshots of stack/env in directory order, every
+// one (statestore.Store orders and marks them). Files that are not
+// snapshots are ignored. No state gives an empty list.
+func (b *Backend) ListSnapshots(ctx context.Context, stack, env string) ([]statestore.SnapshotInfo, error) {
 	dir, err := b.envDir(stack, env)
 	if err != nil {
 		return nil, err
@@ -248,36 +245,31 @@ func (b *Backend) History(ctx context.Context, stack, env string, limit int) ([]
 			snaps = append(snaps, info)
 		}
 	}
-	sort.Slice(snaps, func(i, j int) bool {
-		if snaps[i].Serial != snaps[j].Serial {
-			return snaps[i].Serial > snaps[j].Serial
-		}
-		return snaps[i].Time.After(snaps[j].Time)
-	})
-	if limit > 0 && len(snaps) > limit {
-		snaps = snaps[:limit]
-	}
 	return snaps, nil
 }
 
-// ReadSnapshot returns the bytes of the snapshot of serial (the newer one if
-// a crashed write left two); statestore.ErrNotFound (wrapped) when none.
-func (b *Backend) ReadSnapshot(ctx context.Context, stack, env string, serial int64) ([]byte, error) {
-	snaps, err := b.History(ctx, stack, env, 0)
+// ReadSnapshot returns the bytes of the snapshot file sn.Name;
+// statestore.ErrNotFound (wrapped) when there is none.
+func (b *Backend) ReadSnapshot(ctx context.Context, stack, env string, sn statestore.SnapshotInfo) ([]byte, error) {
+	dir, err := b.envDir(stack, env)
 	if err != nil {
 		return nil, err
 	}
-	for _, s := range snaps {
-		if s.Serial == serial {
-			data, err := os.ReadFile(filepath.Join(b.dir, "stacks", stack, env, "history", s.Name))
-			if err != nil {
-				return nil, fmt.Errorf("read history snapshot: %w", err)
-			}
-			return data, nil
-		}
+	if _, err := statestore.ParseSnapshotName(sn.Name); err != nil {
+		return nil, fmt.Errorf("read history snapshot: %w", err)
 	}
-	return nil, fmt.Errorf("no history snapshot of serial %d in %s: %w",
-		serial, filepath.Join(b.dir, "stacks", stack, env, "history"), statestore.ErrNotFound)
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	path := filepath.Join(dir, "history", sn.Name)
+	data, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("no history snapshot %s: %w", path, statestore.ErrNotFound)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read history snapshot: %w", err)
+	}
+	return data, nil
 }
 
 // Close releases nothing: the backend holds no open files between calls.

@@ -144,7 +144,7 @@ func TestProcessesRacingSaveOneWins(t *testing.T) {
 	if h.Serial != head.Serial+1 || st.Outputs["racer"] != strconv.Itoa(winner) {
 		t.Fatalf("after the race: serial %d written by racer %v, want serial %d by racer %d", h.Serial, st.Outputs["racer"], head.Serial+1, winner)
 	}
-	snaps, err := s.History(context.Background(), stack, "production", 0)
+	snaps, err := s.History(context.Background(), stack, "production", h, 0)
 	if err != nil || len(snaps) != 2 {
 		t.Fatalf("history %+v (%v): want the first write and the winner's only; losers write no snapshot", snaps, err)
 	}

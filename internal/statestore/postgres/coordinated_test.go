@@ -124,7 +124,7 @@ func TestConcurrentUpdatesUnderLock(t *testing.T) {
 	if got := fmt.Sprint(final.Outputs["updates"]); got != strconv.Itoa(workers*updates) {
 		t.Errorf("outputs.updates = %v, want %d: an update was lost", got, workers*updates)
 	}
-	hist, err := store.History(ctx, "shop", "prod", 0)
+	hist, err := store.History(ctx, "shop", "prod", statestore.Head{Serial: final.Serial}, 0)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -43,7 +43,7 @@ func TestLostCommitAckIsOurs(t *testing.T) {
 			t.Fatalf("Load after serial %d: %v, %v", serial, got, err)
 		}
 	}
-	hist, err := store.History(ctx, "shop", "dev", 0)
+	hist, err := store.History(ctx, "shop", "dev", head, 0)
 	if err != nil || len(hist) != 2 {
 		t.Errorf("history = %+v, %v; want one snapshot per serial (2)", hist, err)
 	}

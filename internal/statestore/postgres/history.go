@@ -11,24 +11,19 @@ import (
 	"github.com/deployer-dev/deployer/internal/statestore"
 )
 
-// History implements statestore.Backend from deployer_state_events, newest
-// serial first; limit <= 0 lists all.
-func (b *Backend) History(ctx context.Context, stack, env string, limit int) ([]statestore.SnapshotInfo, error) {
+// ListSnapshots implements statestore.Backend from deployer_state_events:
+// one snapshot per serial (the event and state.json are written in one
+// transaction), in no particular order; statestore.Store orders them.
+func (b *Backend) ListSnapshots(ctx context.Context, stack, env string) ([]statestore.SnapshotInfo, error) {
 	op := "list history of " + b.Location(stack, env)
 	if err := b.ensure(ctx, op); err != nil {
 		return nil, err
 	}
-	q := `SELECT serial, created_at FROM deployer_state_events WHERE stack = $1 AND env = $2 ORDER BY serial DESC`
-	args := []any{stack, env}
-	if limit > 0 {
-		q += ` LIMIT $3`
-		args = append(args, limit)
-	}
-	rows, err := b.pool.Query(ctx, q, args...)
+	rows, err := b.pool.Query(ctx, `SELECT serial, created_at FROM deployer_state_events WHERE stack = $1 AND env = $2`, stack, env)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", op, err)
 	}
-	var out []statestore.SnapshotInfo
+	out := []statestore.SnapshotInfo{}
 	var (
 		serial int64
 		at     time.Time
@@ -45,8 +40,10 @@ func (b *Backend) History(ctx context.Context, stack, env string, limit int) ([]
 }
 
 // ReadSnapshot implements statestore.Backend: the exact document bytes of the
-// event with serial; ErrNotFound if there is none.
-func (b *Backend) ReadSnapshot(ctx context.Context, stack, env string, serial int64) ([]byte, error) {
+// event of sn.Serial (the only one of that serial); ErrNotFound if there is
+// none.
+func (b *Backend) ReadSnapshot(ctx context.Context, stack, env string, sn statestore.SnapshotInfo) ([]byte, error) {
+	serial := sn.Serial
 	op := fmt.Sprintf("read snapshot %d of %s", serial, b.Location(stack, env))
 	if err := b.ensure(ctx, op); err != nil {
 		return nil, err

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 	"github.com/jackc/pgx/v5"
 
 	"github.com/deployer-dev/deployer/internal/pgschema"
@@ -77,7 +78,7 @@ func TestStaleVersionIsAConflict(t *testing.T) {
 			t.Errorf("Write with Prev %q = %v, want *ConflictError", prev, err)
 		}
 	}
-	hist, err := b.History(context.Background(), "shop", "prod", 0)
+	hist, err := b.ListSnapshots(context.Background(), "shop", "prod")
 	if err != nil || len(hist) != 2 {
 		t.Errorf("History after refused writes = %v, %v; want 2 snapshots (nothing half-written)", hist, err)
 	}
@@ -92,22 +93,24 @@ func TestHistoryAndSnapshots(t *testing.T) {
 	for s := int64(1); s <= 3; s++ {
 		v = write(t, b, s, v, t0.Add(time.Duration(s)*time.Second))
 	}
-	hist, err := b.History(ctx, "shop", "prod", 2)
+	hist, err := b.ListSnapshots(ctx, "shop", "prod")
 	if err != nil {
 		t.Fatal(err)
 	}
 	want := []statestore.SnapshotInfo{
 		{Serial: 3, Time: t0.Add(3 * time.Second), Name: "2024-01-15T14-20-03.000Z-3.json"},
 		{Serial: 2, Time: t0.Add(2 * time.Second), Name: "2024-01-15T14-20-02.000Z-2.json"},
+		{Serial: 1, Time: t0.Add(1 * time.Second), Name: "2024-01-15T14-20-01.000Z-1.json"},
 	}
-	if d := cmp.Diff(want, hist); d != "" {
-		t.Errorf("History limit 2 (-want +got):\n%s", d)
+	bySerial := cmpopts.SortSlices(func(a, b statestore.SnapshotInfo) bool { return a.Serial > b.Serial })
+	if d := cmp.Diff(want, hist, bySerial); d != "" {
+		t.Errorf("ListSnapshots (-want +got):\n%s", d)
 	}
-	snap, err := b.ReadSnapshot(ctx, "shop", "prod", 1)
+	snap, err := b.ReadSnapshot(ctx, "shop", "prod", want[2])
 	if err != nil || string(snap) != string(doc(1)) {
 		t.Errorf("ReadSnapshot(1) = %q, %v; want %q", snap, err, doc(1))
 	}
-	if _, err := b.ReadSnapshot(ctx, "shop", "prod", 9); !errors.Is(err, statestore.ErrNotFound) {
+	if _, err := b.ReadSnapshot(ctx, "shop", "prod", statestore.SnapshotInfo{Serial: 9, Name: statestore.SnapshotName(t0, 9)}); !errors.Is(err, statestore.ErrNotFound) {
 		t.Errorf("ReadSnapshot(9) = %v, want ErrNotFound", err)
 	}
 

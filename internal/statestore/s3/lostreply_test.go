@@ -58,7 +58,7 @@ func TestLostRepliesAreOurs(t *testing.T) {
 			t.Fatalf("Load after serial %d: serial %v, %v", step.serial, got, err)
 		}
 	}
-	hist, err := store.History(ctx, stack, env, 0)
+	hist, err := store.History(ctx, stack, env, head, 0)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"sort"
 	"strconv"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -192,15 +191,16 @@ func (b *Backend) readBack(ctx context.Context, key string, doc []byte, writeID 
 	return aws.ToString(out.ETag), true
 }
 
-// History lists the snapshots of stack/env newest first (highest serial, then
-// latest time); limit <= 0 lists all. Objects with other names are ignored.
-func (b *Backend) History(ctx context.Context, stack, env string, limit int) ([]statestore.SnapshotInfo, error) {
+// ListSnapshots lists the snapshots of stack/env in key order, every one
+// (statestore.Store orders and marks them). Objects with other names are
+// ignored.
+func (b *Backend) ListSnapshots(ctx context.Context, stack, env string) ([]statestore.SnapshotInfo, error) {
 	if err := b.ready(ctx); err != nil {
 		return nil, err
 	}
 	dir := b.historyDir(stack, env)
 	in := &s3api.ListObjectsV2Input{Bucket: aws.String(b.url.Bucket), Prefix: aws.String(dir)}
-	var out []statestore.SnapshotInfo
+	out := []statestore.SnapshotInfo{}
 	for {
 		page, err := b.api.ListObjectsV2(ctx, in)
 		if err != nil {
@@ -216,32 +216,20 @@ func (b *Backend) History(ctx context.Context, stack, env string, limit int) ([]
 		}
 		in.ContinuationToken = page.NextContinuationToken
 	}
-	sort.Slice(out, func(i, j int) bool {
-		if out[i].Serial != out[j].Serial {
-			return out[i].Serial > out[j].Serial
-		}
-		return out[i].Time.After(out[j].Time)
-	})
-	if limit > 0 && len(out) > limit {
-		out = out[:limit]
-	}
 	return out, nil
 }
 
-// ReadSnapshot returns the snapshot with serial (the latest one if several);
-// statestore.ErrNotFound if none.
-func (b *Backend) ReadSnapshot(ctx context.Context, stack, env string, serial int64) ([]byte, error) {
-	all, err := b.History(ctx, stack, env, 0)
-	if err != nil {
+// ReadSnapshot returns the object of the snapshot sn.Name;
+// statestore.ErrNotFound (wrapped) if there is none.
+func (b *Backend) ReadSnapshot(ctx context.Context, stack, env string, sn statestore.SnapshotInfo) ([]byte, error) {
+	if _, err := statestore.ParseSnapshotName(sn.Name); err != nil {
+		return nil, fmt.Errorf("read history snapshot: %w", err)
+	}
+	if err := b.ready(ctx); err != nil {
 		return nil, err
 	}
-	for _, s := range all {
-		if s.Serial == serial {
-			data, _, err := b.get(ctx, b.historyDir(stack, env)+s.Name)
-			return data, err
-		}
-	}
-	return nil, fmt.Errorf("snapshot of serial %d under s3://%s/%s: %w", serial, b.url.Bucket, b.historyDir(stack, env), statestore.ErrNotFound)
+	data, _, err := b.get(ctx, b.historyDir(stack, env)+sn.Name)
+	return data, err
 }
 
 // Close does nothing: the SDK client holds no resources that need closing.

@@ -86,19 +86,24 @@ func TestCompareAndSwap(t *testing.T) {
 	if err != nil || string(data) != `{"serial":2}` {
 		t.Errorf("state after lost CAS = %q, %v; want serial 2 of the winner", data, err)
 	}
-	hist, err := b.History(ctx, "user-platform", "production", 0)
+	hist, err := b.ListSnapshots(ctx, "user-platform", "production")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(hist) != 2 || hist[0].Serial != 2 || hist[1].Serial != 1 {
-		t.Errorf("History = %+v, want serials 2, 1 (the losers' snapshots removed)", hist)
+	serials := map[int64]statestore.SnapshotInfo{}
+	for _, sn := range hist {
+		serials[sn.Serial] = sn
 	}
-	snap, err := b.ReadSnapshot(ctx, "user-platform", "production", 1)
+	if len(hist) != 2 || len(serials) != 2 || serials[1].Name == "" || serials[2].Name == "" {
+		t.Errorf("ListSnapshots = %+v, want one snapshot each of serials 1 and 2 (the losers' snapshots removed)", hist)
+	}
+	snap, err := b.ReadSnapshot(ctx, "user-platform", "production", serials[1])
 	if err != nil || string(snap) != `{"serial":1}` {
-		t.Errorf("ReadSnapshot(1) = %q, %v", snap, err)
+		t.Errorf("ReadSnapshot(%s) = %q, %v", serials[1].Name, snap, err)
 	}
-	if _, err := b.ReadSnapshot(ctx, "user-platform", "production", 9); !errors.Is(err, statestore.ErrNotFound) {
-		t.Errorf("ReadSnapshot(9) = %v, want ErrNotFound", err)
+	gone := statestore.SnapshotInfo{Serial: 9, Time: time.Now().UTC(), Name: statestore.SnapshotName(time.Now(), 9)}
+	if _, err := b.ReadSnapshot(ctx, "user-platform", "production", gone); !errors.Is(err, statestore.ErrNotFound) {
+		t.Errorf("ReadSnapshot(%s) = %v, want ErrNotFound", gone.Name, err)
 	}
 	if _, _, err := b.Read(ctx, "user-platform", "staging"); !errors.Is(err, statestore.ErrNotFound) {
 		t.Errorf("Read of a new env = %v, want ErrNotFound", err)

@@ -35,6 +35,7 @@ func Run(t *testing.T, newBackend func(t *testing.T) statestore.Backend) {
 		{"RacingSavesOneWins", testRacingSaves},
 		{"StaleWriterCannotOverwrite", testStaleWriter},
 		{"HistoryAndSnapshot", testHistory},
+		{"HistoryOrderedBySerialNotTime", testHistoryBySerial},
 		{"NotFound", testNotFound},
 		{"TamperedDocument", testTampered},
 		{"CancelledContext", testCancelled},
@@ -152,7 +153,7 @@ func testSerialAndLineage(t *testing.T, open func(*testing.T) statestore.Backend
 	if got.Serial != 5 || gotHead != head5 {
 		t.Fatalf("after refused writes and serial 5: loaded serial %d head %+v, want 5 %+v", got.Serial, gotHead, head5)
 	}
-	snaps, err := s.History(context.Background(), stack, env, 0)
+	snaps, err := s.History(context.Background(), stack, env, head5, 0)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -33,13 +33,16 @@ func testHistory(t *testing.T, open func(*testing.T) statestore.Backend) {
 	}
 
 	reader := statestore.New(open(t))
-	all, err := reader.History(context.Background(), stack, env, 0)
+	all, err := reader.History(context.Background(), stack, env, head, 0)
 	if err != nil {
 		t.Fatalf("History: %v", err)
 	}
 	var serials []int64
 	for _, sn := range all {
 		serials = append(serials, sn.Serial)
+		if sn.Uncommitted {
+			t.Errorf("snapshot of serial %d marked uncommitted against the head of serial %d", sn.Serial, head.Serial)
+		}
 		when := epoch.Add(time.Duration(sn.Serial) * time.Second)
 		if !sn.Time.Equal(when) || sn.Name != statestore.SnapshotName(when, sn.Serial) {
 			t.Errorf("snapshot of serial %d: time %s name %q, want %s %q", sn.Serial, sn.Time, sn.Name, when, statestore.SnapshotName(when, sn.Serial))
@@ -48,9 +51,35 @@ func testHistory(t *testing.T, open func(*testing.T) statestore.Backend) {
 	if diff := cmp.Diff([]int64{5, 4, 3, 2, 1}, serials); diff != "" {
 		t.Fatalf("History serials, newest first (-want +got):\n%s", diff)
 	}
-	two, err := reader.History(context.Background(), stack, env, 2)
+	two, err := reader.History(context.Background(), stack, env, head, 2)
 	if err != nil || len(two) != 2 || two[0].Serial != 5 || two[1].Serial != 4 {
 		t.Fatalf("History limit 2: %+v, %v; want serials 5 and 4", two, err)
+	}
+	// Against the head of serial 3 (as if the writes of 4 and 5 had never
+	// reached state.json), 5 and 4 are uncommitted.
+	older := head
+	older.Serial = 3
+	marked, err := reader.History(context.Background(), stack, env, older, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var uncommitted []int64
+	for _, sn := range marked {
+		if sn.Uncommitted {
+			uncommitted = append(uncommitted, sn.Serial)
+		}
+	}
+	if diff := cmp.Diff([]int64{5, 4}, uncommitted); diff != "" {
+		t.Errorf("uncommitted against serial 3 (-want +got):\n%s", diff)
+	}
+	for _, sn := range all {
+		got, err := reader.ReadSnapshot(context.Background(), stack, env, sn)
+		if err != nil {
+			t.Fatalf("ReadSnapshot(%s): %v", sn.Name, err)
+		}
+		if diff := cmp.Diff(saved[sn.Serial], got); diff != "" {
+			t.Fatalf("ReadSnapshot(%s) differs from the state saved at serial %d (-saved +snapshot):\n%s", sn.Name, sn.Serial, diff)
+		}
 	}
 	for serial, want := range saved {
 		got, err := reader.Snapshot(context.Background(), stack, env, serial)
@@ -59,6 +88,41 @@ func testHistory(t *testing.T, open func(*testing.T) statestore.Backend) {
 		}
 		if diff := cmp.Diff(want, got); diff != "" {
 			t.Fatalf("Snapshot(%d) differs from the state saved at that serial (-saved +snapshot):\n%s", serial, diff)
+		}
+	}
+}
+
+// testHistoryBySerial saves with a clock that goes back at every write (as
+// writers on machines whose clocks disagree could): History still lists by
+// serial, and each serial reads its own snapshot.
+func testHistoryBySerial(t *testing.T, open func(*testing.T) statestore.Backend) {
+	epoch := time.Date(2024, 1, 15, 14, 20, 0, 0, time.UTC)
+	var writes int
+	clock := func() time.Time { writes++; return epoch.Add(-time.Duration(writes) * time.Minute) }
+	s := statestore.New(open(t), statestore.WithClock(clock))
+	stack := UniqueStack(t)
+	var head statestore.Head
+	st := SeedState(stack, env)
+	for serial := int64(1); serial <= 3; serial++ {
+		st.Serial = serial
+		st.Outputs["serial"] = serial
+		head = mustSave(t, s, st, head)
+	}
+	snaps, err := s.History(context.Background(), stack, env, head, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var serials []int64
+	for _, sn := range snaps {
+		serials = append(serials, sn.Serial)
+	}
+	if diff := cmp.Diff([]int64{3, 2, 1}, serials); diff != "" {
+		t.Fatalf("History with a clock going back (-want +got):\n%s", diff)
+	}
+	for serial := int64(1); serial <= 3; serial++ {
+		got, err := s.Snapshot(context.Background(), stack, env, serial)
+		if err != nil || got.Serial != serial || fmt.Sprint(got.Outputs["serial"]) != fmt.Sprint(serial) {
+			t.Fatalf("Snapshot(%d): serial %v outputs %v, %v", serial, got.Serial, got.Outputs, err)
 		}
 	}
 }
@@ -73,8 +137,8 @@ func testNotFound(t *testing.T, open func(*testing.T) statestore.Backend) {
 	if _, err := s.Snapshot(ctx, missing, env, 1); !errors.Is(err, statestore.ErrNotFound) {
 		t.Fatalf("Snapshot of a missing state: %v, want ErrNotFound", err)
 	}
-	if snaps, err := s.History(ctx, missing, env, 0); err != nil || len(snaps) != 0 {
-		t.Fatalf("History of a missing state: %+v, %v; want none, nil", snaps, err)
+	if snaps, err := s.History(ctx, missing, env, statestore.Head{}, 0); err != nil || snaps == nil || len(snaps) != 0 {
+		t.Fatalf("History of a missing state: %#v, %v; want an empty list, nil", snaps, err)
 	}
 	stack := UniqueStack(t)
 	mustSave(t, s, SeedState(stack, env), statestore.Head{})

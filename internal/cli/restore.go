@@ -1,0 +1,138 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/deployer-dev/deployer/internal/config"
+	"github.com/deployer-dev/deployer/internal/deploy"
+	"github.com/deployer-dev/deployer/internal/ghactions"
+)
+
+// RestoreOptions are the options of `deployer restore`.
+type RestoreOptions struct {
+	IO *IOStreams
+
+	// From argv and the global flags.
+	Target      targetFlags
+	Serial      int64
+	Timestamp   string
+	Yes         bool
+	LockTimeout time.Duration
+	JSON        bool
+
+	// Config loads deployer.yaml, or the defaults and DEPLOYER_BACKEND_*
+	// without one.
+	Config func() (*config.Config, error)
+	// Restore is the use case: it opens the lock and state backends and
+	// calls deploy.Service.Restore (bound by NewCmdRestore; a run test sets
+	// a fake).
+	Restore func(ctx context.Context, cfg *config.Config, req deploy.RestoreRequest) (*deploy.RestoreResult, error)
+	// Report writes the GitHub Actions job summary and step outputs of a
+	// restore (docs/github-actions.md); nil writes nothing.
+	Report func(t deploy.Target, res *deploy.RestoreResult)
+}
+
+// NewCmdRestore returns `deployer restore`; runF replaces runRestore in tests.
+func NewCmdRestore(f *Factory, runF func(context.Context, *RestoreOptions) error) *cobra.Command {
+	opts := &RestoreOptions{
+		IO:     f.IO,
+		Config: func() (*config.Config, error) { return projectConfig(f, "restore") },
+		Restore: func(ctx context.Context, cfg *config.Config, req deploy.RestoreRequest) (*deploy.RestoreResult, error) {
+			svc, err := f.Service(ctx, cfg, EngineOptions{})
+			if err != nil {
+				return nil, err
+			}
+			return svc.Restore(ctx, req)
+		},
+		Report: f.reportRestore,
+	}
+	cmd := &cobra.Command{
+		Use:   "restore",
+		Short: "Write a history snapshot as a new serial (history stays append-only)",
+		Example: `  deployer restore -e prod --serial 12
+  deployer restore -e prod --timestamp 2024-01-15T14:00:00Z --yes`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := opts.Target.validateFlags(); err != nil {
+				return err
+			}
+			if (opts.Serial > 0) == (opts.Timestamp != "") {
+				return &UsageError{Msg: "restore needs exactly one of --serial N or --timestamp T (RFC 3339); see deployer history"}
+			}
+			opts.JSON = f.JSON
+			if runF != nil {
+				return runF(cmd.Context(), opts)
+			}
+			return runRestore(cmd.Context(), opts)
+		},
+	}
+	opts.Target.bind(cmd, false)
+	cmd.Flags().Int64Var(&opts.Serial, "serial", 0, "restore the snapshot with this serial")
+	cmd.Flags().StringVar(&opts.Timestamp, "timestamp", "", "restore the newest snapshot at or before this RFC 3339 time")
+	cmd.Flags().BoolVarP(&opts.Yes, "yes", "y", false, "do not ask for confirmation")
+	cmd.Flags().DurationVar(&opts.LockTimeout, "lock-timeout", 0, "wait up to DUR for a held lock")
+	return cmd
+}
+
+// runRestore resolves the target, asks on the terminal (unless --yes) with
+// what the use case is about to write, calls it and prints what it wrote.
+func runRestore(ctx context.Context, opts *RestoreOptions) error {
+	cfg, err := opts.Config()
+	if err != nil {
+		return err
+	}
+	t, err := opts.Target.resolve(cfg)
+	if err != nil {
+		return err
+	}
+	req := deploy.RestoreRequest{Target: t, Serial: opts.Serial, LockTimeout: opts.LockTimeout, Dir: cfg.Dir}
+	if opts.Timestamp != "" {
+		at, err := time.Parse(time.RFC3339, opts.Timestamp)
+		if err != nil {
+			return &UsageError{Msg: fmt.Sprintf("--timestamp %q: want RFC 3339, e.g. 2024-01-15T14:20:00Z", opts.Timestamp)}
+		}
+		req.At = at
+	}
+	if !opts.Yes {
+		if !opts.IO.CanPrompt() {
+			return &UsageError{Msg: "restore needs confirmation but there is no terminal to ask on: pass --yes to proceed"}
+		}
+		req.Confirm = func(p deploy.RestorePreview) (bool, error) {
+			snap := p.Snapshot
+			fmt.Fprintf(opts.IO.ErrOut, "Restore %s/%s to the snapshot of serial %d (%d resources, written %s) as serial %d.\n",
+				t.Stack, t.Env, snap.Serial, len(snap.Resources), snap.Metadata.LastUpdated.UTC().Format(time.RFC3339), p.Serial)
+			if p.Info.Uncommitted {
+				fmt.Fprintf(opts.IO.ErrOut, "Serial %d never became state.json (its write did not complete; history shows it as uncommitted): it holds what that apply produced.\n", snap.Serial)
+			}
+			return opts.IO.Confirm("Restore?")
+		}
+	}
+	res, err := opts.Restore(ctx, cfg, req)
+	if err != nil {
+		return err
+	}
+	if opts.Report != nil {
+		opts.Report(t, res)
+	}
+	if opts.JSON {
+		return encodeJSON(opts.IO.Out, map[string]any{"stack": t.Stack, "environment": t.Env, "serial": res.Head.Serial,
+			"restored_from": res.RestoredFrom, "resources": len(res.State.Resources)})
+	}
+	fmt.Fprintf(opts.IO.Out, "Restored %s/%s from serial %d as serial %d (%d resources). The infrastructure was not changed: run deployer plan to compare.\n",
+		t.Stack, t.Env, res.RestoredFrom, res.Head.Serial, len(res.State.Resources))
+	return nil
+}
+
+// reportRestore writes the job summary and the serial and deployment-id
+// step outputs of a restore under GitHub Actions.
+func (f *Factory) reportRestore(t deploy.Target, res *deploy.RestoreResult) {
+	f.summarize(fmt.Sprintf("### %s: %s/%s\n\nRestored the snapshot of serial %d as serial %d (%d resources), deployment `%s`. The infrastructure was not changed.\n\n",
+		f.command, t.Stack, t.Env, res.RestoredFrom, res.Head.Serial, len(res.State.Resources), res.DeploymentID))
+	f.setOutputs(ghactions.Output{Name: "serial", Value: strconv.FormatInt(res.Head.Serial, 10)},
+		ghactions.Output{Name: "deployment-id", Value: res.DeploymentID})
+}

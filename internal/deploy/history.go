@@ -1,0 +1,112 @@
+package deploy
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/deployer-dev/deployer/internal/statestore"
+)
+
+// HistoryRequest names the stack/environment whose history to list.
+type HistoryRequest struct {
+	Target Target // stack and environment only
+	Limit  int    // at most this many entries, newest first; <= 0: all
+}
+
+// HistoryEntry is one history snapshot joined with the deployment that wrote
+// it: a row of `deployer history` and, with these names, an object of
+// `history --json` (docs/commands.md). A snapshot that never became
+// state.json has Status "uncommitted" and no deployment.
+type HistoryEntry struct {
+	Serial       int64                        `json:"serial"`
+	Time         time.Time                    `json:"time"`     // when the snapshot was written (UTC, milliseconds)
+	Snapshot     string                       `json:"snapshot"` // its name, e.g. 2024-01-15T14-20-00.000Z-12.json
+	DeploymentID string                       `json:"deployment_id,omitempty"`
+	Type         string                       `json:"type,omitempty"` // deploy | destroy | restore
+	TriggeredBy  string                       `json:"triggered_by,omitempty"`
+	GitCommit    string                       `json:"git_commit,omitempty"`
+	Status       string                       `json:"status,omitempty"` // the deployment's status, or "uncommitted"
+	Duration     float64                      `json:"duration_seconds"` // seconds
+	Changed      *statestore.ResourcesChanged `json:"resources_changed,omitempty"`
+	RestoredFrom int64                        `json:"restored_from,omitempty"`
+	Uncommitted  bool                         `json:"uncommitted,omitempty"`
+}
+
+// StatusUncommitted is the Status of a history entry whose snapshot never
+// became state.json (docs/state-format.md#history-snapshots).
+const StatusUncommitted = "uncommitted"
+
+// HistoryResult is what History found.
+type HistoryResult struct {
+	Entries []HistoryEntry // newest first
+	// StateErr is the *statestore.ChecksumError of a state.json that failed
+	// verification. The snapshots are listed all the same (they are what
+	// restore needs); the command fails with StateErr once it has shown them.
+	StateErr error
+}
+
+// History lists the history snapshots of a stack/environment newest first,
+// each joined with the deployment record that wrote it: from the
+// deployment_history of state.json, or, for snapshots older than the
+// entries state.json keeps, from the snapshot itself. Snapshots that never
+// became state.json are marked by the Store (statestore.Store.History,
+// docs/state-format.md#history-snapshots), the one definition restore uses
+// too. No state and no snapshot is an error saying nothing was deployed.
+func (s *Service) History(ctx context.Context, req HistoryRequest) (*HistoryResult, error) {
+	t := req.Target
+	store := s.d.Store
+	res := &HistoryResult{}
+	deps := map[int64]statestore.Deployment{}
+	st, head, err := store.Load(ctx, t.Stack, t.Env)
+	var bad *statestore.ChecksumError
+	switch {
+	case err == nil:
+		for _, d := range st.DeploymentHistory {
+			deps[d.Serial] = d
+		}
+	case errors.Is(err, statestore.ErrNotFound):
+	case errors.As(err, &bad):
+		// A state.json that fails verification still leaves the snapshots
+		// readable: list them against what it records, then fail.
+		res.StateErr = err
+		if head, err = store.CurrentHead(ctx, t.Stack, t.Env); err != nil {
+			return nil, err
+		}
+	default:
+		return nil, err
+	}
+	snaps, err := store.History(ctx, t.Stack, t.Env, head, req.Limit)
+	if err != nil {
+		return nil, err
+	}
+	if head.IsZero() && len(snaps) == 0 {
+		return nil, fmt.Errorf("no state for %s/%s: nothing deployed yet", t.Stack, t.Env)
+	}
+	res.Entries = make([]HistoryEntry, 0, len(snaps))
+	for _, sn := range snaps {
+		e := HistoryEntry{Serial: sn.Serial, Time: sn.Time, Snapshot: sn.Name}
+		if sn.Uncommitted {
+			// Kept (it may be the only copy of what an apply produced) but
+			// no deployment is attached: none completed with it.
+			e.Status, e.Uncommitted = StatusUncommitted, true
+			res.Entries = append(res.Entries, e)
+			continue
+		}
+		d, ok := deps[sn.Serial]
+		if !ok {
+			// Older than the deployment_history kept in state.json.
+			if snap, err := store.ReadSnapshot(ctx, t.Stack, t.Env, sn); err == nil && len(snap.DeploymentHistory) > 0 && snap.DeploymentHistory[0].Serial == sn.Serial {
+				d, ok = snap.DeploymentHistory[0], true
+			}
+		}
+		if ok {
+			c := d.ResourcesChanged
+			e.DeploymentID, e.Type, e.TriggeredBy, e.GitCommit = d.DeploymentID, d.Type, d.TriggeredBy, d.GitCommit
+			e.Status, e.Duration, e.Changed, e.RestoredFrom = d.Status, d.DurationSeconds, &c, d.RestoredFrom
+		}
+		res.Entries = append(res.Entries, e)
+	}
+	return res, nil
+}
