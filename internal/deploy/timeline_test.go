@@ -96,5 +96,4 @@ func (fx *timelineFixture) statePath() string {
 // at is the time of the n-th write of the fixture (1-based).
 func at(n int) time.Time { return epoch.Add(time.Duration(n-1) * time.Minute) }
 
-
 var shopDev = Target{Stack: "shop", Env: "dev"}
