@@ -58,24 +58,19 @@ func (s *Service) History(ctx context.Context, req HistoryRequest) (*HistoryResu
 	t := req.Target
 	store := s.d.Store
 	res := &HistoryResult{}
+	// A state.json that fails verification still leaves the snapshots
+	// readable: they are listed against what it records, then the command
+	// fails with StateErr.
+	st, head, stateErr, err := s.loadOrHead(ctx, t)
+	if err != nil {
+		return nil, err
+	}
+	res.StateErr = stateErr
 	deps := map[int64]statestore.Deployment{}
-	st, head, err := store.Load(ctx, t.Stack, t.Env)
-	var bad *statestore.ChecksumError
-	switch {
-	case err == nil:
+	if st != nil {
 		for _, d := range st.DeploymentHistory {
 			deps[d.Serial] = d
 		}
-	case errors.Is(err, statestore.ErrNotFound):
-	case errors.As(err, &bad):
-		// A state.json that fails verification still leaves the snapshots
-		// readable: list them against what it records, then fail.
-		res.StateErr = err
-		if head, err = store.CurrentHead(ctx, t.Stack, t.Env); err != nil {
-			return nil, err
-		}
-	default:
-		return nil, err
 	}
 	snaps, err := store.History(ctx, t.Stack, t.Env, head, req.Limit)
 	if err != nil {
@@ -109,4 +104,23 @@ func (s *Service) History(ctx context.Context, req HistoryRequest) (*HistoryResu
 		res.Entries = append(res.Entries, e)
 	}
 	return res, nil
+}
+
+// loadOrHead loads the state of t and its Head. A state that fails
+// verification gives no state, the Head statestore.Store.CurrentHead reads
+// of it, and its *statestore.ChecksumError as bad; no state gives no state
+// and the zero Head. Other errors are err.
+func (s *Service) loadOrHead(ctx context.Context, t Target) (st *statestore.State, head statestore.Head, bad, err error) {
+	st, head, err = s.d.Store.Load(ctx, t.Stack, t.Env)
+	var checksum *statestore.ChecksumError
+	switch {
+	case err == nil:
+		return st, head, nil, nil
+	case errors.Is(err, statestore.ErrNotFound):
+		return nil, statestore.Head{}, nil, nil
+	case errors.As(err, &checksum):
+		head, herr := s.d.Store.CurrentHead(ctx, t.Stack, t.Env)
+		return nil, head, err, herr
+	}
+	return nil, statestore.Head{}, nil, err
 }

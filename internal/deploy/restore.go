@@ -62,7 +62,7 @@ func (s *Service) Restore(ctx context.Context, req RestoreRequest) (*RestoreResu
 	defer releaseLease(lease)
 	work := lease.Context()
 
-	head, err := s.d.Store.CurrentHead(work, t.Stack, t.Env)
+	cur, head, _, err := s.loadOrHead(work, t) // restore may replace a state that fails verification
 	if err != nil {
 		return nil, err
 	}
@@ -97,7 +97,7 @@ func (s *Service) Restore(ctx context.Context, req RestoreRequest) (*RestoreResu
 		GitCommit: commit, Status: "success", RestoredFrom: from, Scope: t.LockKey()}
 	// Keep the full deployment history of the current state: restore rolls
 	// resources back, not the record of what happened.
-	if cur, _, err := s.d.Store.Load(work, t.Stack, t.Env); err == nil {
+	if cur != nil {
 		next.DeploymentHistory = cur.DeploymentHistory
 	}
 	cs := changeSet{}
@@ -123,9 +123,12 @@ func (s *Service) Restore(ctx context.Context, req RestoreRequest) (*RestoreResu
 // (docs/state-format.md#history-snapshots) was never the state, at any time.
 // History only grows, so reading it before taking the lock is safe.
 func (s *Service) findSnapshot(ctx context.Context, t Target, req RestoreRequest) (statestore.SnapshotInfo, *statestore.State, error) {
-	head, err := s.d.Store.CurrentHead(ctx, t.Stack, t.Env)
-	if err != nil {
-		return statestore.SnapshotInfo{}, nil, err
+	var head statestore.Head // the marks matter only to --timestamp: Restore marks the chosen one again under the lock
+	if req.Serial == 0 {
+		var err error
+		if head, err = s.d.Store.CurrentHead(ctx, t.Stack, t.Env); err != nil {
+			return statestore.SnapshotInfo{}, nil, err
+		}
 	}
 	snaps, err := s.d.Store.History(ctx, t.Stack, t.Env, head, 0)
 	if err != nil {
