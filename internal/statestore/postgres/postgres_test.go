@@ -183,7 +183,7 @@ func TestLargeDocumentStreamedAndReadInPieces(t *testing.T) {
 		t.Fatalf("Read = %d bytes (equal: %v), version %q, %v; want the %d bytes written, version %q",
 			len(got), bytes.Equal(got, big), gotV, err, len(big), v)
 	}
-	snap, err := b.ReadSnapshot(ctx, "big", "prod", 1)
+	snap, err := b.ReadSnapshot(ctx, "big", "prod", statestore.SnapshotInfo{Serial: 1, Name: statestore.SnapshotName(at, 1)})
 	if err != nil || !bytes.Equal(snap, big) {
 		t.Fatalf("ReadSnapshot = %d bytes (equal: %v), %v", len(snap), bytes.Equal(snap, big), err)
 	}
