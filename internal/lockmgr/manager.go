@@ -193,6 +193,8 @@ func (m *Manager) acquire(ctx context.Context, r Request) (*Lease, error) {
 		left := r.Timeout - elapsed
 		if left <= 0 || (r.MaxRetries > 0 && retries >= r.MaxRetries) {
 			done(false)
+			st := m.Inspect(held.Record)
+			held.Status = &st
 			return nil, err
 		}
 		wait := min(bo.NextBackOff(), left)
@@ -324,24 +326,43 @@ func (m *Manager) Verdict(rec Record) string {
 	}
 }
 
-// List returns the records under prefix with their verdicts.
+// Inspect returns rec with its verdict (the Manager's clock and
+// stale_after), level and ages at the Manager's now.
+func (m *Manager) Inspect(rec Record) Status {
+	now := m.opts.Now()
+	pk, _ := ParseKey(rec.LockKey)
+	return Status{
+		Record:       rec,
+		Verdict:      m.Verdict(rec),
+		Level:        pk.Level,
+		Age:          now.Sub(time.Unix(rec.LockedAt, 0)),
+		HeartbeatAge: now.Sub(time.Unix(rec.LastHeartbeat, 0)),
+		HolderGone:   HolderGone(rec),
+	}
+}
+
+// Get returns the record of key, expired or not, with its verdict
+// (Inspect). Errors: ErrNotFound (wrapped) when no record holds key, or a
+// backend error.
+func (m *Manager) Get(ctx context.Context, key string) (Status, error) {
+	rec, err := m.b.Get(ctx, key)
+	if err != nil {
+		return Status{}, err
+	}
+	return m.Inspect(rec), nil
+}
+
+// List returns the records under prefix with their verdicts (Inspect),
+// sorted by key. StackPrefix and StackKey build the prefixes of a stack and
+// of a stack/environment ("" lists every key).
 func (m *Manager) List(ctx context.Context, prefix string) ([]Status, error) {
 	recs, err := m.b.List(ctx, prefix)
 	if err != nil {
 		return nil, err
 	}
-	now := m.opts.Now()
 	out := make([]Status, 0, len(recs))
 	for _, r := range recs {
-		pk, _ := ParseKey(r.LockKey)
-		out = append(out, Status{
-			Record:       r,
-			Verdict:      m.Verdict(r),
-			Level:        pk.Level,
-			Age:          now.Sub(time.Unix(r.LockedAt, 0)),
-			HeartbeatAge: now.Sub(time.Unix(r.LastHeartbeat, 0)),
-			HolderGone:   HolderGone(r),
-		})
+		out = append(out, m.Inspect(r))
 	}
 	return out, nil
 }

@@ -60,6 +60,11 @@ var (
 // of the hierarchy). Record is the holder's record.
 type HeldError struct {
 	Record Record
+	// Status is the Manager's view of Record when Acquire gave up: its
+	// verdict with the configured stale_after and its ages at the Manager's
+	// clock (docs/locking.md#verdicts-state-locks). Nil when a Backend
+	// returns the error.
+	Status *Status
 }
 
 func (e *HeldError) Error() string {
@@ -70,7 +75,11 @@ func (e *HeldError) Error() string {
 // Key formats (docs/design.md#lock-keys, normative).
 
 // StackKey returns "stack:{stack}:env:{env}".
-func StackKey(stack, env string) string { return "stack:" + stack + ":env:" + env }
+func StackKey(stack, env string) string { return StackPrefix(stack) + env }
+
+// StackPrefix returns "stack:{stack}:env:", the prefix of every lock key of
+// stack (its environments, services and components).
+func StackPrefix(stack string) string { return "stack:" + stack + ":env:" }
 
 // ServiceKey returns "stack:{stack}:env:{env}:service:{service}".
 func ServiceKey(stack, env, service string) string {

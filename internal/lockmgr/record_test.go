@@ -8,6 +8,7 @@ func TestKeyFormatsAreSeed000s(t *testing.T) {
 		{ServiceKey("user-platform", "production", "user-service"), "stack:user-platform:env:production:service:user-service"},
 		{ComponentKey("user-platform", "production", "user-service", "api"), "stack:user-platform:env:production:component:user-service/api"},
 		{CustomKey("nightly-sync"), "custom:nightly-sync"},
+		{StackPrefix("user-platform"), "stack:user-platform:env:"},
 	} {
 		if c.got != c.want {
 			t.Errorf("got %q, want %q", c.got, c.want)
