@@ -1,0 +1,190 @@
+package deploy
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/deployer-dev/deployer/internal/lockmgr"
+)
+
+// LockDeps are the collaborators of the lock use cases, Locks and Unlock.
+type LockDeps struct {
+	// Locks is the Manager of the lock backend: verdicts come from its
+	// clock and its configured stale_after.
+	Locks *lockmgr.Manager
+	// Observer counts the STALE locks Locks lists (metrics); nil discards them.
+	Observer StaleObserver
+	// Getenv describes who breaks a lock (lockmgr.Holder); default os.Getenv.
+	Getenv func(string) string
+	// Service opens the Service that records the deployment of a broken lock
+	// as abandoned; Unlock calls it only when there is one to record. Nil:
+	// nothing is recorded.
+	Service func(context.Context) (*Service, error)
+}
+
+// StaleObserver receives each STALE lock `state locks` finds
+// (docs/observability.md#metrics).
+type StaleObserver interface {
+	StaleDetected(lockKey string)
+}
+
+// LocksRequest narrows the listing of `state locks`: Stack alone lists the
+// locks of a stack, Stack and Env those of one environment; neither lists
+// every lock, lock exec's included.
+type LocksRequest struct {
+	Stack, Env string
+}
+
+// LocksResult is what `state locks` shows (docs/locking.md#verdicts-state-locks).
+type LocksResult struct {
+	// LockingOff: the lock backend is none; no lock is taken or listed.
+	LockingOff bool
+	// Locks are the records held, sorted by key, with the Manager's verdicts.
+	Locks []lockmgr.Status
+}
+
+// Locks lists the locks of req's scope with their verdicts (ACTIVE, STALE,
+// EXPIRED at the Manager's clock and configured stale_after) and reports
+// each STALE one to d.Observer. Errors: the backend's.
+func Locks(ctx context.Context, d LockDeps, req LocksRequest) (*LocksResult, error) {
+	if !d.Locks.Enabled() {
+		return &LocksResult{LockingOff: true}, nil
+	}
+	prefix := ""
+	switch {
+	case req.Env != "":
+		prefix = lockmgr.StackKey(req.Stack, req.Env)
+	case req.Stack != "":
+		prefix = lockmgr.StackPrefix(req.Stack)
+	}
+	all, err := d.Locks.List(ctx, prefix)
+	if err != nil {
+		return nil, err
+	}
+	out := &LocksResult{}
+	for _, s := range all {
+		if req.Env != "" {
+			// The prefix of env "dev" also matches env "dev2".
+			if pk, ok := lockmgr.ParseKey(s.LockKey); !ok || pk.Env != req.Env || pk.Stack != req.Stack {
+				continue
+			}
+		}
+		out.Locks = append(out.Locks, s)
+		if s.Verdict == lockmgr.Stale && d.Observer != nil {
+			d.Observer.StaleDetected(s.LockKey)
+		}
+	}
+	return out, nil
+}
+
+// UnlockRequest asks to break one lock (docs/locking.md#breaking-a-lock).
+type UnlockRequest struct {
+	// Target names the lock of its level: stack, service or component.
+	Target Target
+	// Key, when set, names the lock of lock exec instead: custom:Key.
+	Key string
+	// LockID breaks the lock only while this holder has it; breaking an
+	// ACTIVE lock needs it.
+	LockID string
+	// Confirm is called with the lock about to be broken once the policy
+	// allows it; an error stops the unlock with nothing broken and is
+	// returned as is. Nil: no confirmation.
+	Confirm func(lockmgr.Status) error
+	// Broken is called once the lock is gone, before its deployment is
+	// recorded as abandoned. Nil: not called.
+	Broken func(lockmgr.Status)
+}
+
+// UnlockResult is what Unlock broke.
+type UnlockResult struct {
+	// Lock is the broken lock as it was found, with its verdict.
+	Lock lockmgr.Status
+	// RecordErr says why the broken holder's deployment could not be recorded
+	// as abandoned in the history; the lock is broken all the same.
+	RecordErr error
+}
+
+// UnlockRefusedError is Unlock's refusal to break a lock: the given lock id
+// is not the holder's, or the lock is ACTIVE and no lock id was given.
+// Nothing was broken.
+type UnlockRefusedError struct {
+	Lock   lockmgr.Status // the lock as found
+	LockID string         // the lock id asked for; "" when none
+}
+
+func (e *UnlockRefusedError) Error() string {
+	key := e.Lock.LockKey
+	if e.LockID != "" && e.LockID != e.Lock.LockID {
+		return fmt.Sprintf("lock %s is held with lock id %s, not %s: nothing was broken (%s is mistyped, or names a holder that no longer holds it); check the id with deployer state locks",
+			key, e.Lock.LockID, e.LockID, e.LockID)
+	}
+	return fmt.Sprintf("lock %s is ACTIVE (heartbeat %s ago, by %s): breaking it needs --lock-id %s",
+		key, max(e.Lock.HeartbeatAge.Round(time.Second), 0), e.Lock.LockedBy, e.Lock.LockID)
+}
+
+// notHeldError: no record holds the key.
+type notHeldError struct{ key string }
+
+func (e *notHeldError) Error() string {
+	return fmt.Sprintf("no lock is held on %s: nothing to unlock (see deployer state locks)", e.key)
+}
+
+func (e *notHeldError) Unwrap() error { return lockmgr.ErrNotFound }
+
+// Unlock breaks the lock req names (docs/locking.md#breaking-a-lock):
+// a STALE or EXPIRED lock, or an ACTIVE one whose lock id is given; a lock
+// id that is not the holder's breaks nothing. Only the lock id found is
+// deleted, so a lock taken over meanwhile survives. The broken holder's
+// deployment (deploy or destroy of a Target) is then recorded as abandoned
+// in the history (docs/design.md#abandoned-deployments).
+//
+// Errors: *UnlockRefusedError; an error wrapping lockmgr.ErrNotFound when
+// no lock is held; Confirm's error; an error when the lock changed hands
+// before it was broken; the backend's.
+func Unlock(ctx context.Context, d LockDeps, req UnlockRequest) (*UnlockResult, error) {
+	key := lockmgr.CustomKey(req.Key)
+	if req.Key == "" {
+		key = req.Target.LockKey()
+	}
+	st, err := d.Locks.Get(ctx, key)
+	if errors.Is(err, lockmgr.ErrNotFound) {
+		return nil, &notHeldError{key: key}
+	}
+	if err != nil {
+		return nil, err
+	}
+	if (req.LockID != "" && req.LockID != st.LockID) || (st.Verdict == lockmgr.Active && req.LockID == "") {
+		return nil, &UnlockRefusedError{Lock: st, LockID: req.LockID}
+	}
+	if req.Confirm != nil {
+		if err := req.Confirm(st); err != nil {
+			return nil, err
+		}
+	}
+	getenv := d.Getenv
+	if getenv == nil {
+		getenv = os.Getenv
+	}
+	by, _ := lockmgr.Holder(getenv)
+	if err := d.Locks.ForceUnlock(ctx, key, st.LockID, by); err != nil {
+		if errors.Is(err, lockmgr.ErrLockLost) {
+			return nil, fmt.Errorf("lock %s changed hands while unlocking (lock id %s is gone): nothing was broken; check deployer state locks", key, st.LockID)
+		}
+		return nil, err
+	}
+	if req.Broken != nil {
+		req.Broken(st)
+	}
+	res := &UnlockResult{Lock: st}
+	if req.Key == "" && st.Metadata.DeploymentID != "" && d.Service != nil {
+		svc, err := d.Service(ctx)
+		if err == nil {
+			err = svc.RecordBroken(ctx, req.Target, st.Record)
+		}
+		res.RecordErr = err
+	}
+	return res, nil
+}

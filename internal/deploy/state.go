@@ -1,0 +1,131 @@
+package deploy
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/deployer-dev/deployer/internal/statestore"
+)
+
+// ShowStateRequest asks for the verified state of a stack/environment
+// (`state show`, docs/commands.md).
+type ShowStateRequest struct {
+	Target Target
+	// Serial, when above 0, asks for the history snapshot with that serial
+	// instead of the current state.
+	Serial int64
+	// ShowSecrets: the caller's Store opens secret values, and the reveal is
+	// audited as state.secrets_shown once Confirm allows it (docs/secrets.md).
+	ShowSecrets bool
+	// Confirm is called with the target before secret values are revealed;
+	// an error stops the command and is returned as is. Nil: no confirmation.
+	Confirm func(Target) error
+}
+
+// ShowStateResult is a loaded, verified state and where it lives.
+type ShowStateResult struct {
+	State *statestore.State
+	// Location is where the state of the target lives (a path or URL).
+	Location string
+}
+
+// StateDeps are the collaborators of ShowState.
+type StateDeps struct {
+	// Store opens secret values (statestore.WithSealer) only when the
+	// request shows them.
+	Store *statestore.Store
+	// Audit opens the audit log, only for a reveal of secret values; nil
+	// discards the event.
+	Audit func() (*slog.Logger, error)
+}
+
+// ShowState loads the state of req.Target (or its snapshot of req.Serial),
+// verified by the Store. Errors: one naming the location and the deploy to
+// run when there is no state; Confirm's; the Store's
+// (*statestore.ChecksumError, a Sealer's).
+func ShowState(ctx context.Context, d StateDeps, req ShowStateRequest) (*ShowStateResult, error) {
+	t := req.Target
+	var (
+		st  *statestore.State
+		err error
+	)
+	if req.Serial > 0 {
+		st, err = d.Store.Snapshot(ctx, t.Stack, t.Env, req.Serial)
+	} else {
+		st, _, err = d.Store.Load(ctx, t.Stack, t.Env)
+	}
+	loc := d.Store.Location(t.Stack, t.Env)
+	if errors.Is(err, statestore.ErrNotFound) {
+		return nil, fmt.Errorf("no state for %s/%s in %s: deploy it first (deployer deploy -s %s -e %s)",
+			t.Stack, t.Env, loc, t.Stack, t.Env)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if req.ShowSecrets {
+		if req.Confirm != nil {
+			if err := req.Confirm(t); err != nil {
+				return nil, err
+			}
+		}
+		if d.Audit != nil {
+			al, err := d.Audit()
+			if err != nil {
+				return nil, err
+			}
+			al.Info("state.secrets_shown", "stack", t.Stack, "environment", t.Env, "serial", req.Serial)
+		}
+	}
+	return &ShowStateResult{State: st, Location: loc}, nil
+}
+
+// PushRequest asks to write a saved state file as the next serial
+// (`state push`, docs/design.md#state-writes).
+type PushRequest struct {
+	Target Target
+	// File is a state document, e.g. the deployer-errored-S-E.json a failed
+	// state write left behind.
+	File string
+	// MaxStateSize is the largest document read, in bytes (0: the default
+	// backend.max_state_size).
+	MaxStateSize int64
+	// LockTimeout is how long to wait for a held stack lock (0: fail at once).
+	LockTimeout time.Duration
+	// Confirm is called with the target and the state read, before any
+	// backend is opened; an error stops the push and is returned as is.
+	// Nil: no confirmation.
+	Confirm func(Target, *statestore.State) error
+}
+
+// PushResult is what PushFile wrote.
+type PushResult struct {
+	Target Target
+	Head   statestore.Head // the new serial's
+}
+
+// PushFile reads req.File (checksums verified), asks Confirm, opens the
+// Service and pushes the state under the stack lock (Service.Push). Errors:
+// the file's (unreadable, too large, corrupt), Confirm's, and Push's.
+func PushFile(ctx context.Context, service func(context.Context) (*Service, error), req PushRequest) (*PushResult, error) {
+	st, err := statestore.ReadFile(req.File, req.MaxStateSize)
+	if err != nil {
+		return nil, err
+	}
+	if req.Confirm != nil {
+		if err := req.Confirm(req.Target, st); err != nil {
+			return nil, err
+		}
+	}
+	svc, err := service(ctx)
+	if err != nil {
+		return nil, err
+	}
+	head, err := svc.Push(ctx, req.Target, st, req.LockTimeout)
+	if err != nil {
+		return nil, err
+	}
+	return &PushResult{Target: req.Target, Head: head}, nil
+}
