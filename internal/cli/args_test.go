@@ -70,7 +70,7 @@ func TestUsageErrorsBeforeAnyBackend(t *testing.T) {
 			t.Errorf("%v: want a usage error, got %v", argv, err)
 		}
 	}
-	err := parse(t, NewCmdUnlock(f, func(context.Context, *Factory, *UnlockOptions) error { return nil }), "-e", "dev")
+	err := parse(t, NewCmdUnlock(f, func(context.Context, *UnlockOptions) error { return nil }), "-e", "dev")
 	var usage *UsageError
 	if !errors.As(err, &usage) || usage.Msg == "" {
 		t.Errorf("unlock without --force: want a usage error, got %v", err)

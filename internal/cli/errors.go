@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"time"
 
 	"github.com/deployer-dev/deployer/internal/lockmgr"
 )
@@ -19,7 +18,7 @@ func Remedy(err error) string {
 		rec := held.Record
 		var b bytes.Buffer
 		fmt.Fprintf(&b, "lock %s is held; another operation is in progress:\n", rec.LockKey)
-		printRecord(&b, rec, heldVerdict(rec))
+		printRecord(&b, heldStatus(held))
 		fmt.Fprintf(&b, "\nWait for it with --lock-timeout DUR (e.g. --lock-timeout 10m). If the holder is gone, break the lock with:\n  %s",
 			unlockCommand(rec))
 		return b.String()
@@ -35,26 +34,21 @@ func ErrorJSON(err error, code int) map[string]any {
 	out := map[string]any{"error": err.Error(), "exit_code": code}
 	var held *lockmgr.HeldError
 	if errors.As(err, &held) {
-		rec := held.Record
-		pk, _ := lockmgr.ParseKey(rec.LockKey)
-		out["lock"] = lockJSON{Record: rec, Level: pk.Level, Status: heldVerdict(rec),
-			AgeSeconds:          int64(time.Since(time.Unix(rec.LockedAt, 0)).Seconds()),
-			HeartbeatAgeSeconds: int64(time.Since(time.Unix(rec.LastHeartbeat, 0)).Seconds()),
-			PIDNotRunning:       lockmgr.HolderGone(rec)}
-		out["unlock_command"] = unlockCommand(rec)
+		out["lock"] = toLockJSON(heldStatus(held))
+		out["unlock_command"] = unlockCommand(held.Record)
 	}
 	return out
 }
 
-// heldVerdict classifies a holder's record with the default stale_after.
-func heldVerdict(rec lockmgr.Record) string {
-	switch {
-	case rec.Expired(time.Now()):
-		return lockmgr.Expired
-	case time.Since(time.Unix(rec.LastHeartbeat, 0)) > lockmgr.DefaultStaleAfter:
-		return lockmgr.Stale
+// heldStatus is the holder's record with the verdict the Manager gave it
+// (its clock and the configured stale_after). A HeldError straight from a
+// backend has none: the record is shown without verdict and ages.
+func heldStatus(held *lockmgr.HeldError) lockmgr.Status {
+	if held.Status != nil {
+		return *held.Status
 	}
-	return lockmgr.Active
+	pk, _ := lockmgr.ParseKey(held.Record.LockKey)
+	return lockmgr.Status{Record: held.Record, Level: pk.Level, HolderGone: lockmgr.HolderGone(held.Record)}
 }
 
 // unlockCommand is the exact command that breaks rec.

@@ -28,7 +28,9 @@ import (
 type Factory struct {
 	IO     *IOStreams
 	Getenv func(string) string
-	Now    func() time.Time
+	// Now is the clock of the use cases, lock verdicts and metrics; nil
+	// leaves each package below its own (time.Now). Tests set a fixed one.
+	Now func() time.Time
 
 	// Global flags.
 	ConfigPath string
@@ -64,7 +66,7 @@ type Factory struct {
 // secret value that becomes known (from deployer.yaml or opened state) is
 // printed as *** (docs/secrets.md).
 func NewFactory(io *IOStreams) *Factory {
-	f := &Factory{IO: io, Getenv: os.Getenv, Now: time.Now}
+	f := &Factory{IO: io, Getenv: os.Getenv}
 	f.maskStreams()
 	return f
 }
@@ -186,7 +188,7 @@ func (f *Factory) Locks(ctx context.Context, cfg *config.Config) (*lockmgr.Manag
 // docs/locking.md#waiting-for-a-lock) and, in GitHub Actions, as one notice
 // per run (GitHub shows at most 10 per step).
 func (f *Factory) onLockWait() func(lockmgr.WaitEvent) {
-	rep := newWaitReporter(f.IO.ErrOut, f.IO.ErrTTY(), f.Now)
+	rep := newWaitReporter(f.IO.ErrOut, f.IO.ErrTTY())
 	return func(ev lockmgr.WaitEvent) {
 		if !ev.Done && f.GitHub().Actions && !f.noticedWait {
 			f.noticedWait = true

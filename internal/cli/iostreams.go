@@ -3,6 +3,7 @@ package cli
 import (
 	"bufio"
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -107,6 +108,13 @@ func (s *IOStreams) Confirm(question string) (bool, error) {
 	}
 	a := strings.ToLower(strings.TrimSpace(line))
 	return a == "yes" || a == "y", nil
+}
+
+// PrintJSON writes v to Out as indented JSON (the --json output).
+func (s *IOStreams) PrintJSON(v any) error {
+	enc := json.NewEncoder(s.Out)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
 }
 
 // UsageError is a command-line mistake: exit code 2.

@@ -2,27 +2,53 @@ package cli
 
 import (
 	"context"
-	"errors"
 	"fmt"
+	"io"
 	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
 
-	"github.com/deployer-dev/deployer/internal/backends"
 	"github.com/deployer-dev/deployer/internal/deploy"
 	"github.com/deployer-dev/deployer/internal/lockmgr"
 )
 
-// StateLocksOptions are the flags of `deployer state locks`.
+// StateLocksOptions are the inputs of `deployer state locks`.
 type StateLocksOptions struct {
+	IO *IOStreams
+	// from argv
 	Stack, Env string
 	JSON       bool
+	// Locks is the use case (deploy.Locks on the configured lock backend),
+	// bound by NewCmdStateLocks; a run test sets a fake.
+	Locks func(context.Context, deploy.LocksRequest) (*deploy.LocksResult, error)
 }
 
-// NewCmdStateLocks returns `deployer state locks`.
-func NewCmdStateLocks(f *Factory, runF func(context.Context, *Factory, *StateLocksOptions) error) *cobra.Command {
-	opts := &StateLocksOptions{}
+// NewCmdStateLocks returns `deployer state locks`; runF replaces
+// runStateLocks in tests.
+func NewCmdStateLocks(f *Factory, runF func(context.Context, *StateLocksOptions) error) *cobra.Command {
+	opts := &StateLocksOptions{IO: f.IO}
+	opts.Locks = func(ctx context.Context, req deploy.LocksRequest) (*deploy.LocksResult, error) {
+		cfg, err := projectConfig(f, "state locks")
+		if err != nil {
+			return nil, err
+		}
+		if req.Env != "" && req.Stack == "" {
+			req.Stack = cfg.Stack
+		}
+		for _, n := range []struct{ what, v string }{{"stack", req.Stack}, {"environment", req.Env}} {
+			if n.v != "" {
+				if err := validateName(n.what, n.v); err != nil {
+					return nil, err
+				}
+			}
+		}
+		m, err := f.Locks(ctx, cfg)
+		if err != nil {
+			return nil, err
+		}
+		return deploy.Locks(ctx, deploy.LockDeps{Locks: m, Observer: f.Metrics(ctx, cfg)}, req)
+	}
 	cmd := &cobra.Command{
 		Use:   "locks",
 		Short: "List who holds which lock, with ACTIVE/STALE/EXPIRED verdicts",
@@ -30,9 +56,9 @@ func NewCmdStateLocks(f *Factory, runF func(context.Context, *Factory, *StateLoc
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			opts.JSON = f.JSON
 			if runF != nil {
-				return runF(cmd.Context(), f, opts)
+				return runF(cmd.Context(), opts)
 			}
-			return runStateLocks(cmd.Context(), f, opts)
+			return runStateLocks(cmd.Context(), opts)
 		},
 	}
 	cmd.Flags().StringVarP(&opts.Stack, "stack", "s", "", "only locks of this stack")
@@ -41,7 +67,7 @@ func NewCmdStateLocks(f *Factory, runF func(context.Context, *Factory, *StateLoc
 }
 
 // lockJSON is the --json shape of one lock: the record plus the verdict and
-// ages in seconds (docs/locking.md).
+// ages in seconds (docs/locking.md#verdicts-state-locks).
 type lockJSON struct {
 	lockmgr.Record
 	Level               lockmgr.Level `json:"level"`
@@ -52,71 +78,37 @@ type lockJSON struct {
 	PIDNotRunning bool `json:"pid_not_running,omitempty"`
 }
 
-func runStateLocks(ctx context.Context, f *Factory, opts *StateLocksOptions) error {
-	cfg, err := projectConfig(f, "state locks")
+func toLockJSON(s lockmgr.Status) lockJSON {
+	return lockJSON{Record: s.Record, Level: s.Level, Status: s.Verdict,
+		AgeSeconds: int64(s.Age.Seconds()), HeartbeatAgeSeconds: int64(s.HeartbeatAge.Seconds()), PIDNotRunning: s.HolderGone}
+}
+
+func runStateLocks(ctx context.Context, opts *StateLocksOptions) error {
+	res, err := opts.Locks(ctx, deploy.LocksRequest{Stack: opts.Stack, Env: opts.Env})
 	if err != nil {
 		return err
 	}
-	if opts.Env != "" && opts.Stack == "" {
-		opts.Stack = cfg.Stack
-	}
-	for _, n := range []struct{ what, v string }{{"stack", opts.Stack}, {"environment", opts.Env}} {
-		if n.v != "" {
-			if err := validateName(n.what, n.v); err != nil {
-				return err
-			}
-		}
-	}
-	if cfg.Backend.Lock == "none" {
-		fmt.Fprintln(f.IO.ErrOut, backends.NoneWarning)
+	if res.LockingOff {
 		if opts.JSON {
-			return writeJSON(f, map[string]any{"locking_enabled": false, "locks": []any{}})
+			return opts.IO.PrintJSON(map[string]any{"locking_enabled": false, "locks": []any{}})
 		}
-		fmt.Fprintln(f.IO.Out, "Locking is off (backend.lock: none): no locks are taken or listed.")
+		fmt.Fprintln(opts.IO.Out, "Locking is off (backend.lock: none): no locks are taken or listed.")
 		return nil
-	}
-	m, err := f.Locks(ctx, cfg)
-	if err != nil {
-		return err
-	}
-	prefix := ""
-	switch {
-	case opts.Env != "":
-		prefix = lockmgr.StackKey(opts.Stack, opts.Env)
-	case opts.Stack != "":
-		prefix = "stack:" + opts.Stack + ":env:"
-	}
-	all, err := m.List(ctx, prefix)
-	if err != nil {
-		return err
-	}
-	var locks []lockmgr.Status
-	for _, s := range all {
-		if opts.Env != "" {
-			if pk, ok := lockmgr.ParseKey(s.LockKey); !ok || pk.Env != opts.Env || pk.Stack != opts.Stack {
-				continue
-			}
-		}
-		locks = append(locks, s)
-		if s.Verdict == lockmgr.Stale {
-			f.Metrics(ctx, cfg).StaleDetected(s.LockKey)
-		}
 	}
 	if opts.JSON {
-		out := make([]lockJSON, 0, len(locks))
-		for _, s := range locks {
-			out = append(out, lockJSON{Record: s.Record, Level: s.Level, Status: s.Verdict,
-				AgeSeconds: int64(s.Age.Seconds()), HeartbeatAgeSeconds: int64(s.HeartbeatAge.Seconds()), PIDNotRunning: s.HolderGone})
+		out := make([]lockJSON, 0, len(res.Locks))
+		for _, s := range res.Locks {
+			out = append(out, toLockJSON(s))
 		}
-		return writeJSON(f, map[string]any{"locking_enabled": true, "locks": out})
+		return opts.IO.PrintJSON(map[string]any{"locking_enabled": true, "locks": out})
 	}
-	if len(locks) == 0 {
-		fmt.Fprintln(f.IO.Out, "No locks held.")
+	if len(res.Locks) == 0 {
+		fmt.Fprintln(opts.IO.Out, "No locks held.")
 		return nil
 	}
-	tw := tabwriter.NewWriter(f.IO.Out, 0, 4, 2, ' ', 0)
+	tw := tabwriter.NewWriter(opts.IO.Out, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "LOCK\tLEVEL\tHOLDER\tOPERATION\tHOST\tPID\tAGE\tHEARTBEAT\tSTATUS\tLOCK ID")
-	for _, s := range locks {
+	for _, s := range res.Locks {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%s\t%s ago\t%s\t%s\n", s.LockKey, s.Level, s.LockedBy,
 			orDash(s.Metadata.Operation), orDash(s.Metadata.Hostname), s.Metadata.PID,
 			humanAge(s.Age), humanAge(s.HeartbeatAge), verdictText(s.Verdict, s.HolderGone), s.LockID)
@@ -141,124 +133,17 @@ func humanAge(d time.Duration) string {
 	return d.String()
 }
 
-// UnlockOptions are the flags of `deployer unlock`.
-type UnlockOptions struct {
-	Target targetFlags
-	Key    string // custom:NAME of lock exec
-	Force  bool
-	LockID string
-	Yes    bool
-}
-
-// NewCmdUnlock returns `deployer unlock --force`.
-func NewCmdUnlock(f *Factory, runF func(context.Context, *Factory, *UnlockOptions) error) *cobra.Command {
-	opts := &UnlockOptions{}
-	cmd := &cobra.Command{
-		Use:   "unlock",
-		Short: "Break a lock (stale, or with its --lock-id)",
-		Long: "Shows the lock record it will break, asks for confirmation (--yes without a terminal) and deletes\n" +
-			"only that lock id. Breaking an ACTIVE (non-stale) lock needs --lock-id to match.",
-		Example: "  deployer unlock -s user-platform -e production --force\n  deployer unlock -e prod --component user-service/api --force --lock-id 550e8400-... --yes\n  deployer unlock --key nightly-sync --force --lock-id 550e8400-...",
-		Args:    cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			if opts.Key != "" {
-				if err := validateName("lock key", opts.Key); err != nil {
-					return err
-				}
-			} else if err := opts.Target.validateFlags(); err != nil {
-				return err
-			}
-			if !opts.Force {
-				return &UsageError{Msg: "unlock breaks another holder's lock: pass --force to confirm you mean it"}
-			}
-			if runF != nil {
-				return runF(cmd.Context(), f, opts)
-			}
-			return runUnlock(cmd.Context(), f, opts)
-		},
-	}
-	opts.Target.bind(cmd, true)
-	cmd.Flags().StringVar(&opts.Key, "key", "", "break the lock exec lock custom:NAME instead")
-	cmd.Flags().BoolVar(&opts.Force, "force", false, "required: break the lock")
-	cmd.Flags().StringVar(&opts.LockID, "lock-id", "", "break only the lock with this id (required for an ACTIVE lock)")
-	cmd.Flags().BoolVarP(&opts.Yes, "yes", "y", false, "do not ask for confirmation")
-	return cmd
-}
-
-func runUnlock(ctx context.Context, f *Factory, opts *UnlockOptions) error {
-	cfg, err := projectConfig(f, "unlock")
-	if err != nil {
-		return err
-	}
-	key := lockmgr.CustomKey(opts.Key)
-	var t deploy.Target
-	if opts.Key == "" {
-		if t, err = opts.Target.resolve(cfg); err != nil {
-			return err
+// printRecord writes a lock and its verdict for humans (the `state locks`
+// layout of docs/locking.md#verdicts-state-locks). Ages are the verdict's,
+// taken at the Manager's clock; a lock without a verdict has no ages.
+func printRecord(w io.Writer, s lockmgr.Status) {
+	rec := s.Record
+	at := func(sec int64, age time.Duration) string {
+		t := time.Unix(sec, 0).UTC().Format("2006-01-02 15:04:05 UTC")
+		if s.Verdict == "" {
+			return t
 		}
-		key = t.LockKey()
-	}
-	m, err := f.Locks(ctx, cfg)
-	if err != nil {
-		return err
-	}
-	rec, err := m.Backend().Get(ctx, key)
-	if errors.Is(err, lockmgr.ErrNotFound) {
-		return fmt.Errorf("no lock is held on %s: nothing to unlock (see deployer state locks)", key)
-	}
-	if err != nil {
-		return err
-	}
-	verdict := m.Verdict(rec)
-	if opts.LockID != "" && opts.LockID != rec.LockID {
-		return &UsageError{Msg: fmt.Sprintf("lock %s is held with lock id %s, not %s: nothing was broken (%s is mistyped, or names a holder that no longer holds it); check the id with deployer state locks",
-			key, rec.LockID, opts.LockID, opts.LockID)}
-	}
-	if verdict == lockmgr.Active && opts.LockID == "" {
-		return &UsageError{Msg: fmt.Sprintf("lock %s is ACTIVE (heartbeat %s ago, by %s): breaking it needs --lock-id %s",
-			key, humanAge(time.Since(time.Unix(rec.LastHeartbeat, 0))), rec.LockedBy, rec.LockID)}
-	}
-	w := f.IO.ErrOut
-	fmt.Fprintf(w, "Warning: this will forcefully release the lock.\n")
-	printRecord(w, rec, verdict)
-	if !opts.Yes {
-		ok, err := f.IO.Confirm("Are you sure?")
-		if err != nil {
-			return err
-		}
-		if !ok {
-			return errors.New("unlock cancelled: the lock was left in place")
-		}
-	}
-	by, _ := lockmgr.Holder(f.Getenv)
-	if err := m.ForceUnlock(ctx, key, rec.LockID, by); err != nil {
-		if errors.Is(err, lockmgr.ErrLockLost) {
-			return fmt.Errorf("lock %s changed hands while unlocking (lock id %s is gone): nothing was broken; check deployer state locks", key, rec.LockID)
-		}
-		return err
-	}
-	fmt.Fprintf(f.IO.Out, "Lock %s (lock id %s, held by %s) released.\n", key, rec.LockID, rec.LockedBy)
-	f.summarize(fmt.Sprintf("### %s: %s\n\nBroke lock `%s` (lock id `%s`, held by %s since %s).\n\n",
-		f.command, key, key, rec.LockID, mdText(rec.LockedBy), time.Unix(rec.LockedAt, 0).UTC().Format(time.RFC3339)))
-	if opts.Key == "" && rec.Metadata.DeploymentID != "" {
-		// The broken holder's deployment never finished: record it as
-		// abandoned in the history (docs/design.md#abandoned-deployments).
-		svc, err := f.Service(ctx, cfg, EngineOptions{})
-		if err == nil {
-			err = svc.RecordBroken(ctx, t, rec)
-		}
-		if err != nil {
-			fmt.Fprintf(f.IO.ErrOut, "warning: %v\n", err)
-		}
-	}
-	return nil
-}
-
-// printRecord writes a lock record for humans (the `state locks` layout of docs/locking.md#verdicts-state-locks).
-func printRecord(w interface{ Write([]byte) (int, error) }, rec lockmgr.Record, verdict string) {
-	at := func(s int64) string {
-		t := time.Unix(s, 0).UTC()
-		return fmt.Sprintf("%s (%s ago)", t.Format("2006-01-02 15:04:05 UTC"), humanAge(time.Since(t)))
+		return fmt.Sprintf("%s (%s ago)", t, humanAge(age))
 	}
 	tw := tabwriter.NewWriter(w, 0, 4, 1, ' ', 0)
 	fmt.Fprintf(tw, "  Lock:\t%s\n  Lock ID:\t%s\n  Held by:\t%s\n", rec.LockKey, rec.LockID, rec.LockedBy)
@@ -270,7 +155,7 @@ func printRecord(w interface{ Write([]byte) (int, error) }, rec lockmgr.Record, 
 		fmt.Fprintf(tw, "  Command:\t%s\n", rec.Metadata.Command)
 	}
 	fmt.Fprintf(tw, "  Locked at:\t%s\n  Last heartbeat:\t%s\n  Expires at:\t%s\n  Status:\t%s\n",
-		at(rec.LockedAt), at(rec.LastHeartbeat), time.Unix(rec.ExpiresAt, 0).UTC().Format("2006-01-02 15:04:05 UTC"),
-		verdictText(verdict, lockmgr.HolderGone(rec)))
+		at(rec.LockedAt, s.Age), at(rec.LastHeartbeat, s.HeartbeatAge), time.Unix(rec.ExpiresAt, 0).UTC().Format("2006-01-02 15:04:05 UTC"),
+		verdictText(orDash(s.Verdict), s.HolderGone))
 	_ = tw.Flush()
 }

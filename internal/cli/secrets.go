@@ -1,8 +1,6 @@
 package cli
 
 import (
-	"fmt"
-	"io"
 	"maps"
 
 	"github.com/deployer-dev/deployer/internal/plan"
@@ -36,28 +34,4 @@ func maskState(st *statestore.State) *statestore.State {
 func maskMap(m map[string]any) map[string]any {
 	out, _ := plan.Mask(maps.Clone(m)).(map[string]any)
 	return out
-}
-
-// revealSecrets asks before state show --show-secrets prints secret values
-// (on a TTY; without one --yes is needed), records the reveal in the audit
-// log, and returns the unmasked stdout.
-func (f *Factory) revealSecrets(stack, env string, opts *StateShowOptions) (io.Writer, error) {
-	if !opts.Yes {
-		ok, err := f.IO.Confirm(fmt.Sprintf("Print the secret values of %s/%s in plain text?", stack, env))
-		if err != nil {
-			return nil, err
-		}
-		if !ok {
-			return nil, fmt.Errorf("state show --show-secrets cancelled")
-		}
-	}
-	al, err := f.Audit()
-	if err != nil {
-		return nil, err
-	}
-	al.Info("state.secrets_shown", "stack", stack, "environment", env, "serial", opts.Serial)
-	if f.rawOut == nil {
-		return f.IO.Out, nil
-	}
-	return f.rawOut, nil
 }

@@ -21,7 +21,7 @@ func TestSecretsFlags(t *testing.T) {
 		t.Errorf("secrets rotate flags (-want +got):\n%s", diff)
 	}
 	var show *StateShowOptions
-	cmd = NewCmdStateShow(f, func(_ context.Context, _ *Factory, o *StateShowOptions) error { show = o; return nil })
+	cmd = NewCmdStateShow(f, func(_ context.Context, o *StateShowOptions) error { show = o; return nil })
 	if err := parse(t, cmd, "-e", "prod", "--show-secrets", "--yes", "--serial", "3"); err != nil {
 		t.Fatal(err)
 	}

@@ -5,17 +5,21 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"slices"
 	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/deployer-dev/deployer/internal/deploy"
 	"github.com/deployer-dev/deployer/internal/statestore"
 )
 
-// StateShowOptions are the flags of `deployer state show`.
+// StateShowOptions are the inputs of `deployer state show`.
 type StateShowOptions struct {
+	IO *IOStreams
+	// from argv
 	Target targetFlags
 	Serial int64
 	JSON   bool
@@ -23,11 +27,35 @@ type StateShowOptions struct {
 	// --yes otherwise; audited as state.secrets_shown).
 	ShowSecrets bool
 	Yes         bool
+	// SecretOut is stdout without the masking of secret values: where
+	// --show-secrets prints.
+	SecretOut io.Writer
+	// Show is the use case (deploy.ShowState on the configured state
+	// backend, with the target resolved against deployer.yaml), bound by
+	// NewCmdStateShow; a run test sets a fake.
+	Show func(context.Context, deploy.ShowStateRequest) (*deploy.ShowStateResult, error)
 }
 
-// NewCmdStateShow returns `deployer state show`.
-func NewCmdStateShow(f *Factory, runF func(context.Context, *Factory, *StateShowOptions) error) *cobra.Command {
-	opts := &StateShowOptions{}
+// NewCmdStateShow returns `deployer state show`; runF replaces runStateShow
+// in tests.
+func NewCmdStateShow(f *Factory, runF func(context.Context, *StateShowOptions) error) *cobra.Command {
+	opts := &StateShowOptions{IO: f.IO}
+	opts.Show = func(ctx context.Context, req deploy.ShowStateRequest) (*deploy.ShowStateResult, error) {
+		cfg, t, err := f.target(&opts.Target, "state show")
+		if err != nil {
+			return nil, err
+		}
+		req.Target = t
+		open := f.SealedStore
+		if req.ShowSecrets {
+			open = f.Store
+		}
+		store, err := open(ctx, cfg)
+		if err != nil {
+			return nil, err
+		}
+		return deploy.ShowState(ctx, deploy.StateDeps{Store: store, Audit: f.Audit}, req)
+	}
 	cmd := &cobra.Command{
 		Use:   "show",
 		Short: "Show the state of a stack/environment (verified)",
@@ -37,10 +65,11 @@ func NewCmdStateShow(f *Factory, runF func(context.Context, *Factory, *StateShow
 				return err
 			}
 			opts.JSON = f.JSON
+			opts.SecretOut = f.rawOut
 			if runF != nil {
-				return runF(cmd.Context(), f, opts)
+				return runF(cmd.Context(), opts)
 			}
-			return runStateShow(cmd.Context(), f, opts)
+			return runStateShow(cmd.Context(), opts)
 		},
 	}
 	opts.Target.bind(cmd, false)
@@ -50,36 +79,28 @@ func NewCmdStateShow(f *Factory, runF func(context.Context, *Factory, *StateShow
 	return cmd
 }
 
-func runStateShow(ctx context.Context, f *Factory, opts *StateShowOptions) error {
-	cfg, t, err := f.target(&opts.Target, "state show")
+func runStateShow(ctx context.Context, opts *StateShowOptions) error {
+	req := deploy.ShowStateRequest{Serial: opts.Serial, ShowSecrets: opts.ShowSecrets}
+	if opts.ShowSecrets && !opts.Yes {
+		req.Confirm = func(t deploy.Target) error {
+			ok, err := opts.IO.Confirm(fmt.Sprintf("Print the secret values of %s/%s in plain text?", t.Stack, t.Env))
+			if err != nil {
+				return err
+			}
+			if !ok {
+				return errors.New("state show --show-secrets cancelled")
+			}
+			return nil
+		}
+	}
+	res, err := opts.Show(ctx, req)
 	if err != nil {
 		return err
 	}
-	open := f.SealedStore
+	st, w := res.State, opts.IO.Out
 	if opts.ShowSecrets {
-		open = f.Store
-	}
-	store, err := open(ctx, cfg)
-	if err != nil {
-		return err
-	}
-	var st *statestore.State
-	if opts.Serial > 0 {
-		st, err = store.Snapshot(ctx, t.Stack, t.Env, opts.Serial)
-	} else {
-		st, _, err = store.Load(ctx, t.Stack, t.Env)
-	}
-	if errors.Is(err, statestore.ErrNotFound) {
-		return fmt.Errorf("no state for %s/%s in %s: deploy it first (deployer deploy -s %s -e %s)",
-			t.Stack, t.Env, store.Backend().Location(t.Stack, t.Env), t.Stack, t.Env)
-	}
-	if err != nil {
-		return err
-	}
-	w := f.IO.Out
-	if opts.ShowSecrets {
-		if w, err = f.revealSecrets(t.Stack, t.Env, opts); err != nil {
-			return err
+		if opts.SecretOut != nil {
+			w = opts.SecretOut
 		}
 	} else {
 		st = maskState(st)
@@ -94,7 +115,7 @@ func runStateShow(ctx context.Context, f *Factory, opts *StateShowOptions) error
 	}
 	fmt.Fprintf(w, "Stack:       %s\nEnvironment: %s\nSerial:      %d\nLineage:     %s\nUpdated:     %s by %s\nLocation:    %s\n",
 		st.Metadata.Stack, st.Metadata.Environment, st.Serial, st.Lineage,
-		st.Metadata.LastUpdated.UTC().Format(time.RFC3339), orDash(st.Metadata.LastUpdatedBy), store.Backend().Location(t.Stack, t.Env))
+		st.Metadata.LastUpdated.UTC().Format(time.RFC3339), orDash(st.Metadata.LastUpdatedBy), res.Location)
 	fmt.Fprintf(w, "Checksums:   resources %s, outputs %s (verified)\n\n", st.Checksums.Resources, st.Checksums.Outputs)
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "RESOURCE\tKIND\tSTATUS\tVERSION\tUPDATED\tOUTPUTS")
@@ -111,18 +132,35 @@ func runStateShow(ctx context.Context, f *Factory, opts *StateShowOptions) error
 	return tw.Flush()
 }
 
-// StatePushOptions are the flags of `deployer state push`.
+// StatePushOptions are the inputs of `deployer state push`.
 type StatePushOptions struct {
+	IO *IOStreams
+	// from argv
 	Target      targetFlags
 	File        string
 	Yes         bool
 	LockTimeout time.Duration
+	// Push is the use case (deploy.PushFile with the configured backends,
+	// the target resolved against deployer.yaml), bound by NewCmdStatePush;
+	// a run test sets a fake.
+	Push func(context.Context, deploy.PushRequest) (*deploy.PushResult, error)
 }
 
 // NewCmdStatePush returns `deployer state push FILE`: writes an errored state
-// saved by a failed deploy as the next serial (docs/design.md#state-writes).
-func NewCmdStatePush(f *Factory, runF func(context.Context, *Factory, *StatePushOptions) error) *cobra.Command {
-	opts := &StatePushOptions{}
+// saved by a failed deploy as the next serial (docs/design.md#state-writes);
+// runF replaces runStatePush in tests.
+func NewCmdStatePush(f *Factory, runF func(context.Context, *StatePushOptions) error) *cobra.Command {
+	opts := &StatePushOptions{IO: f.IO}
+	opts.Push = func(ctx context.Context, req deploy.PushRequest) (*deploy.PushResult, error) {
+		cfg, t, err := f.target(&opts.Target, "state push")
+		if err != nil {
+			return nil, err
+		}
+		req.Target, req.MaxStateSize = t, cfg.Backend.MaxStateSize
+		return deploy.PushFile(ctx, func(ctx context.Context) (*deploy.Service, error) {
+			return f.Service(ctx, cfg, EngineOptions{})
+		}, req)
+	}
 	cmd := &cobra.Command{
 		Use:   "push FILE",
 		Short: "Write a saved state file (deployer-errored-*.json) as the next serial",
@@ -133,9 +171,9 @@ func NewCmdStatePush(f *Factory, runF func(context.Context, *Factory, *StatePush
 			}
 			opts.File = args[0]
 			if runF != nil {
-				return runF(cmd.Context(), f, opts)
+				return runF(cmd.Context(), opts)
 			}
-			return runStatePush(cmd.Context(), f, opts)
+			return runStatePush(cmd.Context(), opts)
 		},
 	}
 	opts.Target.bind(cmd, false)
@@ -144,30 +182,22 @@ func NewCmdStatePush(f *Factory, runF func(context.Context, *Factory, *StatePush
 	return cmd
 }
 
-func runStatePush(ctx context.Context, f *Factory, opts *StatePushOptions) error {
-	cfg, t, err := f.target(&opts.Target, "state push")
-	if err != nil {
-		return err
-	}
-	st, err := statestore.ReadFile(opts.File, cfg.Backend.MaxStateSize)
-	if err != nil {
-		return err
-	}
+func runStatePush(ctx context.Context, opts *StatePushOptions) error {
+	req := deploy.PushRequest{File: opts.File, LockTimeout: opts.LockTimeout}
 	if !opts.Yes {
-		ok, err := f.IO.Confirm(fmt.Sprintf("Write %s (%d resources) as the next serial of %s/%s?", opts.File, len(st.Resources), t.Stack, t.Env))
-		if err != nil || !ok {
-			return errOr(err, "state push cancelled")
+		req.Confirm = func(t deploy.Target, st *statestore.State) error {
+			ok, err := opts.IO.Confirm(fmt.Sprintf("Write %s (%d resources) as the next serial of %s/%s?", opts.File, len(st.Resources), t.Stack, t.Env))
+			if err != nil || !ok {
+				return errOr(err, "state push cancelled")
+			}
+			return nil
 		}
 	}
-	svc, err := f.Service(ctx, cfg, EngineOptions{})
+	res, err := opts.Push(ctx, req)
 	if err != nil {
 		return err
 	}
-	head, err := svc.Push(ctx, t, st, opts.LockTimeout)
-	if err != nil {
-		return err
-	}
-	fmt.Fprintf(f.IO.ErrOut, "Wrote %s as serial %d of %s/%s.\n", opts.File, head.Serial, t.Stack, t.Env)
+	fmt.Fprintf(opts.IO.ErrOut, "Wrote %s as serial %d of %s/%s.\n", opts.File, res.Head.Serial, res.Target.Stack, res.Target.Env)
 	return nil
 }
 

@@ -16,24 +16,21 @@ const waitEvery = 30 * time.Second
 // holder, since when, how long deployer will wait), then at most one line
 // every 30 s with the time waited and left. On a terminal the progress is
 // one line updated in place instead. A new holder gets a new first line.
+// Time is the wait's own (WaitEvent.Elapsed, from the Manager's clock).
 type waitReporter struct {
 	w      io.Writer
 	tty    bool
-	now    func() time.Time
-	holder string    // lock id of the holder last described
-	last   time.Time // when the last line was written
-	open   bool      // a terminal line is not finished yet
+	holder string        // lock id of the holder last described
+	last   time.Duration // time waited when the last line was written
+	open   bool          // a terminal line is not finished yet
 }
 
-func newWaitReporter(w io.Writer, tty bool, now func() time.Time) *waitReporter {
-	if now == nil {
-		now = time.Now
-	}
-	return &waitReporter{w: w, tty: tty, now: now}
+func newWaitReporter(w io.Writer, tty bool) *waitReporter {
+	return &waitReporter{w: w, tty: tty}
 }
 
 func (r *waitReporter) event(ev lockmgr.WaitEvent) {
-	now := r.now()
+	now := ev.Elapsed
 	if ev.Done {
 		if r.open {
 			fmt.Fprintln(r.w)
@@ -61,7 +58,7 @@ func (r *waitReporter) event(ev lockmgr.WaitEvent) {
 		r.open = true
 		return
 	}
-	if now.Sub(r.last) >= waitEvery {
+	if now-r.last >= waitEvery {
 		fmt.Fprintln(r.w, status)
 		r.last = now
 	}

@@ -1,0 +1,127 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/deployer-dev/deployer/internal/deploy"
+	"github.com/deployer-dev/deployer/internal/lockmgr"
+)
+
+// UnlockOptions are the inputs of `deployer unlock`.
+type UnlockOptions struct {
+	IO *IOStreams
+	// from argv
+	Target targetFlags
+	Key    string // custom:NAME of lock exec
+	Force  bool
+	LockID string
+	Yes    bool
+	// Command is the command's path ("deployer unlock"), for the job summary.
+	Command string
+	// Unlock is the use case (deploy.Unlock on the configured lock backend,
+	// with the target resolved against deployer.yaml), bound by
+	// NewCmdUnlock; a run test sets a fake.
+	Unlock func(context.Context, deploy.UnlockRequest) (*deploy.UnlockResult, error)
+	// Summarize appends Markdown to the GitHub Actions job summary (a no-op
+	// outside it).
+	Summarize func(md string)
+}
+
+// NewCmdUnlock returns `deployer unlock --force`; runF replaces runUnlock in
+// tests.
+func NewCmdUnlock(f *Factory, runF func(context.Context, *UnlockOptions) error) *cobra.Command {
+	opts := &UnlockOptions{IO: f.IO, Summarize: f.summarize}
+	opts.Unlock = func(ctx context.Context, req deploy.UnlockRequest) (*deploy.UnlockResult, error) {
+		cfg, err := projectConfig(f, "unlock")
+		if err != nil {
+			return nil, err
+		}
+		if req.Key == "" {
+			if req.Target, err = opts.Target.resolve(cfg); err != nil {
+				return nil, err
+			}
+		}
+		m, err := f.Locks(ctx, cfg)
+		if err != nil {
+			return nil, err
+		}
+		return deploy.Unlock(ctx, deploy.LockDeps{Locks: m, Getenv: f.Getenv,
+			Service: func(ctx context.Context) (*deploy.Service, error) { return f.Service(ctx, cfg, EngineOptions{}) }}, req)
+	}
+	cmd := &cobra.Command{
+		Use:   "unlock",
+		Short: "Break a lock (stale, or with its --lock-id)",
+		Long: "Shows the lock record it will break, asks for confirmation (--yes without a terminal) and deletes\n" +
+			"only that lock id. Breaking an ACTIVE (non-stale) lock needs --lock-id to match.",
+		Example: "  deployer unlock -s user-platform -e production --force\n  deployer unlock -e prod --component user-service/api --force --lock-id 550e8400-... --yes\n  deployer unlock --key nightly-sync --force --lock-id 550e8400-...",
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if opts.Key != "" {
+				if err := validateName("lock key", opts.Key); err != nil {
+					return err
+				}
+			} else if err := opts.Target.validateFlags(); err != nil {
+				return err
+			}
+			if !opts.Force {
+				return &UsageError{Msg: "unlock breaks another holder's lock: pass --force to confirm you mean it"}
+			}
+			opts.Command = cmd.CommandPath()
+			if runF != nil {
+				return runF(cmd.Context(), opts)
+			}
+			return runUnlock(cmd.Context(), opts)
+		},
+	}
+	opts.Target.bind(cmd, true)
+	cmd.Flags().StringVar(&opts.Key, "key", "", "break the lock exec lock custom:NAME instead")
+	cmd.Flags().BoolVar(&opts.Force, "force", false, "required: break the lock")
+	cmd.Flags().StringVar(&opts.LockID, "lock-id", "", "break only the lock with this id (required for an ACTIVE lock)")
+	cmd.Flags().BoolVarP(&opts.Yes, "yes", "y", false, "do not ask for confirmation")
+	return cmd
+}
+
+// runUnlock shows the lock the use case is about to break, asks (unless
+// --yes), and reports what was broken.
+func runUnlock(ctx context.Context, opts *UnlockOptions) error {
+	req := deploy.UnlockRequest{Key: opts.Key, LockID: opts.LockID}
+	req.Confirm = func(s lockmgr.Status) error {
+		fmt.Fprintf(opts.IO.ErrOut, "Warning: this will forcefully release the lock.\n")
+		printRecord(opts.IO.ErrOut, s)
+		if opts.Yes {
+			return nil
+		}
+		ok, err := opts.IO.Confirm("Are you sure?")
+		if err != nil {
+			return err
+		}
+		if !ok {
+			return errors.New("unlock cancelled: the lock was left in place")
+		}
+		return nil
+	}
+	req.Broken = func(s lockmgr.Status) {
+		fmt.Fprintf(opts.IO.Out, "Lock %s (lock id %s, held by %s) released.\n", s.LockKey, s.LockID, s.LockedBy)
+		if opts.Summarize != nil {
+			opts.Summarize(fmt.Sprintf("### %s: %s\n\nBroke lock `%s` (lock id `%s`, held by %s since %s).\n\n",
+				opts.Command, s.LockKey, s.LockKey, s.LockID, mdText(s.LockedBy), time.Unix(s.LockedAt, 0).UTC().Format(time.RFC3339)))
+		}
+	}
+	res, err := opts.Unlock(ctx, req)
+	var refused *deploy.UnlockRefusedError
+	if errors.As(err, &refused) {
+		return &UsageError{Msg: err.Error()}
+	}
+	if err != nil {
+		return err
+	}
+	if res.RecordErr != nil {
+		fmt.Fprintf(opts.IO.ErrOut, "warning: %v\n", res.RecordErr)
+	}
+	return nil
+}
