@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/deployer-dev/deployer/internal/deploy"
 	"github.com/deployer-dev/deployer/internal/lockmgr"
@@ -72,13 +73,15 @@ func TestUnknownScopeSuggests(t *testing.T) {
 func TestHeldErrorJSON(t *testing.T) {
 	rec := lockmgr.Record{LockKey: lockmgr.ServiceKey("shop", "dev", "app"), LockID: "L-1", LockedBy: "ci@runner",
 		Metadata: lockmgr.Metadata{PID: 4242, Hostname: "runner", Operation: "deploy"}}
-	got := ErrorJSON(&lockmgr.HeldError{Record: rec}, 3)
+	// The Manager's verdict (its clock, the configured stale_after) is the one shown.
+	st := lockmgr.Status{Record: rec, Verdict: lockmgr.Stale, Level: lockmgr.LevelService, Age: 90 * time.Second, HeartbeatAge: 61 * time.Second}
+	got := ErrorJSON(&lockmgr.HeldError{Record: rec, Status: &st}, 3)
 	if got["exit_code"] != 3 || got["unlock_command"] != "deployer unlock -s shop -e dev --service app --force --lock-id L-1" {
 		t.Errorf("ErrorJSON = %v, want exit_code 3 and the unlock command", got)
 	}
 	lj, ok := got["lock"].(lockJSON)
-	if !ok || lj.LockID != "L-1" || lj.Level != lockmgr.LevelService || lj.Status == "" {
-		t.Errorf("ErrorJSON lock = %#v, want the holder's record with level and status", got["lock"])
+	if !ok || lj.LockID != "L-1" || lj.Level != lockmgr.LevelService || lj.Status != lockmgr.Stale || lj.AgeSeconds != 90 || lj.HeartbeatAgeSeconds != 61 {
+		t.Errorf("ErrorJSON lock = %#v, want the holder's record with the Manager's level, status and ages", got["lock"])
 	}
 	if plain := ErrorJSON(errors.New("boom"), 1); len(plain) != 2 {
 		t.Errorf("ErrorJSON of a plain error = %v, want only error and exit_code", plain)

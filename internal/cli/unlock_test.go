@@ -9,7 +9,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+
 	"github.com/deployer-dev/deployer/internal/config"
+	"github.com/deployer-dev/deployer/internal/deploy"
 	"github.com/deployer-dev/deployer/internal/engine"
 	"github.com/deployer-dev/deployer/internal/engine/command"
 	"github.com/deployer-dev/deployer/internal/lockmgr"
@@ -28,8 +32,11 @@ func shopProject(t *testing.T) string {
 	return cfgPath
 }
 
+// testNow is the clock of the tests that run commands on lock records.
+var testNow = time.Unix(1700000000, 0)
+
 // lockedProject writes a deployer.yaml in a temp dir and takes the stack lock
-// of shop/dev in its file backend with a heartbeat age of hbAge.
+// of shop/dev in its file backend with a heartbeat age of hbAge at testNow.
 func lockedProject(t *testing.T, hbAge time.Duration) (cfgPath string, rec lockmgr.Record, b lockmgr.Backend) {
 	t.Helper()
 	cfgPath = shopProject(t)
@@ -38,10 +45,9 @@ func lockedProject(t *testing.T, hbAge time.Duration) (cfgPath string, rec lockm
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { b.Close() })
-	now := time.Now()
 	rec, err = b.TryAcquire(context.Background(), lockmgr.Record{
 		LockKey: lockmgr.StackKey("shop", "dev"), LockID: "11111111-2222-3333-4444-555555555555", LockedBy: "ci@runner",
-		LockedAt: now.Add(-hbAge).Unix(), ExpiresAt: now.Add(time.Hour).Unix(), LastHeartbeat: now.Add(-hbAge).Unix(),
+		LockedAt: testNow.Add(-hbAge).Unix(), ExpiresAt: testNow.Add(time.Hour).Unix(), LastHeartbeat: testNow.Add(-hbAge).Unix(),
 		Metadata: lockmgr.Metadata{PID: 4242, Hostname: "runner", Operation: "deploy"},
 	})
 	if err != nil {
@@ -52,9 +58,16 @@ func lockedProject(t *testing.T, hbAge time.Duration) (cfgPath string, rec lockm
 
 func runRoot(t *testing.T, stdin string, tty bool, argv ...string) (string, string, error) {
 	t.Helper()
+	return runRootWith(t, nil, stdin, tty, argv...)
+}
+
+// runRootWith is runRoot on a Factory whose clock is now (nil: the real one).
+func runRootWith(t *testing.T, now func() time.Time, stdin string, tty bool, argv ...string) (string, string, error) {
+	t.Helper()
 	io, out, errOut := Test(stdin)
 	io.SetTTY(tty, tty, tty)
 	f := NewFactory(io)
+	f.Now = now
 	f.NewEngines = func(*config.Config, EngineOptions) []engine.Engine { return []engine.Engine{command.New()} }
 	defer f.Close()
 	root := NewRootCmd(f)
@@ -63,13 +76,169 @@ func runRoot(t *testing.T, stdin string, tty bool, argv ...string) (string, stri
 	return out.String(), errOut.String(), err
 }
 
+func fixedClock() time.Time { return testNow }
+
+func TestNewCmdUnlock(t *testing.T) {
+	for _, c := range []struct {
+		argv    []string
+		want    UnlockOptions
+		wantErr string
+	}{
+		{argv: []string{"-e", "dev", "--force"}, want: UnlockOptions{Target: targetFlags{Env: "dev"}, Force: true}},
+		{argv: []string{"-s", "shop", "--env", "prod", "--component", "app/api", "--force", "--lock-id", "L-1", "--yes"},
+			want: UnlockOptions{Target: targetFlags{Stack: "shop", Env: "prod", Component: "app/api"}, Force: true, LockID: "L-1", Yes: true}},
+		{argv: []string{"-e", "dev", "--service", "app", "--force", "-y"}, want: UnlockOptions{Target: targetFlags{Env: "dev", Service: "app"}, Force: true, Yes: true}},
+		{argv: []string{"--key", "nightly-sync", "--force", "--lock-id", "L-2"}, want: UnlockOptions{Key: "nightly-sync", Force: true, LockID: "L-2"}},
+		{argv: []string{"-e", "dev"}, wantErr: "unlock breaks another holder's lock: pass --force to confirm you mean it"},
+		{argv: []string{"--force"}, wantErr: "--environment (-e) is required"},
+		{argv: []string{"--key", "Nightly_Sync", "--force"}, wantErr: "lock key"},
+		{argv: []string{"-e", "dev", "--service", "a", "--component", "a/b", "--force"}, wantErr: "use either --service or --component, not both"},
+		{argv: []string{"-e", "dev", "--force", "extra"}, wantErr: "unknown command"},
+	} {
+		io, _, _ := Test("")
+		f := NewFactory(io)
+		var got *UnlockOptions
+		cmd := NewCmdUnlock(f, func(_ context.Context, o *UnlockOptions) error { got = o; return nil })
+		cmd.SetGlobalNormalizationFunc(NewRootCmd(f).GlobalNormalizationFunc())
+		err := parse(t, cmd, c.argv...)
+		if c.wantErr != "" {
+			if err == nil || !strings.Contains(err.Error(), c.wantErr) {
+				t.Errorf("%v: error %v, want one saying %q", c.argv, err, c.wantErr)
+			}
+			if got != nil {
+				t.Errorf("%v: run called despite the error", c.argv)
+			}
+			continue
+		}
+		if err != nil {
+			t.Fatalf("%v: %v", c.argv, err)
+		}
+		c.want.Command = "unlock"
+		if d := cmp.Diff(c.want, *got, cmpopts.IgnoreFields(UnlockOptions{}, "IO", "Unlock", "Summarize")); d != "" {
+			t.Errorf("%v (-want +got):\n%s", c.argv, d)
+		}
+		if got.IO != f.IO || got.Unlock == nil || got.Summarize == nil {
+			t.Errorf("%v: IO, Unlock and Summarize must be bound from the Factory", c.argv)
+		}
+	}
+}
+
+// staleStatus is a STALE lock as the Manager reports it.
+var staleStatus = lockmgr.Status{
+	Record: lockmgr.Record{LockKey: "stack:shop:env:dev", LockID: "L-1", LockedBy: "ci@runner",
+		LockedAt: 1699999400, LastHeartbeat: 1699999940, ExpiresAt: 1700003000,
+		Metadata: lockmgr.Metadata{PID: 4242, Hostname: "runner", Operation: "deploy", DeploymentID: "dep-0123456789ab"}},
+	Verdict: lockmgr.Stale, Level: lockmgr.LevelStack, Age: 10 * time.Minute, HeartbeatAge: time.Minute,
+}
+
+const staleRecordText = `Warning: this will forcefully release the lock.
+  Lock:           stack:shop:env:dev
+  Lock ID:        L-1
+  Held by:        ci@runner
+  Operation:      deploy
+  Host / PID:     runner / 4242
+  Deployment:     dep-0123456789ab
+  Locked at:      2023-11-14 22:03:20 UTC (10m0s ago)
+  Last heartbeat: 2023-11-14 22:12:20 UTC (1m0s ago)
+  Expires at:     2023-11-14 23:03:20 UTC
+  Status:         STALE
+`
+
+func TestRunUnlock(t *testing.T) {
+	// breaks is a fake use case that finds st, asks, and breaks it.
+	breaks := func(st lockmgr.Status, recordErr error) func(context.Context, deploy.UnlockRequest) (*deploy.UnlockResult, error) {
+		return func(_ context.Context, req deploy.UnlockRequest) (*deploy.UnlockResult, error) {
+			if err := req.Confirm(st); err != nil {
+				return nil, err
+			}
+			req.Broken(st)
+			return &deploy.UnlockResult{Lock: st, RecordErr: recordErr}, nil
+		}
+	}
+	fails := func(err error) func(context.Context, deploy.UnlockRequest) (*deploy.UnlockResult, error) {
+		return func(context.Context, deploy.UnlockRequest) (*deploy.UnlockResult, error) { return nil, err }
+	}
+	refused := &deploy.UnlockRefusedError{Lock: lockmgr.Status{Record: lockmgr.Record{LockKey: "stack:shop:env:dev", LockID: "L-1", LockedBy: "ci@runner"},
+		Verdict: lockmgr.Active, HeartbeatAge: 4 * time.Second}}
+	for _, c := range []struct {
+		name       string
+		opts       UnlockOptions
+		stdin      string
+		tty        bool
+		wantOut    string
+		wantErrOut string
+		wantErr    string
+		usage      bool
+		summary    string
+	}{
+		{name: "yes", opts: UnlockOptions{Yes: true, Command: "deployer unlock", Unlock: breaks(staleStatus, nil)},
+			wantOut: "Lock stack:shop:env:dev (lock id L-1, held by ci@runner) released.\n", wantErrOut: staleRecordText,
+			summary: "### deployer unlock: stack:shop:env:dev\n\nBroke lock `stack:shop:env:dev` (lock id `L-1`, held by ci@runner since 2023-11-14T22:03:20Z).\n\n"},
+		{name: "asked, yes", opts: UnlockOptions{Unlock: breaks(staleStatus, nil)}, stdin: "yes\n", tty: true,
+			wantOut: "Lock stack:shop:env:dev (lock id L-1, held by ci@runner) released.\n", wantErrOut: staleRecordText + "Are you sure? (yes/no): "},
+		{name: "asked, no", opts: UnlockOptions{Unlock: breaks(staleStatus, nil)}, stdin: "no\n", tty: true,
+			wantErrOut: staleRecordText + "Are you sure? (yes/no): ", wantErr: "unlock cancelled: the lock was left in place"},
+		{name: "no terminal", opts: UnlockOptions{Unlock: breaks(staleStatus, nil)},
+			wantErrOut: staleRecordText, wantErr: "confirmation required but there is no terminal to ask on: pass --yes to proceed", usage: true},
+		{name: "refused", opts: UnlockOptions{Yes: true, Unlock: fails(refused)},
+			wantErr: "lock stack:shop:env:dev is ACTIVE (heartbeat 4s ago, by ci@runner): breaking it needs --lock-id L-1", usage: true},
+		{name: "backend error", opts: UnlockOptions{Yes: true, Unlock: fails(errors.New("read lock: connection refused"))},
+			wantErr: "read lock: connection refused"},
+		{name: "not recorded", opts: UnlockOptions{Yes: true, Unlock: breaks(staleStatus, errors.New("deployment dep-0123456789ab was not recorded as abandoned: held"))},
+			wantOut:    "Lock stack:shop:env:dev (lock id L-1, held by ci@runner) released.\n",
+			wantErrOut: staleRecordText + "warning: deployment dep-0123456789ab was not recorded as abandoned: held\n"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			io, out, errOut := Test(c.stdin)
+			io.SetTTY(c.tty, c.tty, c.tty)
+			var summary string
+			opts := c.opts
+			opts.IO, opts.Summarize = io, func(md string) { summary += md }
+			err := runUnlock(context.Background(), &opts)
+			if c.wantErr == "" && err != nil || c.wantErr != "" && (err == nil || err.Error() != c.wantErr) {
+				t.Fatalf("error %v, want %q", err, c.wantErr)
+			}
+			var usage *UsageError
+			if errors.As(err, &usage) != c.usage {
+				t.Errorf("error %v: want a usage error (exit 2): %v", err, c.usage)
+			}
+			if d := cmp.Diff(c.wantOut, out.String()); d != "" {
+				t.Errorf("stdout (-want +got):\n%s", d)
+			}
+			if d := cmp.Diff(c.wantErrOut, errOut.String()); d != "" {
+				t.Errorf("stderr (-want +got):\n%s", d)
+			}
+			if c.summary != "" && summary != c.summary {
+				t.Errorf("job summary %q, want %q", summary, c.summary)
+			}
+		})
+	}
+}
+
+// The request carries --key and --lock-id to the use case.
+func TestRunUnlockRequest(t *testing.T) {
+	io, _, _ := Test("")
+	var got deploy.UnlockRequest
+	opts := &UnlockOptions{IO: io, Key: "nightly-sync", LockID: "L-9", Yes: true,
+		Unlock: func(_ context.Context, req deploy.UnlockRequest) (*deploy.UnlockResult, error) {
+			got = req
+			return nil, errors.New("stop")
+		}}
+	_ = runUnlock(context.Background(), opts)
+	if got.Key != "nightly-sync" || got.LockID != "L-9" || got.Confirm == nil || got.Broken == nil {
+		t.Errorf("request %+v", got)
+	}
+}
+
+// Through the root command, on the file lock backend: the record is shown
+// before asking, and answering no keeps the lock.
 func TestUnlockShowsTheRecordAndAsks(t *testing.T) {
 	cfg, rec, b := lockedProject(t, 10*time.Minute) // STALE
-	_, stderr, err := runRoot(t, "no\n", true, "--config", cfg, "unlock", "-e", "dev", "--force")
+	_, stderr, err := runRootWith(t, fixedClock, "no\n", true, "--config", cfg, "unlock", "-e", "dev", "--force")
 	if err == nil || !strings.Contains(err.Error(), "left in place") {
 		t.Fatalf("answering no must keep the lock: %v", err)
 	}
-	for _, want := range []string{rec.LockID, "ci@runner", "4242", "STALE", "Are you sure?"} {
+	for _, want := range []string{rec.LockID, "ci@runner", "4242", "(10m0s ago)", "STALE", "Are you sure?"} {
 		if !strings.Contains(stderr, want) {
 			t.Errorf("unlock should show %q before asking:\n%s", want, stderr)
 		}
@@ -77,7 +246,7 @@ func TestUnlockShowsTheRecordAndAsks(t *testing.T) {
 	if _, err := b.Get(context.Background(), rec.LockKey); err != nil {
 		t.Fatalf("lock gone after answering no: %v", err)
 	}
-	stdout, _, err := runRoot(t, "yes\n", true, "--config", cfg, "unlock", "-e", "dev", "--force")
+	stdout, _, err := runRootWith(t, fixedClock, "yes\n", true, "--config", cfg, "unlock", "-e", "dev", "--force")
 	if err != nil || !strings.Contains(stdout, "released") {
 		t.Fatalf("answering yes: %v\n%s", err, stdout)
 	}
@@ -88,36 +257,19 @@ func TestUnlockShowsTheRecordAndAsks(t *testing.T) {
 
 func TestUnlockOfAnActiveLockNeedsItsLockID(t *testing.T) {
 	cfg, rec, b := lockedProject(t, 0) // ACTIVE
-	_, _, err := runRoot(t, "", false, "--config", cfg, "unlock", "-e", "dev", "--force", "--yes")
+	_, _, err := runRootWith(t, fixedClock, "", false, "--config", cfg, "unlock", "-e", "dev", "--force", "--yes")
 	var usage *UsageError
 	if !errors.As(err, &usage) || !strings.Contains(err.Error(), "--lock-id "+rec.LockID) {
 		t.Fatalf("want a usage error naming --lock-id %s, got %v", rec.LockID, err)
 	}
-	_, _, err = runRoot(t, "", false, "--config", cfg, "unlock", "-e", "dev", "--force", "--yes", "--lock-id", "someone-else")
+	_, _, err = runRootWith(t, fixedClock, "", false, "--config", cfg, "unlock", "-e", "dev", "--force", "--yes", "--lock-id", "someone-else")
 	if !errors.As(err, &usage) || !strings.Contains(err.Error(), "nothing was broken") || strings.Contains(err.Error(), "taken over") {
 		t.Fatalf("a wrong --lock-id must break nothing and say so, without claiming a takeover: %v", err)
 	}
 	if _, err := b.Get(context.Background(), rec.LockKey); err != nil {
 		t.Fatal("lock broken by a refused unlock")
 	}
-	if _, _, err := runRoot(t, "", false, "--config", cfg, "unlock", "-e", "dev", "--force", "--yes", "--lock-id", rec.LockID); err != nil {
+	if _, _, err := runRootWith(t, fixedClock, "", false, "--config", cfg, "unlock", "-e", "dev", "--force", "--yes", "--lock-id", rec.LockID); err != nil {
 		t.Fatal(err)
-	}
-}
-
-func TestStateLocksPrintsHolderAndVerdict(t *testing.T) {
-	cfg, rec, _ := lockedProject(t, 10*time.Minute)
-	stdout, _, err := runRoot(t, "", false, "--config", cfg, "state", "locks")
-	if err != nil {
-		t.Fatal(err)
-	}
-	lines := strings.Split(strings.TrimSpace(stdout), "\n")
-	if len(lines) != 2 || !strings.HasPrefix(lines[0], "LOCK") {
-		t.Fatalf("want a header and one row:\n%s", stdout)
-	}
-	for _, want := range []string{rec.LockKey, "stack", "ci@runner", "deploy", "runner", "4242", "STALE", rec.LockID} {
-		if !strings.Contains(lines[1], want) {
-			t.Errorf("row lacks %q: %s", want, lines[1])
-		}
 	}
 }

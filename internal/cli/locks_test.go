@@ -1,0 +1,176 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+
+	"github.com/deployer-dev/deployer/internal/deploy"
+	"github.com/deployer-dev/deployer/internal/lockmgr"
+)
+
+func TestNewCmdStateLocks(t *testing.T) {
+	for _, c := range []struct {
+		argv    []string
+		json    bool
+		want    StateLocksOptions
+		wantErr string
+	}{
+		{argv: nil, want: StateLocksOptions{}},
+		{argv: []string{"-s", "shop"}, want: StateLocksOptions{Stack: "shop"}},
+		{argv: []string{"--stack", "shop", "--env", "dev"}, json: true, want: StateLocksOptions{Stack: "shop", Env: "dev", JSON: true}},
+		{argv: []string{"-e", "dev"}, want: StateLocksOptions{Env: "dev"}},
+		{argv: []string{"extra"}, wantErr: "unknown command"},
+		{argv: []string{"--lock-id", "x"}, wantErr: "unknown flag: --lock-id"},
+	} {
+		io, _, _ := Test("")
+		f := NewFactory(io)
+		var got *StateLocksOptions
+		cmd := NewCmdStateLocks(f, func(_ context.Context, o *StateLocksOptions) error { got = o; return nil })
+		cmd.SetGlobalNormalizationFunc(NewRootCmd(f).GlobalNormalizationFunc())
+		f.JSON = c.json // the global --json, bound by the root command
+		err := parse(t, cmd, c.argv...)
+		if c.wantErr != "" {
+			if err == nil || !strings.Contains(err.Error(), c.wantErr) || got != nil {
+				t.Errorf("%v: error %v, want one saying %q and no run", c.argv, err, c.wantErr)
+			}
+			continue
+		}
+		if err != nil {
+			t.Fatalf("%v: %v", c.argv, err)
+		}
+		if d := cmp.Diff(c.want, *got, cmpopts.IgnoreFields(StateLocksOptions{}, "IO", "Locks")); d != "" {
+			t.Errorf("%v (-want +got):\n%s", c.argv, d)
+		}
+		if got.IO != f.IO || got.Locks == nil {
+			t.Errorf("%v: IO and Locks must be bound from the Factory", c.argv)
+		}
+	}
+}
+
+func TestRunStateLocks(t *testing.T) {
+	active := lockmgr.Status{
+		Record: lockmgr.Record{LockKey: "stack:shop:env:dev:service:app", LockID: "L-2", LockedBy: "alice@laptop",
+			LockedAt: 1699999880, LastHeartbeat: 1699999995, ExpiresAt: 1700003480, Fence: 7,
+			Metadata: lockmgr.Metadata{PID: 7, Hostname: "laptop", Operation: "deploy"}},
+		Verdict: lockmgr.Active, Level: lockmgr.LevelService, Age: 2 * time.Minute, HeartbeatAge: 5 * time.Second,
+	}
+	gone := staleStatus
+	gone.HolderGone = true
+	result := func(res *deploy.LocksResult) func(context.Context, deploy.LocksRequest) (*deploy.LocksResult, error) {
+		return func(context.Context, deploy.LocksRequest) (*deploy.LocksResult, error) { return res, nil }
+	}
+	for _, c := range []struct {
+		name    string
+		opts    StateLocksOptions
+		wantOut string
+		wantErr string
+	}{
+		{name: "table", opts: StateLocksOptions{Locks: result(&deploy.LocksResult{Locks: []lockmgr.Status{gone, active}})},
+			wantOut: "" +
+				"LOCK                            LEVEL    HOLDER        OPERATION  HOST    PID   AGE    HEARTBEAT  STATUS                   LOCK ID\n" +
+				"stack:shop:env:dev              stack    ci@runner     deploy     runner  4242  10m0s  1m0s ago   STALE (pid not running)  L-1\n" +
+				"stack:shop:env:dev:service:app  service  alice@laptop  deploy     laptop  7     2m0s   5s ago     ACTIVE                   L-2\n"},
+		{name: "none held", opts: StateLocksOptions{Locks: result(&deploy.LocksResult{})}, wantOut: "No locks held.\n"},
+		{name: "locking off", opts: StateLocksOptions{Locks: result(&deploy.LocksResult{LockingOff: true})},
+			wantOut: "Locking is off (backend.lock: none): no locks are taken or listed.\n"},
+		{name: "locking off, json", opts: StateLocksOptions{JSON: true, Locks: result(&deploy.LocksResult{LockingOff: true})},
+			wantOut: "{\n  \"locking_enabled\": false,\n  \"locks\": []\n}\n"},
+		{name: "none held, json", opts: StateLocksOptions{JSON: true, Locks: result(&deploy.LocksResult{})},
+			wantOut: "{\n  \"locking_enabled\": true,\n  \"locks\": []\n}\n"},
+		{name: "json", opts: StateLocksOptions{JSON: true, Locks: result(&deploy.LocksResult{Locks: []lockmgr.Status{active}})},
+			wantOut: `{
+  "locking_enabled": true,
+  "locks": [
+    {
+      "lockKey": "stack:shop:env:dev:service:app",
+      "lockId": "L-2",
+      "lockedBy": "alice@laptop",
+      "lockedAt": 1699999880,
+      "expiresAt": 1700003480,
+      "lastHeartbeat": 1699999995,
+      "metadata": {
+        "hostname": "laptop",
+        "pid": 7,
+        "operation": "deploy"
+      },
+      "fence": 7,
+      "level": "service",
+      "status": "ACTIVE",
+      "age_seconds": 120,
+      "heartbeat_age_seconds": 5
+    }
+  ]
+}
+`},
+		{name: "error", opts: StateLocksOptions{Locks: func(context.Context, deploy.LocksRequest) (*deploy.LocksResult, error) {
+			return nil, errors.New("list locks: connection refused")
+		}}, wantErr: "list locks: connection refused"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			io, out, errOut := Test("")
+			opts := c.opts
+			opts.IO = io
+			err := runStateLocks(context.Background(), &opts)
+			if c.wantErr == "" && err != nil || c.wantErr != "" && (err == nil || err.Error() != c.wantErr) {
+				t.Fatalf("error %v, want %q", err, c.wantErr)
+			}
+			if d := cmp.Diff(c.wantOut, out.String()); d != "" {
+				t.Errorf("stdout (-want +got):\n%s", d)
+			}
+			if errOut.Len() != 0 {
+				t.Errorf("stderr %q, want nothing", errOut.String())
+			}
+		})
+	}
+	// The flags become the request.
+	io, _, _ := Test("")
+	var got deploy.LocksRequest
+	_ = runStateLocks(context.Background(), &StateLocksOptions{IO: io, Stack: "shop", Env: "dev",
+		Locks: func(_ context.Context, req deploy.LocksRequest) (*deploy.LocksResult, error) { got = req; return &deploy.LocksResult{}, nil }})
+	if got != (deploy.LocksRequest{Stack: "shop", Env: "dev"}) {
+		t.Errorf("request %+v", got)
+	}
+}
+
+// Through the root command, on the file lock backend: the verdict is the
+// Manager's with the configured stale_after (90 s without a heartbeat is
+// ACTIVE under the default 2m, STALE under stale_after: 1m).
+func TestStateLocksPrintsHolderAndVerdict(t *testing.T) {
+	cfg, rec, _ := lockedProject(t, 90*time.Second)
+	stdout, _, err := runRootWith(t, fixedClock, "", false, "--config", cfg, "state", "locks")
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(stdout), "\n")
+	if len(lines) != 2 || !strings.HasPrefix(lines[0], "LOCK") {
+		t.Fatalf("want a header and one row:\n%s", stdout)
+	}
+	for _, want := range []string{rec.LockKey, "stack", "ci@runner", "deploy", "runner", "4242", "1m30s ago", "ACTIVE", rec.LockID} {
+		if !strings.Contains(lines[1], want) {
+			t.Errorf("row lacks %q: %s", want, lines[1])
+		}
+	}
+	yaml, err := os.ReadFile(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(cfg, append(yaml, "backend: {stale_after: 1m}\n"...), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	stdout, _, err = runRootWith(t, fixedClock, "", false, "--config", cfg, "state", "locks", "-s", "shop", "-e", "dev")
+	if err != nil || !strings.Contains(stdout, "STALE") {
+		t.Errorf("with stale_after: 1m the lock is STALE: %v\n%s", err, stdout)
+	}
+	_, _, err = runRootWith(t, fixedClock, "", false, "--config", cfg, "state", "locks", "-e", "Dev")
+	var usage *UsageError
+	if !errors.As(err, &usage) {
+		t.Errorf("an invalid environment name: want a usage error, got %v", err)
+	}
+}

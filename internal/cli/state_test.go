@@ -1,0 +1,243 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+
+	"github.com/deployer-dev/deployer/internal/deploy"
+	"github.com/deployer-dev/deployer/internal/statestore"
+)
+
+func TestNewCmdStateShow(t *testing.T) {
+	for _, c := range []struct {
+		argv    []string
+		json    bool
+		want    StateShowOptions
+		wantErr string
+	}{
+		{argv: []string{"-e", "dev"}, want: StateShowOptions{Target: targetFlags{Env: "dev"}}},
+		{argv: []string{"-s", "shop", "--env", "prod", "--serial", "3"}, json: true, want: StateShowOptions{Target: targetFlags{Stack: "shop", Env: "prod"}, Serial: 3, JSON: true}},
+		{argv: []string{"-e", "dev", "--show-secrets", "-y"}, want: StateShowOptions{Target: targetFlags{Env: "dev"}, ShowSecrets: true, Yes: true}},
+		{argv: nil, wantErr: "--environment (-e) is required"},
+		{argv: []string{"-e", "dev", "--service", "app"}, wantErr: "unknown flag: --service"},
+		{argv: []string{"-e", "dev", "--serial", "three"}, wantErr: "invalid argument"},
+	} {
+		io, _, _ := Test("")
+		f := NewFactory(io)
+		var got *StateShowOptions
+		cmd := NewCmdStateShow(f, func(_ context.Context, o *StateShowOptions) error { got = o; return nil })
+		cmd.SetGlobalNormalizationFunc(NewRootCmd(f).GlobalNormalizationFunc())
+		f.JSON = c.json
+		err := parse(t, cmd, c.argv...)
+		if c.wantErr != "" {
+			if err == nil || !strings.Contains(err.Error(), c.wantErr) || got != nil {
+				t.Errorf("%v: error %v, want one saying %q and no run", c.argv, err, c.wantErr)
+			}
+			continue
+		}
+		if err != nil {
+			t.Fatalf("%v: %v", c.argv, err)
+		}
+		if d := cmp.Diff(c.want, *got, cmpopts.IgnoreFields(StateShowOptions{}, "IO", "Show", "SecretOut")); d != "" {
+			t.Errorf("%v (-want +got):\n%s", c.argv, d)
+		}
+		if got.IO != f.IO || got.Show == nil || got.SecretOut != f.rawOut {
+			t.Errorf("%v: IO, Show and SecretOut must be bound from the Factory", c.argv)
+		}
+	}
+}
+
+// shownState is a state with one secret output.
+func shownState() *statestore.State {
+	at := time.Date(2023, 11, 14, 22, 13, 20, 0, time.UTC)
+	return &statestore.State{
+		Serial: 3, Lineage: "lin-1",
+		Metadata:  statestore.Metadata{Stack: "shop", Environment: "dev", LastUpdated: at, LastUpdatedBy: "ci@runner"},
+		Checksums: statestore.Checksums{Resources: "sha256:aa", Outputs: "sha256:bb"},
+		Resources: map[string]*statestore.Resource{
+			"app/db":  {Kind: "Command", Status: "ready", Lifecycle: statestore.Lifecycle{Version: 1, LastUpdated: at}},
+			"app/api": {Kind: "Command", Status: "ready", Lifecycle: statestore.Lifecycle{Version: 2, LastUpdated: at}, Outputs: map[string]any{"url": "http://api", "password": "hunter2"}},
+		},
+	}
+}
+
+const shownStateText = `Stack:       shop
+Environment: dev
+Serial:      3
+Lineage:     lin-1
+Updated:     2023-11-14T22:13:20Z by ci@runner
+Location:    .deployer/stacks/shop/dev/state.json
+Checksums:   resources sha256:aa, outputs sha256:bb (verified)
+
+RESOURCE  KIND     STATUS  VERSION  UPDATED               OUTPUTS
+app/api   Command  ready   2        2023-11-14T22:13:20Z  2
+app/db    Command  ready   1        2023-11-14T22:13:20Z  0
+`
+
+func TestRunStateShow(t *testing.T) {
+	shows := func(_ context.Context, req deploy.ShowStateRequest) (*deploy.ShowStateResult, error) {
+		if req.Confirm != nil {
+			if err := req.Confirm(deploy.Target{Stack: "shop", Env: "dev"}); err != nil {
+				return nil, err
+			}
+		}
+		return &deploy.ShowStateResult{State: shownState(), Location: ".deployer/stacks/shop/dev/state.json"}, nil
+	}
+	for _, c := range []struct {
+		name       string
+		opts       StateShowOptions
+		stdin      string
+		tty        bool
+		wantOut    string
+		wantSecret string // on SecretOut
+		wantErrOut string
+		wantErr    string
+	}{
+		{name: "table", opts: StateShowOptions{Show: shows}, wantOut: shownStateText},
+		{name: "secrets, yes", opts: StateShowOptions{ShowSecrets: true, Yes: true, Show: shows}, wantSecret: shownStateText},
+		{name: "secrets, asked", opts: StateShowOptions{ShowSecrets: true, Show: shows}, stdin: "y\n", tty: true,
+			wantSecret: shownStateText, wantErrOut: "Print the secret values of shop/dev in plain text? (yes/no): "},
+		{name: "secrets, declined", opts: StateShowOptions{ShowSecrets: true, Show: shows}, stdin: "no\n", tty: true,
+			wantErrOut: "Print the secret values of shop/dev in plain text? (yes/no): ", wantErr: "state show --show-secrets cancelled"},
+		{name: "secrets, no terminal", opts: StateShowOptions{ShowSecrets: true, Show: shows},
+			wantErr: "confirmation required but there is no terminal to ask on: pass --yes to proceed"},
+		{name: "no state", opts: StateShowOptions{Show: func(context.Context, deploy.ShowStateRequest) (*deploy.ShowStateResult, error) {
+			return nil, errors.New("no state for shop/dev in .deployer/stacks/shop/dev/state.json: deploy it first (deployer deploy -s shop -e dev)")
+		}}, wantErr: "no state for shop/dev in .deployer/stacks/shop/dev/state.json: deploy it first (deployer deploy -s shop -e dev)"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			io, out, errOut := Test(c.stdin)
+			io.SetTTY(c.tty, c.tty, c.tty)
+			var secret bytes.Buffer
+			opts := c.opts
+			opts.IO, opts.SecretOut = io, &secret
+			err := runStateShow(context.Background(), &opts)
+			if c.wantErr == "" && err != nil || c.wantErr != "" && (err == nil || err.Error() != c.wantErr) {
+				t.Fatalf("error %v, want %q", err, c.wantErr)
+			}
+			for _, s := range []struct{ name, want, got string }{
+				{"stdout", c.wantOut, out.String()}, {"unmasked stdout", c.wantSecret, secret.String()}, {"stderr", c.wantErrOut, errOut.String()},
+			} {
+				if d := cmp.Diff(s.want, s.got); d != "" {
+					t.Errorf("%s (-want +got):\n%s", s.name, d)
+				}
+			}
+		})
+	}
+
+	// --json masks secret values unless --show-secrets.
+	for _, reveal := range []bool{false, true} {
+		io, out, _ := Test("")
+		var secret bytes.Buffer
+		opts := &StateShowOptions{IO: io, JSON: true, ShowSecrets: reveal, Yes: true, SecretOut: &secret, Show: shows}
+		if err := runStateShow(context.Background(), opts); err != nil {
+			t.Fatal(err)
+		}
+		printed := out.String() + secret.String()
+		if !strings.HasPrefix(printed, "{\n  \"version\"") || !strings.Contains(printed, `"url": "http://api"`) {
+			t.Errorf("--json (show secrets %v) printed:\n%s", reveal, printed)
+		}
+		if strings.Contains(printed, "hunter2") != reveal || strings.Contains(printed, `"password": "(sensitive)"`) == reveal {
+			t.Errorf("--json (show secrets %v): the secret output is shown %v:\n%s", reveal, !reveal, printed)
+		}
+	}
+}
+
+func TestNewCmdStatePush(t *testing.T) {
+	for _, c := range []struct {
+		argv    []string
+		want    StatePushOptions
+		wantErr string
+	}{
+		{argv: []string{"deployer-errored-shop-dev.json", "-e", "dev"}, want: StatePushOptions{Target: targetFlags{Env: "dev"}, File: "deployer-errored-shop-dev.json"}},
+		{argv: []string{"-s", "shop", "-e", "prod", "--yes", "--lock-timeout", "2m", "s.json"},
+			want: StatePushOptions{Target: targetFlags{Stack: "shop", Env: "prod"}, File: "s.json", Yes: true, LockTimeout: 2 * time.Minute}},
+		{argv: []string{"-e", "dev"}, wantErr: "accepts 1 arg(s), received 0"},
+		{argv: []string{"a.json", "b.json", "-e", "dev"}, wantErr: "accepts 1 arg(s), received 2"},
+		{argv: []string{"a.json"}, wantErr: "--environment (-e) is required"},
+		{argv: []string{"a.json", "-e", "dev", "--lock-timeout", "soon"}, wantErr: "invalid argument"},
+	} {
+		io, _, _ := Test("")
+		f := NewFactory(io)
+		var got *StatePushOptions
+		cmd := NewCmdStatePush(f, func(_ context.Context, o *StatePushOptions) error { got = o; return nil })
+		cmd.SetGlobalNormalizationFunc(NewRootCmd(f).GlobalNormalizationFunc())
+		err := parse(t, cmd, c.argv...)
+		if c.wantErr != "" {
+			if err == nil || !strings.Contains(err.Error(), c.wantErr) || got != nil {
+				t.Errorf("%v: error %v, want one saying %q and no run", c.argv, err, c.wantErr)
+			}
+			continue
+		}
+		if err != nil {
+			t.Fatalf("%v: %v", c.argv, err)
+		}
+		if d := cmp.Diff(c.want, *got, cmpopts.IgnoreFields(StatePushOptions{}, "IO", "Push")); d != "" {
+			t.Errorf("%v (-want +got):\n%s", c.argv, d)
+		}
+		if got.IO != f.IO || got.Push == nil {
+			t.Errorf("%v: IO and Push must be bound from the Factory", c.argv)
+		}
+	}
+}
+
+func TestRunStatePush(t *testing.T) {
+	var asked deploy.PushRequest
+	pushes := func(_ context.Context, req deploy.PushRequest) (*deploy.PushResult, error) {
+		asked = req
+		tg := deploy.Target{Stack: "shop", Env: "dev"}
+		if req.Confirm != nil {
+			if err := req.Confirm(tg, shownState()); err != nil {
+				return nil, err
+			}
+		}
+		return &deploy.PushResult{Target: tg, Head: statestore.Head{Serial: 4, Lineage: "lin-1"}}, nil
+	}
+	for _, c := range []struct {
+		name       string
+		opts       StatePushOptions
+		stdin      string
+		tty        bool
+		wantErrOut string
+		wantErr    string
+	}{
+		{name: "yes", opts: StatePushOptions{File: "e.json", Yes: true, LockTimeout: time.Minute, Push: pushes},
+			wantErrOut: "Wrote e.json as serial 4 of shop/dev.\n"},
+		{name: "asked", opts: StatePushOptions{File: "e.json", Push: pushes}, stdin: "yes\n", tty: true,
+			wantErrOut: "Write e.json (2 resources) as the next serial of shop/dev? (yes/no): Wrote e.json as serial 4 of shop/dev.\n"},
+		{name: "declined", opts: StatePushOptions{File: "e.json", Push: pushes}, stdin: "no\n", tty: true,
+			wantErrOut: "Write e.json (2 resources) as the next serial of shop/dev? (yes/no): ", wantErr: "state push cancelled"},
+		{name: "no terminal", opts: StatePushOptions{File: "e.json", Push: pushes},
+			wantErr: "confirmation required but there is no terminal to ask on: pass --yes to proceed"},
+		{name: "error", opts: StatePushOptions{File: "e.json", Yes: true, Push: func(context.Context, deploy.PushRequest) (*deploy.PushResult, error) {
+			return nil, errors.New("state conflict on .deployer/stacks/shop/dev/state.json: lineage")
+		}}, wantErr: "state conflict on .deployer/stacks/shop/dev/state.json: lineage"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			io, out, errOut := Test(c.stdin)
+			io.SetTTY(c.tty, c.tty, c.tty)
+			opts := c.opts
+			opts.IO = io
+			err := runStatePush(context.Background(), &opts)
+			if c.wantErr == "" && err != nil || c.wantErr != "" && (err == nil || err.Error() != c.wantErr) {
+				t.Fatalf("error %v, want %q", err, c.wantErr)
+			}
+			if out.Len() != 0 {
+				t.Errorf("stdout %q, want nothing", out.String())
+			}
+			if d := cmp.Diff(c.wantErrOut, errOut.String()); d != "" {
+				t.Errorf("stderr (-want +got):\n%s", d)
+			}
+		})
+	}
+	if asked.File != "e.json" || asked.LockTimeout != 0 {
+		t.Errorf("last request %+v", asked)
+	}
+}
