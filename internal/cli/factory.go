@@ -29,7 +29,7 @@ type Factory struct {
 	IO     *IOStreams
 	Getenv func(string) string
 	// Now is the clock of the use cases, lock verdicts and metrics; nil
-	// leaves each package below its own (time.Now). Tests set a fixed one.
+	// leaves each package below its own (the system clock). Tests set a fixed one.
 	Now func() time.Time
 
 	// Global flags.
