@@ -133,7 +133,10 @@ func TestRunStateLocks(t *testing.T) {
 	io, _, _ := Test("")
 	var got deploy.LocksRequest
 	_ = runStateLocks(context.Background(), &StateLocksOptions{IO: io, Stack: "shop", Env: "dev",
-		Locks: func(_ context.Context, req deploy.LocksRequest) (*deploy.LocksResult, error) { got = req; return &deploy.LocksResult{}, nil }})
+		Locks: func(_ context.Context, req deploy.LocksRequest) (*deploy.LocksResult, error) {
+			got = req
+			return &deploy.LocksResult{}, nil
+		}})
 	if got != (deploy.LocksRequest{Stack: "shop", Env: "dev"}) {
 		t.Errorf("request %+v", got)
 	}
