@@ -1,0 +1,147 @@
+package proc
+
+import (
+	"context"
+	"errors"
+	"os"
+	"os/exec"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// Cmd is a child command under deployer's supervision
+// (docs/design.md#child-processes), the one way deployer runs Command
+// components, `lock exec` commands and the Pulumi CLI:
+//
+//   - it starts as the leader of a process group of its own, so a terminal's
+//     Ctrl-C reaches deployer only;
+//   - the group dies with deployer, even when deployer is killed with
+//     SIGKILL (Linux's parent-death signal and the watchdog of Watch);
+//   - when the context given to Command is done, the whole group gets
+//     SIGTERM and, Grace later, SIGKILL (or, with Interrupt set, the leader
+//     alone gets that signal once);
+//   - ExitCode reads how it ended as a shell does (128 + signal).
+//
+// Set the embedded exec.Cmd's Dir, Env, Stdin, Stdout, Stderr and WaitDelay
+// before Start (WaitDelay also counts from a stop, so keep it at least
+// Grace); use Start, Wait and Run of Cmd, not of the embedded
+// exec.Cmd.
+type Cmd struct {
+	*exec.Cmd
+
+	// Grace is the time between SIGTERM and SIGKILL to the group once the
+	// context is done; the SIGKILL is not sent when the leader was waited
+	// for before then.
+	Grace time.Duration
+
+	// Interrupt, when set, replaces SIGTERM-then-SIGKILL: once the context
+	// is done, the leader alone gets this signal, once, and nothing follows
+	// but an explicit Kill. The Pulumi CLI takes one SIGINT as "cancel
+	// gracefully" and stops its own plugins; a second would mean "stop now".
+	Interrupt os.Signal
+
+	mu      sync.Mutex
+	unwatch func()
+	kill    *time.Timer // armed by the stop: SIGKILL to the group after Grace
+}
+
+// Command returns the supervised command name with args, stopped when ctx is
+// done (see Cmd). The context must not be nil; use context.Background() for
+// a command that only Kill stops.
+func Command(ctx context.Context, name string, args ...string) *Cmd {
+	c := &Cmd{Cmd: exec.CommandContext(ctx, name, args...)}
+	OwnGroup(c.Cmd)
+	c.Cmd.Cancel = c.stop
+	return c
+}
+
+// Start starts the command in its own process group and puts the group
+// under the watchdog. It fails, starting nothing, when the context is
+// already done (the context's error) or the command cannot be started.
+func (c *Cmd) Start() error {
+	if err := c.Cmd.Start(); err != nil {
+		return err
+	}
+	unwatch := Watch(c.Process)
+	c.mu.Lock()
+	c.unwatch = unwatch
+	c.mu.Unlock()
+	return nil
+}
+
+// Wait waits for the leader to exit and its output to be copied (a child
+// holding the output open past the leader is what SIGKILL after a stop, or
+// WaitDelay, ends), then takes the group off the watchdog. It returns the command's own result, never the
+// context's error: nil for exit status 0, *exec.ExitError otherwise, or
+// exec.ErrWaitDelay when WaitDelay closed pipes a background child held
+// open. Callers tell a stop apart by their context.
+func (c *Cmd) Wait() error {
+	err := c.Cmd.Wait()
+	// The Cancel hook (c.stop) has returned by now, if it ran at all.
+	c.mu.Lock()
+	kill, unwatch := c.kill, c.unwatch
+	c.mu.Unlock()
+	if kill != nil {
+		kill.Stop()
+		// exec.Cmd's WaitDelay, counted from the same stop, SIGKILLs the
+		// leader alone: the group follows it, as at the end of Grace.
+		if c.ExitCode() == 128+int(syscall.SIGKILL) {
+			_ = Kill(c.Process)
+		}
+	}
+	if unwatch != nil {
+		unwatch()
+	}
+	var ee *exec.ExitError
+	if err != nil && !errors.As(err, &ee) && c.ProcessState != nil && c.ProcessState.Success() &&
+		(errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)) {
+		return nil // exit 0 after a stop: the caller's context says it was stopped
+	}
+	return err
+}
+
+// Run starts the command and waits for it.
+func (c *Cmd) Run() error {
+	if err := c.Start(); err != nil {
+		return err
+	}
+	return c.Wait()
+}
+
+// ExitCode is how the command ended, as a shell reports it: its exit
+// status, 128 + the signal number when a signal ended it (130 for SIGINT,
+// 143 for SIGTERM, 137 for SIGKILL), -1 before it was waited for.
+func (c *Cmd) ExitCode() int {
+	if c.ProcessState == nil {
+		return -1
+	}
+	return ExitCode(&exec.ExitError{ProcessState: c.ProcessState})
+}
+
+// Kill sends SIGKILL at once to the group and to the group of every
+// descendant (KillTree): Pulumi starts its provider plugins in groups of
+// their own. It does nothing once the command was waited for.
+func (c *Cmd) Kill() error {
+	if c.Process == nil || c.ProcessState != nil {
+		return nil
+	}
+	return KillTree(c.Process)
+}
+
+// stop is the exec.Cmd Cancel hook, run once when the context is done while
+// the leader runs.
+func (c *Cmd) stop() error {
+	if c.Interrupt != nil {
+		return c.Process.Signal(c.Interrupt)
+	}
+	c.mu.Lock()
+	c.kill = time.AfterFunc(c.Grace, func() { _ = Kill(c.Process) })
+	c.mu.Unlock()
+	if err := Terminate(c.Process); errors.Is(err, syscall.ESRCH) {
+		return os.ErrProcessDone
+	} else if err != nil {
+		return err
+	}
+	return nil
+}
