@@ -42,6 +42,8 @@ type Cmd struct {
 	Interrupt os.Signal
 
 	mu      sync.Mutex
+	started bool
+	waited  bool
 	unwatch func()
 	kill    *time.Timer // armed by the stop: SIGKILL to the group after Grace
 }
@@ -65,7 +67,7 @@ func (c *Cmd) Start() error {
 	}
 	unwatch := Watch(c.Process)
 	c.mu.Lock()
-	c.unwatch = unwatch
+	c.started, c.unwatch = true, unwatch
 	c.mu.Unlock()
 	return nil
 }
@@ -80,6 +82,7 @@ func (c *Cmd) Wait() error {
 	err := c.Cmd.Wait()
 	// The Cancel hook (c.stop) has returned by now, if it ran at all.
 	c.mu.Lock()
+	c.waited = true
 	kill, unwatch := c.kill, c.unwatch
 	c.mu.Unlock()
 	if kill != nil {
@@ -121,9 +124,12 @@ func (c *Cmd) ExitCode() int {
 
 // Kill sends SIGKILL at once to the group and to the group of every
 // descendant (KillTree): Pulumi starts its provider plugins in groups of
-// their own. It does nothing once the command was waited for.
+// their own. It does nothing before Start or once Wait returned; it may be
+// called while another goroutine waits.
 func (c *Cmd) Kill() error {
-	if c.Process == nil || c.ProcessState != nil {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !c.started || c.waited {
 		return nil
 	}
 	return KillTree(c.Process)

@@ -69,9 +69,10 @@ func (o *runOutcome) actualState() map[string]any {
 // stderrTail is how many stderr lines a StepError keeps.
 const stderrTail = 10
 
-// run starts `sh -c command` in its own process group, feeds it the payload,
-// streams its output and reads its outputs file. On timeout or ctx
-// cancellation the group gets SIGTERM, then SIGKILL after e.grace.
+// run starts `sh -c command` under the supervisor (proc.Cmd: its own process
+// group, dying with deployer), feeds it the payload, streams its output and
+// reads its outputs file. On timeout or ctx cancellation the group gets
+// SIGTERM, then SIGKILL after e.grace.
 func (e *Engine) run(ctx context.Context, s runSpec) (*runOutcome, error) {
 	stdin, err := json.Marshal(s.payload)
 	if err != nil {
@@ -90,13 +91,15 @@ func (e *Engine) run(ctx context.Context, s runSpec) (*runOutcome, error) {
 	stream := newStreamer(s.progress, prefix, stderrTail)
 	defer stream.flush()
 
-	cmd := exec.Command("sh", "-c", s.command)
+	runCtx, cancel := context.WithTimeout(ctx, s.timeout)
+	defer cancel()
+	cmd := proc.Command(runCtx, "sh", "-c", s.command)
+	cmd.Grace = e.grace
 	cmd.Dir = s.dir
 	cmd.Env = s.payload.environ(e.environ(), outPath)
 	cmd.Stdin = bytes.NewReader(stdin)
 	cmd.Stdout = stream.stdout()
 	cmd.Stderr = stream.stderr()
-	proc.OwnGroup(cmd)
 	// A background child that keeps stdout open must not hang the deploy.
 	cmd.WaitDelay = e.grace
 
@@ -107,23 +110,15 @@ func (e *Engine) run(ctx context.Context, s runSpec) (*runOutcome, error) {
 		return &StepError{Address: s.address, Action: s.action, Command: s.command,
 			ExitCode: out.exitCode, Reason: reason, Stderr: stream.tail(), Err: err}
 	}
-	if err := cmd.Start(); err != nil {
-		return out, fail("could not start: "+err.Error()+" (is sh on PATH and the directory "+s.dir+" present?)", err)
+	// Start fails, starting nothing, when runCtx already ended: the switch
+	// below reports that as a cancellation or a timeout.
+	waitErr := cmd.Start()
+	if waitErr != nil && runCtx.Err() == nil {
+		return out, fail("could not start: "+waitErr.Error()+" (is sh on PATH and the directory "+s.dir+" present?)", waitErr)
 	}
-	// The group dies with deployer, even when deployer is killed.
-	defer proc.Watch(cmd.Process)()
-
-	runCtx, cancel := context.WithTimeout(ctx, s.timeout)
-	defer cancel()
-	exited := make(chan struct{})
-	stopped := make(chan struct{})
-	go func() {
-		defer close(stopped)
-		e.terminateOnDone(runCtx, cmd.Process, exited)
-	}()
-	waitErr := cmd.Wait()
-	close(exited)
-	<-stopped
+	if waitErr == nil {
+		waitErr = cmd.Wait()
+	}
 	out.duration = e.now().Sub(start)
 	if cmd.ProcessState != nil {
 		out.exitCode = cmd.ProcessState.ExitCode()
@@ -154,25 +149,6 @@ func (e *Engine) run(ctx context.Context, s runSpec) (*runOutcome, error) {
 	out.outputs = outputs
 	fmt.Fprintf(s.progress, "%s%s done in %s\n", prefix, s.action, out.duration.Round(time.Millisecond))
 	return out, nil
-}
-
-// terminateOnDone waits until the process exits or ctx is done; in the latter
-// case it sends SIGTERM to the process group and SIGKILL after e.grace if the
-// leader is still running.
-func (e *Engine) terminateOnDone(ctx context.Context, p *os.Process, exited <-chan struct{}) {
-	select {
-	case <-exited:
-		return
-	case <-ctx.Done():
-	}
-	_ = proc.Terminate(p)
-	t := time.NewTimer(e.grace)
-	defer t.Stop()
-	select {
-	case <-exited:
-	case <-t.C:
-		_ = proc.Kill(p)
-	}
 }
 
 // readOutputs parses the outputs file: empty (or only whitespace) means no

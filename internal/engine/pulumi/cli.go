@@ -98,15 +98,17 @@ func InstallCLI(ctx context.Context) (string, error) {
 }
 
 // cliCommand is the engine's auto.PulumiCommand. Unlike auto's own, it runs
-// pulumi in its own process group, so a terminal Ctrl-C reaches deployer only
-// (pulumi would take a second SIGINT from deployer as "stop now"): cancelling
-// ctx sends SIGINT once (pulumi's graceful cancel), and kill stops at once.
+// pulumi under deployer's supervisor (proc.Cmd): in its own process group,
+// so a terminal Ctrl-C reaches deployer only (pulumi would take a second
+// SIGINT from deployer as "stop now"), dying with deployer even on kill -9.
+// Cancelling ctx sends SIGINT once to pulumi (its graceful cancel), and kill
+// stops at once.
 type cliCommand struct {
 	path    string
 	version semver.Version
 
 	mu    sync.Mutex
-	procs map[*os.Process]struct{}
+	procs map[*proc.Cmd]struct{}
 }
 
 var _ auto.PulumiCommand = (*cliCommand)(nil)
@@ -116,7 +118,7 @@ func newCLICommand(path, version string) (*cliCommand, error) {
 	if err != nil {
 		return nil, fmt.Errorf("parse Pulumi CLI version %q: %w", version, err)
 	}
-	return &cliCommand{path: path, version: v, procs: map[*os.Process]struct{}{}}, nil
+	return &cliCommand{path: path, version: v, procs: map[*proc.Cmd]struct{}{}}, nil
 }
 
 func (c *cliCommand) Version() semver.Version { return c.version }
@@ -128,33 +130,23 @@ func (c *cliCommand) Run(ctx context.Context, workdir string, stdin io.Reader, a
 	if !slices.Contains(args, "--non-interactive") {
 		args = append([]string{"--non-interactive"}, args...)
 	}
-	cmd := exec.Command(c.path, args...)
+	cmd := proc.Command(ctx, c.path, args...)
+	cmd.Interrupt = os.Interrupt // graceful cancel; kill() stops at once
 	cmd.Dir = workdir
 	cmd.Stdin = stdin
 	cmd.Env = append(append(os.Environ(), additionalEnv...), "PULUMI_AUTOMATION_API=true", "PULUMI_SKIP_UPDATE_CHECK=true")
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout = io.MultiWriter(append(additionalOutput, &stdout)...)
 	cmd.Stderr = io.MultiWriter(append(additionalErrorOutput, &stderr)...)
-	proc.OwnGroup(cmd)
 	if err := cmd.Start(); err != nil {
 		return "", "", -2, fmt.Errorf("start %s: %w", c.path, err)
 	}
-	defer proc.Watch(cmd.Process)() // its group dies with deployer, even on kill -9
 	c.mu.Lock()
-	c.procs[cmd.Process] = struct{}{}
+	c.procs[cmd] = struct{}{}
 	c.mu.Unlock()
-	done := make(chan struct{})
-	go func() {
-		select {
-		case <-ctx.Done():
-			_ = cmd.Process.Signal(os.Interrupt) // graceful cancel; kill() stops at once
-		case <-done:
-		}
-	}()
 	err := cmd.Wait()
-	close(done)
 	c.mu.Lock()
-	delete(c.procs, cmd.Process)
+	delete(c.procs, cmd)
 	c.mu.Unlock()
 	code := 0
 	if err != nil {
@@ -176,7 +168,7 @@ func (c *cliCommand) Run(ctx context.Context, workdir string, stdin io.Reader, a
 func (c *cliCommand) kill() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	for p := range c.procs {
-		_ = proc.KillTree(p)
+	for cmd := range c.procs {
+		_ = cmd.Kill()
 	}
 }
