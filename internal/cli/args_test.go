@@ -80,22 +80,3 @@ func TestUsageErrorsBeforeAnyBackend(t *testing.T) {
 		t.Errorf("restore with both --serial and --timestamp: want a usage error, got %v", err)
 	}
 }
-
-func TestLockExecFlags(t *testing.T) {
-	io, _, _ := Test("")
-	f := NewFactory(io)
-	var got *LockExecOptions
-	cmd := NewCmdLockExec(f, func(_ context.Context, _ *Factory, o *LockExecOptions) error { got = o; return nil })
-	if err := parse(t, cmd, "--key", "nightly-sync", "--ttl", "5m", "--skip-if-locked", "--", "sleep", "3"); err != nil {
-		t.Fatal(err)
-	}
-	want := LockExecOptions{Key: "nightly-sync", TTL: 5 * time.Minute, SkipIfLocked: true, Grace: 10 * time.Second, Args: []string{"sleep", "3"}}
-	if diff := cmp.Diff(want, *got); diff != "" {
-		t.Errorf("lock exec flags (-want +got):\n%s", diff)
-	}
-	err := parse(t, NewCmdLockExec(f, func(context.Context, *Factory, *LockExecOptions) error { return nil }), "--key", "x", "sleep", "3")
-	var usage *UsageError
-	if !errors.As(err, &usage) {
-		t.Errorf("lock exec without --: want a usage error, got %v", err)
-	}
-}

@@ -41,6 +41,10 @@ type Cmd struct {
 	// gracefully" and stops its own plugins; a second would mean "stop now".
 	Interrupt os.Signal
 
+	// OnStop, when set, is called once when the context ends while the
+	// command runs, just before the first signal (to tell the user why).
+	OnStop func()
+
 	mu      sync.Mutex
 	started bool
 	waited  bool
@@ -138,6 +142,9 @@ func (c *Cmd) Kill() error {
 // stop is the exec.Cmd Cancel hook, run once when the context is done while
 // the leader runs.
 func (c *Cmd) stop() error {
+	if c.OnStop != nil {
+		c.OnStop()
+	}
 	if c.Interrupt != nil {
 		return c.Process.Signal(c.Interrupt)
 	}

@@ -93,6 +93,8 @@ func TestCmdStopSendsSIGTERMToTheGroup(t *testing.T) {
 	defer cancel()
 	c := proc.Command(ctx, "sh", "-c", "sleep 30 & echo $!; wait")
 	c.Grace = time.Hour // SIGTERM alone must end it
+	stops := 0
+	c.OnStop = func() { stops++ }
 	lines := started(t, c)
 	grandchild := pidOf(t, next(t, lines))
 	cancel()
@@ -101,6 +103,9 @@ func TestCmdStopSendsSIGTERMToTheGroup(t *testing.T) {
 	}
 	if got := c.ExitCode(); got != 143 {
 		t.Errorf("ExitCode = %d, want 143 (128 + SIGTERM)", got)
+	}
+	if stops != 1 {
+		t.Errorf("OnStop ran %d times, want once", stops)
 	}
 	reapedOrGone(grandchild) // the group's SIGTERM reached it
 }
