@@ -65,8 +65,8 @@ func TestExecPassesTheExitCodeAndTheLeaseThrough(t *testing.T) {
 		m, b := fileLocks(t)
 		var out syncBuffer
 		res, err := deploy.Exec(context.Background(), m, deploy.ExecRequest{
-			Key:  "nightly-sync",
-			Args: []string{"sh", "-c", `echo "$DEPLOYER_LOCK_KEY $DEPLOYER_LOCK_ID $DEPLOYER_LOCK_FENCE"; ` + c.script},
+			Key:    "nightly-sync",
+			Args:   []string{"sh", "-c", `echo "$DEPLOYER_LOCK_KEY $DEPLOYER_LOCK_ID $DEPLOYER_LOCK_FENCE"; ` + c.script},
 			Stdout: &out, Getenv: noHolderEnv, Environ: []string{"PATH=/usr/bin:/bin"},
 		})
 		if err != nil || res.ExitCode != c.code || res.Skipped != nil || res.ReleaseErr != nil {
