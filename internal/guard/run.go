@@ -8,53 +8,41 @@ import (
 	"os"
 	"os/exec"
 	"sync"
-	"time"
 
 	"github.com/deployer-dev/deployer/internal/proc"
 )
 
 const maxStopOutput = 64 << 10
 
-// runStop runs command with sh -c in g.Dir, streaming its output to
+// runStop runs command with sh -c in g.Dir under the supervisor (proc.Cmd:
+// its own process group, dying with deployer), streaming its output to
 // g.Output and keeping the last 64 KiB. Cancelling ctx sends SIGTERM to its
 // process group, then SIGKILL after g.Grace.
 func (g *Guard) runStop(ctx context.Context, command, resource, as string) (StopRun, error) {
 	run := StopRun{Command: command}
 	g.logf("running the stop command of %s: %s", resource, command)
-	c := exec.Command("sh", "-c", command)
+	c := proc.Command(ctx, "sh", "-c", command)
+	c.Grace = g.Grace
 	c.Dir = g.Dir
 	c.Env = append(os.Environ(), "DEPLOYER_GUARD_RESOURCE="+resource, "DEPLOYER_GUARD_AS="+as)
 	tail := &tailBuffer{max: maxStopOutput}
 	w := io.MultiWriter(g.Output, tail)
 	c.Stdout, c.Stderr = w, w
-	proc.OwnGroup(c)
 	start := g.now()
 	if err := c.Start(); err != nil {
 		run.ExitCode = -1
+		if ctx.Err() != nil {
+			return run, fmt.Errorf("cancelled before it started: %w", context.Cause(ctx))
+		}
 		return run, fmt.Errorf("start sh: %w", err)
 	}
-	done := make(chan error, 1)
-	go func() { done <- c.Wait() }()
-	var err error
-	select {
-	case err = <-done:
-	case <-ctx.Done():
-		_ = proc.Terminate(c.Process)
-		t := time.NewTimer(g.Grace)
-		select {
-		case err = <-done:
-		case <-t.C:
-			_ = proc.Kill(c.Process)
-			err = <-done
-		}
-		t.Stop()
-	}
+	err := c.Wait()
 	run.DurationSeconds = g.now().Sub(start).Seconds()
 	run.Output = tail.String()
 	var ee *exec.ExitError
 	switch {
 	case errors.As(err, &ee):
-		run.ExitCode = proc.ExitCode(ee)
+		run.ExitCode = c.ExitCode()
 	case err != nil:
 		run.ExitCode = -1
 	}

@@ -5,5 +5,5 @@ package proc
 import "syscall"
 
 // setDeathSignal: only Linux has a parent-death signal; the watchdog
-// (Watch) still stops the group when deployer dies.
+// (watch) still stops the group when deployer dies.
 func setDeathSignal(*syscall.SysProcAttr) {}

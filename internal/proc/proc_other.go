@@ -7,20 +7,20 @@ import (
 	"os/exec"
 )
 
-// OwnGroup does nothing where there are no Unix process groups.
-func OwnGroup(*exec.Cmd) {}
+// ownGroup does nothing where there are no Unix process groups.
+func ownGroup(*exec.Cmd) {}
 
-// Terminate ends p at once: there is no SIGTERM to send.
-func Terminate(p *os.Process) error { return p.Kill() }
+// terminate ends p at once: there is no SIGTERM to send.
+func terminate(p *os.Process) error { return p.Kill() }
 
-// Kill ends p at once.
-func Kill(p *os.Process) error { return p.Kill() }
+// killGroup ends p at once.
+func killGroup(p *os.Process) error { return p.Kill() }
 
-// KillTree ends p at once (its children are not tracked here).
-func KillTree(p *os.Process) error { return p.Kill() }
+// killTree ends p at once (its children are not tracked here).
+func killTree(p *os.Process) error { return p.Kill() }
 
-// ExitCode is the child's exit status, 1 when it has none.
-func ExitCode(err *exec.ExitError) int {
+// exitCode is the child's exit status, 1 when it has none.
+func exitCode(err *exec.ExitError) int {
 	if code := err.ExitCode(); code >= 0 {
 		return code
 	}
@@ -30,5 +30,5 @@ func ExitCode(err *exec.ExitError) int {
 // Running cannot tell on this platform: known is false.
 func Running(pid int) (running, known bool) { return false, false }
 
-// Watch does nothing where there are no Unix process groups.
-func Watch(*os.Process) (unwatch func()) { return func() {} }
+// watch does nothing where there are no Unix process groups.
+func watch(*os.Process) (unwatch func()) { return func() {} }

@@ -3,10 +3,10 @@
 package proc_test
 
 import (
+	"context"
 	"errors"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
@@ -16,93 +16,20 @@ import (
 	"github.com/deployer-dev/deployer/internal/proc"
 )
 
-// startGroup starts sh, which runs pre, starts a background grandchild, then
-// waits for it; it returns the shell and the grandchild's pid.
-func startGroup(t *testing.T, pre string) (*exec.Cmd, int) {
-	t.Helper()
-	pidFile := filepath.Join(t.TempDir(), "pid")
-	cmd := exec.Command("sh", "-c", pre+" sleep 30 & echo $! > "+pidFile+"; wait")
-	proc.OwnGroup(cmd)
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = proc.Kill(cmd.Process) })
-	deadline := time.Now().Add(5 * time.Second)
-	for {
-		data, err := os.ReadFile(pidFile)
-		if pid, perr := strconv.Atoi(strings.TrimSpace(string(data))); err == nil && perr == nil {
-			return cmd, pid
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the shell never wrote its child's pid")
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-}
-
 func gone(pid int) bool {
 	return errors.Is(syscall.Kill(pid, 0), syscall.ESRCH)
 }
 
-func waitGone(t *testing.T, pid int) {
-	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for !gone(pid) {
-		if time.Now().After(deadline) {
-			t.Fatalf("process %d of the group still runs", pid)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-}
-
-func TestTerminateReachesTheWholeGroupAndExitsLikeAShell(t *testing.T) {
-	cmd, child := startGroup(t, "")
-	if err := proc.Terminate(cmd.Process); err != nil {
-		t.Fatal(err)
-	}
-	err := cmd.Wait()
-	var ee *exec.ExitError
-	if !errors.As(err, &ee) {
-		t.Fatalf("Wait = %v, want an exit error", err)
-	}
-	if got := proc.ExitCode(ee); got != 128+int(syscall.SIGTERM) {
-		t.Errorf("ExitCode = %d, want %d (128 + SIGTERM)", got, 128+int(syscall.SIGTERM))
-	}
-	waitGone(t, child) // reaped by init once sleep dies of the group's SIGTERM
-}
-
-func TestKillEndsAGroupThatIgnoresSIGTERM(t *testing.T) {
-	cmd, child := startGroup(t, "trap '' TERM;") // the grandchild inherits the ignored SIGTERM
-	_ = proc.Terminate(cmd.Process)
-	time.Sleep(200 * time.Millisecond) // had SIGTERM ended it, Wait would say 143
-	if err := proc.Kill(cmd.Process); err != nil {
-		t.Fatal(err)
-	}
-	var ee *exec.ExitError
-	if err := cmd.Wait(); !errors.As(err, &ee) || proc.ExitCode(ee) != 128+int(syscall.SIGKILL) {
-		t.Errorf("Wait = %v, want exit %d (128 + SIGKILL)", err, 128+int(syscall.SIGKILL))
-	}
-	waitGone(t, child)
-}
-
-func TestExitCodePassesTheStatusThrough(t *testing.T) {
-	err := exec.Command("sh", "-c", "exit 7").Run()
-	var ee *exec.ExitError
-	if !errors.As(err, &ee) || proc.ExitCode(ee) != 7 {
-		t.Errorf("exit 7 gave %v", err)
-	}
-}
-
-// A group being watched is stopped when the process that started it dies,
-// even by SIGKILL: the helper process below plays deployer.
-func TestWatchedGroupDiesWithParent(t *testing.T) {
+// A supervised group is stopped when the process that started it dies, even
+// by SIGKILL: the helper process below plays deployer.
+func TestGroupDiesWithParent(t *testing.T) {
 	if os.Getenv("PROC_TEST_PARENT") == "1" {
-		cmd, pid := startGroup(t, "")
-		proc.Watch(cmd.Process)
-		os.Stdout.WriteString(strconv.Itoa(pid) + "\n")
+		c := proc.Command(context.Background(), "sh", "-c", "sleep 30 & echo $!; wait")
+		lines := started(t, c)
+		os.Stdout.WriteString(next(t, lines) + "\n")
 		select {} // until killed
 	}
-	parent := exec.Command(os.Args[0], "-test.run=^TestWatchedGroupDiesWithParent$")
+	parent := exec.Command(os.Args[0], "-test.run=^TestGroupDiesWithParent$")
 	parent.Env = append(os.Environ(), "PROC_TEST_PARENT=1")
 	out, err := parent.StdoutPipe()
 	if err != nil {

@@ -11,10 +11,10 @@ import (
 	"syscall"
 )
 
-// OwnGroup makes cmd, when started, the leader of a new process group. On
-// Linux the leader also gets SIGKILL when deployer dies (Pdeathsig); Watch
+// ownGroup makes cmd, when started, the leader of a new process group. On
+// Linux the leader also gets SIGKILL when deployer dies (Pdeathsig); watch
 // extends that to the whole group.
-func OwnGroup(cmd *exec.Cmd) {
+func ownGroup(cmd *exec.Cmd) {
 	if cmd.SysProcAttr == nil {
 		cmd.SysProcAttr = &syscall.SysProcAttr{}
 	}
@@ -22,16 +22,16 @@ func OwnGroup(cmd *exec.Cmd) {
 	setDeathSignal(cmd.SysProcAttr)
 }
 
-// Terminate sends SIGTERM to the process group led by p (started with
-// OwnGroup). It returns kill(2)'s error: syscall.ESRCH when the group is gone.
-func Terminate(p *os.Process) error { return syscall.Kill(-p.Pid, syscall.SIGTERM) }
+// terminate sends SIGTERM to the process group led by p (started with
+// ownGroup). It returns kill(2)'s error: syscall.ESRCH when the group is gone.
+func terminate(p *os.Process) error { return syscall.Kill(-p.Pid, syscall.SIGTERM) }
 
-// Kill sends SIGKILL to the process group led by p.
-func Kill(p *os.Process) error { return syscall.Kill(-p.Pid, syscall.SIGKILL) }
+// killGroup sends SIGKILL to the process group led by p.
+func killGroup(p *os.Process) error { return syscall.Kill(-p.Pid, syscall.SIGKILL) }
 
-// ExitCode is the shell's view of how a child ended: its exit status, or
+// exitCode is the shell's view of how a child ended: its exit status, or
 // 128 + the signal number when a signal killed it (143 for SIGTERM).
-func ExitCode(err *exec.ExitError) int {
+func exitCode(err *exec.ExitError) int {
 	if code := err.ExitCode(); code >= 0 {
 		return code
 	}
@@ -45,12 +45,12 @@ func ExitCode(err *exec.ExitError) int {
 	return 1
 }
 
-// KillTree sends SIGKILL to the process group led by p and to the process
+// killTree sends SIGKILL to the process group led by p and to the process
 // group of every descendant of p: children that made groups of their own
 // (Pulumi starts each provider plugin in its own group) would otherwise
 // outlive p as orphans. Descendants are listed with ps(1) before any signal
 // is sent.
-func KillTree(p *os.Process) error {
+func killTree(p *os.Process) error {
 	kids := descendants(p.Pid)
 	err := syscall.Kill(-p.Pid, syscall.SIGKILL)
 	for _, pid := range kids {

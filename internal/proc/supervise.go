@@ -17,7 +17,7 @@ import (
 //   - it starts as the leader of a process group of its own, so a terminal's
 //     Ctrl-C reaches deployer only;
 //   - the group dies with deployer, even when deployer is killed with
-//     SIGKILL (Linux's parent-death signal and the watchdog of Watch);
+//     SIGKILL (Linux's parent-death signal and a watchdog process);
 //   - when the context given to Command is done, the whole group gets
 //     SIGTERM and, Grace later, SIGKILL (or, with Interrupt set, the leader
 //     alone gets that signal once);
@@ -57,7 +57,7 @@ type Cmd struct {
 // a command that only Kill stops.
 func Command(ctx context.Context, name string, args ...string) *Cmd {
 	c := &Cmd{Cmd: exec.CommandContext(ctx, name, args...)}
-	OwnGroup(c.Cmd)
+	ownGroup(c.Cmd)
 	c.Cmd.Cancel = c.stop
 	return c
 }
@@ -69,7 +69,7 @@ func (c *Cmd) Start() error {
 	if err := c.Cmd.Start(); err != nil {
 		return err
 	}
-	unwatch := Watch(c.Process)
+	unwatch := watch(c.Process)
 	c.mu.Lock()
 	c.started, c.unwatch = true, unwatch
 	c.mu.Unlock()
@@ -94,7 +94,7 @@ func (c *Cmd) Wait() error {
 		// exec.Cmd's WaitDelay, counted from the same stop, SIGKILLs the
 		// leader alone: the group follows it, as at the end of Grace.
 		if c.ExitCode() == 128+int(syscall.SIGKILL) {
-			_ = Kill(c.Process)
+			_ = killGroup(c.Process)
 		}
 	}
 	if unwatch != nil {
@@ -123,11 +123,11 @@ func (c *Cmd) ExitCode() int {
 	if c.ProcessState == nil {
 		return -1
 	}
-	return ExitCode(&exec.ExitError{ProcessState: c.ProcessState})
+	return exitCode(&exec.ExitError{ProcessState: c.ProcessState})
 }
 
 // Kill sends SIGKILL at once to the group and to the group of every
-// descendant (KillTree): Pulumi starts its provider plugins in groups of
+// descendant (with ps(1)): Pulumi starts its provider plugins in groups of
 // their own. It does nothing before Start or once Wait returned; it may be
 // called while another goroutine waits.
 func (c *Cmd) Kill() error {
@@ -136,7 +136,7 @@ func (c *Cmd) Kill() error {
 	if !c.started || c.waited {
 		return nil
 	}
-	return KillTree(c.Process)
+	return killTree(c.Process)
 }
 
 // stop is the exec.Cmd Cancel hook, run once when the context is done while
@@ -149,9 +149,9 @@ func (c *Cmd) stop() error {
 		return c.Process.Signal(c.Interrupt)
 	}
 	c.mu.Lock()
-	c.kill = time.AfterFunc(c.Grace, func() { _ = Kill(c.Process) })
+	c.kill = time.AfterFunc(c.Grace, func() { _ = killGroup(c.Process) })
 	c.mu.Unlock()
-	if err := Terminate(c.Process); errors.Is(err, syscall.ESRCH) {
+	if err := terminate(c.Process); errors.Is(err, syscall.ESRCH) {
 		return os.ErrProcessDone
 	} else if err != nil {
 		return err

@@ -36,13 +36,13 @@ var watchdog struct {
 	failed bool
 }
 
-// Watch makes sure the process group led by p (started with OwnGroup) dies
+// watch makes sure the process group led by p (started with ownGroup) dies
 // with deployer: a watchdog process, started with the first group, stops
 // every group still listed when deployer exits or is killed. The returned
 // function takes the group off the list; call it once the leader was waited
 // for. Without sh the watchdog is skipped (the leader still gets Linux's
 // parent-death signal).
-func Watch(p *os.Process) (unwatch func()) {
+func watch(p *os.Process) (unwatch func()) {
 	if p == nil || !send(fmt.Sprintf("add %d\n", p.Pid)) {
 		return func() {}
 	}
