@@ -12,7 +12,8 @@ import (
 
 // Cmd is a child command under deployer's supervision
 // (docs/design.md#child-processes), the one way deployer runs Command
-// components, `lock exec` commands and the Pulumi CLI:
+// components, `lock exec` commands, the guard's stop commands and the
+// Pulumi CLI:
 //
 //   - it starts as the leader of a process group of its own, so a terminal's
 //     Ctrl-C reaches deployer only;
@@ -78,10 +79,11 @@ func (c *Cmd) Start() error {
 
 // Wait waits for the leader to exit and its output to be copied (a child
 // holding the output open past the leader is what SIGKILL after a stop, or
-// WaitDelay, ends), then takes the group off the watchdog. It returns the command's own result, never the
-// context's error: nil for exit status 0, *exec.ExitError otherwise, or
-// exec.ErrWaitDelay when WaitDelay closed pipes a background child held
-// open. Callers tell a stop apart by their context.
+// WaitDelay, ends), then takes the group off the watchdog. It returns the
+// command's own result, never the context's error: nil for exit status 0,
+// *exec.ExitError otherwise, or exec.ErrWaitDelay when WaitDelay closed
+// pipes a background child held open. Callers tell a stop apart by their
+// context.
 func (c *Cmd) Wait() error {
 	err := c.Cmd.Wait()
 	// The Cancel hook (c.stop) has returned by now, if it ran at all.
@@ -146,7 +148,10 @@ func (c *Cmd) stop() error {
 		c.OnStop()
 	}
 	if c.Interrupt != nil {
-		return c.Process.Signal(c.Interrupt)
+		// Best effort, as a terminal's Ctrl-C: where the signal does not
+		// exist (Windows) the command runs on until it ends or Kill.
+		_ = c.Process.Signal(c.Interrupt)
+		return nil
 	}
 	c.mu.Lock()
 	c.kill = time.AfterFunc(c.Grace, func() { _ = killGroup(c.Process) })
