@@ -118,10 +118,7 @@ func Exec(ctx context.Context, locks *lockmgr.Manager, req ExecRequest) (*ExecRe
 // runUnderLease runs the command of req until it exits or the lease's
 // context ends (then stopped is true), and sets res.ExitCode.
 func runUnderLease(ctx context.Context, lease *lockmgr.Lease, req ExecRequest, res *ExecResult) (stopped bool, err error) {
-	progress := req.Progress
-	if progress == nil {
-		progress = io.Discard
-	}
+	progress := progressOr(req.Progress)
 	env := req.Environ
 	if env == nil {
 		env = os.Environ()

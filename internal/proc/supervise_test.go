@@ -110,37 +110,32 @@ func TestCmdStopSendsSIGTERMToTheGroup(t *testing.T) {
 	reapedOrGone(grandchild) // the group's SIGTERM reached it
 }
 
-func TestCmdStopEscalatesToSIGKILLAfterGrace(t *testing.T) {
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	// The leader and its background child ignore SIGTERM (the SIGTERM
-	// itself is TestCmdStopSendsSIGTERMToTheGroup's).
-	c := proc.Command(ctx, "sh", "-c", `trap '' TERM; sleep 30 & echo $!; wait`)
-	c.Grace = 50 * time.Millisecond
-	lines := started(t, c)
-	grandchild := pidOf(t, next(t, lines))
-	cancel()
-	_ = c.Wait()
-	if got := c.ExitCode(); got != 137 {
-		t.Errorf("ExitCode = %d, want 137 (128 + SIGKILL after the grace period)", got)
+// A group whose leader and background child ignore SIGTERM (the SIGTERM
+// itself is TestCmdStopSendsSIGTERMToTheGroup's) dies of SIGKILL: after
+// Grace, or when exec's WaitDelay SIGKILLs the leader alone first.
+func TestCmdStopEscalatesToSIGKILL(t *testing.T) {
+	for _, c := range []struct {
+		name             string
+		grace, waitDelay time.Duration
+	}{
+		{"after the grace period", 50 * time.Millisecond, 0},
+		{"after exec's WaitDelay", time.Hour, 50 * time.Millisecond},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			cmd := proc.Command(ctx, "sh", "-c", `trap '' TERM; sleep 30 & echo $!; wait`)
+			cmd.Grace, cmd.WaitDelay = c.grace, c.waitDelay
+			lines := started(t, cmd)
+			grandchild := pidOf(t, next(t, lines))
+			cancel()
+			_ = cmd.Wait()
+			if got := cmd.ExitCode(); got != 137 {
+				t.Errorf("ExitCode = %d, want 137 (128 + SIGKILL)", got)
+			}
+			reapedOrGone(grandchild) // the group's SIGKILL reached it
+		})
 	}
-	reapedOrGone(grandchild) // the group's SIGKILL reached it
-}
-
-func TestCmdWaitDelayKillOfTheLeaderTakesTheGroup(t *testing.T) {
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	c := proc.Command(ctx, "sh", "-c", `trap '' TERM; sleep 30 & echo $!; wait`)
-	c.Grace = time.Hour
-	c.WaitDelay = 50 * time.Millisecond // exec's own SIGKILL, to the leader alone
-	lines := started(t, c)
-	grandchild := pidOf(t, next(t, lines))
-	cancel()
-	_ = c.Wait()
-	if got := c.ExitCode(); got != 137 {
-		t.Errorf("ExitCode = %d, want 137", got)
-	}
-	reapedOrGone(grandchild)
 }
 
 func TestCmdExitZeroAfterAStopIsNotAnError(t *testing.T) {
