@@ -42,8 +42,7 @@ func NewCmdLockExec(f *Factory, runF func(context.Context, *LockExecOptions) err
 		if err != nil {
 			return nil, err
 		}
-		req.Getenv = f.Getenv
-		return deploy.Exec(ctx, m, req)
+		return deploy.Exec(ctx, deploy.LockDeps{Locks: m, Getenv: f.Getenv}, req)
 	}
 	cmd := &cobra.Command{
 		Use:   "exec --key NAME [flags] -- COMMAND [ARGS...]",

@@ -1,7 +1,8 @@
 // Package deploy is deployer's main use case (docs/design.md#the-main-job): lock -> load -> plan ->
 // confirm -> apply -> save -> release, plus restore and state push, which take
-// the same lock and follow the same state rules, and the use cases that read
-// or break what a project holds: state show, state locks and unlock.
+// the same lock and follow the same state rules, the use cases that read
+// or break what a project holds: state show, state locks and unlock, and
+// lock exec, which runs a command under a lease.
 package deploy
 
 import (

@@ -38,9 +38,6 @@ type ExecRequest struct {
 	// Progress receives deployer's own notes (stderr): why the command is
 	// being stopped. Nil discards them.
 	Progress io.Writer
-	// Getenv names the holder (lockmgr.Holder: user, host, CI run); nil
-	// means os.Getenv.
-	Getenv func(string) string
 	// Environ is the command's environment before the DEPLOYER_LOCK_*
 	// variables are added; nil means os.Environ().
 	Environ []string
@@ -64,7 +61,7 @@ type ExecResult struct {
 	ReleaseErr error
 }
 
-// Exec runs req.Args while holding the lock custom:req.Key of locks, with
+// Exec runs req.Args while holding the lock custom:req.Key of d.Locks, with
 // heartbeats (docs/commands.md#lock-exec): it acquires the lock (waiting up to
 // req.LockTimeout), starts the command under the supervisor (proc.Cmd: its
 // own process group, dying with deployer) with DEPLOYER_LOCK_KEY,
@@ -79,17 +76,18 @@ type ExecResult struct {
 // wrapping lockmgr.ErrLockLost when the lease was lost while the command
 // ran, or context.Cause(ctx) when ctx ended. The result is non-nil whenever
 // the lock was acquired.
-func Exec(ctx context.Context, locks *lockmgr.Manager, req ExecRequest) (*ExecResult, error) {
+// The holder is named from d.Getenv (lockmgr.Holder: user, host, CI run).
+func Exec(ctx context.Context, d LockDeps, req ExecRequest) (*ExecResult, error) {
 	if len(req.Args) == 0 {
 		return nil, errors.New("lock exec: no command to run")
 	}
-	getenv := req.Getenv
+	getenv := d.Getenv
 	if getenv == nil {
 		getenv = os.Getenv
 	}
 	by, md := lockmgr.Holder(getenv)
 	md.Operation, md.Command = "exec", strings.Join(req.Args, " ")
-	lease, err := locks.Acquire(ctx, lockmgr.Request{Key: lockmgr.CustomKey(req.Key), LockedBy: by, Metadata: md, Timeout: req.LockTimeout})
+	lease, err := d.Locks.Acquire(ctx, lockmgr.Request{Key: lockmgr.CustomKey(req.Key), LockedBy: by, Metadata: md, Timeout: req.LockTimeout})
 	var held *lockmgr.HeldError
 	if errors.As(err, &held) && req.SkipIfLocked {
 		holder := held.Record

@@ -64,10 +64,10 @@ func TestExecPassesTheExitCodeAndTheLeaseThrough(t *testing.T) {
 	}{{"exit 0", 0}, {"exit 7", 7}, {"kill -TERM $$", 143}} {
 		m, b := fileLocks(t)
 		var out syncBuffer
-		res, err := deploy.Exec(context.Background(), m, deploy.ExecRequest{
+		res, err := deploy.Exec(context.Background(), deploy.LockDeps{Locks: m, Getenv: noHolderEnv}, deploy.ExecRequest{
 			Key:    "nightly-sync",
 			Args:   []string{"sh", "-c", `echo "$DEPLOYER_LOCK_KEY $DEPLOYER_LOCK_ID $DEPLOYER_LOCK_FENCE"; ` + c.script},
-			Stdout: &out, Getenv: noHolderEnv, Environ: []string{"PATH=/usr/bin:/bin"},
+			Stdout: &out, Environ: []string{"PATH=/usr/bin:/bin"},
 		})
 		if err != nil || res.ExitCode != c.code || res.Skipped != nil || res.ReleaseErr != nil {
 			t.Fatalf("%q: Exec = %+v, %v; want exit %d and no error", c.script, res, err, c.code)
@@ -93,11 +93,11 @@ func TestExecHeldLock(t *testing.T) {
 
 	run := []string{"sh", "-c", "echo ran"}
 	var out syncBuffer
-	res, err := deploy.Exec(context.Background(), m, deploy.ExecRequest{Key: "nightly-sync", Args: run, SkipIfLocked: true, Stdout: &out, Getenv: noHolderEnv})
+	res, err := deploy.Exec(context.Background(), deploy.LockDeps{Locks: m, Getenv: noHolderEnv}, deploy.ExecRequest{Key: "nightly-sync", Args: run, SkipIfLocked: true, Stdout: &out})
 	if err != nil || res.Skipped == nil || res.Skipped.LockID != other.Record().LockID || res.Skipped.LockedBy != "ci@runner" {
 		t.Errorf("--skip-if-locked: Exec = %+v, %v; want Skipped naming the holder", res, err)
 	}
-	_, err = deploy.Exec(context.Background(), m, deploy.ExecRequest{Key: "nightly-sync", Args: run, Stdout: &out, Getenv: noHolderEnv})
+	_, err = deploy.Exec(context.Background(), deploy.LockDeps{Locks: m, Getenv: noHolderEnv}, deploy.ExecRequest{Key: "nightly-sync", Args: run, Stdout: &out})
 	var held *lockmgr.HeldError
 	if !errors.As(err, &held) || held.Record.LockID != other.Record().LockID {
 		t.Errorf("without --skip-if-locked: Exec error = %v, want *lockmgr.HeldError naming the holder", err)
@@ -124,8 +124,8 @@ func startedExec(t *testing.T, ctx context.Context, m *lockmgr.Manager, b lockmg
 	t.Cleanup(func() { pr.Close() })
 	done := make(chan execOutcome, 1)
 	go func() {
-		res, err := deploy.Exec(ctx, m, deploy.ExecRequest{Key: "nightly-sync", Args: []string{"sh", "-c", script},
-			Grace: grace, Stdout: pw, Progress: progress, Getenv: noHolderEnv})
+		res, err := deploy.Exec(ctx, deploy.LockDeps{Locks: m, Getenv: noHolderEnv}, deploy.ExecRequest{Key: "nightly-sync", Args: []string{"sh", "-c", script},
+			Grace: grace, Stdout: pw, Progress: progress})
 		pw.Close()
 		done <- execOutcome{res, err}
 	}()
@@ -200,7 +200,7 @@ func TestExecCancelledStopsTheCommandAndReleases(t *testing.T) {
 
 func TestExecCommandThatCannotStart(t *testing.T) {
 	m, b := fileLocks(t)
-	res, err := deploy.Exec(context.Background(), m, deploy.ExecRequest{Key: "k", Args: []string{"/nonexistent/cmd"}, Getenv: noHolderEnv})
+	res, err := deploy.Exec(context.Background(), deploy.LockDeps{Locks: m, Getenv: noHolderEnv}, deploy.ExecRequest{Key: "k", Args: []string{"/nonexistent/cmd"}})
 	if err == nil || !strings.HasPrefix(err.Error(), "start /nonexistent/cmd: ") || res.ExitCode != -1 {
 		t.Errorf("Exec = %+v, %v; want start /nonexistent/cmd: ...", res, err)
 	}
@@ -218,7 +218,7 @@ func (failingRelease) Release(context.Context, string, string) error { return er
 func TestExecReportsAFailedRelease(t *testing.T) {
 	_, b := fileLocks(t)
 	m := lockmgr.NewManager(failingRelease{b}, lockmgr.Options{})
-	res, err := deploy.Exec(context.Background(), m, deploy.ExecRequest{Key: "k", Args: []string{"sh", "-c", "exit 3"}, Getenv: noHolderEnv})
+	res, err := deploy.Exec(context.Background(), deploy.LockDeps{Locks: m, Getenv: noHolderEnv}, deploy.ExecRequest{Key: "k", Args: []string{"sh", "-c", "exit 3"}})
 	if err != nil || res.ExitCode != 3 || !errors.Is(res.ReleaseErr, errUnreachable) {
 		t.Errorf("Exec = %+v, %v; want exit 3 passed through and ReleaseErr set", res, err)
 	}

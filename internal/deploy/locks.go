@@ -10,14 +10,16 @@ import (
 	"github.com/deployer-dev/deployer/internal/lockmgr"
 )
 
-// LockDeps are the collaborators of the lock use cases, Locks and Unlock.
+// LockDeps are the collaborators of the lock use cases, Locks, Unlock and
+// Exec.
 type LockDeps struct {
 	// Locks is the Manager of the lock backend: verdicts come from its
 	// clock and its configured stale_after.
 	Locks *lockmgr.Manager
 	// Observer counts the STALE locks Locks lists (metrics); nil discards them.
 	Observer StaleObserver
-	// Getenv describes who breaks a lock (lockmgr.Holder); default os.Getenv.
+	// Getenv describes who breaks or takes a lock (lockmgr.Holder); default
+	// os.Getenv.
 	Getenv func(string) string
 	// Service opens the Service that records the deployment of a broken lock
 	// as abandoned; Unlock calls it only when there is one to record. Nil:
