@@ -4,17 +4,22 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/deployer-dev/deployer/internal/config"
 	"github.com/deployer-dev/deployer/internal/deploy"
 	"github.com/deployer-dev/deployer/internal/engine"
 	"github.com/deployer-dev/deployer/internal/plan"
 )
 
-// DeployOptions are the flags of `deployer deploy` and `deployer destroy`.
+// DeployOptions are the options of `deployer deploy` and `deployer destroy`.
 type DeployOptions struct {
+	IO *IOStreams
+
+	// From argv and the global flags.
 	Target        targetFlags
 	PlanFile      string
 	Yes           bool
@@ -25,11 +30,21 @@ type DeployOptions struct {
 	// Parallelism is --parallelism; 0 when not given (DEPLOYER_PARALLELISM,
 	// then deployer.yaml's parallelism:, then 10).
 	Parallelism int
+
+	// Config loads deployer.yaml (Factory.Config).
+	Config func() (*config.Config, error)
+	// Apply is the use case: it runs the engines' preflight, opens the
+	// backends and calls deploy.Service.Apply (bound by NewCmdDeploy; a run
+	// test sets a fake).
+	Apply func(ctx context.Context, req deploy.ApplyRequest, eng EngineOptions) (*deploy.Outcome, error)
+	// Report writes the GitHub Actions summary, outputs and annotations of
+	// the run (docs/github-actions.md); nil writes nothing.
+	Report func(t deploy.Target, out *deploy.Outcome, err error)
 }
 
-// NewCmdDeploy returns `deployer deploy`.
-func NewCmdDeploy(f *Factory, runF func(context.Context, *Factory, *DeployOptions) error) *cobra.Command {
-	opts := &DeployOptions{}
+// NewCmdDeploy returns `deployer deploy`; runF replaces runDeploy in tests.
+func NewCmdDeploy(f *Factory, runF func(context.Context, *DeployOptions) error) *cobra.Command {
+	opts := newDeployOptions(f, false)
 	cmd := &cobra.Command{
 		Use:   "deploy",
 		Short: "Lock, plan, apply and save the state of a stack/environment",
@@ -38,17 +53,7 @@ func NewCmdDeploy(f *Factory, runF func(context.Context, *Factory, *DeployOption
   deployer deploy -e prod --plan prod.plan --yes`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := opts.Target.validateFlags(); err != nil {
-				return err
-			}
-			if err := opts.checkParallelism(cmd); err != nil {
-				return err
-			}
-			opts.JSON = f.JSON
-			if runF != nil {
-				return runF(cmd.Context(), f, opts)
-			}
-			return runDeploy(cmd.Context(), f, opts)
+			return opts.runE(cmd, f, runF)
 		},
 	}
 	bindApplyFlags(cmd, opts)
@@ -56,29 +61,54 @@ func NewCmdDeploy(f *Factory, runF func(context.Context, *Factory, *DeployOption
 	return cmd
 }
 
-// NewCmdDestroy returns `deployer destroy`.
-func NewCmdDestroy(f *Factory, runF func(context.Context, *Factory, *DeployOptions) error) *cobra.Command {
-	opts := &DeployOptions{Destroy: true}
+// NewCmdDestroy returns `deployer destroy`; runF replaces runDeploy in tests.
+func NewCmdDestroy(f *Factory, runF func(context.Context, *DeployOptions) error) *cobra.Command {
+	opts := newDeployOptions(f, true)
 	cmd := &cobra.Command{
 		Use:   "destroy",
 		Short: "Delete every component in scope and record it in the state",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := opts.Target.validateFlags(); err != nil {
-				return err
-			}
-			if err := opts.checkParallelism(cmd); err != nil {
-				return err
-			}
-			opts.JSON = f.JSON
-			if runF != nil {
-				return runF(cmd.Context(), f, opts)
-			}
-			return runDeploy(cmd.Context(), f, opts)
+			return opts.runE(cmd, f, runF)
 		},
 	}
 	bindApplyFlags(cmd, opts)
 	return cmd
+}
+
+// newDeployOptions binds the use case of deploy (or destroy) to f.
+func newDeployOptions(f *Factory, destroy bool) *DeployOptions {
+	return &DeployOptions{
+		IO:      f.IO,
+		Destroy: destroy,
+		Config:  f.Config,
+		Apply: func(ctx context.Context, req deploy.ApplyRequest, eng EngineOptions) (*deploy.Outcome, error) {
+			if err := f.checkEngines(ctx, req.Config, req.Target, eng); err != nil {
+				return nil, err
+			}
+			svc, err := f.Service(ctx, req.Config, eng)
+			if err != nil {
+				return nil, err
+			}
+			return svc.Apply(ctx, req)
+		},
+		Report: f.reportDeploy,
+	}
+}
+
+// runE validates the flags, then runs the command.
+func (o *DeployOptions) runE(cmd *cobra.Command, f *Factory, runF func(context.Context, *DeployOptions) error) error {
+	if err := o.Target.validateFlags(); err != nil {
+		return err
+	}
+	if err := o.checkParallelism(cmd); err != nil {
+		return err
+	}
+	o.JSON = f.JSON
+	if runF != nil {
+		return runF(cmd.Context(), o)
+	}
+	return runDeploy(cmd.Context(), o)
 }
 
 func bindApplyFlags(cmd *cobra.Command, opts *DeployOptions) {
@@ -97,8 +127,10 @@ func (o *DeployOptions) checkParallelism(cmd *cobra.Command) error {
 	return nil
 }
 
-func runDeploy(ctx context.Context, f *Factory, opts *DeployOptions) error {
-	cfg, err := f.Config()
+// runDeploy resolves the target, asks (unless --yes), calls the use case
+// and renders its outcome. It uses only opts.
+func runDeploy(ctx context.Context, opts *DeployOptions) error {
+	cfg, err := opts.Config()
 	if err != nil {
 		return err
 	}
@@ -112,38 +144,27 @@ func runDeploy(ctx context.Context, f *Factory, opts *DeployOptions) error {
 			return err
 		}
 	}
-	if !opts.Yes && !f.IO.CanPrompt() {
+	if !opts.Yes && !opts.IO.CanPrompt() {
 		verb := "deploy"
 		if opts.Destroy {
 			verb = "destroy"
 		}
 		return &UsageError{Msg: verb + " needs confirmation but there is no terminal to ask on: pass --yes to proceed"}
 	}
-	eopts := EngineOptions{InstallPulumi: opts.InstallPulumi}
-	if err := f.checkEngines(ctx, cfg, t, eopts); err != nil {
-		return err
-	}
-	svc, err := f.Service(ctx, cfg, eopts)
-	if err != nil {
-		return err
-	}
-	// The plan is data of the command: stdout in human mode, and part of
-	// the JSON result in --json mode.
-	renderTo := f.IO.Out
-	if opts.JSON {
-		renderTo = f.IO.ErrOut
-	}
+	parallelism := cfg.Parallelism
 	if opts.Parallelism > 0 {
-		cfg.Parallelism = opts.Parallelism
+		parallelism = opts.Parallelism
 	}
 	req := deploy.ApplyRequest{
 		Config: cfg, Target: t, Destroy: opts.Destroy, SavedPlan: saved, LockTimeout: opts.LockTimeout,
-		Parallelism: cfg.Parallelism,
+		Parallelism: parallelism,
+		// The plan is data of the command: stdout in human mode, and part
+		// of the JSON result in --json mode.
 		ShowPlan: func(p *plan.Plan) error {
 			if opts.JSON {
 				return nil
 			}
-			return NewHumanPlanRenderer(f.IO.ColorOut()).Render(renderTo, p)
+			return NewHumanPlanRenderer(opts.IO.ColorOut()).Render(opts.IO.Out, p)
 		},
 	}
 	if !opts.Yes {
@@ -152,17 +173,19 @@ func runDeploy(ctx context.Context, f *Factory, opts *DeployOptions) error {
 			if opts.Destroy {
 				verb = "Destroy these components"
 			}
-			return f.IO.Confirm(fmt.Sprintf("%s to %s/%s?", verb, t.Stack, t.Env))
+			return opts.IO.Confirm(fmt.Sprintf("%s to %s/%s?", verb, t.Stack, t.Env))
 		}
 	}
-	out, err := svc.Apply(ctx, req)
-	f.reportDeploy(t, out, err)
+	out, err := opts.Apply(ctx, req, EngineOptions{InstallPulumi: opts.InstallPulumi})
+	if opts.Report != nil {
+		opts.Report(t, out, err)
+	}
 	if opts.JSON && out != nil {
-		if jerr := writeJSON(f, deployResultJSON(out, err)); jerr != nil {
+		if jerr := printJSON(opts.IO.Out, deployResultJSON(out, err)); jerr != nil {
 			return jerr
 		}
 	} else if out != nil && out.Plan != nil {
-		printDeploySummary(f, t, out, err)
+		printDeploySummary(opts.IO.Out, t, out, err)
 	}
 	return err
 }
@@ -209,7 +232,7 @@ func failedSteps(results []engine.Result) int {
 	return n
 }
 
-func printDeploySummary(f *Factory, t deploy.Target, out *deploy.Outcome, err error) {
+func printDeploySummary(w io.Writer, t deploy.Target, out *deploy.Outcome, err error) {
 	if !out.Plan.HasChanges() || out.Deployment.DeploymentID == "" {
 		return
 	}
@@ -222,20 +245,20 @@ func printDeploySummary(f *Factory, t deploy.Target, out *deploy.Outcome, err er
 	if out.Replaced > 0 {
 		replaced = fmt.Sprintf(", %d replaced", out.Replaced)
 	}
-	fmt.Fprintf(f.IO.Out, "\nDeployment %s %s in %.1fs: %d created, %d updated%s, %d deleted",
+	fmt.Fprintf(w, "\nDeployment %s %s in %.1fs: %d created, %d updated%s, %d deleted",
 		d.DeploymentID, d.Status, d.DurationSeconds, c.Created, c.Updated-out.Replaced, replaced, c.Deleted)
 	if n := len(out.Unchanged); n > 0 {
-		fmt.Fprintf(f.IO.Out, ", %d re-evaluated and unchanged", n)
+		fmt.Fprintf(w, ", %d re-evaluated and unchanged", n)
 	}
 	if n := failedSteps(out.Results); n > 0 || d.Status != "success" {
-		fmt.Fprintf(f.IO.Out, ", %d failed", n)
+		fmt.Fprintf(w, ", %d failed", n)
 		if skipped := len(out.Plan.Changes()) - len(out.Results) - len(out.Unchanged); skipped > 0 {
-			fmt.Fprintf(f.IO.Out, ", %d not started", skipped)
+			fmt.Fprintf(w, ", %d not started", skipped)
 		}
 	}
-	fmt.Fprint(f.IO.Out, ".")
+	fmt.Fprint(w, ".")
 	if out.Head.Serial > 0 {
-		fmt.Fprintf(f.IO.Out, " State %s/%s is at serial %d.", t.Stack, t.Env, out.Head.Serial)
+		fmt.Fprintf(w, " State %s/%s is at serial %d.", t.Stack, t.Env, out.Head.Serial)
 	}
-	fmt.Fprintln(f.IO.Out)
+	fmt.Fprintln(w)
 }

@@ -110,7 +110,7 @@ func ComponentEnviron() []string {
 // Sealer returns the Sealer of deployer.yaml's secrets provider
 // (pulumi.secrets_provider, shared with the Pulumi engine).
 func (f *Factory) Sealer(cfg *config.Config) (*secrets.Sealer, error) {
-	for _, k := range []string{"DEPLOYER_SECRETS_PASSPHRASE", "DEPLOYER_SECRETS_NEW_PASSPHRASE", "PULUMI_CONFIG_PASSPHRASE"} {
+	for _, k := range []string{"DEPLOYER_SECRETS_PASSPHRASE", secrets.NewPassphraseVar, "PULUMI_CONFIG_PASSPHRASE"} {
 		f.Masker().Add(f.Getenv(k)) // never printed either
 	}
 	p, err := secrets.NewProvider(cfg.Pulumi.SecretsProvider, f.Getenv)

@@ -16,28 +16,38 @@ import (
 	"github.com/deployer-dev/deployer/internal/lockmgr"
 )
 
-// GuardStopOptions are the arguments of `deployer guard stop`.
+// GuardStopOptions are the options of `deployer guard stop`.
 type GuardStopOptions struct {
+	IO *IOStreams
+
+	// From argv and the global flags.
 	Name             string
 	As               string
 	DryRun           bool
 	DetailedExitCode bool
+	JSON             bool
+
+	// Stop is the use case (guard.Guard.Stop on deployer.yaml's shared:
+	// resources, bound by NewCmdGuardStop; a run test sets a fake).
+	Stop func(ctx context.Context, name, as string, dryRun bool) (*guard.Result, error)
 }
 
-// GuardStatusOptions are the arguments of `deployer guard status`.
+// GuardStatusOptions are the options of `deployer guard status`.
 type GuardStatusOptions struct {
+	IO *IOStreams
+
+	// From argv and the global flags.
 	Name string
+	JSON bool
+
+	// Status is the use case (guard.Guard.Status, bound by
+	// NewCmdGuardStatus; a run test sets a fake).
+	Status func(ctx context.Context, name string) ([]guard.SharerStatus, error)
 }
 
 // NewCmdGuard returns `deployer guard` with its stop and status commands
 // (docs/guard.md).
-func NewCmdGuard(f *Factory, runStop func(context.Context, *Factory, *GuardStopOptions) error, runStatus func(context.Context, *Factory, *GuardStatusOptions) error) *cobra.Command {
-	if runStop == nil {
-		runStop = runGuardStop
-	}
-	if runStatus == nil {
-		runStatus = runGuardStatus
-	}
+func NewCmdGuard(f *Factory) *cobra.Command {
 	parent := &cobra.Command{
 		Use:   "guard",
 		Short: "Stop a shared resource only when every other application sharing it is down",
@@ -45,7 +55,14 @@ func NewCmdGuard(f *Factory, runStop func(context.Context, *Factory, *GuardStopO
 			"is stopped by guard stop only when every other sharer's status URL says it is down, under a\n" +
 			"lock, so two stops racing never both run it. See docs/guard.md.",
 	}
-	opts := &GuardStopOptions{}
+	parent.AddCommand(NewCmdGuardStop(f, nil), NewCmdGuardStatus(f, nil))
+	return parent
+}
+
+// NewCmdGuardStop returns `deployer guard stop`; runF replaces runGuardStop
+// in tests.
+func NewCmdGuardStop(f *Factory, runF func(context.Context, *GuardStopOptions) error) *cobra.Command {
+	opts := newGuardStopOptions(f)
 	stop := &cobra.Command{
 		Use:   "stop NAME --as APP",
 		Short: "Run NAME's stop command if every sharer other than APP is DOWN",
@@ -67,51 +84,87 @@ func NewCmdGuard(f *Factory, runStop func(context.Context, *Factory, *GuardStopO
 			if err := validateName("application", opts.As); err != nil {
 				return err
 			}
-			return runStop(cmd.Context(), f, opts)
+			opts.JSON = f.JSON
+			if runF != nil {
+				return runF(cmd.Context(), opts)
+			}
+			return runGuardStop(cmd.Context(), opts)
 		},
 	}
 	stop.Flags().StringVar(&opts.As, "as", "", "the application being stopped (left out of the checks)")
 	stop.Flags().BoolVar(&opts.DryRun, "dry-run", false, "check and decide, but take no lock and run nothing")
 	stop.Flags().BoolVar(&opts.DetailedExitCode, "detailed-exitcode", false, "exit 2 when skipped for an active sharer, 3 when skipped for the lock")
+	return stop
+}
 
-	sopts := &GuardStatusOptions{}
-	status := &cobra.Command{
+// NewCmdGuardStatus returns `deployer guard status`; runF replaces
+// runGuardStatus in tests.
+func NewCmdGuardStatus(f *Factory, runF func(context.Context, *GuardStatusOptions) error) *cobra.Command {
+	opts := newGuardStatusOptions(f)
+	return &cobra.Command{
 		Use:     "status NAME",
 		Short:   "Show the quick status of every sharer of NAME, without a lock",
 		Example: "  deployer guard status orders-db --json",
 		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			sopts.Name = args[0]
-			if err := validateName("shared resource", sopts.Name); err != nil {
+			opts.Name = args[0]
+			if err := validateName("shared resource", opts.Name); err != nil {
 				return err
 			}
-			return runStatus(cmd.Context(), f, sopts)
+			opts.JSON = f.JSON
+			if runF != nil {
+				return runF(cmd.Context(), opts)
+			}
+			return runGuardStatus(cmd.Context(), opts)
 		},
 	}
-	parent.AddCommand(stop, status)
-	return parent
 }
 
-// newGuard wires the use case to the configured lock backend, the audit
-// log and stderr.
-func (f *Factory) newGuard(cfg *config.Config) (*guard.Guard, error) {
+func newGuardStopOptions(f *Factory) *GuardStopOptions {
+	return &GuardStopOptions{
+		IO: f.IO,
+		Stop: func(ctx context.Context, name, as string, dryRun bool) (*guard.Result, error) {
+			cfg, g, err := f.newGuard()
+			if err != nil {
+				return nil, err
+			}
+			return g.Stop(ctx, cfg, name, as, dryRun)
+		},
+	}
+}
+
+func newGuardStatusOptions(f *Factory) *GuardStatusOptions {
+	return &GuardStatusOptions{
+		IO: f.IO,
+		Status: func(ctx context.Context, name string) ([]guard.SharerStatus, error) {
+			cfg, g, err := f.newGuard()
+			if err != nil {
+				return nil, err
+			}
+			return g.Status(ctx, cfg, name)
+		},
+	}
+}
+
+// newGuard loads deployer.yaml and wires the use case to the configured
+// lock backend, the audit log and stderr.
+func (f *Factory) newGuard() (*config.Config, *guard.Guard, error) {
+	cfg, err := f.Config()
+	if err != nil {
+		return nil, nil, err
+	}
 	al, err := f.Audit()
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return guard.New(guard.Deps{
-		Locks: func(ctx context.Context, ttl time.Duration) (*lockmgr.Manager, error) {
-			c := *cfg
-			c.Backend.LockTTL = ttl
-			c.Backend.HeartbeatInterval = min(c.Backend.HeartbeatInterval, ttl/3)
-			c.Backend.StaleAfter = max(c.Backend.StaleAfter, ttl)
-			return f.Locks(ctx, &c)
-		},
-		Dir: cfg.Dir, Audit: al, Now: f.Now, Log: f.IO.ErrOut, Output: f.IO.ErrOut,
+	return cfg, guard.New(guard.Deps{
+		Locks: f.Locks, Dir: cfg.Dir, Audit: al, Now: f.Now, Log: f.IO.ErrOut, Output: f.IO.ErrOut,
 		Holder: func() (string, lockmgr.Metadata) { return lockmgr.Holder(f.Getenv) },
 	}), nil
 }
 
+// guardError makes an unknown shared resource or application a usage
+// error (exit 2).
 func guardError(err error) error {
 	var unknown *guard.UnknownError
 	if errors.As(err, &unknown) {
@@ -120,23 +173,17 @@ func guardError(err error) error {
 	return err
 }
 
-func runGuardStop(ctx context.Context, f *Factory, opts *GuardStopOptions) error {
-	cfg, err := f.Config()
-	if err != nil {
-		return err
-	}
-	g, err := f.newGuard(cfg)
-	if err != nil {
-		return err
-	}
-	res, err := g.Stop(ctx, cfg, opts.Name, opts.As, opts.DryRun)
+// runGuardStop calls the use case and renders its decision (human or
+// --json); with --detailed-exitcode a skip exits 2 or 3. It uses only opts.
+func runGuardStop(ctx context.Context, opts *GuardStopOptions) error {
+	res, err := opts.Stop(ctx, opts.Name, opts.As, opts.DryRun)
 	if res != nil && res.Decision != "" {
-		if f.JSON {
-			if werr := writeJSON(f, res); werr != nil {
+		if opts.JSON {
+			if werr := printJSON(opts.IO.Out, res); werr != nil {
 				return werr
 			}
 		} else {
-			renderGuardResult(f.IO.Out, res)
+			renderGuardResult(opts.IO.Out, res)
 		}
 	}
 	if err != nil {
@@ -153,23 +200,17 @@ func runGuardStop(ctx context.Context, f *Factory, opts *GuardStopOptions) error
 	return nil
 }
 
-func runGuardStatus(ctx context.Context, f *Factory, opts *GuardStatusOptions) error {
-	cfg, err := f.Config()
-	if err != nil {
-		return err
-	}
-	g, err := f.newGuard(cfg)
-	if err != nil {
-		return err
-	}
-	sts, err := g.Status(ctx, cfg, opts.Name)
+// runGuardStatus calls the use case and renders the sharers' status (human
+// or --json). It uses only opts.
+func runGuardStatus(ctx context.Context, opts *GuardStatusOptions) error {
+	sts, err := opts.Status(ctx, opts.Name)
 	if err != nil {
 		return guardError(err)
 	}
-	if f.JSON {
-		return writeJSON(f, sts)
+	if opts.JSON {
+		return printJSON(opts.IO.Out, sts)
 	}
-	renderSharers(f.IO.Out, sts)
+	renderSharers(opts.IO.Out, sts)
 	return nil
 }
 

@@ -4,22 +4,28 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 
 	"github.com/spf13/cobra"
 
-	"github.com/deployer-dev/deployer/internal/config"
+	"github.com/deployer-dev/deployer/internal/deploy"
 )
 
-// InitOptions are the flags of `deployer init`.
+// InitOptions are the options of `deployer init`.
 type InitOptions struct {
+	IO *IOStreams
+
+	// From argv and the global flags: --config, else ./deployer.yaml.
 	Path  string
 	Force bool
+
+	// Init is the use case (deploy.WriteStarterConfig; a run test sets a
+	// fake).
+	Init func(path string, force bool) error
 }
 
-// NewCmdInit returns `deployer init`.
-func NewCmdInit(f *Factory, runF func(context.Context, *Factory, *InitOptions) error) *cobra.Command {
-	opts := &InitOptions{}
+// NewCmdInit returns `deployer init`; runF replaces runInit in tests.
+func NewCmdInit(f *Factory, runF func(context.Context, *InitOptions) error) *cobra.Command {
+	opts := &InitOptions{IO: f.IO, Init: deploy.WriteStarterConfig}
 	cmd := &cobra.Command{
 		Use:   "init",
 		Short: "Write a commented deployer.yaml",
@@ -30,34 +36,25 @@ func NewCmdInit(f *Factory, runF func(context.Context, *Factory, *InitOptions) e
 				opts.Path = "deployer.yaml"
 			}
 			if runF != nil {
-				return runF(cmd.Context(), f, opts)
+				return runF(cmd.Context(), opts)
 			}
-			return runInit(f, opts)
+			return runInit(cmd.Context(), opts)
 		},
 	}
 	cmd.Flags().BoolVar(&opts.Force, "force", false, "overwrite an existing file")
 	return cmd
 }
 
-func runInit(f *Factory, opts *InitOptions) error {
-	flags := os.O_WRONLY | os.O_CREATE | os.O_EXCL
-	if opts.Force {
-		flags = os.O_WRONLY | os.O_CREATE | os.O_TRUNC
-	}
-	fh, err := os.OpenFile(opts.Path, flags, 0o644)
-	if errors.Is(err, os.ErrExist) {
+// runInit writes the starter file and says what to run next. It uses only
+// opts.
+func runInit(_ context.Context, opts *InitOptions) error {
+	err := opts.Init(opts.Path, opts.Force)
+	if errors.Is(err, deploy.ErrConfigExists) {
 		return fmt.Errorf("%s already exists: edit it, or pass --force to overwrite it", opts.Path)
 	}
 	if err != nil {
 		return err
 	}
-	if _, err := fh.Write(config.Init()); err != nil {
-		fh.Close()
-		return err
-	}
-	if err := fh.Close(); err != nil {
-		return err
-	}
-	fmt.Fprintf(f.IO.ErrOut, "Wrote %s. Next: deployer plan -e dev\n", opts.Path)
+	fmt.Fprintf(opts.IO.ErrOut, "Wrote %s. Next: deployer plan -e dev\n", opts.Path)
 	return nil
 }

@@ -4,18 +4,24 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
 
+	"github.com/deployer-dev/deployer/internal/config"
+	"github.com/deployer-dev/deployer/internal/deploy"
 	"github.com/deployer-dev/deployer/internal/engine"
 	"github.com/deployer-dev/deployer/internal/ghactions"
 	"github.com/deployer-dev/deployer/internal/plan"
 )
 
-// PlanOptions are the flags of `deployer plan` (docs/commands.md, docs/plan.md).
+// PlanOptions are the options of `deployer plan` (docs/commands.md, docs/plan.md).
 type PlanOptions struct {
+	IO *IOStreams
+
+	// From argv and the global flags.
 	Target           targetFlags
 	Out              string
 	DetailedExitcode bool
@@ -23,11 +29,26 @@ type PlanOptions struct {
 	Preview          bool
 	Refresh          bool
 	JSON             bool
+
+	// Config loads deployer.yaml (Factory.Config).
+	Config func() (*config.Config, error)
+	// Preflight checks the engines of the components in scope (the Pulumi
+	// CLI) before any backend is opened; called for --preview and --refresh.
+	Preflight func(ctx context.Context, cfg *config.Config, t deploy.Target) error
+	// Plan, DetectDrift and PulumiPreview are the use cases
+	// (deploy.Service's Plan, Refresh and Preview, on backends opened once
+	// without the lock backend); a run test sets fakes.
+	Plan          func(ctx context.Context, cfg *config.Config, t deploy.Target, destroy bool) (*plan.Plan, error)
+	DetectDrift   func(ctx context.Context, cfg *config.Config, t deploy.Target, p *plan.Plan) ([]engine.Drift, error)
+	PulumiPreview func(ctx context.Context, cfg *config.Config, t deploy.Target, p *plan.Plan) (string, error)
+	// Report writes the GitHub Actions summary and outputs of the plan
+	// (docs/github-actions.md); nil writes nothing.
+	Report func(t deploy.Target, p *plan.Plan)
 }
 
-// NewCmdPlan returns `deployer plan`. runF replaces runPlan in tests.
-func NewCmdPlan(f *Factory, runF func(context.Context, *Factory, *PlanOptions) error) *cobra.Command {
-	opts := &PlanOptions{}
+// NewCmdPlan returns `deployer plan`; runF replaces runPlan in tests.
+func NewCmdPlan(f *Factory, runF func(context.Context, *PlanOptions) error) *cobra.Command {
+	opts := newPlanOptions(f)
 	cmd := &cobra.Command{
 		Use:   "plan",
 		Short: "Show what deploy would change",
@@ -41,9 +62,9 @@ func NewCmdPlan(f *Factory, runF func(context.Context, *Factory, *PlanOptions) e
 			}
 			opts.JSON = f.JSON
 			if runF != nil {
-				return runF(cmd.Context(), f, opts)
+				return runF(cmd.Context(), opts)
 			}
-			return runPlan(cmd.Context(), f, opts)
+			return runPlan(cmd.Context(), opts)
 		},
 	}
 	opts.Target.bind(cmd, true)
@@ -55,8 +76,60 @@ func NewCmdPlan(f *Factory, runF func(context.Context, *Factory, *PlanOptions) e
 	return cmd
 }
 
-func runPlan(ctx context.Context, f *Factory, opts *PlanOptions) error {
-	cfg, err := f.Config()
+// newPlanOptions binds plan's use cases to f: the backends are opened once,
+// on the first call, without the lock backend (a plan takes no lock).
+func newPlanOptions(f *Factory) *PlanOptions {
+	var svc *deploy.Service
+	service := func(ctx context.Context, cfg *config.Config) (*deploy.Service, error) {
+		if svc != nil {
+			return svc, nil
+		}
+		s, err := f.PlanService(ctx, cfg, EngineOptions{})
+		if err != nil {
+			return nil, err
+		}
+		svc = s
+		return s, nil
+	}
+	return &PlanOptions{
+		IO:     f.IO,
+		Config: f.Config,
+		Preflight: func(ctx context.Context, cfg *config.Config, t deploy.Target) error {
+			return f.checkEngines(ctx, cfg, t, EngineOptions{})
+		},
+		Plan: func(ctx context.Context, cfg *config.Config, t deploy.Target, destroy bool) (*plan.Plan, error) {
+			s, err := service(ctx, cfg)
+			if err != nil {
+				return nil, err
+			}
+			return s.Plan(ctx, cfg, t, destroy)
+		},
+		DetectDrift: func(ctx context.Context, cfg *config.Config, t deploy.Target, p *plan.Plan) ([]engine.Drift, error) {
+			s, err := service(ctx, cfg)
+			if err != nil {
+				return nil, err
+			}
+			return s.Refresh(ctx, cfg, t, p)
+		},
+		PulumiPreview: func(ctx context.Context, cfg *config.Config, t deploy.Target, p *plan.Plan) (string, error) {
+			s, err := service(ctx, cfg)
+			if err != nil {
+				return "", err
+			}
+			return s.Preview(ctx, cfg, t, p)
+		},
+		Report: func(t deploy.Target, p *plan.Plan) {
+			f.summarize(planSummary(f.command, t, p))
+			f.setOutputs(ghactions.Output{Name: "changes", Value: strconv.FormatBool(p.HasChanges())},
+				ghactions.Output{Name: "serial", Value: strconv.FormatInt(p.Serial, 10)})
+		},
+	}
+}
+
+// runPlan plans, reports drift (--refresh), saves the plan (--out), renders
+// it and adds Pulumi's preview (--preview). It uses only opts.
+func runPlan(ctx context.Context, opts *PlanOptions) error {
+	cfg, err := opts.Config()
 	if err != nil {
 		return err
 	}
@@ -65,24 +138,20 @@ func runPlan(ctx context.Context, f *Factory, opts *PlanOptions) error {
 		return err
 	}
 	if opts.Preview || opts.Refresh {
-		if err := f.checkEngines(ctx, cfg, t, EngineOptions{}); err != nil {
+		if err := opts.Preflight(ctx, cfg, t); err != nil {
 			return err
 		}
 	}
-	svc, err := f.PlanService(ctx, cfg, EngineOptions{})
-	if err != nil {
-		return err
-	}
-	p, err := svc.Plan(ctx, cfg, t, opts.Destroy)
+	p, err := opts.Plan(ctx, cfg, t, opts.Destroy)
 	if err != nil {
 		return err
 	}
 	if opts.Refresh {
-		drift, err := svc.Refresh(ctx, cfg, t, p)
+		drift, err := opts.DetectDrift(ctx, cfg, t, p)
 		if err != nil {
 			return err
 		}
-		if err := renderDrift(f, drift, opts.JSON); err != nil {
+		if err := renderDrift(opts.IO, drift, opts.JSON); err != nil {
 			return err
 		}
 	}
@@ -90,23 +159,23 @@ func runPlan(ctx context.Context, f *Factory, opts *PlanOptions) error {
 		if err := plan.WriteFile(opts.Out, p); err != nil {
 			return fmt.Errorf("save plan: %w", err)
 		}
-		fmt.Fprintf(f.IO.ErrOut, "Saved the plan to %s (bound to state serial %d). Apply it with: deployer deploy -s %s -e %s --plan %s\n",
+		fmt.Fprintf(opts.IO.ErrOut, "Saved the plan to %s (bound to state serial %d). Apply it with: deployer deploy -s %s -e %s --plan %s\n",
 			opts.Out, p.Serial, t.Stack, t.Env, opts.Out)
 	}
-	if err := planRenderer(f, opts.JSON).Render(f.IO.Out, p); err != nil {
+	if err := planRenderer(opts.IO, opts.JSON).Render(opts.IO.Out, p); err != nil {
 		return err
 	}
-	f.summarize(planSummary(f.command, t, p))
-	f.setOutputs(ghactions.Output{Name: "changes", Value: strconv.FormatBool(p.HasChanges())},
-		ghactions.Output{Name: "serial", Value: strconv.FormatInt(p.Serial, 10)})
+	if opts.Report != nil {
+		opts.Report(t, p)
+	}
 	if opts.Preview {
-		text, err := svc.Preview(ctx, cfg, t, p)
+		text, err := opts.PulumiPreview(ctx, cfg, t, p)
 		if err != nil {
 			return err
 		}
-		w := f.IO.Out
+		w := opts.IO.Out
 		if opts.JSON {
-			w = f.IO.ErrOut // --json keeps stdout a single JSON document
+			w = opts.IO.ErrOut // --json keeps stdout a single JSON document
 		}
 		fmt.Fprintf(w, "\nPulumi preview:\n%s", text)
 	}
@@ -118,7 +187,7 @@ func runPlan(ctx context.Context, f *Factory, opts *PlanOptions) error {
 
 // renderDrift prints plan --refresh's drift report (stderr in --json mode,
 // so stdout stays the plan document).
-func renderDrift(f *Factory, drift []engine.Drift, asJSON bool) error {
+func renderDrift(ios *IOStreams, drift []engine.Drift, asJSON bool) error {
 	for i := range drift { // secrets never leave masked (docs/plan.md#secrets)
 		d := &drift[i]
 		d.ActualState, _ = plan.Mask(d.ActualState).(map[string]any)
@@ -131,10 +200,10 @@ func renderDrift(f *Factory, drift []engine.Drift, asJSON bool) error {
 		}
 	}
 	if asJSON {
-		enc := json.NewEncoder(f.IO.ErrOut)
+		enc := json.NewEncoder(ios.ErrOut)
 		return enc.Encode(map[string]any{"drift": drift})
 	}
-	w := f.IO.Out
+	w := ios.Out
 	if len(drift) == 0 {
 		fmt.Fprintln(w, "No drift: the cloud matches actual_state.")
 		return nil
@@ -154,15 +223,18 @@ func renderDrift(f *Factory, drift []engine.Drift, asJSON bool) error {
 	return nil
 }
 
-func planRenderer(f *Factory, asJSON bool) PlanRenderer {
+func planRenderer(ios *IOStreams, asJSON bool) PlanRenderer {
 	if asJSON {
 		return NewJSONPlanRenderer()
 	}
-	return NewHumanPlanRenderer(f.IO.ColorOut())
+	return NewHumanPlanRenderer(ios.ColorOut())
 }
 
-func writeJSON(f *Factory, v any) error {
-	enc := json.NewEncoder(f.IO.Out)
+func writeJSON(f *Factory, v any) error { return printJSON(f.IO.Out, v) }
+
+// printJSON writes v to w as indented JSON (the --json output of a command).
+func printJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	return enc.Encode(v)
 }

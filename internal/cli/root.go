@@ -74,7 +74,7 @@ func NewRootCmd(f *Factory) *cobra.Command {
 		lockCmd,
 		backendCmd,
 		NewCmdVersion(f, nil),
-		NewCmdGuard(f, nil, nil),
+		NewCmdGuard(f),
 	)
 	return root
 }

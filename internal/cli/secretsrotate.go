@@ -2,22 +2,37 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/deployer-dev/deployer/internal/config"
+	"github.com/deployer-dev/deployer/internal/deploy"
 	"github.com/deployer-dev/deployer/internal/secrets"
+	"github.com/deployer-dev/deployer/internal/statestore"
 )
 
-// NewPassphraseVar holds the passphrase `secrets rotate` re-encrypts with.
-const NewPassphraseVar = "DEPLOYER_SECRETS_NEW_PASSPHRASE"
-
-// SecretsRotateOptions are the flags of `deployer secrets rotate`.
+// SecretsRotateOptions are the options of `deployer secrets rotate`.
 type SecretsRotateOptions struct {
+	IO *IOStreams
+
+	// From argv and the global flags.
 	Target      targetFlags
 	NewProvider string
 	LockTimeout time.Duration
+	JSON        bool
+
+	// Config loads deployer.yaml, or without one the backends named by
+	// DEPLOYER_BACKEND_* (projectConfig).
+	Config func() (*config.Config, error)
+	// Provider returns the provider to re-encrypt with
+	// (secrets.NewRotationProvider on the process's environment).
+	Provider func(spec string) (secrets.Provider, error)
+	// Rotate is the use case (deploy.Service.Rotate under the stack lock,
+	// bound by NewCmdSecretsRotate; a run test sets a fake).
+	Rotate func(ctx context.Context, cfg *config.Config, t deploy.Target, to secrets.Provider, lockTimeout time.Duration) (statestore.Head, error)
 }
 
 // NewCmdSecrets returns `deployer secrets` and its subcommands.
@@ -29,9 +44,23 @@ func NewCmdSecrets(f *Factory) *cobra.Command {
 
 // NewCmdSecretsRotate returns `deployer secrets rotate`: re-encrypts the
 // secrets of a stack/environment's state under a new passphrase or key, as a
-// new serial, under the stack lock (docs/secrets.md).
-func NewCmdSecretsRotate(f *Factory, runF func(context.Context, *Factory, *SecretsRotateOptions) error) *cobra.Command {
-	opts := &SecretsRotateOptions{}
+// new serial, under the stack lock (docs/secrets.md). runF replaces
+// runSecretsRotate in tests.
+func NewCmdSecretsRotate(f *Factory, runF func(context.Context, *SecretsRotateOptions) error) *cobra.Command {
+	opts := &SecretsRotateOptions{
+		IO:     f.IO,
+		Config: func() (*config.Config, error) { return projectConfig(f, "secrets rotate") },
+		Provider: func(spec string) (secrets.Provider, error) {
+			return secrets.NewRotationProvider(spec, f.Getenv)
+		},
+		Rotate: func(ctx context.Context, cfg *config.Config, t deploy.Target, to secrets.Provider, lockTimeout time.Duration) (statestore.Head, error) {
+			svc, err := f.Service(ctx, cfg, EngineOptions{})
+			if err != nil {
+				return statestore.Head{}, err
+			}
+			return svc.Rotate(ctx, t, secrets.NewSealer(to, f.Masker()), lockTimeout)
+		},
+	}
 	cmd := &cobra.Command{
 		Use:   "rotate",
 		Short: "Re-encrypt the state's secrets with a new passphrase or key",
@@ -46,10 +75,11 @@ in deployer.yaml).`,
 			if err := opts.Target.validateFlags(); err != nil {
 				return err
 			}
+			opts.JSON = f.JSON
 			if runF != nil {
-				return runF(cmd.Context(), f, opts)
+				return runF(cmd.Context(), opts)
 			}
-			return runSecretsRotate(cmd.Context(), f, opts)
+			return runSecretsRotate(cmd.Context(), opts)
 		},
 	}
 	opts.Target.bind(cmd, false)
@@ -58,8 +88,14 @@ in deployer.yaml).`,
 	return cmd
 }
 
-func runSecretsRotate(ctx context.Context, f *Factory, opts *SecretsRotateOptions) error {
-	cfg, t, err := f.target(&opts.Target, "secrets rotate")
+// runSecretsRotate resolves the target and the new provider, calls the use
+// case and says what to change next. It uses only opts.
+func runSecretsRotate(ctx context.Context, opts *SecretsRotateOptions) error {
+	cfg, err := opts.Config()
+	if err != nil {
+		return err
+	}
+	t, err := opts.Target.resolve(cfg)
 	if err != nil {
 		return err
 	}
@@ -67,40 +103,27 @@ func runSecretsRotate(ctx context.Context, f *Factory, opts *SecretsRotateOption
 	if spec == "" {
 		spec = cfg.Pulumi.SecretsProvider
 	}
-	newPass := f.Getenv(NewPassphraseVar)
-	getenv := func(k string) string {
-		switch k {
-		case "DEPLOYER_SECRETS_PASSPHRASE":
-			return newPass
-		case "DEPLOYER_SECRETS_PASSPHRASE_FILE", "PULUMI_CONFIG_PASSPHRASE", "PULUMI_CONFIG_PASSPHRASE_FILE":
-			return ""
-		}
-		return f.Getenv(k)
+	p, err := opts.Provider(spec)
+	if errors.Is(err, secrets.ErrNoNewPassphrase) {
+		return &UsageError{Msg: "secrets rotate to a passphrase reads it from " + secrets.NewPassphraseVar + ": export it (and keep the current one in DEPLOYER_SECRETS_PASSPHRASE)"}
 	}
-	p, err := secrets.NewProvider(spec, getenv)
 	if err != nil {
 		return &UsageError{Msg: err.Error()}
 	}
-	if p.Name() == "passphrase" && newPass == "" {
-		return &UsageError{Msg: "secrets rotate to a passphrase reads it from " + NewPassphraseVar + ": export it (and keep the current one in DEPLOYER_SECRETS_PASSPHRASE)"}
-	}
-	svc, err := f.Service(ctx, cfg, EngineOptions{})
+	head, err := opts.Rotate(ctx, cfg, t, p, opts.LockTimeout)
 	if err != nil {
 		return err
 	}
-	head, err := svc.Rotate(ctx, t, secrets.NewSealer(p, f.Masker()), opts.LockTimeout)
-	if err != nil {
-		return err
+	if opts.JSON {
+		return printJSON(opts.IO.Out, map[string]any{"stack": t.Stack, "environment": t.Env, "serial": head.Serial, "provider": p.Name()})
 	}
-	if f.JSON {
-		return writeJSON(f, map[string]any{"stack": t.Stack, "environment": t.Env, "serial": head.Serial, "provider": p.Name()})
-	}
-	fmt.Fprintf(f.IO.Out, "Re-encrypted the secrets of %s/%s with provider %s as serial %d.\n", t.Stack, t.Env, p.Name(), head.Serial)
+	w := opts.IO.Out
+	fmt.Fprintf(w, "Re-encrypted the secrets of %s/%s with provider %s as serial %d.\n", t.Stack, t.Env, p.Name(), head.Serial)
 	if p.Name() == "passphrase" {
-		fmt.Fprintf(f.IO.Out, "From now on set DEPLOYER_SECRETS_PASSPHRASE to the new passphrase.\n")
+		fmt.Fprintf(w, "From now on set DEPLOYER_SECRETS_PASSPHRASE to the new passphrase.\n")
 	}
 	if p.Name() != cfg.Pulumi.SecretsProvider {
-		fmt.Fprintf(f.IO.Out, "Set pulumi.secrets_provider: %s in deployer.yaml.\n", p.Name())
+		fmt.Fprintf(w, "Set pulumi.secrets_provider: %s in deployer.yaml.\n", p.Name())
 	}
 	return nil
 }

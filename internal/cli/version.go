@@ -59,29 +59,48 @@ func versionFrom(v VersionInfo, bi *debug.BuildInfo) VersionInfo {
 	return v
 }
 
-// NewCmdVersion returns `deployer version`.
-func NewCmdVersion(f *Factory, runF func(context.Context, *Factory) error) *cobra.Command {
+// VersionOptions are the options of `deployer version`.
+type VersionOptions struct {
+	IO   *IOStreams
+	JSON bool
+	// Version returns what to print (BuildVersion; a run test sets a fake).
+	Version func() VersionInfo
+	// Platform is the Go version's OS/architecture, e.g. "linux/amd64".
+	Platform string
+}
+
+// NewCmdVersion returns `deployer version`; runF replaces runVersion in
+// tests.
+func NewCmdVersion(f *Factory, runF func(context.Context, *VersionOptions) error) *cobra.Command {
+	opts := &VersionOptions{IO: f.IO, Version: BuildVersion, Platform: runtime.GOOS + "/" + runtime.GOARCH}
 	return &cobra.Command{
 		Use:   "version",
 		Short: "Print the version",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			opts.JSON = f.JSON
 			if runF != nil {
-				return runF(cmd.Context(), f)
+				return runF(cmd.Context(), opts)
 			}
-			v := BuildVersion()
-			if f.JSON {
-				return writeJSON(f, v)
-			}
-			fmt.Fprintf(f.IO.Out, "deployer %s", v.Version)
-			switch {
-			case v.Commit != "" && v.Date != "":
-				fmt.Fprintf(f.IO.Out, " (%s, %s)", v.Commit, v.Date)
-			case v.Commit != "":
-				fmt.Fprintf(f.IO.Out, " (%s)", v.Commit)
-			}
-			fmt.Fprintf(f.IO.Out, " %s %s/%s\n", v.Go, runtime.GOOS, runtime.GOARCH)
-			return nil
+			return runVersion(cmd.Context(), opts)
 		},
 	}
+}
+
+// runVersion prints the version (human or --json). It uses only opts.
+func runVersion(_ context.Context, opts *VersionOptions) error {
+	v := opts.Version()
+	if opts.JSON {
+		return printJSON(opts.IO.Out, v)
+	}
+	w := opts.IO.Out
+	fmt.Fprintf(w, "deployer %s", v.Version)
+	switch {
+	case v.Commit != "" && v.Date != "":
+		fmt.Fprintf(w, " (%s, %s)", v.Commit, v.Date)
+	case v.Commit != "":
+		fmt.Fprintf(w, " (%s)", v.Commit)
+	}
+	fmt.Fprintf(w, " %s %s\n", v.Go, opts.Platform)
+	return nil
 }

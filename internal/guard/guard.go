@@ -111,9 +111,10 @@ func (e *UnknownError) Error() string { return e.Msg }
 
 // Deps wire a Guard.
 type Deps struct {
-	// Locks opens the lock backend's Manager with the given lease TTL; it is
-	// called only when a lock is needed.
-	Locks  func(ctx context.Context, ttl time.Duration) (*lockmgr.Manager, error)
+	// Locks opens the Manager of cfg's lock backend with cfg's lease
+	// settings (Factory.Locks); it is called only when a lock is needed,
+	// with the settings of LeaseConfig.
+	Locks  func(ctx context.Context, cfg *config.Config) (*lockmgr.Manager, error)
 	Client *http.Client // default NewClient()
 	Dir    string       // where the stop command runs (the directory of deployer.yaml)
 	Audit  *slog.Logger // guard.decision events; nil discards
@@ -191,6 +192,18 @@ func orFile(cfg *config.Config) string {
 	return "deployer.yaml"
 }
 
+// LeaseConfig returns a copy of cfg whose lock lease fits a guard's lock of
+// ttl (the shared resource's lock_ttl): the lease lasts ttl, the heartbeat
+// runs at most every ttl/3, and the lock is called stale no sooner than ttl
+// after its last heartbeat (docs/guard.md).
+func LeaseConfig(cfg *config.Config, ttl time.Duration) *config.Config {
+	c := *cfg
+	c.Backend.LockTTL = ttl
+	c.Backend.HeartbeatInterval = min(c.Backend.HeartbeatInterval, ttl/3)
+	c.Backend.StaleAfter = max(c.Backend.StaleAfter, ttl)
+	return &c
+}
+
 // Status returns the quick status of every sharer of name, checked
 // concurrently without a lock.
 func (g *Guard) Status(ctx context.Context, cfg *config.Config, name string) ([]SharerStatus, error) {
@@ -221,7 +234,7 @@ func (g *Guard) Stop(ctx context.Context, cfg *config.Config, name, as string, d
 		return g.finish(ctx, r, res)
 	}
 	g.logf("%s is shared with %d other application(s): %s", name, len(others), strings.Join(others, ", "))
-	m, err := g.Locks(ctx, res.LockTTL)
+	m, err := g.Locks(ctx, LeaseConfig(cfg, res.LockTTL))
 	if err != nil {
 		return nil, err
 	}

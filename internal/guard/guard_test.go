@@ -129,9 +129,9 @@ func newRig(t *testing.T, lockURL string, urls map[string]string, statusTimeout 
 
 func (r *rig) guard() *guard.Guard {
 	return guard.New(guard.Deps{
-		Locks: func(ctx context.Context, ttl time.Duration) (*lockmgr.Manager, error) {
+		Locks: func(ctx context.Context, cfg *config.Config) (*lockmgr.Manager, error) {
 			r.opened.Add(1)
-			return r.manager(ttl), nil
+			return r.manager(cfg.Backend.LockTTL), nil
 		},
 		Dir:    r.dir,
 		Audit:  slog.New(slog.NewJSONHandler(r.auditW, nil)),

@@ -1,0 +1,49 @@
+package cli
+
+import (
+	"reflect"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+
+	"github.com/deployer-dev/deployer/internal/config"
+	"github.com/deployer-dev/deployer/internal/plan"
+	"github.com/deployer-dev/deployer/internal/statestore"
+)
+
+// ignoreWiring compares options structs on what argv gave them: the use
+// case funcs and IO bound by NewCmdX are left out.
+var ignoreWiring = cmp.Options{
+	cmp.FilterPath(func(p cmp.Path) bool { return p.Last().Type().Kind() == reflect.Func }, cmp.Ignore()),
+	cmpopts.IgnoreTypes(&IOStreams{}),
+	cmp.Exporter(func(reflect.Type) bool { return true }),
+}
+
+// shopConfig is the parsed deployer.yaml of stack shop: environment dev,
+// service app with one Command component api.
+func shopConfig(t *testing.T) *config.Config {
+	t.Helper()
+	cfg, err := config.Parse([]byte("stack: shop\nenvironments: {dev: {}}\nservices:\n  app:\n    components:\n      api: {kind: Command, command: {create: \"true\"}}\n"), "deployer.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cfg
+}
+
+// shopPlan is the plan of shopConfig against a state at serial 3: app/api
+// created.
+func shopPlan(t *testing.T) *plan.Plan {
+	t.Helper()
+	res, err := shopConfig(t).Resolve("dev")
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := &statestore.State{Serial: 3, Lineage: "6f1c1b7e-1d9a-4b4e-9d3c-2f7f7a0e5b11", Resources: map[string]*statestore.Resource{}}
+	p, err := plan.Build(res, st, plan.Options{Now: func() time.Time { return time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}

@@ -1,0 +1,241 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/spf13/cobra"
+
+	"github.com/deployer-dev/deployer/internal/config"
+	"github.com/deployer-dev/deployer/internal/deploy"
+	"github.com/deployer-dev/deployer/internal/engine"
+	"github.com/deployer-dev/deployer/internal/lockmgr"
+	"github.com/deployer-dev/deployer/internal/statestore"
+)
+
+func TestNewCmdDeploy(t *testing.T) {
+	tests := []struct {
+		name    string
+		destroy bool
+		json    bool
+		argv    []string
+		want    DeployOptions
+		wantErr string // a usage error containing it
+	}{
+		{name: "env", argv: []string{"-e", "dev"}, want: DeployOptions{Target: targetFlags{Env: "dev"}}},
+		{name: "all flags", argv: []string{"-e", "dev", "--yes", "--lock-timeout", "10m", "--plan", "x.plan", "--parallelism", "3", "--install-pulumi", "-s", "shop", "--component", "app/api"},
+			want: DeployOptions{Target: targetFlags{Stack: "shop", Env: "dev", Component: "app/api"}, Yes: true, LockTimeout: 10 * time.Minute, PlanFile: "x.plan", Parallelism: 3, InstallPulumi: true}},
+		{name: "--env alias and --json", json: true, argv: []string{"--env", "prod", "--service", "app", "-y"},
+			want: DeployOptions{Target: targetFlags{Env: "prod", Service: "app"}, Yes: true, JSON: true}},
+		{name: "destroy", destroy: true, argv: []string{"-e", "dev", "--parallelism", "1"},
+			want: DeployOptions{Target: targetFlags{Env: "dev"}, Destroy: true, Parallelism: 1}},
+		{name: "no environment", argv: []string{}, wantErr: "--environment (-e) is required"},
+		{name: "service and component", argv: []string{"-e", "dev", "--service", "a", "--component", "a/b"}, wantErr: "either --service or --component"},
+		{name: "component without slash", argv: []string{"-e", "dev", "--component", "api"}, wantErr: `--component "api": want SERVICE/COMPONENT`},
+		{name: "parallelism 0", argv: []string{"-e", "dev", "--parallelism", "0"}, wantErr: "--parallelism must be at least 1, got 0"},
+		{name: "destroy has no --plan", destroy: true, argv: []string{"-e", "dev", "--plan", "x"}, wantErr: "unknown flag: --plan"},
+		{name: "arguments", argv: []string{"-e", "dev", "extra"}, wantErr: `unknown command "extra"`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ios, _, _ := Test("")
+			f := NewFactory(ios)
+			var got *DeployOptions
+			runF := func(_ context.Context, o *DeployOptions) error { got = o; return nil }
+			cmd := NewCmdDeploy(f, runF)
+			if tt.destroy {
+				cmd = NewCmdDestroy(f, runF)
+			}
+			cmd.SetGlobalNormalizationFunc(NewRootCmd(f).GlobalNormalizationFunc())
+			cmd.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &UsageError{Msg: err.Error()} })
+			f.JSON = tt.json // --json is the root's flag (NewRootCmd resets it)
+			err := parse(t, cmd, tt.argv...)
+			if tt.wantErr != "" {
+				checkUsage(t, err, tt.wantErr)
+				if got != nil {
+					t.Fatal("run called after a usage error")
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tt.want, *got, ignoreWiring); diff != "" {
+				t.Errorf("options (-want +got):\n%s", diff)
+			}
+			if got.IO != f.IO || got.Config == nil || got.Apply == nil || got.Report == nil {
+				t.Errorf("NewCmdDeploy left the wiring unset: %+v", got)
+			}
+		})
+	}
+}
+
+func TestRunDeploy(t *testing.T) {
+	cfg := shopConfig(t)
+	cfg.Parallelism = 4
+	p := shopPlan(t)
+	done := &deploy.Outcome{Plan: p, Head: statestore.Head{Serial: 4},
+		Deployment: statestore.Deployment{DeploymentID: "d-1", Status: "success", DurationSeconds: 1.25, ResourcesChanged: statestore.ResourcesChanged{Created: 1}},
+		Results:    []engine.Result{{Address: "app/api", Status: "ready"}}}
+	// applies calls ShowPlan and Confirm like deploy.Service.Apply, then
+	// returns out.
+	applies := func(out *deploy.Outcome) func(context.Context, deploy.ApplyRequest, EngineOptions) (*deploy.Outcome, error) {
+		return func(_ context.Context, req deploy.ApplyRequest, _ EngineOptions) (*deploy.Outcome, error) {
+			if err := req.ShowPlan(p); err != nil {
+				return nil, err
+			}
+			if req.Confirm != nil {
+				if ok, err := req.Confirm(p); err != nil || !ok {
+					return &deploy.Outcome{Plan: p}, errors.Join(deploy.ErrDeclined, err)
+				}
+			}
+			return out, nil
+		}
+	}
+	var planText strings.Builder
+	if err := NewHumanPlanRenderer(false).Render(&planText, p); err != nil {
+		t.Fatal(err)
+	}
+	held := &lockmgr.HeldError{Record: lockmgr.Record{LockKey: "stack:shop:dev"}}
+
+	tests := []struct {
+		name       string
+		opts       DeployOptions
+		stdin      string
+		tty        bool
+		apply      func(context.Context, deploy.ApplyRequest, EngineOptions) (*deploy.Outcome, error)
+		wantOut    string
+		wantErrOut string
+		wantErr    error
+	}{
+		{name: "deploy --yes", opts: DeployOptions{Target: targetFlags{Env: "dev"}, Yes: true}, apply: applies(done),
+			wantOut: planText.String() + "\nDeployment d-1 success in 1.2s: 1 created, 0 updated, 0 deleted. State shop/dev is at serial 4.\n"},
+		{name: "deploy --json", opts: DeployOptions{Target: targetFlags{Env: "dev"}, Yes: true, JSON: true}, apply: applies(done),
+			wantOut: `{
+  "stack": "shop",
+  "environment": "dev",
+  "changed": true,
+  "deployment_id": "d-1",
+  "status": "success",
+  "serial": 4,
+  "plan": ` + indentJSON(t, p, "  ") + `
+}
+`},
+		{name: "confirmed on a terminal", opts: DeployOptions{Target: targetFlags{Env: "dev"}}, stdin: "yes\n", tty: true, apply: applies(done),
+			wantOut:    planText.String() + "\nDeployment d-1 success in 1.2s: 1 created, 0 updated, 0 deleted. State shop/dev is at serial 4.\n",
+			wantErrOut: "Apply these changes to shop/dev? (yes/no): "},
+		{name: "declined destroy", opts: DeployOptions{Target: targetFlags{Env: "dev"}, Destroy: true}, stdin: "no\n", tty: true, apply: applies(done),
+			wantOut: planText.String(), wantErrOut: "Destroy these components to shop/dev? (yes/no): ", wantErr: deploy.ErrDeclined},
+		{name: "no terminal and no --yes", opts: DeployOptions{Target: targetFlags{Env: "dev"}, Destroy: true},
+			wantErr: &UsageError{Msg: "destroy needs confirmation but there is no terminal to ask on: pass --yes to proceed"}},
+		{name: "unknown environment", opts: DeployOptions{Target: targetFlags{Env: "prod"}, Yes: true},
+			wantErr: &UsageError{Msg: `environment "prod" is not in deployer.yaml (known: dev): pick one of those or add it under the environments key`}},
+		{name: "lock held", opts: DeployOptions{Target: targetFlags{Env: "dev"}, Yes: true},
+			apply:   func(context.Context, deploy.ApplyRequest, EngineOptions) (*deploy.Outcome, error) { return nil, held },
+			wantErr: held},
+		{name: "plan file missing", opts: DeployOptions{Target: targetFlags{Env: "dev"}, Yes: true, PlanFile: "/nonexistent/x.plan"},
+			wantErr: errors.New("read plan: stat /nonexistent/x.plan: no such file or directory")},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ios, out, errOut := Test(tt.stdin)
+			ios.SetTTY(tt.tty, tt.tty, tt.tty)
+			ios.DisableColor()
+			opts := tt.opts
+			opts.IO = ios
+			opts.Config = func() (*config.Config, error) { return cfg, nil }
+			opts.Apply = tt.apply
+			if opts.Apply == nil {
+				opts.Apply = func(context.Context, deploy.ApplyRequest, EngineOptions) (*deploy.Outcome, error) {
+					t.Fatal("use case called")
+					return nil, nil
+				}
+			}
+			err := runDeploy(context.Background(), &opts)
+			checkErr(t, err, tt.wantErr)
+			if diff := cmp.Diff(tt.wantOut, out.String()); diff != "" {
+				t.Errorf("stdout (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(tt.wantErrOut, errOut.String()); diff != "" {
+				t.Errorf("stderr (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestRunDeployRequest(t *testing.T) {
+	cfg := shopConfig(t)
+	cfg.Parallelism = 4
+	ios, _, _ := Test("")
+	var got deploy.ApplyRequest
+	var gotEng EngineOptions
+	var reported bool
+	opts := DeployOptions{IO: ios, Target: targetFlags{Env: "dev", Component: "app/api"}, Yes: true, Destroy: true, LockTimeout: time.Minute, InstallPulumi: true,
+		Config: func() (*config.Config, error) { return cfg, nil },
+		Apply: func(_ context.Context, req deploy.ApplyRequest, eng EngineOptions) (*deploy.Outcome, error) {
+			got, gotEng = req, eng
+			return nil, nil
+		},
+		Report: func(deploy.Target, *deploy.Outcome, error) { reported = true },
+	}
+	if err := runDeploy(context.Background(), &opts); err != nil {
+		t.Fatal(err)
+	}
+	want := deploy.Target{Stack: "shop", Env: "dev", Service: "app", Component: "api"}
+	if got.Config != cfg || got.Target != want || !got.Destroy || got.LockTimeout != time.Minute || got.Parallelism != 4 || got.Confirm != nil || !gotEng.InstallPulumi || !reported {
+		t.Errorf("request %+v, engines %+v, reported %v", got, gotEng, reported)
+	}
+	opts.Parallelism = 2
+	if err := runDeploy(context.Background(), &opts); err != nil || got.Parallelism != 2 {
+		t.Errorf("--parallelism 2: %d, %v", got.Parallelism, err)
+	}
+}
+
+// checkUsage fails t unless err says want and, but for cobra's own
+// argument errors (mapped to exit 2 by cmd/deployer), is a *UsageError.
+func checkUsage(t *testing.T, err error, want string) {
+	t.Helper()
+	if err == nil || !strings.Contains(err.Error(), want) {
+		t.Fatalf("err = %v, want one with %q", err, want)
+	}
+	var usage *UsageError
+	if !errors.As(err, &usage) && !strings.Contains(want, "unknown command") && !strings.Contains(want, "arg(s)") {
+		t.Fatalf("err = %v (%T), want a usage error", err, err)
+	}
+}
+
+// checkErr fails t unless err matches want: the same message and, for a
+// *UsageError or a sentinel, the same kind.
+func checkErr(t *testing.T, err, want error) {
+	t.Helper()
+	switch {
+	case want == nil && err != nil:
+		t.Fatalf("err = %v, want none", err)
+	case want == nil:
+	case err == nil:
+		t.Fatalf("err = nil, want %v", want)
+	case errors.Is(err, want):
+	case err.Error() != want.Error():
+		t.Fatalf("err = %q, want %q", err, want)
+	default:
+		var usage *UsageError
+		if errors.As(want, &usage) && !errors.As(err, &usage) {
+			t.Fatalf("err = %v (%T), want a usage error", err, err)
+		}
+	}
+}
+
+// indentJSON is v as printJSON writes it, indented by prefix after the
+// first line (a value nested in a JSON object).
+func indentJSON(t *testing.T, v any, prefix string) string {
+	t.Helper()
+	var b strings.Builder
+	if err := printJSON(&b, v); err != nil {
+		t.Fatal(err)
+	}
+	return strings.ReplaceAll(strings.TrimSuffix(b.String(), "\n"), "\n", "\n"+prefix)
+}
