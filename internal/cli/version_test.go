@@ -1,8 +1,12 @@
 package cli
 
 import (
+	"context"
+	"runtime"
 	"runtime/debug"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
 )
 
 func TestVersionFromBuildInfo(t *testing.T) {
@@ -28,6 +32,72 @@ func TestVersionFromBuildInfo(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			if got := versionFrom(tt.in, tt.bi); got != tt.want {
 				t.Errorf("versionFrom = %+v, want %+v", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestNewCmdVersion(t *testing.T) {
+	for _, tt := range []struct {
+		name    string
+		json    bool
+		argv    []string
+		wantErr string
+	}{
+		{name: "human"},
+		{name: "json", json: true},
+		{name: "arguments", argv: []string{"x"}, wantErr: `unknown command "x"`},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			ios, _, _ := Test("")
+			f := NewFactory(ios)
+			f.JSON = tt.json
+			var got *VersionOptions
+			err := parse(t, NewCmdVersion(f, func(_ context.Context, o *VersionOptions) error { got = o; return nil }), tt.argv...)
+			if tt.wantErr != "" {
+				checkUsage(t, err, tt.wantErr)
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := VersionOptions{JSON: tt.json, Platform: runtime.GOOS + "/" + runtime.GOARCH}
+			if diff := cmp.Diff(want, *got, ignoreWiring); diff != "" {
+				t.Errorf("options (-want +got):\n%s", diff)
+			}
+			if got.IO != f.IO || got.Version == nil || got.Version() != BuildVersion() {
+				t.Errorf("NewCmdVersion left the wiring unset: %+v", got)
+			}
+		})
+	}
+}
+
+func TestRunVersion(t *testing.T) {
+	for _, tt := range []struct {
+		name    string
+		json    bool
+		v       VersionInfo
+		wantOut string
+	}{
+		{name: "release", v: VersionInfo{Version: "v1.2.0", Commit: "abc123", Date: "2026-01-01", Go: "go1.25.0"},
+			wantOut: "deployer v1.2.0 (abc123, 2026-01-01) go1.25.0 linux/arm64\n"},
+		{name: "commit only", v: VersionInfo{Version: "dev", Commit: "abc123-dirty", Go: "go1.25.0"},
+			wantOut: "deployer dev (abc123-dirty) go1.25.0 linux/arm64\n"},
+		{name: "bare", v: VersionInfo{Version: "dev", Go: "go1.25.0"}, wantOut: "deployer dev go1.25.0 linux/arm64\n"},
+		{name: "json", json: true, v: VersionInfo{Version: "v1.2.0", Commit: "abc123", Date: "2026-01-01", Go: "go1.25.0"},
+			wantOut: "{\n  \"version\": \"v1.2.0\",\n  \"commit\": \"abc123\",\n  \"date\": \"2026-01-01\",\n  \"go\": \"go1.25.0\"\n}\n"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			ios, out, errOut := Test("")
+			opts := VersionOptions{IO: ios, JSON: tt.json, Platform: "linux/arm64", Version: func() VersionInfo { return tt.v }}
+			if err := runVersion(context.Background(), &opts); err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tt.wantOut, out.String()); diff != "" {
+				t.Errorf("stdout (-want +got):\n%s", diff)
+			}
+			if errOut.Len() > 0 {
+				t.Errorf("stderr: %q", errOut)
 			}
 		})
 	}

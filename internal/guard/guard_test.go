@@ -423,3 +423,21 @@ func TestFailingStopReportsAndReleases(t *testing.T) {
 		t.Fatalf("unknown resource: %v", err)
 	}
 }
+
+func TestLeaseConfigFitsTheGuardTTL(t *testing.T) {
+	cfg := &config.Config{Backend: config.Backend{LockTTL: 5 * time.Minute, HeartbeatInterval: time.Minute, StaleAfter: 2 * time.Minute}}
+	for ttl, want := range map[time.Duration]config.Backend{
+		// short: heartbeat every ttl/3, stale after the configured 2m
+		30 * time.Second: {LockTTL: 30 * time.Second, HeartbeatInterval: 10 * time.Second, StaleAfter: 2 * time.Minute},
+		// long: the configured heartbeat, stale no sooner than the ttl
+		10 * time.Minute: {LockTTL: 10 * time.Minute, HeartbeatInterval: time.Minute, StaleAfter: 10 * time.Minute},
+	} {
+		got := guard.LeaseConfig(cfg, ttl)
+		if got.Backend != want {
+			t.Errorf("ttl %s: %+v, want %+v", ttl, got.Backend, want)
+		}
+	}
+	if cfg.Backend.LockTTL != 5*time.Minute {
+		t.Errorf("LeaseConfig changed its argument: %+v", cfg.Backend)
+	}
+}

@@ -1,0 +1,152 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/deployer-dev/deployer/internal/config"
+	"github.com/deployer-dev/deployer/internal/deploy"
+	"github.com/deployer-dev/deployer/internal/engine"
+	"github.com/deployer-dev/deployer/internal/plan"
+)
+
+func TestNewCmdPlan(t *testing.T) {
+	tests := []struct {
+		name    string
+		json    bool
+		argv    []string
+		want    PlanOptions
+		wantErr string
+	}{
+		{name: "env", argv: []string{"-e", "dev"}, want: PlanOptions{Target: targetFlags{Env: "dev"}}},
+		{name: "all flags", json: true, argv: []string{"--env", "prod", "-s", "shop", "--component", "app/api", "--out", "p.json", "--detailed-exitcode", "--preview", "--refresh"},
+			want: PlanOptions{Target: targetFlags{Stack: "shop", Env: "prod", Component: "app/api"}, Out: "p.json", DetailedExitcode: true, Preview: true, Refresh: true, JSON: true}},
+		{name: "destroy a service", argv: []string{"--environment", "dev", "--service", "app", "--destroy"},
+			want: PlanOptions{Target: targetFlags{Env: "dev", Service: "app"}, Destroy: true}},
+		{name: "no environment", argv: []string{"--out", "p.json"}, wantErr: "--environment (-e) is required"},
+		{name: "service and component", argv: []string{"-e", "dev", "--service", "a", "--component", "a/b"}, wantErr: "either --service or --component"},
+		{name: "arguments", argv: []string{"-e", "dev", "extra"}, wantErr: `unknown command "extra"`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ios, _, _ := Test("")
+			f := NewFactory(ios)
+			var got *PlanOptions
+			cmd := NewCmdPlan(f, func(_ context.Context, o *PlanOptions) error { got = o; return nil })
+			cmd.SetGlobalNormalizationFunc(NewRootCmd(f).GlobalNormalizationFunc())
+			f.JSON = tt.json // --json is the root's flag (NewRootCmd resets it)
+			err := parse(t, cmd, tt.argv...)
+			if tt.wantErr != "" {
+				checkUsage(t, err, tt.wantErr)
+				if got != nil {
+					t.Fatal("run called after a usage error")
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tt.want, *got, ignoreWiring); diff != "" {
+				t.Errorf("options (-want +got):\n%s", diff)
+			}
+			if got.IO != f.IO || got.Config == nil || got.Preflight == nil || got.Plan == nil || got.DetectDrift == nil || got.PulumiPreview == nil || got.Report == nil {
+				t.Errorf("NewCmdPlan left the wiring unset: %+v", got)
+			}
+		})
+	}
+}
+
+func TestRunPlan(t *testing.T) {
+	cfg := shopConfig(t)
+	p := shopPlan(t)
+	var human, asJSON strings.Builder
+	if err := NewHumanPlanRenderer(false).Render(&human, p); err != nil {
+		t.Fatal(err)
+	}
+	if err := NewJSONPlanRenderer().Render(&asJSON, p); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(t.TempDir(), "dev.plan")
+	preflightErr := errors.New("the Pulumi CLI is not installed: pass --install-pulumi")
+
+	tests := []struct {
+		name       string
+		opts       PlanOptions
+		preflight  error // nil: passes; the fake fails the test when called unexpectedly
+		wantCalls  string
+		wantOut    string
+		wantErrOut string
+		wantErr    error
+	}{
+		{name: "human", opts: PlanOptions{Target: targetFlags{Env: "dev"}}, wantCalls: "plan report", wantOut: human.String()},
+		{name: "json", opts: PlanOptions{Target: targetFlags{Env: "dev"}, JSON: true}, wantCalls: "plan report", wantOut: asJSON.String()},
+		{name: "detailed exit code", opts: PlanOptions{Target: targetFlags{Env: "dev"}, DetailedExitcode: true}, wantCalls: "plan report",
+			wantOut: human.String(), wantErr: &ExitCodeError{Code: 2}},
+		{name: "destroy scoped", opts: PlanOptions{Target: targetFlags{Env: "dev", Component: "app/api"}, Destroy: true}, wantCalls: "plan(destroy app/api) report",
+			wantOut: human.String()},
+		{name: "refresh and preview", opts: PlanOptions{Target: targetFlags{Env: "dev"}, Refresh: true, Preview: true}, wantCalls: "preflight plan drift report preview",
+			wantOut: "Drift between actual_state and the cloud (1 components):\n  ! app/api\n      outputs.password: (sensitive) -> (sensitive)\n      outputs.replicas: 2 -> 3\n\n" +
+				human.String() + "\nPulumi preview:\n+ 1 to create\n"},
+		{name: "refresh and preview --json", opts: PlanOptions{Target: targetFlags{Env: "dev"}, Refresh: true, Preview: true, JSON: true}, wantCalls: "preflight plan drift report preview",
+			wantOut:    asJSON.String(),
+			wantErrOut: `{"drift":[{"address":"app/api","fields":[{"path":"outputs.password","old":"(sensitive)","new":"(sensitive)","op":"change","sensitive":true},{"path":"outputs.replicas","old":2,"new":3,"op":"change"}]}]}` + "\n\nPulumi preview:\n+ 1 to create\n"},
+		{name: "out", opts: PlanOptions{Target: targetFlags{Env: "dev"}, Out: out}, wantCalls: "plan report", wantOut: human.String(),
+			wantErrOut: "Saved the plan to " + out + " (bound to state serial 3). Apply it with: deployer deploy -s shop -e dev --plan " + out + "\n"},
+		{name: "preflight fails", opts: PlanOptions{Target: targetFlags{Env: "dev"}, Preview: true}, preflight: preflightErr, wantCalls: "preflight", wantErr: preflightErr},
+		{name: "unknown environment", opts: PlanOptions{Target: targetFlags{Env: "prod"}},
+			wantErr: &UsageError{Msg: `environment "prod" is not in deployer.yaml (known: dev): pick one of those or add it under the environments key`}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ios, stdout, stderr := Test("")
+			var calls []string
+			opts := tt.opts
+			opts.IO = ios
+			opts.Config = func() (*config.Config, error) { return cfg, nil }
+			opts.Preflight = func(context.Context, *config.Config, deploy.Target) error {
+				calls = append(calls, "preflight")
+				return tt.preflight
+			}
+			opts.Plan = func(_ context.Context, c *config.Config, tg deploy.Target, destroy bool) (*plan.Plan, error) {
+				if c != cfg || tg.Stack != "shop" || tg.Env != "dev" {
+					t.Errorf("Plan(%v, %+v)", c, tg)
+				}
+				if destroy {
+					calls = append(calls, "plan(destroy "+tg.Service+"/"+tg.Component+")")
+				} else {
+					calls = append(calls, "plan")
+				}
+				return p, nil
+			}
+			opts.DetectDrift = func(_ context.Context, _ *config.Config, _ deploy.Target, got *plan.Plan) ([]engine.Drift, error) {
+				calls = append(calls, "drift")
+				return []engine.Drift{{Address: "app/api", Fields: []plan.FieldDiff{{Path: "outputs.password", Old: "a", New: "b", Op: "change"}, {Path: "outputs.replicas", Old: 2, New: 3, Op: "change"}}}}, nil
+			}
+			opts.PulumiPreview = func(context.Context, *config.Config, deploy.Target, *plan.Plan) (string, error) {
+				calls = append(calls, "preview")
+				return "+ 1 to create\n", nil
+			}
+			opts.Report = func(deploy.Target, *plan.Plan) { calls = append(calls, "report") }
+			err := runPlan(context.Background(), &opts)
+			checkErr(t, err, tt.wantErr)
+			if got := strings.Join(calls, " "); got != tt.wantCalls {
+				t.Errorf("calls %q, want %q", got, tt.wantCalls)
+			}
+			if diff := cmp.Diff(tt.wantOut, stdout.String()); diff != "" {
+				t.Errorf("stdout (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(tt.wantErrOut, stderr.String()); diff != "" {
+				t.Errorf("stderr (-want +got):\n%s", diff)
+			}
+		})
+	}
+	if _, err := os.Stat(out); err != nil {
+		t.Errorf("--out: %v", err)
+	}
+}
