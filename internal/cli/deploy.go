@@ -181,7 +181,7 @@ func runDeploy(ctx context.Context, opts *DeployOptions) error {
 		opts.Report(t, out, err)
 	}
 	if opts.JSON && out != nil {
-		if jerr := printJSON(opts.IO.Out, deployResultJSON(out, err)); jerr != nil {
+		if jerr := opts.IO.PrintJSON(deployResultJSON(out, err)); jerr != nil {
 			return jerr
 		}
 	} else if out != nil && out.Plan != nil {

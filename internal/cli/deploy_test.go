@@ -229,12 +229,12 @@ func checkErr(t *testing.T, err, want error) {
 	}
 }
 
-// indentJSON is v as printJSON writes it, indented by prefix after the
+// indentJSON is v as PrintJSON writes it, indented by prefix after the
 // first line (a value nested in a JSON object).
 func indentJSON(t *testing.T, v any, prefix string) string {
 	t.Helper()
 	var b strings.Builder
-	if err := printJSON(&b, v); err != nil {
+	if err := (&IOStreams{Out: &b}).PrintJSON(v); err != nil {
 		t.Fatal(err)
 	}
 	return strings.ReplaceAll(strings.TrimSuffix(b.String(), "\n"), "\n", "\n"+prefix)

@@ -179,7 +179,7 @@ func runGuardStop(ctx context.Context, opts *GuardStopOptions) error {
 	res, err := opts.Stop(ctx, opts.Name, opts.As, opts.DryRun)
 	if res != nil && res.Decision != "" {
 		if opts.JSON {
-			if werr := printJSON(opts.IO.Out, res); werr != nil {
+			if werr := opts.IO.PrintJSON(res); werr != nil {
 				return werr
 			}
 		} else {
@@ -208,7 +208,7 @@ func runGuardStatus(ctx context.Context, opts *GuardStatusOptions) error {
 		return guardError(err)
 	}
 	if opts.JSON {
-		return printJSON(opts.IO.Out, sts)
+		return opts.IO.PrintJSON(sts)
 	}
 	renderSharers(opts.IO.Out, sts)
 	return nil

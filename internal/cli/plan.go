@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"strconv"
 	"strings"
 
@@ -230,11 +229,4 @@ func planRenderer(ios *IOStreams, asJSON bool) PlanRenderer {
 	return NewHumanPlanRenderer(ios.ColorOut())
 }
 
-func writeJSON(f *Factory, v any) error { return printJSON(f.IO.Out, v) }
-
-// printJSON writes v to w as indented JSON (the --json output of a command).
-func printJSON(w io.Writer, v any) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(v)
-}
+func writeJSON(f *Factory, v any) error { return f.IO.PrintJSON(v) }

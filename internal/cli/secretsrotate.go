@@ -115,7 +115,7 @@ func runSecretsRotate(ctx context.Context, opts *SecretsRotateOptions) error {
 		return err
 	}
 	if opts.JSON {
-		return printJSON(opts.IO.Out, map[string]any{"stack": t.Stack, "environment": t.Env, "serial": head.Serial, "provider": p.Name()})
+		return opts.IO.PrintJSON(map[string]any{"stack": t.Stack, "environment": t.Env, "serial": head.Serial, "provider": p.Name()})
 	}
 	w := opts.IO.Out
 	fmt.Fprintf(w, "Re-encrypted the secrets of %s/%s with provider %s as serial %d.\n", t.Stack, t.Env, p.Name(), head.Serial)

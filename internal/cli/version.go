@@ -91,7 +91,7 @@ func NewCmdVersion(f *Factory, runF func(context.Context, *VersionOptions) error
 func runVersion(_ context.Context, opts *VersionOptions) error {
 	v := opts.Version()
 	if opts.JSON {
-		return printJSON(opts.IO.Out, v)
+		return opts.IO.PrintJSON(v)
 	}
 	w := opts.IO.Out
 	fmt.Fprintf(w, "deployer %s", v.Version)
