@@ -21,6 +21,32 @@ var ignoreWiring = cmp.Options{
 	cmp.Exporter(func(reflect.Type) bool { return true }),
 }
 
+// checkParsed checks what parse gave a NewCmdX: with wantErr, a usage
+// error saying it and runF never called; else options equal to want but
+// for the wiring, and every use case func and IO bound.
+func checkParsed[T any](t *testing.T, err error, got *T, want T, wantErr string) {
+	t.Helper()
+	if wantErr != "" {
+		checkUsage(t, err, wantErr)
+		if got != nil {
+			t.Fatal("run called after a usage error")
+		}
+		return
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(want, *got, ignoreWiring); diff != "" {
+		t.Errorf("options (-want +got):\n%s", diff)
+	}
+	v := reflect.ValueOf(got).Elem()
+	for i := range v.NumField() {
+		if fv := v.Field(i); (fv.Kind() == reflect.Func || fv.Kind() == reflect.Pointer) && fv.IsNil() {
+			t.Errorf("%s left unset by NewCmdX", v.Type().Field(i).Name)
+		}
+	}
+}
+
 // shopConfig is the parsed deployer.yaml of stack shop: environment dev,
 // service app with one Command component api.
 func shopConfig(t *testing.T) *config.Config {

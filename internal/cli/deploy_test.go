@@ -54,22 +54,7 @@ func TestNewCmdDeploy(t *testing.T) {
 			cmd.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &UsageError{Msg: err.Error()} })
 			f.JSON = tt.json // --json is the root's flag (NewRootCmd resets it)
 			err := parse(t, cmd, tt.argv...)
-			if tt.wantErr != "" {
-				checkUsage(t, err, tt.wantErr)
-				if got != nil {
-					t.Fatal("run called after a usage error")
-				}
-				return
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
-			if diff := cmp.Diff(tt.want, *got, ignoreWiring); diff != "" {
-				t.Errorf("options (-want +got):\n%s", diff)
-			}
-			if got.IO != f.IO || got.Config == nil || got.Apply == nil || got.Report == nil {
-				t.Errorf("NewCmdDeploy left the wiring unset: %+v", got)
-			}
+			checkParsed(t, err, got, tt.want, tt.wantErr)
 		})
 	}
 }

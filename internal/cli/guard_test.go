@@ -44,22 +44,7 @@ func TestNewCmdGuardStop(t *testing.T) {
 			cmd := NewCmdGuardStop(f, func(_ context.Context, o *GuardStopOptions) error { got = o; return nil })
 			cmd.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &UsageError{Msg: err.Error()} })
 			err := parse(t, cmd, strings.Fields(tt.argv)...)
-			if tt.wantErr != "" {
-				checkUsage(t, err, tt.wantErr)
-				if got != nil {
-					t.Fatal("run called after a usage error")
-				}
-				return
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
-			if diff := cmp.Diff(tt.want, *got, ignoreWiring); diff != "" {
-				t.Errorf("options (-want +got):\n%s", diff)
-			}
-			if got.IO != f.IO || got.Stop == nil {
-				t.Errorf("NewCmdGuardStop left the wiring unset: %+v", got)
-			}
+			checkParsed(t, err, got, tt.want, tt.wantErr)
 		})
 	}
 }
@@ -83,19 +68,7 @@ func TestNewCmdGuardStatus(t *testing.T) {
 			f.JSON = tt.json
 			var got *GuardStatusOptions
 			err := parse(t, NewCmdGuardStatus(f, func(_ context.Context, o *GuardStatusOptions) error { got = o; return nil }), strings.Fields(tt.argv)...)
-			if tt.wantErr != "" {
-				checkUsage(t, err, tt.wantErr)
-				return
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
-			if diff := cmp.Diff(tt.want, *got, ignoreWiring); diff != "" {
-				t.Errorf("options (-want +got):\n%s", diff)
-			}
-			if got.IO != f.IO || got.Status == nil {
-				t.Errorf("NewCmdGuardStatus left the wiring unset: %+v", got)
-			}
+			checkParsed(t, err, got, tt.want, tt.wantErr)
 		})
 	}
 }

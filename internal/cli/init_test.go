@@ -30,19 +30,7 @@ func TestNewCmdInit(t *testing.T) {
 			f.ConfigPath = tt.configPath
 			var got *InitOptions
 			err := parse(t, NewCmdInit(f, func(_ context.Context, o *InitOptions) error { got = o; return nil }), tt.argv...)
-			if tt.wantErr != "" {
-				checkUsage(t, err, tt.wantErr)
-				return
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
-			if diff := cmp.Diff(tt.want, *got, ignoreWiring); diff != "" {
-				t.Errorf("options (-want +got):\n%s", diff)
-			}
-			if got.IO != f.IO || got.Init == nil {
-				t.Errorf("NewCmdInit left the wiring unset: %+v", got)
-			}
+			checkParsed(t, err, got, tt.want, tt.wantErr)
 		})
 	}
 }

@@ -42,22 +42,7 @@ func TestNewCmdPlan(t *testing.T) {
 			cmd.SetGlobalNormalizationFunc(NewRootCmd(f).GlobalNormalizationFunc())
 			f.JSON = tt.json // --json is the root's flag (NewRootCmd resets it)
 			err := parse(t, cmd, tt.argv...)
-			if tt.wantErr != "" {
-				checkUsage(t, err, tt.wantErr)
-				if got != nil {
-					t.Fatal("run called after a usage error")
-				}
-				return
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
-			if diff := cmp.Diff(tt.want, *got, ignoreWiring); diff != "" {
-				t.Errorf("options (-want +got):\n%s", diff)
-			}
-			if got.IO != f.IO || got.Config == nil || got.Preflight == nil || got.Plan == nil || got.DetectDrift == nil || got.PulumiPreview == nil || got.Report == nil {
-				t.Errorf("NewCmdPlan left the wiring unset: %+v", got)
-			}
+			checkParsed(t, err, got, tt.want, tt.wantErr)
 		})
 	}
 }

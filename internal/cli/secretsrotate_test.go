@@ -37,19 +37,7 @@ func TestNewCmdSecretsRotate(t *testing.T) {
 			cmd.SetFlagErrorFunc(NewRootCmd(f).FlagErrorFunc())
 			f.JSON = tt.json // --json is the root's flag (NewRootCmd resets it)
 			err := parse(t, cmd, tt.argv...)
-			if tt.wantErr != "" {
-				checkUsage(t, err, tt.wantErr)
-				return
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
-			if diff := cmp.Diff(tt.want, *got, ignoreWiring); diff != "" {
-				t.Errorf("options (-want +got):\n%s", diff)
-			}
-			if got.IO != f.IO || got.Config == nil || got.Provider == nil || got.Rotate == nil {
-				t.Errorf("NewCmdSecretsRotate left the wiring unset: %+v", got)
-			}
+			checkParsed(t, err, got, tt.want, tt.wantErr)
 		})
 	}
 }

@@ -54,20 +54,7 @@ func TestNewCmdVersion(t *testing.T) {
 			f.JSON = tt.json
 			var got *VersionOptions
 			err := parse(t, NewCmdVersion(f, func(_ context.Context, o *VersionOptions) error { got = o; return nil }), tt.argv...)
-			if tt.wantErr != "" {
-				checkUsage(t, err, tt.wantErr)
-				return
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
-			want := VersionOptions{JSON: tt.json, Platform: runtime.GOOS + "/" + runtime.GOARCH}
-			if diff := cmp.Diff(want, *got, ignoreWiring); diff != "" {
-				t.Errorf("options (-want +got):\n%s", diff)
-			}
-			if got.IO != f.IO || got.Version == nil || got.Version() != BuildVersion() {
-				t.Errorf("NewCmdVersion left the wiring unset: %+v", got)
-			}
+			checkParsed(t, err, got, VersionOptions{JSON: tt.json, Platform: runtime.GOOS + "/" + runtime.GOARCH}, tt.wantErr)
 		})
 	}
 }
