@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"strconv"
-	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -185,19 +184,8 @@ func runPlan(ctx context.Context, opts *PlanOptions) error {
 }
 
 // renderDrift prints plan --refresh's drift report (stderr in --json mode,
-// so stdout stays the plan document).
+// so stdout stays the plan document); the use case masked its secrets.
 func renderDrift(ios *IOStreams, drift []engine.Drift, asJSON bool) error {
-	for i := range drift { // secrets never leave masked (docs/plan.md#secrets)
-		d := &drift[i]
-		d.ActualState, _ = plan.Mask(d.ActualState).(map[string]any)
-		for j := range d.Fields {
-			fd := &d.Fields[j]
-			fd.Old, fd.New = plan.Mask(fd.Old), plan.Mask(fd.New)
-			if key := fd.Path[strings.LastIndex(fd.Path, ".")+1:]; plan.IsSecretKey(key) {
-				fd.Old, fd.New, fd.Sensitive = plan.Masked, plan.Masked, true
-			}
-		}
-	}
 	if asJSON {
 		enc := json.NewEncoder(ios.ErrOut)
 		return enc.Encode(map[string]any{"drift": drift})

@@ -111,7 +111,7 @@ func TestRunPlan(t *testing.T) {
 			}
 			opts.DetectDrift = func(_ context.Context, _ *config.Config, _ deploy.Target, got *plan.Plan) ([]engine.Drift, error) {
 				calls = append(calls, "drift")
-				return []engine.Drift{{Address: "app/api", Fields: []plan.FieldDiff{{Path: "outputs.password", Old: "a", New: "b", Op: "change"}, {Path: "outputs.replicas", Old: 2, New: 3, Op: "change"}}}}, nil
+				return []engine.Drift{{Address: "app/api", Fields: []plan.FieldDiff{{Path: "outputs.password", Old: plan.Masked, New: plan.Masked, Op: "change", Sensitive: true}, {Path: "outputs.replicas", Old: 2, New: 3, Op: "change"}}}}, nil
 			}
 			opts.PulumiPreview = func(context.Context, *config.Config, deploy.Target, *plan.Plan) (string, error) {
 				calls = append(calls, "preview")

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
 
 	"github.com/deployer-dev/deployer/internal/config"
 	"github.com/deployer-dev/deployer/internal/engine"
@@ -150,7 +151,8 @@ func (s *Service) Preview(ctx context.Context, cfg *config.Config, t Target, p *
 
 // Refresh reports drift between the state's actual_state and the cloud for
 // the components in scope whose engine refreshes (plan --refresh). The
-// engines' own state is refreshed; deployer's is not written.
+// engines' own state is refreshed; deployer's is not written. Secret values
+// in the drift are masked (docs/plan.md#secrets).
 func (s *Service) Refresh(ctx context.Context, cfg *config.Config, t Target, p *plan.Plan) ([]engine.Drift, error) {
 	in, st, err := s.inputs(ctx, cfg, t)
 	if err != nil {
@@ -173,5 +175,22 @@ func (s *Service) Refresh(ctx context.Context, cfg *config.Config, t Target, p *
 	if !supported {
 		return nil, ErrNoPulumiComponents
 	}
+	maskDrift(out)
 	return out, nil
+}
+
+// maskDrift masks, in place, the secret values of drift: values marked
+// secret anywhere, and both sides of a field whose key names a secret.
+func maskDrift(drift []engine.Drift) {
+	for i := range drift {
+		d := &drift[i]
+		d.ActualState, _ = plan.Mask(d.ActualState).(map[string]any)
+		for j := range d.Fields {
+			fd := &d.Fields[j]
+			fd.Old, fd.New = plan.Mask(fd.Old), plan.Mask(fd.New)
+			if key := fd.Path[strings.LastIndex(fd.Path, ".")+1:]; plan.IsSecretKey(key) {
+				fd.Old, fd.New, fd.Sensitive = plan.Masked, plan.Masked, true
+			}
+		}
+	}
 }
