@@ -216,5 +216,3 @@ func planRenderer(ios *IOStreams, asJSON bool) PlanRenderer {
 	}
 	return NewHumanPlanRenderer(ios.ColorOut())
 }
-
-func writeJSON(f *Factory, v any) error { return f.IO.PrintJSON(v) }
