@@ -5,9 +5,7 @@ import (
 	"errors"
 	"io"
 	"testing"
-	"time"
 
-	"github.com/google/go-cmp/cmp"
 	"github.com/spf13/cobra"
 )
 
