@@ -130,11 +130,7 @@ func (o *DeployOptions) checkParallelism(cmd *cobra.Command) error {
 // runDeploy resolves the target, asks (unless --yes), calls the use case
 // and renders its outcome. It uses only opts.
 func runDeploy(ctx context.Context, opts *DeployOptions) error {
-	cfg, err := opts.Config()
-	if err != nil {
-		return err
-	}
-	t, err := opts.Target.resolveWithConfig(cfg)
+	cfg, t, err := opts.Target.load(opts.Config, true)
 	if err != nil {
 		return err
 	}

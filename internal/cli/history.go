@@ -74,11 +74,7 @@ func NewCmdHistory(f *Factory, runF func(context.Context, *HistoryOptions) error
 // fails the command after the snapshots are printed, saying how to restore
 // one.
 func runHistory(ctx context.Context, opts *HistoryOptions) error {
-	cfg, err := opts.Config()
-	if err != nil {
-		return err
-	}
-	t, err := opts.Target.resolve(cfg)
+	cfg, t, err := opts.Target.load(opts.Config, false)
 	if err != nil {
 		return err
 	}

@@ -127,11 +127,7 @@ func newPlanOptions(f *Factory) *PlanOptions {
 // runPlan plans, reports drift (--refresh), saves the plan (--out), renders
 // it and adds Pulumi's preview (--preview). It uses only opts.
 func runPlan(ctx context.Context, opts *PlanOptions) error {
-	cfg, err := opts.Config()
-	if err != nil {
-		return err
-	}
-	t, err := opts.Target.resolveWithConfig(cfg)
+	cfg, t, err := opts.Target.load(opts.Config, true)
 	if err != nil {
 		return err
 	}

@@ -82,11 +82,7 @@ func NewCmdRestore(f *Factory, runF func(context.Context, *RestoreOptions) error
 // runRestore resolves the target, asks on the terminal (unless --yes) with
 // what the use case is about to write, calls it and prints what it wrote.
 func runRestore(ctx context.Context, opts *RestoreOptions) error {
-	cfg, err := opts.Config()
-	if err != nil {
-		return err
-	}
-	t, err := opts.Target.resolve(cfg)
+	cfg, t, err := opts.Target.load(opts.Config, false)
 	if err != nil {
 		return err
 	}

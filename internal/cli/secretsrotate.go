@@ -91,11 +91,7 @@ in deployer.yaml).`,
 // runSecretsRotate resolves the target and the new provider, calls the use
 // case and says what to change next. It uses only opts.
 func runSecretsRotate(ctx context.Context, opts *SecretsRotateOptions) error {
-	cfg, err := opts.Config()
-	if err != nil {
-		return err
-	}
-	t, err := opts.Target.resolve(cfg)
+	cfg, t, err := opts.Target.load(opts.Config, false)
 	if err != nil {
 		return err
 	}

@@ -74,6 +74,22 @@ func (t *targetFlags) resolveWithConfig(cfg *config.Config) (deploy.Target, erro
 	return out, nil
 }
 
+// load reads deployer.yaml through a command's Config func and resolves the
+// target in it; with planned, an environment deployer.yaml does not declare is
+// a usage error too (resolveWithConfig, for the commands that plan).
+func (t *targetFlags) load(loadConfig func() (*config.Config, error), planned bool) (*config.Config, deploy.Target, error) {
+	cfg, err := loadConfig()
+	if err != nil {
+		return nil, deploy.Target{}, err
+	}
+	resolve := t.resolve
+	if planned {
+		resolve = t.resolveWithConfig
+	}
+	tgt, err := resolve(cfg)
+	return cfg, tgt, err
+}
+
 // optionalConfig loads deployer.yaml when present; commands that work from
 // flags alone (state locks, history, ...) then need --stack.
 func optionalConfig(f *Factory) (*config.Config, error) {
