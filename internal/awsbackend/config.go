@@ -76,6 +76,24 @@ func NewS3Client(cfg aws.Config, pathStyle bool, o Options) *s3.Client {
 	})
 }
 
+// OpenS3 parses raw ("s3://BUCKET[/prefix]?region=R&path_style=true"), loads
+// the AWS configuration from the SDK chain and returns an S3 client for it
+// with the URL, its region filled in. what names the backend in errors
+// ("lock backend", "state backend"). Errors: ParseS3URL's, or what loading
+// the configuration returned (ErrNoRegion among them).
+func OpenS3(ctx context.Context, raw, what string, o Options) (*s3.Client, S3URL, error) {
+	u, err := ParseS3URL(raw)
+	if err != nil {
+		return nil, S3URL{}, err
+	}
+	cfg, err := LoadConfig(ctx, u.Region, o)
+	if err != nil {
+		return nil, S3URL{}, fmt.Errorf("%s %s: %w", what, raw, err)
+	}
+	u.Region = cfg.Region
+	return NewS3Client(cfg, u.PathStyle, o), u, nil
+}
+
 // NewDynamoDBClient returns a DynamoDB client for cfg with the endpoint
 // override of o.
 func NewDynamoDBClient(cfg aws.Config, o Options) *dynamodb.Client {

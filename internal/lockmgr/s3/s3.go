@@ -56,20 +56,15 @@ func New(api awsbackend.S3API, u awsbackend.S3URL, o awsbackend.Options) *Backen
 		res: awsbackend.Resource{Service: "s3", Kind: "bucket", Name: u.Bucket, Region: u.Region}}
 }
 
-// Open parses raw ("s3://BUCKET[/prefix]?region=R&path_style=true"), loads the
-// AWS configuration from the SDK chain and returns the backend. The first
-// operation probes the server's conditional writes.
+// Open opens raw ("s3://BUCKET[/prefix]?region=R&path_style=true") with
+// awsbackend.OpenS3 and returns the backend. The first operation probes the
+// server's conditional writes.
 func Open(ctx context.Context, raw string, o awsbackend.Options) (*Backend, error) {
-	u, err := awsbackend.ParseS3URL(raw)
+	api, u, err := awsbackend.OpenS3(ctx, raw, "lock backend", o)
 	if err != nil {
 		return nil, err
 	}
-	cfg, err := awsbackend.LoadConfig(ctx, u.Region, o)
-	if err != nil {
-		return nil, fmt.Errorf("lock backend %s: %w", raw, err)
-	}
-	u.Region = cfg.Region
-	return New(awsbackend.NewS3Client(cfg, u.PathStyle, o), u, o), nil
+	return New(api, u, o), nil
 }
 
 func (b *Backend) objectKey(lockKey string) string {
