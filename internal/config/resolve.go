@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+
+	"github.com/deployer-dev/deployer/internal/jsontree"
 )
 
 // Resolved is the configuration seen from one environment: what plan.Build
@@ -109,7 +111,7 @@ func DeepMerge(base, override map[string]any) map[string]any {
 		if oIsMap && bIsMap {
 			out[k] = DeepMerge(bm, om)
 		} else {
-			out[k] = deepCopyValue(ov)
+			out[k] = jsontree.Copy(ov, nil)
 		}
 	}
 	return out
@@ -120,23 +122,6 @@ func DeepCopy(m map[string]any) map[string]any {
 	if m == nil {
 		return nil
 	}
-	out := make(map[string]any, len(m))
-	for k, v := range m {
-		out[k] = deepCopyValue(v)
-	}
+	out, _ := jsontree.Copy(m, nil).(map[string]any)
 	return out
-}
-
-func deepCopyValue(v any) any {
-	switch t := v.(type) {
-	case map[string]any:
-		return DeepCopy(t)
-	case []any:
-		out := make([]any, len(t))
-		for i, e := range t {
-			out[i] = deepCopyValue(e)
-		}
-		return out
-	}
-	return v
 }

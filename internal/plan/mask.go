@@ -1,6 +1,9 @@
 package plan
 
-import "github.com/deployer-dev/deployer/internal/secrets"
+import (
+	"github.com/deployer-dev/deployer/internal/jsontree"
+	"github.com/deployer-dev/deployer/internal/secrets"
+)
 
 // Masked is what a secret value is shown as in every output.
 const Masked = secrets.Masked
@@ -18,49 +21,21 @@ func IsSecretValue(v any) bool { return secrets.IsSecretValue(v) }
 // them), become "(sensitive)" at any depth. Null values stay null. v is not
 // changed.
 func Mask(v any) any {
-	if IsSecretValue(v) || secrets.IsEnvelope(v) {
-		return Masked
-	}
-	switch t := v.(type) {
-	case map[string]any:
-		out := make(map[string]any, len(t))
-		for k, x := range t {
-			if x != nil && IsSecretKey(k) {
-				out[k] = Masked
-			} else {
-				out[k] = Mask(x)
-			}
+	return jsontree.Copy(v, func(key string, x any) (any, bool) {
+		if IsSecretValue(x) || secrets.IsEnvelope(x) || (x != nil && key != "" && IsSecretKey(key)) {
+			return Masked, true
 		}
-		return out
-	case []any:
-		out := make([]any, len(t))
-		for i, x := range t {
-			out[i] = Mask(x)
-		}
-		return out
-	}
-	return v
+		return nil, false
+	})
 }
 
 // Unwrap returns a copy of v with every {secret: true, value: X} replaced by
 // X, at any depth: the values engines receive. v is not changed.
 func Unwrap(v any) any {
-	if IsSecretValue(v) {
-		return Unwrap(v.(map[string]any)["value"])
-	}
-	switch t := v.(type) {
-	case map[string]any:
-		out := make(map[string]any, len(t))
-		for k, x := range t {
-			out[k] = Unwrap(x)
+	return jsontree.Copy(v, func(_ string, x any) (any, bool) {
+		if IsSecretValue(x) {
+			return Unwrap(x.(map[string]any)["value"]), true
 		}
-		return out
-	case []any:
-		out := make([]any, len(t))
-		for i, x := range t {
-			out[i] = Unwrap(x)
-		}
-		return out
-	}
-	return v
+		return nil, false
+	})
 }

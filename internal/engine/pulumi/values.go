@@ -3,6 +3,8 @@ package pulumi
 import (
 	"encoding/json"
 	"strings"
+
+	"github.com/deployer-dev/deployer/internal/jsontree"
 )
 
 // Pulumi's secret envelope in an exported deployment: a map whose
@@ -19,33 +21,22 @@ const (
 // every Pulumi secret becomes deployer's own marker {secret: true, value: X},
 // which every output masks (plan.Mask) and engines unwrap. v is not changed.
 func cleanValue(v any) any {
-	switch t := v.(type) {
-	case map[string]any:
-		if t[secretSigKey] == secretSig {
-			var plain any
-			if p, ok := t["plaintext"].(string); ok {
-				if err := json.Unmarshal([]byte(p), &plain); err != nil {
-					plain = p
-				}
+	return jsontree.Copy(v, func(key string, x any) (any, bool) {
+		if strings.HasPrefix(key, "__") {
+			return jsontree.Omit, true
+		}
+		t, ok := x.(map[string]any)
+		if !ok || t[secretSigKey] != secretSig {
+			return nil, false
+		}
+		var plain any
+		if p, ok := t["plaintext"].(string); ok {
+			if err := json.Unmarshal([]byte(p), &plain); err != nil {
+				plain = p
 			}
-			return map[string]any{"secret": true, "value": cleanValue(plain)}
 		}
-		out := make(map[string]any, len(t))
-		for k, x := range t {
-			if strings.HasPrefix(k, "__") {
-				continue
-			}
-			out[k] = cleanValue(x)
-		}
-		return out
-	case []any:
-		out := make([]any, len(t))
-		for i, x := range t {
-			out[i] = cleanValue(x)
-		}
-		return out
-	}
-	return v
+		return map[string]any{"secret": true, "value": cleanValue(plain)}, true
+	})
 }
 
 // cleanMap is cleanValue for a map; nil stays nil.

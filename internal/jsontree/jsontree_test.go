@@ -1,0 +1,46 @@
+package jsontree
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+func TestCopy(t *testing.T) {
+	in := map[string]any{
+		"name": "db", "password": "s3cr3t", "__private": 1,
+		"nested": map[string]any{"token": []any{"a"}, "list": []any{map[string]any{"password": nil, "x": 1}}},
+		"empty":  map[string]any(nil),
+	}
+	maskAndDrop := func(key string, v any) (any, bool) {
+		switch {
+		case strings.HasPrefix(key, "__"):
+			return Omit, true
+		case v != nil && (key == "password" || key == "token"):
+			return "(sensitive)", true
+		}
+		return nil, false
+	}
+	got := Copy(in, maskAndDrop)
+	want := map[string]any{
+		"name": "db", "password": "(sensitive)",
+		"nested": map[string]any{"token": "(sensitive)", "list": []any{map[string]any{"password": nil, "x": 1}}},
+		"empty":  map[string]any{},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("Copy (-want +got):\n%s", diff)
+	}
+	if in["password"] != "s3cr3t" || in["__private"] != 1 {
+		t.Errorf("Copy changed its input: %v", in)
+	}
+
+	deep := Copy(in, nil).(map[string]any)
+	deep["nested"].(map[string]any)["list"].([]any)[0].(map[string]any)["x"] = 2
+	if in["nested"].(map[string]any)["list"].([]any)[0].(map[string]any)["x"] != 1 {
+		t.Error("a copy with no rewrite shares a nested map with its input")
+	}
+	if got := Copy("scalar", func(string, any) (any, bool) { return Omit, true }); got != nil {
+		t.Errorf("an omitted root = %v, want nil", got)
+	}
+}
