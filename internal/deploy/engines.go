@@ -125,26 +125,17 @@ func (s *Service) inputs(ctx context.Context, cfg *config.Config, t Target) (eng
 // Pulumi's resource-level preview. ErrNoPulumiComponents when no engine in
 // scope previews.
 func (s *Service) Preview(ctx context.Context, cfg *config.Config, t Target, p *plan.Plan) (string, error) {
-	in, st, err := s.inputs(ctx, cfg, t)
-	if err != nil {
-		return "", err
-	}
 	var out string
-	supported := false
-	for _, r := range s.engineRuns(p) {
+	err := s.eachEngine(ctx, cfg, t, p, func(r engineRun, in engine.Inputs, st *statestore.State) error {
 		in.Keep = keepFor(p, st, r.eng, r.changes)
 		text, err := r.eng.Preview(ctx, r.changes, in)
-		if errors.Is(err, engine.ErrNotSupported) {
-			continue
+		if err == nil {
+			out += text
 		}
-		if err != nil {
-			return "", err
-		}
-		supported = true
-		out += text
-	}
-	if !supported {
-		return "", ErrNoPulumiComponents
+		return err
+	})
+	if err != nil {
+		return "", err
 	}
 	return out, nil
 }
@@ -154,29 +145,47 @@ func (s *Service) Preview(ctx context.Context, cfg *config.Config, t Target, p *
 // engines' own state is refreshed; deployer's is not written. Secret values
 // in the drift are masked (docs/plan.md#secrets).
 func (s *Service) Refresh(ctx context.Context, cfg *config.Config, t Target, p *plan.Plan) ([]engine.Drift, error) {
-	in, st, err := s.inputs(ctx, cfg, t)
+	var out []engine.Drift
+	err := s.eachEngine(ctx, cfg, t, p, func(r engineRun, in engine.Inputs, st *statestore.State) error {
+		in.Keep = keepFor(p, st, r.eng, r.prior)
+		drift, err := r.eng.Refresh(ctx, r.prior, in)
+		if err == nil {
+			out = append(out, drift...)
+		}
+		return err
+	})
 	if err != nil {
 		return nil, err
 	}
-	var out []engine.Drift
+	maskDrift(out)
+	return out, nil
+}
+
+// eachEngine calls call for each engine run of p, in order, with the run's
+// inputs and the state they come from. A call that returns
+// engine.ErrNotSupported skips its engine; another error stops the walk and
+// is returned. ErrNoPulumiComponents when no engine supported the operation.
+func (s *Service) eachEngine(ctx context.Context, cfg *config.Config, t Target, p *plan.Plan,
+	call func(r engineRun, in engine.Inputs, st *statestore.State) error) error {
+	in, st, err := s.inputs(ctx, cfg, t)
+	if err != nil {
+		return err
+	}
 	supported := false
 	for _, r := range s.engineRuns(p) {
-		in.Keep = keepFor(p, st, r.eng, r.prior)
-		drift, err := r.eng.Refresh(ctx, r.prior, in)
+		err := call(r, in, st)
 		if errors.Is(err, engine.ErrNotSupported) {
 			continue
 		}
 		if err != nil {
-			return nil, err
+			return err
 		}
 		supported = true
-		out = append(out, drift...)
 	}
 	if !supported {
-		return nil, ErrNoPulumiComponents
+		return ErrNoPulumiComponents
 	}
-	maskDrift(out)
-	return out, nil
+	return nil
 }
 
 // maskDrift masks, in place, the secret values of drift: values marked
