@@ -11,6 +11,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	ddb "github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/aws/smithy-go/middleware"
 	"github.com/google/uuid"
 
 	"github.com/deployer-dev/deployer/internal/awsbackend"
@@ -239,14 +240,9 @@ var _ lockmgr.ServerClock = (*Backend)(nil)
 // ServerTime returns the Date of a DynamoDB reply (one strongly consistent
 // GetItem of an unused key), to whole seconds.
 func (b *Backend) ServerTime(ctx context.Context) (time.Time, error) {
-	var at time.Time
-	_, err := b.api.GetItem(ctx, &ddb.GetItemInput{TableName: aws.String(b.table), Key: b.key("deployer:clock"), ConsistentRead: aws.Bool(true)},
-		func(o *ddb.Options) { o.APIOptions = append(o.APIOptions, awsbackend.CaptureDate(&at)) })
-	if err != nil {
-		return time.Time{}, fmt.Errorf("read dynamodb clock: %w", awsbackend.Classify(err, b.res))
-	}
-	if at.IsZero() {
-		return time.Time{}, fmt.Errorf("read dynamodb clock: the reply had no Date header")
-	}
-	return at, nil
+	return awsbackend.ServerTime("dynamodb", b.res, func(capture func(*middleware.Stack) error) error {
+		_, err := b.api.GetItem(ctx, &ddb.GetItemInput{TableName: aws.String(b.table), Key: b.key("deployer:clock"), ConsistentRead: aws.Bool(true)},
+			func(o *ddb.Options) { o.APIOptions = append(o.APIOptions, capture) })
+		return err
+	})
 }

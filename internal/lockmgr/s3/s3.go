@@ -16,6 +16,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	s3api "github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/aws-sdk-go-v2/service/s3/types"
+	"github.com/aws/smithy-go/middleware"
 	"github.com/google/uuid"
 
 	"github.com/deployer-dev/deployer/internal/awsbackend"
@@ -331,14 +332,9 @@ var _ lockmgr.ServerClock = (*Backend)(nil)
 // ServerTime returns the Date of an S3 reply (a one-key listing of the lock
 // prefix), to whole seconds.
 func (b *Backend) ServerTime(ctx context.Context) (time.Time, error) {
-	var at time.Time
-	_, err := b.api.ListObjectsV2(ctx, &s3api.ListObjectsV2Input{Bucket: aws.String(b.url.Bucket), Prefix: aws.String(b.url.Key("locks/")), MaxKeys: aws.Int32(1)},
-		func(o *s3api.Options) { o.APIOptions = append(o.APIOptions, awsbackend.CaptureDate(&at)) })
-	if err != nil {
-		return time.Time{}, fmt.Errorf("read s3 clock: %w", awsbackend.Classify(err, b.res))
-	}
-	if at.IsZero() {
-		return time.Time{}, fmt.Errorf("read s3 clock: the reply had no Date header")
-	}
-	return at, nil
+	return awsbackend.ServerTime("s3", b.res, func(capture func(*middleware.Stack) error) error {
+		_, err := b.api.ListObjectsV2(ctx, &s3api.ListObjectsV2Input{Bucket: aws.String(b.url.Bucket), Prefix: aws.String(b.url.Key("locks/")), MaxKeys: aws.Int32(1)},
+			func(o *s3api.Options) { o.APIOptions = append(o.APIOptions, capture) })
+		return err
+	})
 }
