@@ -274,23 +274,20 @@ func (s *Sealer) sealOnce(ctx context.Context, st *statestore.State) (*statestor
 		if r == nil {
 			continue
 		}
-		dc, c1, err := s.sealMap(r.DesiredConfig, seal)
+		c := *r
+		changed := false
+		for _, m := range []*map[string]any{&c.DesiredConfig, &c.ActualState, &c.Outputs} {
+			sealed, ch, err := s.sealMap(*m, seal)
+			if err != nil {
+				return nil, err
+			}
+			*m, changed = sealed, changed || ch
+		}
+		in, ch, err := s.sealInputs(r.Inputs, seal)
 		if err != nil {
 			return nil, err
 		}
-		as, c2, err := s.sealMap(r.ActualState, seal)
-		if err != nil {
-			return nil, err
-		}
-		out, c3, err := s.sealMap(r.Outputs, seal)
-		if err != nil {
-			return nil, err
-		}
-		in, c4, err := s.sealInputs(r.Inputs, seal)
-		if err != nil {
-			return nil, err
-		}
-		if !c1 && !c2 && !c3 && !c4 {
+		if !changed && !ch {
 			continue
 		}
 		if res == nil {
@@ -299,8 +296,7 @@ func (s *Sealer) sealOnce(ctx context.Context, st *statestore.State) (*statestor
 				res[a] = r
 			}
 		}
-		c := *r
-		c.DesiredConfig, c.ActualState, c.Outputs, c.Inputs = dc, as, out, in
+		c.Inputs = in
 		res[addr] = &c
 	}
 	outs, changed, err := s.sealMap(st.Outputs, seal)
