@@ -13,10 +13,6 @@ import (
 	s3state "github.com/deployer-dev/deployer/internal/statestore/s3"
 )
 
-// NoneWarning is the registry line of `none`'s Warning, for the commands
-// that print it themselves (state locks).
-const NoneWarning = none.Warning
-
 // registry is every backend deployer opens, one line per URL scheme, in the
 // order errors suggest them (docs/backends.md). A new backend is its own
 // package (which owns its URL parsing and its setup) plus one line here.
