@@ -55,13 +55,13 @@ func (s *Service) watchHolders(ctx context.Context, key string) *holderWatch {
 	if !ok || pk.Level == lockmgr.LevelCustom {
 		return w
 	}
-	recs, err := s.d.Locks.Backend().List(ctx, lockmgr.StackKey(pk.Stack, pk.Env))
+	held, err := s.d.Locks.List(ctx, lockmgr.StackKey(pk.Stack, pk.Env))
 	if err != nil {
 		return w // bookkeeping only: the acquire reports a broken backend
 	}
-	for _, r := range recs {
-		if lockmgr.Conflicts(key, r.LockKey) {
-			w.add(r)
+	for _, st := range held {
+		if lockmgr.Conflicts(key, st.LockKey) {
+			w.add(st.Record)
 		}
 	}
 	return w

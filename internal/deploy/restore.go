@@ -175,7 +175,7 @@ func (s *Service) Push(ctx context.Context, t Target, st *statestore.State, lock
 		return statestore.Head{}, err
 	}
 	if head.Lineage != "" && st.Lineage != head.Lineage {
-		return statestore.Head{}, &statestore.ConflictError{Location: s.d.Store.Backend().Location(t.Stack, t.Env),
+		return statestore.Head{}, &statestore.ConflictError{Location: s.d.Store.Location(t.Stack, t.Env),
 			Reason: fmt.Sprintf("the pushed state has lineage %s but the stored state has lineage %s", st.Lineage, head.Lineage)}
 	}
 	if st.Metadata.Stack != t.Stack || st.Metadata.Environment != t.Env {

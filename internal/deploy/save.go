@@ -164,7 +164,7 @@ func (s *Service) save(ctx context.Context, lease *lockmgr.Lease, t Target, st *
 	scoped := t.Service != ""
 	for attempt := 0; ; attempt++ {
 		if lease.Lost() != nil {
-			err := &statestore.ConflictError{Location: s.d.Store.Backend().Location(t.Stack, t.Env),
+			err := &statestore.ConflictError{Location: s.d.Store.Location(t.Stack, t.Env),
 				Reason: "the lock was lost (broken with unlock --force or taken over after it expired) before the state was written"}
 			return statestore.Head{}, s.saveErrored(ctx, t, st, cs, dep, rec, commit, branch, now, err)
 		}

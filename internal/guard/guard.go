@@ -332,7 +332,8 @@ func (g *Guard) acquire(ctx context.Context, r *Result, res *config.Shared, m *l
 // dryRun decides without a lock and without running anything.
 func (g *Guard) dryRun(ctx context.Context, r *Result, res *config.Shared, m *lockmgr.Manager, others []string) (*Result, error) {
 	r.Lock = &LockInfo{Key: LockKey(r.Resource)}
-	rec, err := m.Backend().Get(ctx, r.Lock.Key)
+	st, err := m.Get(ctx, r.Lock.Key)
+	rec := st.Record
 	switch {
 	case err == nil && !rec.Expired(g.now()):
 		r.Lock.Holder = &rec
