@@ -22,14 +22,15 @@ func Scheme(raw string) string {
 	return s
 }
 
-// Redact returns raw with the password of its user information replaced by
-// "xxxxx" (net/url's URL.Redacted), for messages, logs and the GitHub
+// Redact returns raw with the password of its user information, and the
+// value of a password or sslpassword query parameter, replaced by "xxxxx"
+// (net/url's URL.Redacted), for messages, logs and the GitHub
 // Actions summary: "postgres://deployer:xxxxx@db:5432/x". A URL without user
 // information is returned as written. A URL with user information that does
 // not parse is shown as its scheme and "(unparsable URL)", so that a
 // password never leaks through a parse error.
 func Redact(raw string) string {
-	if !strings.Contains(raw, "@") {
+	if !strings.Contains(raw, "@") && !strings.Contains(strings.ToLower(raw), "password=") {
 		return raw
 	}
 	s := Scheme(raw)
@@ -40,5 +41,26 @@ func Redact(raw string) string {
 	if err != nil {
 		return s + "://(unparsable URL)"
 	}
+	u.RawQuery = redactQuery(u.RawQuery)
 	return u.Redacted()
+}
+
+// redactQuery replaces the values of the query parameters that carry a
+// password to the PostgreSQL driver (password, sslpassword) with "xxxxx",
+// keeping the order and spelling of the rest.
+func redactQuery(q string) string {
+	if q == "" {
+		return q
+	}
+	params := strings.Split(q, "&")
+	for i, p := range params {
+		k, _, _ := strings.Cut(p, "=")
+		if name, err := url.QueryUnescape(k); err == nil {
+			switch strings.ToLower(name) {
+			case "password", "sslpassword":
+				params[i] = k + "=xxxxx"
+			}
+		}
+	}
+	return strings.Join(params, "&")
 }

@@ -10,6 +10,8 @@ func TestRedactHidesOnlyThePassword(t *testing.T) {
 		{"redis://127.0.0.1:6379/0", "redis://127.0.0.1:6379/0"},
 		{"file://my state dir", "file://my state dir"},
 		{"none", "none"},
+		{"postgres://deployer@db/x?sslmode=require&password=hunter2", "postgres://deployer@db/x?sslmode=require&password=xxxxx"},
+		{"postgres://db/x?PassWord=hunter2&sslpassword=k3y&application_name=deployer", "postgres://db/x?PassWord=xxxxx&sslpassword=xxxxx&application_name=deployer"},
 		{"postgres://u:hunter2@db:port/x", "postgres://(unparsable URL)"},
 		{"u:hunter2@db:port", "(unparsable URL)"},
 	} {
