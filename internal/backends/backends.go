@@ -51,6 +51,9 @@ type Scheme struct {
 	// Warning, when set, is printed on stderr by every command whose lock
 	// backend is of this scheme.
 	Warning string
+	// Local: what the URL names lives on this machine only (a CI runner's
+	// copy vanishes with the runner).
+	Local bool
 }
 
 func (s *Scheme) matches(name string) bool {
@@ -124,6 +127,13 @@ func open[B any](ctx context.Context, role, raw string, o Options, pick func(*Sc
 		return none, err // not a typed nil in a non-nil interface
 	}
 	return b, nil
+}
+
+// IsLocal reports whether raw names a backend on this machine only
+// (file://), which a CI runner loses when it ends.
+func IsLocal(raw string) bool {
+	s := lookup(raw)
+	return s != nil && s.Local
 }
 
 // LockWarning is the line every command prints on stderr for the lock

@@ -112,3 +112,14 @@ func TestLockWarningOnlyWhenLockingIsOff(t *testing.T) {
 		t.Errorf("LockWarning: none %q, file %q", LockWarning("none"), LockWarning("file://.deployer"))
 	}
 }
+
+func TestIsLocal(t *testing.T) {
+	for raw, want := range map[string]bool{
+		"file://.deployer": true, "file:///srv/state": true,
+		"s3://b?region=eu-west-1": false, "postgres://u@db/x": false, "none": false, "gopher://x": false,
+	} {
+		if got := IsLocal(raw); got != want {
+			t.Errorf("IsLocal(%q) = %v, want %v", raw, got, want)
+		}
+	}
+}

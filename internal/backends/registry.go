@@ -17,7 +17,7 @@ import (
 // order errors suggest them (docs/backends.md). A new backend is its own
 // package (which owns its URL parsing and its setup) plus one line here.
 var registry = []Scheme{
-	{Name: "file", Form: "file://DIR", Lock: asLock(inDir(filelock.New)), State: asState(inDir(filestate.New)), Init: nothingToCreate(" (made on first use)")},
+	{Name: "file", Form: "file://DIR", Lock: asLock(inDir(filelock.New)), State: asState(inDir(filestate.New)), Init: nothingToCreate(" (made on first use)"), Local: true},
 	{Name: "dynamodb", Form: "dynamodb://TABLE?region=REGION", Lock: asLock(onAWS(ddblock.Open)), Init: initOnAWS(ddblock.Init)},
 	{Name: "s3", Form: "s3://BUCKET?region=REGION", Lock: asLock(onAWS(s3lock.Open)), State: asState(onAWS(s3state.Open)), Init: initOnAWS(awsbackend.InitBuckets)},
 	{Name: "redis", Aliases: []string{"rediss"}, Form: "redis://HOST:6379/0", Lock: asLock(byURL(redislock.Open)), Init: nothingToCreate("")},

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/deployer-dev/deployer/internal/backends"
 	"github.com/deployer-dev/deployer/internal/backendurl"
 	"github.com/deployer-dev/deployer/internal/config"
 	"github.com/deployer-dev/deployer/internal/deploy"
@@ -60,7 +61,7 @@ func (f *Factory) setOutputs(outs ...ghactions.Output) {
 // warnFileStateInCI prints, once, that a file:// state backend on a CI
 // runner vanishes with the runner.
 func (f *Factory) warnFileStateInCI(cfg *config.Config) {
-	if f.warnedFileState || !f.GitHub().CI || !strings.HasPrefix(cfg.Backend.State, "file://") {
+	if f.warnedFileState || !f.GitHub().CI || !backends.IsLocal(cfg.Backend.State) {
 		return
 	}
 	f.warnedFileState = true
