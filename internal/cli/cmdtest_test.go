@@ -1,12 +1,14 @@
 package cli
 
 import (
+	"context"
 	"reflect"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
+	"github.com/spf13/cobra"
 
 	"github.com/deployer-dev/deployer/internal/config"
 	"github.com/deployer-dev/deployer/internal/plan"
@@ -72,4 +74,20 @@ func shopPlan(t *testing.T) *plan.Plan {
 		t.Fatal(err)
 	}
 	return p
+}
+
+// parseCmd builds newCmd's command on a fresh Factory whose global flags the
+// root command binds (json is --json), parses argv, and returns the options
+// runF got (nil when run was not called), the Factory and parse's error.
+func parseCmd[O any](t *testing.T, json bool, newCmd func(*Factory, func(context.Context, *O) error) *cobra.Command, argv ...string) (*O, *Factory, error) {
+	t.Helper()
+	io, _, _ := Test("")
+	f := NewFactory(io)
+	root := NewRootCmd(f) // binds the global flags: set them after
+	f.JSON = json
+	var got *O
+	cmd := newCmd(f, func(_ context.Context, o *O) error { got = o; return nil })
+	cmd.SetGlobalNormalizationFunc(root.GlobalNormalizationFunc())
+	err := parse(t, cmd, argv...)
+	return got, f, err
 }

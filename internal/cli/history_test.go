@@ -32,14 +32,8 @@ func TestNewCmdHistory(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			io, _, _ := Test("")
-			f := NewFactory(io)
-			root := NewRootCmd(f) // binds the global flags: set them after
-			f.JSON = tt.json
-			var got *HistoryOptions
-			cmd := NewCmdHistory(f, func(_ context.Context, o *HistoryOptions) error { got = o; return nil })
-			cmd.SetGlobalNormalizationFunc(root.GlobalNormalizationFunc())
-			err := parse(t, cmd, tt.argv...)
+			got, f, err := parseCmd(t, tt.json, NewCmdHistory, tt.argv...)
+			io := f.IO
 			if tt.usage != "" {
 				if err == nil || err.Error() != tt.usage {
 					t.Fatalf("err = %v, want %q", err, tt.usage)

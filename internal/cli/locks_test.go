@@ -29,13 +29,7 @@ func TestNewCmdStateLocks(t *testing.T) {
 		{argv: []string{"extra"}, wantErr: "unknown command"},
 		{argv: []string{"--lock-id", "x"}, wantErr: "unknown flag: --lock-id"},
 	} {
-		io, _, _ := Test("")
-		f := NewFactory(io)
-		var got *StateLocksOptions
-		cmd := NewCmdStateLocks(f, func(_ context.Context, o *StateLocksOptions) error { got = o; return nil })
-		cmd.SetGlobalNormalizationFunc(NewRootCmd(f).GlobalNormalizationFunc())
-		f.JSON = c.json // the global --json, bound by the root command
-		err := parse(t, cmd, c.argv...)
+		got, f, err := parseCmd(t, c.json, NewCmdStateLocks, c.argv...)
 		if c.wantErr != "" {
 			if err == nil || !strings.Contains(err.Error(), c.wantErr) || got != nil {
 				t.Errorf("%v: error %v, want one saying %q and no run", c.argv, err, c.wantErr)

@@ -34,14 +34,8 @@ func TestNewCmdRestore(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			io, _, _ := Test("")
-			f := NewFactory(io)
-			root := NewRootCmd(f) // binds the global flags: set them after
-			f.JSON = tt.json
-			var got *RestoreOptions
-			cmd := NewCmdRestore(f, func(_ context.Context, o *RestoreOptions) error { got = o; return nil })
-			cmd.SetGlobalNormalizationFunc(root.GlobalNormalizationFunc())
-			err := parse(t, cmd, tt.argv...)
+			got, f, err := parseCmd(t, tt.json, NewCmdRestore, tt.argv...)
+			io := f.IO
 			if tt.usage != "" {
 				if err == nil || err.Error() != tt.usage {
 					t.Fatalf("err = %v, want %q", err, tt.usage)

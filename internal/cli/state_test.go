@@ -29,13 +29,7 @@ func TestNewCmdStateShow(t *testing.T) {
 		{argv: []string{"-e", "dev", "--service", "app"}, wantErr: "unknown flag: --service"},
 		{argv: []string{"-e", "dev", "--serial", "three"}, wantErr: "invalid argument"},
 	} {
-		io, _, _ := Test("")
-		f := NewFactory(io)
-		var got *StateShowOptions
-		cmd := NewCmdStateShow(f, func(_ context.Context, o *StateShowOptions) error { got = o; return nil })
-		cmd.SetGlobalNormalizationFunc(NewRootCmd(f).GlobalNormalizationFunc())
-		f.JSON = c.json
-		err := parse(t, cmd, c.argv...)
+		got, f, err := parseCmd(t, c.json, NewCmdStateShow, c.argv...)
 		if c.wantErr != "" {
 			if err == nil || !strings.Contains(err.Error(), c.wantErr) || got != nil {
 				t.Errorf("%v: error %v, want one saying %q and no run", c.argv, err, c.wantErr)
@@ -164,12 +158,7 @@ func TestNewCmdStatePush(t *testing.T) {
 		{argv: []string{"a.json"}, wantErr: "--environment (-e) is required"},
 		{argv: []string{"a.json", "-e", "dev", "--lock-timeout", "soon"}, wantErr: "invalid argument"},
 	} {
-		io, _, _ := Test("")
-		f := NewFactory(io)
-		var got *StatePushOptions
-		cmd := NewCmdStatePush(f, func(_ context.Context, o *StatePushOptions) error { got = o; return nil })
-		cmd.SetGlobalNormalizationFunc(NewRootCmd(f).GlobalNormalizationFunc())
-		err := parse(t, cmd, c.argv...)
+		got, f, err := parseCmd(t, false, NewCmdStatePush, c.argv...)
 		if c.wantErr != "" {
 			if err == nil || !strings.Contains(err.Error(), c.wantErr) || got != nil {
 				t.Errorf("%v: error %v, want one saying %q and no run", c.argv, err, c.wantErr)

@@ -95,12 +95,7 @@ func TestNewCmdUnlock(t *testing.T) {
 		{argv: []string{"-e", "dev", "--service", "a", "--component", "a/b", "--force"}, wantErr: "use either --service or --component, not both"},
 		{argv: []string{"-e", "dev", "--force", "extra"}, wantErr: "unknown command"},
 	} {
-		io, _, _ := Test("")
-		f := NewFactory(io)
-		var got *UnlockOptions
-		cmd := NewCmdUnlock(f, func(_ context.Context, o *UnlockOptions) error { got = o; return nil })
-		cmd.SetGlobalNormalizationFunc(NewRootCmd(f).GlobalNormalizationFunc())
-		err := parse(t, cmd, c.argv...)
+		got, f, err := parseCmd(t, false, NewCmdUnlock, c.argv...)
 		if c.wantErr != "" {
 			if err == nil || !strings.Contains(err.Error(), c.wantErr) {
 				t.Errorf("%v: error %v, want one saying %q", c.argv, err, c.wantErr)
