@@ -128,6 +128,7 @@ func newGuardStopOptions(f *Factory) *GuardStopOptions {
 			if err != nil {
 				return nil, err
 			}
+			g.Observer = f.Metrics(ctx, cfg)
 			return g.Stop(ctx, cfg, name, as, dryRun)
 		},
 	}

@@ -93,3 +93,59 @@ func TestDeploySendsLockMetricsToTheCollector(t *testing.T) {
 		}
 	}
 }
+
+// guard stop's decisions reach EMF and the collector under the counter
+// names of docs/guard.md, with the resource and app as dimensions; a dry
+// run counts nothing.
+func TestGuardDecisionsAreExportedAsMetrics(t *testing.T) {
+	endpoint := testenv.Require(t, testenv.OTLPEndpoint, "the OpenTelemetry Collector")
+	logPath := testenv.Require(t, testenv.OTelColLog, "the OpenTelemetry Collector")
+	var b [4]byte
+	_, _ = rand.Read(b[:])
+	app := "app-" + hex.EncodeToString(b[:]) // this run's series only
+	other := newStatusServer(t)
+	p := guardProject(t, "file", map[string]string{app: other.srv.URL, "b": other.srv.URL})
+	p.env = append(p.env, "DEPLOYER_METRICS_EMF=m.jsonl", "OTEL_EXPORTER_OTLP_ENDPOINT="+endpoint,
+		"OTEL_EXPORTER_OTLP_PROTOCOL=", "OTEL_EXPORTER_OTLP_METRICS_ENDPOINT=")
+	p.mustRun(0, "guard", "stop", "db", "--as", app, "--dry-run")
+	p.mustRun(0, "guard", "stop", "db", "--as", app) // b is UP: skipped_shared_active
+	other.stop()
+	r := p.mustRun(0, "guard", "stop", "db", "--as", app) // b is DOWN: stopped
+	if strings.Contains(r.stderr, "Warning: metrics") {
+		t.Fatalf("metrics export failed:\n%s", r)
+	}
+
+	var got []map[string]any
+	sc := bufio.NewScanner(bytes.NewReader(p.read("m.jsonl")))
+	for sc.Scan() {
+		var line map[string]any
+		if err := json.Unmarshal(sc.Bytes(), &line); err != nil {
+			t.Fatalf("not JSON: %v: %s", err, sc.Bytes())
+		}
+		if line["resource"] == "db" && line["app"] == app {
+			got = append(got, line)
+		}
+	}
+	if len(got) != 2 || got[0]["deployer.guard.stop.skipped_shared_active"] != 1.0 || got[1]["deployer.guard.stop.stopped"] != 1.0 ||
+		got[1]["deployer.guard.lock.acquire.retries"] != 0.0 || got[1]["deployer.guard.lock.acquire.duration_ms"] == nil {
+		t.Fatalf("EMF guard lines: want skipped_shared_active then stopped (the dry run uncounted), got %v", got)
+	}
+
+	data, err := os.ReadFile(logPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"deployer.guard.stop.skipped_shared_active", "deployer.guard.stop.stopped",
+		"deployer.guard.lock.acquire.retries", "deployer.guard.lock.acquire.duration_ms"} {
+		ok := false
+		for _, block := range strings.Split(string(data), "Metric #")[1:] {
+			if strings.Contains(block, "-> Name: "+name+"\n") && strings.Contains(block, "-> app: Str("+app+")") &&
+				strings.Contains(block, "-> resource: Str(db)") {
+				ok = true
+			}
+		}
+		if !ok {
+			t.Errorf("the collector did not receive %s with resource db, app %s", name, app)
+		}
+	}
+}

@@ -27,7 +27,8 @@ const (
 )
 
 // Counter names (the project's metric scheme, "deployer.<area>.<what>"),
-// reported in the guard.decision audit event.
+// reported in the guard.decision audit event and exported as metrics by the
+// Observer (docs/guard.md#audit-events-and-counters).
 const (
 	CounterStopped             = "deployer.guard.stop.stopped"
 	CounterSkippedSharedActive = "deployer.guard.stop.skipped_shared_active"
@@ -36,6 +37,29 @@ const (
 	CounterLockRetries         = "deployer.guard.lock.acquire.retries"
 	CounterLockDurationMS      = "deployer.guard.lock.acquire.duration_ms"
 )
+
+// DecisionCounter is the counter of decision d (CounterStopped, ...), ""
+// for an unknown decision.
+func DecisionCounter(d Decision) string {
+	switch d {
+	case Stopped:
+		return CounterStopped
+	case SkippedSharedActive:
+		return CounterSkippedSharedActive
+	case SkippedLock:
+		return CounterSkippedLock
+	case DedicatedStopped:
+		return CounterDedicatedStopped
+	}
+	return ""
+}
+
+// Observer receives every decision that was not a dry run, after its stop
+// command (if any) ran; the metrics Recorder implements it
+// (docs/observability.md#metrics).
+type Observer interface {
+	GuardDecided(r *Result)
+}
 
 // LockKey is the lock of shared resource name: "custom:guard-NAME" (break
 // a stuck one with `deployer unlock --key guard-NAME --force`).
@@ -126,6 +150,8 @@ type Deps struct {
 	// Grace is the time between SIGTERM and SIGKILL when a running stop
 	// command is cancelled (default 10s).
 	Grace time.Duration
+	// Observer counts the decisions (metrics); nil counts nothing.
+	Observer Observer
 }
 
 // Guard decides and runs guarded stops.
@@ -377,15 +403,11 @@ func (g *Guard) finish(ctx context.Context, r *Result, res *config.Shared) (*Res
 func (g *Guard) audit(r *Result, err error) {
 	counters := map[string]any{}
 	if !r.DryRun {
-		switch r.Decision {
-		case Stopped:
-			counters[CounterStopped] = 1
-		case SkippedSharedActive:
-			counters[CounterSkippedSharedActive] = 1
-		case SkippedLock:
-			counters[CounterSkippedLock] = 1
-		case DedicatedStopped:
-			counters[CounterDedicatedStopped] = 1
+		if c := DecisionCounter(r.Decision); c != "" {
+			counters[c] = 1
+		}
+		if g.Observer != nil {
+			g.Observer.GuardDecided(r)
 		}
 		if r.Lock != nil {
 			counters[CounterLockRetries] = r.Lock.Retries

@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/deployer-dev/deployer/internal/guard"
 )
 
 // checkEMF validates one line against the CloudWatch Embedded Metric Format
@@ -219,5 +221,36 @@ func TestEMFFileThatCannotBeOpenedIsAClearError(t *testing.T) {
 	r.LockAcquired("stack:s:env:e", time.Millisecond, nil) // still usable
 	if err := r.Shutdown(context.Background()); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// A guard decision is one EMF line with the decision's counter and, for a
+// decision that took the lock, its retries and wait, under the resource
+// and app dimensions (docs/guard.md#audit-events-and-counters).
+func TestEMFGuardDecisions(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "m.jsonl")
+	r, err := New(context.Background(), Options{Getenv: func(string) string { return "" }, EMFPath: path})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.GuardDecided(&guard.Result{Resource: "orders-db", As: "app-a", Decision: guard.SkippedLock,
+		Lock: &guard.LockInfo{Retries: 3, WaitSeconds: 1.25}})
+	r.GuardDecided(&guard.Result{Resource: "orders-db", As: "app-a", Decision: guard.DedicatedStopped})
+	if err := r.Shutdown(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	var got []map[string]any
+	for _, l := range readLines(t, path) {
+		root := checkEMF(t, l)
+		delete(root, "_aws")
+		got = append(got, root)
+	}
+	want := []map[string]any{
+		{"resource": "orders-db", "app": "app-a", "deployer.guard.stop.skipped_lock": json.Number("1"),
+			"deployer.guard.lock.acquire.retries": json.Number("3"), "deployer.guard.lock.acquire.duration_ms": json.Number("1250")},
+		{"resource": "orders-db", "app": "app-a", "deployer.guard.stop.dedicated_stopped": json.Number("1")},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("guard EMF lines (-want +got):\n%s", diff)
 	}
 }

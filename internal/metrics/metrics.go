@@ -15,6 +15,7 @@ import (
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 	"go.opentelemetry.io/otel/sdk/resource"
 
+	"github.com/deployer-dev/deployer/internal/guard"
 	"github.com/deployer-dev/deployer/internal/lockmgr"
 )
 
@@ -41,6 +42,8 @@ const (
 	AttrLockLevel   = "lock_level"
 	AttrOperation   = "operation" // deploy metrics: deploy | destroy | restore
 	AttrStatus      = "status"    // deploy metrics: success | failed | cancelled
+	AttrResource    = "resource"  // guard metrics: the shared resource (shared: NAME)
+	AttrApp         = "app"       // guard metrics: the application stopping it (--as)
 )
 
 // ShutdownTimeout bounds what Shutdown waits for the OTLP collector: the
@@ -74,6 +77,9 @@ type Recorder struct {
 	acqDur, heldDur, depDur             metric.Float64Histogram
 	acqOK, acqFail, hbOK, hbFail, stale metric.Int64Counter
 	depOK, depFail                      metric.Int64Counter
+	guardDecisions                      map[string]metric.Int64Counter // by guard counter name
+	guardRetries                        metric.Int64Counter
+	guardLockDur                        metric.Float64Histogram
 }
 
 // OTLPEnabled reports whether getenv asks for OTLP metrics: an endpoint in
@@ -207,6 +213,15 @@ func (r *Recorder) instruments(m metric.Meter) error {
 	r.depFail = count(DeployFailure, "Deployments, destroys and restores that failed or were cancelled")
 	r.depDur = hist(DeployDuration, "s", "Duration of the apply of a deployment, destroy or restore",
 		1, 5, 10, 30, 60, 120, 300, 600, 1800, 3600, 7200)
+	r.guardDecisions = map[string]metric.Int64Counter{
+		guard.CounterStopped:             count(guard.CounterStopped, "guard stop runs that stopped a shared resource with every other sharer DOWN"),
+		guard.CounterDedicatedStopped:    count(guard.CounterDedicatedStopped, "guard stop runs that stopped a resource with no other sharer"),
+		guard.CounterSkippedSharedActive: count(guard.CounterSkippedSharedActive, "guard stop runs skipped because a sharer was UP or UNKNOWN"),
+		guard.CounterSkippedLock:         count(guard.CounterSkippedLock, "guard stop runs skipped because the resource's lock stayed held"),
+	}
+	r.guardRetries = count(guard.CounterLockRetries, "Lock retries of guard stop runs")
+	r.guardLockDur = hist(guard.CounterLockDurationMS, "ms", "Time guard stop spent taking (or failing to take) the resource's lock",
+		1, 5, 10, 25, 50, 100, 250, 500, 1000, 2500, 5000, 10000, 30000, 60000)
 	return errors.Join(errs...)
 }
 
@@ -294,6 +309,28 @@ func (r *Recorder) DeploymentFinished(key, operation, status string, d time.Dura
 	// ones); operation and status ride along as properties.
 	r.emf.writeProps(dims, map[string]string{AttrOperation: operation, AttrStatus: status},
 		emfValue{name, unitCount, 1}, emfValue{DeployDuration, unitSeconds, d.Seconds()})
+}
+
+// GuardDecided counts one guard stop decision (not a dry run) under the
+// attributes resource and app: the decision's counter, and for a decision
+// that went through the lock its retries and the time taken for the lock
+// (ms). It implements guard.Observer (docs/guard.md#audit-events-and-counters).
+func (r *Recorder) GuardDecided(res *guard.Result) {
+	dims := []dim{{AttrResource, res.Resource}, {AttrApp, res.As}}
+	ctx, a := context.Background(), attrs(dims)
+	var vals []emfValue
+	if name := guard.DecisionCounter(res.Decision); name != "" {
+		r.guardDecisions[name].Add(ctx, 1, a)
+		vals = append(vals, emfValue{name, unitCount, 1})
+	}
+	if res.Lock != nil {
+		ms := res.Lock.WaitSeconds * 1000
+		r.guardRetries.Add(ctx, int64(res.Lock.Retries), a)
+		r.guardLockDur.Record(ctx, ms, a)
+		vals = append(vals, emfValue{guard.CounterLockRetries, unitCount, float64(res.Lock.Retries)},
+			emfValue{guard.CounterLockDurationMS, unitMilliseconds, ms})
+	}
+	r.emf.write(dims, vals...)
 }
 
 // Endpoint returns the OTLP endpoint metrics go to ("" without OTLP).
