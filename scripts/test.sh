@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The test command of the README (`make test`): installs what is missing,
-# starts dynalite, MinIO, redis-server, PostgreSQL and an OpenTelemetry
-# Collector on loopback with throwaway data, builds the Pulumi CLI (once) and
+# starts dynalite, MinIO, redis-server, PostgreSQL, an OpenTelemetry
+# Collector and local-kms (a KMS API) on loopback with throwaway data, builds the Pulumi CLI (once) and
 # the test provider, runs gofmt, go vet and `go test -race ./...` against them
 # (the real-CLI Pulumi tests verbosely), and stops them. In CI (CI=true) a
 # server that cannot start fails the run;
@@ -32,6 +32,8 @@ stops+=(selfhosted_servers_stop)
 source scripts/test-servers/selfhosted.sh || true
 stops+=(otelcol_stop)
 source scripts/test-servers/otelcol.sh || true
+stops+=(kms_stop)
+source scripts/test-servers/kms.sh || true
 # The Pulumi CLI (built once into .tools) and the test provider, on PATH.
 source scripts/test-servers/pulumi.sh || true
 

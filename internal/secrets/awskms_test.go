@@ -11,11 +11,9 @@ import (
 	"github.com/deployer-dev/deployer/internal/testenv"
 )
 
-// No KMS API server installs from the registries this project uses (the
-// module proxy does not serve local-kms), so the awskms provider is tested
-// for what needs no server: an unreachable KMS is a clear error naming the
-// provider, before any lock (the sealing itself is the passphrase
-// provider's, tested above).
+// An unreachable KMS is a clear error naming the provider. The provider
+// against a real KMS API (local-kms, started by scripts/test.sh) is tested
+// end to end in internal/e2e/awskms_test.go.
 func TestAWSKMSUnreachableIsASecretsErrorNamingTheProvider(t *testing.T) {
 	t.Setenv("AWS_ENDPOINT_URL_KMS", "http://"+testenv.ClosedAddr(t))
 	t.Setenv("AWS_ACCESS_KEY_ID", "test")

@@ -20,6 +20,9 @@ const (
 	OTLPEndpoint     = "DEPLOYER_TEST_OTLP_ENDPOINT"      // http://127.0.0.1:PORT (OTLP/HTTP)
 	OTLPGRPCEndpoint = "DEPLOYER_TEST_OTLP_GRPC_ENDPOINT" // http://127.0.0.1:PORT (OTLP/gRPC)
 	OTelColLog       = "DEPLOYER_TEST_OTELCOL_LOG"        // the collector's log (debug exporter output)
+	// local-kms, a KMS API (scripts/test-servers/kms.sh): region us-east-1,
+	// any credentials.
+	KMSEndpoint = "DEPLOYER_TEST_KMS_ENDPOINT" // http://127.0.0.1:PORT
 )
 
 // InCI reports whether the tests run in CI, where a missing server is a failure.
