@@ -6,7 +6,8 @@
 # (the real-CLI Pulumi tests verbosely), and stops them. In CI (CI=true) a
 # server that cannot start fails the run;
 # elsewhere the tests that need it skip, printing why.
-# `scripts/test.sh bench` runs the benchmarks against the same servers.
+# `scripts/test.sh bench` runs the benchmarks against the same servers;
+# `scripts/test.sh go test -run X ./pkg/` runs one command against them.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
@@ -36,6 +37,11 @@ stops+=(kms_stop)
 source scripts/test-servers/kms.sh || true
 # The Pulumi CLI (built once into .tools) and the test provider, on PATH.
 source scripts/test-servers/pulumi.sh || true
+
+if [ "${1:-}" = "go" ]; then
+	"$@"
+	exit $?
+fi
 
 if [ "${1:-}" = "bench" ]; then
 	go test -run '^$' -bench . -benchmem -benchtime "${BENCHTIME:-2s}" ./...
