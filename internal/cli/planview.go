@@ -97,6 +97,9 @@ func (h *humanPlan) Render(w io.Writer, p *plan.Plan) error {
 			for _, f := range s.Diffs {
 				h.field(bw, maskDiff(f))
 			}
+			if line := runsLine(s); line != "" {
+				fmt.Fprintf(bw, "      %s\n", line)
+			}
 		}
 	}
 	sum := p.Summary
@@ -115,6 +118,18 @@ func (h *humanPlan) Render(w io.Writer, p *plan.Plan) error {
 		fmt.Fprintf(bw, "Apply them afterwards with: deployer deploy -s %s -e %s\n", p.Stack, p.Environment)
 	}
 	return bw.Flush()
+}
+
+// runsLine says what a delete step runs (plan.Step.Runs): "runs: CMD", or
+// that nothing runs; "" when the step has no commands.
+func runsLine(s plan.Step) string {
+	switch {
+	case s.Runs == nil:
+		return ""
+	case *s.Runs == "":
+		return "runs nothing (no delete command): only removed from the state"
+	}
+	return "runs: " + strings.ReplaceAll(*s.Runs, "\n", "\n            ")
 }
 
 func scopeFlag(scope string) string {

@@ -91,3 +91,38 @@ type CommandSpec struct {
 	Delete  string
 	Timeout time.Duration // default 10m
 }
+
+// Fields returns the commands as the map a plan diffs and a state records
+// under the component ("command.update" in a diff, docs/plan.md#diff-rules):
+// create, update and delete as written (empty ones left out) and timeout as
+// a Go duration ("2m0s"; left out when it is the default). Nil for a nil spec.
+func (c *CommandSpec) Fields() map[string]any {
+	if c == nil {
+		return nil
+	}
+	out := map[string]any{}
+	for k, v := range map[string]string{"create": c.Create, "update": c.Update, "delete": c.Delete} {
+		if v != "" {
+			out[k] = v
+		}
+	}
+	if c.Timeout > 0 && c.Timeout != DefaultCommandTimeout {
+		out["timeout"] = c.Timeout.String()
+	}
+	return out
+}
+
+// CommandSpecFrom is the inverse of Fields, for commands recorded in a
+// state: unknown keys and values that are not strings are ignored; nil when
+// m is nil.
+func CommandSpecFrom(m map[string]any) *CommandSpec {
+	if m == nil {
+		return nil
+	}
+	str := func(k string) string { s, _ := m[k].(string); return s }
+	spec := &CommandSpec{Create: str("create"), Update: str("update"), Delete: str("delete")}
+	if d, err := time.ParseDuration(str("timeout")); err == nil {
+		spec.Timeout = d
+	}
+	return spec
+}

@@ -187,12 +187,7 @@ func (s *Service) buildPlan(res *config.Resolved, st *statestore.State, head sta
 	if head.Version == "" {
 		stored = nil // no state yet: the plan is bound to no lineage
 	}
-	p, err := plan.Build(res, stored, plan.Options{ReplaceOn: s.d.ReplaceOn, Scope: t.Scope(), Destroy: destroy})
-	if err != nil {
-		return nil, err
-	}
-	fillDeleteCommands(p)
-	return p, nil
+	return plan.Build(res, stored, plan.Options{ReplaceOn: s.d.ReplaceOn, Scope: t.Scope(), Destroy: destroy})
 }
 
 // resolve applies the environment's overrides, resolves ${env:...} and

@@ -10,7 +10,6 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/deployer-dev/deployer/internal/config"
 	"github.com/deployer-dev/deployer/internal/lockmgr"
 	"github.com/deployer-dev/deployer/internal/plan"
 	"github.com/deployer-dev/deployer/internal/statestore"
@@ -19,10 +18,6 @@ import (
 // maxHistoryInState caps deployment_history inside state.json; every entry
 // also lives on in the history snapshot of the serial it wrote.
 const maxHistoryInState = 100
-
-// deleteCommandKey is where a Command component's delete command is kept in
-// actual_state, so it can be deleted after it left deployer.yaml.
-const deleteCommandKey = "delete_command"
 
 // changeSet is what a run does to resources: a nil value deletes the address.
 type changeSet struct {
@@ -64,12 +59,7 @@ func changesFrom(p *plan.Plan, run applyRun, now time.Time, depID string, dur fl
 			if res.Dependencies == nil {
 				res.Dependencies = []string{}
 			}
-			if st.Command != nil && st.Command.Delete != "" {
-				if res.ActualState == nil {
-					res.ActualState = map[string]any{}
-				}
-				res.ActualState[deleteCommandKey] = st.Command.Delete
-			}
+			res.ActualState = plan.RecordCommands(res.ActualState, st.Command)
 			// The engine's action wins: Pulumi may replace what the plan saw
 			// as an update.
 			replaced := st.Action == plan.Replace || r.Action == plan.Replace
@@ -234,20 +224,4 @@ func cloneState(st *statestore.State) *statestore.State {
 		out.Resources = map[string]*statestore.Resource{}
 	}
 	return &out
-}
-
-// fillDeleteCommands gives delete steps of Command components removed from
-// deployer.yaml the delete command kept in state.
-func fillDeleteCommands(p *plan.Plan) {
-	for i := range p.Steps {
-		st := &p.Steps[i]
-		if st.Kind != "Command" || st.Prior == nil {
-			continue
-		}
-		if st.Command == nil && st.Action == plan.Delete {
-			if cmd, ok := st.Prior.ActualState[deleteCommandKey].(string); ok {
-				st.Command = &config.CommandSpec{Delete: cmd}
-			}
-		}
-	}
 }

@@ -136,11 +136,11 @@ const fileStateWarning = "::warning title=State will be lost with the runner::th
 	"(or DEPLOYER_BACKEND_STATE and DEPLOYER_BACKEND_LOCK), create them with deployer backend init; see docs/github-actions.md\n"
 
 const quickstartPlanTable = "| Component | Kind | Action | Changed fields |\n|---|---|---|---|\n" +
-	"| `config/render` | Command | + create | `app_name`: `\"hello\"`<br>`greeting`: `\"Hello from deployer\"`<br>`log_level`: `\"debug\"` |\n" +
-	"| `app/build` | Command | + create | `version`: `\"1.0.0\"` |\n" +
-	"| `app/check` | Command | + create | `min_bytes`: `64` |\n" +
-	"| `docs/site` | Command | + create | `title`: `\"Hello service\"` |\n" +
-	"| `docs/publish` | Command | + create | `channel`: `\"beta\"` |\n\n" +
+	"| `config/render` | Command | + create | `app_name`: `\"hello\"`<br>`greeting`: `\"Hello from deployer\"`<br>`log_level`: `\"debug\"`<br>`command.create`: `\"sh scripts/render.sh\"`<br>`command.delete`: `\"sh scripts/remove.sh config\"`<br>`command.timeout`: `\"1m0s\"`<br>`command.update`: `\"sh scripts/render.sh\"` |\n" +
+	"| `app/build` | Command | + create | `version`: `\"1.0.0\"`<br>`command.create`: `\"sh scripts/build.sh\"`<br>`command.delete`: `\"sh scripts/remove.sh build\"`<br>`command.timeout`: `\"2m0s\"`<br>`command.update`: `\"sh scripts/build.sh\"` |\n" +
+	"| `app/check` | Command | + create | `min_bytes`: `64`<br>`command.create`: `\"sh scripts/check.sh\"`<br>`command.delete`: `\"sh scripts/remove.sh check\"`<br>`command.timeout`: `\"1m0s\"`<br>`command.update`: `\"sh scripts/check.sh\"` |\n" +
+	"| `docs/site` | Command | + create | `title`: `\"Hello service\"`<br>`command.create`: `\"sh scripts/site.sh\"`<br>`command.delete`: `\"sh scripts/remove.sh site\"`<br>`command.update`: `\"sh scripts/site.sh\"` |\n" +
+	"| `docs/publish` | Command | + create | `channel`: `\"beta\"`<br>`command.create`: `\"sh scripts/publish.sh\"`<br>`command.delete`: `\"sh scripts/remove.sh published\"`<br>`command.update`: `\"sh scripts/publish.sh\"` |\n\n" +
 	"**Plan:** 5 to create, 0 to update, 0 to replace, 0 to delete, 0 unchanged.\n\n"
 
 // TestActionPlanThenDeployQuickstart runs the action's script as a runner
@@ -310,7 +310,7 @@ services:
 		t.Errorf("the summary shows a secret:\n%s", summary)
 	}
 	for _, want := range []string{
-		"| `app/db` | Command | + create | `admin_password`: `(sensitive)`<br>`size`: `1` |\n",
+		"| `app/db` | Command | + create | `admin_password`: `(sensitive)`<br>`size`: `1`<br>`command.create`: `\"true\"`<br>`command.delete`: `\"true\"` |\n",
 		"**Result:** failed: 1 created, 0 updated, 0 replaced, 0 deleted, 1 failed.\n",
 		"Failed components:\n\n- `app/api`: ",
 	} {

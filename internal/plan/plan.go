@@ -115,7 +115,10 @@ func Build(desired *config.Resolved, st *statestore.State, o Options) (*Plan, er
 		if o.Destroy {
 			if old != nil {
 				s := deleteStep(addr, old)
-				s.Command = c.Command
+				if c.Command != nil {
+					s.Command = c.Command
+				}
+				s.Runs = runs(s.Command)
 				steps = append(steps, s)
 			}
 			continue
@@ -158,9 +161,13 @@ func Build(desired *config.Resolved, st *statestore.State, o Options) (*Plan, er
 	return p, nil
 }
 
+// deleteStep deletes the state resource old at addr, with the commands the
+// state recorded for it (Runs says what its delete runs).
 func deleteStep(addr string, old *statestore.Resource) Step {
 	svc, comp, _ := strings.Cut(addr, "/")
-	return Step{Address: addr, Service: svc, Component: comp, Kind: old.Kind, Action: Delete, DependsOn: slices.Clone(old.Dependencies), Prior: old}
+	spec, _ := RecordedCommands(old)
+	return Step{Address: addr, Service: svc, Component: comp, Kind: old.Kind, Action: Delete, DependsOn: slices.Clone(old.Dependencies),
+		Prior: old, Command: spec, Runs: runs(spec)}
 }
 
 // diffStep compares one desired component with its state entry (nil: create).
@@ -177,12 +184,16 @@ func diffStep(c *config.ResolvedComponent, old *statestore.Resource, replaceOn f
 	if old == nil {
 		s.Action = Create
 		d.walk("", nil, c.Config, false)
+		if c.Command != nil {
+			d.walk(PathCommand, nil, c.Command.Fields(), false)
+		}
 		s.Diffs = d.out
 		return s
 	}
 	if !Equal(old.DesiredConfig, c.Config) {
 		d.walk("", old.DesiredConfig, c.Config, false)
 	}
+	commandDiffs(d, c.Command, old)
 	var forced []string
 	if replaceOn != nil {
 		forced = replaceOn(c.Kind)

@@ -213,3 +213,75 @@ func TestCycleErrorNamesTheCycle(t *testing.T) {
 		t.Errorf("err = %q, want %q", err, want)
 	}
 }
+
+// Commands are desired config: a create lists them, a changed command is an
+// update with a command.* diff, a legacy state without recorded commands
+// plans no command diff, and a delete says what it runs.
+func TestCommandsAreDiffedAndDeletesSayWhatRuns(t *testing.T) {
+	recorded := func(cmds map[string]any) *statestore.Resource {
+		r := res("Command", map[string]any{})
+		r.ActualState = map[string]any{"command": "./create.sh", CommandsKey: cmds}
+		return r
+	}
+	site := comp("web/site", "Command", map[string]any{})
+	site.Command.Update = "./update.sh v2"
+	legacy := comp("web/legacy", "Command", map[string]any{})
+	d := desired(comp("web/new", "Command", map[string]any{}), site, legacy)
+	oldLegacy := res("Command", map[string]any{})
+	oldLegacy.ActualState = map[string]any{"delete_command": "./old-delete.sh"}
+	gone := recorded(map[string]any{"create": "./x", "delete": "rm -rf out/gone"})
+	st := state(map[string]*statestore.Resource{
+		"web/site":   recorded(map[string]any{"create": "./create.sh", "update": "./update.sh v1", "delete": "./delete.sh"}),
+		"web/legacy": oldLegacy,
+		"web/gone":   gone,
+		"web/quiet":  recorded(map[string]any{"create": "./x"}),
+	})
+	p, err := Build(d, st, Options{Now: fixedNow})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]Step{}
+	for _, s := range p.Steps {
+		got[s.Address] = s
+	}
+	want := map[string][]FieldDiff{
+		"web/new": {{Path: "command.create", New: "./create.sh", Op: OpAdd}, {Path: "command.delete", New: "./delete.sh", Op: OpAdd}},
+		"web/site": {{Path: "command.update", Old: "./update.sh v1", New: "./update.sh v2", Op: OpChange}},
+	}
+	for addr, diffs := range want {
+		if diff := cmp.Diff(diffs, got[addr].Diffs); diff != "" {
+			t.Errorf("%s diffs (-want +got):\n%s", addr, diff)
+		}
+	}
+	if got["web/site"].Action != Update || StateOnly(got["web/site"]) {
+		t.Errorf("web/site: %s (state only %v), want an update that runs", got["web/site"].Action, StateOnly(got["web/site"]))
+	}
+	if got["web/legacy"].Action != NoOp {
+		t.Errorf("web/legacy (no recorded commands): %s %v, want no-op", got["web/legacy"].Action, got["web/legacy"].Diffs)
+	}
+	if r := got["web/gone"].Runs; got["web/gone"].Action != Delete || r == nil || *r != "rm -rf out/gone" {
+		t.Errorf("web/gone: %s runs %v, want a delete that runs rm -rf out/gone", got["web/gone"].Action, r)
+	}
+	if r := got["web/quiet"].Runs; r == nil || *r != "" {
+		t.Errorf("web/quiet (no delete command): runs %v, want \"\"", r)
+	}
+
+	// Only the delete command changed: an update that records it and runs nothing.
+	site.Command.Update = "./update.sh v1"
+	site.Command.Delete = "./delete.sh --force"
+	p, err = Build(desired(site), state(map[string]*statestore.Resource{"web/site": st.Resources["web/site"]}), Options{Now: fixedNow})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := p.Steps[0]; s.Action != Update || !StateOnly(s) || len(s.Diffs) != 1 || s.Diffs[0].Path != "command.delete" {
+		t.Errorf("delete-only change: %s %+v (state only %v), want a state-only update of command.delete", s.Action, s.Diffs, StateOnly(s))
+	}
+	// A legacy delete command in state is what a removed component's delete runs.
+	p, err = Build(desired(), state(map[string]*statestore.Resource{"web/legacy": oldLegacy}), Options{Now: fixedNow})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := p.Steps[0].Runs; r == nil || *r != "./old-delete.sh" || p.Steps[0].Command.Delete != "./old-delete.sh" {
+		t.Errorf("legacy delete: runs %v, want ./old-delete.sh", r)
+	}
+}

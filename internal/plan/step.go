@@ -52,8 +52,13 @@ type Step struct {
 	// Config is the desired config with the environment's overrides merged
 	// (unmasked: engines need real values). Nil on delete.
 	Config map[string]any `json:"-"`
-	// Command is the Command kind's shell commands (for delete: the ones in state).
+	// Command is the component's shell commands (for delete: the ones the
+	// state recorded, or with destroy the configured ones).
 	Command *config.CommandSpec `json:"-"`
+	// Runs is, on a delete step of a component with commands, the exact
+	// shell command the delete runs; "" when it has no delete command (it is
+	// only removed from the state). Nil otherwise (docs/plan.md).
+	Runs *string `json:"runs,omitempty"`
 	// Prior is the resource in state; nil on create.
 	Prior *statestore.Resource `json:"-"`
 }

@@ -82,7 +82,9 @@ func (e *Engine) Handles(kind string) bool { return kind == Kind }
 func (e *Engine) ConcurrentSteps() bool { return true }
 
 // Apply runs the steps in order (no-op steps are skipped): create runs
-// command.create; update runs command.update or, when empty, command.create;
+// command.create; update runs command.update or, when empty, command.create,
+// and nothing when only command.delete or command.timeout changed
+// (plan.StateOnly);
 // replace runs command.delete then command.create; delete runs command.delete
 // (nothing when empty). Outputs of each finished step are stored in
 // in.Outputs so later steps see them; a deleted component's are removed.
@@ -140,6 +142,18 @@ func (e *Engine) applyStep(ctx context.Context, st plan.Step, in engine.Inputs) 
 	case plan.Create:
 		out, err = e.runAction(ctx, st, in, "create", spec.Create, map[string]any{})
 	case plan.Update:
+		if plan.StateOnly(st) {
+			// Only command.delete or command.timeout changed: they take
+			// effect at the next delete or run, so nothing runs now and the
+			// new commands are recorded (docs/decisions.md).
+			fmt.Fprintf(progress(in), "[%s] only command.delete or command.timeout changed: recorded, nothing runs\n", st.Address)
+			res.Finished, res.Status, res.Outputs = e.now(), StatusReady, prev
+			if st.Prior != nil {
+				res.ActualState = maps.Clone(st.Prior.ActualState)
+			}
+			in.Outputs[st.Address] = maps.Clone(prev)
+			return res, nil
+		}
 		cmd := spec.Update
 		if cmd == "" {
 			cmd = spec.Create

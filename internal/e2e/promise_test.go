@@ -1,0 +1,168 @@
+//go:build unix
+
+package e2e
+
+// What a reviewer approves is what applies, and "No changes" means
+// consistent (docs/plan.md): commands are part of the plan, references to
+// other stacks are read when planning, and a saved plan binds what it showed.
+// Each test runs on the file backends and on S3 state with DynamoDB locks.
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// promiseBackends are the backends every test of this file runs on.
+var promiseBackends = []struct{ name, lock, state string }{
+	{"file", "file", "file"},
+	{"s3+dynamodb", "dynamodb", "s3"},
+}
+
+// onBackends runs body once per backend, with the deployer.yaml backend
+// block and the environment deployer needs for it.
+func onBackends(t *testing.T, body func(t *testing.T, backend string, env []string)) {
+	for _, b := range promiseBackends {
+		t.Run(b.name, func(t *testing.T) {
+			r := newRemote(t, b.lock, b.state, "", true)
+			body(t, r.backendYAML("1m", "10s", "30s"), r.env)
+		})
+	}
+}
+
+// planJSON is the subset of `plan --json` these tests read.
+type planJSON struct {
+	Serial  int64      `json:"serial"`
+	Lineage string     `json:"lineage"`
+	Steps   []planStep `json:"steps"`
+}
+
+type planStep struct {
+	Address string     `json:"address"`
+	Action  string     `json:"action"`
+	Runs    *string    `json:"runs"`
+	Diffs   []planDiff `json:"diffs"`
+}
+
+type planDiff struct {
+	Path string `json:"path"`
+	Old  any    `json:"old"`
+	New  any    `json:"new"`
+}
+
+func parsePlan(t *testing.T, r result) planJSON {
+	t.Helper()
+	var p planJSON
+	if err := json.Unmarshal([]byte(r.stdout), &p); err != nil {
+		t.Fatalf("plan --json: %v\n%s", err, r)
+	}
+	return p
+}
+
+const commandsYAML = `stack: cmds
+%BACKEND%environments: {dev: {}}
+services:
+  web:
+    components:
+      site:
+        kind: Command
+        config: {title: hello}
+        command:
+          create: echo create >> ran.log
+          update: echo update-v1 >> ran.log
+          delete: echo delete-v1 >> ran.log
+      extra:
+        kind: Command
+        command: {create: "true", delete: echo delete-extra >> ran.log}
+`
+
+func TestCommandsAreConfigurationInThePlan(t *testing.T) {
+	onBackends(t, func(t *testing.T, backend string, env []string) {
+		yaml := strings.Replace(commandsYAML, "%BACKEND%", backend, 1)
+		p := newProject(t, yaml)
+		p.env = env
+		p.mustRun(0, "deploy", "-e", "dev", "--yes")
+		p.mustRun(0, "plan", "-e", "dev", "--detailed-exitcode")
+
+		// A changed update command is an update, shown as a field diff, and runs.
+		yaml = strings.Replace(yaml, "update-v1", "update-v2", 1)
+		p.write("deployer.yaml", yaml)
+		r := p.mustRun(2, "plan", "-e", "dev", "--detailed-exitcode")
+		if !strings.Contains(r.stdout, `~ site (Command) update`) ||
+			!strings.Contains(r.stdout, `~ command.update: "echo update-v1 >> ran.log" -> "echo update-v2 >> ran.log"`) {
+			t.Errorf("plan after changing command.update:\n%s", r)
+		}
+		pj := parsePlan(t, p.mustRun(0, "plan", "-e", "dev", "--json"))
+		if d := findDiff(pj, "web/site", "command.update"); d == nil || d.New != "echo update-v2 >> ran.log" {
+			t.Errorf("plan --json lacks the command.update diff: %+v", pj)
+		}
+		p.mustRun(0, "deploy", "-e", "dev", "--yes")
+		if log := string(p.read("ran.log")); !strings.HasSuffix(log, "update-v2\n") {
+			t.Errorf("deploy should run the new update command; ran.log:\n%s", log)
+		}
+		p.mustRun(0, "plan", "-e", "dev", "--detailed-exitcode")
+
+		// A changed delete command alone is recorded, and runs nothing.
+		yaml = strings.Replace(yaml, "delete-v1", "delete-v2", 1)
+		p.write("deployer.yaml", yaml)
+		r = p.mustRun(2, "plan", "-e", "dev", "--detailed-exitcode")
+		if !strings.Contains(r.stdout, `~ command.delete: "echo delete-v1 >> ran.log" -> "echo delete-v2 >> ran.log"`) {
+			t.Errorf("plan after changing command.delete:\n%s", r)
+		}
+		before := string(p.read("ran.log"))
+		r = p.mustRun(0, "deploy", "-e", "dev", "--yes")
+		if after := string(p.read("ran.log")); after != before {
+			t.Errorf("a delete-only change ran a command: ran.log went from %q to %q\n%s", before, after, r)
+		}
+		p.mustRun(0, "plan", "-e", "dev", "--detailed-exitcode")
+
+		// A removed component's plan shows the exact command its delete runs.
+		yaml = yaml[:strings.Index(yaml, "      extra:")]
+		p.write("deployer.yaml", strings.Replace(yaml, "      site:", "      other:", 1))
+		r = p.mustRun(0, "plan", "-e", "dev")
+		for _, want := range []string{"- site (Command) delete", "runs: echo delete-v2 >> ran.log", "- extra (Command) delete", "runs: echo delete-extra >> ran.log"} {
+			if !strings.Contains(r.stdout, want) {
+				t.Errorf("plan of removed components lacks %q:\n%s", want, r)
+			}
+		}
+		pj = parsePlan(t, p.mustRun(0, "plan", "-e", "dev", "--json"))
+		if s := findStep(pj, "web/site"); s == nil || s.Runs == nil || *s.Runs != "echo delete-v2 >> ran.log" {
+			t.Errorf("plan --json: web/site should be a delete that runs the recorded command: %+v", pj)
+		}
+		summary := filepath.Join(t.TempDir(), "summary.md")
+		p.env = append(append([]string{}, env...), "GITHUB_ACTIONS=true", "GITHUB_STEP_SUMMARY="+summary)
+		p.mustRun(0, "plan", "-e", "dev")
+		if md, _ := os.ReadFile(summary); !strings.Contains(string(md), "runs `echo delete-v2 >> ran.log`") {
+			t.Errorf("job summary lacks the delete command:\n%s", md)
+		}
+		p.env = env
+		p.mustRun(0, "deploy", "-e", "dev", "--yes")
+		if log := string(p.read("ran.log")); !strings.Contains(log, "delete-v2\n") || !strings.Contains(log, "delete-extra\n") {
+			t.Errorf("deploy should run the shown delete commands; ran.log:\n%s", log)
+		}
+	})
+}
+
+func findStep(p planJSON, addr string) *planStep {
+	for i := range p.Steps {
+		if p.Steps[i].Address == addr {
+			return &p.Steps[i]
+		}
+	}
+	return nil
+}
+
+func findDiff(p planJSON, addr, path string) *planDiff {
+	s := findStep(p, addr)
+	if s == nil {
+		return nil
+	}
+	for i := range s.Diffs {
+		if s.Diffs[i].Path == path {
+			return &s.Diffs[i]
+		}
+	}
+	return nil
+}
