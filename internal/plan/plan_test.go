@@ -245,7 +245,7 @@ func TestCommandsAreDiffedAndDeletesSayWhatRuns(t *testing.T) {
 		got[s.Address] = s
 	}
 	want := map[string][]FieldDiff{
-		"web/new": {{Path: "command.create", New: "./create.sh", Op: OpAdd}, {Path: "command.delete", New: "./delete.sh", Op: OpAdd}},
+		"web/new":  {{Path: "command.create", New: "./create.sh", Op: OpAdd}, {Path: "command.delete", New: "./delete.sh", Op: OpAdd}},
 		"web/site": {{Path: "command.update", Old: "./update.sh v1", New: "./update.sh v2", Op: OpChange}},
 	}
 	for addr, diffs := range want {
