@@ -12,7 +12,9 @@ import (
 )
 
 // InitBuckets creates, idempotently, the bucket of each s3:// URL, state or
-// lock (`deployer backend init`, docs/aws.md#setup): see EnsureBucket. A
+// lock (`deployer backend init`, docs/aws.md#setup): see EnsureBucket; then
+// it checks that the server enforces conditional writes
+// (EnsureConditionalWrites). A
 // bucket named by two URLs (state and locks under two prefixes) is set up
 // once. Unsupported settings on local servers (MinIO's public access block)
 // are reported as skipped, not failed. Errors name the bucket and the fix
@@ -33,9 +35,16 @@ func InitBuckets(ctx context.Context, urls []string, o Options) (Report, error) 
 		if err != nil {
 			return rep, fmt.Errorf("s3 bucket %q: %w", u.Bucket, err)
 		}
-		if err := EnsureBucket(ctx, NewS3Client(cfg, u.PathStyle, o), u.Bucket, cfg.Region, o, &rep); err != nil {
+		c := NewS3Client(cfg, u.PathStyle, o)
+		if err := EnsureBucket(ctx, c, u.Bucket, cfg.Region, o, &rep); err != nil {
 			return rep, err
 		}
+		// The first write of the bucket's life is where a server that
+		// ignores conditional writes is best refused.
+		if err := EnsureConditionalWrites(ctx, c, u); err != nil {
+			return rep, err
+		}
+		rep.Add(fmt.Sprintf("s3 bucket %q", u.Bucket), "conditional writes (If-None-Match, If-Match)", OutcomeChecked, "")
 	}
 	return rep, nil
 }

@@ -9,7 +9,7 @@ import (
 type Item struct {
 	Resource string // `dynamodb table "deployer-state-locks"`, `s3 bucket "b"`
 	Setting  string // "table", "ttl on expiresAt", "versioning", "encryption", "public access block"
-	Outcome  string // OutcomeCreated, OutcomeExisted or OutcomeSkipped
+	Outcome  string // OutcomeCreated, OutcomeExisted, OutcomeSkipped or OutcomeChecked
 	Note     string // why it was skipped, or details
 }
 
@@ -18,6 +18,7 @@ const (
 	OutcomeCreated = "created"
 	OutcomeExisted = "already existed"
 	OutcomeSkipped = "skipped"
+	OutcomeChecked = "checked" // a property of the server, verified (conditional writes)
 )
 
 // Report lists what `deployer backend init` created, what already existed and

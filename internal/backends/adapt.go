@@ -66,6 +66,26 @@ func onAWS[B any](open func(context.Context, string, awsbackend.Options) (B, err
 	return func(ctx context.Context, raw string, o Options) (B, error) { return open(ctx, raw, o.aws()) }
 }
 
+// writeChecker is a backend that checks its server before the first write
+// of a command (the S3 backends' conditional-write probe).
+type writeChecker interface {
+	CheckWrites(ctx context.Context) error
+}
+
+// checkedForWrites runs the backend's CheckWrites when it is opened for a
+// command that writes (Options.Writes), so a server that cannot keep the
+// backend's guarantees is refused before anything changes; a read-only
+// command skips it and sends no write request.
+func checkedForWrites[B writeChecker](open opener[B]) opener[B] {
+	return func(ctx context.Context, raw string, o Options) (B, error) {
+		b, err := open(ctx, raw, o)
+		if err == nil && o.Writes {
+			err = b.CheckWrites(ctx)
+		}
+		return b, err
+	}
+}
+
 // openPostgresState opens the postgres:// state backend. When locks live in
 // the same database (backend.lock equals backend.state), a state write
 // commits only while the writer's lock row is live

@@ -31,6 +31,12 @@ type Options struct {
 	// LockURL is backend.lock: a postgres:// state backend checks the
 	// writer's lock row in the same transaction when it equals the state URL.
 	LockURL string
+	// Writes: the command will write to the backend (deploy, destroy,
+	// restore, state push, unlock, lock exec). A backend that must check the
+	// server before writing (S3: the conditional-write probe) does it when
+	// opened, before the command changes anything. Without it, opening and
+	// reading send no write request (docs/design.md#read-only-commands).
+	Writes bool
 }
 
 // Scheme is one line of the registry: what deployer knows about the

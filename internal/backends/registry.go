@@ -19,7 +19,7 @@ import (
 var registry = []Scheme{
 	{Name: "file", Form: "file://DIR", Lock: asLock(inDir(filelock.New)), State: asState(inDir(filestate.New)), Init: nothingToCreate(" (made on first use)"), Local: true},
 	{Name: "dynamodb", Form: "dynamodb://TABLE?region=REGION", Lock: asLock(onAWS(ddblock.Open)), Init: initOnAWS(ddblock.Init)},
-	{Name: "s3", Form: "s3://BUCKET?region=REGION", Lock: asLock(onAWS(s3lock.Open)), State: asState(onAWS(s3state.Open)), Init: initOnAWS(awsbackend.InitBuckets)},
+	{Name: "s3", Form: "s3://BUCKET?region=REGION", Lock: asLock(checkedForWrites(onAWS(s3lock.Open))), State: asState(checkedForWrites(onAWS(s3state.Open))), Init: initOnAWS(awsbackend.InitBuckets)},
 	{Name: "redis", Aliases: []string{"rediss"}, Form: "redis://HOST:6379/0", Lock: asLock(byURL(redislock.Open)), Init: nothingToCreate("")},
 	{Name: "postgres", Aliases: []string{"postgresql"}, Form: "postgres://USER@HOST/DB", Lock: asLock(byURL(pglock.Open)), State: asState(openPostgresState), Init: initByURL(pgschema.Init)},
 	{Name: "none", Form: "none", Lock: asLock(always(none.New)), Init: nothingToCreate(" (made on first use)"), Warning: none.Warning},

@@ -154,14 +154,30 @@ func (f *Factory) Audit() (*slog.Logger, error) {
 	return l, nil
 }
 
-func (f *Factory) backendOptions(cfg *config.Config) backends.Options {
-	return backends.Options{BaseDir: cfg.Dir, SSE: cfg.Backend.SSE, KMSKeyID: cfg.Backend.KMSKeyID, PathStyle: cfg.Backend.PathStyle, LockURL: cfg.Backend.Lock}
+// backendOptions are the registry's options for cfg; writes says the
+// command will write (backends.Options.Writes).
+func (f *Factory) backendOptions(cfg *config.Config, writes bool) backends.Options {
+	return backends.Options{BaseDir: cfg.Dir, SSE: cfg.Backend.SSE, KMSKeyID: cfg.Backend.KMSKeyID, PathStyle: cfg.Backend.PathStyle,
+		LockURL: cfg.Backend.Lock, Writes: writes}
 }
 
-// Locks opens the lock backend and returns its Manager. With `lock: none` it
-// prints the one-line warning of docs/self-hosted.md#locking-off-lock-none on stderr.
+// Locks opens the lock backend for a command that takes locks and returns
+// its Manager: a backend that checks its server before writing does it now
+// (the S3 conditional-write probe). With `lock: none` it prints the one-line
+// warning of docs/self-hosted.md#locking-off-lock-none on stderr.
 func (f *Factory) Locks(ctx context.Context, cfg *config.Config) (*lockmgr.Manager, error) {
-	b, err := backends.OpenLock(ctx, cfg.Backend.Lock, f.backendOptions(cfg))
+	return f.locks(ctx, cfg, true)
+}
+
+// ReadLocks opens the lock backend like Locks for a command that only
+// reads locks (state locks): it sends no write request
+// (docs/design.md#read-only-commands).
+func (f *Factory) ReadLocks(ctx context.Context, cfg *config.Config) (*lockmgr.Manager, error) {
+	return f.locks(ctx, cfg, false)
+}
+
+func (f *Factory) locks(ctx context.Context, cfg *config.Config, writes bool) (*lockmgr.Manager, error) {
+	b, err := backends.OpenLock(ctx, cfg.Backend.Lock, f.backendOptions(cfg, writes))
 	if err != nil {
 		return nil, err
 	}
@@ -214,24 +230,38 @@ func (f *Factory) HoldsLeases() bool {
 	return false
 }
 
-// Store opens the state backend. Its Store seals secret values on write and
+// Store opens the state backend for a command that writes state: a backend
+// that checks its server before writing does it now (the S3
+// conditional-write probe). Its Store seals secret values on write and
 // opens them on read with deployer.yaml's secrets provider.
 func (f *Factory) Store(ctx context.Context, cfg *config.Config) (*statestore.Store, error) {
+	return f.sealedStore(ctx, cfg, true)
+}
+
+// ReadStore opens the state backend like Store for a command that only
+// reads state (plan, state show --show-secrets): it sends no write request
+// (docs/design.md#read-only-commands).
+func (f *Factory) ReadStore(ctx context.Context, cfg *config.Config) (*statestore.Store, error) {
+	return f.sealedStore(ctx, cfg, false)
+}
+
+func (f *Factory) sealedStore(ctx context.Context, cfg *config.Config, writes bool) (*statestore.Store, error) {
 	sealer, err := f.Sealer(cfg)
 	if err != nil {
 		return nil, err
 	}
-	return f.openStore(ctx, cfg, statestore.WithSealer(sealer))
+	return f.openStore(ctx, cfg, writes, statestore.WithSealer(sealer))
 }
 
-// SealedStore opens the state backend without a Sealer: secrets stay as
-// stored (sealed), so no key is needed (state show, history).
+// SealedStore opens the state backend without a Sealer, for reading:
+// secrets stay as stored (sealed), so no key is needed (state show,
+// history), and no write request is sent.
 func (f *Factory) SealedStore(ctx context.Context, cfg *config.Config) (*statestore.Store, error) {
-	return f.openStore(ctx, cfg)
+	return f.openStore(ctx, cfg, false)
 }
 
-func (f *Factory) openStore(ctx context.Context, cfg *config.Config, opts ...statestore.Option) (*statestore.Store, error) {
-	b, err := backends.OpenState(ctx, cfg.Backend.State, f.backendOptions(cfg))
+func (f *Factory) openStore(ctx context.Context, cfg *config.Config, writes bool, opts ...statestore.Option) (*statestore.Store, error) {
+	b, err := backends.OpenState(ctx, cfg.Backend.State, f.backendOptions(cfg, writes))
 	if err != nil {
 		return nil, err
 	}
@@ -246,8 +276,9 @@ func (f *Factory) Service(ctx context.Context, cfg *config.Config, opts EngineOp
 	return f.service(ctx, cfg, opts, true)
 }
 
-// PlanService wires the use cases that take no lock (plan): the lock
-// backend is not opened, so a plan works while it is unreachable.
+// PlanService wires the use cases that take no lock and write no state
+// (plan): the lock backend is not opened, so a plan works while it is
+// unreachable, and the state backend is opened for reading only.
 func (f *Factory) PlanService(ctx context.Context, cfg *config.Config, opts EngineOptions) (*deploy.Service, error) {
 	return f.service(ctx, cfg, opts, false)
 }
@@ -260,7 +291,11 @@ func (f *Factory) service(ctx context.Context, cfg *config.Config, opts EngineOp
 			return nil, err
 		}
 	}
-	store, err := f.Store(ctx, cfg)
+	open := f.ReadStore
+	if withLocks {
+		open = f.Store
+	}
+	store, err := open(ctx, cfg)
 	if err != nil {
 		return nil, err
 	}

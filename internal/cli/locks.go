@@ -43,7 +43,7 @@ func NewCmdStateLocks(f *Factory, runF func(context.Context, *StateLocksOptions)
 				}
 			}
 		}
-		m, err := f.Locks(ctx, cfg)
+		m, err := f.ReadLocks(ctx, cfg)
 		if err != nil {
 			return nil, err
 		}

@@ -52,6 +52,12 @@ func NewRootCmd(f *Factory) *cobra.Command {
 		}
 		return pflag.NormalizedName(name)
 	})
+	// --version prints what `deployer version` prints, as terraform and gh do.
+	root.Version = BuildVersion().Line(platform)
+	root.SetVersionTemplate("{{.Version}}\n")
+	root.InitDefaultVersionFlag()
+	root.SetOut(f.IO.Out) // --version and --help: data on stdout through IOStreams
+	root.Flags().Lookup("version").Usage = "print the version (as deployer version)"
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &UsageError{Msg: err.Error()} })
 
 	stateCmd := groupCmd("state", "Inspect and manage state and locks")

@@ -48,7 +48,7 @@ func NewCmdStateShow(f *Factory, runF func(context.Context, *StateShowOptions) e
 		req.Target = t
 		open := f.SealedStore
 		if req.ShowSecrets {
-			open = f.Store
+			open = f.ReadStore
 		}
 		store, err := open(ctx, cfg)
 		if err != nil {

@@ -72,7 +72,7 @@ type VersionOptions struct {
 // NewCmdVersion returns `deployer version`; runF replaces runVersion in
 // tests.
 func NewCmdVersion(f *Factory, runF func(context.Context, *VersionOptions) error) *cobra.Command {
-	opts := &VersionOptions{IO: f.IO, Version: BuildVersion, Platform: runtime.GOOS + "/" + runtime.GOARCH}
+	opts := &VersionOptions{IO: f.IO, Version: BuildVersion, Platform: platform}
 	return &cobra.Command{
 		Use:   "version",
 		Short: "Print the version",
@@ -93,14 +93,25 @@ func runVersion(_ context.Context, opts *VersionOptions) error {
 	if opts.JSON {
 		return opts.IO.PrintJSON(v)
 	}
-	w := opts.IO.Out
-	fmt.Fprintf(w, "deployer %s", v.Version)
+	_, err := fmt.Fprintln(opts.IO.Out, v.Line(opts.Platform))
+	return err
+}
+
+// Line is the one line `deployer version` and `deployer --version` print:
+// "deployer 1.4.0 (a1b2c3d4e5f6, 2026-01-15T10:00:00Z) go1.26.0 linux/amd64";
+// platform is the OS/architecture.
+func (v VersionInfo) Line(platform string) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "deployer %s", v.Version)
 	switch {
 	case v.Commit != "" && v.Date != "":
-		fmt.Fprintf(w, " (%s, %s)", v.Commit, v.Date)
+		fmt.Fprintf(&b, " (%s, %s)", v.Commit, v.Date)
 	case v.Commit != "":
-		fmt.Fprintf(w, " (%s)", v.Commit)
+		fmt.Fprintf(&b, " (%s)", v.Commit)
 	}
-	fmt.Fprintf(w, " %s %s\n", v.Go, opts.Platform)
-	return nil
+	fmt.Fprintf(&b, " %s %s", v.Go, platform)
+	return b.String()
 }
+
+// platform is this binary's OS/architecture, e.g. "linux/amd64".
+var platform = runtime.GOOS + "/" + runtime.GOARCH

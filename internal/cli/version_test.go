@@ -89,3 +89,22 @@ func TestRunVersion(t *testing.T) {
 		})
 	}
 }
+
+// `deployer --version` prints the line `deployer version` prints, exit 0,
+// as terraform and gh users expect.
+func TestRootVersionFlagPrintsTheVersionLine(t *testing.T) {
+	run := func(argv ...string) string {
+		ios, out, errOut := Test("")
+		root := NewRootCmd(NewFactory(ios))
+		root.SetArgs(argv)
+		if err := root.Execute(); err != nil {
+			t.Fatalf("deployer %v: %v (stderr %q)", argv, err, errOut)
+		}
+		return out.String()
+	}
+	flag, cmd := run("--version"), run("version")
+	want := BuildVersion().Line(runtime.GOOS+"/"+runtime.GOARCH) + "\n"
+	if flag != want || cmd != want {
+		t.Errorf("deployer --version = %q, deployer version = %q; want both %q", flag, cmd, want)
+	}
+}

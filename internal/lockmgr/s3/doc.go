@@ -23,7 +23,9 @@
 //     or remove the newer holder's record.
 //
 // A backend caches the ETag of the objects it last wrote, so an uncontended
-// acquire + release is two conditional PUTs, like the raw put + delete. On
-// first use per process and bucket it refuses a server that ignores
-// If-None-Match or If-Match (awsbackend.EnsureConditionalWrites).
+// acquire + release is two conditional PUTs, like the raw put + delete.
+// Before its first write per process and bucket (or when opened for a
+// command that writes) it refuses a server that ignores If-None-Match or
+// If-Match (CheckWrites, awsbackend.EnsureConditionalWrites); reads never
+// write, so a read-only role can list locks.
 package s3

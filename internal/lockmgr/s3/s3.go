@@ -58,8 +58,9 @@ func New(api awsbackend.S3API, u awsbackend.S3URL, o awsbackend.Options) *Backen
 }
 
 // Open opens raw ("s3://BUCKET[/prefix]?region=R&path_style=true") with
-// awsbackend.OpenS3 and returns the backend. The first operation probes the
-// server's conditional writes.
+// awsbackend.OpenS3 and returns the backend. It makes no request: reads
+// never write, and the first write probes the server's conditional writes
+// (CheckWrites).
 func Open(ctx context.Context, raw string, o awsbackend.Options) (*Backend, error) {
 	api, u, err := awsbackend.OpenS3(ctx, raw, "lock backend", o)
 	if err != nil {
@@ -72,7 +73,12 @@ func (b *Backend) objectKey(lockKey string) string {
 	return b.url.Key("locks/" + url.PathEscape(lockKey) + ".json")
 }
 
-func (b *Backend) ready(ctx context.Context) error {
+// CheckWrites refuses a server that ignores conditional writes
+// (awsbackend.EnsureConditionalWrites: once per process and bucket). Every
+// write calls it first; a command that will write calls it when it opens
+// the backend, before it changes anything. Reads never call it, so a role
+// that may only read can list and read locks (docs/aws.md#read-only-iam-policy).
+func (b *Backend) CheckWrites(ctx context.Context) error {
 	return awsbackend.EnsureConditionalWrites(ctx, b.api, b.url)
 }
 
@@ -164,7 +170,7 @@ const maxAttempts = 5
 // fence is the previous record's plus one. A live holder gives
 // *lockmgr.HeldError.
 func (b *Backend) TryAcquire(ctx context.Context, rec lockmgr.Record) (lockmgr.Record, error) {
-	if err := b.ready(ctx); err != nil {
+	if err := b.CheckWrites(ctx); err != nil {
 		return lockmgr.Record{}, err
 	}
 	for attempt := range maxAttempts {
@@ -196,7 +202,7 @@ func (b *Backend) TryAcquire(ctx context.Context, rec lockmgr.Record) (lockmgr.R
 // it is not released; ErrLockLost otherwise. done reports a record that
 // already holds this call's change (a retried PUT whose first reply was lost).
 func (b *Backend) update(ctx context.Context, op, key, lockID string, change func(*object), done func(object) bool) error {
-	if err := b.ready(ctx); err != nil {
+	if err := b.CheckWrites(ctx); err != nil {
 		return err
 	}
 	for attempt := range maxAttempts {
@@ -248,9 +254,6 @@ func (b *Backend) Release(ctx context.Context, key, lockID string) error {
 // Get returns the record of key, expired or not; lockmgr.ErrNotFound when
 // absent or released.
 func (b *Backend) Get(ctx context.Context, key string) (lockmgr.Record, error) {
-	if err := b.ready(ctx); err != nil {
-		return lockmgr.Record{}, err
-	}
 	obj, _, found, err := b.read(ctx, key)
 	if err != nil {
 		return lockmgr.Record{}, err
@@ -265,9 +268,6 @@ func (b *Backend) Get(ctx context.Context, key string) (lockmgr.Record, error) {
 // every record whose key starts with prefix, released ones left out; sorted
 // by key.
 func (b *Backend) List(ctx context.Context, prefix string) ([]lockmgr.Record, error) {
-	if err := b.ready(ctx); err != nil {
-		return nil, err
-	}
 	base := b.url.Key("locks/")
 	in := &s3api.ListObjectsV2Input{Bucket: aws.String(b.url.Bucket), Prefix: aws.String(base + url.PathEscape(prefix))}
 	var keys []string

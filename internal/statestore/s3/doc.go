@@ -8,7 +8,9 @@
 // If-Match: <ETag read> (If-None-Match: * for the first write); a failed
 // precondition is a *statestore.ConflictError. Version is the ETag. SSE
 // (AES256 or aws:kms + key id) is applied to every PUT. Works with bucket
-// versioning on (the Terraform of docs/aws.md#terraform turns it on). On first use per process and bucket it
-// refuses a server that does not enforce conditional writes
-// (awsbackend.EnsureConditionalWrites).
+// versioning on (the Terraform of docs/aws.md#terraform turns it on). Before
+// its first write per process and bucket (or when opened for a command that
+// writes) it refuses a server that does not enforce conditional writes
+// (CheckWrites, awsbackend.EnsureConditionalWrites); reads never write, so a
+// read-only role can plan and inspect.
 package s3

@@ -42,8 +42,9 @@ func New(api awsbackend.S3API, u awsbackend.S3URL, o awsbackend.Options) (*Backe
 }
 
 // Open opens raw ("s3://BUCKET[/prefix]?region=R&path_style=true") with
-// awsbackend.OpenS3 and returns the backend. The first operation probes the
-// server's conditional writes.
+// awsbackend.OpenS3 and returns the backend. It makes no request: reads
+// never write, and the first write probes the server's conditional writes
+// (CheckWrites).
 func Open(ctx context.Context, raw string, o awsbackend.Options) (*Backend, error) {
 	api, u, err := awsbackend.OpenS3(ctx, raw, "state backend", o)
 	if err != nil {
@@ -63,7 +64,12 @@ func (b *Backend) Location(stack, env string) string {
 	return "s3://" + b.url.Bucket + "/" + b.stateKey(stack, env)
 }
 
-func (b *Backend) ready(ctx context.Context) error {
+// CheckWrites refuses a server that ignores conditional writes
+// (awsbackend.EnsureConditionalWrites: once per process and bucket). Write
+// calls it first; a command that will write calls it when it opens the
+// backend, before it changes anything. Reads never call it, so a role that
+// may only read can plan and inspect (docs/aws.md#read-only-iam-policy).
+func (b *Backend) CheckWrites(ctx context.Context) error {
 	return awsbackend.EnsureConditionalWrites(ctx, b.api, b.url)
 }
 
@@ -86,9 +92,6 @@ func (b *Backend) get(ctx context.Context, key string) ([]byte, string, error) {
 
 // Read returns state.json of stack/env and its ETag; statestore.ErrNotFound.
 func (b *Backend) Read(ctx context.Context, stack, env string) ([]byte, statestore.Version, error) {
-	if err := b.ready(ctx); err != nil {
-		return nil, "", err
-	}
 	data, etag, err := b.get(ctx, b.stateKey(stack, env))
 	return data, statestore.Version(etag), err
 }
@@ -114,7 +117,7 @@ func (b *Backend) put(ctx context.Context, key string, data []byte, ifMatch, ifN
 // is deleted again, best effort). It returns the new ETag. req.Lock is not
 // checked: S3 cannot check it atomically; the ETag CAS protects the state.
 func (b *Backend) Write(ctx context.Context, req statestore.WriteRequest) (statestore.Version, error) {
-	if err := b.ready(ctx); err != nil {
+	if err := b.CheckWrites(ctx); err != nil {
 		return "", err
 	}
 	loc := b.Location(req.Stack, req.Env)
@@ -190,9 +193,6 @@ func (b *Backend) readBack(ctx context.Context, key string, doc []byte, writeID 
 // (statestore.Store orders and marks them). Objects with other names are
 // ignored.
 func (b *Backend) ListSnapshots(ctx context.Context, stack, env string) ([]statestore.SnapshotInfo, error) {
-	if err := b.ready(ctx); err != nil {
-		return nil, err
-	}
 	dir := b.historyDir(stack, env)
 	in := &s3api.ListObjectsV2Input{Bucket: aws.String(b.url.Bucket), Prefix: aws.String(dir)}
 	out := []statestore.SnapshotInfo{}
@@ -219,9 +219,6 @@ func (b *Backend) ListSnapshots(ctx context.Context, stack, env string) ([]state
 func (b *Backend) ReadSnapshot(ctx context.Context, stack, env string, sn statestore.SnapshotInfo) ([]byte, error) {
 	if _, err := statestore.ParseSnapshotName(sn.Name); err != nil {
 		return nil, fmt.Errorf("read history snapshot: %w", err)
-	}
-	if err := b.ready(ctx); err != nil {
-		return nil, err
 	}
 	data, _, err := b.get(ctx, b.historyDir(stack, env)+sn.Name)
 	return data, err
