@@ -150,6 +150,7 @@ func (s *Service) Apply(ctx context.Context, req ApplyRequest) (*Outcome, error)
 	in := engine.Inputs{
 		Stack: t.Stack, Env: t.Env, Dir: req.Config.Dir, EnvConfig: res.EnvConfig,
 		DeploymentID: depID, Outputs: outputsOf(st), Progress: s.d.Masker.Writer(s.d.Progress), StackOutputs: s.stackOutputs,
+		Learn: s.learnOutputs,
 	}
 	limit := req.Parallelism
 	if limit == 0 {

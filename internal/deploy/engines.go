@@ -118,7 +118,7 @@ func (s *Service) inputs(ctx context.Context, cfg *config.Config, t Target) (eng
 		return engine.Inputs{}, nil, err
 	}
 	return engine.Inputs{Stack: t.Stack, Env: t.Env, Dir: cfg.Dir, EnvConfig: res.EnvConfig, DeploymentID: NewDeploymentID(),
-		Outputs: outputsOf(st), Progress: s.d.Masker.Writer(s.d.Progress), StackOutputs: s.stackOutputs}, st, nil
+		Outputs: outputsOf(st), Progress: s.d.Masker.Writer(s.d.Progress), StackOutputs: s.stackOutputs, Learn: s.learnOutputs}, st, nil
 }
 
 // Preview adds the engines' own previews to plan p (plan --preview): today

@@ -315,6 +315,7 @@ func (g *scheduler) complete(c completion) error {
 	for _, r := range c.results {
 		switch r.Status {
 		case "ready":
+			g.s.learnOutputs(r.Address, r.Outputs) // an engine that did not call Learn itself
 			g.outputs[r.Address] = maps.Clone(r.Outputs)
 			ok[r.Address] = true
 		case "deleted":

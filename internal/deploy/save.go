@@ -3,6 +3,8 @@ package deploy
 import (
 	"bytes"
 	"context"
+	"crypto/rand"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -12,6 +14,7 @@ import (
 
 	"github.com/deployer-dev/deployer/internal/lockmgr"
 	"github.com/deployer-dev/deployer/internal/plan"
+	"github.com/deployer-dev/deployer/internal/secrets"
 	"github.com/deployer-dev/deployer/internal/statestore"
 )
 
@@ -179,6 +182,10 @@ func (s *Service) save(ctx context.Context, lease *lockmgr.Lease, t Target, st *
 }
 
 // saveErrored keeps the state that could not be written (docs/design.md#state-writes).
+// When its secrets cannot be sealed because the state has no key yet and
+// none is available (no passphrase set, a component returned a secret),
+// the file is sealed with a generated passphrase that the error shows once
+// (docs/decisions.md#secrets-created-at-run-time).
 func (s *Service) saveErrored(ctx context.Context, t Target, st *statestore.State, cs changeSet, dep statestore.Deployment,
 	rec lockmgr.Record, commit, branch string, now time.Time, cause error) error {
 	if len(cs.resources) == 0 {
@@ -186,15 +193,72 @@ func (s *Service) saveErrored(ctx context.Context, t Target, st *statestore.Stat
 	}
 	next := cloneState(st)
 	cs.apply(next, dep, rec, rec.LockedBy, commit, branch, now)
-	data, err := s.d.Store.Encode(context.WithoutCancel(ctx), next)
+	ctx = context.WithoutCancel(ctx)
+	data, err := s.d.Store.Encode(ctx, next)
+	generated := ""
+	var se *statestore.SecretsError
+	if err != nil && errors.As(err, &se) && st.Secrets == nil {
+		generated, data, err = s.encodeWithGeneratedKey(ctx, next)
+	}
 	if err != nil {
 		return errors.Join(cause, err)
 	}
 	path := filepath.Join(s.d.Dir, fmt.Sprintf("deployer-errored-%s-%s.json", t.Stack, t.Env))
-	if err := os.WriteFile(path, data, 0o600); err != nil {
+	if err := writePrivate(path, data); err != nil {
 		return errors.Join(cause, fmt.Errorf("also failed to save the new state to %s: %w", path, err))
 	}
-	return &ErroredStateError{Err: cause, Path: path, Stack: t.Stack, Env: t.Env}
+	return &ErroredStateError{Err: cause, Path: path, Stack: t.Stack, Env: t.Env, Passphrase: generated}
+}
+
+// encodeWithGeneratedKey seals st with the passphrase provider under a new
+// random passphrase and returns the passphrase and the document.
+func (s *Service) encodeWithGeneratedKey(ctx context.Context, st *statestore.State) (string, []byte, error) {
+	raw := make([]byte, 24)
+	if _, err := rand.Read(raw); err != nil {
+		return "", nil, err
+	}
+	pass := base64.RawURLEncoding.EncodeToString(raw)
+	p, err := secrets.NewProvider("passphrase", func(k string) string {
+		if k == "DEPLOYER_SECRETS_PASSPHRASE" {
+			return pass
+		}
+		return ""
+	})
+	if err != nil {
+		return "", nil, err
+	}
+	st.Secrets = nil
+	data, err := statestore.New(s.d.Store.Backend(), statestore.WithSealer(secrets.NewSealer(p, s.d.Masker))).Encode(ctx, st)
+	return pass, data, err
+}
+
+// writePrivate writes data to path as a new file of mode 0600: written to a
+// temporary file in the same directory, synced, then renamed over path, so
+// a symlink or an existing file at path is replaced, never followed or
+// kept with its mode.
+func writePrivate(path string, data []byte) error {
+	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
+	if err != nil {
+		return err
+	}
+	tmp := f.Name()
+	defer os.Remove(tmp) // after a successful rename there is nothing to remove
+	if err := f.Chmod(0o600); err != nil {
+		f.Close()
+		return err
+	}
+	if _, err := f.Write(data); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	return os.Rename(tmp, path)
 }
 
 // ErroredStateError: infrastructure changed but the state write failed; the
@@ -203,9 +267,19 @@ type ErroredStateError struct {
 	Err        error
 	Path       string
 	Stack, Env string
+	// Passphrase, when set, is the generated passphrase that seals the
+	// secrets of Path: the state had no key and none was set.
+	Passphrase string
 }
 
 func (e *ErroredStateError) Error() string {
+	if e.Passphrase != "" {
+		return fmt.Sprintf("%v\nthe infrastructure changed but the state could not be written: it holds secret values and no secrets key is set. "+
+			"The new state was saved to %s, its secrets encrypted with this generated passphrase, shown only now:\n\n    %s\n\n"+
+			"Write it with: DEPLOYER_SECRETS_PASSPHRASE='%s' deployer state push %s -s %s -e %s\n"+
+			"From then on that passphrase opens the state; keep it in your CI's secrets, or change it with deployer secrets rotate.",
+			e.Err, e.Path, e.Passphrase, e.Passphrase, e.Path, e.Stack, e.Env)
+	}
 	return fmt.Sprintf("%v\nthe infrastructure changed but the state could not be written; the new state was saved to %s.\n"+
 		"Check `deployer state show -s %s -e %s`, then write it with: deployer state push %s -s %s -e %s",
 		e.Err, e.Path, e.Stack, e.Env, e.Path, e.Stack, e.Env)

@@ -28,6 +28,14 @@ func (s *Service) learnSecrets(res *config.Resolved) bool {
 	return found
 }
 
+// learnOutputs gives the Masker the secret values among a component's
+// outputs (by key name or marked {secret: true, value: X}), and under
+// GitHub Actions announces them, as soon as the engine has read them:
+// before any dependent runs (docs/secrets.md#masked-everywhere).
+func (s *Service) learnOutputs(_ string, outputs map[string]any) {
+	secrets.Leaves(outputs, func(v any) { s.d.Masker.Add(secrets.Strings(v)...) })
+}
+
 // checkSecrets verifies, before any lock is taken, that the secrets
 // provider opens the stored state (a wrong passphrase or an unavailable KMS
 // key is a *statestore.SecretsError, exit 1), and that it can make a key

@@ -264,7 +264,13 @@ func TestSecretsAreAnnouncedOnceToGitHubActions(t *testing.T) {
 	if n := strings.Count(r.stderr, "::add-mask::"+appPassword+"\n"); n != 1 {
 		t.Errorf("the password should be announced once with ::add-mask::, got %d:\n%s", n, r)
 	}
-	if strings.Count(r.stderr, appPassword) != 1 || strings.Contains(r.stdout, appPassword) {
+	shown := 0
+	for _, line := range strings.Split(r.stderr, "\n") {
+		if strings.Contains(line, appPassword) && !strings.HasPrefix(line, "::add-mask::") {
+			shown++
+		}
+	}
+	if shown != 0 || strings.Contains(r.stdout, appPassword) {
 		t.Errorf("besides ::add-mask::, the password should be masked:\n%s", r)
 	}
 }

@@ -37,6 +37,11 @@ type Inputs struct {
 	// StackReference component reads them (docs/pulumi.md, "Stack
 	// references"). Secret outputs keep their {secret: true, value: X} marker.
 	StackOutputs func(ctx context.Context, stack, env string) (map[string]map[string]any, error)
+	// Learn, when set, is called with a component's outputs the moment the
+	// engine has read them, before any step that depends on them starts:
+	// deploy registers their secret values with its masker, so no later
+	// line printed or stored shows them (docs/secrets.md#masked-everywhere).
+	Learn func(address string, outputs map[string]any)
 }
 
 // Result is the outcome of one step.

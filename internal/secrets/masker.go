@@ -26,11 +26,10 @@ const MinMaskLength = 3
 type Masker struct {
 	mu       sync.RWMutex
 	values   map[string]bool
-	repl     *strings.Replacer
 	announce io.Writer
-	// An index for Contains: a bit per two-byte prefix of a value, and the
-	// values by prefix, so a string is scanned once whatever the number
-	// of values.
+	// An index for Mask and Contains: a bit per two-byte prefix of a
+	// value, and the values by prefix (longest first), so a string is
+	// scanned once whatever the number of values.
 	prefixes *[1 << 16 / 64]uint64
 	byPrefix map[uint16][]string
 }
@@ -54,17 +53,28 @@ func (m *Masker) announceLocked(v string) {
 	if m.announce == nil {
 		return
 	}
-	for _, line := range strings.Split(v, "\n") {
-		if line = strings.TrimRight(line, "\r"); len(line) >= MinMaskLength {
-			fmt.Fprintf(m.announce, "::add-mask::%s\n", line)
+	for _, line := range pieces(v) {
+		fmt.Fprintf(m.announce, "::add-mask::%s\n", line)
+	}
+}
+
+// pieces returns the lines of v (split at \n and \r, as the GitHub Actions
+// runner splits a log) that are long enough to mask.
+func pieces(v string) []string {
+	var out []string
+	for _, line := range strings.FieldsFunc(v, func(r rune) bool { return r == '\n' || r == '\r' }) {
+		if len(line) >= MinMaskLength {
+			out = append(out, line)
 		}
 	}
+	return out
 }
 
 // Add makes the Masker hide each value (and, when they differ, its
 // JSON-escaped form and each of its lines). Values shorter than
-// MinMaskLength, and values holding one already known (a connection string
-// built from a known password), are not added.
+// MinMaskLength are not added. A value that contains one already known (a
+// token "prod-9f8e" next to a name "prod") is added too: Mask hides every
+// byte of every known value, whatever their order (docs/secrets.md).
 func (m *Masker) Add(values ...string) {
 	if m == nil {
 		return
@@ -83,8 +93,8 @@ func (m *Masker) Add(values ...string) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	for _, v := range add {
-		if m.values[v] || m.containsLocked(v) {
-			continue // already hidden, whole or in part
+		if m.values[v] {
+			continue
 		}
 		m.announceLocked(v)
 		m.insertLocked(v)
@@ -93,67 +103,75 @@ func (m *Masker) Add(values ...string) {
 				m.insertLocked(esc)
 			}
 		}
-		if strings.Contains(v, "\n") {
-			for _, line := range strings.Split(v, "\n") {
-				if line = strings.TrimRight(line, "\r"); len(line) >= MinMaskLength {
-					m.insertLocked(line)
-				}
+		if strings.ContainsAny(v, "\n\r") {
+			for _, line := range pieces(v) {
+				m.insertLocked(line)
 			}
 		}
 	}
 }
 
-// insertLocked adds v to the values and the prefix index; the replacer is
-// rebuilt by the next Mask.
+// insertLocked adds v to the values and the prefix index.
 func (m *Masker) insertLocked(v string) {
 	if m.values[v] {
 		return
 	}
 	m.values[v] = true
-	m.repl = nil
 	if m.prefixes == nil {
 		m.prefixes, m.byPrefix = new([1 << 16 / 64]uint64), map[uint16][]string{}
 	}
 	p := uint16(v[0])<<8 | uint16(v[1])
 	m.prefixes[p/64] |= 1 << (p % 64)
-	// Longest first, so Contains and Mask agree on overlapping values.
+	// Longest first: at one position the longest known value decides.
 	list := append(m.byPrefix[p], v)
 	slices.SortFunc(list, func(a, b string) int { return len(b) - len(a) })
 	m.byPrefix[p] = list
 }
 
-// replacer returns the replacer of the current values, building it when
-// values were added since the last call.
-func (m *Masker) replacer() *strings.Replacer {
-	m.mu.RLock()
-	r, n := m.repl, len(m.values)
-	m.mu.RUnlock()
-	if r != nil || n == 0 {
-		return r
-	}
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if m.repl == nil {
-		// Longest first, so a value containing another is hidden whole.
-		all := slices.SortedFunc(maps.Keys(m.values), func(a, b string) int { return len(b) - len(a) })
-		pairs := make([]string, 0, 2*len(all))
-		for _, v := range all {
-			pairs = append(pairs, v, Hidden)
-		}
-		m.repl = strings.NewReplacer(pairs...)
-	}
-	return m.repl
-}
-
-// Mask returns s with every known value replaced by "***".
+// Mask returns s with every known value replaced by "***". Every byte of
+// every occurrence of every value is hidden: overlapping or adjacent
+// occurrences (a value inside a longer one, two values sharing bytes)
+// become one "***", so no part of a secret is left in the text.
 func (m *Masker) Mask(s string) string {
-	if m == nil {
+	if m == nil || len(s) < MinMaskLength {
 		return s
 	}
-	if r := m.replacer(); r != nil {
-		return r.Replace(s)
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	if m.prefixes == nil {
+		return s
 	}
-	return s
+	var b strings.Builder
+	last, start, end := 0, 0, -1 // s[:last] is written; s[start:end] is the hidden run being grown
+	for i := 0; i+1 < len(s); i++ {
+		p := uint16(s[i])<<8 | uint16(s[i+1])
+		if m.prefixes[p/64]&(1<<(p%64)) == 0 {
+			continue
+		}
+		for _, v := range m.byPrefix[p] {
+			if !strings.HasPrefix(s[i:], v) {
+				continue
+			}
+			switch {
+			case end < 0:
+				start, end = i, i+len(v)
+			case i > end:
+				b.WriteString(s[last:start])
+				b.WriteString(Hidden)
+				last, start, end = end, i, i+len(v)
+			case i+len(v) > end:
+				end = i + len(v)
+			}
+			break // the longest value at i covers the others there
+		}
+	}
+	if end < 0 {
+		return s
+	}
+	b.WriteString(s[last:start])
+	b.WriteString(Hidden)
+	b.WriteString(s[end:])
+	return b.String()
 }
 
 // Contains reports whether s holds a known value.

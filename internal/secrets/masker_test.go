@@ -47,3 +47,35 @@ func TestMaskerAnnouncesEachValueOnceUnderGitHubActions(t *testing.T) {
 		t.Errorf("a value is announced once")
 	}
 }
+
+func TestMaskerHidesASecretThatContainsAnotherWholeInAnyOrder(t *testing.T) {
+	for _, order := range [][]string{{"prod", "prod-9f8e7d6c"}, {"prod-9f8e7d6c", "prod"}} {
+		m := secrets.NewMasker()
+		var gh bytes.Buffer
+		m.AnnounceTo(&gh)
+		m.Add(order...)
+		for in, want := range map[string]string{
+			"tok=prod-9f8e7d6c":            "tok=***",
+			"name=prod tok=prod-9f8e7d6c!": "name=*** tok=***!",
+			"xprod-9f8e7d6cprod":           "x***",
+		} {
+			if got := m.Mask(in); got != want {
+				t.Errorf("order %q: Mask(%q) = %q, want %q", order, in, got, want)
+			}
+		}
+		if !strings.Contains(gh.String(), "::add-mask::prod-9f8e7d6c\n") || !strings.Contains(gh.String(), "::add-mask::prod\n") {
+			t.Errorf("order %q: both values should be announced:\n%s", order, gh.String())
+		}
+	}
+	// Overlapping values: every byte of both is hidden.
+	m := secrets.NewMasker()
+	m.Add("abcdef", "xyzabc")
+	if got := m.Mask("1 xyzabcdef 2"); got != "1 *** 2" {
+		t.Errorf("overlap: %q", got)
+	}
+	// A carriage return splits a value as the runner splits a log line.
+	m.Add("first-part\rsecond-part")
+	if got := m.Mask("a second-part b first-part"); got != "a *** b ***" {
+		t.Errorf("\\r pieces: %q", got)
+	}
+}

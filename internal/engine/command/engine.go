@@ -193,6 +193,9 @@ func (e *Engine) applyStep(ctx context.Context, st plan.Step, in engine.Inputs) 
 		delete(in.Outputs, st.Address)
 		return res, nil
 	}
+	if in.Learn != nil {
+		in.Learn(st.Address, out.outputs)
+	}
 	res.Status = StatusReady
 	res.Outputs = out.outputs
 	in.Outputs[st.Address] = maps.Clone(out.outputs)
@@ -211,7 +214,7 @@ func (e *Engine) runAction(ctx context.Context, st plan.Step, in engine.Inputs, 
 		DeploymentID: in.DeploymentID,
 		Config:       unwrapMap(st.Config),
 		EnvConfig:    unwrapMap(in.EnvConfig),
-		Outputs:      prev,
+		Outputs:      unwrapMap(prev),
 		Dependencies: dependencyOutputs(st, in),
 	}
 	timeout := e.timeout
@@ -237,7 +240,7 @@ func previousOutputs(st plan.Step, in engine.Inputs) map[string]any {
 }
 
 // dependencyOutputs maps each depends_on address to its current outputs ({}
-// when it has none).
+// when it has none), secret wrappers unwrapped as in config.
 func dependencyOutputs(st plan.Step, in engine.Inputs) map[string]map[string]any {
 	deps := make(map[string]map[string]any, len(st.DependsOn))
 	for _, d := range st.DependsOn {
@@ -245,7 +248,7 @@ func dependencyOutputs(st plan.Step, in engine.Inputs) map[string]map[string]any
 		if o == nil {
 			o = map[string]any{}
 		}
-		deps[d] = maps.Clone(o)
+		deps[d] = unwrapMap(o)
 	}
 	return deps
 }

@@ -167,11 +167,12 @@ func readOutputs(path string) (map[string]any, error) {
 	}
 	var v any
 	if err := json.Unmarshal(b, &v); err != nil {
-		return nil, fmt.Errorf("wrote an invalid $DEPLOYER_OUTPUTS file (%v): write one JSON object such as {\"url\":\"http://...\"}; the file began with %q", err, excerpt(b))
+		// The file is not quoted: it may hold a secret the masker cannot know yet.
+		return nil, fmt.Errorf("wrote an invalid $DEPLOYER_OUTPUTS file of %d bytes (%v): write one JSON object such as {\"url\":\"http://...\"}", len(b), err)
 	}
 	m, ok := v.(map[string]any)
 	if !ok {
-		return nil, fmt.Errorf("wrote a $DEPLOYER_OUTPUTS file holding a JSON %s, not an object: write one JSON object such as {\"url\":\"http://...\"}; the file began with %q", jsonType(v), excerpt(b))
+		return nil, fmt.Errorf("wrote a $DEPLOYER_OUTPUTS file holding a JSON %s, not an object: write one JSON object such as {\"url\":\"http://...\"}", jsonType(v))
 	}
 	return m, nil
 }
@@ -184,14 +185,6 @@ func oneLine(cmd string) string {
 		return s[:n] + "..."
 	}
 	return s
-}
-
-func excerpt(b []byte) string {
-	const n = 120
-	if len(b) > n {
-		return string(b[:n]) + "..."
-	}
-	return string(b)
 }
 
 func jsonType(v any) string {

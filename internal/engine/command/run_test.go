@@ -3,6 +3,7 @@ package command
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"strings"
 	"testing"
@@ -140,5 +141,48 @@ func TestBackgroundChildHoldingStdoutDoesNotHang(t *testing.T) {
 	results, err := New(WithGrace(100*time.Millisecond)).Apply(context.Background(), []plan.Step{st}, in)
 	if err != nil || results[0].Status != StatusReady || results[0].Outputs["started"] != true {
 		t.Errorf("Apply = %+v, %v; want ready with outputs {started: true}", results, err)
+	}
+}
+
+func TestCarriageReturnStartsAPrefixedLine(t *testing.T) {
+	progress := &syncBuffer{}
+	in := inputs(t, progress)
+	st := step("web/site", plan.Create, config.CommandSpec{
+		Create: `printf 'ok\r::error::injected\r\nnext\n\rprogress 1\rprogress 2\r\n'`,
+	}, nil)
+	if _, err := testEngine().Apply(context.Background(), []plan.Step{st}, in); err != nil {
+		t.Fatalf("Apply: %v", err)
+	}
+	got := progress.String()
+	want := "[web/site] ok\n[web/site] ::error::injected\n[web/site] next\n[web/site] progress 1\n[web/site] progress 2\n"
+	if !strings.Contains(got, want) || strings.Contains(got, "\r") {
+		t.Errorf("progress:\n%q\nwant it to contain\n%q", got, want)
+	}
+}
+
+func TestLearnSeesOutputsBeforeTheDependentStarts(t *testing.T) {
+	progress := &syncBuffer{}
+	in := inputs(t, progress)
+	var learned []string
+	in.Learn = func(addr string, outputs map[string]any) {
+		learned = append(learned, addr+" "+fmt.Sprint(outputs["password"]))
+		fmt.Fprintf(in.Progress, "learned %s\n", addr)
+	}
+	steps := []plan.Step{
+		step("db/main", plan.Create, config.CommandSpec{Create: `printf '{"password":{"secret":true,"value":"pw-123456"}}' > "$DEPLOYER_OUTPUTS"`}, nil),
+		step("app/web", plan.Create, config.CommandSpec{Create: `echo "dep password $DEPLOYER_DEP_DB_MAIN_PASSWORD"`}, nil, "db/main"),
+	}
+	if _, err := testEngine().Apply(context.Background(), steps, in); err != nil {
+		t.Fatalf("Apply: %v", err)
+	}
+	got := progress.String()
+	if len(learned) != 2 || !strings.Contains(learned[0], "db/main map[secret:true value:pw-123456]") {
+		t.Errorf("learned %q", learned)
+	}
+	if i, j := strings.Index(got, "learned db/main"), strings.Index(got, "[app/web] create:"); i < 0 || j < i {
+		t.Errorf("the outputs should be learned before the dependent starts:\n%s", got)
+	}
+	if !strings.Contains(got, "[app/web] dep password pw-123456\n") {
+		t.Errorf("a secret-marked output should reach the dependent unwrapped:\n%s", got)
 	}
 }

@@ -68,23 +68,34 @@ type lineWriter struct {
 	s     *streamer
 	isErr bool
 	buf   []byte
+	// afterCR: the last line ended at \r, so a \n right after it ends
+	// nothing more.
+	afterCR bool
 }
 
+// Write splits p into lines at \n and at \r (the GitHub Actions runner
+// splits its log at both, so a "\r::error::" inside a line would start a
+// workflow command of its own); every piece gets the prefix. "\r\n" ends
+// one line.
 func (l *lineWriter) Write(p []byte) (int, error) {
 	l.s.mu.Lock()
 	defer l.s.mu.Unlock()
 	n := len(p)
 	for len(p) > 0 {
-		i := bytes.IndexByte(p, '\n')
+		i := bytes.IndexAny(p, "\r\n")
 		if i < 0 {
 			l.buf = append(l.buf, p...)
+			l.afterCR = false
 			if len(l.buf) >= maxLine {
 				l.flushLocked()
 			}
 			break
 		}
 		l.buf = append(l.buf, p[:i]...)
-		l.s.emitLocked(bytes.TrimSuffix(l.buf, []byte("\r")), l.isErr)
+		if len(l.buf) > 0 || (p[i] == '\n' && !l.afterCR) {
+			l.s.emitLocked(l.buf, l.isErr)
+		}
+		l.afterCR = p[i] == '\r'
 		l.buf = l.buf[:0]
 		p = p[i+1:]
 	}

@@ -1,0 +1,162 @@
+//go:build unix
+
+package e2e
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// runtimeSecretYAML: db generates a password and a token at run time (the
+// token contains the non-secret-looking config value "prod", itself secret
+// by its key name); app depends on db, prints both on stdout and stderr,
+// tries to start a workflow command after a carriage return, and fails.
+const runtimeSecretYAML = `stack: qs
+backend: {state: file://.deployer, lock: file://.deployer}
+environments: {dev: {}}
+services:
+  s:
+    components:
+      db:
+        kind: Command
+        config: {key_name: prod}
+        command: {create: sh db.sh, update: sh db.sh, delete: "true"}
+      app:
+        kind: Command
+        depends_on: [db]
+        command: {create: sh app.sh, update: sh app.sh, delete: "true"}
+`
+
+const runtimeDBScript = `set -eu
+cat > /dev/null
+pw="gen-$(od -An -N8 -tx1 /dev/urandom | tr -d ' \n')"
+tok="prod-$(od -An -N6 -tx1 /dev/urandom | tr -d ' \n')"
+printf '%s\n%s\n' "$pw" "$tok" > "$SECRET_SINK"
+printf '{"password":"%s","api_token":"%s","marked":{"secret":true,"value":"%s-m"},"host":"db"}' "$pw" "$tok" "$pw" > "$DEPLOYER_OUTPUTS"
+`
+
+const runtimeAppScript = `cat > /dev/null
+echo "pw=$DEPLOYER_DEP_S_DB_PASSWORD tok=$DEPLOYER_DEP_S_DB_API_TOKEN marked=$DEPLOYER_DEP_S_DB_MARKED"
+echo "stderr pw=$DEPLOYER_DEP_S_DB_PASSWORD tok=$DEPLOYER_DEP_S_DB_API_TOKEN" >&2
+printf 'progress\r::error::injected %s\n' "$DEPLOYER_DEP_S_DB_API_TOKEN"
+exit 1
+`
+
+func TestSecretsCreatedAtRunTimeAreNeverPrintedOrStored(t *testing.T) {
+	for _, actions := range []bool{false, true} {
+		name := "local"
+		if actions {
+			name = "github-actions"
+		}
+		t.Run(name, func(t *testing.T) {
+			p := newProject(t, runtimeSecretYAML)
+			p.write("db.sh", runtimeDBScript)
+			p.write("app.sh", runtimeAppScript)
+			sink := filepath.Join(t.TempDir(), "generated")
+			audit := filepath.Join(p.dir, "audit.log")
+			p.env = []string{"SECRET_SINK=" + sink, "DEPLOYER_SECRETS_PASSPHRASE=" + passphrase, "PULUMI_CONFIG_PASSPHRASE="}
+			if actions {
+				p.env = append(p.env, "GITHUB_ACTIONS=true", "GITHUB_RUN_ID=42",
+					"GITHUB_STEP_SUMMARY="+filepath.Join(p.dir, "summary.md"), "GITHUB_OUTPUT="+filepath.Join(p.dir, "github-output"))
+			}
+			var outs []result
+			outs = append(outs, p.mustRun(1, "deploy", "-e", "dev", "--yes", "--audit-log", audit))
+			outs = append(outs, p.mustRun(1, "deploy", "-e", "dev", "--yes", "--audit-log", audit, "--json"))
+			outs = append(outs, p.mustRun(0, "history", "-e", "dev", "--json"))
+			outs = append(outs, p.mustRun(0, "state", "show", "-e", "dev", "--json"))
+			outs = append(outs, p.mustRun(2, "plan", "-e", "dev", "--out", "saved.plan", "--detailed-exitcode"))
+
+			data, err := os.ReadFile(sink)
+			if err != nil {
+				t.Fatal(err)
+			}
+			gen := strings.Fields(string(data)) // db ran once: app's failure leaves it alone
+			if len(gen) != 2 {
+				t.Fatalf("db should have generated 2 values: %q", gen)
+			}
+			first := outs[0]
+			for _, want := range []string{"[s/app] pw=*** tok=*** marked=***", "[s/app] stderr pw=*** tok=***", "[s/app] ::error::injected ***"} {
+				if !strings.Contains(first.stderr, want) {
+					t.Errorf("stderr lacks %q:\n%s", want, first)
+				}
+			}
+			for _, line := range strings.Split(first.stderr, "\n") {
+				if strings.HasPrefix(line, "::error::") || strings.Contains(line, "\r") {
+					t.Errorf("a component started a workflow command of its own: %q", line)
+				}
+			}
+			if actions {
+				// Announced when read, before app printed anything.
+				for _, v := range gen[:2] {
+					i, j := strings.Index(first.stderr, "::add-mask::"+v+"\n"), strings.Index(first.stderr, "[s/app] create:")
+					if i < 0 || j < i {
+						t.Errorf("%s should be announced before app starts:\n%s", v, first)
+					}
+				}
+			}
+			for _, v := range append(gen, gen[0]+"-m", strings.TrimPrefix(gen[1], "prod")) {
+				for _, o := range outs {
+					for _, line := range strings.Split(o.stdout+"\n"+o.stderr, "\n") {
+						if strings.Contains(line, v) && !strings.HasPrefix(line, "::add-mask::") {
+							t.Errorf("output shows %q: %q", v, line)
+						}
+					}
+				}
+				grepTree(t, p.dir, v)
+			}
+		})
+	}
+}
+
+// A component returns a secret while no passphrase is set: the state
+// cannot be sealed, so the errored file is, under a generated passphrase
+// the error shows once; state push with it writes the state.
+func TestSecretOutputWithoutPassphraseIsSavedUnderAGeneratedOne(t *testing.T) {
+	p := newProject(t, `stack: qs
+backend: {state: file://.deployer, lock: file://.deployer}
+environments: {dev: {}}
+services:
+  s:
+    components:
+      api:
+        kind: Command
+        command: {create: 'cat >/dev/null; k=ak-01234; echo "{\"api_key\": \"${k}56789abcdef\"}" > $DEPLOYER_OUTPUTS', delete: "true"}
+`)
+	p.env = []string{"DEPLOYER_SECRETS_PASSPHRASE=", "PULUMI_CONFIG_PASSPHRASE="}
+	// A symlink where the errored file goes is replaced, not followed.
+	victim := filepath.Join(t.TempDir(), "victim")
+	if err := os.WriteFile(victim, []byte("keep"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	errored := filepath.Join(p.dir, "deployer-errored-qs-dev.json")
+	if err := os.Symlink(victim, errored); err != nil {
+		t.Fatal(err)
+	}
+	r := p.mustRun(1, "deploy", "-e", "dev", "--yes")
+	const marker = "generated passphrase, shown only now:\n\n    "
+	i := strings.Index(r.stderr, marker)
+	if i < 0 {
+		t.Fatalf("the error should show a generated passphrase:\n%s", r)
+	}
+	gen := strings.Fields(r.stderr[i+len(marker):])[0]
+	fi, err := os.Lstat(errored)
+	if err != nil || !fi.Mode().IsRegular() || fi.Mode().Perm() != 0o600 {
+		t.Fatalf("errored file: %v %v, want a regular file of mode 600", fi, err)
+	}
+	if b, _ := os.ReadFile(victim); string(b) != "keep" {
+		t.Errorf("the symlink's target was written: %q", b)
+	}
+	grepTree(t, p.dir, "ak-0123456789abcdef")
+	if strings.Contains(r.stdout+r.stderr, "ak-0123456789abcdef") {
+		t.Errorf("the output shows the key:\n%s", r)
+	}
+	p.env = []string{"DEPLOYER_SECRETS_PASSPHRASE=" + gen, "PULUMI_CONFIG_PASSPHRASE="}
+	p.mustRun(0, "state", "push", "deployer-errored-qs-dev.json", "-e", "dev", "--yes")
+	p.mustRun(0, "plan", "-e", "dev", "--detailed-exitcode")
+	r = p.mustRun(0, "state", "show", "-e", "dev", "--show-secrets", "--yes", "--json")
+	if !strings.Contains(r.stdout, "ak-0123456789abcdef") {
+		t.Errorf("the pushed state should open with the generated passphrase:\n%s", r)
+	}
+}
