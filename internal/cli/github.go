@@ -120,6 +120,34 @@ func heldSummary(command string, rec lockmgr.Record) string {
 	return b.String()
 }
 
+// reportDrift writes, under GitHub Actions, one warning annotation per
+// drifted component naming its fields, and the drift to the job summary
+// (docs/github-actions.md#nightly-drift-check). The values were masked by
+// the use case.
+func (f *Factory) reportDrift(t deploy.Target, drift []engine.Drift) {
+	if len(drift) == 0 {
+		return
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "### Drift: %s/%s\n\n| Component | Field | Recorded | Live |\n|---|---|---|---|\n", t.Stack, t.Env)
+	for _, d := range drift {
+		if d.Missing {
+			f.annotate(ghactions.Warning, "Drift in "+d.Address, "its live state is gone: deploy to create it again")
+			fmt.Fprintf(&b, "| `%s` | – | – | (gone) |\n", d.Address)
+			continue
+		}
+		var fields []string
+		for _, fd := range d.Fields {
+			fields = append(fields, fd.Path)
+			fmt.Fprintf(&b, "| `%s` | `%s` | `%s` | `%s` |\n", d.Address, mdCode(fd.Path),
+				mdCode(formatValue(fd.Old, fd.Sensitive)), mdCode(formatValue(fd.New, fd.Sensitive)))
+		}
+		f.annotate(ghactions.Warning, "Drift in "+d.Address, "changed outside deployer: "+strings.Join(fields, ", "))
+	}
+	b.WriteString("\n")
+	f.summarize(b.String())
+}
+
 // planSummary is the job summary of `plan`: the plan as a table.
 func planSummary(command string, t deploy.Target, p *plan.Plan) string {
 	var b strings.Builder

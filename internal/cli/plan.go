@@ -42,6 +42,10 @@ type PlanOptions struct {
 	// Report writes the GitHub Actions summary and outputs of the plan
 	// (docs/github-actions.md); nil writes nothing.
 	Report func(t deploy.Target, p *plan.Plan)
+	// ReportDrift annotates and summarizes the drift plan --refresh found
+	// under GitHub Actions (docs/github-actions.md#nightly-drift-check); nil
+	// writes nothing.
+	ReportDrift func(t deploy.Target, drift []engine.Drift)
 }
 
 // NewCmdPlan returns `deployer plan`; runF replaces runPlan in tests.
@@ -70,7 +74,7 @@ func NewCmdPlan(f *Factory, runF func(context.Context, *PlanOptions) error) *cob
 	cmd.Flags().BoolVar(&opts.DetailedExitcode, "detailed-exitcode", false, "exit 0 when there are no changes, 2 when there are, 1 on error")
 	cmd.Flags().BoolVar(&opts.Destroy, "destroy", false, "plan the deletion of everything in scope")
 	cmd.Flags().BoolVar(&opts.Preview, "preview", false, "add Pulumi's resource-level preview (needs the Pulumi CLI)")
-	cmd.Flags().BoolVar(&opts.Refresh, "refresh", false, "refresh Pulumi components and report drift from actual_state (needs the Pulumi CLI)")
+	cmd.Flags().BoolVar(&opts.Refresh, "refresh", false, "read what is live (Pulumi components, Command components with command.read) and report drift from actual_state")
 	return cmd
 }
 
@@ -116,6 +120,7 @@ func newPlanOptions(f *Factory) *PlanOptions {
 			}
 			return s.Preview(ctx, cfg, t, p)
 		},
+		ReportDrift: f.reportDrift,
 		Report: func(t deploy.Target, p *plan.Plan) {
 			f.summarize(planSummary(f.command, t, p))
 			f.setOutputs(ghactions.Output{Name: "changes", Value: strconv.FormatBool(p.HasChanges())},
@@ -140,13 +145,17 @@ func runPlan(ctx context.Context, opts *PlanOptions) error {
 	if err != nil {
 		return err
 	}
+	var drift []engine.Drift
 	if opts.Refresh {
-		drift, err := opts.DetectDrift(ctx, cfg, t, p)
+		drift, err = opts.DetectDrift(ctx, cfg, t, p)
 		if err != nil {
 			return err
 		}
 		if err := renderDrift(opts.IO, drift, opts.JSON); err != nil {
 			return err
+		}
+		if opts.ReportDrift != nil {
+			opts.ReportDrift(t, drift)
 		}
 	}
 	if opts.Out != "" {
@@ -173,7 +182,9 @@ func runPlan(ctx context.Context, opts *PlanOptions) error {
 		}
 		fmt.Fprintf(w, "\nPulumi preview:\n%s", text)
 	}
-	if opts.DetailedExitcode && p.HasChanges() {
+	// Drift is a difference like a change: 2, as terraform plan
+	// -refresh-only -detailed-exitcode exits.
+	if opts.DetailedExitcode && (p.HasChanges() || len(drift) > 0) {
 		return &ExitCodeError{Code: 2}
 	}
 	return nil
@@ -188,10 +199,10 @@ func renderDrift(ios *IOStreams, drift []engine.Drift, asJSON bool) error {
 	}
 	w := ios.Out
 	if len(drift) == 0 {
-		fmt.Fprintln(w, "No drift: the cloud matches actual_state.")
+		fmt.Fprintln(w, "No drift: what is live matches actual_state.")
 		return nil
 	}
-	fmt.Fprintf(w, "Drift between actual_state and the cloud (%d components):\n", len(drift))
+	fmt.Fprintf(w, "Drift between actual_state and what is live (%d components):\n", len(drift))
 	for _, d := range drift {
 		if d.Missing {
 			fmt.Fprintf(w, "  ! %s: its resources no longer exist\n", d.Address)

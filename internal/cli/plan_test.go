@@ -76,7 +76,7 @@ func TestRunPlan(t *testing.T) {
 		{name: "destroy scoped", opts: PlanOptions{Target: targetFlags{Env: "dev", Component: "app/api"}, Destroy: true}, wantCalls: "plan(destroy app/api) report",
 			wantOut: human.String()},
 		{name: "refresh and preview", opts: PlanOptions{Target: targetFlags{Env: "dev"}, Refresh: true, Preview: true}, wantCalls: "preflight plan drift report preview",
-			wantOut: "Drift between actual_state and the cloud (1 components):\n  ! app/api\n      outputs.password: (sensitive) -> (sensitive)\n      outputs.replicas: 2 -> 3\n\n" +
+			wantOut: "Drift between actual_state and what is live (1 components):\n  ! app/api\n      outputs.password: (sensitive) -> (sensitive)\n      outputs.replicas: 2 -> 3\n\n" +
 				human.String() + "\nPulumi preview:\n+ 1 to create\n"},
 		{name: "refresh and preview --json", opts: PlanOptions{Target: targetFlags{Env: "dev"}, Refresh: true, Preview: true, JSON: true}, wantCalls: "preflight plan drift report preview",
 			wantOut:    asJSON.String(),

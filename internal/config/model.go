@@ -86,22 +86,26 @@ type Component struct {
 // CommandSpec are the shell commands of a Command component (docs/command-kind.md), run with
 // sh -c in Config.Dir.
 type CommandSpec struct {
-	Create  string
-	Update  string
-	Delete  string
+	Create string
+	Update string
+	Delete string
+	// Read prints the component's live state as one JSON object on stdout
+	// (optional; plan --refresh compares it with what the last apply
+	// recorded: docs/command-kind.md#drift-read).
+	Read    string
 	Timeout time.Duration // default 10m
 }
 
 // Fields returns the commands as the map a plan diffs and a state records
 // under the component ("command.update" in a diff, docs/plan.md#diff-rules):
-// create, update and delete as written (empty ones left out) and timeout as
+// create, update, delete and read as written (empty ones left out) and timeout as
 // a Go duration ("2m0s"; left out when it is the default). Nil for a nil spec.
 func (c *CommandSpec) Fields() map[string]any {
 	if c == nil {
 		return nil
 	}
 	out := map[string]any{}
-	for k, v := range map[string]string{"create": c.Create, "update": c.Update, "delete": c.Delete} {
+	for k, v := range map[string]string{"create": c.Create, "update": c.Update, "delete": c.Delete, "read": c.Read} {
 		if v != "" {
 			out[k] = v
 		}
@@ -120,7 +124,7 @@ func CommandSpecFrom(m map[string]any) *CommandSpec {
 		return nil
 	}
 	str := func(k string) string { s, _ := m[k].(string); return s }
-	spec := &CommandSpec{Create: str("create"), Update: str("update"), Delete: str("delete")}
+	spec := &CommandSpec{Create: str("create"), Update: str("update"), Delete: str("delete"), Read: str("read")}
 	if d, err := time.ParseDuration(str("timeout")); err == nil {
 		spec.Timeout = d
 	}

@@ -127,7 +127,7 @@ func (l *loader) environments(n *yaml.Node, c *Config) {
 
 var (
 	componentKeys = []string{"kind", "depends_on", "config", "environments", "secrets", "command"}
-	commandKeys   = []string{"create", "update", "delete", "timeout"}
+	commandKeys   = []string{"create", "update", "delete", "read", "timeout"}
 )
 
 func (l *loader) services(n *yaml.Node, c *Config) {
@@ -192,6 +192,8 @@ func (l *loader) component(n *yaml.Node, path string, line int, addr string, c *
 					spec.Update = s
 				case "delete":
 					spec.Delete = s
+				case "read":
+					spec.Read = s
 				}
 			})
 			comp.Command = spec

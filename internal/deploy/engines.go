@@ -14,9 +14,13 @@ import (
 	"github.com/deployer-dev/deployer/internal/statestore"
 )
 
-// ErrNoPulumiComponents: plan --preview or --refresh on a scope without
-// components of an engine that previews or refreshes (the Pulumi kinds).
-var ErrNoPulumiComponents = errors.New("no Pulumi components in scope: --preview and --refresh apply to kinds run by Pulumi (RDS, ElastiCacheRedis, MicroService, PulumiResource, StackReference)")
+// ErrNoPulumiComponents: plan --preview on a scope without components of an
+// engine that previews (the Pulumi kinds).
+var ErrNoPulumiComponents = errors.New("no Pulumi components in scope: --preview applies to kinds run by Pulumi (RDS, ElastiCacheRedis, MicroService, PulumiResource, StackReference)")
+
+// ErrNothingToRefresh: plan --refresh on a scope where no engine can read
+// what is live (docs/plan.md#drift-plan---refresh).
+var ErrNothingToRefresh = errors.New("nothing in scope can be refreshed: --refresh applies to kinds run by Pulumi and to components whose engine reads their live state (a Command component with command.read; docs/command-kind.md#drift-read); deploy first if the components have no state yet")
 
 // Preflight runs every engine's preflight (engine.Engine.Preflight) on the
 // components of cfg in t's scope, before any backend is opened or lock
@@ -126,7 +130,7 @@ func (s *Service) inputs(ctx context.Context, cfg *config.Config, t Target) (eng
 // scope previews.
 func (s *Service) Preview(ctx context.Context, cfg *config.Config, t Target, p *plan.Plan) (string, error) {
 	var out string
-	err := s.eachEngine(ctx, cfg, t, p, func(r engineRun, in engine.Inputs, st *statestore.State) error {
+	err := s.eachEngine(ctx, cfg, t, p, ErrNoPulumiComponents, func(r engineRun, in engine.Inputs, st *statestore.State) error {
 		in.Keep = keepFor(p, st, r.eng, r.changes)
 		text, err := r.eng.Preview(ctx, r.changes, in)
 		if err == nil {
@@ -146,7 +150,7 @@ func (s *Service) Preview(ctx context.Context, cfg *config.Config, t Target, p *
 // in the drift are masked (docs/plan.md#secrets).
 func (s *Service) Refresh(ctx context.Context, cfg *config.Config, t Target, p *plan.Plan) ([]engine.Drift, error) {
 	var out []engine.Drift
-	err := s.eachEngine(ctx, cfg, t, p, func(r engineRun, in engine.Inputs, st *statestore.State) error {
+	err := s.eachEngine(ctx, cfg, t, p, ErrNothingToRefresh, func(r engineRun, in engine.Inputs, st *statestore.State) error {
 		in.Keep = keepFor(p, st, r.eng, r.prior)
 		drift, err := r.eng.Refresh(ctx, r.prior, in)
 		if err == nil {
@@ -164,8 +168,8 @@ func (s *Service) Refresh(ctx context.Context, cfg *config.Config, t Target, p *
 // eachEngine calls call for each engine run of p, in order, with the run's
 // inputs and the state they come from. A call that returns
 // engine.ErrNotSupported skips its engine; another error stops the walk and
-// is returned. ErrNoPulumiComponents when no engine supported the operation.
-func (s *Service) eachEngine(ctx context.Context, cfg *config.Config, t Target, p *plan.Plan,
+// is returned. none when no engine supported the operation.
+func (s *Service) eachEngine(ctx context.Context, cfg *config.Config, t Target, p *plan.Plan, none error,
 	call func(r engineRun, in engine.Inputs, st *statestore.State) error) error {
 	in, st, err := s.inputs(ctx, cfg, t)
 	if err != nil {
@@ -183,7 +187,7 @@ func (s *Service) eachEngine(ctx context.Context, cfg *config.Config, t Target, 
 		supported = true
 	}
 	if !supported {
-		return ErrNoPulumiComponents
+		return none
 	}
 	return nil
 }

@@ -78,14 +78,15 @@ func commandDiffs(d *differ, desired *config.CommandSpec, prior *statestore.Reso
 
 // StateOnly reports whether every diff of s is one that changes what is
 // recorded but not what exists: command.delete and command.timeout, which
-// take effect at the next delete or run. Such an update runs no command
+// take effect at the next delete or run, and command.read, which reads
+// and changes nothing. Such an update runs neither create nor update
 // (docs/decisions.md).
 func StateOnly(s Step) bool {
 	if s.Action != Update || len(s.Diffs) == 0 {
 		return false
 	}
 	for _, f := range s.Diffs {
-		if f.Path != PathCommand+".delete" && f.Path != PathCommand+".timeout" {
+		if f.Path != PathCommand+".delete" && f.Path != PathCommand+".timeout" && f.Path != PathCommand+".read" {
 			return false
 		}
 	}

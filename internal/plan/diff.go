@@ -32,6 +32,16 @@ type differ struct {
 	out     []FieldDiff
 }
 
+// FieldDiffs returns the field diffs from old to new, compared as config is
+// (maps by key at any depth, lists by element, numbers by value; absent and
+// null alike), with secret values and the values of secret-named keys
+// masked: what plan --refresh reports as drift.
+func FieldDiffs(old, new map[string]any) []FieldDiff {
+	d := &differ{}
+	d.walk("", old, new, false)
+	return d.out
+}
+
 func (d *differ) walk(path string, old, new any, sensitive bool) {
 	if IsSecretValue(old) || IsSecretValue(new) {
 		if !Equal(old, new) {

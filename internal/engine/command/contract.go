@@ -18,11 +18,6 @@ func (e *Engine) Preview(context.Context, []plan.Step, engine.Inputs) (string, e
 	return "", engine.ErrNotSupported
 }
 
-// Refresh is not supported: a command's outputs cannot be read back.
-func (e *Engine) Refresh(context.Context, []plan.Step, engine.Inputs) ([]engine.Drift, error) {
-	return nil, engine.ErrNotSupported
-}
-
 // Kill does nothing more than cancelling the context does: a cancelled
 // command gets SIGTERM, then SIGKILL after the grace period (WithGrace).
 func (e *Engine) Kill() {}

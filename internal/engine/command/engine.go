@@ -7,6 +7,7 @@ import (
 	"io"
 	"maps"
 	"os"
+	"slices"
 	"time"
 
 	"github.com/deployer-dev/deployer/internal/config"
@@ -143,16 +144,7 @@ func (e *Engine) applyStep(ctx context.Context, st plan.Step, in engine.Inputs) 
 		out, err = e.runAction(ctx, st, in, "create", spec.Create, map[string]any{})
 	case plan.Update:
 		if plan.StateOnly(st) {
-			// Only command.delete or command.timeout changed: they take
-			// effect at the next delete or run, so nothing runs now and the
-			// new commands are recorded (docs/decisions.md).
-			fmt.Fprintf(progress(in), "[%s] only command.delete or command.timeout changed: recorded, nothing runs\n", st.Address)
-			res.Finished, res.Status, res.Outputs = e.now(), StatusReady, prev
-			if st.Prior != nil {
-				res.ActualState = maps.Clone(st.Prior.ActualState)
-			}
-			in.Outputs[st.Address] = maps.Clone(prev)
-			return res, nil
+			return e.recordOnly(ctx, st, in, res, prev)
 		}
 		cmd := spec.Update
 		if cmd == "" {
@@ -175,11 +167,14 @@ func (e *Engine) applyStep(ctx context.Context, st plan.Step, in engine.Inputs) 
 	default:
 		err = fmt.Errorf("component %s: unknown action %q", st.Address, st.Action)
 	}
-
-	res.Finished = e.now()
 	if out != nil {
 		res.ActualState = out.actualState()
 	}
+	if err == nil && st.Action != plan.Delete && spec.Read != "" {
+		err = e.recordLive(ctx, st, in, out.outputs, res.ActualState)
+	}
+
+	res.Finished = e.now()
 	if err != nil {
 		res.Status = StatusFailed
 		if errors.Is(err, errCancelled) {
@@ -199,6 +194,38 @@ func (e *Engine) applyStep(ctx context.Context, st plan.Step, in engine.Inputs) 
 	res.Status = StatusReady
 	res.Outputs = out.outputs
 	in.Outputs[st.Address] = maps.Clone(out.outputs)
+	return res, nil
+}
+
+// recordOnly applies an update whose diffs are all plan.StateOnly: only
+// command.delete, command.timeout or command.read changed. They take effect
+// at the next delete or run, so neither create nor update runs and the new
+// commands are recorded; a changed read runs once and its JSON replaces
+// actual_state.live (docs/decisions.md).
+func (e *Engine) recordOnly(ctx context.Context, st plan.Step, in engine.Inputs, res engine.Result, prev map[string]any) (engine.Result, error) {
+	res.Outputs = prev
+	res.ActualState = map[string]any{}
+	if st.Prior != nil && st.Prior.ActualState != nil {
+		res.ActualState = maps.Clone(st.Prior.ActualState)
+	}
+	readChanged := slices.ContainsFunc(st.Diffs, func(f plan.FieldDiff) bool { return f.Path == plan.PathCommand+".read" })
+	if readChanged && st.Command != nil && st.Command.Read != "" {
+		fmt.Fprintf(progress(in), "[%s] only commands changed: recording them and the new read's live state\n", st.Address)
+		if err := e.recordLive(ctx, st, in, prev, res.ActualState); err != nil {
+			res.Finished, res.Status, res.Err = e.now(), StatusFailed, err
+			if errors.Is(err, errCancelled) {
+				res.Status = StatusCancelled
+			}
+			return res, err
+		}
+	} else {
+		if readChanged {
+			delete(res.ActualState, LiveKey) // read removed: nothing live is recorded any more
+		}
+		fmt.Fprintf(progress(in), "[%s] only command.delete, command.timeout or command.read changed: recorded, nothing runs\n", st.Address)
+	}
+	res.Finished, res.Status = e.now(), StatusReady
+	in.Outputs[st.Address] = maps.Clone(prev)
 	return res, nil
 }
 

@@ -48,6 +48,10 @@ type runSpec struct {
 	payload                       payload
 	timeout                       time.Duration
 	progress                      io.Writer
+	// captureStdout keeps stdout (at most inputfile.MaxOutputsBytes) in
+	// runOutcome.stdout instead of streaming it, and reads no outputs
+	// file: the read command.
+	captureStdout bool
 }
 
 // runOutcome is what a finished (or failed) command left.
@@ -56,6 +60,7 @@ type runOutcome struct {
 	exitCode int
 	duration time.Duration
 	outputs  map[string]any
+	stdout   []byte // with runSpec.captureStdout
 }
 
 func (o *runOutcome) actualState() map[string]any {
@@ -99,6 +104,11 @@ func (e *Engine) run(ctx context.Context, s runSpec) (*runOutcome, error) {
 	cmd.Env = s.payload.environ(e.environ(), outPath)
 	cmd.Stdin = bytes.NewReader(stdin)
 	cmd.Stdout = stream.stdout()
+	var captured *cappedBuffer
+	if s.captureStdout {
+		captured = &cappedBuffer{max: inputfile.MaxOutputsBytes}
+		cmd.Stdout = captured
+	}
 	cmd.Stderr = stream.stderr()
 	// A background child that keeps stdout open must not hang the deploy.
 	cmd.WaitDelay = e.grace
@@ -142,6 +152,14 @@ func (e *Engine) run(ctx context.Context, s runSpec) (*runOutcome, error) {
 		return out, fail("failed: "+waitErr.Error(), waitErr)
 	}
 
+	if captured != nil {
+		if captured.over {
+			return out, fail(fmt.Sprintf("printed more than %d bytes on stdout: print one JSON object of the live state", captured.max), nil)
+		}
+		out.stdout = captured.b.Bytes()
+		fmt.Fprintf(s.progress, "%s%s done in %s\n", prefix, s.action, out.duration.Round(time.Millisecond))
+		return out, nil
+	}
 	outputs, err := readOutputs(outPath)
 	if err != nil {
 		return out, fail(err.Error(), err)

@@ -1,0 +1,63 @@
+package command
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/deployer-dev/deployer/internal/config"
+	"github.com/deployer-dev/deployer/internal/engine"
+	"github.com/deployer-dev/deployer/internal/plan"
+	"github.com/deployer-dev/deployer/internal/statestore"
+)
+
+// A create records read's JSON in actual_state.live; a read that does not
+// print one JSON object fails the step with an error naming the component
+// and saying what to print.
+func TestApplyRecordsWhatReadPrints(t *testing.T) {
+	for _, tc := range []struct {
+		name, read, wantErr string
+	}{
+		{"object", `echo '{"replicas": 2}'`, ""},
+		{"array", `echo '[1, 2]'`, "component web/site: read command \"echo '[1, 2]'\" printed a JSON array, not an object"},
+		{"two values", `echo '{} {}'`, "printed invalid JSON (more than one JSON value)"},
+		{"nothing", `true`, "printed nothing right after the create"},
+		{"fails", `echo down >&2; exit 4`, "read command \"echo down >&2; exit 4\" exited with code 4; last stderr lines:\n  down"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			in := inputs(t, &syncBuffer{})
+			st := step("web/site", plan.Create, config.CommandSpec{Create: "true", Read: tc.read}, nil)
+			res, err := testEngine().Apply(context.Background(), []plan.Step{st}, in)
+			if tc.wantErr == "" {
+				live, _ := res[0].ActualState[LiveKey].(map[string]any)
+				if err != nil || res[0].Status != StatusReady || live["replicas"] == nil {
+					t.Fatalf("Apply = %v, %+v; want ready with actual_state.live", err, res)
+				}
+				return
+			}
+			if err == nil || !strings.Contains(err.Error(), tc.wantErr) || res[0].Status != StatusFailed {
+				t.Fatalf("Apply = %v (status %s), want a failed step saying %q", err, res[0].Status, tc.wantErr)
+			}
+		})
+	}
+}
+
+// Refresh reads only components with a read command and state; with none
+// it is not supported (deploy says what to add).
+func TestRefreshReadsOnlyComponentsWithReadAndState(t *testing.T) {
+	in := inputs(t, &syncBuffer{})
+	prior := &statestore.Resource{ActualState: map[string]any{LiveKey: map[string]any{"n": 1}}}
+	noRead := step("a/no-read", plan.NoOp, config.CommandSpec{Create: "true"}, nil)
+	noRead.Prior = prior
+	noState := step("a/no-state", plan.Create, config.CommandSpec{Create: "true", Read: "exit 9"}, nil)
+	if _, err := testEngine().Refresh(context.Background(), []plan.Step{noRead, noState}, in); !errors.Is(err, engine.ErrNotSupported) {
+		t.Fatalf("Refresh without read commands = %v, want ErrNotSupported", err)
+	}
+	same := step("a/same", plan.NoOp, config.CommandSpec{Create: "true", Read: `echo '{"n": 1.0}'`}, nil)
+	same.Prior = prior
+	drift, err := testEngine().Refresh(context.Background(), []plan.Step{noRead, same}, in)
+	if err != nil || len(drift) != 0 {
+		t.Fatalf("Refresh = %v, %+v; want no drift (1 and 1.0 are the same number)", err, drift)
+	}
+}
