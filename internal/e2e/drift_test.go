@@ -119,6 +119,19 @@ func TestCommandDriftWithRead(t *testing.T) {
 	p.write("deployer.yaml", strings.Replace(driftYAML, "replicas: 2", "replicas: 3", 1))
 	p.mustRun(0, "deploy", "-e", "dev", "--yes")
 	p.mustRun(0, "plan", "-e", "dev", "--refresh", "--detailed-exitcode")
+
+	// A new read command alone is a reviewed change that runs only read.
+	yaml := strings.Replace(driftYAML, "replicas: 2", "replicas: 3", 1)
+	p.write("deployer.yaml", strings.Replace(yaml, "cat live/web.json 2>/dev/null || true", "cat live/web.json 2>/dev/null || echo null", 1))
+	r = p.mustRun(2, "plan", "-e", "dev", "--detailed-exitcode")
+	if !strings.Contains(r.stdout, "command.read:") {
+		t.Errorf("a changed read should show as a command.read diff:\n%s", r)
+	}
+	r = p.mustRun(0, "deploy", "-e", "dev", "--yes")
+	if strings.Contains(r.stderr, "[app/web] create:") || strings.Contains(r.stderr, "[app/web] update:") || !strings.Contains(r.stderr, "[app/web] read:") {
+		t.Errorf("a changed read alone should run only read:\n%s", r)
+	}
+	p.mustRun(0, "plan", "-e", "dev", "--refresh", "--detailed-exitcode")
 }
 
 // Under GitHub Actions, drift is a warning annotation per component naming

@@ -59,6 +59,9 @@ func (e *Engine) readLive(ctx context.Context, st plan.Step, in engine.Inputs, c
 		return nil, false, &StepError{Address: st.Address, Action: "read", Command: st.Command.Read, ExitCode: 0,
 			Reason: fmt.Sprintf("printed a JSON %s, not an object: print one JSON object of the live state, such as {\"replicas\":3}, or nothing when it is gone", jsonType(v))}
 	}
+	if in.Learn != nil {
+		in.Learn(st.Address, m) // its secrets are masked from here on, like outputs
+	}
 	return m, false, nil
 }
 
