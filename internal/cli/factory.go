@@ -6,7 +6,6 @@ import (
 	"io"
 	"log/slog"
 	"os"
-	"strings"
 	"sync"
 	"time"
 
@@ -94,18 +93,9 @@ func (f *Factory) maskStreams() {
 }
 
 // ComponentEnviron is the environment Command components start from:
-// deployer's own, without the passphrases of the state's secrets
-// (docs/secrets.md).
-func ComponentEnviron() []string {
-	env := os.Environ()
-	out := env[:0:0]
-	for _, kv := range env {
-		if !strings.HasPrefix(kv, "DEPLOYER_SECRETS_") {
-			out = append(out, kv)
-		}
-	}
-	return out
-}
+// deployer's own, without the variables of the state's secrets key
+// (secrets.ChildEnviron, docs/secrets.md).
+func ComponentEnviron() []string { return secrets.ChildEnviron(os.Environ()) }
 
 // Sealer returns the Sealer of deployer.yaml's secrets provider
 // (pulumi.secrets_provider, shared with the Pulumi engine).

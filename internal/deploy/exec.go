@@ -13,6 +13,7 @@ import (
 	"github.com/deployer-dev/deployer/internal/config"
 	"github.com/deployer-dev/deployer/internal/lockmgr"
 	"github.com/deployer-dev/deployer/internal/proc"
+	"github.com/deployer-dev/deployer/internal/secrets"
 )
 
 // DefaultExecGrace is the time `lock exec` gives its command between SIGTERM
@@ -39,7 +40,8 @@ type ExecRequest struct {
 	// being stopped. Nil discards them.
 	Progress io.Writer
 	// Environ is the command's environment before the DEPLOYER_LOCK_*
-	// variables are added; nil means os.Environ().
+	// variables are added; nil means os.Environ(). The variables of the
+	// secrets key are removed either way (secrets.ChildEnviron).
 	Environ []string
 }
 
@@ -121,6 +123,8 @@ func runUnderLease(ctx context.Context, lease *lockmgr.Lease, req ExecRequest, r
 	if env == nil {
 		env = os.Environ()
 	}
+	env = secrets.ChildEnviron(env) // no secrets key unless passed explicitly
+
 	rec := res.Lock
 	c := proc.Command(lease.Context(), req.Args[0], req.Args[1:]...)
 	c.Grace = req.Grace

@@ -261,7 +261,7 @@ func TestStatusCodesStallsAndRefusals(t *testing.T) {
 		"stalled": stalled(t), "refused": "http://" + testenv.ClosedAddr(t) + "/",
 	}, timeout)
 	res := r.stop("me")
-	if res.Decision != guard.SkippedSharedActive || statuses(res) != "down=DOWN,moved=DOWN,refused=UNKNOWN,stalled=UNKNOWN" {
+	if res.Decision != guard.SkippedSharedActive || statuses(res) != "down=DOWN,moved=UNKNOWN,refused=UNKNOWN,stalled=UNKNOWN" {
 		t.Fatalf("%+v %s", res, statuses(res))
 	}
 	st := res.Sharers[3]
@@ -439,5 +439,51 @@ func TestLeaseConfigFitsTheGuardTTL(t *testing.T) {
 	}
 	if cfg.Backend.LockTTL != 5*time.Minute {
 		t.Errorf("LeaseConfig changed its argument: %+v", cfg.Backend)
+	}
+}
+
+// Only a 5xx is DOWN: a redirect, an access error, a missing page or a
+// refused method say the status_url is wrong, and a wrong URL must never
+// make a sharer look stopped.
+func TestMisconfiguredStatusURLsCountAsUpWithAWarning(t *testing.T) {
+	codes := map[string]int{"ok": 200, "e500": 500, "e503": 503, "r301": 301, "r302": 302, "r307": 307,
+		"e401": 401, "e403": 403, "e404": 404, "e405": 405, "e429": 429, "e400": 400, "s204": 204}
+	urls := map[string]string{"me": newApp(t).srv.URL}
+	for app, code := range codes {
+		a := newApp(t)
+		a.code.Store(int32(code))
+		urls[app] = a.srv.URL
+	}
+	r := newRig(t, "file://"+t.TempDir(), urls, time.Second)
+	var logBuf bytes.Buffer
+	g := r.guard()
+	g.Log = &syncWriter{w: &logBuf}
+	res, err := g.Stop(context.Background(), r.cfg, "db", "me", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "e400=UNKNOWN,e401=UNKNOWN,e403=UNKNOWN,e404=UNKNOWN,e405=UNKNOWN,e429=UNKNOWN,e500=DOWN,e503=DOWN,ok=UP," +
+		"r301=UNKNOWN,r302=UNKNOWN,r307=UNKNOWN,s204=UNKNOWN"
+	if got := statuses(res); got != want || res.Decision != guard.SkippedSharedActive {
+		t.Fatalf("statuses %s (decision %s), want %s", got, res.Decision, want)
+	}
+	for _, s := range res.Sharers {
+		if s.Status == guard.Unknown && !strings.Contains(logBuf.String(), fmt.Sprintf("warning: %s answered HTTP %d", s.App, codes[s.App])) {
+			t.Errorf("no warning for %s:\n%s", s.App, logBuf.String())
+		}
+		if s.Status == guard.Unknown && !strings.Contains(logBuf.String(), s.URL+": counted as UP") {
+			t.Errorf("the warning should name %s's URL %s:\n%s", s.App, s.URL, logBuf.String())
+		}
+	}
+	// Every other sharer 404: nothing is stopped.
+	delete(urls, "ok")
+	for app := range urls {
+		if app != "me" && app != "e404" {
+			delete(urls, app)
+		}
+	}
+	r = newRig(t, "file://"+t.TempDir(), urls, time.Second)
+	if res := r.stop("me"); res.Decision != guard.SkippedSharedActive || len(r.lines("stops.log")) != 0 {
+		t.Fatalf("a 404 stopped the resource: %+v", res)
 	}
 }

@@ -17,7 +17,8 @@ import (
 // Status is a sharer's quick status.
 type Status string
 
-// Statuses (docs/guard.md): only HTTP 200 is UP; UNKNOWN counts as UP.
+// Statuses (docs/guard.md): only HTTP 200 is UP, only a 5xx is DOWN;
+// UNKNOWN (no answer, or an answer that says the URL is wrong) counts as UP.
 const (
 	Up      Status = "UP"
 	Down    Status = "DOWN"
@@ -40,7 +41,8 @@ type SharerStatus struct {
 func (s SharerStatus) Active() bool { return s.Status != Down }
 
 // NewClient returns the HTTP client of the status checks: it does not follow
-// redirects (a 3xx is DOWN, as in the design) and keeps no idle connections.
+// redirects (a 3xx is UNKNOWN, a misconfigured URL) and keeps no idle
+// connections.
 func NewClient() *http.Client {
 	t := http.DefaultTransport.(*http.Transport).Clone()
 	t.DisableKeepAlives = true
@@ -73,6 +75,8 @@ func (g *Guard) checkAll(ctx context.Context, res *config.Shared, apps []string)
 			g.logf("%s is UP (HTTP %d)", s.App, *s.HTTPCode)
 		case s.Status == Down:
 			g.logf("%s is DOWN (HTTP %d)", s.App, *s.HTTPCode)
+		case s.HTTPCode != nil:
+			g.logf("warning: %s answered %s at %s: counted as UP", s.App, s.Error, s.URL)
 		default:
 			g.logf("%s is UNKNOWN (%s): counted as UP", s.App, s.Error)
 		}
@@ -92,10 +96,7 @@ func (g *Guard) check(ctx context.Context, app, url string, timeout time.Duratio
 			resp.Body.Close()
 			code := resp.StatusCode
 			st.HTTPCode = &code
-			st.Status = Down
-			if code == http.StatusOK {
-				st.Status = Up
-			}
+			st.Status, st.Error = classify(code)
 		}
 	}
 	st.Timestamp = g.now().UTC()
@@ -103,6 +104,29 @@ func (g *Guard) check(ctx context.Context, app, url string, timeout time.Duratio
 		st.Error = describe(err, timeout)
 	}
 	return st
+}
+
+// classify maps an HTTP answer to a status (docs/guard.md#the-rules): 200 is
+// UP; a 5xx, the answer of a stopped application, is DOWN; anything else
+// (a redirect, 401, 403, 404, 405, 429, any other code) says the URL is
+// not a status endpoint that works, so it is UNKNOWN, counted as UP, with
+// why: a mistyped URL must never make a sharer look stopped.
+func classify(code int) (Status, string) {
+	switch {
+	case code == http.StatusOK:
+		return Up, ""
+	case code >= 500 && code <= 599:
+		return Down, ""
+	case code >= 300 && code <= 399:
+		return Unknown, fmt.Sprintf("HTTP %d, a redirect (not followed): check status_url", code)
+	case code == http.StatusUnauthorized || code == http.StatusForbidden:
+		return Unknown, fmt.Sprintf("HTTP %d, access denied: check status_url and the endpoint's access rules", code)
+	case code == http.StatusNotFound || code == http.StatusMethodNotAllowed:
+		return Unknown, fmt.Sprintf("HTTP %d: check status_url (it must answer HEAD with 200 when up, 5xx when stopped)", code)
+	case code == http.StatusTooManyRequests:
+		return Unknown, fmt.Sprintf("HTTP %d, rate limited", code)
+	}
+	return Unknown, fmt.Sprintf("HTTP %d, not 200 (up) or 5xx (stopped): check status_url", code)
 }
 
 func describe(err error, timeout time.Duration) string {
