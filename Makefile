@@ -31,6 +31,11 @@ demo-clean:
 test:
 	bash scripts/test.sh
 
+# Regenerates the command reference in docs/commands.md from the command tree
+# (after changing a command, a flag or a help text; a test fails while it is stale).
+docs:
+	$(GO) generate ./cmd/gendocs
+
 bench:
 	bash scripts/test.sh bench
 

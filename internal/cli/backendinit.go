@@ -35,7 +35,10 @@ func NewCmdBackendInit(f *Factory, runF func(context.Context, *BackendInitOption
 	return &cobra.Command{
 		Use:   "init",
 		Short: "Create the table, bucket or schema the configured backends need (idempotent)",
-		Args:  cobra.NoArgs,
+		Long: "Creates what backend.state and backend.lock name: the DynamoDB table, the S3 bucket (versioning,\n" +
+			"encryption, public access block; then checks that the server enforces conditional writes) or the\n" +
+			"PostgreSQL schema. Idempotent: a second run reports what already exists.",
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if runF != nil {
 				return runF(cmd.Context(), opts)

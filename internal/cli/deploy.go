@@ -48,6 +48,10 @@ func NewCmdDeploy(f *Factory, runF func(context.Context, *DeployOptions) error) 
 	cmd := &cobra.Command{
 		Use:   "deploy",
 		Short: "Lock, plan, apply and save the state of a stack/environment",
+		Long: "Takes the lock of the level chosen (stack, or --service / --component), loads and verifies the\n" +
+			"state, plans, asks for confirmation (--yes without a terminal), applies in dependency order and\n" +
+			"writes the new state with a history snapshot and a deployment record, then releases the lock.\n" +
+			"The steps, Ctrl-C and failures: docs/commands.md#deploy.",
 		Example: `  deployer deploy -e dev --yes
   deployer deploy -e prod --component user-service/api --lock-timeout 10m
   deployer deploy -e prod --plan prod.plan --yes`,
@@ -67,7 +71,9 @@ func NewCmdDestroy(f *Factory, runF func(context.Context, *DeployOptions) error)
 	cmd := &cobra.Command{
 		Use:   "destroy",
 		Short: "Delete every component in scope and record it in the state",
-		Args:  cobra.NoArgs,
+		Long: "Deletes every component in scope, dependents first (independent ones at once), under the lock,\n" +
+			"and records the deployment in the state's history.",
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return opts.runE(cmd, f, runF)
 		},

@@ -49,7 +49,10 @@ func NewCmdHistory(f *Factory, runF func(context.Context, *HistoryOptions) error
 	cmd := &cobra.Command{
 		Use:   "history",
 		Short: "List state snapshots and deployments, newest first",
-		Args:  cobra.NoArgs,
+		Long: "Lists the history snapshots joined with the deployment records, newest first. A snapshot whose\n" +
+			"state.json write never completed is marked uncommitted (docs/state-format.md#history-snapshots);\n" +
+			"an abandoned deployment shows when it started. Read-only.",
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := opts.Target.validateFlags(); err != nil {
 				return err

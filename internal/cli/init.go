@@ -29,6 +29,7 @@ func NewCmdInit(f *Factory, runF func(context.Context, *InitOptions) error) *cob
 	cmd := &cobra.Command{
 		Use:   "init",
 		Short: "Write a commented deployer.yaml",
+		Long:  "Writes a commented starter deployer.yaml (./deployer.yaml, or --config FILE). An existing file\nis kept unless --force.",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			opts.Path = f.ConfigPath

@@ -52,7 +52,10 @@ func NewCmdStateLocks(f *Factory, runF func(context.Context, *StateLocksOptions)
 	cmd := &cobra.Command{
 		Use:   "locks",
 		Short: "List who holds which lock, with ACTIVE/STALE/EXPIRED verdicts",
-		Args:  cobra.NoArgs,
+		Long: "Lists the held locks: holder, level, operation, age and the verdict ACTIVE, STALE or EXPIRED;\n" +
+			"\"pid not running\" for a holder on this host whose process is gone. Read-only. Outside a\n" +
+			"project (no deployer.yaml) it needs DEPLOYER_BACKEND_LOCK to name the backend.",
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			opts.JSON = f.JSON
 			if runF != nil {

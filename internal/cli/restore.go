@@ -54,6 +54,9 @@ func NewCmdRestore(f *Factory, runF func(context.Context, *RestoreOptions) error
 	cmd := &cobra.Command{
 		Use:   "restore",
 		Short: "Write a history snapshot as a new serial (history stays append-only)",
+		Long: "Writes a history snapshot as a new serial with a restore deployment record, under the stack\n" +
+			"lock; the history stays append-only. --timestamp takes the newest snapshot at or before T that\n" +
+			"is not uncommitted. Also the repair of a state whose checksums do not verify.",
 		Example: `  deployer restore -e prod --serial 12
   deployer restore -e prod --timestamp 2024-01-15T14:00:00Z --yes`,
 		Args: cobra.NoArgs,

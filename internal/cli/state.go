@@ -59,7 +59,10 @@ func NewCmdStateShow(f *Factory, runF func(context.Context, *StateShowOptions) e
 	cmd := &cobra.Command{
 		Use:   "show",
 		Short: "Show the state of a stack/environment (verified)",
-		Args:  cobra.NoArgs,
+		Long: "Prints the state of the stack/environment, or a history snapshot (--serial), after verifying\n" +
+			"its checksums. Every secret is shown as (sensitive); --show-secrets decrypts them (asks first;\n" +
+			"audited). Read-only: works with a role that may only read the state.",
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := opts.Target.validateFlags(); err != nil {
 				return err
@@ -164,7 +167,10 @@ func NewCmdStatePush(f *Factory, runF func(context.Context, *StatePushOptions) e
 	cmd := &cobra.Command{
 		Use:   "push FILE",
 		Short: "Write a saved state file (deployer-errored-*.json) as the next serial",
-		Args:  cobra.ExactArgs(1),
+		Long: "Writes a state saved by a failed deploy (./deployer-errored-STACK-ENV.json, when the state\n" +
+			"write failed after infrastructure changed) as the next serial, under the stack lock. Its\n" +
+			"lineage must match the stored state's.",
+		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := opts.Target.validateFlags(); err != nil {
 				return err
