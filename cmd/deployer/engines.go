@@ -11,10 +11,12 @@ import (
 	"github.com/deployer-dev/deployer/internal/engine"
 	"github.com/deployer-dev/deployer/internal/engine/command"
 	pulumiengine "github.com/deployer-dev/deployer/internal/engine/pulumi"
+	"github.com/deployer-dev/deployer/internal/engine/stackref"
 )
 
 // newEngines is the one place concrete engines are built (docs/pulumi.md,
-// "Engines"): the Command engine, and Pulumi with its backend under the
+// "Engines"): the Command engine, StackReference (read from deployer's own
+// state, no tool needed), and Pulumi with its backend under the
 // state backend's stacks/{stack}/{env}/pulumi. Everything else sees them as
 // engine.Engine.
 func newEngines(cfg *config.Config, opts cli.EngineOptions) []engine.Engine {
@@ -22,6 +24,7 @@ func newEngines(cfg *config.Config, opts cli.EngineOptions) []engine.Engine {
 	// deploy saves its state and releases the lock within 5 s.
 	return []engine.Engine{
 		command.New(command.WithGrace(3*time.Second), command.WithEnviron(cli.ComponentEnviron)),
+		stackref.New(),
 		pulumiengine.New(pulumiengine.Options{
 			BackendURL:      pulumiBackendBase(cfg),
 			SecretsProvider: cfg.Pulumi.SecretsProvider,

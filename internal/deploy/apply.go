@@ -116,7 +116,11 @@ func (s *Service) Apply(ctx context.Context, req ApplyRequest) (*Outcome, error)
 	if err != nil {
 		return out, err
 	}
-	p, err := s.buildPlan(res, st, head, t, req.Destroy)
+	read, err := s.readData(work, res, t, req.Destroy)
+	if err != nil {
+		return out, err
+	}
+	p, err := s.buildPlan(res, st, head, t, req.Destroy, read)
 	if err != nil {
 		return out, err
 	}
@@ -149,7 +153,7 @@ func (s *Service) Apply(ctx context.Context, req ApplyRequest) (*Outcome, error)
 		"scope", t.LockKey(), "operation", op, "lock_id", lease.Record().LockID)
 	in := engine.Inputs{
 		Stack: t.Stack, Env: t.Env, Dir: req.Config.Dir, EnvConfig: res.EnvConfig,
-		DeploymentID: depID, Outputs: outputsOf(st), Progress: s.d.Masker.Writer(s.d.Progress), StackOutputs: s.stackOutputs,
+		DeploymentID: depID, Outputs: withRead(outputsOf(st), read), Progress: s.d.Masker.Writer(s.d.Progress), StackOutputs: s.stackOutputs,
 		Learn: s.learnOutputs,
 	}
 	limit := req.Parallelism

@@ -179,15 +179,22 @@ func (s *Service) Plan(ctx context.Context, cfg *config.Config, t Target, destro
 	if err != nil {
 		return nil, err
 	}
-	return s.buildPlan(res, st, head, t, destroy)
+	read, err := s.readData(ctx, res, t, destroy)
+	if err != nil {
+		return nil, err
+	}
+	return s.buildPlan(res, st, head, t, destroy, read)
 }
 
-func (s *Service) buildPlan(res *config.Resolved, st *statestore.State, head statestore.Head, t Target, destroy bool) (*plan.Plan, error) {
+// buildPlan diffs res against st; read holds the outputs of data components
+// read for this plan (readData).
+func (s *Service) buildPlan(res *config.Resolved, st *statestore.State, head statestore.Head, t Target, destroy bool,
+	read map[string]map[string]any) (*plan.Plan, error) {
 	stored := st
 	if head.Version == "" {
 		stored = nil // no state yet: the plan is bound to no lineage
 	}
-	return plan.Build(res, stored, plan.Options{ReplaceOn: s.d.ReplaceOn, Scope: t.Scope(), Destroy: destroy})
+	return plan.Build(res, stored, plan.Options{ReplaceOn: s.d.ReplaceOn, Scope: t.Scope(), Destroy: destroy, Read: read})
 }
 
 // resolve applies the environment's overrides, resolves ${env:...} and

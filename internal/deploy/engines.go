@@ -16,7 +16,7 @@ import (
 
 // ErrNoPulumiComponents: plan --preview on a scope without components of an
 // engine that previews (the Pulumi kinds).
-var ErrNoPulumiComponents = errors.New("no Pulumi components in scope: --preview applies to kinds run by Pulumi (RDS, ElastiCacheRedis, MicroService, PulumiResource, StackReference)")
+var ErrNoPulumiComponents = errors.New("no Pulumi components in scope: --preview applies to kinds run by Pulumi (RDS, ElastiCacheRedis, MicroService, PulumiResource)")
 
 // ErrNothingToRefresh: plan --refresh on a scope where no engine can read
 // what is live (docs/plan.md#drift-plan---refresh).
@@ -68,16 +68,67 @@ func replaceOn(engines []engine.Engine) func(kind string) []string {
 }
 
 // stackOutputs reads the outputs of another stack/environment from the
-// state store, for StackReference components (engine.Inputs.StackOutputs).
+// state store, read-only and without a lock, for StackReference components
+// (engine.Inputs.StackOutputs).
 func (s *Service) stackOutputs(ctx context.Context, stack, env string) (map[string]map[string]any, error) {
 	st, _, err := s.d.Store.Load(ctx, stack, env)
 	if errors.Is(err, statestore.ErrNotFound) {
-		return nil, fmt.Errorf("stack %s has no state for environment %s: deploy it first", stack, env)
+		return nil, fmt.Errorf("it has no state (nothing at %s): deploy it first", s.d.Store.Location(stack, env))
 	}
 	if err != nil {
 		return nil, err
 	}
 	return outputsOf(st), nil
+}
+
+// readData reads, without a lock and changing nothing, the outputs of the
+// data components in t's scope (engine.Kind.Read: StackReference), by
+// address, for plan.Options.Read; nil for a destroy, which reads nothing.
+// Each referenced stack/environment is read once. Errors are Read's: they
+// name the component and the stack it references.
+func (s *Service) readData(ctx context.Context, res *config.Resolved, t Target, destroy bool) (map[string]map[string]any, error) {
+	if destroy {
+		return nil, nil
+	}
+	kinds := KindsOf(s.d.Engines)
+	seen := map[string]map[string]map[string]any{}
+	in := engine.Inputs{Stack: t.Stack, Env: t.Env, EnvConfig: res.EnvConfig,
+		StackOutputs: func(ctx context.Context, stack, env string) (map[string]map[string]any, error) {
+			if o, ok := seen[stack+"/"+env]; ok {
+				return o, nil
+			}
+			o, err := s.stackOutputs(ctx, stack, env)
+			if err == nil {
+				seen[stack+"/"+env] = o
+			}
+			return o, err
+		}}
+	var out map[string]map[string]any
+	for _, addr := range res.Addresses() {
+		c := res.Components[addr]
+		k := kinds[c.Kind]
+		if k.Read == nil || !inScope(addr, t.Scope()) {
+			continue
+		}
+		outs, err := k.Read(ctx, plan.Step{Address: addr, Service: c.Service, Component: c.Name, Kind: c.Kind, Config: c.Config}, in)
+		if err != nil {
+			return nil, err
+		}
+		if out == nil {
+			out = map[string]map[string]any{}
+		}
+		out[addr] = outs
+	}
+	return out, nil
+}
+
+// withRead returns outputs with the outputs read for the plan in place of
+// the state's, for the engines: dependents see what the plan showed.
+func withRead(outputs, read map[string]map[string]any) map[string]map[string]any {
+	for addr, o := range read {
+		outputs[addr] = maps.Clone(o)
+	}
+	return outputs
 }
 
 // engineRun is the steps of one engine in a plan: changes, and every
@@ -121,8 +172,12 @@ func (s *Service) inputs(ctx context.Context, cfg *config.Config, t Target) (eng
 	if err != nil {
 		return engine.Inputs{}, nil, err
 	}
+	read, err := s.readData(ctx, res, t, false)
+	if err != nil {
+		return engine.Inputs{}, nil, err
+	}
 	return engine.Inputs{Stack: t.Stack, Env: t.Env, Dir: cfg.Dir, EnvConfig: res.EnvConfig, DeploymentID: NewDeploymentID(),
-		Outputs: outputsOf(st), Progress: s.d.Masker.Writer(s.d.Progress), StackOutputs: s.stackOutputs, Learn: s.learnOutputs}, st, nil
+		Outputs: withRead(outputsOf(st), read), Progress: s.d.Masker.Writer(s.d.Progress), StackOutputs: s.stackOutputs, Learn: s.learnOutputs}, st, nil
 }
 
 // Preview adds the engines' own previews to plan p (plan --preview): today

@@ -166,3 +166,118 @@ func findDiff(p planJSON, addr, path string) *planDiff {
 	}
 	return nil
 }
+
+const refBaseYAML = `stack: base
+%BACKEND%environments: {dev: {}}
+services:
+  base:
+    components:
+      version:
+        kind: Command
+        config: {version: "1"}
+        command:
+          create: printf '{"version":"%s","api_token":"tok-%s-secret"}' "$DEPLOYER_CONFIG_VERSION" "$DEPLOYER_CONFIG_VERSION" > "$DEPLOYER_OUTPUTS"
+          update: printf '{"version":"%s","api_token":"tok-%s-secret"}' "$DEPLOYER_CONFIG_VERSION" "$DEPLOYER_CONFIG_VERSION" > "$DEPLOYER_OUTPUTS"
+`
+
+const refAppYAML = `stack: app
+%BACKEND%environments: {dev: {}}
+services:
+  upstream:
+    components:
+      base:
+        kind: StackReference
+        config: {stack: base}
+  app:
+    components:
+      consumer:
+        kind: Command
+        depends_on: [upstream/base]
+        command:
+          create: ./consume.sh
+          update: ./consume.sh
+`
+
+const consumeScript = `#!/bin/sh
+printf '%s' "$DEPLOYER_DEP_UPSTREAM_BASE_OUTPUTS_BASE_VERSION_VERSION" > seen.txt
+printf '%s' "$DEPLOYER_DEP_UPSTREAM_BASE_OUTPUTS_BASE_VERSION_API_TOKEN" > token.txt
+`
+
+// TestStackReferenceIsReadWhenPlanningWithoutPulumi: a stack of Command
+// components reads another stack's outputs through a StackReference with no
+// Pulumi CLI on PATH; when the referenced outputs move on, plan shows the
+// dependent as an update with (inputs) diffs and exits 2, and one deploy
+// applies the new value. Secret outputs stay secret; a missing or empty
+// referenced stack is an error naming it.
+func TestStackReferenceIsReadWhenPlanningWithoutPulumi(t *testing.T) {
+	for _, b := range promiseBackends {
+		t.Run(b.name, func(t *testing.T) {
+			r := newRemote(t, b.lock, b.state, t.TempDir(), true)
+			backend := r.backendYAML("1m", "10s", "30s")
+			env := append([]string{"PATH=/usr/bin:/bin", "DEPLOYER_SECRETS_PASSPHRASE=reference test"}, r.env...)
+			base := newProject(t, strings.Replace(refBaseYAML, "%BACKEND%", backend, 1))
+			app := newProject(t, strings.Replace(refAppYAML, "%BACKEND%", backend, 1))
+			app.write("consume.sh", consumeScript)
+			base.env, app.env = env, env
+
+			res := app.mustRun(1, "plan", "-e", "dev")
+			if !strings.Contains(res.stderr, "upstream/base: StackReference to stack base environment dev") || !strings.Contains(res.stderr, "deploy it first") {
+				t.Errorf("plan before the referenced stack exists should name it and say to deploy it:\n%s", res)
+			}
+
+			base.mustRun(0, "deploy", "-e", "dev", "--yes")
+			app.mustRun(0, "deploy", "-e", "dev", "--yes")
+			if got := string(app.read("seen.txt")); got != "1" {
+				t.Fatalf("consumer saw version %q, want 1", got)
+			}
+			if got := string(app.read("token.txt")); got != "tok-1-secret" {
+				t.Errorf("consumer got api_token %q, want the real value", got)
+			}
+			app.mustRun(0, "plan", "-e", "dev", "--detailed-exitcode")
+
+			base.write("deployer.yaml", strings.Replace(strings.Replace(refBaseYAML, "%BACKEND%", backend, 1), `version: "1"`, `version: "2"`, 1))
+			base.mustRun(0, "deploy", "-e", "dev", "--yes")
+
+			res = app.mustRun(2, "plan", "-e", "dev", "--detailed-exitcode")
+			for _, want := range []string{"~ consumer (Command) update", `~ (inputs).upstream/base.outputs.base/version.version: "1" -> "2"`,
+				"(inputs).upstream/base.outputs.base/version.api_token: (sensitive) -> (sensitive)", "~ base (StackReference) update"} {
+				if !strings.Contains(res.stdout, want) {
+					t.Errorf("plan after base moved on lacks %q:\n%s", want, res)
+				}
+			}
+			js := app.mustRun(0, "plan", "-e", "dev", "--json")
+			for _, out := range []string{res.stdout, res.stderr, js.stdout, js.stderr} {
+				if strings.Contains(out, "tok-1-secret") || strings.Contains(out, "tok-2-secret") {
+					t.Errorf("a plan printed the referenced secret output:\n%s", out)
+				}
+			}
+			if d := findDiff(parsePlan(t, js), "app/consumer", "(inputs).upstream/base.outputs.base/version.version"); d == nil || d.New != "2" {
+				t.Errorf("plan --json lacks the (inputs) diff of app/consumer: %s", js.stdout)
+			}
+
+			app.mustRun(0, "deploy", "-e", "dev", "--yes")
+			if got := string(app.read("seen.txt")); got != "2" {
+				t.Errorf("after one deploy the consumer saw version %q, want 2", got)
+			}
+			app.mustRun(0, "plan", "-e", "dev", "--detailed-exitcode")
+			if raw := app.mustRun(0, "state", "show", "-e", "dev", "--json").stdout; strings.Contains(raw, "tok-2-secret") {
+				t.Errorf("state show of app prints the referenced secret:\n%s", raw)
+			}
+			if b.state == "file" {
+				data, err := os.ReadFile(filepath.Join(strings.TrimPrefix(r.state, "file://"), "stacks", "app", "dev", "state.json"))
+				if err != nil {
+					t.Fatal(err)
+				}
+				if strings.Contains(string(data), "tok-2-secret") {
+					t.Errorf("app's state.json holds the referenced secret in plain text")
+				}
+			}
+
+			base.mustRun(0, "destroy", "-e", "dev", "--yes")
+			res = app.mustRun(1, "plan", "-e", "dev")
+			if !strings.Contains(res.stderr, "stack base environment dev") || !strings.Contains(res.stderr, "no components") {
+				t.Errorf("plan against an emptied referenced stack should say so:\n%s", res)
+			}
+		})
+	}
+}

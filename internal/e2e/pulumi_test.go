@@ -173,6 +173,28 @@ func TestRealPulumiLocalExample(t *testing.T) {
 		regexp.MustCompile(`Pulumi changes:.*(create|update|delete|replace)`).MatchString(r.stdout) {
 		t.Errorf("plan --preview of an unchanged stack should show Pulumi changing nothing: %s", r)
 	}
+	// base's pet is replaced (a new id and name): app's plan sees it when
+	// planning (exit 2), and one deploy of app makes its name follow.
+	base.write("deployer.yaml", strings.Replace(readExample(t, "base"), `properties: {length: 2, separator: "-"}`,
+		`properties: {length: 2, separator: "-", keepers: {generation: 2}}`, 1))
+	r = base.mustRun(0, "deploy", "-e", "dev", "--yes")
+	if m := deploySummary.FindStringSubmatch(r.stdout); m == nil || m[3] != "1" {
+		t.Errorf("changing base's keepers should replace base/pet: %s", r)
+	}
+	bst = pp.stateOf("pulumi-local-base", "dev")
+	petName = bst.Resources["base/pet"].Outputs["properties"].(map[string]any)["name"].(string)
+	r = app.mustRun(2, "plan", "-e", "dev", "--detailed-exitcode")
+	if !strings.Contains(r.stdout, "~ pet (PulumiResource) update") || !strings.Contains(r.stdout, "(inputs).upstream/base.outputs.base/pet.id") {
+		t.Errorf("app's plan after base/pet was replaced should update app/pet with (inputs) diffs: %s", r)
+	}
+	app.mustRun(0, "deploy", "-e", "dev", "--yes")
+	ast = pp.stateOf("pulumi-local-app", "dev")
+	if appName, _ = ast.Resources["app/pet"].Outputs["properties"].(map[string]any)["name"].(string); !strings.HasPrefix(appName, petName+"-") {
+		t.Errorf("after one deploy app/pet name = %q, want base's new %q as prefix", appName, petName)
+	}
+	app.mustRun(0, "plan", "-e", "dev", "--detailed-exitcode")
+	pp.stateListsPulumi("pulumi-local-app", "dev")
+
 	for _, p := range []*project{base, app} {
 		if r := p.mustRun(0, "plan", "-e", "dev", "--refresh"); !strings.Contains(r.stdout, "No drift") || !strings.Contains(r.stdout, "No changes.") {
 			t.Errorf("plan --refresh right after a deploy should find no drift: %s", r)

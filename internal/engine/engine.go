@@ -68,6 +68,15 @@ type Kind struct {
 	// ReplaceOn lists the dotted config paths whose change forces
 	// replacement (plan.Options.ReplaceOn).
 	ReplaceOn []string
+	// Read, when set, makes the kind a data source (StackReference): a
+	// component's outputs are what Read returns for its config (c has
+	// Address, Kind and Config), read without a lock and changing nothing.
+	// Plans read them (plan.Options.Read) and diff them against the outputs
+	// the state recorded; an apply records exactly the values its plan
+	// read, which the engine's Apply finds in Inputs.Outputs (docs/plan.md
+	// "References to other stacks"). Errors name the component and what to
+	// do.
+	Read func(ctx context.Context, c plan.Step, in Inputs) (map[string]any, error)
 }
 
 // Drift is one component whose actual_state in deployer's state differs

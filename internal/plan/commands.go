@@ -103,3 +103,23 @@ func runs(spec *config.CommandSpec) *string {
 	s := spec.Delete
 	return &s
 }
+
+// PathOutputs is the pseudo-path of the diffs of a data component's outputs:
+// "(outputs).outputs.base/pet.id" is an output as the state recorded it
+// (old) and as read when planning (new).
+const PathOutputs = "(outputs)"
+
+// readDiffs makes s, a data component in both the configuration and the
+// state, an update when the outputs read when planning differ from the
+// ones the state recorded, with (outputs) diffs (secret values masked).
+func readDiffs(s *Step, read map[string]any) {
+	if s.Prior == nil || s.Action == Replace || Equal(map[string]any(s.Prior.Outputs), read) {
+		return
+	}
+	d := &differ{}
+	d.walk(PathOutputs, map[string]any(s.Prior.Outputs), read, false)
+	s.Diffs = append(s.Diffs, d.out...)
+	if s.Action == NoOp {
+		s.Action = Update
+	}
+}

@@ -24,6 +24,13 @@ type Options struct {
 	Destroy bool
 	// Now stamps CreatedAt; default time.Now.
 	Now func() time.Time
+	// Read holds, by address, the outputs of data components (a
+	// StackReference: engine.Kind.Read) as read when planning. They stand
+	// for those components' outputs in state when their dependents'
+	// recorded inputs are compared, and a data component whose recorded
+	// outputs differ is an update with (outputs) diffs (docs/plan.md
+	// "References to other stacks").
+	Read map[string]map[string]any
 }
 
 // Plan is the ordered steps that bring one stack/environment from its state
@@ -106,7 +113,7 @@ func Build(desired *config.Resolved, st *statestore.State, o Options) (*Plan, er
 		}
 	}
 	steps := make([]Step, 0, len(desired.Components)+len(prior))
-	inputs := newStateInputs(prior)
+	inputs := newStateInputs(prior, o.Read)
 	for addr, c := range desired.Components {
 		if !InScope(addr, o.Scope) {
 			continue
@@ -124,6 +131,9 @@ func Build(desired *config.Resolved, st *statestore.State, o Options) (*Plan, er
 			continue
 		}
 		s := diffStep(c, old, o.ReplaceOn)
+		if read, ok := o.Read[addr]; ok {
+			readDiffs(&s, read)
+		}
 		inputs.diff(&s)
 		steps = append(steps, s)
 	}

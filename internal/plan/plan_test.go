@@ -285,3 +285,37 @@ func TestCommandsAreDiffedAndDeletesSayWhatRuns(t *testing.T) {
 		t.Errorf("legacy delete: runs %v, want ./old-delete.sh", r)
 	}
 }
+
+// A data component whose outputs read when planning differ from the
+// recorded ones is an update with (outputs) diffs, and a dependent that saw
+// the old ones an update with (inputs) diffs.
+func TestReadOutputsMakeTheReferenceAndItsDependentsUpdates(t *testing.T) {
+	old := map[string]any{"stack": "organization/base/dev", "outputs": map[string]any{"base/v": map[string]any{"version": "1"}}}
+	now := map[string]any{"stack": "organization/base/dev", "outputs": map[string]any{"base/v": map[string]any{"version": "2"}}}
+	refRes := res("StackReference", map[string]any{"stack": "base"})
+	refRes.Outputs = old
+	consumer := res("MicroService", map[string]any{}, "upstream/base")
+	consumer.Inputs = ResolveInputs([]string{"upstream/base"}, func(string) map[string]any { return old })
+	d := desired(comp("upstream/base", "StackReference", map[string]any{"stack": "base"}), comp("app/c", "MicroService", map[string]any{}, "upstream/base"))
+	st := state(map[string]*statestore.Resource{"upstream/base": refRes, "app/c": consumer})
+	p, err := Build(d, st, Options{Now: fixedNow, Read: map[string]map[string]any{"upstream/base": old}})
+	if err != nil || p.HasChanges() {
+		t.Fatalf("unchanged read outputs: %v, changes %v; want no changes", err, p.Changes())
+	}
+	p, err = Build(d, st, Options{Now: fixedNow, Read: map[string]map[string]any{"upstream/base": now}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string][]FieldDiff{
+		"upstream/base": {{Path: "(outputs).outputs.base/v.version", Old: "1", New: "2", Op: OpChange}},
+		"app/c":         {{Path: "(inputs).upstream/base.outputs.base/v.version", Old: "1", New: "2", Op: OpChange}},
+	}
+	for _, s := range p.Steps {
+		if s.Action != Update {
+			t.Errorf("%s: %s, want update", s.Address, s.Action)
+		}
+		if diff := cmp.Diff(want[s.Address], s.Diffs); diff != "" {
+			t.Errorf("%s diffs (-want +got):\n%s", s.Address, diff)
+		}
+	}
+}

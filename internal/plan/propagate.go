@@ -12,14 +12,20 @@ import (
 // dependencies' outputs in state.
 type stateInputs struct {
 	prior map[string]*statestore.Resource
+	read  map[string]map[string]any // Options.Read
 	seal  sealer
 }
 
-func newStateInputs(prior map[string]*statestore.Resource) *stateInputs {
-	return &stateInputs{prior: prior, seal: sealer{}}
+func newStateInputs(prior map[string]*statestore.Resource, read map[string]map[string]any) *stateInputs {
+	return &stateInputs{prior: prior, read: read, seal: sealer{}}
 }
 
+// outputs are addr's outputs now: as read when planning for a data
+// component, else as the state has them.
 func (si *stateInputs) outputs(addr string) map[string]any {
+	if o, ok := si.read[addr]; ok {
+		return o
+	}
 	if r := si.prior[addr]; r != nil {
 		return r.Outputs
 	}

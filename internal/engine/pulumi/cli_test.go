@@ -30,7 +30,7 @@ func TestFindCLIMissingNamesTheFix(t *testing.T) {
 		t.Fatalf("FindCLI without pulumi = %v, want *CLIMissingError", err)
 	}
 	for _, want := range []string{
-		"the Pulumi CLI is required for kinds ElastiCacheRedis, MicroService, PulumiResource, RDS, StackReference",
+		"the Pulumi CLI is required for kinds ElastiCacheRedis, MicroService, PulumiResource, RDS",
 		"https://www.pulumi.com/docs/install/", "--install-pulumi", "pulumi.command in deployer.yaml",
 	} {
 		if !strings.Contains(err.Error(), want) {

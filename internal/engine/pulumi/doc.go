@@ -1,5 +1,5 @@
 // Package pulumi is the Pulumi engine (docs/pulumi.md): the kind catalog
-// (RDS, ElastiCacheRedis, MicroService, PulumiResource, StackReference;
+// (RDS, ElastiCacheRedis, MicroService, PulumiResource;
 // docs/kinds.md), the inline Automation API program that declares every
 // Pulumi component of a stack/environment as a ComponentResource
 // "deployer:component:{Kind}" with children registered by type token, and

@@ -127,17 +127,17 @@ func (e *Engine) command(ctx context.Context) (*cliCommand, error) {
 
 // stack opens (creating if needed) the Pulumi stack {env} of project {stack}
 // with the inline program of comps, and sets the environment's config.
-func (e *Engine) stack(ctx context.Context, in engine.Inputs, comps []Component) (auto.Stack, references, error) {
+func (e *Engine) stack(ctx context.Context, in engine.Inputs, comps []Component) (auto.Stack, error) {
 	if e.opts.BackendURL == "" {
-		return auto.Stack{}, nil, errors.New("pulumi engine: no state backend URL to place the Pulumi backend under")
+		return auto.Stack{}, errors.New("pulumi engine: no state backend URL to place the Pulumi backend under")
 	}
 	cmd, err := e.command(ctx)
 	if err != nil {
-		return auto.Stack{}, nil, err
+		return auto.Stack{}, err
 	}
 	backend := BackendFor(e.opts.BackendURL, in.Stack, in.Env)
 	if err := ensureLocalBackend(backend); err != nil {
-		return auto.Stack{}, nil, err
+		return auto.Stack{}, err
 	}
 	env := map[string]string{}
 	for _, k := range []string{"PULUMI_CONFIG_PASSPHRASE", "PULUMI_CONFIG_PASSPHRASE_FILE"} {
@@ -146,21 +146,17 @@ func (e *Engine) stack(ctx context.Context, in engine.Inputs, comps []Component)
 		}
 	}
 	if strings.HasPrefix(e.opts.SecretsProvider, "passphrase") && env["PULUMI_CONFIG_PASSPHRASE"] == "" && env["PULUMI_CONFIG_PASSPHRASE_FILE"] == "" {
-		return auto.Stack{}, nil, errors.New("pulumi.secrets_provider is passphrase but PULUMI_CONFIG_PASSPHRASE is not set: export it (the same value on every run), or use an awskms:// secrets provider")
+		return auto.Stack{}, errors.New("pulumi.secrets_provider is passphrase but PULUMI_CONFIG_PASSPHRASE is not set: export it (the same value on every run), or use an awskms:// secrets provider")
 	}
 	project := workspace.Project{
 		Name:    tokens.PackageName(in.Stack),
 		Runtime: workspace.NewProjectRuntimeInfo("go", nil),
 		Backend: &workspace.ProjectBackend{URL: backend},
 	}
-	refs, err := readReferences(ctx, in, comps)
-	if err != nil {
-		return auto.Stack{}, nil, err
-	}
-	st, err := auto.UpsertStackInlineSource(ctx, in.Env, in.Stack, Program(comps, in.Outputs, refs, in.DeploymentID),
+	st, err := auto.UpsertStackInlineSource(ctx, in.Env, in.Stack, Program(comps, in.Outputs, in.DeploymentID),
 		auto.Project(project), auto.SecretsProvider(e.opts.SecretsProvider), auto.EnvVars(env), auto.Pulumi(cmd))
 	if err != nil {
-		return auto.Stack{}, nil, fmt.Errorf("open Pulumi stack %s/%s at %s: %w", in.Stack, in.Env, backend, shorten(err))
+		return auto.Stack{}, fmt.Errorf("open Pulumi stack %s/%s at %s: %w", in.Stack, in.Env, backend, shorten(err))
 	}
 	cfg := auto.ConfigMap{}
 	for k, v := range in.EnvConfig {
@@ -168,10 +164,10 @@ func (e *Engine) stack(ctx context.Context, in engine.Inputs, comps []Component)
 	}
 	if len(cfg) > 0 {
 		if err := st.SetAllConfig(ctx, cfg); err != nil {
-			return auto.Stack{}, nil, fmt.Errorf("set stack config of %s/%s: %w", in.Stack, in.Env, shorten(err))
+			return auto.Stack{}, fmt.Errorf("set stack config of %s/%s: %w", in.Stack, in.Env, shorten(err))
 		}
 	}
-	return st, refs, nil
+	return st, nil
 }
 
 // Apply runs one `pulumi up` whose program declares in.Keep plus the
@@ -181,7 +177,7 @@ func (e *Engine) stack(ctx context.Context, in engine.Inputs, comps []Component)
 func (e *Engine) Apply(ctx context.Context, steps []plan.Step, in engine.Inputs) ([]engine.Result, error) {
 	started := time.Now()
 	comps := Components(in.Keep, steps)
-	st, refs, err := e.stack(ctx, in, comps)
+	st, err := e.stack(ctx, in, comps)
 	if err != nil {
 		return failAll(steps, started, err), err
 	}
@@ -189,7 +185,7 @@ func (e *Engine) Apply(ctx context.Context, steps []plan.Step, in engine.Inputs)
 	ev := watchReplaces()
 	_, upErr := st.Up(ctx, optup.ProgressStreams(progress), optup.ErrorProgressStreams(progress),
 		optup.EventStreams(ev.ch), optup.Message("deployer "+in.DeploymentID))
-	return e.collect(ctx, st, steps, in, started, upErr, ev.wait(), knownOutputs(comps, refs, in.Env))
+	return e.collect(ctx, st, steps, in, started, upErr, ev.wait(), nil)
 }
 
 // Destroy deletes the components of steps: `pulumi destroy` when nothing
@@ -200,7 +196,7 @@ func (e *Engine) Destroy(ctx context.Context, steps []plan.Step, in engine.Input
 		return e.Apply(ctx, steps, in)
 	}
 	started := time.Now()
-	st, _, err := e.stack(ctx, in, nil)
+	st, err := e.stack(ctx, in, nil)
 	if err != nil {
 		return failAll(steps, started, err), err
 	}
@@ -214,7 +210,7 @@ func (e *Engine) Destroy(ctx context.Context, steps []plan.Step, in engine.Input
 // Pulumi's resource-level preview text followed by its change summary
 // ("create 3, same 2"), for `plan --preview`.
 func (e *Engine) Preview(ctx context.Context, steps []plan.Step, in engine.Inputs) (string, error) {
-	st, _, err := e.stack(ctx, in, Components(in.Keep, steps))
+	st, err := e.stack(ctx, in, Components(in.Keep, steps))
 	if err != nil {
 		return "", err
 	}
@@ -235,7 +231,7 @@ func (e *Engine) Preview(ctx context.Context, steps []plan.Step, in engine.Input
 // the actual_state fields that differ between deployer's state (Prior) and
 // the cloud. Components without drift are left out.
 func (e *Engine) Refresh(ctx context.Context, steps []plan.Step, in engine.Inputs) ([]engine.Drift, error) {
-	st, _, err := e.stack(ctx, in, Components(in.Keep, steps))
+	st, err := e.stack(ctx, in, Components(in.Keep, steps))
 	if err != nil {
 		return nil, err
 	}

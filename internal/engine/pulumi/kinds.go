@@ -23,9 +23,6 @@ type Kind struct {
 	// Actual maps child output properties to the component's actual_state;
 	// nil means every output property of the primary child.
 	Actual []StateField
-	// DataOnly kinds register no resources (StackReference): refresh has
-	// nothing to compare for them.
-	DataOnly bool
 	// Register declares the component's children under parent from its
 	// config and returns its outputs. It must not block on outputs.
 	Register func(r *Registration) (*Registered, error)
@@ -48,9 +45,6 @@ type Registration struct {
 	// Ref resolves a "${service/component.key}" reference (PulumiResource
 	// properties); nil when references are not supported.
 	Ref func(ref string) (pulumi.Input, bool, error)
-	// References are the outputs of the stacks StackReference components
-	// read, by "stack/env" (readReferences).
-	References references
 }
 
 // Registered is what a kind's Register returns.

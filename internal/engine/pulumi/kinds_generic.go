@@ -21,12 +21,6 @@ func init() {
 		ReplaceOn: []string{"type"},
 		Register:  registerPulumiResource,
 	})
-	register(&Kind{
-		Name:      "StackReference",
-		ReplaceOn: []string{"stack", "environment"},
-		DataOnly:  true,
-		Register:  registerStackReference,
-	})
 }
 
 // tokenRE matches a Pulumi type token "package:module:Type".
@@ -124,39 +118,4 @@ func resolve(r *Registration, path string, v any) (pulumi.Input, error) {
 		return out, nil
 	}
 	return toInput(v), nil
-}
-
-// StackReferenceName is the fully qualified name of the Pulumi stack of a
-// deployer stack/environment in a DIY backend: "organization/{stack}/{env}"
-// (project = deployer stack, Pulumi stack = environment; docs/pulumi.md#stack-references).
-func StackReferenceName(stack, env string) string {
-	return DIYOrganization + "/" + stack + "/" + env
-}
-
-// registerStackReference gives the component the outputs of another
-// deployer stack/environment, read from deployer's state before the run
-// (readReferences), as {stack: "organization/{stack}/{env}", outputs:
-// {address: outputs}}. Secret outputs stay secret (pulumi.ToSecret).
-func registerStackReference(r *Registration) (*Registered, error) {
-	stack := str(r.Config, "stack", "")
-	if stack == "" {
-		return nil, fmt.Errorf("%s: config stack is required (the deployer stack whose outputs to read)", r.Address)
-	}
-	env := str(r.Config, "environment", r.Ctx.Stack())
-	outs, ok := r.References[stack+"/"+env]
-	if !ok {
-		return nil, fmt.Errorf("%s: the outputs of stack %s environment %s were not read", r.Address, stack, env)
-	}
-	flat := pulumi.Map{}
-	known := map[string]any{}
-	for _, addr := range keys(outs) {
-		flat[addr] = toInput(outs[addr])
-		known[addr] = outs[addr]
-	}
-	name := StackReferenceName(stack, env)
-	return &Registered{
-		Outputs:  pulumi.Map{"stack": pulumi.String(name), "outputs": flat},
-		Known:    map[string]any{"stack": name, "outputs": known},
-		Children: map[string]*Child{},
-	}, nil
 }

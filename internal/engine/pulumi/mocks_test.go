@@ -34,9 +34,6 @@ type registration struct {
 type mocks struct {
 	mu   sync.Mutex
 	regs []registration
-	// refs are the outputs of stacks read through StackReference, from
-	// deployer's state.
-	refs references
 }
 
 func (m *mocks) Call(args pulumi.MockCallArgs) (resource.PropertyMap, error) {
@@ -106,7 +103,7 @@ func run(t *testing.T, m *mocks, project, stack string, comps []Component, exter
 	var wg sync.WaitGroup // one per component value: the SDK does not wait for ApplyT callbacks
 	values := map[string]any{}
 	err := pulumi.RunErr(func(ctx *pulumi.Context) error {
-		declared, err := Declare(ctx, comps, external, m.refs, "dep-test")
+		declared, err := Declare(ctx, comps, external, "dep-test")
 		if err != nil {
 			return err
 		}
@@ -172,5 +169,5 @@ func golden(t *testing.T, name string, got any) {
 }
 
 func pulumiRunErr(comps []Component) error {
-	return pulumi.RunErr(Program(comps, nil, nil, "dep-test"), pulumi.WithMocks("p", "s", &mocks{}))
+	return pulumi.RunErr(Program(comps, nil, "dep-test"), pulumi.WithMocks("p", "s", &mocks{}))
 }

@@ -121,7 +121,7 @@ func neededPlugins(comps []plan.Step) []Plugin {
 	byName := map[string]Plugin{}
 	for _, c := range comps {
 		k, ok := Lookup(c.Kind)
-		if !ok || k.DataOnly {
+		if !ok {
 			continue
 		}
 		tokens := k.Tokens

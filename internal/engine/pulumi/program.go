@@ -125,7 +125,7 @@ func (d *Declared) dependsOn() []pulumi.Resource {
 // {"deployer": value, "deployment_id": deploymentID} as its outputs, so a
 // failed or cancelled run can tell from Pulumi's state which components it
 // finished.
-func Declare(ctx *pulumi.Context, comps []Component, external map[string]map[string]any, refs references, deploymentID string) (map[string]*Declared, error) {
+func Declare(ctx *pulumi.Context, comps []Component, external map[string]map[string]any, deploymentID string) (map[string]*Declared, error) {
 	ordered, err := order(comps)
 	if err != nil {
 		return nil, err
@@ -154,7 +154,7 @@ func Declare(ctx *pulumi.Context, comps []Component, external map[string]map[str
 			return nil, fmt.Errorf("register component %s: %w", c.Address, err)
 		}
 		reg := &Registration{Ctx: ctx, Address: c.Address, Name: c.Name(), Config: c.Config, Parent: comp,
-			Ref: refResolver(declared, external), References: refs}
+			Ref: refResolver(declared, external)}
 		if reg.Config == nil {
 			reg.Config = map[string]any{}
 		}
@@ -182,9 +182,9 @@ type componentResource struct{ pulumi.ResourceState }
 
 // Program is the inline program of one `up`/`preview`: it declares comps and
 // exports stack output {address} for each (see Declared.Value).
-func Program(comps []Component, external map[string]map[string]any, refs references, deploymentID string) pulumi.RunFunc {
+func Program(comps []Component, external map[string]map[string]any, deploymentID string) pulumi.RunFunc {
 	return func(ctx *pulumi.Context) error {
-		declared, err := Declare(ctx, comps, external, refs, deploymentID)
+		declared, err := Declare(ctx, comps, external, deploymentID)
 		if err != nil {
 			return err
 		}

@@ -123,13 +123,11 @@ func TestUserPlatformShapesMatchSeed(t *testing.T) {
 	}
 }
 
+// TestPulumiResourceAndStackReference: a StackReference (applied by its own
+// engine) reaches a Pulumi program as the outputs of an external component.
 func TestPulumiResourceAndStackReference(t *testing.T) {
-	m := &mocks{refs: references{"pulumi-local-base/dev": {
-		"base/pet": {"id": "happy-pet"},
-		"base/db":  {"password": map[string]any{"secret": true, "value": "hunter2"}},
-	}}}
+	m := &mocks{}
 	comps := []Component{
-		{Address: "upstream/base", Kind: "StackReference", Config: map[string]any{"stack": "pulumi-local-base"}},
 		{Address: "app/pet", Kind: "PulumiResource", DependsOn: []string{"upstream/base", "site/page"}, Config: map[string]any{
 			"type": "random:index/randomPet:RandomPet",
 			"properties": map[string]any{
@@ -140,7 +138,13 @@ func TestPulumiResourceAndStackReference(t *testing.T) {
 			},
 		}},
 	}
-	external := map[string]map[string]any{"site/page": {"title": "Users API"}}
+	external := map[string]map[string]any{"site/page": {"title": "Users API"}, "upstream/base": {
+		"stack": "organization/pulumi-local-base/dev",
+		"outputs": map[string]any{
+			"base/pet": map[string]any{"id": "happy-pet"},
+			"base/db":  map[string]any{"password": map[string]any{"secret": true, "value": "hunter2"}},
+		},
+	}}
 	regs, values := run(t, m, "pulumi-local-app", "dev", comps, external)
 	golden(t, "pulumi-local-app.resources.json", regs)
 	golden(t, "pulumi-local-app.state.json", values)
@@ -215,13 +219,15 @@ func TestComponentsKeepsAppliedConfigAndDropsDeletes(t *testing.T) {
 }
 
 func TestReplaceOnAndIsPulumiKind(t *testing.T) {
-	for _, k := range []string{"RDS", "ElastiCacheRedis", "MicroService", "PulumiResource", "StackReference"} {
+	for _, k := range []string{"RDS", "ElastiCacheRedis", "MicroService", "PulumiResource"} {
 		if !IsPulumiKind(k) {
 			t.Errorf("IsPulumiKind(%q) = false", k)
 		}
 	}
-	if IsPulumiKind("Command") {
-		t.Error("Command must not need Pulumi")
+	for _, k := range []string{"Command", "StackReference"} {
+		if IsPulumiKind(k) {
+			t.Errorf("%s must not need Pulumi", k)
+		}
 	}
 	if got := ReplaceOn("RDS"); !contains(got, "engine.type") {
 		t.Errorf("ReplaceOn(RDS) = %v, want engine.type", got)

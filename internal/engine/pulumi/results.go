@@ -264,9 +264,6 @@ func drift(snap *snapshot, steps []plan.Step) []Drift {
 			continue
 		}
 		seen[s.Address] = true
-		if kind.DataOnly {
-			continue
-		}
 		comp := snap.component(s.Address)
 		if comp == nil {
 			out = append(out, Drift{Address: s.Address, Missing: true})
