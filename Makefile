@@ -39,7 +39,11 @@ docs:
 bench:
 	bash scripts/test.sh bench
 
+# gofmt, go vet, staticcheck; actionlint on .github/workflows and goreleaser
+# check on .goreleaser.yaml (both installed into .tools by
+# scripts/test-servers/ghtools.sh, once).
 lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
 	$(GO) run honnef.co/go/tools/cmd/staticcheck@v0.8.2 ./...
+	@CI=true bash -c 'source scripts/test-servers/ghtools.sh && set -x && "$$DEPLOYER_TEST_ACTIONLINT" && "$$DEPLOYER_TEST_GORELEASER" check'

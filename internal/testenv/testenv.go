@@ -25,6 +25,13 @@ const (
 	KMSEndpoint = "DEPLOYER_TEST_KMS_ENDPOINT" // http://127.0.0.1:PORT
 )
 
+// Tools installed by scripts/test-servers/ghtools.sh: their paths.
+const (
+	Actionlint = "DEPLOYER_TEST_ACTIONLINT"
+	Goreleaser = "DEPLOYER_TEST_GORELEASER"
+	Act        = "DEPLOYER_TEST_ACT"
+)
+
 // InCI reports whether the tests run in CI, where a missing server is a failure.
 func InCI() bool { return os.Getenv("CI") == "true" }
 
