@@ -28,6 +28,12 @@ func FuzzParse(f *testing.F) {
 	f.Add(aliasBomb(9)) // "billion laughs": refused at the alias line
 	f.Add([]byte("stack: x\nservices:\n  s: &a\n    components: {c: {kind: Command, config: {x: *a}}}\n"))
 	f.Add([]byte(""))
+	// ${file:} of what is not a small regular file: refused before a read,
+	// never an endless or unbounded one.
+	for _, path := range []string{"/dev/zero", "/dev/stdin", "/dev/urandom", "/", "/proc/self/fd/0"} {
+		f.Add([]byte("stack: a\nenvironments: {dev: {config: {c: '${file:" + path + "}'}}}\n" +
+			"services: {s: {components: {c: {kind: Command, config: {k: '${secret:file:" + path + "}'}}}}}\n"))
+	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		c, err := Parse(data, "deployer.yaml")
 		if err != nil {
@@ -41,7 +47,9 @@ func FuzzParse(f *testing.F) {
 			return
 		}
 		for env := range c.Environments {
-			_, _ = c.Resolve(env)
+			if res, err := c.Resolve(env); err == nil {
+				_ = ResolveReferences(c, res, func(string) string { return "" })
+			}
 		}
 	})
 }

@@ -3,13 +3,13 @@ package config
 import (
 	"fmt"
 	"maps"
-	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
 	"strconv"
 	"strings"
 
+	"github.com/deployer-dev/deployer/internal/inputfile"
 	"github.com/deployer-dev/deployer/internal/secrets"
 )
 
@@ -58,6 +58,7 @@ type refResolver struct {
 	file, dir string
 	getenv    func(string) string
 	verr      *ValidationError
+	read      int64 // bytes read by ${file:} so far, at most inputfile.MaxReferencedTotal
 }
 
 func (r *refResolver) mapValue(path string, m map[string]any, secret bool) map[string]any {
@@ -107,10 +108,15 @@ func (r *refResolver) text(path, s string, secret bool) any {
 			if !filepath.IsAbs(p) && r.dir != "" {
 				p = filepath.Join(r.dir, p)
 			}
-			data, err := os.ReadFile(p)
+			limit := min(inputfile.MaxReferencedBytes, inputfile.MaxReferencedTotal-r.read)
+			data, err := inputfile.Read(p, "file referenced by ${file:}", limit)
 			if err == nil {
+				r.read += int64(len(data))
 				v := strings.TrimSuffix(string(data), "\n")
 				return strings.TrimSuffix(v, "\r")
+			}
+			if limit < inputfile.MaxReferencedBytes && inputfile.IsLimit(err) {
+				err = fmt.Errorf("%w; all ${file:} references together may read %s", err, inputfile.Size(inputfile.MaxReferencedTotal))
 			}
 			r.problem(path, fmt.Sprintf("%s: cannot read %s: %v (the path is relative to the directory of %s)", ref, p, err, r.file))
 		}

@@ -2,11 +2,15 @@ package config
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/deployer-dev/deployer/internal/inputfile"
 )
 
 func TestResolveReferences(t *testing.T) {
@@ -81,5 +85,48 @@ func TestResolveReferencesNamesTheYAMLPathOfEachMissingValue(t *testing.T) {
 	}
 	if got := verr.Problems[1].Path; got != "services.app.components.db.config.tls.key" {
 		t.Errorf("problem 1 path: %s", got)
+	}
+}
+
+// ${file:} reads only regular files, each at most 1 MiB and all of them
+// together at most 16 MiB: /dev/zero, /dev/stdin (a pipe) and a huge file
+// are refused before they are read.
+func TestFileReferencesAreBounded(t *testing.T) {
+	dir := t.TempDir()
+	big := filepath.Join(dir, "big.pem")
+	if err := os.WriteFile(big, make([]byte, inputfile.MaxReferencedBytes+1), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	defer w.Close() // never written: a read of it would hang
+	pipe := fmt.Sprintf("/proc/self/fd/%d", r.Fd())
+	for path, want := range map[string]string{
+		"/dev/zero": "is a device", pipe: "named pipe", dir: "a directory", big: "over the limit of 1 MiB",
+	} {
+		c := &Config{Dir: dir, Path: filepath.Join(dir, "deployer.yaml")}
+		res := &Resolved{Env: "dev", Components: map[string]*ResolvedComponent{"s/c": {Service: "s", Name: "c",
+			Config: map[string]any{"cert": "${file:" + path + "}"}}}}
+		err := ResolveReferences(c, res, func(string) string { return "" })
+		if err == nil || !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), "services.s.components.c.config.cert") {
+			t.Errorf("${file:%s}: %v, want an error containing %q", path, err, want)
+		}
+	}
+	// 17 files of 1 MiB: the total is bounded too.
+	cfg := map[string]any{}
+	one := filepath.Join(dir, "one.pem")
+	if err := os.WriteFile(one, make([]byte, inputfile.MaxReferencedBytes), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 17 {
+		cfg[fmt.Sprintf("k%02d", i)] = "${file:one.pem}"
+	}
+	c := &Config{Dir: dir, Path: filepath.Join(dir, "deployer.yaml")}
+	res := &Resolved{Env: "dev", Components: map[string]*ResolvedComponent{"s/c": {Service: "s", Name: "c", Config: cfg}}}
+	if err := ResolveReferences(c, res, func(string) string { return "" }); err == nil || !strings.Contains(err.Error(), "all ${file:} references together may read 16 MiB") {
+		t.Errorf("17 MiB of references: %v", err)
 	}
 }

@@ -14,6 +14,11 @@ const (
 	MaxConfigBytes  int64 = 4 << 20  // deployer.yaml
 	MaxPlanBytes    int64 = 64 << 20 // a plan saved by plan --out
 	MaxOutputsBytes int64 = 16 << 20 // a Command component's $DEPLOYER_OUTPUTS file
+	// MaxReferencedBytes bounds one file named by ${file:PATH} in
+	// deployer.yaml (a certificate, a key), MaxReferencedTotal all of them
+	// together in one load.
+	MaxReferencedBytes int64 = 1 << 20
+	MaxReferencedTotal int64 = 16 << 20
 )
 
 // TooLargeError: the file is bigger than the limit for its kind.

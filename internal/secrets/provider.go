@@ -8,11 +8,11 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"os"
 	"strings"
 
 	"golang.org/x/crypto/scrypt"
 
+	"github.com/deployer-dev/deployer/internal/inputfile"
 	"github.com/deployer-dev/deployer/internal/statestore"
 )
 
@@ -59,6 +59,9 @@ const (
 
 type passphrase struct{ getenv func(string) string }
 
+// maxPassphraseFile bounds a passphrase file, in bytes.
+const maxPassphraseFile = 64 << 10
+
 func (p *passphrase) Name() string { return "passphrase" }
 
 // secret returns the passphrase, from a variable or the file a *_FILE
@@ -70,7 +73,7 @@ func (p *passphrase) secret() (string, error) {
 			continue
 		}
 		if strings.HasSuffix(name, "_FILE") {
-			data, err := os.ReadFile(v)
+			data, err := inputfile.Read(v, "passphrase file", maxPassphraseFile)
 			if err != nil {
 				return "", fmt.Errorf("read the passphrase file %s named by %s: %w", v, name, err)
 			}
@@ -102,10 +105,12 @@ func (p *passphrase) NewKey(context.Context) ([]byte, statestore.SecretsInfo, er
 }
 
 func (p *passphrase) Key(_ context.Context, info statestore.SecretsInfo) ([]byte, error) {
-	var n, r, par int
-	if _, err := fmt.Sscanf(info.KDF, "scrypt:N=%d,r=%d,p=%d", &n, &r, &par); err != nil {
-		return nil, fmt.Errorf("the state's secrets block has kdf %q, want scrypt:N=<n>,r=<r>,p=<p>", info.KDF)
+	// Only the parameters deployer writes: a cost read from the state would
+	// let an edited state ask for gigabytes before any lock.
+	if info.KDF != scryptKDF {
+		return nil, fmt.Errorf("the state's secrets block has kdf %q; deployer writes and reads only %s (restore a state deployer wrote)", info.KDF, scryptKDF)
 	}
+	n, r, par := scryptN, scryptR, scryptP
 	salt, err := base64.StdEncoding.DecodeString(info.Salt)
 	if err != nil || len(salt) == 0 {
 		return nil, errors.New("the state's secrets block has no valid salt")

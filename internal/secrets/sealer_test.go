@@ -201,3 +201,31 @@ func TestNewProviderRefusesUnknownSchemes(t *testing.T) {
 		}
 	}
 }
+
+// A state whose secrets block asks for another scrypt cost (an edited
+// state asking for 16 GiB) is refused before any derivation.
+func TestOnlyTheKDFDeployerWritesIsAccepted(t *testing.T) {
+	p, err := secrets.NewProvider("passphrase", func(k string) string {
+		if k == "DEPLOYER_SECRETS_PASSPHRASE" {
+			return "pass-word-1"
+		}
+		return ""
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, info, err := p.NewKey(context.Background())
+	if err != nil || info.KDF != "scrypt:N=32768,r=8,p=1" {
+		t.Fatalf("NewKey: %v %q", err, info.KDF)
+	}
+	for _, kdf := range []string{"scrypt:N=16777216,r=8,p=1", "scrypt:N=32768,r=1024,p=1", "scrypt:N=32768,r=8,p=64", "argon2", ""} {
+		bad := info
+		bad.KDF = kdf
+		if _, err := p.Key(context.Background(), bad); err == nil || !strings.Contains(err.Error(), "deployer writes and reads only scrypt:N=32768,r=8,p=1") {
+			t.Errorf("kdf %q: %v", kdf, err)
+		}
+	}
+	if _, err := p.Key(context.Background(), info); err != nil {
+		t.Errorf("the written kdf: %v", err)
+	}
+}

@@ -123,7 +123,20 @@ func jsonKind(data []byte) string {
 
 // anyParser turns valid JSON into the values encoding/json gives an `any`
 // with UseNumber.
-type anyParser struct{ in []byte }
+type anyParser struct {
+	in    []byte
+	depth int // arrays and objects open, at most MaxNesting
+}
+
+// enter counts one more level of nesting at i; the caller defers leave.
+func (p *anyParser) enter(i int) error {
+	if p.depth++; p.depth > MaxNesting {
+		return fmt.Errorf("json: arrays and objects nest deeper than %d levels at byte %d", MaxNesting, i)
+	}
+	return nil
+}
+
+func (p *anyParser) leave() { p.depth-- }
 
 func (p *anyParser) ws(i int) int { return skipSpace(p.in, i) }
 
@@ -197,6 +210,10 @@ func (p *anyParser) str(i int) (string, int, error) {
 }
 
 func (p *anyParser) object(i int) (map[string]any, int, error) {
+	defer p.leave()
+	if err := p.enter(i); err != nil {
+		return nil, i, err
+	}
 	m := make(map[string]any)
 	i = p.ws(i + 1)
 	if i < len(p.in) && p.in[i] == '}' {
@@ -233,6 +250,10 @@ func (p *anyParser) object(i int) (map[string]any, int, error) {
 }
 
 func (p *anyParser) array(i int) ([]any, int, error) {
+	defer p.leave()
+	if err := p.enter(i); err != nil {
+		return nil, i, err
+	}
 	a := make([]any, 0)
 	i = p.ws(i + 1)
 	if i < len(p.in) && p.in[i] == ']' {

@@ -47,7 +47,8 @@ type SnapshotInfo struct {
 // Backend stores state documents as bytes. It knows nothing of checksums,
 // serials or lineage: Store enforces those once, above every backend (docs/design.md#state-writes).
 type Backend interface {
-	// Read returns state.json of stack/env and its Version; ErrNotFound if none.
+	// Read returns state.json of stack/env and its Version; ErrNotFound if none;
+	// *TooLargeError, before reading it whole, when it is over ReadLimit(ctx).
 	Read(ctx context.Context, stack, env string) ([]byte, Version, error)
 	// Write stores the history snapshot, then state.json iff the current
 	// Version equals req.Prev (or none exists when Prev is ""). It returns the
@@ -61,7 +62,8 @@ type Backend interface {
 	// No state gives an empty list.
 	ListSnapshots(ctx context.Context, stack, env string) ([]SnapshotInfo, error)
 	// ReadSnapshot returns the bytes of the snapshot sn, as ListSnapshots
-	// listed it; ErrNotFound (wrapped) if it is not there.
+	// listed it; ErrNotFound (wrapped) if it is not there; *TooLargeError, as
+	// Read, over ReadLimit(ctx).
 	ReadSnapshot(ctx context.Context, stack, env string, sn SnapshotInfo) ([]byte, error)
 	// Location describes where the state of stack/env lives, for messages
 	// (".deployer/stacks/s/e/state.json", "s3://b/stacks/s/e/state.json").

@@ -188,7 +188,13 @@ func marshalCompact(v any) ([]byte, error) {
 	return bytes.TrimSuffix(buf.Bytes(), []byte{'\n'}), nil
 }
 
+// MaxNesting is how deeply arrays and objects may nest in a state document,
+// as encoding/json allows: the hand-written scanners refuse deeper input
+// with an error rather than recurse without bound.
+const MaxNesting = 10000
+
 type canonicalizer struct {
+	depth   int // arrays and objects open
 	in      []byte
 	out     []byte
 	scratch []byte   // reordered members, reused
@@ -346,7 +352,21 @@ func (c *canonicalizer) slowStr(i int) ([]byte, int, error) {
 	return []byte(s), j + 1, nil
 }
 
+// enter counts one more level of nesting at i; the caller defers leave.
+func (c *canonicalizer) enter(i int) error {
+	if c.depth++; c.depth > MaxNesting {
+		return fmt.Errorf("canonical json: arrays and objects nest deeper than %d levels at byte %d", MaxNesting, i)
+	}
+	return nil
+}
+
+func (c *canonicalizer) leave() { c.depth-- }
+
 func (c *canonicalizer) array(i int) (int, error) {
+	defer c.leave()
+	if err := c.enter(i); err != nil {
+		return i, err
+	}
 	c.out = append(c.out, '[')
 	i = c.ws(i + 1)
 	if i < len(c.in) && c.in[i] == ']' {
@@ -376,6 +396,10 @@ func (c *canonicalizer) array(i int) (int, error) {
 }
 
 func (c *canonicalizer) object(i int) (int, error) {
+	defer c.leave()
+	if err := c.enter(i); err != nil {
+		return i, err
+	}
 	c.out = append(c.out, '{')
 	first := len(c.out)
 	i = c.ws(i + 1)

@@ -1,7 +1,9 @@
 package statestore
 
 import (
+	"context"
 	"fmt"
+	"io"
 
 	"github.com/deployer-dev/deployer/internal/inputfile"
 )
@@ -28,6 +30,50 @@ func (e *TooLargeError) Error() string {
 
 // MaxDocumentBytes is the Store's limit on a state document, in bytes.
 func (s *Store) MaxDocumentBytes() int64 { return s.max }
+
+type readLimitKey struct{}
+
+// WithReadLimit returns ctx carrying n, the largest document, in bytes, a
+// backend's Read or ReadSnapshot may return. The Store sets it to its own
+// limit on every read.
+func WithReadLimit(ctx context.Context, n int64) context.Context {
+	return context.WithValue(ctx, readLimitKey{}, n)
+}
+
+// ReadLimit returns the read limit ctx carries, in bytes (DefaultMaxDocumentBytes
+// when none). A backend checks the size the storage reports (the file's
+// size, Content-Length, length(document)) against it before reading, reads
+// through LimitedRead, and returns *TooLargeError when the document is
+// larger: a hostile or broken document is never read whole into memory.
+func ReadLimit(ctx context.Context) int64 {
+	if n, ok := ctx.Value(readLimitKey{}).(int64); ok && n > 0 {
+		return n
+	}
+	return DefaultMaxDocumentBytes
+}
+
+// LimitedRead reads r to its end, at most ReadLimit(ctx) bytes: a longer
+// document is a *TooLargeError naming loc (its Size at least limit+1).
+func LimitedRead(ctx context.Context, r io.Reader, loc string) ([]byte, error) {
+	n := ReadLimit(ctx)
+	data, err := io.ReadAll(io.LimitReader(r, n+1))
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(data)) > n {
+		return nil, &TooLargeError{Location: loc, Size: int64(len(data)), Limit: n}
+	}
+	return data, nil
+}
+
+// CheckReadSize returns a *TooLargeError naming loc when size, as the
+// storage reports it, is over ReadLimit(ctx).
+func CheckReadSize(ctx context.Context, loc string, size int64) error {
+	if n := ReadLimit(ctx); size > n {
+		return &TooLargeError{Location: loc, Size: size, Limit: n}
+	}
+	return nil
+}
 
 func (s *Store) checkSize(loc string, n int64) error {
 	if n > s.max {

@@ -93,7 +93,7 @@ func (s *Store) CheckSecrets(ctx context.Context, stack, env string, needKey boo
 		return nil
 	}
 	var info *SecretsInfo
-	data, _, err := s.b.Read(ctx, stack, env)
+	data, _, err := s.b.Read(WithReadLimit(ctx, s.max), stack, env)
 	switch {
 	case err == nil:
 		info = PeekSecrets(data)

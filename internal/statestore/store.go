@@ -84,7 +84,7 @@ func NewState(stack, env string) *State {
 // state yet; *ChecksumError when the document fails verification (tampered,
 // truncated, unparsable) or belongs to another stack/environment.
 func (s *Store) Load(ctx context.Context, stack, env string) (*State, Head, error) {
-	data, ver, err := s.b.Read(ctx, stack, env)
+	data, ver, err := s.b.Read(WithReadLimit(ctx, s.max), stack, env)
 	if err != nil {
 		return nil, Head{}, err
 	}
@@ -150,7 +150,7 @@ func (s *Store) Save(ctx context.Context, st *State, base Head, lock *LockRef) (
 	if err := s.checkSize(loc, int64(len(doc))); err != nil {
 		return Head{}, fmt.Errorf("save state: %w", err)
 	}
-	ver, err := s.b.Write(ctx, WriteRequest{
+	ver, err := s.b.Write(WithReadLimit(ctx, s.max), WriteRequest{
 		Stack: stack, Env: env,
 		Serial: st.Serial, Lineage: st.Lineage,
 		Time:         s.now().UTC(),

@@ -88,7 +88,7 @@ func SnapshotOf(snaps []SnapshotInfo, serial int64) (SnapshotInfo, bool) {
 // *ChecksumError when it fails verification or records another serial or
 // stack/environment, *TooLargeError over the Store's limit.
 func (s *Store) ReadSnapshot(ctx context.Context, stack, env string, sn SnapshotInfo) (*State, error) {
-	data, err := s.b.ReadSnapshot(ctx, stack, env, sn)
+	data, err := s.b.ReadSnapshot(WithReadLimit(ctx, s.max), stack, env, sn)
 	if err != nil {
 		return nil, err
 	}
@@ -129,7 +129,7 @@ func (s *Store) CurrentHead(ctx context.Context, stack, env string) (Head, error
 	if !errors.As(err, &bad) {
 		return Head{}, err
 	}
-	data, ver, err := s.b.Read(ctx, stack, env)
+	data, ver, err := s.b.Read(WithReadLimit(ctx, s.max), stack, env)
 	if err != nil {
 		return Head{}, err
 	}

@@ -81,7 +81,7 @@ func (b *Backend) Read(ctx context.Context, stack, env string) ([]byte, statesto
 		return nil, "", err
 	}
 	path := filepath.Join(dir, "state.json")
-	data, err := os.ReadFile(path)
+	data, err := readLimited(ctx, path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, "", fmt.Errorf("no state at %s: %w", path, statestore.ErrNotFound)
 	}
@@ -122,7 +122,7 @@ func (b *Backend) Write(ctx context.Context, req statestore.WriteRequest) (state
 	defer fl.Unlock()
 
 	path := filepath.Join(dir, "state.json")
-	if err := checkPrev(path, req.Prev); err != nil {
+	if err := checkPrev(ctx, path, req.Prev); err != nil {
 		return "", err
 	}
 	if err := ctx.Err(); err != nil {
@@ -138,8 +138,8 @@ func (b *Backend) Write(ctx context.Context, req statestore.WriteRequest) (state
 }
 
 // checkPrev compares the Version of the file at path with prev.
-func checkPrev(path string, prev statestore.Version) error {
-	cur, err := os.ReadFile(path)
+func checkPrev(ctx context.Context, path string, prev statestore.Version) error {
+	cur, err := readLimited(ctx, path)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		if prev == "" {
@@ -262,7 +262,7 @@ func (b *Backend) ReadSnapshot(ctx context.Context, stack, env string, sn states
 		return nil, err
 	}
 	path := filepath.Join(dir, "history", sn.Name)
-	data, err := os.ReadFile(path)
+	data, err := readLimited(ctx, path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, fmt.Errorf("no history snapshot %s: %w", path, statestore.ErrNotFound)
 	}
@@ -270,6 +270,28 @@ func (b *Backend) ReadSnapshot(ctx context.Context, stack, env string, sn states
 		return nil, fmt.Errorf("read history snapshot: %w", err)
 	}
 	return data, nil
+}
+
+// readLimited reads the file at path, refusing one over
+// statestore.ReadLimit(ctx) (*statestore.TooLargeError) by its size before
+// reading, and reading no more than the limit either way.
+func readLimited(ctx context.Context, path string) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s is not a regular file", path)
+	}
+	if err := statestore.CheckReadSize(ctx, path, fi.Size()); err != nil {
+		return nil, err
+	}
+	return statestore.LimitedRead(ctx, f, path)
 }
 
 // Close releases nothing: the backend holds no open files between calls.

@@ -48,9 +48,21 @@ func (b *Backend) ReadSnapshot(ctx context.Context, stack, env string, sn states
 	if err := b.ensure(ctx, op); err != nil {
 		return nil, err
 	}
-	var doc []byte
-	err := b.pool.QueryRow(ctx, `SELECT document FROM deployer_state_events
-		WHERE stack = $1 AND env = $2 AND serial = $3`, stack, env, serial).Scan(&doc)
+	var (
+		doc  []byte
+		size int64
+	)
+	// The size first: a document over the limit is never sent.
+	err := b.pool.QueryRow(ctx, `SELECT length(document)::bigint, CASE WHEN length(document) <= $4 THEN document END
+		FROM deployer_state_events WHERE stack = $1 AND env = $2 AND serial = $3`,
+		stack, env, serial, statestore.ReadLimit(ctx)).Scan(&size, &doc)
+	if err == nil {
+		err = statestore.CheckReadSize(ctx, op, size)
+		var tl *statestore.TooLargeError
+		if errors.As(err, &tl) {
+			return nil, err
+		}
+	}
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, fmt.Errorf("%s: %w", op, statestore.ErrNotFound)
 	}

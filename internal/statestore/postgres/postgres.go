@@ -132,6 +132,9 @@ func readDocument(ctx context.Context, q interface {
 			return nil, 0, err
 		}
 		if n == 0 {
+			if err := statestore.CheckReadSize(ctx, "the state row of "+stack+"/"+env, size); err != nil {
+				return nil, 0, err // before the document's buffer is made
+			}
 			version, doc = v, make([]byte, size)
 		}
 		if offset == nil { // an empty document

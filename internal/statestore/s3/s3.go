@@ -83,7 +83,17 @@ func (b *Backend) get(ctx context.Context, key string) ([]byte, string, error) {
 		return nil, "", fmt.Errorf("read s3://%s/%s: %w", b.url.Bucket, key, awsbackend.Classify(err, b.res))
 	}
 	defer out.Body.Close()
-	data, err := io.ReadAll(out.Body)
+	loc := "s3://" + b.url.Bucket + "/" + key
+	if out.ContentLength != nil {
+		if err := statestore.CheckReadSize(ctx, loc, *out.ContentLength); err != nil {
+			return nil, "", err
+		}
+	}
+	data, err := statestore.LimitedRead(ctx, out.Body, loc)
+	var tl *statestore.TooLargeError
+	if errors.As(err, &tl) {
+		return nil, "", err
+	}
 	if err != nil {
 		return nil, "", fmt.Errorf("read s3://%s/%s: %w", b.url.Bucket, key, err)
 	}
@@ -182,7 +192,7 @@ func (b *Backend) readBack(ctx context.Context, key string, doc []byte, writeID 
 		return "", false
 	}
 	defer out.Body.Close()
-	data, err := io.ReadAll(out.Body)
+	data, err := io.ReadAll(io.LimitReader(out.Body, int64(len(doc))+1))
 	if err != nil || out.Metadata["write-id"] != writeID || !bytes.Equal(data, doc) {
 		return "", false
 	}

@@ -40,6 +40,7 @@ func Run(t *testing.T, newBackend func(t *testing.T) statestore.Backend) {
 		{"TamperedDocument", testTampered},
 		{"CancelledContext", testCancelled},
 		{"LargeState", testLarge},
+		{"ReadLimit", testReadLimit},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) { c.fn(t, open) })
@@ -254,5 +255,36 @@ func testStaleWriter(t *testing.T, open func(*testing.T) statestore.Backend) {
 	got, gotHead := mustLoad(t, paused, stack)
 	if gotHead != h || got.Serial != 3 {
 		t.Fatalf("stale writer changed the state: head %+v, want %+v", gotHead, h)
+	}
+}
+
+// testReadLimit: a backend refuses a document over the read limit the Store
+// passes (statestore.ReadLimit) by the size the storage reports, state.json
+// and snapshot alike, and reads one at the limit.
+func testReadLimit(t *testing.T, open func(*testing.T) statestore.Backend) {
+	b := open(t)
+	stack := UniqueStack(t)
+	mustSave(t, statestore.New(b), SeedState(stack, env), statestore.Head{})
+	data, _, err := b.Read(context.Background(), stack, env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := int64(len(data))
+	var tl *statestore.TooLargeError
+	if _, _, err := b.Read(statestore.WithReadLimit(context.Background(), n-1), stack, env); !errors.As(err, &tl) || tl.Size < n || tl.Limit != n-1 {
+		t.Fatalf("Read over the limit: %v, want *TooLargeError", err)
+	}
+	if _, _, err := b.Read(statestore.WithReadLimit(context.Background(), n), stack, env); err != nil {
+		t.Fatalf("Read at the limit: %v", err)
+	}
+	snaps, err := b.ListSnapshots(context.Background(), stack, env)
+	if err != nil || len(snaps) != 1 {
+		t.Fatalf("ListSnapshots: %v %v", snaps, err)
+	}
+	if _, err := b.ReadSnapshot(statestore.WithReadLimit(context.Background(), n-1), stack, env, snaps[0]); !errors.As(err, &tl) {
+		t.Fatalf("ReadSnapshot over the limit: %v, want *TooLargeError", err)
+	}
+	if _, _, err := statestore.New(b, statestore.WithMaxDocumentBytes(n-1)).Load(context.Background(), stack, env); !errors.As(err, &tl) {
+		t.Fatalf("Load through a Store with a smaller limit: %v, want *TooLargeError", err)
 	}
 }
