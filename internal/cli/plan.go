@@ -26,6 +26,7 @@ type PlanOptions struct {
 	Destroy          bool
 	Preview          bool
 	Refresh          bool
+	GitHubComment    bool
 	JSON             bool
 
 	// Config loads deployer.yaml (Factory.Config).
@@ -46,6 +47,9 @@ type PlanOptions struct {
 	// under GitHub Actions (docs/github-actions.md#nightly-drift-check); nil
 	// writes nothing.
 	ReportDrift func(t deploy.Target, drift []engine.Drift)
+	// Comment posts the plan on the pull request (--github-comment); it
+	// reports its own failures, which never fail the plan.
+	Comment func(ctx context.Context, t deploy.Target, p *plan.Plan)
 }
 
 // NewCmdPlan returns `deployer plan`; runF replaces runPlan in tests.
@@ -82,6 +86,7 @@ func NewCmdPlan(f *Factory, runF func(context.Context, *PlanOptions) error) *cob
 	cmd.Flags().BoolVar(&opts.DetailedExitcode, "detailed-exitcode", false, "exit 0 when there are no changes, 2 when there are, 1 on error")
 	cmd.Flags().BoolVar(&opts.Destroy, "destroy", false, "plan the deletion of everything in scope")
 	cmd.Flags().BoolVar(&opts.Preview, "preview", false, "add Pulumi's resource-level preview (needs the Pulumi CLI)")
+	cmd.Flags().BoolVar(&opts.GitHubComment, "github-comment", false, "post the plan as a comment on the workflow run's pull request, updated in place on each run (GitHub Actions, GITHUB_TOKEN)")
 	cmd.Flags().BoolVar(&opts.Refresh, "refresh", false, "read what is live (Pulumi components, Command components with command.read) and report drift from actual_state")
 	return cmd
 }
@@ -129,6 +134,7 @@ func newPlanOptions(f *Factory) *PlanOptions {
 			return s.Preview(ctx, cfg, t, p)
 		},
 		ReportDrift: f.reportDrift,
+		Comment:     f.commentPlan,
 		Report: func(t deploy.Target, p *plan.Plan) {
 			f.summarize(planSummary(f.command, t, p))
 			f.setOutputs(ghactions.Output{Name: "changes", Value: strconv.FormatBool(p.HasChanges())},
@@ -178,6 +184,9 @@ func runPlan(ctx context.Context, opts *PlanOptions) error {
 	}
 	if opts.Report != nil {
 		opts.Report(t, p)
+	}
+	if opts.GitHubComment && opts.Comment != nil {
+		opts.Comment(ctx, t, p)
 	}
 	if opts.Preview {
 		text, err := opts.PulumiPreview(ctx, cfg, t, p)

@@ -6,7 +6,8 @@
 #
 # Inputs (environment): INPUT_COMMAND (e.g. deploy, "state locks"),
 # INPUT_STACK, INPUT_ENVIRONMENT, INPUT_LOCK_TIMEOUT, INPUT_ARGS (split on
-# whitespace), DEPLOYER_BIN (default: deployer on PATH).
+# whitespace), INPUT_COMMENT_ON_PR (true: plan gets --github-comment),
+# DEPLOYER_BIN (default: deployer on PATH).
 # deploy, destroy, restore and unlock get --yes (a runner has no terminal to
 # confirm on); plan saves its plan to $RUNNER_TEMP and reports its path.
 # The step fails with deployer's exit code, except plan
@@ -33,6 +34,7 @@ unlock)
 plan)
 	plan_json="${RUNNER_TEMP:-${TMPDIR:-/tmp}}/deployer-plan-${GITHUB_RUN_ID:-0}-${GITHUB_RUN_ATTEMPT:-1}-${GITHUB_JOB:-job}.json"
 	argv+=(--out "$plan_json")
+	[ "${INPUT_COMMENT_ON_PR:-false}" = true ] && argv+=(--github-comment)
 	;;
 esac
 argv+=("${extra[@]}")
