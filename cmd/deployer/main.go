@@ -13,6 +13,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/spf13/cobra"
+
 	"github.com/deployer-dev/deployer/internal/cli"
 	"github.com/deployer-dev/deployer/internal/config"
 	"github.com/deployer-dev/deployer/internal/deploy"
@@ -93,7 +95,7 @@ func run() int {
 		}
 	}()
 	root := cli.NewRootCmd(f)
-	err := root.ExecuteContext(ctx)
+	cmd, err := root.ExecuteContextC(ctx)
 	if err == nil {
 		return exitOK
 	}
@@ -109,7 +111,7 @@ func run() int {
 	} else {
 		fmt.Fprintln(f.IO.ErrOut, "Error: "+cli.Remedy(err))
 		if code == exitUsage && isCobraUsage(err) {
-			fmt.Fprintln(f.IO.ErrOut, "Run 'deployer --help' for usage.")
+			fmt.Fprintln(f.IO.ErrOut, usageHint(cmd))
 		}
 	}
 	return code
@@ -172,9 +174,19 @@ func exitCode(err error) int {
 	return exitError
 }
 
+// usageHint points to the help of the command whose flags or arguments
+// were wrong (the subcommand's, not the root's).
+func usageHint(cmd *cobra.Command) string {
+	path := "deployer"
+	if cmd != nil {
+		path = cmd.CommandPath()
+	}
+	return fmt.Sprintf("Run '%s --help' for usage.", path)
+}
+
 func isCobraUsage(err error) bool {
 	msg := err.Error()
-	for _, p := range []string{"unknown command", "unknown flag", "unknown shorthand flag", "required flag", "accepts ", "requires at least", "invalid argument"} {
+	for _, p := range []string{"unknown command", "unknown flag", "unknown shorthand flag", "flag needs an argument", "bad flag syntax", "required flag", "accepts ", "requires at least", "invalid argument"} {
 		if strings.Contains(msg, p) {
 			return true
 		}

@@ -106,7 +106,7 @@ func Classify(err error, res Resource) error {
 	switch {
 	case code == "ResourceNotFoundException", code == "NoSuchBucket",
 		res.Kind == "bucket" && code == "NotFound" && strings.Contains(err.Error(), "HeadBucket"):
-		return fmt.Errorf("%s not found: run `deployer backend init` to create it, or check the backend URL and region: %w", res, err)
+		return &MissingError{Res: res, Err: err}
 	case credentialCodes[code]:
 		return fmt.Errorf("AWS rejected the credentials used for %s (%s): check AWS_PROFILE or AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY (run `aws sts get-caller-identity`): %w", res, code, err)
 	case deniedCodes[code] || status == 403:
@@ -120,6 +120,24 @@ func Classify(err error, res Resource) error {
 	}
 	return fmt.Errorf("%s: %w", res, err)
 }
+
+// MissingError: the table or bucket a backend URL names does not exist.
+// Fix is the cause and the repair in one sentence, which the CLI puts first
+// (cli.Remedy), before the context it was found in.
+type MissingError struct {
+	Res Resource
+	Err error // the SDK's error
+}
+
+// Fix says what is missing and the command that creates it.
+func (e *MissingError) Fix() string {
+	return fmt.Sprintf("%s not found: run `deployer backend init` to create it, or check the backend URL and region", e.Res)
+}
+
+func (e *MissingError) Error() string { return e.Fix() + ": " + e.Err.Error() }
+
+// Unwrap returns the SDK's error.
+func (e *MissingError) Unwrap() error { return e.Err }
 
 func isCredentialLookup(err error) bool {
 	s := err.Error()

@@ -4,24 +4,57 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"regexp"
+	"strings"
+	"time"
 
 	"github.com/deployer-dev/deployer/internal/lockmgr"
+	"github.com/deployer-dev/deployer/internal/statestore"
 )
 
 // Remedy returns err's message with what to do next added where the CLI
 // knows better than the layer that failed (Terraform's
 // LockErrorMessage): a held lock prints the holder's record and the exact
 // unlock command.
+//
+// An error that knows its cause and fix in one sentence (a missing table,
+// bucket or schema: a Fix method) leads the message, and the context it was
+// found in follows in parentheses.
 func Remedy(err error) string {
 	var held *lockmgr.HeldError
 	if errors.As(err, &held) {
 		rec := held.Record
 		var b bytes.Buffer
-		fmt.Fprintf(&b, "lock %s is held; another operation is in progress:\n", rec.LockKey)
+		if held.Waited > 0 {
+			fmt.Fprintf(&b, "lock %s is still held after waiting %s (--lock-timeout); another operation is in progress:\n", rec.LockKey, held.Waited.Round(time.Second))
+		} else {
+			fmt.Fprintf(&b, "lock %s is held; another operation is in progress:\n", rec.LockKey)
+		}
 		printRecord(&b, heldStatus(held))
-		fmt.Fprintf(&b, "\nWait for it with --lock-timeout DUR (e.g. --lock-timeout 10m). If the holder is gone, break the lock with:\n  %s",
-			unlockCommand(rec))
+		wait := "Wait for it with --lock-timeout DUR (e.g. --lock-timeout 10m)."
+		if held.Waited > 0 {
+			wait = "Wait longer with a larger --lock-timeout."
+		}
+		fmt.Fprintf(&b, "\n%s If the holder is gone, break the lock with:\n  %s", wait, unlockCommand(rec))
 		return b.String()
+	}
+	var sum *statestore.ChecksumError
+	if errors.As(err, &sum) && !strings.Contains(err.Error(), "deployer restore") {
+		return err.Error() + "\n" + restoreHint(sum.Location)
+	}
+	var fx interface {
+		error
+		Fix() string
+	}
+	if errors.As(err, &fx) {
+		context := strings.TrimSuffix(strings.TrimSuffix(err.Error(), fx.Error()), ": ")
+		if cause := errors.Unwrap(fx); cause != nil && strings.HasSuffix(fx.Error(), cause.Error()) {
+			context = strings.TrimPrefix(context+": "+cause.Error(), ": ")
+		}
+		if context == "" {
+			return fx.Fix()
+		}
+		return fx.Fix() + "\n  (" + context + ")"
 	}
 	return err.Error()
 }
@@ -65,4 +98,19 @@ func unlockCommand(rec lockmgr.Record) string {
 		cmd += " --component " + pk.Service + "/" + pk.Component
 	}
 	return cmd + " --force --lock-id " + rec.LockID
+}
+
+// stateDir finds stack and environment in a state location
+// (".../stacks/{stack}/{env}/state.json", or a history snapshot below it).
+var stateDir = regexp.MustCompile(`(?:^|/)stacks/([a-z0-9][a-z0-9-]*)/([a-z0-9][a-z0-9-]*)/`)
+
+// restoreHint is what to do about a state that failed verification
+// (docs/exit-codes.md): nothing was written; find an intact snapshot with
+// history and restore it.
+func restoreHint(location string) string {
+	target := "-e ENV"
+	if m := stateDir.FindStringSubmatch(location); m != nil {
+		target = "-s " + m[1] + " -e " + m[2]
+	}
+	return fmt.Sprintf("Nothing was written. Find the last intact serial with `deployer history %s`, then roll the state back to it with `deployer restore %s --serial N` (docs/state-format.md#history-snapshots).", target, target)
 }

@@ -106,8 +106,14 @@ func runHistory(ctx context.Context, opts *HistoryOptions) error {
 		if len(commit) > 12 {
 			commit = commit[:12]
 		}
-		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%.1fs\t%s\n", e.Serial, e.Time.UTC().Format(time.RFC3339), typ,
-			orDash(e.Status), orDash(e.DeploymentID), orDash(e.TriggeredBy), orDash(commit), e.Duration, changes)
+		// An abandoned deployment shows when it started (its snapshot is
+		// the later write that recorded it) and at least how long it ran.
+		at, took := e.Time, fmt.Sprintf("%.1fs", e.Duration)
+		if e.Status == deploy.Abandoned && !e.Started.IsZero() {
+			at, took = e.Started, ">="+took
+		}
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", e.Serial, at.UTC().Format(time.RFC3339), typ,
+			orDash(e.Status), orDash(e.DeploymentID), orDash(e.TriggeredBy), orDash(commit), took, changes)
 	}
 	return errors.Join(tw.Flush(), stateErr)
 }

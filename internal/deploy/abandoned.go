@@ -121,6 +121,8 @@ func (s *Service) writeAbandoned(ctx context.Context, lease *lockmgr.Lease, t Ta
 		add = append(add, statestore.Deployment{
 			DeploymentID: id, Type: op, Timestamp: started, TriggeredBy: r.LockedBy, GitCommit: r.Metadata.GitCommit,
 			Status: Abandoned, Scope: r.LockKey,
+			// What is known of its run: from its start to its last sign of life.
+			DurationSeconds: float64(max(r.LastHeartbeat-r.LockedAt, 0)),
 			Error: fmt.Sprintf("the deploying process (pid %d on %s) stopped without finishing; its lock %s was %s",
 				r.Metadata.PID, orUnknown(r.Metadata.Hostname), r.LockID, how),
 		})

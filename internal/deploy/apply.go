@@ -196,7 +196,7 @@ func (s *Service) Apply(ctx context.Context, req ApplyRequest) (*Outcome, error)
 	}
 	if applyErr != nil {
 		if cancelled {
-			return out, &ApplyError{Err: fmt.Errorf("%w: %v", ErrCancelled, applyErr), Cancelled: true}
+			return out, &ApplyError{Err: fmt.Errorf("%s %w; what finished is saved in the state: %v", op, ErrCancelled, applyErr), Cancelled: true}
 		}
 		return out, &ApplyError{Err: applyErr}
 	}

@@ -20,15 +20,19 @@ type HistoryRequest struct {
 // `history --json` (docs/commands.md). A snapshot that never became
 // state.json has Status "uncommitted" and no deployment.
 type HistoryEntry struct {
-	Serial       int64                        `json:"serial"`
-	Time         time.Time                    `json:"time"`     // when the snapshot was written (UTC, milliseconds)
-	Snapshot     string                       `json:"snapshot"` // its name, e.g. 2024-01-15T14-20-00.000Z-12.json
-	DeploymentID string                       `json:"deployment_id,omitempty"`
-	Type         string                       `json:"type,omitempty"` // deploy | destroy | restore
-	TriggeredBy  string                       `json:"triggered_by,omitempty"`
-	GitCommit    string                       `json:"git_commit,omitempty"`
-	Status       string                       `json:"status,omitempty"` // the deployment's status, or "uncommitted"
-	Duration     float64                      `json:"duration_seconds"` // seconds
+	Serial       int64     `json:"serial"`
+	Time         time.Time `json:"time"`     // when the snapshot was written (UTC, milliseconds)
+	Snapshot     string    `json:"snapshot"` // its name, e.g. 2024-01-15T14-20-00.000Z-12.json
+	DeploymentID string    `json:"deployment_id,omitempty"`
+	Type         string    `json:"type,omitempty"` // deploy | destroy | restore
+	TriggeredBy  string    `json:"triggered_by,omitempty"`
+	GitCommit    string    `json:"git_commit,omitempty"`
+	Status       string    `json:"status,omitempty"` // the deployment's status, or "uncommitted"
+	Duration     float64   `json:"duration_seconds"` // seconds; of an abandoned deployment, from its start to its last heartbeat
+	// Started is when the deployment started (UTC, seconds): for an
+	// abandoned one, when its lock was taken, long before the snapshot that
+	// recorded it. Zero without a deployment.
+	Started      time.Time                    `json:"started,omitzero"`
 	Changed      *statestore.ResourcesChanged `json:"resources_changed,omitempty"`
 	RestoredFrom int64                        `json:"restored_from,omitempty"`
 	Uncommitted  bool                         `json:"uncommitted,omitempty"`
@@ -100,6 +104,7 @@ func (s *Service) History(ctx context.Context, req HistoryRequest) (*HistoryResu
 			c := d.ResourcesChanged
 			e.DeploymentID, e.Type, e.TriggeredBy, e.GitCommit = d.DeploymentID, d.Type, d.TriggeredBy, d.GitCommit
 			e.Status, e.Duration, e.Changed, e.RestoredFrom = d.Status, d.DurationSeconds, &c, d.RestoredFrom
+			e.Started = d.Timestamp.UTC()
 		}
 		res.Entries = append(res.Entries, e)
 	}

@@ -243,7 +243,12 @@ func TestUnlockRecordsTheBrokenDeployment(t *testing.T) {
 		t.Fatal(err)
 	}
 	if len(st.DeploymentHistory) != 1 || st.DeploymentHistory[0].DeploymentID != "dep-0123456789ab" || st.DeploymentHistory[0].Status != deploy.Abandoned {
-		t.Errorf("history after breaking a deploy's lock: %+v", st.DeploymentHistory)
+		t.Fatalf("history after breaking a deploy's lock: %+v", st.DeploymentHistory)
+	}
+	// It started when its lock was taken and ran at least until its last
+	// heartbeat (a minute, as hold took it), not 0 s at the unlock.
+	if d := st.DeploymentHistory[0]; !d.Timestamp.Equal(now.Add(-11*time.Minute).Truncate(time.Second)) || d.DurationSeconds != 60 {
+		t.Errorf("abandoned deployment: started %s, duration %.0fs; want %s and 60s", d.Timestamp, d.DurationSeconds, now.Add(-11*time.Minute))
 	}
 	if !strings.Contains(progress.String(), "Deployment dep-0123456789ab by ci@runner") {
 		t.Errorf("progress does not report the abandoned deployment:\n%s", progress.String())

@@ -70,6 +70,12 @@ func TestSIGINTCancelsRecordsAndReleases(t *testing.T) {
 	if r.code != 130 {
 		t.Fatalf("a cancelled deploy exits 130: %s", r)
 	}
+	// One plain sentence: what was cancelled, that what finished is saved,
+	// and which step stopped; no "cancelled: ... cancelled: context canceled".
+	if want := `Error: deploy cancelled; what finished is saved in the state: component app/db: update command "./step.sh db 30" stopped` + "\n"; !strings.HasSuffix(r.stderr, want) ||
+		strings.Count(r.stderr, "cancelled") > 3 || strings.Contains(r.stderr, "context canceled") {
+		t.Errorf("the cancelled deploy's error should end with %q, without repeating itself:\n%s", want, r.stderr)
+	}
 	if len(p.locks()) != 0 {
 		t.Fatal("the cancelled deploy left its lock")
 	}

@@ -194,7 +194,7 @@ func (m *Manager) acquire(ctx context.Context, r Request) (*Lease, error) {
 		if left <= 0 || (r.MaxRetries > 0 && retries >= r.MaxRetries) {
 			done(false)
 			st := m.Inspect(held.Record)
-			held.Status = &st
+			held.Status, held.Waited = &st, elapsed
 			return nil, err
 		}
 		wait := min(bo.NextBackOff(), left)

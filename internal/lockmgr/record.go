@@ -65,6 +65,9 @@ type HeldError struct {
 	// clock (docs/locking.md#verdicts-state-locks). Nil when a Backend
 	// returns the error.
 	Status *Status
+	// Waited is how long Acquire waited for the lock before it gave up
+	// (--lock-timeout); 0 when it did not wait.
+	Waited time.Duration
 }
 
 func (e *HeldError) Error() string {

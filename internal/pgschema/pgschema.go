@@ -53,6 +53,10 @@ func (e *SchemaError) Error() string {
 	return fmt.Sprintf("postgres schema is at version %d, deployer needs %d: run deployer backend init", e.Have, e.Want)
 }
 
+// Fix is the message itself: the schema's state and what to run. The CLI
+// puts it first (cli.Remedy), before the context it was found in.
+func (e *SchemaError) Fix() string { return e.Error() }
+
 // Unwrap makes errors.Is(err, ErrSchema) true.
 func (e *SchemaError) Unwrap() error { return ErrSchema }
 

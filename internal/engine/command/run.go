@@ -16,8 +16,33 @@ import (
 	"github.com/deployer-dev/deployer/internal/proc"
 )
 
-// errCancelled marks a step stopped because the caller's context was cancelled.
+// errCancelled marks a step stopped because the caller's context was
+// cancelled (errors.Is; the message is the stoppedError's).
 var errCancelled = errors.New("cancelled")
+
+// stoppedError is a step stopped because the caller's context was
+// cancelled: "component app/build: create command "./build.sh" stopped",
+// with the cancel's cause when it says more than a plain cancel (a lost
+// lease). errors.Is(err, errCancelled) holds.
+type stoppedError struct {
+	msg   string
+	cause error // context.Cause: context.Canceled for a plain cancel (Ctrl-C, SIGTERM)
+}
+
+func (e *stoppedError) Error() string {
+	if e.cause == nil || e.cause == context.Canceled {
+		return e.msg
+	}
+	return e.msg + ": " + e.cause.Error()
+}
+
+func (e *stoppedError) Is(target error) bool { return target == errCancelled }
+func (e *stoppedError) Unwrap() error        { return e.cause }
+
+// stopped is the stoppedError of a step whose context ctx was cancelled.
+func stopped(ctx context.Context, msg string) error {
+	return &stoppedError{msg: msg, cause: context.Cause(ctx)}
+}
 
 // StepError is a failed command: a non-zero exit, a timeout, or an outputs
 // file that is not a JSON object.
@@ -138,7 +163,7 @@ func (e *Engine) run(ctx context.Context, s runSpec) (*runOutcome, error) {
 	switch {
 	case ctx.Err() != nil:
 		fmt.Fprintf(s.progress, "%scancelled after %s\n", prefix, out.duration.Round(time.Millisecond))
-		return out, fmt.Errorf("component %s: %s command %q stopped: %w: %w", s.address, s.action, s.command, errCancelled, context.Cause(ctx))
+		return out, stopped(ctx, fmt.Sprintf("component %s: %s command %q stopped", s.address, s.action, s.command))
 	case runCtx.Err() != nil:
 		return out, fail(fmt.Sprintf("timed out after %s: raise command.timeout in deployer.yaml or make the command faster", s.timeout), context.DeadlineExceeded)
 	case waitErr != nil && !errors.Is(waitErr, exec.ErrWaitDelay):

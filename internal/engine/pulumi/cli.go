@@ -31,6 +31,9 @@ type CLIMissingError struct {
 	Command string // what was looked for: "pulumi" (PATH) or pulumi.command
 	Version string // the version found when it was too old; "" when absent
 	Err     error  // the lookup or `pulumi version` failure
+	// Kinds are the kinds in scope that need the CLI (Preflight sets them);
+	// empty names every kind of this engine.
+	Kinds []string
 }
 
 func (e *CLIMissingError) Error() string {
@@ -38,8 +41,12 @@ func (e *CLIMissingError) Error() string {
 	if e.Version != "" {
 		what = fmt.Sprintf("the Pulumi CLI %s at %s is older than v%s", e.Version, e.Command, MinCLIVersion)
 	}
+	kinds := e.Kinds
+	if len(kinds) == 0 {
+		kinds = Kinds()
+	}
 	return fmt.Sprintf("%s: the Pulumi CLI is required for kinds %s: install it from %s or run with --install-pulumi, or set pulumi.command in deployer.yaml",
-		what, strings.Join(Kinds(), ", "), InstallURL)
+		what, strings.Join(kinds, ", "), InstallURL)
 }
 
 func (e *CLIMissingError) Unwrap() error { return e.Err }

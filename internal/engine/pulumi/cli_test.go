@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/deployer-dev/deployer/internal/plan"
 )
 
 // fakePulumi writes an executable "pulumi" script into a new directory put
@@ -129,5 +131,20 @@ func TestBackendFor(t *testing.T) {
 		if got := BackendFor(base, "s", "e"); got != want {
 			t.Errorf("BackendFor(%q) = %q, want %q", base, got, want)
 		}
+	}
+}
+
+// Without the CLI, Preflight names the kinds of the components in scope,
+// not every kind the engine knows.
+func TestPreflightWithoutCLINamesTheScopesKinds(t *testing.T) {
+	t.Setenv("PATH", t.TempDir())
+	e := New(Options{BackendURL: "file://" + t.TempDir()})
+	err := e.Preflight(context.Background(), []plan.Step{{Kind: "RDS"}, {Kind: "Command"}, {Kind: "RDS"}})
+	var missing *CLIMissingError
+	if !errors.As(err, &missing) {
+		t.Fatalf("Preflight without pulumi = %v, want *CLIMissingError", err)
+	}
+	if !strings.Contains(err.Error(), "required for kinds RDS: install it") {
+		t.Errorf("message %q should name RDS alone", err)
 	}
 }

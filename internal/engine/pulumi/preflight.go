@@ -83,6 +83,10 @@ func (e *Engine) Preflight(ctx context.Context, comps []plan.Step) error {
 		return fmt.Errorf("kinds %s run through Pulumi, whose state must live under a file:// or s3:// state backend, not %s", strings.Join(kinds, ", "), b)
 	}
 	cmd, err := e.command(ctx)
+	var noCLI *CLIMissingError
+	if errors.As(err, &noCLI) {
+		noCLI.Kinds = kinds // the scope's, not every kind the engine has
+	}
 	if err != nil {
 		return err
 	}
