@@ -179,3 +179,56 @@ func wrapPath(m map[string]any, path string) {
 		set(secrets.Wrap(cur))
 	}
 }
+
+// FileReferences returns the files deployer.yaml reads through ${file:PATH}
+// (and ${secret:file:PATH}) references, anywhere in a component's config,
+// its per-environment overrides or an environment's config: absolute paths
+// (relative ones joined to Dir), sorted, each once. `--changed-since` counts
+// a change of one of them as a change of the stack (docs/many-stacks.md).
+func (c *Config) FileReferences() []string {
+	seen := map[string]bool{}
+	var walk func(v any)
+	walk = func(v any) {
+		switch t := v.(type) {
+		case string:
+			for _, m := range refPattern.FindAllStringSubmatch(t, -1) {
+				if m[2] != "file" || m[3] == "" {
+					continue
+				}
+				p := m[3]
+				if !filepath.IsAbs(p) {
+					p = filepath.Join(c.Dir, p)
+				}
+				seen[filepath.Clean(p)] = true
+			}
+		case map[string]any:
+			for _, x := range t {
+				walk(x)
+			}
+		case []any:
+			for _, x := range t {
+				walk(x)
+			}
+		}
+	}
+	for _, e := range c.Environments {
+		if e != nil {
+			walk(e.Config)
+		}
+	}
+	for _, s := range c.Services {
+		if s == nil {
+			continue
+		}
+		for _, comp := range s.Components {
+			if comp == nil {
+				continue
+			}
+			walk(comp.Config)
+			for _, o := range comp.Environments {
+				walk(o)
+			}
+		}
+	}
+	return slices.Sorted(maps.Keys(seen))
+}
