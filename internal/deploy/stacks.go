@@ -1,0 +1,354 @@
+package deploy
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/deployer-dev/deployer/internal/plan"
+	"github.com/deployer-dev/deployer/internal/stacks"
+)
+
+// StackOp is what RunStacks does to each stack.
+type StackOp string
+
+// The operations of plan --all, deploy --all and destroy --all.
+const (
+	OpPlan    StackOp = "plan"
+	OpDeploy  StackOp = "deploy"
+	OpDestroy StackOp = "destroy"
+)
+
+// DefaultStackParallelism is how many stacks RunStacks runs at once when
+// StacksRequest.Parallelism is 0 (docs/many-stacks.md#parallelism).
+const DefaultStackParallelism = 4
+
+// StackStatus is how one stack of a run ended.
+type StackStatus string
+
+// Statuses of StackResult (docs/many-stacks.md#output).
+const (
+	StackNoChanges StackStatus = "no-changes" // planned or deployed: nothing to change
+	StackChanges   StackStatus = "changes"    // plan --all: the plan has changes
+	StackApplied   StackStatus = "applied"    // deploy/destroy --all: changes applied and saved
+	StackFailed    StackStatus = "failed"
+	StackCancelled StackStatus = "cancelled" // stopped by Ctrl-C while it ran
+	StackSkipped   StackStatus = "skipped"   // never started: Reason says why
+)
+
+// ok reports whether stacks waiting for this one may go.
+func (s StackStatus) ok() bool {
+	return s == StackNoChanges || s == StackChanges || s == StackApplied
+}
+
+// StacksRequest is one plan, deploy or destroy of many stacks in one
+// environment (docs/many-stacks.md).
+type StacksRequest struct {
+	Set *stacks.Set
+	Env string
+	Op  StackOp
+	// Only, when not nil, names the stacks to run (--changed-since); the
+	// others are neither run nor reported.
+	Only map[string]bool
+	// Parallelism bounds the stacks running at once (0:
+	// DefaultStackParallelism). ComponentParallelism bounds the components
+	// each stack applies at once (0: each deployer.yaml's parallelism:).
+	Parallelism          int
+	ComponentParallelism int
+	LockTimeout          time.Duration
+	// Open returns the Service of one stack: its own backends and engines,
+	// its progress marked with its name. Called once per stack, when it starts.
+	Open func(ctx context.Context, st *stacks.Stack) (*Service, error)
+	// ShowPlan gets each stack's plan once made (nil: not shown); an error
+	// fails that stack.
+	ShowPlan func(st *stacks.Stack, p *plan.Plan) error
+	// OnDone gets each result as its stack finishes, one at a time.
+	OnDone func(StackResult)
+	// Now is the clock of Started and Finished (default time.Now).
+	Now func() time.Time
+}
+
+// StackResult is what happened to one stack.
+type StackResult struct {
+	Stack string
+	Dir   string
+	// Status, and for skipped and failed stacks the reason (the error's
+	// text for a failure).
+	Status StackStatus
+	Reason string
+	Plan   *plan.Plan // nil when the stack was not planned
+	// Outcome of deploy and destroy (nil for plan and for skipped stacks).
+	Outcome *Outcome
+	Err     error
+	// Started and Finished frame the stack's work; zero when skipped.
+	Started, Finished time.Time
+	// Stale lists, for plan --all, the producers whose own plan has
+	// changes: this plan read their current outputs, which their deploy
+	// may change (the consumer is planned again after them by deploy --all).
+	Stale []string
+}
+
+// StacksError is RunStacks' error when a stack failed or the run was
+// cancelled; the results say which and why.
+type StacksError struct {
+	Failed    []string // failed stacks, in dependency order
+	Cancelled bool
+}
+
+func (e *StacksError) Error() string {
+	if e.Cancelled {
+		return "cancelled: stacks not started were skipped; running ones saved what they did and released their locks"
+	}
+	return fmt.Sprintf("%d stack(s) failed: %s; the stacks that read them were skipped", len(e.Failed), strings.Join(e.Failed, ", "))
+}
+
+// Is makes a cancelled run errors.Is(err, ErrCancelled) (exit 130).
+func (e *StacksError) Is(target error) bool { return e.Cancelled && target == ErrCancelled }
+
+// RunStacks plans, deploys or destroys the stacks of req.Set that declare
+// req.Env (docs/many-stacks.md): each stack after every stack it reads
+// (destroy: after every stack that reads it), up to req.Parallelism at
+// once, each deploy under its own stack lock as a single deploy takes it.
+// A stack that fails, is cancelled or skipped skips the stacks waiting for
+// it, with the reason; the others go on. When ctx is cancelled no stack
+// starts any more; running ones stop as a single deploy does (state saved,
+// lock released).
+//
+// It returns every result in dependency order and a *StacksError when a
+// stack failed or the run was cancelled.
+func RunStacks(ctx context.Context, req StacksRequest) ([]StackResult, error) {
+	if req.Now == nil {
+		req.Now = time.Now
+	}
+	limit := req.Parallelism
+	if limit < 1 {
+		limit = DefaultStackParallelism
+	}
+	r := newStackRun(req)
+	done := make(chan int)
+	running := 0
+	for {
+		for ctx.Err() == nil && running < limit && len(r.ready) > 0 {
+			i := r.ready[0]
+			r.ready = r.ready[1:]
+			running++
+			r.results[i].Started = req.Now()
+			go func() {
+				r.run(ctx, i)
+				done <- i
+			}()
+		}
+		if running == 0 {
+			break
+		}
+		i := <-done
+		running--
+		r.results[i].Finished = req.Now()
+		r.finish(i, ctx.Err() != nil)
+	}
+	var err *StacksError
+	for i := range r.results {
+		res := &r.results[i]
+		if res.Status == "" { // never started: the run was cancelled
+			res.Status, res.Reason = StackSkipped, "cancelled before it started"
+			r.report(i)
+		}
+		switch res.Status {
+		case StackFailed:
+			if err == nil {
+				err = &StacksError{}
+			}
+			err.Failed = append(err.Failed, res.Stack)
+		case StackCancelled:
+			if err == nil {
+				err = &StacksError{}
+			}
+		}
+	}
+	if ctx.Err() != nil {
+		if err == nil {
+			err = &StacksError{}
+		}
+		err.Cancelled = true
+	}
+	if err != nil {
+		return r.results, err
+	}
+	return r.results, nil
+}
+
+// stackRun is the state of one RunStacks: only its loop goroutine writes
+// it, except results[i] by the stack i while it runs.
+type stackRun struct {
+	req     StacksRequest
+	stacks  []*stacks.Stack
+	results []StackResult
+	index   map[string]int
+	waits   []int   // stacks each one still waits for
+	after   [][]int // stacks waiting for each one
+	ready   []int
+}
+
+func newStackRun(req StacksRequest) *stackRun {
+	r := &stackRun{req: req, index: map[string]int{}}
+	for _, st := range req.Set.Stacks {
+		if req.Only != nil && !req.Only[st.Name] {
+			continue
+		}
+		r.index[st.Name] = len(r.stacks)
+		r.stacks = append(r.stacks, st)
+		r.results = append(r.results, StackResult{Stack: st.Name, Dir: st.Dir})
+	}
+	r.waits, r.after = make([]int, len(r.stacks)), make([][]int, len(r.stacks))
+	for i, st := range r.stacks {
+		first := req.Set.Producers(st.Name) // deploy and plan: producers first
+		if req.Op == OpDestroy {
+			first = req.Set.Consumers(st.Name) // destroy: consumers first
+		}
+		for _, name := range first {
+			if j, ok := r.index[name]; ok && r.stacks[j].InEnv {
+				r.waits[i]++
+				r.after[j] = append(r.after[j], i)
+			}
+		}
+	}
+	for i, st := range r.stacks {
+		if !st.InEnv {
+			r.results[i].Status = StackSkipped
+			r.results[i].Reason = fmt.Sprintf("%s declares no environment %s", st.Path, req.Env)
+		}
+	}
+	// Stacks outside the environment are reported at once; nobody waits
+	// for them (their state, if any, is read as it is).
+	for i, st := range r.stacks {
+		if !st.InEnv {
+			r.report(i)
+		}
+	}
+	for i, st := range r.stacks {
+		if st.InEnv && r.waits[i] == 0 {
+			r.ready = append(r.ready, i)
+		}
+	}
+	return r
+}
+
+// run does stack i's work and fills its result.
+func (r *stackRun) run(ctx context.Context, i int) {
+	st, res := r.stacks[i], &r.results[i]
+	svc, err := r.req.Open(ctx, st)
+	if err != nil {
+		res.Status, res.Err = StackFailed, err
+		return
+	}
+	t := Target{Stack: st.Name, Env: r.req.Env}
+	cfg := st.Config
+	if r.req.Op == OpPlan {
+		p, err := svc.Plan(ctx, cfg, t, false)
+		res.Plan, res.Err = p, err
+		if err == nil && r.req.ShowPlan != nil {
+			res.Err = r.req.ShowPlan(st, p)
+		}
+		switch {
+		case res.Err != nil:
+			res.Status = StackFailed
+		case p.HasChanges():
+			res.Status = StackChanges
+		default:
+			res.Status = StackNoChanges
+		}
+		for _, name := range r.req.Set.Producers(st.Name) {
+			if j, ok := r.index[name]; ok && r.results[j].Status == StackChanges {
+				res.Stale = append(res.Stale, name)
+			}
+		}
+		return
+	}
+	if err := Preflight(ctx, cfg, t, svc.d.Engines); err != nil {
+		res.Status, res.Err = StackFailed, err
+		return
+	}
+	parallelism := r.req.ComponentParallelism
+	if parallelism == 0 {
+		parallelism = cfg.Parallelism
+	}
+	req := ApplyRequest{Config: cfg, Target: t, Destroy: r.req.Op == OpDestroy, LockTimeout: r.req.LockTimeout, Parallelism: parallelism}
+	if r.req.ShowPlan != nil {
+		req.ShowPlan = func(p *plan.Plan) error { return r.req.ShowPlan(st, p) }
+	}
+	out, err := svc.Apply(ctx, req)
+	res.Outcome, res.Err = out, err
+	if out != nil {
+		res.Plan = out.Plan
+	}
+	var ae *ApplyError
+	switch {
+	case err != nil && (errors.As(err, &ae) && ae.Cancelled || ctx.Err() != nil):
+		res.Status = StackCancelled
+	case err != nil:
+		res.Status = StackFailed
+	case out != nil && out.Deployment.DeploymentID != "":
+		res.Status = StackApplied
+	default:
+		res.Status = StackNoChanges
+	}
+}
+
+// finish reports stack i and releases the stacks waiting for it. Once the
+// run is cancelled they stay waiting: RunStacks reports them as not
+// started.
+func (r *stackRun) finish(i int, cancelled bool) {
+	res := &r.results[i]
+	if res.Err != nil && res.Reason == "" {
+		res.Reason = oneLine(res.Err.Error())
+	}
+	r.report(i)
+	if !cancelled {
+		r.release(i, res.Status.ok())
+	}
+}
+
+// release counts stack i as finished for the stacks waiting for it; when
+// it did not end well they are skipped (and so, in turn, theirs).
+func (r *stackRun) release(i int, ok bool) {
+	for _, j := range r.after[i] {
+		if r.results[j].Status != "" {
+			continue // already skipped through another stack
+		}
+		if !ok {
+			r.skip(j, i)
+			continue
+		}
+		if r.waits[j]--; r.waits[j] == 0 {
+			r.ready = append(r.ready, j)
+		}
+	}
+}
+
+// skip marks stack j skipped because of stack i, reports it and skips the
+// stacks waiting for j.
+func (r *stackRun) skip(j, i int) {
+	role := "producer"
+	if r.req.Op == OpDestroy {
+		role = "consumer"
+	}
+	cause := r.results[i]
+	r.results[j].Status = StackSkipped
+	r.results[j].Reason = fmt.Sprintf("%s %s %s", role, cause.Stack, cause.Status)
+	if cause.Status == StackSkipped {
+		r.results[j].Reason = fmt.Sprintf("%s %s was skipped: %s", role, cause.Stack, cause.Reason)
+	}
+	r.report(j)
+	r.release(j, false)
+}
+
+func (r *stackRun) report(i int) {
+	if r.req.OnDone != nil {
+		r.req.OnDone(r.results[i])
+	}
+}
+
+// oneLine joins a multi-line error into one line for a table cell.
+func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
