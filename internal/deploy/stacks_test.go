@@ -62,11 +62,11 @@ type stackEngine struct {
 	j *journal
 }
 
-func (e stackEngine) Name() string                                { return "rec" }
-func (e stackEngine) Kinds() []engine.Kind                        { return []engine.Kind{{Name: "Command"}} }
-func (e stackEngine) Handles(k string) bool                       { return k == "Command" || k == "StackReference" }
+func (e stackEngine) Name() string                                 { return "rec" }
+func (e stackEngine) Kinds() []engine.Kind                         { return []engine.Kind{{Name: "Command"}} }
+func (e stackEngine) Handles(k string) bool                        { return k == "Command" || k == "StackReference" }
 func (e stackEngine) Preflight(context.Context, []plan.Step) error { return nil }
-func (e stackEngine) Kill()                                       {}
+func (e stackEngine) Kill()                                        {}
 func (e stackEngine) Apply(ctx context.Context, steps []plan.Step, in engine.Inputs) ([]engine.Result, error) {
 	return e.run(ctx, steps, in, "ready")
 }
