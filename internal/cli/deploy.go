@@ -30,6 +30,11 @@ type DeployOptions struct {
 	// Parallelism is --parallelism; 0 when not given (DEPLOYER_PARALLELISM,
 	// then deployer.yaml's parallelism:, then 10).
 	Parallelism int
+	// All are --all, --changed-since and --stack-parallelism: every stack
+	// (docs/many-stacks.md).
+	All AllFlags
+	// RunAll is deploy/destroy --all (Factory.runAll).
+	RunAll func(ctx context.Context, r AllRequest) error
 
 	// Config loads deployer.yaml (Factory.Config).
 	Config func() (*config.Config, error)
@@ -54,7 +59,8 @@ func NewCmdDeploy(f *Factory, runF func(context.Context, *DeployOptions) error) 
 			"The steps, Ctrl-C and failures: docs/commands.md#deploy.",
 		Example: `  deployer deploy -e dev --yes
   deployer deploy -e prod --component user-service/api --lock-timeout 10m
-  deployer deploy -e prod --plan prod.plan --yes`,
+  deployer deploy -e prod --plan prod.plan --yes
+  deployer deploy -e dev --all --yes`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return opts.runE(cmd, f, runF)
@@ -99,6 +105,7 @@ func newDeployOptions(f *Factory, destroy bool) *DeployOptions {
 			return svc.Apply(ctx, req)
 		},
 		Report: f.reportDeploy,
+		RunAll: f.runAll,
 	}
 }
 
@@ -108,6 +115,9 @@ func (o *DeployOptions) runE(cmd *cobra.Command, f *Factory, runF func(context.C
 		return err
 	}
 	if err := o.checkParallelism(cmd); err != nil {
+		return err
+	}
+	if err := o.All.check(cmd, f.ConfigPath, "stack", "service", "component", "plan"); err != nil {
 		return err
 	}
 	o.JSON = f.JSON
@@ -122,7 +132,8 @@ func bindApplyFlags(cmd *cobra.Command, opts *DeployOptions) {
 	cmd.Flags().BoolVarP(&opts.Yes, "yes", "y", false, "apply without asking (required without a terminal)")
 	cmd.Flags().DurationVar(&opts.LockTimeout, "lock-timeout", 0, "wait up to DUR for a held lock (0: fail at once)")
 	cmd.Flags().BoolVar(&opts.InstallPulumi, "install-pulumi", false, "install the Pulumi CLI when it is missing")
-	cmd.Flags().IntVar(&opts.Parallelism, "parallelism", 0, "apply at most N independent components at once (default 10; 1 applies one at a time)")
+	cmd.Flags().IntVar(&opts.Parallelism, "parallelism", 0, "apply at most N independent components at once (default 10; 1 applies one at a time; with --all, in each stack)")
+	opts.All.bind(cmd)
 }
 
 // checkParallelism refuses --parallelism below 1.
@@ -136,6 +147,14 @@ func (o *DeployOptions) checkParallelism(cmd *cobra.Command) error {
 // runDeploy resolves the target, asks (unless --yes), calls the use case
 // and renders its outcome. It uses only opts.
 func runDeploy(ctx context.Context, opts *DeployOptions) error {
+	if opts.All.All {
+		op := deploy.OpDeploy
+		if opts.Destroy {
+			op = deploy.OpDestroy
+		}
+		return opts.RunAll(ctx, AllRequest{Op: op, Env: opts.Target.Env, Flags: opts.All, Parallelism: opts.Parallelism,
+			LockTimeout: opts.LockTimeout, Yes: opts.Yes, InstallPulumi: opts.InstallPulumi, JSON: opts.JSON})
+	}
 	cfg, t, err := opts.Target.load(opts.Config, true)
 	if err != nil {
 		return err

@@ -1,11 +1,13 @@
 package cli
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"io"
 	"log/slog"
 	"os"
+	"slices"
 	"sync"
 	"time"
 
@@ -49,7 +51,9 @@ type Factory struct {
 	closers  []io.Closer
 	mu       sync.Mutex
 	running  []engine.Engine
+	perStack []engine.Engine // the engines of each stack of a --all run
 	managers []*lockmgr.Manager
+	errMu    sync.Mutex // one progress line at a time from concurrent stacks
 
 	command         string // "deployer deploy", for titles
 	gha             *ghactions.Env
@@ -274,6 +278,39 @@ func (f *Factory) PlanService(ctx context.Context, cfg *config.Config, opts Engi
 }
 
 func (f *Factory) service(ctx context.Context, cfg *config.Config, opts EngineOptions, withLocks bool) (*deploy.Service, error) {
+	// The engines' preflight (Pulumi CLI) runs in the commands, before any
+	// backend is opened: see checkEngines.
+	return f.newService(ctx, cfg, withLocks, f.engines(cfg, opts), f.progress())
+}
+
+// StackService wires the use case for one stack of a plan, deploy or
+// destroy --all: the stack's own backends and engines, its progress lines
+// on stderr marked "[stack] " (docs/many-stacks.md#output).
+func (f *Factory) StackService(ctx context.Context, cfg *config.Config, opts EngineOptions, withLocks bool) (*deploy.Service, error) {
+	var engines []engine.Engine
+	if f.NewEngines != nil {
+		engines = f.NewEngines(cfg, opts)
+	}
+	f.mu.Lock()
+	f.perStack = append(f.perStack, engines...)
+	f.mu.Unlock()
+	return f.newService(ctx, cfg, withLocks, engines, &prefixWriter{mu: &f.errMu, w: f.IO.ErrOut, prefix: "[" + cfg.Stack + "] "})
+}
+
+// StackConfig loads the deployer.yaml of one stack of a --all run (at
+// path) with the DEPLOYER_* layer, as Config does for --config.
+func (f *Factory) StackConfig(path string) (*config.Config, error) {
+	cfg, err := config.Load(path, config.WithBackends(backends.Schemes()))
+	if err != nil {
+		return nil, err
+	}
+	if err := config.ApplyEnv(cfg, f.Getenv, config.WithBackends(backends.Schemes())); err != nil {
+		return nil, err
+	}
+	return cfg, nil
+}
+
+func (f *Factory) newService(ctx context.Context, cfg *config.Config, withLocks bool, engines []engine.Engine, progress io.Writer) (*deploy.Service, error) {
 	var locks *lockmgr.Manager
 	if withLocks {
 		var err error
@@ -297,12 +334,9 @@ func (f *Factory) service(ctx context.Context, cfg *config.Config, opts EngineOp
 		fmt.Fprintf(f.IO.ErrOut, "config %s; state %s; lock %s (ttl %s, heartbeat %s, stale after %s)\n",
 			cfg.Path, backendurl.Redact(cfg.Backend.State), backendurl.Redact(cfg.Backend.Lock), cfg.Backend.LockTTL, cfg.Backend.HeartbeatInterval, cfg.Backend.StaleAfter)
 	}
-	// The engines' preflight (Pulumi CLI) runs in the commands, before any
-	// backend is opened: see checkEngines.
-	engines := f.engines(cfg, opts)
 	return deploy.New(deploy.Deps{
 		Locks: locks, Store: store, Engines: engines,
-		Audit: al, Now: f.Now, Progress: f.progress(), Getenv: f.Getenv, Observer: f.Metrics(ctx, cfg), Masker: f.Masker(),
+		Audit: al, Now: f.Now, Progress: progress, Getenv: f.Getenv, Observer: f.Metrics(ctx, cfg), Masker: f.Masker(),
 	}), nil
 }
 
@@ -331,7 +365,7 @@ func (f *Factory) checkEngines(ctx context.Context, cfg *config.Config, t deploy
 // KillEngines stops every engine process at once (the second Ctrl-C).
 func (f *Factory) KillEngines() {
 	f.mu.Lock()
-	running := f.running
+	running := append(slices.Clone(f.running), f.perStack...)
 	f.mu.Unlock()
 	for _, e := range running {
 		e.Kill()
@@ -398,4 +432,27 @@ func orDash(s string) string {
 		return "-"
 	}
 	return s
+}
+
+// prefixWriter writes each line with a prefix, whole, under mu (shared by
+// the stacks of a run); a partial line waits for its end.
+type prefixWriter struct {
+	mu     *sync.Mutex
+	w      io.Writer
+	prefix string
+	part   []byte
+}
+
+func (p *prefixWriter) Write(b []byte) (int, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.part = append(p.part, b...)
+	for {
+		i := bytes.IndexByte(p.part, '\n')
+		if i < 0 {
+			return len(b), nil
+		}
+		_, _ = io.WriteString(p.w, p.prefix+string(p.part[:i+1]))
+		p.part = p.part[i+1:]
+	}
 }

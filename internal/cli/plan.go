@@ -28,6 +28,11 @@ type PlanOptions struct {
 	Refresh          bool
 	GitHubComment    bool
 	JSON             bool
+	// All are --all, --changed-since and --stack-parallelism: plan every
+	// stack (docs/many-stacks.md).
+	All AllFlags
+	// RunAll is plan --all (Factory.runAll).
+	RunAll func(ctx context.Context, r AllRequest) error
 
 	// Config loads deployer.yaml (Factory.Config).
 	Config func() (*config.Config, error)
@@ -68,10 +73,14 @@ func NewCmdPlan(f *Factory, runF func(context.Context, *PlanOptions) error) *cob
 			"deployer's state). --out saves the plan for deploy --plan.",
 		Example: `  deployer plan -e dev
   deployer plan -e prod --component user-service/api --json
-  deployer plan -e prod --out prod.plan && deployer deploy -e prod --plan prod.plan`,
+  deployer plan -e prod --out prod.plan && deployer deploy -e prod --plan prod.plan
+  deployer plan -e dev --all --changed-since origin/main --detailed-exitcode`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := opts.Target.validateFlags(); err != nil {
+				return err
+			}
+			if err := opts.All.check(cmd, f.ConfigPath, "stack", "service", "component", "out", "preview", "refresh", "destroy"); err != nil {
 				return err
 			}
 			opts.JSON = f.JSON
@@ -88,6 +97,7 @@ func NewCmdPlan(f *Factory, runF func(context.Context, *PlanOptions) error) *cob
 	cmd.Flags().BoolVar(&opts.Preview, "preview", false, "add Pulumi's resource-level preview (needs the Pulumi CLI)")
 	cmd.Flags().BoolVar(&opts.GitHubComment, "github-comment", false, "post the plan as a comment on the workflow run's pull request, updated in place on each run (GitHub Actions, GITHUB_TOKEN)")
 	cmd.Flags().BoolVar(&opts.Refresh, "refresh", false, "read what is live (Pulumi components, Command components with command.read) and report drift from actual_state")
+	opts.All.bind(cmd)
 	return cmd
 }
 
@@ -109,6 +119,7 @@ func newPlanOptions(f *Factory) *PlanOptions {
 	return &PlanOptions{
 		IO:     f.IO,
 		Config: f.Config,
+		RunAll: f.runAll,
 		Preflight: func(ctx context.Context, cfg *config.Config, t deploy.Target) error {
 			return f.checkEngines(ctx, cfg, t, EngineOptions{})
 		},
@@ -146,6 +157,10 @@ func newPlanOptions(f *Factory) *PlanOptions {
 // runPlan plans, reports drift (--refresh), saves the plan (--out), renders
 // it and adds Pulumi's preview (--preview). It uses only opts.
 func runPlan(ctx context.Context, opts *PlanOptions) error {
+	if opts.All.All {
+		return opts.RunAll(ctx, AllRequest{Op: deploy.OpPlan, Env: opts.Target.Env, Flags: opts.All,
+			DetailedExitcode: opts.DetailedExitcode, JSON: opts.JSON})
+	}
 	cfg, t, err := opts.Target.load(opts.Config, true)
 	if err != nil {
 		return err

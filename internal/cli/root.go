@@ -72,6 +72,7 @@ func NewRootCmd(f *Factory) *cobra.Command {
 		NewCmdPlan(f, nil),
 		NewCmdDeploy(f, nil),
 		NewCmdDestroy(f, nil),
+		NewCmdStacks(f, nil),
 		stateCmd,
 		NewCmdUnlock(f, nil),
 		NewCmdHistory(f, nil),

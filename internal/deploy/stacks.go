@@ -352,3 +352,15 @@ func (r *stackRun) report(i int) {
 
 // oneLine joins a multi-line error into one line for a table cell.
 func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+// ChangedStacks is the selection of --changed-since ref
+// (docs/many-stacks.md#changed-since): the stacks of set a change since
+// ref touches (changed, sorted), and those plus every stack that reads
+// their outputs, directly or not (run, for StacksRequest.Only).
+func ChangedStacks(ctx context.Context, set *stacks.Set, ref string) (run map[string]bool, changed []string, err error) {
+	changed, err = set.ChangedSince(ctx, ref)
+	if err != nil {
+		return nil, nil, err
+	}
+	return set.Downstream(changed), changed, nil
+}

@@ -1,0 +1,354 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
+	"sync"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/deployer-dev/deployer/internal/deploy"
+	"github.com/deployer-dev/deployer/internal/ghactions"
+	"github.com/deployer-dev/deployer/internal/plan"
+	"github.com/deployer-dev/deployer/internal/stacks"
+)
+
+// AllFlags are --all, --changed-since and --stack-parallelism of plan,
+// deploy and destroy (docs/many-stacks.md).
+type AllFlags struct {
+	All              bool
+	ChangedSince     string
+	StackParallelism int
+}
+
+func (a *AllFlags) bind(cmd *cobra.Command) {
+	cmd.Flags().BoolVar(&a.All, "all", false, "every stack under the working directory, in dependency order (docs/many-stacks.md)")
+	cmd.Flags().StringVar(&a.ChangedSince, "changed-since", "", "with --all: only the stacks changed since git revision REF, and the stacks that read them")
+	cmd.Flags().IntVar(&a.StackParallelism, "stack-parallelism", 0, fmt.Sprintf("with --all: run at most N stacks at once (default %d)", deploy.DefaultStackParallelism))
+}
+
+// check refuses, with --all, the flags that name one stack or one plan
+// (single), and the --all flags without it.
+func (a *AllFlags) check(cmd *cobra.Command, configPath string, single ...string) error {
+	if !a.All {
+		for _, n := range []string{"changed-since", "stack-parallelism"} {
+			if cmd.Flags().Changed(n) {
+				return &UsageError{Msg: "--" + n + " needs --all"}
+			}
+		}
+		return nil
+	}
+	for _, n := range single {
+		if cmd.Flags().Changed(n) {
+			return &UsageError{Msg: fmt.Sprintf("--all runs every stack under the working directory: drop --%s, or leave out --all to act on one stack", n)}
+		}
+	}
+	if configPath != "" {
+		return &UsageError{Msg: "--all finds every deployer.yaml under the working directory: drop --config (DEPLOYER_CONFIG), or cd to the directory that holds your stacks"}
+	}
+	if cmd.Flags().Changed("stack-parallelism") && a.StackParallelism < 1 {
+		return &UsageError{Msg: fmt.Sprintf("--stack-parallelism must be at least 1, got %d", a.StackParallelism)}
+	}
+	return nil
+}
+
+// AllRequest is one plan, deploy or destroy --all, from the flags.
+type AllRequest struct {
+	Op    deploy.StackOp
+	Env   string
+	Flags AllFlags
+	// Parallelism is --parallelism: components at once in each stack (0:
+	// each deployer.yaml's parallelism:).
+	Parallelism      int
+	LockTimeout      time.Duration
+	Yes              bool
+	DetailedExitcode bool
+	InstallPulumi    bool
+	JSON             bool
+}
+
+// runAll finds the stacks, selects them (--changed-since), asks once
+// (deploy and destroy without --yes), runs the use case and renders each
+// stack as it finishes, then a table (docs/many-stacks.md#output).
+func (f *Factory) runAll(ctx context.Context, r AllRequest) error {
+	set, err := stacks.Discover(".", stacks.Options{Env: r.Env, Load: f.StackConfig})
+	if err != nil {
+		return err
+	}
+	if !anyInEnv(set) {
+		return &UsageError{Msg: fmt.Sprintf("no stack under %s declares environment %q: check -e (deployer stacks lists them)", set.Root, r.Env)}
+	}
+	var only map[string]bool
+	if ref := r.Flags.ChangedSince; ref != "" {
+		run, changed, err := deploy.ChangedStacks(ctx, set, ref)
+		if err != nil {
+			return err
+		}
+		if len(run) == 0 {
+			fmt.Fprintf(f.IO.ErrOut, "No stack changed since %s.\n", ref)
+			return nil
+		}
+		fmt.Fprintf(f.IO.ErrOut, "Changed since %s: %s; with the stacks that read them: %s.\n", ref,
+			strings.Join(changed, ", "), strings.Join(inOrder(set, run), ", "))
+		only = run
+	}
+	if r.Op != deploy.OpPlan && !r.Yes {
+		if !f.IO.CanPrompt() {
+			return &UsageError{Msg: fmt.Sprintf("%s --all needs confirmation but there is no terminal to ask on: pass --yes to proceed", r.Op)}
+		}
+		order := inOrder(set, only)
+		if r.Op == deploy.OpDestroy {
+			for i, j := 0, len(order)-1; i < j; i, j = i+1, j-1 {
+				order[i], order[j] = order[j], order[i]
+			}
+		}
+		fmt.Fprintf(f.IO.ErrOut, "Stacks to %s in %s, in this order: %s\n", r.Op, r.Env, strings.Join(order, ", "))
+		ok, err := f.IO.Confirm(fmt.Sprintf("%s %d stacks?", strings.ToUpper(string(r.Op[:1]))+string(r.Op[1:]), len(order)))
+		if err != nil {
+			return err
+		}
+		if !ok {
+			return deploy.ErrDeclined
+		}
+	}
+	v := &allView{f: f, req: r, width: nameWidth(set)}
+	results, err := deploy.RunStacks(ctx, deploy.StacksRequest{
+		Set: set, Env: r.Env, Op: r.Op, Only: only,
+		Parallelism: r.Flags.StackParallelism, ComponentParallelism: r.Parallelism, LockTimeout: r.LockTimeout,
+		Open: func(ctx context.Context, st *stacks.Stack) (*deploy.Service, error) {
+			return f.StackService(ctx, st.Config, EngineOptions{InstallPulumi: r.InstallPulumi}, r.Op != deploy.OpPlan)
+		},
+		ShowPlan: v.showPlan,
+		OnDone:   v.done,
+		Now:      f.Now,
+	})
+	if !r.JSON {
+		v.table(results)
+	}
+	f.reportAll(r, results)
+	if err != nil {
+		f.annotated = true // each failed stack was annotated
+		return err
+	}
+	if r.DetailedExitcode && anyChanges(results) {
+		return &ExitCodeError{Code: 2}
+	}
+	return nil
+}
+
+func anyInEnv(set *stacks.Set) bool {
+	for _, st := range set.Stacks {
+		if st.InEnv {
+			return true
+		}
+	}
+	return false
+}
+
+// inOrder returns the names of set in dependency order, only those in
+// only when it is not nil.
+func inOrder(set *stacks.Set, only map[string]bool) []string {
+	var out []string
+	for _, st := range set.Stacks {
+		if only == nil || only[st.Name] {
+			out = append(out, st.Name)
+		}
+	}
+	return out
+}
+
+func nameWidth(set *stacks.Set) int {
+	w := 5
+	for _, st := range set.Stacks {
+		w = max(w, len(st.Name))
+	}
+	return w
+}
+
+func anyChanges(results []deploy.StackResult) bool {
+	for _, r := range results {
+		if r.Plan != nil && r.Plan.HasChanges() {
+			return true
+		}
+	}
+	return false
+}
+
+// allView renders a run as it goes: whole plans and one line per stack on
+// stdout (JSON: one object per stack and line).
+type allView struct {
+	f     *Factory
+	req   AllRequest
+	width int
+	mu    sync.Mutex
+}
+
+// showPlan prints a plan with changes under a header naming its stack, in
+// one write (stacks plan at the same time).
+func (v *allView) showPlan(st *stacks.Stack, p *plan.Plan) error {
+	if v.req.JSON || !p.HasChanges() {
+		return nil
+	}
+	var b bytes.Buffer
+	fmt.Fprintf(&b, "\n=== %s (%s)\n", st.Name, st.Dir)
+	if err := NewHumanPlanRenderer(v.f.IO.ColorOut()).Render(&b, p); err != nil {
+		return err
+	}
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	_, err := v.f.IO.Out.Write(b.Bytes())
+	return err
+}
+
+// done prints the stack's line (or JSON object) and its job summary section.
+func (v *allView) done(r deploy.StackResult) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if v.req.JSON {
+		data, err := json.Marshal(stackResultJSON(v.req, r))
+		if err == nil {
+			_, _ = v.f.IO.Out.Write(append(data, '\n'))
+		}
+	} else {
+		line := fmt.Sprintf("%-*s  %-10s  %s", v.width, r.Stack, r.Status, changesCell(r))
+		if note := noteCell(r); note != "" {
+			line += "  " + note
+		}
+		fmt.Fprintln(v.f.IO.Out, strings.TrimRight(line, " "))
+	}
+	v.f.summarize(stackSummary(v.f.command, v.req.Env, r))
+	if r.Status == deploy.StackFailed {
+		v.f.annotate(ghactions.Error, fmt.Sprintf("Stack %s failed", r.Stack), Remedy(r.Err))
+	}
+}
+
+// table prints every stack of the run, in dependency order, and the totals.
+func (v *allView) table(results []deploy.StackResult) {
+	w := v.f.IO.Out
+	fmt.Fprintln(w)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "STACK\tDIR\tSTATUS\tCHANGES\tSERIAL\tTIME\tNOTE")
+	counts := map[deploy.StackStatus]int{}
+	for _, r := range results {
+		counts[r.Status]++
+		serial := "-"
+		if r.Outcome != nil && r.Outcome.Head.Serial > 0 {
+			serial = strconv.FormatInt(r.Outcome.Head.Serial, 10)
+		} else if r.Plan != nil && r.Plan.Serial > 0 {
+			serial = strconv.FormatInt(r.Plan.Serial, 10)
+		}
+		took := "-"
+		if !r.Started.IsZero() {
+			took = fmt.Sprintf("%.1fs", r.Finished.Sub(r.Started).Seconds())
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.Stack, r.Dir, r.Status, orDash(changesCell(r)), serial, took, noteCell(r))
+	}
+	_ = tw.Flush()
+	var parts []string
+	for _, s := range []deploy.StackStatus{deploy.StackApplied, deploy.StackChanges, deploy.StackNoChanges, deploy.StackFailed, deploy.StackCancelled, deploy.StackSkipped} {
+		if n := counts[s]; n > 0 {
+			parts = append(parts, fmt.Sprintf("%d %s", n, s))
+		}
+	}
+	fmt.Fprintf(w, "\n%d stacks in %s: %s.\n", len(results), v.req.Env, strings.Join(parts, ", "))
+}
+
+// changesCell is "+1 ~2 -0" (plan: "+1 ~2 ±0 -0") or "".
+func changesCell(r deploy.StackResult) string {
+	if r.Outcome != nil && r.Outcome.Deployment.DeploymentID != "" {
+		c := r.Outcome.Deployment.ResourcesChanged
+		return fmt.Sprintf("+%d ~%d -%d", c.Created, c.Updated, c.Deleted)
+	}
+	if r.Plan != nil && r.Status != deploy.StackFailed {
+		s := r.Plan.Summary
+		return fmt.Sprintf("+%d ~%d ±%d -%d", s.Create, s.Update, s.Replace, s.Delete)
+	}
+	return ""
+}
+
+// noteCell says why a stack was skipped or failed, or that its plan read
+// producers with changes of their own.
+func noteCell(r deploy.StackResult) string {
+	switch {
+	case r.Reason != "":
+		return r.Reason
+	case len(r.Stale) > 0:
+		return fmt.Sprintf("reads %s (changes pending there: deploy --all plans this again after them)", strings.Join(r.Stale, ", "))
+	}
+	return ""
+}
+
+type stackJSON struct {
+	Stack           string     `json:"stack"`
+	Dir             string     `json:"dir"`
+	Environment     string     `json:"environment"`
+	Operation       string     `json:"operation"`
+	Status          string     `json:"status"`
+	Reason          string     `json:"reason,omitempty"`
+	Changed         bool       `json:"changed"`
+	DeploymentID    string     `json:"deployment_id,omitempty"`
+	Serial          int64      `json:"serial,omitempty"`
+	Started         *time.Time `json:"started,omitempty"`
+	Finished        *time.Time `json:"finished,omitempty"`
+	DurationSeconds float64    `json:"duration_seconds,omitempty"`
+	Stale           []string   `json:"stale,omitempty"`
+	Plan            *plan.Plan `json:"plan,omitempty"`
+}
+
+func stackResultJSON(req AllRequest, r deploy.StackResult) stackJSON {
+	j := stackJSON{Stack: r.Stack, Dir: r.Dir, Environment: req.Env, Operation: string(req.Op), Status: string(r.Status),
+		Reason: r.Reason, Plan: r.Plan, Stale: r.Stale}
+	if r.Plan != nil {
+		j.Changed, j.Serial = r.Plan.HasChanges(), r.Plan.Serial
+	}
+	if r.Outcome != nil && r.Outcome.Deployment.DeploymentID != "" {
+		j.DeploymentID, j.Serial = r.Outcome.Deployment.DeploymentID, r.Outcome.Head.Serial
+	}
+	if !r.Started.IsZero() {
+		s, e := r.Started.UTC(), r.Finished.UTC()
+		j.Started, j.Finished, j.DurationSeconds = &s, &e, e.Sub(s).Seconds()
+	}
+	return j
+}
+
+// stackSummary is one stack's section of the job summary.
+func stackSummary(command, env string, r deploy.StackResult) string {
+	t := deploy.Target{Stack: r.Stack, Env: env}
+	switch {
+	case r.Outcome != nil && r.Outcome.Plan != nil:
+		return deploySummary(command, t, r.Outcome, r.Err) + failure(r)
+	case r.Plan != nil:
+		return planSummary(command, t, r.Plan) + failure(r)
+	}
+	label := "Skipped"
+	if r.Status != deploy.StackSkipped {
+		label = strings.ToUpper(string(r.Status[:1])) + string(r.Status[1:])
+	}
+	return fmt.Sprintf("### %s: %s/%s\n\n**%s:** %s\n\n", command, r.Stack, env, label, mdText(r.Reason))
+}
+
+func failure(r deploy.StackResult) string {
+	if r.Status == deploy.StackFailed && r.Reason != "" {
+		return fmt.Sprintf("**Failed:** %s\n\n", mdText(r.Reason))
+	}
+	return ""
+}
+
+// reportAll sets the step outputs of a --all run: changes (any stack),
+// and the stacks that failed.
+func (f *Factory) reportAll(r AllRequest, results []deploy.StackResult) {
+	var failed []string
+	for _, res := range results {
+		if res.Status == deploy.StackFailed {
+			failed = append(failed, res.Stack)
+		}
+	}
+	f.setOutputs(ghactions.Output{Name: "changes", Value: strconv.FormatBool(anyChanges(results))},
+		ghactions.Output{Name: "failed-stacks", Value: strings.Join(failed, " ")})
+}
