@@ -80,7 +80,7 @@ func NewCmdPlan(f *Factory, runF func(context.Context, *PlanOptions) error) *cob
 			if err := opts.Target.validateFlags(); err != nil {
 				return err
 			}
-			if err := opts.All.check(cmd, f.ConfigPath, "stack", "service", "component", "out", "preview", "refresh", "destroy"); err != nil {
+			if err := opts.All.check(cmd, f.ConfigPath, "stack", "service", "component", "out", "preview", "refresh", "destroy", "github-comment"); err != nil {
 				return err
 			}
 			opts.JSON = f.JSON

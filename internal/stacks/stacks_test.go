@@ -211,8 +211,8 @@ func TestChangedSinceFindsOwnersAndReaders(t *testing.T) {
 	r.stack("db", "db", "net")
 	r.stack("app", "app", "db")
 	r.write("app/deployer.yaml", string(must(os.ReadFile(filepath.Join(r.root, "app/deployer.yaml"))))+
-		"      cert:\n        kind: Command\n        command: {create: \"true\"}\n        config: {pem: \"${file:../shared/cert.pem}\"}\n")
-	r.write("shared/cert.pem", "one")
+		"      cert:\n        kind: Command\n        command: {create: \"true\"}\n        config: {pem: \"${file:../common/cert.pem}\"}\n")
+	r.write("common/cert.pem", "one")
 	r.write("README.md", "hi")
 	gitc := func(args ...string) {
 		t.Helper()
@@ -241,7 +241,7 @@ func TestChangedSinceFindsOwnersAndReaders(t *testing.T) {
 		t.Fatalf("nothing changed: got %v", got)
 	}
 	r.write("net/inner/main.sh", "new, untracked")
-	r.write("shared/cert.pem", "two") // uncommitted edit of a file app reads
+	r.write("common/cert.pem", "two") // uncommitted edit of a file app reads
 	r.write("README.md", "outside every stack")
 	if got, want := changed(), []string{"app", "inner"}; !slices.Equal(got, want) {
 		t.Fatalf("changed = %v, want %v", got, want)

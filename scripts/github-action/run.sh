@@ -7,6 +7,8 @@
 # Inputs (environment): INPUT_COMMAND (e.g. deploy, "state locks"),
 # INPUT_STACK, INPUT_ENVIRONMENT, INPUT_LOCK_TIMEOUT, INPUT_ARGS (split on
 # whitespace), INPUT_COMMENT_ON_PR (true: plan gets --github-comment),
+# INPUT_ALL (true: --all, every stack; no --stack, no saved plan),
+# INPUT_CHANGED_SINCE (with all: --changed-since REF),
 # DEPLOYER_BIN (default: deployer on PATH).
 # deploy, destroy, restore and unlock get --yes (a runner has no terminal to
 # confirm on); plan saves its plan to $RUNNER_TEMP and reports its path.
@@ -19,7 +21,17 @@ read -r -a cmd <<<"${INPUT_COMMAND:-plan}"
 read -r -a extra <<<"${INPUT_ARGS:-}"
 [ "${#cmd[@]}" -gt 0 ] || { echo "::error title=deployer action::the command input is empty: set it to plan, deploy, destroy, ..."; exit 2; }
 argv=("${cmd[@]}")
-[ -n "${INPUT_STACK:-}" ] && argv+=(--stack "$INPUT_STACK")
+all=false
+[ "${INPUT_ALL:-false}" = true ] && all=true
+if $all; then
+	argv+=(--all)
+	[ -n "${INPUT_CHANGED_SINCE:-}" ] && argv+=(--changed-since "$INPUT_CHANGED_SINCE")
+elif [ -n "${INPUT_CHANGED_SINCE:-}" ]; then
+	echo "::error title=deployer action::changed-since needs all: true"
+	exit 2
+else
+	[ -n "${INPUT_STACK:-}" ] && argv+=(--stack "$INPUT_STACK")
+fi
 [ -n "${INPUT_ENVIRONMENT:-}" ] && argv+=(--environment "$INPUT_ENVIRONMENT")
 
 plan_json=""
@@ -32,9 +44,13 @@ unlock)
 	argv+=(--yes)
 	;;
 plan)
-	plan_json="${RUNNER_TEMP:-${TMPDIR:-/tmp}}/deployer-plan-${GITHUB_RUN_ID:-0}-${GITHUB_RUN_ATTEMPT:-1}-${GITHUB_JOB:-job}.json"
-	argv+=(--out "$plan_json")
-	[ "${INPUT_COMMENT_ON_PR:-false}" = true ] && argv+=(--github-comment)
+	if $all; then
+		[ "${INPUT_COMMENT_ON_PR:-false}" = true ] && echo "::warning title=deployer action::comment-on-pr is not supported with all: true; the job summary has one section per stack"
+	else
+		plan_json="${RUNNER_TEMP:-${TMPDIR:-/tmp}}/deployer-plan-${GITHUB_RUN_ID:-0}-${GITHUB_RUN_ATTEMPT:-1}-${GITHUB_JOB:-job}.json"
+		argv+=(--out "$plan_json")
+		[ "${INPUT_COMMENT_ON_PR:-false}" = true ] && argv+=(--github-comment)
+	fi
 	;;
 esac
 argv+=("${extra[@]}")
