@@ -463,3 +463,36 @@ func secretPassword(t *testing.T, stateJSON string) string {
 	}
 	return pw
 }
+
+// TestRealPulumiSecretsByKeyNameAreEncryptedInPulumisBackend: a property
+// secret only by its key name (apiKey) reaches Pulumi marked secret, so
+// neither Pulumi's backend nor deployer's state holds it in plain text.
+func TestRealPulumiSecretsByKeyNameAreEncryptedInPulumisBackend(t *testing.T) {
+	pp := newPulumiProject(t)
+	p := pp.stack("keyname", `stack: keyname
+backend: {state: file://../.deployer, lock: file://../.deployer}
+environments: {dev: {}}
+services:
+  app:
+    components:
+      name:
+        kind: PulumiResource
+        config: {type: "deployertest:index:RandomName", properties: {length: 1, apiKey: "${env:E2E_API_KEY}", nested: {db_password: "${env:E2E_DB_PW}"}}}
+`)
+	const key, pw = "ak-e2e-6d1f0c9b77", "pw-e2e-0c2d9f1a55"
+	p.env = []string{"E2E_API_KEY=" + key, "E2E_DB_PW=" + pw, "DEPLOYER_SECRETS_PASSPHRASE=deployer-e2e"}
+	r := p.mustRun(0, "deploy", "-e", "dev", "--yes")
+	// Pulumi's own streamed output carries a prefix on every line.
+	if !strings.Contains(r.stderr, "\n[pulumi] Resources:") || strings.Contains(r.stderr, "\r") {
+		t.Errorf("Pulumi's output lines should start with [pulumi]:\n%s", r)
+	}
+	for _, v := range []string{key, pw} {
+		if strings.Contains(r.stdout+r.stderr, v) {
+			t.Errorf("the output shows %s:\n%s", v, r)
+		}
+		grepTree(t, pp.dir, v) // deployer's state, history and Pulumi's backend
+	}
+	if out := pp.pulumi("keyname", "dev", "stack", "export", "--stack", "organization/keyname/dev"); strings.Contains(out, key) {
+		t.Errorf("Pulumi's state holds the key in plain text")
+	}
+}

@@ -160,3 +160,24 @@ services:
 		t.Errorf("the pushed state should open with the generated passphrase:\n%s", r)
 	}
 }
+
+// The Pulumi engine's preflight names the state backend it cannot use
+// with its password redacted.
+func TestPulumiPreflightRedactsTheBackendPassword(t *testing.T) {
+	p := newProject(t, `stack: s
+backend: {state: "postgres://app:Sup3rS3cretPw@127.0.0.1:1/deployer", lock: file://.deployer}
+environments: {dev: {}}
+services:
+  s:
+    components:
+      b:
+        kind: PulumiResource
+        config: {type: "random:index/randomString:RandomString", properties: {length: 8}}
+`)
+	for _, args := range [][]string{{"deploy", "-e", "dev", "--yes"}, {"deploy", "-e", "dev", "--yes", "--json"}} {
+		r := p.mustRun(1, args...)
+		if !strings.Contains(r.stderr, "postgres://app:xxxxx@127.0.0.1:1/deployer") || strings.Contains(r.stdout+r.stderr, "Sup3rS3cretPw") {
+			t.Errorf("%v: the password should be redacted:\n%s", args, r)
+		}
+	}
+}

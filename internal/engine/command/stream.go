@@ -1,13 +1,11 @@
 package command
 
 import (
-	"bytes"
 	"io"
 	"sync"
-)
 
-// maxLine bounds a buffered partial line; longer lines are written in pieces.
-const maxLine = 64 << 10
+	"github.com/deployer-dev/deployer/internal/engine"
+)
 
 // streamer copies a command's stdout and stderr to one progress writer, line
 // by line, each line prefixed with the component address. Lines of the two
@@ -67,44 +65,18 @@ func (s *streamer) emitLocked(line []byte, isErr bool) {
 type lineWriter struct {
 	s     *streamer
 	isErr bool
-	buf   []byte
-	// afterCR: the last line ended at \r, so a \n right after it ends
-	// nothing more.
-	afterCR bool
+	lines engine.LineSplitter
 }
 
-// Write splits p into lines at \n and at \r (the GitHub Actions runner
-// splits its log at both, so a "\r::error::" inside a line would start a
-// workflow command of its own); every piece gets the prefix. "\r\n" ends
-// one line.
+func (l *lineWriter) emit(line []byte) { l.s.emitLocked(line, l.isErr) }
+
+// Write splits p into lines at \n and at \r (engine.LineSplitter); every
+// piece gets the prefix.
 func (l *lineWriter) Write(p []byte) (int, error) {
 	l.s.mu.Lock()
 	defer l.s.mu.Unlock()
-	n := len(p)
-	for len(p) > 0 {
-		i := bytes.IndexAny(p, "\r\n")
-		if i < 0 {
-			l.buf = append(l.buf, p...)
-			l.afterCR = false
-			if len(l.buf) >= maxLine {
-				l.flushLocked()
-			}
-			break
-		}
-		l.buf = append(l.buf, p[:i]...)
-		if len(l.buf) > 0 || (p[i] == '\n' && !l.afterCR) {
-			l.s.emitLocked(l.buf, l.isErr)
-		}
-		l.afterCR = p[i] == '\r'
-		l.buf = l.buf[:0]
-		p = p[i+1:]
-	}
-	return n, nil
+	l.lines.Write(p, l.emit)
+	return len(p), nil
 }
 
-func (l *lineWriter) flushLocked() {
-	if len(l.buf) > 0 {
-		l.s.emitLocked(l.buf, l.isErr)
-		l.buf = l.buf[:0]
-	}
-}
+func (l *lineWriter) flushLocked() { l.lines.Flush(l.emit) }

@@ -11,17 +11,43 @@ import (
 	"github.com/deployer-dev/deployer/internal/plan"
 )
 
-// get returns the value at a dotted path of cfg, or nil.
+// get returns the value at a dotted path of cfg, or nil. Secret wrappers
+// {secret: true, value: X} on the way are unwrapped: the kinds read plain
+// values and mark secrets themselves (isSecretAt).
 func get(cfg map[string]any, path string) any {
+	v, _ := lookup(cfg, path)
+	return v
+}
+
+// isSecretAt reports whether the value at a dotted path of cfg is secret
+// (docs/secrets.md): written {secret: true, value: X}, or under a key named
+// like a secret, at any step of the path.
+func isSecretAt(cfg map[string]any, path string) bool {
+	_, secret := lookup(cfg, path)
+	return secret
+}
+
+func lookup(cfg map[string]any, path string) (any, bool) {
 	var cur any = cfg
+	secret := false
 	for _, p := range strings.Split(path, ".") {
-		m, ok := asMap(cur)
+		m, ok := asMap(unwrap(cur, &secret))
 		if !ok {
-			return nil
+			return nil, false
 		}
 		cur = m[p]
+		secret = secret || plan.IsSecretKey(p)
 	}
-	return cur
+	return unwrap(cur, &secret), secret
+}
+
+// unwrap returns the value of a secret wrapper (setting *secret), else v.
+func unwrap(v any, secret *bool) any {
+	if plan.IsSecretValue(v) {
+		*secret = true
+		return v.(map[string]any)["value"]
+	}
+	return v
 }
 
 func asMap(v any) (map[string]any, bool) {

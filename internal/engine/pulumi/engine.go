@@ -181,7 +181,8 @@ func (e *Engine) Apply(ctx context.Context, steps []plan.Step, in engine.Inputs)
 	if err != nil {
 		return failAll(steps, started, err), err
 	}
-	progress := progressWriter(in.Progress)
+	progress, flush := pulumiProgress(in.Progress)
+	defer flush()
 	ev := watchReplaces()
 	_, upErr := st.Up(ctx, optup.ProgressStreams(progress), optup.ErrorProgressStreams(progress),
 		optup.EventStreams(ev.ch), optup.Message("deployer "+in.DeploymentID))
@@ -200,7 +201,8 @@ func (e *Engine) Destroy(ctx context.Context, steps []plan.Step, in engine.Input
 	if err != nil {
 		return failAll(steps, started, err), err
 	}
-	progress := progressWriter(in.Progress)
+	progress, flush := pulumiProgress(in.Progress)
+	defer flush()
 	_, derr := st.Destroy(ctx, optdestroy.ProgressStreams(progress), optdestroy.ErrorProgressStreams(progress),
 		optdestroy.Message("deployer "+in.DeploymentID))
 	return e.collect(ctx, st, steps, in, started, derr, nil, nil)
@@ -235,7 +237,9 @@ func (e *Engine) Refresh(ctx context.Context, steps []plan.Step, in engine.Input
 	if err != nil {
 		return nil, err
 	}
-	if _, err := st.Refresh(ctx, optrefresh.ProgressStreams(progressWriter(in.Progress))); err != nil {
+	progress, flush := pulumiProgress(in.Progress)
+	defer flush()
+	if _, err := st.Refresh(ctx, optrefresh.ProgressStreams(progress)); err != nil {
 		return nil, fmt.Errorf("pulumi refresh of %s/%s: %w", in.Stack, in.Env, shorten(err))
 	}
 	dep, err := st.Export(ctx)
@@ -247,6 +251,16 @@ func (e *Engine) Refresh(ctx context.Context, steps []plan.Step, in engine.Input
 		return nil, err
 	}
 	return drift(snap, append(append([]plan.Step(nil), in.Keep...), steps...)), nil
+}
+
+// pulumiPrefix starts every line of Pulumi's streamed output, as the
+// component address starts a Command component's (docs/pulumi.md).
+const pulumiPrefix = "[pulumi] "
+
+// pulumiProgress returns the writer of Pulumi's streamed output: each line
+// prefixed, split at \n and \r (engine.PrefixLines), and its flush.
+func pulumiProgress(w io.Writer) (io.Writer, func()) {
+	return engine.PrefixLines(progressWriter(w), pulumiPrefix)
 }
 
 func progressWriter(w io.Writer) io.Writer {

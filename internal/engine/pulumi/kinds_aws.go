@@ -192,10 +192,14 @@ func registerMicroService(r *Registration) (*Registered, error) {
 		"name": r.Name, "image": image, "essential": true,
 		"portMappings": []any{map[string]any{"containerPort": port, "protocol": "tcp"}},
 	}
+	secretEnv := false
 	if env, ok := asMap(get(c, "environment")); ok {
 		var vars []any
 		for _, k := range keys(env) {
-			vars = append(vars, map[string]any{"name": k, "value": fmt.Sprint(env[k])})
+			// Secret values are written plain into the definitions, which
+			// are then marked secret as a whole.
+			secretEnv = secretEnv || isSecretAt(c, "environment."+k)
+			vars = append(vars, map[string]any{"name": k, "value": fmt.Sprint(get(env, k))})
 		}
 		container["environment"] = vars
 	}
@@ -203,9 +207,13 @@ func registerMicroService(r *Registration) (*Registered, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: encode container definitions: %w", r.Address, err)
 	}
+	var defsIn pulumi.Input = pulumi.String(string(defs))
+	if secretEnv {
+		defsIn = pulumi.ToSecret(defsIn)
+	}
 	tdIn := pulumi.Map{
 		"family":                  pulumi.String(r.Ctx.Project() + "-" + r.Ctx.Stack() + "-" + r.Name),
-		"containerDefinitions":    pulumi.String(string(defs)),
+		"containerDefinitions":    defsIn,
 		"cpu":                     pulumi.String(fmt.Sprint(int(nums["resources.cpu"]))),
 		"memory":                  pulumi.String(fmt.Sprint(int(nums["resources.memory"]))),
 		"networkMode":             pulumi.String("awsvpc"),

@@ -41,7 +41,7 @@ func registerPulumiResource(r *Registration) (*Registered, error) {
 			return nil, fmt.Errorf("%s: config properties must be a map of input properties", r.Address)
 		}
 		for _, k := range keys(m) {
-			in, err := resolve(r, "properties."+k, m[k])
+			in, err := resolve(r, "properties."+k, markByKey(k, m[k]))
 			if err != nil {
 				return nil, err
 			}
@@ -63,6 +63,15 @@ func registerPulumiResource(r *Registration) (*Registered, error) {
 		Children: map[string]*Child{"resource": res},
 		Primary:  "resource",
 	}, nil
+}
+
+// markByKey returns v as a secret wrapper when key names a secret
+// (docs/secrets.md): Pulumi then stores it encrypted.
+func markByKey(key string, v any) any {
+	if v != nil && plan.IsSecretKey(key) && !plan.IsSecretValue(v) {
+		return map[string]any{"secret": true, "value": v}
+	}
+	return v
 }
 
 // resolve converts a config value to an input, replacing whole-string
@@ -107,7 +116,7 @@ func resolve(r *Registration, path string, v any) (pulumi.Input, error) {
 	if m, ok := asMap(v); ok {
 		out := pulumi.Map{}
 		for _, k := range keys(m) {
-			in, err := resolve(r, path+"."+k, m[k])
+			in, err := resolve(r, path+"."+k, markByKey(k, m[k]))
 			if err != nil {
 				return nil, err
 			}

@@ -27,6 +27,9 @@ type registration struct {
 	Read      bool           `json:"read,omitempty"`
 	ID        string         `json:"id,omitempty"`
 	Inputs    map[string]any `json:"inputs"`
+	// Secret lists the inputs Pulumi holds as secrets (encrypted in its
+	// backend), sorted; not in the golden files.
+	Secret []string `json:"-"`
 }
 
 // mocks plays the cloud: it records registrations and answers with the
@@ -43,6 +46,12 @@ func (m *mocks) Call(args pulumi.MockCallArgs) (resource.PropertyMap, error) {
 func (m *mocks) NewResource(args pulumi.MockResourceArgs) (string, resource.PropertyMap, error) {
 	in := args.Inputs.Mappable()
 	reg := registration{Type: args.TypeToken, Name: args.Name, Inputs: in}
+	for k, v := range args.Inputs {
+		if v.ContainsSecrets() {
+			reg.Secret = append(reg.Secret, string(k))
+		}
+	}
+	sort.Strings(reg.Secret)
 	if rpc := args.RegisterRPC; rpc != nil {
 		reg.Parent, reg.DependsOn = rpc.GetParent(), rpc.GetDependencies()
 		sort.Strings(reg.DependsOn)

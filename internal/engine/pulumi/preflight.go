@@ -11,6 +11,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/deployer-dev/deployer/internal/backendurl"
 	"github.com/deployer-dev/deployer/internal/engine"
 	"github.com/deployer-dev/deployer/internal/plan"
 )
@@ -80,7 +81,7 @@ func (e *Engine) Preflight(ctx context.Context, comps []plan.Step) error {
 	}
 	sort.Strings(kinds)
 	if b := e.opts.BackendURL; !strings.HasPrefix(b, "file://") && !strings.HasPrefix(b, "s3://") {
-		return fmt.Errorf("kinds %s run through Pulumi, whose state must live under a file:// or s3:// state backend, not %s", strings.Join(kinds, ", "), b)
+		return fmt.Errorf("kinds %s run through Pulumi, whose state must live under a file:// or s3:// state backend, not %s", strings.Join(kinds, ", "), backendurl.Redact(b))
 	}
 	cmd, err := e.command(ctx)
 	var noCLI *CLIMissingError

@@ -1,11 +1,14 @@
 package pulumi
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
 	"gopkg.in/yaml.v3"
 
 	"github.com/deployer-dev/deployer/internal/plan"
@@ -264,5 +267,52 @@ func TestDependsOnComponentIsDeterministic(t *testing.T) {
 				t.Fatalf("run %d: component app-pet depends on %v, want [%s]", i, r.DependsOn, want)
 			}
 		}
+	}
+}
+
+// Values secret by their key name, or written {secret: true, value: X},
+// reach Pulumi marked secret, so its backend stores them encrypted; a
+// MicroService's secret environment value is written as its value, never
+// as the text of the wrapper.
+func TestSecretsReachPulumiMarked(t *testing.T) {
+	m := &mocks{}
+	comps := []Component{
+		{Address: "app/pw", Kind: "PulumiResource", Config: map[string]any{
+			"type": "random:index/randomPassword:RandomPassword",
+			"properties": map[string]any{
+				"length":    16,
+				"apiKey":    "ak-plain-by-key-name",
+				"overrides": map[string]any{"db_password": "nested-by-key-name", "note": "plain"},
+				"marked":    map[string]any{"secret": true, "value": "marked-value"},
+			},
+		}},
+		{Address: "app/svc", Kind: "MicroService", Config: map[string]any{
+			"image": map[string]any{"repository": "nginx", "tag": "1"}, "port": 80,
+			"environment": map[string]any{"LOG_LEVEL": "info", "API_TOKEN": "tok-by-key-name", "DSN": map[string]any{"secret": true, "value": "postgres://u:p@h"}},
+		}},
+	}
+	regs, _ := run(t, m, "secrets", "dev", comps, nil)
+	seen := map[string]bool{}
+	for _, r := range regs {
+		switch r.Type {
+		case "random:index/randomPassword:RandomPassword":
+			seen[r.Type] = true
+			if d := cmp.Diff([]string{"apiKey", "marked", "overrides"}, r.Secret); d != "" {
+				t.Errorf("secret inputs (-want +got):\n%s", d)
+			}
+		case "aws:ecs/taskDefinition:TaskDefinition":
+			seen[r.Type] = true
+			raw, _ := json.Marshal(r.Inputs["containerDefinitions"]) // a secret: Pulumi's envelope around the text
+			defs := string(raw)
+			if !strings.Contains(defs, `\"value\":\"postgres://u:p@h\"`) || strings.Contains(defs, "map[") || !strings.Contains(defs, "tok-by-key-name") {
+				t.Errorf("container definitions: %s", defs)
+			}
+			if !slices.Contains(r.Secret, "containerDefinitions") {
+				t.Errorf("container definitions with secret values should be secret: %v", r.Secret)
+			}
+		}
+	}
+	if len(seen) != 2 {
+		t.Fatalf("registered %v", regs)
 	}
 }
