@@ -13,6 +13,7 @@ import (
 	"github.com/deployer-dev/deployer/internal/deploy"
 	"github.com/deployer-dev/deployer/internal/engine"
 	"github.com/deployer-dev/deployer/internal/plan"
+	"github.com/deployer-dev/deployer/internal/statestore"
 )
 
 // DeployOptions are the options of `deployer deploy` and `deployer destroy`.
@@ -231,7 +232,7 @@ func deployResultJSON(out *deploy.Outcome, err error) deployJSON {
 		j.Stack, j.Environment, j.Changed = out.Plan.Stack, out.Plan.Environment, out.Plan.HasChanges()
 	}
 	if out.Deployment.DeploymentID != "" {
-		j.DeploymentID, j.Status, j.Serial = out.Deployment.DeploymentID, out.Deployment.Status, out.Head.Serial
+		j.DeploymentID, j.Status, j.Serial = out.Deployment.DeploymentID, string(out.Deployment.Status), out.Head.Serial
 	}
 	if err != nil {
 		j.Error = err.Error()
@@ -246,7 +247,7 @@ func deployResultJSON(out *deploy.Outcome, err error) deployJSON {
 func failedSteps(results []engine.Result) int {
 	n := 0
 	for _, r := range results {
-		if r.Status != "ready" && r.Status != "deleted" {
+		if !r.Status.Succeeded() {
 			n++
 		}
 	}
@@ -271,7 +272,7 @@ func printDeploySummary(w io.Writer, t deploy.Target, out *deploy.Outcome, err e
 	if n := len(out.Unchanged); n > 0 {
 		fmt.Fprintf(w, ", %d re-evaluated and unchanged", n)
 	}
-	if n := failedSteps(out.Results); n > 0 || d.Status != "success" {
+	if n := failedSteps(out.Results); n > 0 || d.Status != statestore.DeploymentSuccess {
 		fmt.Fprintf(w, ", %d failed", n)
 		if skipped := len(out.Plan.Changes()) - len(out.Results) - len(out.Unchanged); skipped > 0 {
 			fmt.Fprintf(w, ", %d not started", skipped)

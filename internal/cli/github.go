@@ -239,11 +239,11 @@ func deploySummary(command string, t deploy.Target, out *deploy.Outcome, err err
 func resultCounts(rs []engine.Result) [5]int {
 	var c [5]int
 	for _, r := range rs {
-		if r.Status == "failed" {
+		if r.Status == engine.StatusFailed {
 			c[4]++
 			continue
 		}
-		if r.Status == "cancelled" {
+		if r.Status == engine.StatusCancelled {
 			continue
 		}
 		switch r.Action {
@@ -263,7 +263,7 @@ func resultCounts(rs []engine.Result) [5]int {
 func failedResults(rs []engine.Result) []engine.Result {
 	var out []engine.Result
 	for _, r := range rs {
-		if r.Status == "failed" {
+		if r.Status == engine.StatusFailed {
 			out = append(out, r)
 		}
 	}

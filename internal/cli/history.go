@@ -13,6 +13,7 @@ import (
 
 	"github.com/deployer-dev/deployer/internal/config"
 	"github.com/deployer-dev/deployer/internal/deploy"
+	"github.com/deployer-dev/deployer/internal/statestore"
 )
 
 // HistoryOptions are the options of `deployer history`.
@@ -109,11 +110,11 @@ func runHistory(ctx context.Context, opts *HistoryOptions) error {
 		// An abandoned deployment shows when it started (its snapshot is
 		// the later write that recorded it) and at least how long it ran.
 		at, took := e.Time, fmt.Sprintf("%.1fs", e.Duration)
-		if e.Status == deploy.Abandoned && !e.Started.IsZero() {
+		if e.Status == statestore.DeploymentAbandoned && !e.Started.IsZero() {
 			at, took = e.Started, ">="+took
 		}
 		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", e.Serial, at.UTC().Format(time.RFC3339), typ,
-			orDash(e.Status), orDash(e.DeploymentID), orDash(e.TriggeredBy), orDash(commit), took, changes)
+			orDash(string(e.Status)), orDash(e.DeploymentID), orDash(e.TriggeredBy), orDash(commit), took, changes)
 	}
 	return errors.Join(tw.Flush(), stateErr)
 }

@@ -175,7 +175,7 @@ func TestRunHistory(t *testing.T) {
 			cfg:  &config.Config{Stack: "shop"},
 			res: &deploy.HistoryResult{Entries: []deploy.HistoryEntry{{Serial: 2, Time: time.Date(2024, 1, 15, 16, 0, 0, 0, time.UTC),
 				Snapshot: "2024-01-15T16-00-00.000Z-2.json", DeploymentID: "dep-333333333333", Type: "deploy", TriggeredBy: "bob@ci",
-				Status: deploy.Abandoned, Duration: 95, Started: time.Date(2024, 1, 15, 14, 30, 0, 0, time.UTC), Changed: &statestore.ResourcesChanged{}}}},
+				Status: statestore.DeploymentAbandoned, Duration: 95, Started: time.Date(2024, 1, 15, 14, 30, 0, 0, time.UTC), Changed: &statestore.ResourcesChanged{}}}},
 			wantReq: &deploy.HistoryRequest{Target: deploy.Target{Stack: "shop", Env: "dev"}, Limit: 20},
 			wantOut: "SERIAL  TIME                  TYPE    STATUS     DEPLOYMENT        BY      COMMIT  DURATION  CHANGES\n" +
 				"2       2024-01-15T14:30:00Z  deploy  abandoned  dep-333333333333  bob@ci  -       >=95.0s   +0 ~0 -0\n",

@@ -73,10 +73,10 @@ func NewCmdStateLocks(f *Factory, runF func(context.Context, *StateLocksOptions)
 // ages in seconds (docs/locking.md#verdicts-state-locks).
 type lockJSON struct {
 	lockmgr.Record
-	Level               lockmgr.Level `json:"level"`
-	Status              string        `json:"status"`
-	AgeSeconds          int64         `json:"age_seconds"`
-	HeartbeatAgeSeconds int64         `json:"heartbeat_age_seconds"`
+	Level               lockmgr.Level   `json:"level"`
+	Status              lockmgr.Verdict `json:"status"`
+	AgeSeconds          int64           `json:"age_seconds"`
+	HeartbeatAgeSeconds int64           `json:"heartbeat_age_seconds"`
 	// PIDNotRunning: the holder ran on this host and its pid is gone.
 	PIDNotRunning bool `json:"pid_not_running,omitempty"`
 }
@@ -114,7 +114,7 @@ func runStateLocks(ctx context.Context, opts *StateLocksOptions) error {
 	for _, s := range res.Locks {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%s\t%s ago\t%s\t%s\n", s.LockKey, s.Level, s.LockedBy,
 			orDash(s.Metadata.Operation), orDash(s.Metadata.Hostname), s.Metadata.PID,
-			humanAge(s.Age), humanAge(s.HeartbeatAge), verdictText(s.Verdict, s.HolderGone), s.LockID)
+			humanAge(s.Age), humanAge(s.HeartbeatAge), verdictText(string(s.Verdict), s.HolderGone), s.LockID)
 	}
 	return tw.Flush()
 }
@@ -159,6 +159,6 @@ func printRecord(w io.Writer, s lockmgr.Status) {
 	}
 	fmt.Fprintf(tw, "  Locked at:\t%s\n  Last heartbeat:\t%s\n  Expires at:\t%s\n  Status:\t%s\n",
 		at(rec.LockedAt, s.Age), at(rec.LastHeartbeat, s.HeartbeatAge), time.Unix(rec.ExpiresAt, 0).UTC().Format("2006-01-02 15:04:05 UTC"),
-		verdictText(orDash(s.Verdict), s.HolderGone))
+		verdictText(orDash(string(s.Verdict)), s.HolderGone))
 	_ = tw.Flush()
 }

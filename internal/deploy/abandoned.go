@@ -11,12 +11,6 @@ import (
 	"github.com/deployer-dev/deployer/internal/statestore"
 )
 
-// Abandoned is the status of a deployment whose process died (kill -9, a
-// crash, a lost runner) while it held its lock: the lock was taken over
-// after it expired, or broken with unlock --force, and the deployment never
-// recorded an end (docs/design.md#abandoned-deployments).
-const Abandoned = "abandoned"
-
 // holderWatch collects the records that stood in the way of a lease: the
 // live ones of the stack/environment listed before acquiring, and the
 // holders seen while waiting. Each deploy's start is its lock record
@@ -120,7 +114,7 @@ func (s *Service) writeAbandoned(ctx context.Context, lease *lockmgr.Lease, t Ta
 		started := time.Unix(r.LockedAt, 0).UTC()
 		add = append(add, statestore.Deployment{
 			DeploymentID: id, Type: op, Timestamp: started, TriggeredBy: r.LockedBy, GitCommit: r.Metadata.GitCommit,
-			Status: Abandoned, Scope: r.LockKey,
+			Status: statestore.DeploymentAbandoned, Scope: r.LockKey,
 			// What is known of its run: from its start to its last sign of life.
 			DurationSeconds: float64(max(r.LastHeartbeat-r.LockedAt, 0)),
 			Error: fmt.Sprintf("the deploying process (pid %d on %s) stopped without finishing; its lock %s was %s",

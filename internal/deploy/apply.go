@@ -163,13 +163,13 @@ func (s *Service) Apply(ctx context.Context, req ApplyRequest) (*Outcome, error)
 	run, applyErr := s.runEngines(work, p, st, in, req.Destroy, limit)
 	out.Results, out.Unchanged = run.results, run.unchanged
 
-	status := "success"
+	status := statestore.DeploymentSuccess
 	cancelled := applyErr != nil && ctx.Err() != nil
 	switch {
 	case cancelled:
-		status = "cancelled"
+		status = statestore.DeploymentCancelled
 	case applyErr != nil:
-		status = "failed"
+		status = statestore.DeploymentFailed
 	}
 	dep := statestore.Deployment{
 		DeploymentID: depID, Type: op, Timestamp: start.UTC(), TriggeredBy: by, GitCommit: commit,

@@ -314,11 +314,11 @@ func (g *scheduler) complete(c completion) error {
 	g.mu.Lock()
 	for _, r := range c.results {
 		switch r.Status {
-		case "ready":
+		case engine.StatusReady:
 			g.s.learnOutputs(r.Address, r.Outputs) // an engine that did not call Learn itself
 			g.outputs[r.Address] = maps.Clone(r.Outputs)
 			ok[r.Address] = true
-		case "deleted":
+		case engine.StatusDeleted:
 			delete(g.outputs, r.Address)
 			g.deleted[r.Address] = true
 			ok[r.Address] = true
@@ -327,7 +327,7 @@ func (g *scheduler) complete(c completion) error {
 	var kept []engine.Result
 	for _, r := range c.results {
 		n := g.nodeOf(c.ids, r.Address)
-		if r.Status == "ready" && n != nil {
+		if r.Status == engine.StatusReady && n != nil {
 			in := plan.ResolveInputs(n.step.InputDeps, g.outputOf)
 			if g.settleReevaluated(n, in, r) {
 				continue

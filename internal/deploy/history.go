@@ -20,15 +20,15 @@ type HistoryRequest struct {
 // `history --json` (docs/commands.md). A snapshot that never became
 // state.json has Status "uncommitted" and no deployment.
 type HistoryEntry struct {
-	Serial       int64     `json:"serial"`
-	Time         time.Time `json:"time"`     // when the snapshot was written (UTC, milliseconds)
-	Snapshot     string    `json:"snapshot"` // its name, e.g. 2024-01-15T14-20-00.000Z-12.json
-	DeploymentID string    `json:"deployment_id,omitempty"`
-	Type         string    `json:"type,omitempty"` // deploy | destroy | restore
-	TriggeredBy  string    `json:"triggered_by,omitempty"`
-	GitCommit    string    `json:"git_commit,omitempty"`
-	Status       string    `json:"status,omitempty"` // the deployment's status, or "uncommitted"
-	Duration     float64   `json:"duration_seconds"` // seconds; of an abandoned deployment, from its start to its last heartbeat
+	Serial       int64                       `json:"serial"`
+	Time         time.Time                   `json:"time"`     // when the snapshot was written (UTC, milliseconds)
+	Snapshot     string                      `json:"snapshot"` // its name, e.g. 2024-01-15T14-20-00.000Z-12.json
+	DeploymentID string                      `json:"deployment_id,omitempty"`
+	Type         string                      `json:"type,omitempty"` // deploy | destroy | restore
+	TriggeredBy  string                      `json:"triggered_by,omitempty"`
+	GitCommit    string                      `json:"git_commit,omitempty"`
+	Status       statestore.DeploymentStatus `json:"status,omitempty"` // the deployment's status, or StatusUncommitted
+	Duration     float64                     `json:"duration_seconds"` // seconds; of an abandoned deployment, from its start to its last heartbeat
 	// Started is when the deployment started (UTC, seconds): for an
 	// abandoned one, when its lock was taken, long before the snapshot that
 	// recorded it. Zero without a deployment.
@@ -40,7 +40,7 @@ type HistoryEntry struct {
 
 // StatusUncommitted is the Status of a history entry whose snapshot never
 // became state.json (docs/state-format.md#history-snapshots).
-const StatusUncommitted = "uncommitted"
+const StatusUncommitted statestore.DeploymentStatus = "uncommitted"
 
 // HistoryResult is what History found.
 type HistoryResult struct {

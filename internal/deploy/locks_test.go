@@ -67,7 +67,7 @@ func TestLocksListsTheScopeWithTheConfiguredStaleAfter(t *testing.T) {
 	}
 	ids := func(res *deploy.LocksResult) (out []string) {
 		for _, s := range res.Locks {
-			out = append(out, s.LockID+"="+s.Verdict)
+			out = append(out, s.LockID+"="+string(s.Verdict))
 		}
 		return out
 	}
@@ -149,7 +149,10 @@ func TestUnlockPolicy(t *testing.T) {
 			var confirmed, broken []string
 			req := c.req
 			if req.Confirm == nil {
-				req.Confirm = func(s lockmgr.Status) error { confirmed = append(confirmed, s.LockID+"="+s.Verdict); return nil }
+				req.Confirm = func(s lockmgr.Status) error {
+					confirmed = append(confirmed, s.LockID+"="+string(s.Verdict))
+					return nil
+				}
 			}
 			req.Broken = func(s lockmgr.Status) { broken = append(broken, s.LockID) }
 			res, err := deploy.Unlock(ctx, deploy.LockDeps{Locks: m, Getenv: func(string) string { return "" },
@@ -242,7 +245,7 @@ func TestUnlockRecordsTheBrokenDeployment(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(st.DeploymentHistory) != 1 || st.DeploymentHistory[0].DeploymentID != "dep-0123456789ab" || st.DeploymentHistory[0].Status != deploy.Abandoned {
+	if len(st.DeploymentHistory) != 1 || st.DeploymentHistory[0].DeploymentID != "dep-0123456789ab" || st.DeploymentHistory[0].Status != statestore.DeploymentAbandoned {
 		t.Fatalf("history after breaking a deploy's lock: %+v", st.DeploymentHistory)
 	}
 	// It started when its lock was taken and ran at least until its last

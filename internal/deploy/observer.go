@@ -23,8 +23,8 @@ func (nopObserver) DeploymentFinished(string, string, string, time.Duration) {}
 // successful apply a failure.
 func (s *Service) finished(t Target, dep statestore.Deployment, saveErr error) {
 	status := dep.Status
-	if saveErr != nil && status == "success" {
-		status = "failed"
+	if saveErr != nil && status == statestore.DeploymentSuccess {
+		status = statestore.DeploymentFailed
 	}
-	s.d.Observer.DeploymentFinished(t.LockKey(), dep.Type, status, time.Duration(dep.DurationSeconds*float64(time.Second)))
+	s.d.Observer.DeploymentFinished(t.LockKey(), dep.Type, string(status), time.Duration(dep.DurationSeconds*float64(time.Second)))
 }

@@ -94,7 +94,7 @@ func (s *Service) Restore(ctx context.Context, req RestoreRequest) (*RestoreResu
 	next := cloneState(snap)
 	next.Serial = head.Serial
 	dep := statestore.Deployment{DeploymentID: depID, Type: "restore", Timestamp: now, TriggeredBy: by,
-		GitCommit: commit, Status: "success", RestoredFrom: from, Scope: t.LockKey()}
+		GitCommit: commit, Status: statestore.DeploymentSuccess, RestoredFrom: from, Scope: t.LockKey()}
 	// Keep the full deployment history of the current state: restore rolls
 	// resources back, not the record of what happened.
 	if cur != nil {

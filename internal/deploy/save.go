@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/deployer-dev/deployer/internal/engine"
 	"github.com/deployer-dev/deployer/internal/lockmgr"
 	"github.com/deployer-dev/deployer/internal/plan"
 	"github.com/deployer-dev/deployer/internal/secrets"
@@ -44,12 +45,12 @@ func changesFrom(p *plan.Plan, run applyRun, now time.Time, depID string, dur fl
 	for _, r := range run.results {
 		st := steps[r.Address]
 		switch r.Status {
-		case "deleted":
+		case engine.StatusDeleted:
 			cs.resources[r.Address] = nil
 			cs.counts.Deleted++
-		case "ready":
+		case engine.StatusReady:
 			res := &statestore.Resource{
-				Kind: st.Kind, APIVersion: statestore.APIVersion, Status: "ready",
+				Kind: st.Kind, APIVersion: statestore.APIVersion, Status: statestore.ResourceReady,
 				Lifecycle:     statestore.Lifecycle{CreatedAt: now, LastUpdated: now, Version: 1},
 				DesiredConfig: st.Config, ActualState: r.ActualState, Outputs: r.Outputs,
 				Pulumi: r.Pulumi, Dependencies: st.DependsOn, Inputs: run.inputs[r.Address],
@@ -84,7 +85,7 @@ func changesFrom(p *plan.Plan, run applyRun, now time.Time, depID string, dur fl
 			switch {
 			case st.Prior != nil:
 				prev := *st.Prior
-				prev.Status = "failed"
+				prev.Status = statestore.ResourceFailed
 				prev.Lifecycle.LastUpdated = now
 				if r.Pulumi != nil {
 					prev.Pulumi = r.Pulumi
@@ -96,7 +97,7 @@ func changesFrom(p *plan.Plan, run applyRun, now time.Time, depID string, dur fl
 				// state lists everything the engine has and the next
 				// plan applies it again.
 				cs.resources[r.Address] = &statestore.Resource{
-					Kind: st.Kind, APIVersion: statestore.APIVersion, Status: "failed",
+					Kind: st.Kind, APIVersion: statestore.APIVersion, Status: statestore.ResourceFailed,
 					Lifecycle:     statestore.Lifecycle{CreatedAt: now, LastUpdated: now, Version: 1},
 					DesiredConfig: st.Config, ActualState: r.ActualState, Outputs: r.Outputs,
 					Pulumi: r.Pulumi, Dependencies: nonNil(st.DependsOn),

@@ -72,7 +72,7 @@ func (s *Service) Rotate(ctx context.Context, t Target, to *secrets.Sealer, lock
 	}
 	now := s.d.Now().UTC()
 	dep := statestore.Deployment{DeploymentID: depID, Type: "rotate-secrets", Timestamp: now, TriggeredBy: by,
-		Status: "success", Scope: t.LockKey()}
+		Status: statestore.DeploymentSuccess, Scope: t.LockKey()}
 	rec := lease.Record()
 	next := cloneState(st)
 	next.Secrets = nil // sealed afresh by to

@@ -44,11 +44,26 @@ type Inputs struct {
 	Learn func(address string, outputs map[string]any)
 }
 
+// Status is how one step ended (Result.Status).
+type Status string
+
+// The step statuses. A step succeeded when it is StatusReady or
+// StatusDeleted (Status.Succeeded); every other status is a failure.
+const (
+	StatusReady     Status = "ready"     // created, updated or replaced: the component is as configured
+	StatusDeleted   Status = "deleted"   // the component is gone
+	StatusFailed    Status = "failed"    // the engine tried and failed (Result.Err says why)
+	StatusCancelled Status = "cancelled" // stopped by Ctrl-C, SIGTERM or a lost lock before it finished
+)
+
+// Succeeded reports whether the step did what the plan asked.
+func (s Status) Succeeded() bool { return s == StatusReady || s == StatusDeleted }
+
 // Result is the outcome of one step.
 type Result struct {
 	Address     string
 	Action      plan.Action
-	Status      string // ready | failed | deleted | cancelled
+	Status      Status
 	Outputs     map[string]any
 	ActualState map[string]any
 	Pulumi      *statestore.PulumiInfo

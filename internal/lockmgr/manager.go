@@ -21,11 +21,15 @@ const (
 	DefaultStaleAfter        = 2 * time.Minute
 )
 
-// Verdicts shown by `state locks` (docs/locking.md#verdicts-state-locks).
+// Verdict is the state of a lock record at a moment, as `state locks` shows
+// it (docs/locking.md#verdicts-state-locks).
+type Verdict string
+
+// The verdicts.
 const (
-	Active  = "ACTIVE"
-	Stale   = "STALE"   // lastHeartbeat older than StaleAfter
-	Expired = "EXPIRED" // expiresAt passed: free for takeover
+	Active  Verdict = "ACTIVE"
+	Stale   Verdict = "STALE"   // lastHeartbeat older than StaleAfter
+	Expired Verdict = "EXPIRED" // expiresAt passed: free for takeover
 )
 
 // Options tune a Manager. Zero values take the defaults above.
@@ -302,7 +306,7 @@ func sleep(ctx context.Context, d time.Duration) error {
 // Status is a record with its verdict at the time of listing (docs/locking.md#verdicts-state-locks).
 type Status struct {
 	Record
-	Verdict      string        `json:"status"` // ACTIVE | STALE | EXPIRED
+	Verdict      Verdict       `json:"status"` // ACTIVE | STALE | EXPIRED
 	Level        Level         `json:"level"`
 	Age          time.Duration `json:"-"`
 	HeartbeatAge time.Duration `json:"-"`
@@ -312,7 +316,7 @@ type Status struct {
 }
 
 // Verdict classifies rec at the Manager's now.
-func (m *Manager) Verdict(rec Record) string {
+func (m *Manager) Verdict(rec Record) Verdict {
 	now := m.opts.Now()
 	switch {
 	case rec.Expired(now):

@@ -32,7 +32,7 @@ func TestVerdictsUseTheConfiguredStaleAfter(t *testing.T) {
 	clock := func() time.Time { return now }
 	for _, c := range []struct {
 		staleAfter time.Duration
-		want       string
+		want       lockmgr.Verdict
 	}{
 		{time.Minute, lockmgr.Stale},
 		{0, lockmgr.Active}, // DefaultStaleAfter: 2m

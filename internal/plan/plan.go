@@ -222,8 +222,8 @@ func diffStep(c *config.ResolvedComponent, old *statestore.Resource, replaceOn f
 	if !sameSet(old.Dependencies, c.DependsOn) {
 		d.out = append(d.out, FieldDiff{Path: PathDependsOn, Old: sortedSet(old.Dependencies), New: sortedSet(c.DependsOn), Op: OpChange})
 	}
-	if len(d.out) == 0 && old.Status != "" && old.Status != "ready" {
-		d.out = append(d.out, FieldDiff{Path: PathStatus, Old: old.Status, New: "ready", Op: OpChange})
+	if len(d.out) == 0 && old.Status != "" && old.Status != statestore.ResourceReady {
+		d.out = append(d.out, FieldDiff{Path: PathStatus, Old: string(old.Status), New: string(statestore.ResourceReady), Op: OpChange})
 	}
 	s.Diffs = d.out
 	switch {

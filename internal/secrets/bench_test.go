@@ -79,7 +79,7 @@ func benchLoadVerifySave(b *testing.B, fresh bool) {
 			b.Fatalf("loaded head %+v, want %+v", h, head)
 		}
 		st.Serial++
-		st.Resources["service-0000/component-0"].Status = fmt.Sprintf("ready-%d", st.Serial)
+		st.Resources["service-0000/component-0"].Status = statestore.ResourceStatus(fmt.Sprintf("ready-%d", st.Serial))
 		if head, err = s.Save(ctx, st, h, nil); err != nil {
 			b.Fatal(err)
 		}

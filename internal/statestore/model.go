@@ -51,11 +51,34 @@ type LockInfo struct {
 	ExpiresAt *time.Time `json:"expires_at"`
 }
 
+// ResourceStatus is a resource's status in state (docs/state-format.md#document).
+type ResourceStatus string
+
+// The resource statuses deployer writes. States written by other tools may
+// hold others ("pending"); the plan re-applies any resource not ready.
+const (
+	ResourceReady  ResourceStatus = "ready"  // the last apply of the component succeeded
+	ResourceFailed ResourceStatus = "failed" // the last apply failed: the next plan retries it
+)
+
+// DeploymentStatus is how a deployment ended (deployment_history[].status).
+type DeploymentStatus string
+
+// The deployment statuses (docs/design.md#abandoned-deployments for the last).
+const (
+	DeploymentSuccess   DeploymentStatus = "success"
+	DeploymentFailed    DeploymentStatus = "failed"
+	DeploymentCancelled DeploymentStatus = "cancelled"
+	// DeploymentAbandoned: the deployment's process died while it held its
+	// lock (kill -9, a crash, a lost runner) and never recorded an end.
+	DeploymentAbandoned DeploymentStatus = "abandoned"
+)
+
 // Resource is one component's entry under resources, keyed "service/component".
 type Resource struct {
 	Kind          string              `json:"kind"`
 	APIVersion    string              `json:"api_version"`
-	Status        string              `json:"status"` // ready | failed | pending
+	Status        ResourceStatus      `json:"status"`
 	Lifecycle     Lifecycle           `json:"lifecycle"`
 	DesiredConfig map[string]any      `json:"desired_config"`
 	ActualState   map[string]any      `json:"actual_state"`
@@ -123,7 +146,7 @@ type Deployment struct {
 	TriggeredBy      string           `json:"triggered_by"`
 	GitCommit        string           `json:"git_commit"`
 	Version          string           `json:"version,omitempty"`
-	Status           string           `json:"status"` // success | failed | cancelled | abandoned (docs/design.md#abandoned-deployments)
+	Status           DeploymentStatus `json:"status"`
 	DurationSeconds  float64          `json:"duration_seconds"`
 	ResourcesChanged ResourcesChanged `json:"resources_changed"`
 	Serial           int64            `json:"serial,omitempty"` // serial this deployment wrote

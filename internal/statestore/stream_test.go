@@ -38,7 +38,7 @@ func TestChecksumRawMatchesCanonicalize(t *testing.T) {
 func TestAppendResourcesMatchesWholeMap(t *testing.T) {
 	big := map[string]*Resource{}
 	for i := range 300 {
-		r := &Resource{Kind: "K", Status: fmt.Sprint(i), DesiredConfig: map[string]any{"n": json.Number(fmt.Sprint(i * 7)), "s": "<é\u2028>"}}
+		r := &Resource{Kind: "K", Status: ResourceStatus(fmt.Sprint(i)), DesiredConfig: map[string]any{"n": json.Number(fmt.Sprint(i * 7)), "s": "<é\u2028>"}}
 		normalizeResource(r)
 		big[fmt.Sprintf("svc-%03d/c", i)] = r
 	}

@@ -25,14 +25,6 @@ const DefaultTimeout = 10 * time.Minute
 // process group gets SIGKILL.
 const DefaultGrace = 5 * time.Second
 
-// Result statuses (engine.Result.Status).
-const (
-	StatusReady     = "ready"
-	StatusFailed    = "failed"
-	StatusDeleted   = "deleted"
-	StatusCancelled = "cancelled"
-)
-
 // Engine runs Command components as local processes. The zero value is not
 // usable; build one with New.
 type Engine struct {
@@ -176,22 +168,22 @@ func (e *Engine) applyStep(ctx context.Context, st plan.Step, in engine.Inputs) 
 
 	res.Finished = e.now()
 	if err != nil {
-		res.Status = StatusFailed
+		res.Status = engine.StatusFailed
 		if errors.Is(err, errCancelled) {
-			res.Status = StatusCancelled
+			res.Status = engine.StatusCancelled
 		}
 		res.Err = err
 		return res, err
 	}
 	if st.Action == plan.Delete {
-		res.Status = StatusDeleted
+		res.Status = engine.StatusDeleted
 		delete(in.Outputs, st.Address)
 		return res, nil
 	}
 	if in.Learn != nil {
 		in.Learn(st.Address, out.outputs)
 	}
-	res.Status = StatusReady
+	res.Status = engine.StatusReady
 	res.Outputs = out.outputs
 	in.Outputs[st.Address] = maps.Clone(out.outputs)
 	return res, nil
@@ -212,9 +204,9 @@ func (e *Engine) recordOnly(ctx context.Context, st plan.Step, in engine.Inputs,
 	if readChanged && st.Command != nil && st.Command.Read != "" {
 		fmt.Fprintf(progress(in), "[%s] only commands changed: recording them and the new read's live state\n", st.Address)
 		if err := e.recordLive(ctx, st, in, prev, res.ActualState); err != nil {
-			res.Finished, res.Status, res.Err = e.now(), StatusFailed, err
+			res.Finished, res.Status, res.Err = e.now(), engine.StatusFailed, err
 			if errors.Is(err, errCancelled) {
-				res.Status = StatusCancelled
+				res.Status = engine.StatusCancelled
 			}
 			return res, err
 		}
@@ -224,7 +216,7 @@ func (e *Engine) recordOnly(ctx context.Context, st plan.Step, in engine.Inputs,
 		}
 		fmt.Fprintf(progress(in), "[%s] only command.delete, command.timeout or command.read changed: recorded, nothing runs\n", st.Address)
 	}
-	res.Finished, res.Status = e.now(), StatusReady
+	res.Finished, res.Status = e.now(), engine.StatusReady
 	in.Outputs[st.Address] = maps.Clone(prev)
 	return res, nil
 }

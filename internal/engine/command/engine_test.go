@@ -10,6 +10,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/deployer-dev/deployer/internal/config"
+	"github.com/deployer-dev/deployer/internal/engine"
 	"github.com/deployer-dev/deployer/internal/plan"
 	"github.com/deployer-dev/deployer/internal/statestore"
 )
@@ -98,7 +99,7 @@ func TestOutputsFlowToDependent(t *testing.T) {
 		t.Errorf("in.Outputs not updated for later engines (-want +got):\n%s", d)
 	}
 	for _, r := range results {
-		if r.Status != StatusReady || r.ActualState["exit_code"] != 0 {
+		if r.Status != engine.StatusReady || r.ActualState["exit_code"] != 0 {
 			t.Errorf("%s: status %q actual_state %v, want ready with exit_code 0", r.Address, r.Status, r.ActualState)
 		}
 	}
@@ -124,7 +125,7 @@ func TestFailureStopsDependents(t *testing.T) {
 	if len(results) != 2 {
 		t.Fatalf("got %d results, want 2 (the dependent must not start)", len(results))
 	}
-	if results[0].Status != StatusReady || results[1].Status != StatusFailed {
+	if results[0].Status != engine.StatusReady || results[1].Status != engine.StatusFailed {
 		t.Errorf("statuses = %q, %q; want ready, failed", results[0].Status, results[1].Status)
 	}
 	if results[1].ActualState["exit_code"] != 3 {
@@ -150,7 +151,7 @@ func TestInvalidOutputsFailTheStep(t *testing.T) {
 			if err == nil || !strings.Contains(err.Error(), "DEPLOYER_OUTPUTS") || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("Apply error = %v, want one naming $DEPLOYER_OUTPUTS and %q", err, tc.want)
 			}
-			if results[0].Status != StatusFailed {
+			if results[0].Status != engine.StatusFailed {
 				t.Errorf("status = %q, want failed", results[0].Status)
 			}
 		})
@@ -169,14 +170,14 @@ func TestActionsRunTheRightCommands(t *testing.T) {
 		spec    config.CommandSpec
 		destroy bool
 		log     string
-		status  string
+		status  engine.Status
 		outputs map[string]any // in.Outputs entry after the step; nil = removed
 	}{
-		{"update falls back to create", plan.Update, spec, false, "create update\n", StatusReady, map[string]any{"v": "new"}},
-		{"replace deletes then creates", plan.Replace, spec, false, "delete delete old\ncreate create\n", StatusReady, map[string]any{"v": "new"}},
-		{"delete", plan.Delete, spec, false, "delete delete old\n", StatusDeleted, nil},
-		{"destroy deletes", plan.Update, spec, true, "delete delete old\n", StatusDeleted, nil},
-		{"delete without command", plan.Delete, config.CommandSpec{Create: spec.Create}, false, "", StatusDeleted, nil},
+		{"update falls back to create", plan.Update, spec, false, "create update\n", engine.StatusReady, map[string]any{"v": "new"}},
+		{"replace deletes then creates", plan.Replace, spec, false, "delete delete old\ncreate create\n", engine.StatusReady, map[string]any{"v": "new"}},
+		{"delete", plan.Delete, spec, false, "delete delete old\n", engine.StatusDeleted, nil},
+		{"destroy deletes", plan.Update, spec, true, "delete delete old\n", engine.StatusDeleted, nil},
+		{"delete without command", plan.Delete, config.CommandSpec{Create: spec.Create}, false, "", engine.StatusDeleted, nil},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

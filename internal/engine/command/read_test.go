@@ -31,12 +31,12 @@ func TestApplyRecordsWhatReadPrints(t *testing.T) {
 			res, err := testEngine().Apply(context.Background(), []plan.Step{st}, in)
 			if tc.wantErr == "" {
 				live, _ := res[0].ActualState[LiveKey].(map[string]any)
-				if err != nil || res[0].Status != StatusReady || live["replicas"] == nil {
+				if err != nil || res[0].Status != engine.StatusReady || live["replicas"] == nil {
 					t.Fatalf("Apply = %v, %+v; want ready with actual_state.live", err, res)
 				}
 				return
 			}
-			if err == nil || !strings.Contains(err.Error(), tc.wantErr) || res[0].Status != StatusFailed {
+			if err == nil || !strings.Contains(err.Error(), tc.wantErr) || res[0].Status != engine.StatusFailed {
 				t.Fatalf("Apply = %v (status %s), want a failed step saying %q", err, res[0].Status, tc.wantErr)
 			}
 		})

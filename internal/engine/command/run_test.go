@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/deployer-dev/deployer/internal/config"
+	"github.com/deployer-dev/deployer/internal/engine"
 	"github.com/deployer-dev/deployer/internal/plan"
 )
 
@@ -20,13 +21,13 @@ func TestTimeoutFailsTheStep(t *testing.T) {
 	if !errors.Is(err, context.DeadlineExceeded) || !strings.Contains(err.Error(), "timed out after 100ms") {
 		t.Fatalf("Apply error = %v, want a timeout naming 100ms", err)
 	}
-	if results[0].Status != StatusFailed {
+	if results[0].Status != engine.StatusFailed {
 		t.Errorf("status = %q, want failed", results[0].Status)
 	}
 }
 
 // cancelAfter runs steps and cancels the context once progress shows "ready".
-func cancelAfter(t *testing.T, e *Engine, st plan.Step) (string, []string, error) {
+func cancelAfter(t *testing.T, e *Engine, st plan.Step) (string, []engine.Status, error) {
 	t.Helper()
 	progress := watching("] ready\n")
 	in := inputs(t, progress)
@@ -40,7 +41,7 @@ func cancelAfter(t *testing.T, e *Engine, st plan.Step) (string, []string, error
 		}
 	}()
 	results, err := e.Apply(ctx, []plan.Step{st, step("web/after", plan.Create, config.CommandSpec{Create: "touch after"}, nil)}, in)
-	var statuses []string
+	var statuses []engine.Status
 	for _, r := range results {
 		statuses = append(statuses, r.Status)
 	}
@@ -61,7 +62,7 @@ wait`
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("Apply error = %v, want context.Canceled", err)
 	}
-	if len(statuses) != 1 || statuses[0] != StatusCancelled {
+	if len(statuses) != 1 || statuses[0] != engine.StatusCancelled {
 		t.Errorf("statuses = %v, want [cancelled]", statuses)
 	}
 	for _, marker := range []string{"parent.term", "child.term"} {
@@ -76,7 +77,7 @@ func TestCancelKillsWhatIgnoresSIGTERM(t *testing.T) {
 	st := step("web/stubborn", plan.Create, config.CommandSpec{Create: script}, nil)
 	// Returns only if SIGKILL follows the ignored SIGTERM after the grace period.
 	_, statuses, err := cancelAfter(t, New(WithGrace(50*time.Millisecond)), st)
-	if !errors.Is(err, context.Canceled) || len(statuses) != 1 || statuses[0] != StatusCancelled {
+	if !errors.Is(err, context.Canceled) || len(statuses) != 1 || statuses[0] != engine.StatusCancelled {
 		t.Errorf("Apply = %v, %v; want context.Canceled and [cancelled]", statuses, err)
 	}
 }
@@ -139,7 +140,7 @@ func TestBackgroundChildHoldingStdoutDoesNotHang(t *testing.T) {
 	}, nil)
 	t.Cleanup(func() { _ = os.WriteFile(join(in.Dir, "release"), nil, 0o644) })
 	results, err := New(WithGrace(100*time.Millisecond)).Apply(context.Background(), []plan.Step{st}, in)
-	if err != nil || results[0].Status != StatusReady || results[0].Outputs["started"] != true {
+	if err != nil || results[0].Status != engine.StatusReady || results[0].Outputs["started"] != true {
 		t.Errorf("Apply = %+v, %v; want ready with outputs {started: true}", results, err)
 	}
 }

@@ -274,7 +274,7 @@ func failAll(steps []plan.Step, started time.Time, err error) []engine.Result {
 	now := time.Now()
 	out := make([]engine.Result, 0, len(steps))
 	for _, s := range steps {
-		out = append(out, engine.Result{Address: s.Address, Action: s.Action, Status: "failed", Err: err, Started: started, Finished: now})
+		out = append(out, engine.Result{Address: s.Address, Action: s.Action, Status: engine.StatusFailed, Err: err, Started: started, Finished: now})
 	}
 	return out
 }

@@ -107,9 +107,9 @@ func (e *Engine) collect(ctx context.Context, st auto.Stack, steps []plan.Step, 
 	if len(snap.Pending) > 0 {
 		opErr = errors.Join(opErr, clearPending(bg, st, dep, snap.Pending))
 	}
-	failStatus := "failed"
+	failStatus := engine.StatusFailed
 	if stopped {
-		failStatus = "cancelled"
+		failStatus = engine.StatusCancelled
 		if ctx.Err() != nil {
 			opErr = errors.Join(context.Canceled, opErr)
 		}
@@ -157,7 +157,7 @@ func clearPending(ctx context.Context, st auto.Stack, dep apitype.UntypedDeploym
 // in its (failed or cancelled) Result, so deployer's state lists every
 // resource Pulumi has.
 func results(steps []plan.Step, snap *snapshot, deploymentID string, started, finished time.Time,
-	opErr error, failStatus string, replaced map[string]bool, known map[string]map[string]any,
+	opErr error, failStatus engine.Status, replaced map[string]bool, known map[string]map[string]any,
 ) []engine.Result {
 	out := make([]engine.Result, 0, len(steps))
 	for _, s := range steps {
@@ -165,7 +165,7 @@ func results(steps []plan.Step, snap *snapshot, deploymentID string, started, fi
 		comp := snap.component(s.Address)
 		if s.Action == plan.Delete {
 			if comp == nil || opErr == nil {
-				r.Status = "deleted"
+				r.Status = engine.StatusDeleted
 			} else {
 				r.Status, r.Err = failStatus, opErr
 			}
@@ -178,16 +178,16 @@ func results(steps []plan.Step, snap *snapshot, deploymentID string, started, fi
 		}
 		switch {
 		case opErr == nil && value != nil:
-			r.Status = "ready"
+			r.Status = engine.StatusReady
 		case opErr == nil:
-			r.Status, r.Err = "failed", fmt.Errorf("%s: Pulumi recorded no outputs for the component", s.Address)
+			r.Status, r.Err = engine.StatusFailed, fmt.Errorf("%s: Pulumi recorded no outputs for the component", s.Address)
 		case value != nil && deploymentID != "" && comp.Outputs["deployment_id"] == deploymentID:
-			r.Status = "ready"
+			r.Status = engine.StatusReady
 		default:
 			r.Status, r.Err = failStatus, opErr
 		}
 		if comp != nil {
-			if r.Status != "ready" {
+			if r.Status != engine.StatusReady {
 				// The component exists in Pulumi's state: state lists it
 				// (failed), whatever its children reached.
 				r.Pulumi = &statestore.PulumiInfo{URN: comp.URN}
@@ -202,7 +202,7 @@ func results(steps []plan.Step, snap *snapshot, deploymentID string, started, fi
 			}
 		}
 		fill(&r, value, comp, snap)
-		if k, ok := known[s.Address]; ok && r.Status == "ready" {
+		if k, ok := known[s.Address]; ok && r.Status == engine.StatusReady {
 			r.Outputs = k
 		}
 		out = append(out, r)

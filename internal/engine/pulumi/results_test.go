@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/deployer-dev/deployer/internal/engine"
 	"github.com/deployer-dev/deployer/internal/plan"
 	"github.com/deployer-dev/deployer/internal/statestore"
 )
@@ -41,7 +42,7 @@ func TestResultsAfterCancelRecordWhatPulumiReports(t *testing.T) {
 	}
 	now := time.Now()
 	got := results(steps, partial, "dep-2", now, now, context.Canceled, "cancelled", nil, nil)
-	want := map[string]string{
+	want := map[string]engine.Status{
 		"user-service/database": "ready",     // recorded outputs in this run
 		"user-service/api":      "cancelled", // outputs are from dep-1
 		"user-service/cache":    "deleted",   // gone from Pulumi's state

@@ -80,7 +80,7 @@ func (e *Engine) Apply(ctx context.Context, steps []plan.Step, in engine.Inputs)
 		case plan.NoOp:
 			continue
 		case plan.Delete:
-			r.Status = "deleted"
+			r.Status = engine.StatusDeleted
 			if in.Outputs != nil {
 				delete(in.Outputs, st.Address)
 			}
@@ -89,11 +89,11 @@ func (e *Engine) Apply(ctx context.Context, steps []plan.Step, in engine.Inputs)
 			if !ok {
 				var err error
 				if outs, err = Read(ctx, st, in); err != nil {
-					r.Status, r.Err, r.Finished = "failed", err, timeNow()
+					r.Status, r.Err, r.Finished = engine.StatusFailed, err, timeNow()
 					return append(out, r), err
 				}
 			}
-			r.Status, r.Outputs = "ready", maps.Clone(outs)
+			r.Status, r.Outputs = engine.StatusReady, maps.Clone(outs)
 			if in.Outputs != nil {
 				in.Outputs[st.Address] = maps.Clone(outs)
 			}

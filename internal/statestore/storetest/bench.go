@@ -49,7 +49,7 @@ func Bench(b *testing.B, newBackend func(b *testing.B) statestore.Backend) {
 			b.Fatalf("loaded head %+v, want %+v", h, head)
 		}
 		st.Serial++
-		st.Resources["service-0000/component-0"].Status = fmt.Sprintf("ready-%d", st.Serial)
+		st.Resources["service-0000/component-0"].Status = statestore.ResourceStatus(fmt.Sprintf("ready-%d", st.Serial))
 		if head, err = s.Save(ctx, st, h, nil); err != nil {
 			b.Fatal(err)
 		}
