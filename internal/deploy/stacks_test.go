@@ -74,8 +74,8 @@ func (e stackEngine) Destroy(ctx context.Context, steps []plan.Step, in engine.I
 	return e.run(ctx, steps, in, "deleted")
 }
 
-func (e stackEngine) run(ctx context.Context, steps []plan.Step, in engine.Inputs, status string) ([]engine.Result, error) {
-	results := func(status string, err error) []engine.Result {
+func (e stackEngine) run(ctx context.Context, steps []plan.Step, in engine.Inputs, status engine.Status) ([]engine.Result, error) {
+	results := func(status engine.Status, err error) []engine.Result {
 		var out []engine.Result
 		for _, s := range steps {
 			out = append(out, engine.Result{Address: s.Address, Action: s.Action, Status: status, Err: err, Outputs: map[string]any{"v": 1}})
