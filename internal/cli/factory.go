@@ -337,6 +337,7 @@ func (f *Factory) newService(ctx context.Context, cfg *config.Config, withLocks 
 	return deploy.New(deploy.Deps{
 		Locks: locks, Store: store, Engines: engines,
 		Audit: al, Now: f.Now, Progress: progress, Getenv: f.Getenv, Observer: f.Metrics(ctx, cfg), Masker: f.Masker(),
+		Version: BuildVersion().Identity(),
 	}), nil
 }
 

@@ -27,6 +27,16 @@ func BuildVersion() VersionInfo {
 	return versionFrom(VersionInfo{Version: Version, Commit: Commit, Date: Date, Go: runtime.Version()}, bi)
 }
 
+// Identity is the version a saved plan binds: the version and, when known,
+// the commit ("v1.4.0 (3f2c1a9b0d4e)"), so two builds of one version from
+// different commits are told apart.
+func (v VersionInfo) Identity() string {
+	if v.Commit == "" {
+		return v.Version
+	}
+	return v.Version + " (" + v.Commit + ")"
+}
+
 // versionFrom fills the empty fields of v (and a "dev" version) from bi.
 func versionFrom(v VersionInfo, bi *debug.BuildInfo) VersionInfo {
 	if bi == nil {

@@ -82,6 +82,11 @@ func (s *Service) Apply(ctx context.Context, req ApplyRequest) (*Outcome, error)
 	if err := s.checkSecrets(ctx, t, s.learnSecrets(res)); err != nil {
 		return nil, err
 	}
+	if req.SavedPlan != nil {
+		if err := s.checkSavedBeforeLock(ctx, req.SavedPlan, res, t, req.Destroy); err != nil {
+			return nil, err
+		}
+	}
 	op := "deploy"
 	if req.Destroy {
 		op = "destroy"
@@ -122,6 +127,9 @@ func (s *Service) Apply(ctx context.Context, req ApplyRequest) (*Outcome, error)
 	}
 	p, err := s.buildPlan(res, st, head, t, req.Destroy, read)
 	if err != nil {
+		return out, err
+	}
+	if p.Binding, err = s.bind(work, res, st, t, read); err != nil {
 		return out, err
 	}
 	out.Plan = p
@@ -281,26 +289,4 @@ func inScope(addr, scope string) bool {
 		return true
 	}
 	return len(addr) > len(scope) && addr[:len(scope)] == scope && addr[len(scope)] == '/'
-}
-
-// checkSavedPlan refuses a plan made against another state, or whose changes
-// differ from what the configuration gives now.
-func checkSavedPlan(saved, now *plan.Plan) error {
-	if saved.Stack != now.Stack || saved.Environment != now.Environment || saved.Scope != now.Scope {
-		return fmt.Errorf("%w: it was made for %s/%s scope %q, not %s/%s scope %q: run deployer plan --out again",
-			ErrPlanStale, saved.Stack, saved.Environment, saved.Scope, now.Stack, now.Environment, now.Scope)
-	}
-	if saved.Lineage != now.Lineage || saved.Serial != now.Serial {
-		return fmt.Errorf("%w: it was made against state serial %d (lineage %s) but the state is now at serial %d (lineage %s): run deployer plan --out again",
-			ErrPlanStale, saved.Serial, saved.Lineage, now.Serial, now.Lineage)
-	}
-	a, b := saved.Changes(), now.Changes()
-	same := len(a) == len(b)
-	for i := 0; same && i < len(a); i++ {
-		same = a[i].Address == b[i].Address && a[i].Action == b[i].Action && len(a[i].Diffs) == len(b[i].Diffs)
-	}
-	if !same {
-		return fmt.Errorf("%w: the configuration changed since the plan was saved: run deployer plan --out again", ErrPlanStale)
-	}
-	return nil
 }

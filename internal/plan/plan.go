@@ -53,6 +53,9 @@ type Plan struct {
 	// applied without their own lock (docs/plan.md "Scope"). Omitted when none.
 	OutOfScope []Dependent `json:"out_of_scope,omitempty"`
 	CreatedAt  time.Time   `json:"created_at"`
+	// Binding is what a saved plan binds (docs/plan.md "Saved plans");
+	// set by the deploy use case, nil in a plan built by Build alone.
+	Binding *Binding `json:"binding,omitempty"`
 }
 
 // Summary counts the steps by action.

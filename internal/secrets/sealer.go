@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"crypto/cipher"
+	"crypto/hmac"
+	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -29,6 +31,7 @@ type Sealer struct {
 	keys  map[string]cipher.AEAD    // key id -> AEAD
 	infos map[string]bool           // key ids whose Check was verified
 	fresh *statestore.SecretsInfo   // the block of a key made for a state without one
+	mac   map[string][]byte         // key id -> digest key (DigestKey)
 	cache map[string]map[string]any // key id + "\x00" + plaintext JSON -> envelope
 }
 
@@ -79,6 +82,38 @@ func (s *Sealer) aead(ctx context.Context, info statestore.SecretsInfo) (cipher.
 	}
 	s.keys[info.Key], s.infos[info.Key] = a, true
 	return a, nil
+}
+
+// digestLabel separates the digest key from every other use of a data key.
+const digestLabel = "deployer saved-plan digest v1"
+
+// DigestKey implements statestore.Sealer: HMAC-SHA256 of a fixed label under
+// info's data key, after verifying the key opens info.Check (a wrong
+// passphrase is a *statestore.SecretsError). Derived once per key.
+func (s *Sealer) DigestKey(ctx context.Context, info statestore.SecretsInfo) ([]byte, error) {
+	if _, err := s.aead(ctx, info); err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	k, ok := s.mac[info.Key]
+	s.mu.Unlock()
+	if ok {
+		return k, nil
+	}
+	key, err := s.p.Key(ctx, info)
+	if err != nil {
+		return nil, s.fail(err)
+	}
+	h := hmac.New(sha256.New, key)
+	h.Write([]byte(digestLabel))
+	k = h.Sum(nil)
+	s.mu.Lock()
+	if s.mac == nil {
+		s.mac = map[string][]byte{}
+	}
+	s.mac[info.Key] = k
+	s.mu.Unlock()
+	return k, nil
 }
 
 // freshKey returns the secrets block (and AEAD) of a new data key, made once

@@ -229,3 +229,32 @@ func TestOnlyTheKDFDeployerWritesIsAccepted(t *testing.T) {
 		t.Errorf("the written kdf: %v", err)
 	}
 }
+
+// The digest key of saved plans comes from the state's data key: the same
+// for every Sealer of the right passphrase, refused with a wrong one, and
+// never the data key itself.
+func TestDigestKeyIsDerivedFromTheStatesDataKey(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	if _, err := store(t, dir, newSealer(t, "right")).Save(ctx, stateWithSecrets(), statestore.Head{}, nil); err != nil {
+		t.Fatal(err)
+	}
+	st, _, err := store(t, dir, newSealer(t, "right")).Load(ctx, "shop", "dev")
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := store(t, dir, newSealer(t, "right")).DigestKey(ctx, st.Secrets)
+	if err != nil || len(a) != 32 {
+		t.Fatalf("DigestKey = %x, %v; want 32 bytes", a, err)
+	}
+	b, _ := store(t, dir, newSealer(t, "right")).DigestKey(ctx, st.Secrets)
+	if !bytes.Equal(a, b) {
+		t.Errorf("two Sealers of one passphrase derived different digest keys")
+	}
+	if _, err := store(t, dir, newSealer(t, "wrong")).DigestKey(ctx, st.Secrets); err == nil {
+		t.Errorf("a wrong passphrase gave a digest key")
+	}
+	if k, err := store(t, dir, newSealer(t, "right")).DigestKey(ctx, nil); k != nil || err != nil {
+		t.Errorf("no data key: DigestKey = %x, %v; want nil, nil", k, err)
+	}
+}

@@ -43,6 +43,10 @@ type Sealer interface {
 	// credentials open a state sealed as info says (nil: a state with no
 	// secrets block, which needs a key only if needKey).
 	Check(ctx context.Context, info *SecretsInfo, needKey bool) error
+	// DigestKey returns a key derived from the data key info names, for
+	// keyed digests of secret values outside the state (saved plans); the
+	// data key itself never leaves the Sealer. Errors as Check.
+	DigestKey(ctx context.Context, info SecretsInfo) ([]byte, error)
 }
 
 // WithSealer makes the Store seal secret values on every write (Save,
@@ -80,6 +84,16 @@ func (s *Store) open(ctx context.Context, st *State) error {
 		return nil
 	}
 	return s.sealer.Open(ctx, st)
+}
+
+// DigestKey returns the Sealer's digest key for a state sealed as info says
+// (Sealer.DigestKey); nil, nil without a Sealer or without info (a state
+// that holds no secrets yet has no data key).
+func (s *Store) DigestKey(ctx context.Context, info *SecretsInfo) ([]byte, error) {
+	if s.sealer == nil || info == nil {
+		return nil, nil
+	}
+	return s.sealer.DigestKey(ctx, *info)
 }
 
 // CheckSecrets verifies, without a lock and without decrypting any secret

@@ -1,0 +1,136 @@
+package deploy
+
+import (
+	"context"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+
+	"github.com/deployer-dev/deployer/internal/config"
+	"github.com/deployer-dev/deployer/internal/plan"
+	"github.com/deployer-dev/deployer/internal/statestore"
+)
+
+// bind returns the Binding of a plan of res made against st (docs/plan.md
+// "Saved plans"): secret values digested with HMAC-SHA256 under the
+// digest key of st's data key, or with SHA-256 when st has no data key yet.
+func (s *Service) bind(ctx context.Context, res *config.Resolved, st *statestore.State, t Target, read map[string]map[string]any) (*plan.Binding, error) {
+	var info *statestore.SecretsInfo
+	if st != nil {
+		info = st.Secrets
+	}
+	key, err := s.d.Store.DigestKey(ctx, info)
+	if err != nil {
+		return nil, err
+	}
+	name, dig := "sha256", func(data []byte) string {
+		sum := sha256.Sum256(data)
+		return "sha256:" + hex.EncodeToString(sum[:])
+	}
+	if key != nil {
+		name, dig = "hmac-sha256", func(data []byte) string {
+			h := hmac.New(sha256.New, key)
+			h.Write(data)
+			return "hmac-sha256:" + hex.EncodeToString(h.Sum(nil))
+		}
+	}
+	return plan.Bind(res, t.Scope(), read, s.d.Version, name, dig), nil
+}
+
+// checkSavedBeforeLock re-resolves what saved binds, without a lock: the
+// state's lineage and serial as stored now, the references read now and
+// the configuration. It refuses (a *PlanStaleError) before any lock is
+// taken when anything differs.
+func (s *Service) checkSavedBeforeLock(ctx context.Context, saved *plan.Plan, res *config.Resolved, t Target, destroy bool) error {
+	st, head, err := s.loadOrNew(ctx, t)
+	if err != nil {
+		return err
+	}
+	read, err := s.readData(ctx, res, t, destroy)
+	if err != nil {
+		return err
+	}
+	now := &plan.Plan{Stack: t.Stack, Environment: t.Env, Scope: t.Scope(), Destroy: destroy}
+	if head.Version != "" {
+		now.Lineage, now.Serial = st.Lineage, st.Serial
+	}
+	if now.Binding, err = s.bind(ctx, res, st, t, read); err != nil {
+		return err
+	}
+	return checkBinding(saved, now)
+}
+
+// PlanStaleError: deploy --plan found that the saved plan no longer binds
+// what would apply: Path names the first difference (docs/plan.md "Saved
+// plans"). It wraps ErrPlanStale (exit 4).
+type PlanStaleError struct {
+	// Path is "state", "deployer version", "target", or a deployer.yaml path
+	// ("services.web.components.site.config.image").
+	Path         string
+	Planned, Now string
+}
+
+func (e *PlanStaleError) Error() string {
+	return fmt.Sprintf("%v: %s: planned %s, now %s: make the plan again (deployer plan --out FILE), review it, and deploy that file",
+		ErrPlanStale, e.Path, e.Planned, e.Now)
+}
+
+func (e *PlanStaleError) Unwrap() error { return ErrPlanStale }
+
+// checkBinding compares the target, the deployer version, the state's
+// lineage and serial, then the binding of saved against now, in that
+// order, and returns the first difference.
+func checkBinding(saved, now *plan.Plan) error {
+	if saved.Stack != now.Stack || saved.Environment != now.Environment || saved.Scope != now.Scope || saved.Destroy != now.Destroy {
+		return &PlanStaleError{Path: "target",
+			Planned: fmt.Sprintf("%s/%s scope %q destroy %v", saved.Stack, saved.Environment, saved.Scope, saved.Destroy),
+			Now:     fmt.Sprintf("%s/%s scope %q destroy %v", now.Stack, now.Environment, now.Scope, now.Destroy)}
+	}
+	if saved.Binding == nil {
+		return &PlanStaleError{Path: "binding", Planned: "(none: the file was made by a deployer that did not bind its plans)", Now: "required"}
+	}
+	if saved.Binding.DeployerVersion != now.Binding.DeployerVersion {
+		return &PlanStaleError{Path: "deployer version", Planned: fmt.Sprintf("%q", saved.Binding.DeployerVersion), Now: fmt.Sprintf("%q", now.Binding.DeployerVersion)}
+	}
+	if saved.Lineage != now.Lineage || saved.Serial != now.Serial {
+		return &PlanStaleError{Path: "state", Planned: fmt.Sprintf("serial %d (lineage %s)", saved.Serial, orNone(saved.Lineage)),
+			Now: fmt.Sprintf("serial %d (lineage %s)", now.Serial, orNone(now.Lineage))}
+	}
+	if saved.Binding.Digest != now.Binding.Digest {
+		return &PlanStaleError{Path: "secrets digest", Planned: saved.Binding.Digest, Now: now.Binding.Digest}
+	}
+	if d := plan.CompareBinding(saved.Binding, now.Binding, now.Environment); d != nil {
+		return &PlanStaleError{Path: d.Path, Planned: d.Planned, Now: d.Now}
+	}
+	return nil
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "none"
+	}
+	return s
+}
+
+// checkSavedPlan refuses, under the lock, a saved plan whose binding differs
+// from what now binds (checkBinding), or whose steps differ from the ones
+// planned now: a saved plan applies exactly its steps or nothing.
+func checkSavedPlan(saved, now *plan.Plan) error {
+	if err := checkBinding(saved, now); err != nil {
+		return err
+	}
+	a, b := saved.Changes(), now.Changes()
+	for i := range max(len(a), len(b)) {
+		switch {
+		case i >= len(a):
+			return &PlanStaleError{Path: b[i].Address, Planned: "(no step)", Now: string(b[i].Action)}
+		case i >= len(b):
+			return &PlanStaleError{Path: a[i].Address, Planned: string(a[i].Action), Now: "(no step)"}
+		case a[i].Address != b[i].Address || a[i].Action != b[i].Action || len(a[i].Diffs) != len(b[i].Diffs):
+			return &PlanStaleError{Path: "steps[" + fmt.Sprint(i) + "]", Planned: a[i].Address + " " + string(a[i].Action),
+				Now: b[i].Address + " " + string(b[i].Action)}
+		}
+	}
+	return nil
+}

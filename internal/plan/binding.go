@@ -1,0 +1,273 @@
+package plan
+
+import (
+	"encoding/json"
+	"fmt"
+	"maps"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/deployer-dev/deployer/internal/config"
+)
+
+// Binding is what a saved plan binds besides the state's lineage and serial
+// (docs/plan.md "Saved plans"): everything that decides what the apply
+// does, as the plan resolved it. Secret values appear only as keyed digests
+// (DigestKey), never in plain text.
+type Binding struct {
+	// DeployerVersion is the version of the deployer that made the plan.
+	DeployerVersion string `json:"deployer_version"`
+	// Digest is how secret values were digested: "hmac-sha256" (keyed by a
+	// key derived from the state's data key) or "sha256" (the state had no
+	// data key yet).
+	Digest string `json:"digest"`
+	// EnvironmentConfig is environments.{env}.config as resolved.
+	EnvironmentConfig map[string]any `json:"environment_config,omitempty"`
+	// Components are the components in the plan's scope, by address.
+	Components map[string]BoundComponent `json:"components"`
+}
+
+// BoundComponent is one component as the plan resolved it.
+type BoundComponent struct {
+	Kind      string         `json:"kind"`
+	DependsOn []string       `json:"depends_on,omitempty"`
+	Config    map[string]any `json:"config"`
+	// Command is config.CommandSpec.Fields() of a component with commands.
+	Command map[string]any `json:"command,omitempty"`
+	// Read are the outputs a data component (StackReference) read.
+	Read map[string]any `json:"read,omitempty"`
+}
+
+// DigestKey is the key of a digested secret value in a Binding:
+// {"deployer:digest": "hmac-sha256:<hex>"}.
+const DigestKey = "deployer:digest"
+
+// Digester digests one secret value (its JSON) for a Binding, returning
+// "hmac-sha256:<hex>" or "sha256:<hex>".
+type Digester func(data []byte) string
+
+// Bind returns the Binding of res in scope, with read the outputs of data
+// components read for the plan (Options.Read) and version the deployer's.
+// Secret values (marked {secret: true, value: X}, under a key that names a
+// secret, or at a path listed in the component's secrets:) become
+// {"deployer:digest": dig(JSON of the value)}.
+func Bind(res *config.Resolved, scope string, read map[string]map[string]any, version, digestName string, dig Digester) *Binding {
+	b := &Binding{DeployerVersion: version, Digest: digestName, Components: map[string]BoundComponent{}}
+	if len(res.EnvConfig) > 0 {
+		b.EnvironmentConfig, _ = digestSecrets(res.EnvConfig, "", nil, false, dig).(map[string]any)
+	}
+	for addr, c := range res.Components {
+		if !InScope(addr, scope) {
+			continue
+		}
+		bc := BoundComponent{Kind: c.Kind, DependsOn: slices.Clone(c.DependsOn), Command: c.Command.Fields()}
+		bc.Config, _ = digestSecrets(c.Config, "", c.Secrets, false, dig).(map[string]any)
+		if bc.Config == nil {
+			bc.Config = map[string]any{}
+		}
+		if r, ok := read[addr]; ok {
+			bc.Read, _ = digestSecrets(r, "", nil, false, dig).(map[string]any)
+		}
+		b.Components[addr] = bc
+	}
+	return b
+}
+
+// digestSecrets copies v with every secret value digested.
+func digestSecrets(v any, path string, secretPaths []string, secret bool, dig Digester) any {
+	if !secret {
+		for _, p := range secretPaths {
+			if underPath(path, p) {
+				secret = true
+				break
+			}
+		}
+	}
+	if IsSecretValue(v) {
+		v, secret = v.(map[string]any)["value"], true
+	}
+	if secret && v != nil {
+		data, err := json.Marshal(v)
+		if err != nil {
+			data = []byte(fmt.Sprint(v))
+		}
+		return map[string]any{DigestKey: dig(data)}
+	}
+	switch t := v.(type) {
+	case map[string]any:
+		out := make(map[string]any, len(t))
+		for k, x := range t {
+			out[k] = digestSecrets(x, joinPath(path, k), secretPaths, IsSecretKey(k), dig)
+		}
+		return out
+	case []any:
+		out := make([]any, len(t))
+		for i, x := range t {
+			out[i] = digestSecrets(x, path+"["+strconv.Itoa(i)+"]", secretPaths, false, dig)
+		}
+		return out
+	}
+	return v
+}
+
+// BindingDiff is the first difference between what a saved plan bound and
+// what the configuration, the references and deployer give now.
+type BindingDiff struct {
+	// Path is where: "deployer version", "environments.dev.config.region",
+	// "services.web.components.site.config.image",
+	// "services.web.components.site.command.update",
+	// "services.up.components.base.(outputs).outputs.base/pet.id".
+	Path string
+	// Planned and Now are the values rendered for a message ("(absent)"
+	// when missing, "(sensitive)" for secrets).
+	Planned, Now string
+	Sensitive    bool
+}
+
+func (d *BindingDiff) String() string {
+	return fmt.Sprintf("%s: planned %s, now %s", d.Path, d.Planned, d.Now)
+}
+
+// CompareBinding returns the first difference between saved and now, in a
+// fixed order (version, environment config, then components by address:
+// presence, kind, depends_on, config, command, read outputs), or nil when
+// they bind the same apply. env names the environment in paths.
+func CompareBinding(saved, now *Binding, env string) *BindingDiff {
+	if saved.DeployerVersion != now.DeployerVersion {
+		return &BindingDiff{Path: "deployer version", Planned: strconv.Quote(saved.DeployerVersion), Now: strconv.Quote(now.DeployerVersion)}
+	}
+	if d := firstDiff("environments."+env+".config", saved.EnvironmentConfig, now.EnvironmentConfig); d != nil {
+		return d
+	}
+	addrs := slices.Sorted(maps.Keys(saved.Components))
+	for a := range now.Components {
+		if _, ok := saved.Components[a]; !ok {
+			addrs = append(addrs, a)
+		}
+	}
+	slices.Sort(addrs)
+	for _, addr := range addrs {
+		svc, comp, _ := strings.Cut(addr, "/")
+		base := "services." + svc + ".components." + comp
+		s, inSaved := saved.Components[addr]
+		n, inNow := now.Components[addr]
+		if !inSaved || !inNow {
+			d := &BindingDiff{Path: base, Planned: "(absent)", Now: "(absent)"}
+			if inSaved {
+				d.Planned = "(present)"
+			} else {
+				d.Now = "(present)"
+			}
+			return d
+		}
+		if s.Kind != n.Kind {
+			return &BindingDiff{Path: base + ".kind", Planned: strconv.Quote(s.Kind), Now: strconv.Quote(n.Kind)}
+		}
+		if !slices.Equal(s.DependsOn, n.DependsOn) {
+			return &BindingDiff{Path: base + ".depends_on", Planned: render(toAny(s.DependsOn)), Now: render(toAny(n.DependsOn))}
+		}
+		for _, part := range []struct {
+			path string
+			a, b map[string]any
+		}{{base + ".config", s.Config, n.Config}, {base + "." + PathCommand, s.Command, n.Command}, {base + "." + PathOutputs, s.Read, n.Read}} {
+			if d := firstDiff(part.path, part.a, part.b); d != nil {
+				return d
+			}
+		}
+	}
+	return nil
+}
+
+func toAny(s []string) []any {
+	out := make([]any, len(s))
+	for i, x := range s {
+		out[i] = x
+	}
+	return out
+}
+
+// firstDiff walks two bound trees (maps by sorted key, lists by index) and
+// returns the first leaf that differs; a digested secret compares by digest
+// and renders as (sensitive).
+func firstDiff(path string, a, b any) *BindingDiff {
+	if isDigest(a) || isDigest(b) {
+		if Equal(a, b) {
+			return nil
+		}
+		if a == nil || b == nil {
+			return &BindingDiff{Path: path, Planned: orAbsent(a, Masked), Now: orAbsent(b, Masked), Sensitive: true}
+		}
+		return &BindingDiff{Path: path, Planned: Masked, Now: Masked, Sensitive: true}
+	}
+	am, aMap := a.(map[string]any)
+	bm, bMap := b.(map[string]any)
+	if (aMap || a == nil) && (bMap || b == nil) && (aMap || bMap) {
+		keys := slices.Sorted(maps.Keys(am))
+		for k := range bm {
+			if _, ok := am[k]; !ok {
+				keys = append(keys, k)
+			}
+		}
+		slices.Sort(keys)
+		for _, k := range keys {
+			if d := firstDiff(joinPath(path, k), am[k], bm[k]); d != nil {
+				return d
+			}
+		}
+		return nil
+	}
+	al, aList := a.([]any)
+	bl, bList := b.([]any)
+	if aList && bList {
+		for i := range max(len(al), len(bl)) {
+			var x, y any
+			if i < len(al) {
+				x = al[i]
+			}
+			if i < len(bl) {
+				y = bl[i]
+			}
+			if d := firstDiff(path+"["+strconv.Itoa(i)+"]", x, y); d != nil {
+				return d
+			}
+		}
+		return nil
+	}
+	if Equal(a, b) {
+		return nil
+	}
+	return &BindingDiff{Path: path, Planned: orAbsent(a, ""), Now: orAbsent(b, "")}
+}
+
+func isDigest(v any) bool {
+	m, ok := v.(map[string]any)
+	if !ok || len(m) != 1 {
+		return false
+	}
+	_, ok = m[DigestKey].(string)
+	return ok
+}
+
+// orAbsent renders v, "(absent)" when nil; masked replaces a present value.
+func orAbsent(v any, masked string) string {
+	switch {
+	case v == nil:
+		return "(absent)"
+	case masked != "":
+		return masked
+	}
+	return render(v)
+}
+
+// render is a value as messages show it: strings quoted, the rest JSON.
+func render(v any) string {
+	if s, ok := v.(string); ok {
+		return strconv.Quote(s)
+	}
+	data, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Sprint(v)
+	}
+	return string(data)
+}
