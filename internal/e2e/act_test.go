@@ -105,14 +105,7 @@ func TestActWorkflowPlanDeployReplanAndFailure(t *testing.T) {
 	copyFile("scripts/github-action/install.sh", "action/scripts/github-action/install.sh", 0o755)
 	copyFile("scripts/github-action/run.sh", "action/scripts/github-action/run.sh", 0o755)
 
-	// A release mirror with the binary the e2e tests built, as
-	// TestActionInstallsARelease makes one.
-	mirror := t.TempDir()
-	stage := t.TempDir()
-	archive := "deployer_1.2.3_linux_" + runtime.GOARCH + ".tar.gz" // act's RUNNER_ARCH is this machine's
-	if err := os.MkdirAll(filepath.Join(mirror, "v1.2.3"), 0o755); err != nil {
-		t.Fatal(err)
-	}
+	mirror, _ := releaseMirror(t, "1.2.3", runtime.GOARCH) // act's RUNNER_ARCH is this machine's
 	sh := func(dir, script string) {
 		t.Helper()
 		cmd := exec.Command("sh", "-c", script)
@@ -121,9 +114,6 @@ func TestActWorkflowPlanDeployReplanAndFailure(t *testing.T) {
 			t.Fatalf("%s: %v\n%s", script, err, out)
 		}
 	}
-	sh(stage, fmt.Sprintf("cp %s deployer && tar -czf %s/v1.2.3/%s deployer && cd %s/v1.2.3 && sha256sum %s > checksums.txt",
-		bin, mirror, archive, mirror, archive))
-
 	for name, content := range map[string]string{
 		"infra/deployer.yaml":          actYAML,
 		".github/workflows/deploy.yml": fmt.Sprintf(actWorkflow, mirror),

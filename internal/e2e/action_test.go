@@ -327,25 +327,31 @@ services:
 // The action's install step with a version downloads the release archive
 // .goreleaser.yaml makes, checks it against checksums.txt and reports the
 // binary's path (here from a file:// mirror of the release).
-func TestActionInstallsARelease(t *testing.T) {
-	mirror := t.TempDir()
-	rel := filepath.Join(mirror, "v1.2.3")
+// releaseMirror makes a directory laid out as GitHub Releases serve
+// deployer VERSION (vVERSION/ARCHIVE and vVERSION/checksums.txt) with the
+// binary the e2e tests built as the linux/arch archive, and returns the
+// mirror's directory and the archive's path.
+func releaseMirror(t *testing.T, version, arch string) (mirror, archivePath string) {
+	t.Helper()
+	mirror = t.TempDir()
+	rel := filepath.Join(mirror, "v"+version)
 	stage := t.TempDir()
 	if err := os.MkdirAll(rel, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	archive := "deployer_1.2.3_linux_amd64.tar.gz"
-	sh := func(script string) {
-		t.Helper()
-		cmd := exec.Command("sh", "-c", script)
-		if out, err := cmd.CombinedOutput(); err != nil {
-			t.Fatalf("%s: %v\n%s", script, err, out)
-		}
-	}
+	archive := "deployer_" + version + "_linux_" + arch + ".tar.gz"
 	// cp and tar, not os.ReadFile: the binary is large, and this process's
 	// peak memory is inherited by the processes it forks (hostile_test.go).
-	sh(fmt.Sprintf("cp %s %s/deployer && tar -czf %s/%s -C %s deployer && cd %s && sha256sum %s > checksums.txt",
-		bin, stage, rel, archive, stage, rel, archive))
+	script := fmt.Sprintf("cp %s %s/deployer && tar -czf %s/%s -C %s deployer && cd %s && sha256sum %s > checksums.txt",
+		bin, stage, rel, archive, stage, rel, archive)
+	if out, err := exec.Command("sh", "-c", script).CombinedOutput(); err != nil {
+		t.Fatalf("%s: %v\n%s", script, err, out)
+	}
+	return mirror, filepath.Join(rel, archive)
+}
+
+func TestActionInstallsARelease(t *testing.T) {
+	mirror, archive := releaseMirror(t, "1.2.3", "amd64")
 
 	r := newRunner(t, t.TempDir())
 	cmd := exec.Command("bash", filepath.Join(actionPath(t), "scripts", "github-action", "install.sh"))
@@ -361,7 +367,9 @@ func TestActionInstallsARelease(t *testing.T) {
 	}
 
 	// A tampered archive is refused.
-	sh(fmt.Sprintf("cd %s && echo x >> %s", rel, archive))
+	if out, err := exec.Command("sh", "-c", "echo x >> "+archive).CombinedOutput(); err != nil {
+		t.Fatalf("tamper: %v\n%s", err, out)
+	}
 	cmd = exec.Command("bash", filepath.Join(actionPath(t), "scripts", "github-action", "install.sh"))
 	cmd.Env = append(r.env(nil), "INPUT_VERSION=1.2.3", "DEPLOYER_RELEASES_URL=file://"+mirror, "RUNNER_TEMP="+t.TempDir())
 	if out, err := cmd.CombinedOutput(); err == nil {
