@@ -15,13 +15,6 @@ import (
 	"github.com/deployer-dev/deployer/internal/statestore"
 )
 
-// stepConcurrent is implemented by engines whose steps may run in separate,
-// concurrent calls of one step each (the Command engine). Every other engine
-// (Pulumi) gets one call per batch of all its steps that can go, and one
-// batch at a time, so Pulumi orders and parallelises inside one `pulumi up`
-// (docs/plan.md "Parallel apply").
-type stepConcurrent interface{ ConcurrentSteps() bool }
-
 // node is one step of the apply graph.
 type node struct {
 	step  plan.Step
@@ -134,7 +127,7 @@ func (g *scheduler) run(ctx context.Context) error {
 			}
 			calls++
 			eng := g.nodes[ids[0]].eng
-			if _, ok := eng.(stepConcurrent); !ok {
+			if !eng.Capabilities().ConcurrentSteps {
 				busy[eng] = true
 			}
 			steps := make([]plan.Step, len(ids))
@@ -185,7 +178,7 @@ func (g *scheduler) next(busy map[engine.Engine]bool) []int {
 		if n.state != waiting || n.preds > 0 {
 			continue
 		}
-		if _, ok := n.eng.(stepConcurrent); ok {
+		if n.eng.Capabilities().ConcurrentSteps {
 			n.state = running
 			return []int{i}
 		}
@@ -290,7 +283,7 @@ func (g *scheduler) call(ctx context.Context, eng engine.Engine, ids []int, step
 	in := g.base
 	g.mu.Lock()
 	in.Outputs = maps.Clone(g.outputs)
-	if _, ok := eng.(stepConcurrent); !ok {
+	if !eng.Capabilities().ConcurrentSteps {
 		in.Keep = g.keep(eng, steps)
 	}
 	g.mu.Unlock()

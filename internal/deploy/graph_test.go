@@ -64,9 +64,13 @@ func (e *recEngine) Destroy(ctx context.Context, steps []plan.Step, in engine.In
 // Kinds is empty: no config path forces a replace in these tests.
 func (e *recEngine) Kinds() []engine.Kind { return nil }
 
+func (e *recEngine) Capabilities() engine.Capabilities { return engine.Capabilities{} }
+
 type concurrentEngine struct{ *recEngine }
 
-func (concurrentEngine) ConcurrentSteps() bool { return true }
+func (concurrentEngine) Capabilities() engine.Capabilities {
+	return engine.Capabilities{ConcurrentSteps: true}
+}
 
 func step(addr, kind string, action plan.Action, deps ...string) plan.Step {
 	svc, comp, _ := strings.Cut(addr, "/")

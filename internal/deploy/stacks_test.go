@@ -67,6 +67,7 @@ func (e stackEngine) Kinds() []engine.Kind                         { return []en
 func (e stackEngine) Handles(k string) bool                        { return k == "Command" || k == "StackReference" }
 func (e stackEngine) Preflight(context.Context, []plan.Step) error { return nil }
 func (e stackEngine) Kill()                                        {}
+func (e stackEngine) Capabilities() engine.Capabilities            { return engine.Capabilities{} }
 func (e stackEngine) Apply(ctx context.Context, steps []plan.Step, in engine.Inputs) ([]engine.Result, error) {
 	return e.run(ctx, steps, in, "ready")
 }

@@ -106,6 +106,19 @@ type Drift struct {
 	ActualState map[string]any `json:"actual_state,omitempty"`
 }
 
+// Capabilities tell the deploy scheduler what it may do with an engine's
+// steps (docs/plan.md "Parallel apply"). The zero value is a batch engine.
+type Capabilities struct {
+	// ConcurrentSteps: every step is independent of the others' calls (the
+	// Command engine runs one process per step), so independent steps go
+	// to Apply and Destroy as separate concurrent calls of one step each.
+	// When false the engine batches: one call at a time gets every step of
+	// the engine that can go (it orders and parallelises them itself, as
+	// one `pulumi up` does) with Inputs.Keep, the components it must leave
+	// as they are.
+	ConcurrentSteps bool
+}
+
 // Engine applies steps of the kinds it handles.
 type Engine interface {
 	// Name is "command" or "pulumi".
@@ -115,6 +128,8 @@ type Engine interface {
 	Kinds() []Kind
 	// Handles reports whether the engine applies components of kind.
 	Handles(kind string) bool
+	// Capabilities says how the scheduler may call Apply and Destroy.
+	Capabilities() Capabilities
 	// Preflight checks, before any lock is taken or backend opened, what
 	// applying comps (steps with Address, Kind and Config) needs: for Pulumi
 	// the CLI, the provider plugins and the secrets passphrase. The error

@@ -69,10 +69,12 @@ func (e *Engine) Name() string { return "command" }
 // Handles reports whether kind is "Command".
 func (e *Engine) Handles(kind string) bool { return kind == Kind }
 
-// ConcurrentSteps reports that independent Command steps may run in
-// separate concurrent Apply/Destroy calls of one step each: every step is
-// its own process (docs/plan.md "Parallel apply").
-func (e *Engine) ConcurrentSteps() bool { return true }
+// Capabilities: independent Command steps may run in separate concurrent
+// Apply/Destroy calls of one step each: every step is its own process
+// (docs/plan.md "Parallel apply").
+func (e *Engine) Capabilities() engine.Capabilities {
+	return engine.Capabilities{ConcurrentSteps: true}
+}
 
 // Apply runs the steps in order (no-op steps are skipped): create runs
 // command.create; update runs command.update or, when empty, command.create,

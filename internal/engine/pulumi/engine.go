@@ -66,6 +66,11 @@ func (e *Engine) Name() string { return "pulumi" }
 // Handles reports whether kind is a Pulumi kind.
 func (e *Engine) Handles(kind string) bool { return IsPulumiKind(kind) }
 
+// Capabilities: Pulumi batches. One `pulumi up` at a time applies every
+// step that can go, ordering and parallelising them itself; the program
+// declares the kept components too (docs/pulumi.md).
+func (e *Engine) Capabilities() engine.Capabilities { return engine.Capabilities{} }
+
 // Kill stops every running pulumi process at once (SIGKILL to its process
 // group). Call it on the second SIGINT/SIGTERM: the first one cancels the
 // context given to Apply/Destroy, which asks pulumi to stop gracefully.

@@ -40,8 +40,10 @@ func (*Engine) Kinds() []engine.Kind {
 // Handles reports whether kind is StackReference.
 func (*Engine) Handles(kind string) bool { return kind == Kind }
 
-// ConcurrentSteps: each step is its own call (nothing runs; no batching).
-func (*Engine) ConcurrentSteps() bool { return true }
+// Capabilities: each step is its own call (nothing runs; no batching).
+func (*Engine) Capabilities() engine.Capabilities {
+	return engine.Capabilities{ConcurrentSteps: true}
+}
 
 // Preflight checks each component's config: stack is a stack name and
 // environment, when set, an environment name.
