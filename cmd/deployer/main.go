@@ -131,7 +131,7 @@ func exitWhenNoLease(f *cli.Factory) {
 	start, free := time.Now(), time.Duration(0)
 	for {
 		time.Sleep(tick)
-		if f.HoldsLeases() {
+		if f.HoldsLeases() || f.Stacking() {
 			free = 0
 			continue
 		}

@@ -118,6 +118,8 @@ func (f *Factory) runAll(ctx context.Context, r AllRequest) error {
 		}
 	}
 	v := &allView{f: f, req: r, width: nameWidth(set)}
+	f.stacking.Add(1)
+	defer f.stacking.Add(-1)
 	results, err := deploy.RunStacks(ctx, deploy.StacksRequest{
 		Set: set, Env: r.Env, Op: r.Op, Only: only,
 		Parallelism: r.Flags.StackParallelism, ComponentParallelism: r.Parallelism, LockTimeout: r.LockTimeout,

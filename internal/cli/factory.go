@@ -9,6 +9,7 @@ import (
 	"os"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/deployer-dev/deployer/internal/audit"
@@ -54,6 +55,7 @@ type Factory struct {
 	perStack []engine.Engine // the engines of each stack of a --all run
 	managers []*lockmgr.Manager
 	errMu    sync.Mutex // one progress line at a time from concurrent stacks
+	stacking atomic.Int32 // > 0 while a --all run has stacks to finish and report
 
 	command         string // "deployer deploy", for titles
 	gha             *ghactions.Env
@@ -223,6 +225,12 @@ func (f *Factory) HoldsLeases() bool {
 	}
 	return false
 }
+
+// Stacking reports whether a plan, deploy or destroy --all is still
+// running stacks or reporting them: a cancelled run stops starting stacks,
+// lets the running ones save and release, then prints its results, which a
+// signal must not cut short.
+func (f *Factory) Stacking() bool { return f.stacking.Load() > 0 }
 
 // Store opens the state backend for a command that writes state: a backend
 // that checks its server before writing does it now (the S3
