@@ -54,7 +54,7 @@ type Factory struct {
 	running  []engine.Engine
 	perStack []engine.Engine // the engines of each stack of a --all run
 	managers []*lockmgr.Manager
-	errMu    sync.Mutex // one progress line at a time from concurrent stacks
+	errMu    sync.Mutex   // one progress line at a time from concurrent stacks
 	stacking atomic.Int32 // > 0 while a --all run has stacks to finish and report
 
 	command         string // "deployer deploy", for titles
