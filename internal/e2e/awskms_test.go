@@ -63,56 +63,59 @@ func (p *project) secretsBlock() secretsBlock {
 	return s
 }
 
-// awskms:// end to end against a real KMS API: deploy seals the secrets
-// with a KMS data key, a second plan sees no change, and secrets rotate
-// moves the state from passphrase to KMS and back, each time as a new
-// serial that only the new provider opens.
+// awskms:// end to end against a real KMS API: a stack deployed with a
+// passphrase is rotated to KMS (a new serial only KMS opens), plans with no
+// change, deploys a change sealed with the KMS data key, and is rotated back
+// to a passphrase; the secret is never stored in plain text.
 func TestAWSKMSDeployPlanAndRotate(t *testing.T) {
 	endpoint := testenv.Require(t, testenv.KMSEndpoint, "local-kms")
 	alias := kmsKey(t, endpoint)
 	provider := "awskms://" + alias + "?region=us-east-1"
-	p := newProject(t, kmsYAML(provider))
+	p := newProject(t, secretYAML)
 	p.write("db.sh", secretScript)
-	p.env = []string{"APP_PASSWORD=" + appPassword, "PULUMI_CONFIG_PASSPHRASE=", "DEPLOYER_SECRETS_PASSPHRASE=",
+	p.env = []string{"APP_PASSWORD=" + appPassword, "PULUMI_CONFIG_PASSPHRASE=", "DEPLOYER_SECRETS_PASSPHRASE=first-pass-1",
 		"AWS_ENDPOINT_URL_KMS=" + endpoint, "AWS_ACCESS_KEY_ID=test", "AWS_SECRET_ACCESS_KEY=test", "AWS_REGION=", "AWS_PROFILE="}
-
 	p.mustRun(0, "deploy", "-e", "dev", "--yes")
+
+	// passphrase -> KMS; deployer.yaml then names the KMS key.
+	p.mustRun(0, "secrets", "rotate", "-e", "dev", "--new-provider", provider)
 	sb := p.secretsBlock()
 	if sb.Secrets.Provider != provider || sb.Secrets.EncryptedKey == "" || !strings.HasPrefix(sb.Secrets.Key, "arn:aws:kms:us-east-1:") {
 		t.Fatalf("the state's secrets block should name the KMS provider, the key's ARN and the encrypted data key: %+v", sb)
 	}
-	r := p.mustRun(0, "plan", "-e", "dev", "--detailed-exitcode")
-	if !strings.Contains(r.stdout, "No changes") {
-		t.Errorf("a second plan should see no change:\n%s", r)
+	r := p.mustRun(1, "plan", "-e", "dev")
+	if !strings.Contains(r.stderr, "secrets provider") {
+		t.Errorf("deployer.yaml still naming passphrase should not open a KMS state:\n%s", r)
 	}
-	grepTree(t, filepath.Join(p.dir, ".deployer"), appPassword)
+	p.write("deployer.yaml", kmsYAML(provider))
+	p.env[2] = "DEPLOYER_SECRETS_PASSPHRASE="
+	r = p.mustRun(0, "plan", "-e", "dev", "--detailed-exitcode")
+	if !strings.Contains(r.stdout, "No changes") {
+		t.Errorf("a plan right after the rotation should see no change:\n%s", r)
+	}
+	// A deploy with KMS: a new password, sealed with the KMS data key.
+	p.env[0] = "APP_PASSWORD=" + appPassword + "-v2"
+	p.mustRun(0, "deploy", "-e", "dev", "--yes")
+	p.mustRun(0, "plan", "-e", "dev", "--detailed-exitcode")
+	if sb := p.secretsBlock(); sb.Secrets.Provider != provider {
+		t.Fatalf("a deploy should keep the KMS provider: %+v", sb)
+	}
 
-	// KMS -> passphrase: the state opens with KMS and is written with the
-	// new passphrase; deployer.yaml then names passphrase.
-	p.env = append(p.env, "DEPLOYER_SECRETS_NEW_PASSPHRASE=rotated-pass-1")
+	// KMS -> passphrase.
+	p.env = append(p.env, "DEPLOYER_SECRETS_NEW_PASSPHRASE=rotated-pass-2")
 	p.mustRun(0, "secrets", "rotate", "-e", "dev", "--new-provider", "passphrase")
 	if sb := p.secretsBlock(); sb.Secrets.Provider != "passphrase" || sb.Secrets.EncryptedKey != "" {
 		t.Fatalf("after rotating to passphrase: %+v", sb)
 	}
 	p.write("deployer.yaml", secretYAML)
-	p.env = append(p.env[:len(p.env)-1], "DEPLOYER_SECRETS_PASSPHRASE=rotated-pass-1")
+	p.env = append(p.env[:len(p.env)-1], "DEPLOYER_SECRETS_PASSPHRASE=rotated-pass-2")
 	p.mustRun(0, "plan", "-e", "dev", "--detailed-exitcode")
-
-	// passphrase -> KMS, and a plan with KMS sees no change.
-	p.mustRun(0, "secrets", "rotate", "-e", "dev", "--new-provider", provider)
-	if sb := p.secretsBlock(); sb.Secrets.Provider != provider || sb.Secrets.EncryptedKey == "" {
-		t.Fatalf("after rotating to KMS: %+v", sb)
+	if st := p.state("qs", "dev"); st.Serial != 4 || st.DeploymentHistory[0].Type != "rotate-secrets" || st.DeploymentHistory[2].Type != "rotate-secrets" {
+		t.Errorf("deploy, rotate, deploy, rotate should write serials 1-4: serial %d, %+v", st.Serial, st.DeploymentHistory)
 	}
-	r = p.mustRun(1, "plan", "-e", "dev")
-	if !strings.Contains(r.stderr, "secrets provider") {
-		t.Errorf("deployer.yaml still naming passphrase should not open a KMS state:\n%s", r)
+	for _, v := range []string{appPassword, appPassword + "-v2"} {
+		grepTree(t, filepath.Join(p.dir, ".deployer"), v)
 	}
-	p.write("deployer.yaml", kmsYAML(provider))
-	p.mustRun(0, "plan", "-e", "dev", "--detailed-exitcode")
-	if st := p.state("qs", "dev"); st.Serial != 3 || st.DeploymentHistory[0].Type != "rotate-secrets" {
-		t.Errorf("two rotations should write serials 2 and 3 with rotate-secrets records: serial %d, %+v", st.Serial, st.DeploymentHistory)
-	}
-	grepTree(t, filepath.Join(p.dir, ".deployer"), appPassword)
 }
 
 // A KMS alias that does not exist, and a KMS endpoint that does not answer,
