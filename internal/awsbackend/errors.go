@@ -151,3 +151,28 @@ func isNetwork(err error) bool {
 	var send *smithyhttp.RequestSendError
 	return errors.As(err, &op) || errors.As(err, &dns) || errors.As(err, &send) || errors.As(err, &ne)
 }
+
+// throttleCodes are the AWS answers that ask the caller to slow down.
+var throttleCodes = map[string]bool{
+	"ThrottlingException": true, "Throttling": true, "ProvisionedThroughputExceededException": true,
+	"RequestLimitExceeded": true, "SlowDown": true, "TooManyRequestsException": true, "RequestThrottled": true,
+	"RequestThrottledException": true, "LimitExceededException": true, "ServiceUnavailable": true,
+	"InternalError": true, "InternalServerError": true, "TransactionConflictException": true,
+}
+
+// IsTransient reports an AWS failure that passes by itself: throttling, a
+// 5xx answer, or a network failure (refused, reset, timed out) that outlived
+// the SDK's own retries. Access denied, a missing table or bucket and bad
+// credentials are not.
+func IsTransient(err error) bool {
+	if err == nil {
+		return false
+	}
+	if throttleCodes[ErrorCode(err)] {
+		return true
+	}
+	if s := HTTPStatus(err); s >= 500 || s == 429 {
+		return true
+	}
+	return HTTPStatus(err) == 0 && ErrorCode(err) == "" && isNetwork(err)
+}

@@ -118,6 +118,13 @@ type WaitEvent struct {
 	First   bool          // the first wait of this Acquire
 	// Done: the waiting is over; Acquired says whether the lease was taken.
 	Done, Acquired bool
+	// Position in the key's wait queue: 1 = next; 0 when not queued
+	// (docs/locking.md, "Wait queue").
+	Position int
+	// Retrying is a passing backend failure (connection refused, a
+	// failover answer, throttling) being waited out; Holder is then empty.
+	// It is reported once per failure, not per try.
+	Retrying error
 }
 
 // Request asks for one lease.
@@ -156,67 +163,296 @@ func (m *Manager) acquire(ctx context.Context, r Request) (*Lease, error) {
 	if r.LockedBy == "" {
 		r.LockedBy, r.Metadata = fillHolder(r.Metadata)
 	}
-	if err := m.checkClock(ctx); err != nil {
+	a := &acquisition{m: m, r: r, pk: pk, start: m.opts.Now(), lockID: uuid.NewString()}
+	a.bo = backoff.NewExponentialBackOff()
+	a.bo.InitialInterval = 100 * time.Millisecond
+	a.bo.MaxInterval = m.opts.MaxRetryInterval
+	a.bo.RandomizationFactor = 0.5
+	for {
+		err := m.checkClock(ctx)
+		if err == nil {
+			break
+		}
+		if err := a.retry(ctx, err); err != nil {
+			return nil, err
+		}
+	}
+	var (
+		rec Record
+		err error
+	)
+	if r.Timeout > 0 && r.MaxRetries == 0 && m.Enabled() {
+		rec, err = a.queue(ctx)
+	} else {
+		rec, err = a.backoff(ctx)
+	}
+	a.leave(ctx)
+	if err != nil {
+		if a.ghost {
+			// A try whose outcome is unknown may have written our
+			// record: never leave it to hold the key until it expires.
+			m.removeOwn(ctx, r.Key, a.lockID)
+		}
+		a.done(false)
+		var held *HeldError
+		if errors.As(err, &held) && held.Status == nil {
+			st := m.Inspect(held.Record)
+			held.Status, held.Waited = &st, a.elapsed()
+		}
 		return nil, err
 	}
-	bo := backoff.NewExponentialBackOff()
-	bo.InitialInterval = 100 * time.Millisecond
-	bo.MaxInterval = m.opts.MaxRetryInterval
-	bo.RandomizationFactor = 0.5
-	start := m.opts.Now()
-	waited := false
-	var last Record
-	notify := func(ev WaitEvent) {
-		ev.Key, ev.Since = r.Key, start
-		if m.opts.OnWait != nil {
-			m.opts.OnWait(ev)
-		}
-		if r.OnWait != nil {
-			r.OnWait(ev)
-		}
+	a.done(true)
+	return m.startLease(ctx, rec), nil
+}
+
+// acquisition is one Acquire call: one lockId for all its tries, so a try
+// whose reply was lost is recognised as ours by the next one (docs/locking.md,
+// "Lost replies").
+type acquisition struct {
+	m      *Manager
+	r      Request
+	pk     ParsedKey
+	start  time.Time
+	lockID string
+	bo     *backoff.ExponentialBackOff
+	last   Record // the live record last in the way
+	waited bool
+	// ghost: a try failed with an unknown outcome, or a withdrawal failed;
+	// our record may be stored under r.Key.
+	ghost bool
+	// outage is the passing backend failure being waited out, reported once.
+	outage   string
+	q        *queued
+	notified time.Time // when OnWait last heard of the wait
+	lastPos  int
+}
+
+func (a *acquisition) elapsed() time.Duration { return a.m.opts.Now().Sub(a.start) }
+
+func (a *acquisition) notify(ev WaitEvent) {
+	ev.Key, ev.Since = a.r.Key, a.start
+	if ev.Holder.LockKey == "" && !ev.Done && ev.Retrying == nil {
+		ev.Holder = a.last
 	}
-	done := func(acquired bool) {
-		if waited {
-			el := m.opts.Now().Sub(start)
-			notify(WaitEvent{Holder: last, Elapsed: el, Left: max(r.Timeout-el, 0), Done: true, Acquired: acquired})
-		}
+	if a.m.opts.OnWait != nil {
+		a.m.opts.OnWait(ev)
 	}
-	for retries := 0; ; retries++ {
-		rec, err := m.tryOnce(ctx, r, pk)
+	if a.r.OnWait != nil {
+		a.r.OnWait(ev)
+	}
+}
+
+func (a *acquisition) done(acquired bool) {
+	if a.waited {
+		el := a.elapsed()
+		a.notify(WaitEvent{Holder: a.last, Elapsed: el, Left: max(a.r.Timeout-el, 0), Done: true, Acquired: acquired})
+	}
+}
+
+// retry waits out err when it is a passing backend failure and time is
+// left: it reports the failure once (WaitEvent.Retrying) and sleeps one
+// backoff period. Otherwise it returns err.
+func (a *acquisition) retry(ctx context.Context, err error) error {
+	if !Transient(a.m.b, err) {
+		return err
+	}
+	el := a.elapsed()
+	left := a.r.Timeout - el
+	if left <= 0 {
+		return err
+	}
+	wait := min(a.bo.NextBackOff(), left)
+	if msg := err.Error(); msg != a.outage {
+		a.outage = msg
+		a.notify(WaitEvent{Retrying: err, Elapsed: el, Left: left, RetryIn: wait, First: !a.waited})
+		a.waited = true
+	}
+	return sleep(ctx, wait)
+}
+
+// try is tryOnce with the acquisition's lockId; a failure of unknown outcome
+// marks a possible ghost record.
+func (a *acquisition) try(ctx context.Context) (Record, error) {
+	rec, err := a.m.tryOnce(ctx, a.r, a.pk, a.lockID)
+	var held *HeldError
+	if err == nil {
+		a.ghost, a.outage = false, ""
+		a.bo.Reset()
+	} else if errors.As(err, &held) {
+		a.outage = ""
+		a.last = held.Record
+	} else if Transient(a.m.b, err) {
+		a.ghost = true
+	}
+	return rec, err
+}
+
+// backoff is the wait without a queue (a zero Timeout fails at once; the
+// shared-resource guard caps retries): exponential backoff with jitter.
+func (a *acquisition) backoff(ctx context.Context) (Record, error) {
+	for retries := 0; ; {
+		rec, err := a.try(ctx)
 		if err == nil {
-			done(true)
-			return m.startLease(ctx, rec), nil
+			return rec, nil
 		}
 		var held *HeldError
 		if !errors.As(err, &held) {
-			done(false)
-			return nil, err
+			if err := a.retry(ctx, err); err != nil {
+				return Record{}, err
+			}
+			continue
 		}
-		last = held.Record
-		elapsed := m.opts.Now().Sub(start)
-		left := r.Timeout - elapsed
-		if left <= 0 || (r.MaxRetries > 0 && retries >= r.MaxRetries) {
-			done(false)
-			st := m.Inspect(held.Record)
-			held.Status, held.Waited = &st, elapsed
-			return nil, err
+		elapsed := a.elapsed()
+		left := a.r.Timeout - elapsed
+		if left <= 0 || (a.r.MaxRetries > 0 && retries >= a.r.MaxRetries) {
+			return Record{}, err
 		}
-		wait := min(bo.NextBackOff(), left)
-		notify(WaitEvent{Holder: held.Record, Elapsed: elapsed, Left: left, RetryIn: wait, First: !waited})
-		waited = true
+		retries++
+		wait := min(a.bo.NextBackOff(), left)
+		a.notify(WaitEvent{Holder: held.Record, Elapsed: elapsed, Left: left, RetryIn: wait, First: !a.waited})
+		a.waited = true
 		if err := sleep(ctx, wait); err != nil {
-			done(false)
-			return nil, err
+			return Record{}, err
+		}
+	}
+}
+
+// queue is the wait in the key's wait queue (docs/locking.md, "Wait queue"):
+// try only when no live waiter with a conflicting key is ahead; otherwise
+// register and wait, the head watching the holder, the others the waiter
+// just ahead of them.
+func (a *acquisition) queue(ctx context.Context) (Record, error) {
+	for {
+		ahead, err := a.ahead(ctx)
+		if err == nil && len(ahead) == 0 {
+			var rec Record
+			rec, err = a.try(ctx)
+			if err == nil {
+				return rec, nil
+			}
+		}
+		var held *HeldError
+		if err != nil && !errors.As(err, &held) {
+			if err := a.retry(ctx, err); err != nil {
+				return Record{}, err
+			}
+			continue
+		}
+		left := a.r.Timeout - a.elapsed()
+		if left <= 0 {
+			return Record{}, a.giveUp(ctx, err)
+		}
+		if a.q == nil || a.q.key == "" {
+			if err := a.register(ctx); err != nil {
+				if err := a.retry(ctx, err); err != nil {
+					return Record{}, err
+				}
+			}
+			continue // look again, now with a ticket
+		}
+		a.report(len(ahead)+1, left)
+		if len(ahead) == 0 {
+			err = a.watchHolder(ctx)
+		} else {
+			err = a.watchWaiter(ctx, ahead[len(ahead)-1])
+		}
+		if err != nil {
+			if err := a.retry(ctx, err); err != nil {
+				return Record{}, err
+			}
+		}
+	}
+}
+
+// giveUp returns the held error for a wait that ran out of time: err when the
+// last try gave one, else the key's current holder (or the last one seen).
+func (a *acquisition) giveUp(ctx context.Context, err error) error {
+	var held *HeldError
+	if errors.As(err, &held) {
+		return err
+	}
+	if rec, gerr := a.m.b.Get(ctx, a.last.LockKey); gerr == nil && a.last.LockKey != "" {
+		a.last = rec
+	}
+	if a.last.LockKey == "" {
+		if rec, gerr := a.m.b.Get(ctx, a.r.Key); gerr == nil {
+			a.last = rec
+		}
+	}
+	return &HeldError{Record: a.last}
+}
+
+// report tells OnWait about the wait: at once when the position or holder
+// changed, else at most once a second.
+func (a *acquisition) report(pos int, left time.Duration) {
+	now := a.m.opts.Now()
+	if a.waited && pos == a.lastPos && now.Sub(a.notified) < time.Second {
+		return
+	}
+	a.notify(WaitEvent{Holder: a.last, Elapsed: now.Sub(a.start), Left: left, RetryIn: a.pollEvery(pos == 1), First: !a.waited, Position: pos})
+	a.waited, a.lastPos, a.notified = true, pos, now
+}
+
+// watchHolder is the head's wait: poll the record in the way (one read) until
+// it is released, expired or changed, or a release is announced.
+func (a *acquisition) watchHolder(ctx context.Context) error {
+	for {
+		if err := a.pause(ctx, a.pollEvery(true)); err != nil {
+			return err
+		}
+		if err := a.renew(ctx); err != nil {
+			return err
+		}
+		if a.last.LockKey == "" || a.elapsed() >= a.r.Timeout {
+			return nil
+		}
+		rec, err := a.m.b.Get(ctx, a.last.LockKey)
+		if errors.Is(err, ErrNotFound) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		if rec.LockID != a.last.LockID || rec.Expired(a.m.opts.Now()) {
+			return nil
+		}
+		a.report(1, a.r.Timeout-a.elapsed())
+	}
+}
+
+// watchWaiter is a follower's wait: poll the waiter just ahead (one read)
+// until it leaves or expires, or a release is announced; then the queue is
+// read again.
+func (a *acquisition) watchWaiter(ctx context.Context, prev Record) error {
+	for {
+		if err := a.pause(ctx, a.pollEvery(false)); err != nil {
+			return err
+		}
+		if err := a.renew(ctx); err != nil {
+			return err
+		}
+		if a.elapsed() >= a.r.Timeout || (a.q != nil && a.q.wake != nil) {
+			return nil
+		}
+		rec, err := a.m.b.Get(ctx, prev.LockKey)
+		if errors.Is(err, ErrNotFound) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		if rec.LockID != prev.LockID || rec.Expired(a.m.opts.Now()) {
+			return nil
 		}
 	}
 }
 
 // tryOnce writes the record, then enforces the hierarchy.
-func (m *Manager) tryOnce(ctx context.Context, r Request, pk ParsedKey) (Record, error) {
+func (m *Manager) tryOnce(ctx context.Context, r Request, pk ParsedKey, lockID string) (Record, error) {
 	now := m.opts.Now()
 	rec := Record{
 		LockKey:       r.Key,
-		LockID:        uuid.NewString(),
+		LockID:        lockID,
 		LockedBy:      r.LockedBy,
 		LockedAt:      now.Unix(),
 		ExpiresAt:     now.Add(m.opts.TTL).Unix(),
@@ -366,6 +602,9 @@ func (m *Manager) List(ctx context.Context, prefix string) ([]Status, error) {
 	}
 	out := make([]Status, 0, len(recs))
 	for _, r := range recs {
+		if IsQueueKey(r.LockKey) {
+			continue // waiters: Waiters
+		}
 		out = append(out, m.Inspect(r))
 	}
 	return out, nil
@@ -474,6 +713,19 @@ func (l *Lease) heartbeat() {
 	}
 }
 
+// releaseRetrying releases, waiting out passing backend failures (a failover,
+// a restart) with backoff until ctx ends.
+func (m *Manager) releaseRetrying(ctx context.Context, key, lockID string) error {
+	delay := 50 * time.Millisecond
+	for {
+		err := m.b.Release(ctx, key, lockID)
+		if err == nil || !Transient(m.b, err) || sleep(ctx, delay) != nil {
+			return err
+		}
+		delay = min(2*delay, time.Second)
+	}
+}
+
 // Keep stops the heartbeat and leaves the record in place, to expire at its
 // expiresAt: nobody can take the key until then. The guard keeps its lock
 // after stopping a shared resource so that a racing stop cannot run a
@@ -491,7 +743,8 @@ func (l *Lease) Keep() {
 	})
 }
 
-// Release stops the heartbeat and deletes the record iff it is still ours;
+// Release stops the heartbeat and deletes the record iff it is still ours,
+// waiting out passing backend failures until ctx ends;
 // it writes lock.released with duration_seconds. ErrLockLost reports a lease
 // that was lost (broken or taken over) before the release. Safe to call twice.
 func (l *Lease) Release(ctx context.Context) error {
@@ -499,7 +752,7 @@ func (l *Lease) Release(ctx context.Context) error {
 		close(l.stop)
 		<-l.done
 		rec := l.Record()
-		l.relErr = l.m.b.Release(ctx, rec.LockKey, rec.LockID)
+		l.relErr = l.m.releaseRetrying(ctx, rec.LockKey, rec.LockID)
 		held := l.m.opts.Now().Sub(l.acquired)
 		dur := held.Seconds()
 		l.m.opts.Observer.LockReleased(rec.LockKey, held)

@@ -44,6 +44,9 @@ func Run(t *testing.T, newBackend func(t *testing.T) lockmgr.Backend) {
 		{"Manager/TimeoutWaitsForRelease", testManagerWaits},
 		{"Manager/MaxRetriesAndKeep", testManagerRetriesAndKeep},
 		{"Manager/ClockSkewRefused", testManagerClockSkew},
+		{"Queue/WaitersAcquireInArrivalOrder", testQueueOrder},
+		{"Queue/DeadWaiterSkippedAfterExpiry", testQueueDeadWaiterSkipped},
+		{"Queue/TimedOutWaiterLeaves", testQueueTimedOutWaiterLeaves},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -175,6 +175,7 @@ func (b *Backend) Release(ctx context.Context, key, lockID string) error {
 	if tag.RowsAffected() != 1 {
 		return fmt.Errorf("%s (lock id %s): %w", op, lockID, lockmgr.ErrLockLost)
 	}
+	b.announce(ctx, key)
 	return nil
 }
 

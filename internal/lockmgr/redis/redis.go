@@ -162,7 +162,7 @@ func (b *Backend) Release(ctx context.Context, key, lockID string) error {
 		return fmt.Errorf("release lock %s: %w", key, err)
 	}
 	rid := uuid.NewString()
-	n, err := releaseScript.Run(ctx, b.c, []string{b.recordKey(key), b.receiptKey(key)}, lockID, rid, receiptTTL.Milliseconds()).Int64()
+	n, err := releaseScript.Run(ctx, b.c, []string{b.recordKey(key), b.receiptKey(key)}, lockID, rid, receiptTTL.Milliseconds(), b.releasedChannel(), key).Int64()
 	if err != nil {
 		return fmt.Errorf("release lock %s in redis: %w", key, err)
 	}

@@ -47,7 +47,9 @@ return 1
 // releaseScript deletes KEYS[1] iff its lockId is ARGV[1] (a
 // compare-and-delete) and leaves a receipt: KEYS[2] = ARGV[2] (the release
 // call's id) for ARGV[3] ms. Reply 1 when deleted, or when the receipt is
-// this call's own (a retry after its reply was lost); 0 otherwise.
+// this call's own (a retry after its reply was lost); 0 otherwise. A
+// release is announced on the channel ARGV[4] with the key ARGV[5]
+// (waiters wake at once: docs/locking.md, "Wait queue").
 var releaseScript = goredis.NewScript(`
 local cur = redis.call('GET', KEYS[1])
 local ours = false
@@ -61,5 +63,6 @@ if not ours then
 end
 redis.call('DEL', KEYS[1])
 redis.call('SET', KEYS[2], ARGV[2], 'PX', ARGV[3])
+redis.call('PUBLISH', ARGV[4], ARGV[5])
 return 1
 `)
