@@ -202,7 +202,7 @@ func (f *Factory) locks(ctx context.Context, cfg *config.Config, writes bool) (*
 func (f *Factory) onLockWait() func(lockmgr.WaitEvent) {
 	rep := newWaitReporter(f.IO.ErrOut, f.IO.ErrTTY())
 	return func(ev lockmgr.WaitEvent) {
-		if !ev.Done && f.GitHub().Actions && !f.noticedWait {
+		if !ev.Done && ev.Retrying == nil && f.GitHub().Actions && !f.noticedWait {
 			f.noticedWait = true
 			h := ev.Holder
 			f.annotate(ghactions.Notice, "Waiting for lock "+h.LockKey,

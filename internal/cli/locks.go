@@ -86,6 +86,20 @@ func toLockJSON(s lockmgr.Status) lockJSON {
 		AgeSeconds: int64(s.Age.Seconds()), HeartbeatAgeSeconds: int64(s.HeartbeatAge.Seconds()), PIDNotRunning: s.HolderGone}
 }
 
+// waiterJSON is the --json shape of one waiter: its record (lockKey is the
+// wait-queue entry's), the key it waits for, its position and wait time.
+type waiterJSON struct {
+	lockmgr.Record
+	Key         string        `json:"key"`
+	Level       lockmgr.Level `json:"level"`
+	Position    int           `json:"position"`
+	WaitSeconds int64         `json:"wait_seconds"`
+}
+
+func toWaiterJSON(w lockmgr.Waiter) waiterJSON {
+	return waiterJSON{Record: w.Record, Key: w.Key, Level: w.Level, Position: w.Position, WaitSeconds: int64(w.Age.Seconds())}
+}
+
 func runStateLocks(ctx context.Context, opts *StateLocksOptions) error {
 	res, err := opts.Locks(ctx, deploy.LocksRequest{Stack: opts.Stack, Env: opts.Env})
 	if err != nil {
@@ -103,11 +117,15 @@ func runStateLocks(ctx context.Context, opts *StateLocksOptions) error {
 		for _, s := range res.Locks {
 			out = append(out, toLockJSON(s))
 		}
-		return opts.IO.PrintJSON(map[string]any{"locking_enabled": true, "locks": out})
+		waiters := make([]waiterJSON, 0, len(res.Waiters))
+		for _, w := range res.Waiters {
+			waiters = append(waiters, toWaiterJSON(w))
+		}
+		return opts.IO.PrintJSON(map[string]any{"locking_enabled": true, "locks": out, "waiters": waiters})
 	}
 	if len(res.Locks) == 0 {
 		fmt.Fprintln(opts.IO.Out, "No locks held.")
-		return nil
+		return printWaiters(opts.IO.Out, res.Waiters)
 	}
 	tw := tabwriter.NewWriter(opts.IO.Out, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "LOCK\tLEVEL\tHOLDER\tOPERATION\tHOST\tPID\tAGE\tHEARTBEAT\tSTATUS\tLOCK ID")
@@ -115,6 +133,25 @@ func runStateLocks(ctx context.Context, opts *StateLocksOptions) error {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%s\t%s ago\t%s\t%s\n", s.LockKey, s.Level, s.LockedBy,
 			orDash(s.Metadata.Operation), orDash(s.Metadata.Hostname), s.Metadata.PID,
 			humanAge(s.Age), humanAge(s.HeartbeatAge), verdictText(string(s.Verdict), s.HolderGone), s.LockID)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	return printWaiters(opts.IO.Out, res.Waiters)
+}
+
+// printWaiters writes the wait queue under the locks: each key's waiters in
+// the order they will get it, with their wait time.
+func printWaiters(w io.Writer, ws []lockmgr.Waiter) error {
+	if len(ws) == 0 {
+		return nil
+	}
+	fmt.Fprintln(w, "\nWaiting (in the order they will get the lock):")
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "LOCK\tPOSITION\tWAITER\tOPERATION\tHOST\tPID\tWAITING")
+	for _, x := range ws {
+		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%d\t%s\n", x.Key, x.Position, x.LockedBy,
+			orDash(x.Metadata.Operation), orDash(x.Metadata.Hostname), x.Metadata.PID, humanAge(x.Age))
 	}
 	return tw.Flush()
 }

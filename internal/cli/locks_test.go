@@ -57,6 +57,11 @@ func TestRunStateLocks(t *testing.T) {
 	}
 	gone := staleStatus
 	gone.HolderGone = true
+	waiter := lockmgr.Waiter{Key: "stack:shop:env:dev", Ticket: 3, Position: 1, Status: lockmgr.Status{
+		Record: lockmgr.Record{LockKey: "queue:stack:shop:env:dev#0000000000000000003#stack:shop:env:dev", LockID: "W-1",
+			LockedBy: "bob@build", LockedAt: 1699999955, LastHeartbeat: 1699999995, ExpiresAt: 1700000075, Fence: 1,
+			Metadata: lockmgr.Metadata{PID: 99, Hostname: "ci-1", Operation: "deploy"}},
+		Verdict: lockmgr.Active, Level: lockmgr.LevelStack, Age: 45 * time.Second}}
 	result := func(res *deploy.LocksResult) func(context.Context, deploy.LocksRequest) (*deploy.LocksResult, error) {
 		return func(context.Context, deploy.LocksRequest) (*deploy.LocksResult, error) { return res, nil }
 	}
@@ -77,8 +82,15 @@ func TestRunStateLocks(t *testing.T) {
 		{name: "locking off, json", opts: StateLocksOptions{JSON: true, Locks: result(&deploy.LocksResult{LockingOff: true})},
 			wantOut: "{\n  \"locking_enabled\": false,\n  \"locks\": []\n}\n"},
 		{name: "none held, json", opts: StateLocksOptions{JSON: true, Locks: result(&deploy.LocksResult{})},
-			wantOut: "{\n  \"locking_enabled\": true,\n  \"locks\": []\n}\n"},
-		{name: "json", opts: StateLocksOptions{JSON: true, Locks: result(&deploy.LocksResult{Locks: []lockmgr.Status{active}})},
+			wantOut: "{\n  \"locking_enabled\": true,\n  \"locks\": [],\n  \"waiters\": []\n}\n"},
+		{name: "waiters", opts: StateLocksOptions{Locks: result(&deploy.LocksResult{Locks: []lockmgr.Status{active}, Waiters: []lockmgr.Waiter{waiter}})},
+			wantOut: "" +
+				"LOCK                            LEVEL    HOLDER        OPERATION  HOST    PID  AGE   HEARTBEAT  STATUS  LOCK ID\n" +
+				"stack:shop:env:dev:service:app  service  alice@laptop  deploy     laptop  7    2m0s  5s ago     ACTIVE  L-2\n" +
+				"\nWaiting (in the order they will get the lock):\n" +
+				"LOCK                POSITION  WAITER     OPERATION  HOST  PID  WAITING\n" +
+				"stack:shop:env:dev  1         bob@build  deploy     ci-1  99   45s\n"},
+		{name: "json", opts: StateLocksOptions{JSON: true, Locks: result(&deploy.LocksResult{Locks: []lockmgr.Status{active}, Waiters: []lockmgr.Waiter{waiter}})},
 			wantOut: `{
   "locking_enabled": true,
   "locks": [
@@ -99,6 +111,26 @@ func TestRunStateLocks(t *testing.T) {
       "status": "ACTIVE",
       "age_seconds": 120,
       "heartbeat_age_seconds": 5
+    }
+  ],
+  "waiters": [
+    {
+      "lockKey": "queue:stack:shop:env:dev#0000000000000000003#stack:shop:env:dev",
+      "lockId": "W-1",
+      "lockedBy": "bob@build",
+      "lockedAt": 1699999955,
+      "expiresAt": 1700000075,
+      "lastHeartbeat": 1699999995,
+      "metadata": {
+        "hostname": "ci-1",
+        "pid": 99,
+        "operation": "deploy"
+      },
+      "fence": 1,
+      "key": "stack:shop:env:dev",
+      "level": "stack",
+      "position": 1,
+      "wait_seconds": 45
     }
   ]
 }

@@ -39,20 +39,30 @@ func (r *waitReporter) event(ev lockmgr.WaitEvent) {
 		r.holder = ""
 		return
 	}
+	if ev.Retrying != nil {
+		// One line per failure: the Manager reports each one once.
+		if r.open {
+			fmt.Fprintln(r.w)
+			r.open = false
+		}
+		fmt.Fprintf(r.w, "lock backend unavailable while acquiring %s, retrying for up to %s: %v\n", ev.Key, roundWait(ev.Left), ev.Retrying)
+		r.holder = ""
+		return
+	}
 	if ev.First || ev.Holder.LockID != r.holder {
 		if r.open {
 			fmt.Fprintln(r.w)
 			r.open = false
 		}
 		h := ev.Holder
-		fmt.Fprintf(r.w, "waiting for lock %s (up to %s): held by %s (%s, pid %d on %s, since %s, lock id %s)\n",
-			ev.Key, roundWait(ev.Elapsed+ev.Left), h.LockedBy, orDash(h.Metadata.Operation), h.Metadata.PID,
+		fmt.Fprintf(r.w, "waiting for lock %s (up to %s%s): held by %s (%s, pid %d on %s, since %s, lock id %s)\n",
+			ev.Key, roundWait(ev.Elapsed+ev.Left), positionText(ev.Position), h.LockedBy, orDash(h.Metadata.Operation), h.Metadata.PID,
 			orDash(h.Metadata.Hostname), time.Unix(h.LockedAt, 0).UTC().Format(time.RFC3339), h.LockID)
 		r.holder, r.last = h.LockID, now
 		return
 	}
-	status := fmt.Sprintf("still waiting for lock %s held by %s: %s waited, %s left", ev.Key, ev.Holder.LockedBy,
-		roundWait(ev.Elapsed), roundWait(ev.Left))
+	status := fmt.Sprintf("still waiting for lock %s held by %s: %s waited, %s left%s", ev.Key, ev.Holder.LockedBy,
+		roundWait(ev.Elapsed), roundWait(ev.Left), positionText(ev.Position))
 	if r.tty {
 		fmt.Fprintf(r.w, "\r\033[K%s", status)
 		r.open = true
@@ -62,6 +72,14 @@ func (r *waitReporter) event(ev lockmgr.WaitEvent) {
 		fmt.Fprintln(r.w, status)
 		r.last = now
 	}
+}
+
+// positionText is ", position N in the queue" for a queued waiter.
+func positionText(pos int) string {
+	if pos <= 0 {
+		return ""
+	}
+	return fmt.Sprintf(", position %d in the queue", pos)
 }
 
 func roundWait(d time.Duration) time.Duration { return d.Round(time.Second) }

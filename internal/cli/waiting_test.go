@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bytes"
+	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -45,5 +46,22 @@ func TestWaitReporter(t *testing.T) {
 	}
 	if !strings.Contains(term, "\r\033[Kstill waiting for lock stack:shop:env:dev held by alice@laptop: 1m35s waited, 13m25s left\n") {
 		t.Errorf("terminal output does not end with the updated line:\n%q", term)
+	}
+}
+
+// A queued waiter is told its position; a backend failure being waited out
+// is one line naming it and the time left.
+func TestWaitReporterPositionAndRetry(t *testing.T) {
+	holder := lockmgr.Record{LockKey: "stack:shop:env:dev", LockID: "L1", LockedBy: "alice@laptop", LockedAt: 1700000000,
+		Metadata: lockmgr.Metadata{Operation: "deploy", PID: 42, Hostname: "laptop"}}
+	var b bytes.Buffer
+	r := newWaitReporter(&b, false)
+	r.event(lockmgr.WaitEvent{Key: holder.LockKey, Retrying: errors.New("dial tcp 127.0.0.1:6379: connect: connection refused"),
+		Left: 5 * time.Minute, First: true})
+	r.event(lockmgr.WaitEvent{Key: holder.LockKey, Holder: holder, Elapsed: 2 * time.Second, Left: 4*time.Minute + 58*time.Second, Position: 2})
+	want := "lock backend unavailable while acquiring stack:shop:env:dev, retrying for up to 5m0s: dial tcp 127.0.0.1:6379: connect: connection refused\n" +
+		"waiting for lock stack:shop:env:dev (up to 5m0s, position 2 in the queue): held by alice@laptop (deploy, pid 42 on laptop, since 2023-11-14T22:13:20Z, lock id L1)\n"
+	if b.String() != want {
+		t.Errorf("output:\n%s\nwant:\n%s", b.String(), want)
 	}
 }

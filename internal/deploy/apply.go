@@ -211,11 +211,12 @@ func (s *Service) Apply(ctx context.Context, req ApplyRequest) (*Outcome, error)
 	return out, nil
 }
 
-// releaseLease releases l within 5 s. Errors: lockmgr.ErrLockLost when the
+// releaseLease releases l within 30 s, waiting out passing backend failures
+// (docs/locking.md#backend-failures-while-waiting). Errors: lockmgr.ErrLockLost when the
 // lease was broken or taken over first, or the backend's error (the record
 // then stays until it expires or is broken with unlock --force).
 func releaseLease(l *lockmgr.Lease) error {
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	return l.Release(ctx)
 }

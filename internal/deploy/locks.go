@@ -46,6 +46,10 @@ type LocksResult struct {
 	LockingOff bool
 	// Locks are the records held, sorted by key, with the Manager's verdicts.
 	Locks []lockmgr.Status
+	// Waiters are the processes waiting for locks of the scope, in arrival
+	// order, with their positions (docs/locking.md#wait-queue); expired
+	// ones (their process died) are left out.
+	Waiters []lockmgr.Waiter
 }
 
 // Locks lists the locks of req's scope with their verdicts (ACTIVE, STALE,
@@ -78,6 +82,16 @@ func Locks(ctx context.Context, d LockDeps, req LocksRequest) (*LocksResult, err
 		if s.Verdict == lockmgr.Stale && d.Observer != nil {
 			d.Observer.StaleDetected(s.LockKey)
 		}
+	}
+	waiters, err := d.Locks.Waiters(ctx, prefix)
+	if err != nil {
+		return nil, err
+	}
+	for _, w := range waiters {
+		if pk, ok := lockmgr.ParseKey(w.Key); w.Position == 0 || req.Env != "" && (!ok || pk.Env != req.Env || pk.Stack != req.Stack) {
+			continue
+		}
+		out.Waiters = append(out.Waiters, w)
 	}
 	return out, nil
 }

@@ -324,7 +324,7 @@ func (g *Guard) acquire(ctx context.Context, r *Result, res *config.Shared, m *l
 	// Timeout: the retries are what bounds the wait; the TTL caps it.
 	req := lockmgr.Request{Key: r.Lock.Key, LockedBy: by, Metadata: md, Timeout: res.LockTTL, MaxRetries: res.MaxRetries,
 		OnWait: func(ev lockmgr.WaitEvent) {
-			if ev.Done {
+			if ev.Done || ev.Retrying != nil {
 				return
 			}
 			h := ev.Holder
