@@ -55,6 +55,9 @@ type PlanOptions struct {
 	// Comment posts the plan on the pull request (--github-comment); it
 	// reports its own failures, which never fail the plan.
 	Comment func(ctx context.Context, t deploy.Target, p *plan.Plan)
+	// Mask hides every known secret value in the saved plan file (--out):
+	// the process's Masker. Nil masks nothing.
+	Mask func(string) string
 }
 
 // NewCmdPlan returns `deployer plan`; runF replaces runPlan in tests.
@@ -146,6 +149,7 @@ func newPlanOptions(f *Factory) *PlanOptions {
 		},
 		ReportDrift: f.reportDrift,
 		Comment:     f.commentPlan,
+		Mask:        f.Masker().Mask,
 		Report: func(t deploy.Target, p *plan.Plan) {
 			f.summarize(planSummary(f.command, t, p))
 			f.setOutputs(ghactions.Output{Name: "changes", Value: strconv.FormatBool(p.HasChanges())},
@@ -188,7 +192,7 @@ func runPlan(ctx context.Context, opts *PlanOptions) error {
 		}
 	}
 	if opts.Out != "" {
-		if err := plan.WriteFile(opts.Out, p); err != nil {
+		if err := plan.WriteFile(opts.Out, p, opts.Mask); err != nil {
 			return fmt.Errorf("save plan: %w", err)
 		}
 		fmt.Fprintf(opts.IO.ErrOut, "Saved the plan to %s (bound to state serial %d). Apply it with: deployer deploy -s %s -e %s --plan %s\n",

@@ -8,7 +8,9 @@ import (
 	"fmt"
 
 	"github.com/deployer-dev/deployer/internal/config"
+	"github.com/deployer-dev/deployer/internal/jsontree"
 	"github.com/deployer-dev/deployer/internal/plan"
+	"github.com/deployer-dev/deployer/internal/secrets"
 	"github.com/deployer-dev/deployer/internal/statestore"
 )
 
@@ -35,7 +37,37 @@ func (s *Service) bind(ctx context.Context, res *config.Resolved, st *statestore
 			return "hmac-sha256:" + hex.EncodeToString(h.Sum(nil))
 		}
 	}
-	return plan.Bind(res, t.Scope(), read, s.d.Version, name, dig), nil
+	return plan.Bind(s.contentSecrets(res), t.Scope(), read, s.d.Version, name, dig), nil
+}
+
+// contentSecrets returns a copy of res in which every config string that
+// holds a known secret value (a connection string embedding a password)
+// is a secret value, so a Binding digests it rather than keep it in plain
+// text (docs/secrets.md#what-is-a-secret).
+func (s *Service) contentSecrets(res *config.Resolved) *config.Resolved {
+	wrap := func(v map[string]any) map[string]any {
+		out, _ := jsontree.Copy(v, func(_ string, x any) (any, bool) {
+			if secrets.IsSecretValue(x) {
+				return x, true
+			}
+			if str, ok := x.(string); ok && s.d.Masker.Contains(str) {
+				return secrets.Wrap(str), true
+			}
+			return nil, false
+		}).(map[string]any)
+		return out
+	}
+	cp := *res
+	if res.EnvConfig != nil {
+		cp.EnvConfig = wrap(res.EnvConfig)
+	}
+	cp.Components = make(map[string]*config.ResolvedComponent, len(res.Components))
+	for addr, c := range res.Components {
+		cc := *c
+		cc.Config = wrap(c.Config)
+		cp.Components[addr] = &cc
+	}
+	return &cp
 }
 
 // checkSavedBeforeLock re-resolves what saved binds, without a lock: the

@@ -3,8 +3,11 @@
 package e2e
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -41,7 +44,7 @@ const runtimeAppScript = `cat > /dev/null
 echo "pw=$DEPLOYER_DEP_S_DB_PASSWORD tok=$DEPLOYER_DEP_S_DB_API_TOKEN marked=$DEPLOYER_DEP_S_DB_MARKED"
 echo "stderr pw=$DEPLOYER_DEP_S_DB_PASSWORD tok=$DEPLOYER_DEP_S_DB_API_TOKEN" >&2
 printf 'progress\r::error::injected %s\n' "$DEPLOYER_DEP_S_DB_API_TOKEN"
-exit 1
+if [ -f fail.flag ]; then exit 1; fi
 `
 
 func TestSecretsCreatedAtRunTimeAreNeverPrintedOrStored(t *testing.T) {
@@ -54,6 +57,7 @@ func TestSecretsCreatedAtRunTimeAreNeverPrintedOrStored(t *testing.T) {
 			p := newProject(t, runtimeSecretYAML)
 			p.write("db.sh", runtimeDBScript)
 			p.write("app.sh", runtimeAppScript)
+			p.write("fail.flag", "")
 			sink := filepath.Join(t.TempDir(), "generated")
 			audit := filepath.Join(p.dir, "audit.log")
 			p.env = []string{"SECRET_SINK=" + sink, "DEPLOYER_SECRETS_PASSPHRASE=" + passphrase, "PULUMI_CONFIG_PASSPHRASE="}
@@ -67,6 +71,14 @@ func TestSecretsCreatedAtRunTimeAreNeverPrintedOrStored(t *testing.T) {
 			outs = append(outs, p.mustRun(0, "history", "-e", "dev", "--json"))
 			outs = append(outs, p.mustRun(0, "state", "show", "-e", "dev", "--json"))
 			outs = append(outs, p.mustRun(2, "plan", "-e", "dev", "--out", "saved.plan", "--detailed-exitcode"))
+			// app succeeds: its recorded inputs hold digests of db's secrets.
+			if err := os.Remove(filepath.Join(p.dir, "fail.flag")); err != nil {
+				t.Fatal(err)
+			}
+			outs = append(outs, p.mustRun(0, "deploy", "-e", "dev", "--yes", "--audit-log", audit))
+			if st := p.state("qs", "dev"); st.Resources["s/app"].Status != "ready" {
+				t.Fatalf("app should be ready now: %+v", st.Resources["s/app"])
+			}
 
 			data, err := os.ReadFile(sink)
 			if err != nil {
@@ -105,6 +117,11 @@ func TestSecretsCreatedAtRunTimeAreNeverPrintedOrStored(t *testing.T) {
 					}
 				}
 				grepTree(t, p.dir, v)
+			}
+			// Dependents record digests of secret outputs: never in plain text.
+			for _, v := range append(gen, gen[0]+"-m") {
+				sum := sha256.Sum256([]byte(strconv.Quote(v)))
+				grepTree(t, p.dir, hex.EncodeToString(sum[:]))
 			}
 		})
 	}
@@ -180,4 +197,28 @@ services:
 			t.Errorf("%v: the password should be redacted:\n%s", args, r)
 		}
 	}
+}
+
+// A saved plan holds no secret, also where a value is secret by its
+// content (a string that embeds a password) rather than its key name.
+func TestSavedPlanHoldsNoSecretByContent(t *testing.T) {
+	p := newProject(t, `stack: qs
+backend: {state: file://.deployer, lock: file://.deployer}
+environments: {dev: {}}
+services:
+  s:
+    components:
+      c:
+        kind: Command
+        config: {password: "${env:PW}", greeting: "connect with ${env:PW} please"}
+        command: {create: "cat >/dev/null", delete: "true"}
+`)
+	const pw = "pw-saved-plan-4e1a9c"
+	p.env = []string{"PW=" + pw, "DEPLOYER_SECRETS_PASSPHRASE=" + passphrase, "PULUMI_CONFIG_PASSPHRASE="}
+	r := p.mustRun(2, "plan", "-e", "dev", "--out", "saved.plan", "--detailed-exitcode")
+	if strings.Contains(r.stdout+r.stderr, pw) || !strings.Contains(r.stdout, "connect with *** please") {
+		t.Errorf("plan output:\n%s", r)
+	}
+	grepTree(t, filepath.Join(p.dir, "saved.plan"), pw)
+	p.mustRun(0, "deploy", "-e", "dev", "--plan", "saved.plan", "--yes")
 }

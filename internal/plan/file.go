@@ -14,10 +14,20 @@ import (
 // mode 0600. The file holds masked diffs and the plan's Binding, whose
 // secret values are keyed digests: no secret in plain text. It is written
 // to a temporary file and renamed into place.
-func WriteFile(path string, p *Plan) error {
+//
+// mask (nil: none) is applied to every string of the file, keys and values:
+// the masker of every known secret value, so a value secret by content
+// rather than by key name (a connection string holding a password) is never
+// written either.
+func WriteFile(path string, p *Plan, mask func(string) string) error {
 	data, err := json.MarshalIndent(p, "", "  ")
 	if err != nil {
 		return fmt.Errorf("encode plan: %w", err)
+	}
+	if mask != nil {
+		if data, err = maskStrings(data, mask); err != nil {
+			return fmt.Errorf("encode plan: %w", err)
+		}
 	}
 	tmp, err := os.CreateTemp(filepath.Dir(path), ".deployer-plan-*")
 	if err != nil {
@@ -38,6 +48,37 @@ func WriteFile(path string, p *Plan) error {
 		return fmt.Errorf("write plan %s: %w", path, err)
 	}
 	return nil
+}
+
+// maskStrings returns the JSON document data, indented, with mask applied
+// to every string in it (never to its numbers, booleans or syntax).
+func maskStrings(data []byte, mask func(string) string) ([]byte, error) {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		return nil, err
+	}
+	v = maskTree(v, mask)
+	return json.MarshalIndent(v, "", "  ")
+}
+
+func maskTree(v any, mask func(string) string) any {
+	switch t := v.(type) {
+	case string:
+		return mask(t)
+	case map[string]any:
+		out := make(map[string]any, len(t))
+		for k, x := range t {
+			out[mask(k)] = maskTree(x, mask)
+		}
+		return out
+	case []any:
+		for i, x := range t {
+			t[i] = maskTree(x, mask)
+		}
+	}
+	return v
 }
 
 // ReadFile reads a plan saved by WriteFile. It refuses files that are not

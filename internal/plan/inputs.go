@@ -30,8 +30,11 @@ func InputDeps(dependsOn []string) []string {
 
 // SealOutputs returns a copy of outputs fit to record as resolved inputs:
 // secret values ({secret: true, value: X}, or under a key IsSecretKey
-// accepts) become a "sha256:<hex>" digest (digest), so a change is still
-// seen but the value is never stored twice. Nil gives an empty map.
+// accepts) become the secret value {secret: true, value: "sha256:<hex>"}
+// (digest), so a change is still seen, the value is never stored twice, and
+// the digest itself is encrypted in the state under its data key like every
+// secret (docs/secrets.md): never a plain digest a short secret could be
+// guessed from. Nil gives an empty map.
 func SealOutputs(outputs map[string]any) map[string]any {
 	return sealer{}.outputs(outputs)
 }
@@ -92,7 +95,7 @@ func (s sealer) equal(rec, raw map[string]any) bool {
 			continue
 		}
 		if s.secretKey(k) {
-			if r != digest(v) {
+			if !sameDigest(r, digest(v)) {
 				return false
 			}
 			continue
@@ -111,7 +114,7 @@ func (s sealer) equal(rec, raw map[string]any) bool {
 
 func (s sealer) equalValue(rec, raw any) bool {
 	if IsSecretValue(raw) {
-		return rec == digest(raw)
+		return sameDigest(rec, digest(raw))
 	}
 	switch t := raw.(type) {
 	case map[string]any:
@@ -132,10 +135,32 @@ func (s sealer) equalValue(rec, raw any) bool {
 	return Equal(rec, raw)
 }
 
-// digest is "sha256:" and the hex SHA-256 of v's encoding: a string
+// digest is the secret value {secret: true, value: D}, D being "sha256:"
+// and the hex SHA-256 of v's encoding (digestText).
+func digest(v any) map[string]any {
+	return map[string]any{"secret": true, "value": digestText(v)}
+}
+
+// digestOf returns the digest text a recorded value holds: the value of a
+// secret wrapper, or the plain text recorded before digests were secret.
+func digestOf(rec any) (string, bool) {
+	if IsSecretValue(rec) {
+		rec = rec.(map[string]any)["value"]
+	}
+	s, ok := rec.(string)
+	return s, ok
+}
+
+// sameDigest reports whether rec records the digest d.
+func sameDigest(rec any, d map[string]any) bool {
+	r, ok := digestOf(rec)
+	return ok && r == d["value"]
+}
+
+// digestText is "sha256:" and the hex SHA-256 of v's encoding: a string
 // Go-quoted, anything else as JSON (object keys sorted); a {secret: true,
 // value: X} wrapper is digested as X.
-func digest(v any) string {
+func digestText(v any) string {
 	if IsSecretValue(v) {
 		v = v.(map[string]any)["value"]
 	}
@@ -177,11 +202,37 @@ func InputsEqual(a, b *statestore.ResolvedInputs) bool {
 	}
 	for addr, x := range a.Dependencies {
 		y, ok := b.Dependencies[addr]
-		if !ok || !Equal(map[string]any(x), map[string]any(y)) {
+		if !ok || !Equal(plainDigests(x), plainDigests(y)) {
 			return false
 		}
 	}
 	return true
+}
+
+// plainDigests returns v with every recorded digest as its text, so inputs
+// recorded before digests were secret values compare equal to new ones.
+func plainDigests(v any) any {
+	switch t := v.(type) {
+	case map[string]any:
+		if IsSecretValue(t) {
+			if s, ok := digestOf(t); ok && len(s) == 7+2*sha256.Size && s[:7] == "sha256:" {
+				return s
+			}
+			return t
+		}
+		out := make(map[string]any, len(t))
+		for k, x := range t {
+			out[k] = plainDigests(x)
+		}
+		return out
+	case []any:
+		out := make([]any, len(t))
+		for i, x := range t {
+			out[i] = plainDigests(x)
+		}
+		return out
+	}
+	return v
 }
 
 // InputDiffs compares the inputs a component was last applied with (rec)
@@ -196,7 +247,7 @@ func InputDiffs(rec, cur *statestore.ResolvedInputs) []FieldDiff {
 			continue
 		}
 		n := cur.Dependencies[addr]
-		if Equal(map[string]any(old), map[string]any(n)) {
+		if Equal(plainDigests(map[string]any(old)), plainDigests(map[string]any(n))) {
 			continue
 		}
 		d.walk(PathInputs+"."+addr, map[string]any(old), map[string]any(n), false)

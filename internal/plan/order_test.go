@@ -121,7 +121,7 @@ func TestSavedPlanRoundTrip(t *testing.T) {
 		t.Fatal(err)
 	}
 	path := filepath.Join(t.TempDir(), "prod.plan")
-	if err := WriteFile(path, p); err != nil {
+	if err := WriteFile(path, p, nil); err != nil {
 		t.Fatal(err)
 	}
 	raw, _ := os.ReadFile(path)
@@ -159,5 +159,29 @@ func TestReadFileRefusesOtherFormats(t *testing.T) {
 	_, err := ReadFile(filepath.Join(dir, "old.plan"))
 	if want := `format_version "deployer-plan-v0" is not "deployer-plan-v1"`; err == nil || !strings.Contains(err.Error(), want) {
 		t.Errorf("err = %v, want it to name both versions", err)
+	}
+}
+
+// A saved plan passes every string through the masker: a value secret by
+// its content (a DSN holding a known password, under a key that names no
+// secret) is not written; numbers equal to a secret stay valid JSON.
+func TestSavedPlanIsMaskedByContent(t *testing.T) {
+	d := desired(comp("a/x", "MicroService", map[string]any{"dsn": "postgres://u:hunter2-xyz@db", "n": 4242}))
+	st := state(map[string]*statestore.Resource{"a/x": res("MicroService", map[string]any{"n": 0})})
+	p, err := Build(d, st, Options{Now: fixedNow})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mask := strings.NewReplacer("hunter2-xyz", "***", "4242", "***").Replace
+	path := filepath.Join(t.TempDir(), "prod.plan")
+	if err := WriteFile(path, p, mask); err != nil {
+		t.Fatal(err)
+	}
+	raw, _ := os.ReadFile(path)
+	if strings.Contains(string(raw), "hunter2-xyz") || !strings.Contains(string(raw), "postgres://u:***@db") || !strings.Contains(string(raw), "4242") {
+		t.Errorf("saved plan:\n%s", raw)
+	}
+	if _, err := ReadFile(path); err != nil {
+		t.Errorf("a masked plan should read back: %v", err)
 	}
 }
