@@ -220,5 +220,8 @@ services:
 		t.Errorf("plan output:\n%s", r)
 	}
 	grepTree(t, filepath.Join(p.dir, "saved.plan"), pw)
+	if fi, err := os.Stat(filepath.Join(p.dir, "saved.plan")); err != nil || fi.Mode().Perm() != 0o600 {
+		t.Errorf("saved plan mode: %v %v, want 600", fi, err)
+	}
 	p.mustRun(0, "deploy", "-e", "dev", "--plan", "saved.plan", "--yes")
 }
