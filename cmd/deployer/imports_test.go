@@ -30,7 +30,7 @@ const (
 	roleCmd      role = "cmd"      // cmd/...: wiring, may import anything
 	roleCLI      role = "cli"      // internal/cli
 	roleDeploy   role = "deploy"   // internal/deploy: the use cases
-	roleRegistry role = "registry" // internal/backends: URL -> backend package
+	roleRegistry role = "registry" // internal/backends: URL -> backend package; internal/engines: the engines
 	roleBackend  role = "backend"  // internal/lockmgr/<x>, internal/statestore/<x>
 	roleEngine   role = "engine"   // internal/engine/<x> (and the Pulumi engine's old home)
 	roleSupport  role = "support"  // conformance suites and test servers
@@ -45,7 +45,7 @@ func roleOf(pkg string) role {
 		return roleCLI
 	case pkg == "internal/deploy" || strings.HasPrefix(pkg, "internal/deploy/"):
 		return roleDeploy
-	case pkg == "internal/backends":
+	case pkg == "internal/backends", pkg == "internal/engines":
 		return roleRegistry
 	case slices.Contains([]string{"internal/lockmgr/locktest", "internal/statestore/storetest",
 		"internal/awsbackend/awstest", "internal/pgschema/pgschematest", "internal/testenv", "internal/faulttest",
@@ -127,6 +127,14 @@ func TestRulesMatchTheMap(t *testing.T) {
 		{"cmd/deployer", "internal/engine/pulumi", true},
 		{"internal/cli", "internal/deploy", true},
 		{"internal/cli", "internal/backends", true},
+		{"internal/cli", "internal/engines", true},
+		{"internal/engines", "internal/engine/pulumi", true},
+		{"internal/deploy", "internal/engines", false},
+		{"internal/config", "internal/engines", false},
+		{"internal/config", "internal/engine/command", false},
+		{"internal/plan", "internal/engine/command", false},
+		{"internal/plan", "internal/engine/pulumi", false},
+		{"internal/deploy", "internal/engine/pulumi", false},
 		{"internal/deploy", "internal/lockmgr", true},
 		{"internal/deploy", "internal/engine", true},
 		{"internal/lockmgr/s3", "internal/awsbackend", true},

@@ -49,8 +49,6 @@ func run() int {
 	// them. Children still start with SIGPIPE's default action.
 	signal.Notify(make(chan os.Signal, 1), syscall.SIGPIPE)
 	f := cli.NewFactory(cli.System())
-	f.NewEngines = newEngines
-	config.KnownKinds = knownKinds()
 	defer f.Close()
 
 	// The first SIGINT/SIGTERM cancels the running command cleanly (the

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"os"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -18,6 +19,7 @@ import (
 	"github.com/deployer-dev/deployer/internal/config"
 	"github.com/deployer-dev/deployer/internal/deploy"
 	"github.com/deployer-dev/deployer/internal/engine"
+	"github.com/deployer-dev/deployer/internal/engines"
 	"github.com/deployer-dev/deployer/internal/ghactions"
 	"github.com/deployer-dev/deployer/internal/lockmgr"
 	"github.com/deployer-dev/deployer/internal/metrics"
@@ -30,6 +32,9 @@ import (
 type Factory struct {
 	IO     *IOStreams
 	Getenv func(string) string
+	// Environ is the process environment Command components start from
+	// (ComponentEnviron); nil is none.
+	Environ func() []string
 	// Now is the clock of the use cases, lock verdicts and metrics; nil
 	// leaves each package below its own (the system clock). Tests set a fixed one.
 	Now func() time.Time
@@ -41,8 +46,8 @@ type Factory struct {
 	NoColor    bool
 	Verbose    bool
 
-	// NewEngines builds the engines of a run (set by cmd/deployer, the only
-	// place concrete engines are named); nil means none.
+	// NewEngines builds the engines of a run: by default every engine of
+	// the registry (internal/engines); tests give their own. Nil means none.
 	NewEngines func(cfg *config.Config, opts EngineOptions) []engine.Engine
 
 	cfg      *config.Config
@@ -71,7 +76,8 @@ type Factory struct {
 // secret value that becomes known (from deployer.yaml or opened state) is
 // printed as *** (docs/secrets.md).
 func NewFactory(io *IOStreams) *Factory {
-	f := &Factory{IO: io, Getenv: os.Getenv}
+	f := &Factory{IO: io, Getenv: os.Getenv, Environ: os.Environ}
+	f.NewEngines = f.registryEngines
 	f.maskStreams()
 	return f
 }
@@ -99,9 +105,32 @@ func (f *Factory) maskStreams() {
 }
 
 // ComponentEnviron is the environment Command components start from:
-// deployer's own, without the variables of the state's secrets key
-// (secrets.ChildEnviron, docs/secrets.md).
-func ComponentEnviron() []string { return secrets.ChildEnviron(os.Environ()) }
+// deployer's own (Environ), without the variables of the state's secrets
+// key (secrets.ChildEnviron, docs/secrets.md).
+func (f *Factory) ComponentEnviron() []string {
+	if f.Environ == nil {
+		return []string{}
+	}
+	return secrets.ChildEnviron(f.Environ())
+}
+
+// registryEngines builds every engine of the registry for a run on cfg.
+func (f *Factory) registryEngines(cfg *config.Config, opts EngineOptions) []engine.Engine {
+	state := cfg.Backend.State
+	if strings.HasPrefix(state, "file://") {
+		if dir, err := backends.FileDir(state, cfg.Dir); err == nil {
+			state = "file://" + dir
+		}
+	}
+	return engines.New(engines.Options{StateURL: state, SecretsProvider: cfg.Pulumi.SecretsProvider, PulumiCommand: cfg.Pulumi.Command,
+		InstallPulumi: opts.InstallPulumi, Environ: f.ComponentEnviron})
+}
+
+// configOptions check deployer.yaml against the registries: the backend
+// URL schemes and the engines' kinds.
+func configOptions() []config.Option {
+	return []config.Option{config.WithBackends(backends.Schemes()), config.WithKinds(engines.Kinds())}
+}
 
 // Sealer returns the Sealer of deployer.yaml's secrets provider
 // (pulumi.secrets_provider, shared with the Pulumi engine).
@@ -125,11 +154,8 @@ func (f *Factory) Config() (*config.Config, error) {
 	if path == "" {
 		path = "deployer.yaml"
 	}
-	cfg, err := config.Load(path, config.WithBackends(backends.Schemes()))
+	cfg, err := f.StackConfig(path)
 	if err != nil {
-		return nil, err
-	}
-	if err := config.ApplyEnv(cfg, f.Getenv, config.WithBackends(backends.Schemes())); err != nil {
 		return nil, err
 	}
 	f.cfg = cfg
@@ -308,11 +334,11 @@ func (f *Factory) StackService(ctx context.Context, cfg *config.Config, opts Eng
 // StackConfig loads the deployer.yaml of one stack of a --all run (at
 // path) with the DEPLOYER_* layer, as Config does for --config.
 func (f *Factory) StackConfig(path string) (*config.Config, error) {
-	cfg, err := config.Load(path, config.WithBackends(backends.Schemes()))
+	cfg, err := config.Load(path, configOptions()...)
 	if err != nil {
 		return nil, err
 	}
-	if err := config.ApplyEnv(cfg, f.Getenv, config.WithBackends(backends.Schemes())); err != nil {
+	if err := config.ApplyEnv(cfg, f.Getenv, configOptions()...); err != nil {
 		return nil, err
 	}
 	return cfg, nil

@@ -8,7 +8,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/deployer-dev/deployer/internal/backends"
 	"github.com/deployer-dev/deployer/internal/config"
 	"github.com/deployer-dev/deployer/internal/deploy"
 )
@@ -99,7 +98,7 @@ func optionalConfig(f *Factory) (*config.Config, error) {
 	}
 	if f.ConfigPath == "" && errors.Is(err, config.ErrNoConfig) {
 		c := config.Default()
-		if err := config.ApplyEnv(c, f.Getenv, config.WithBackends(backends.Schemes())); err != nil {
+		if err := config.ApplyEnv(c, f.Getenv, configOptions()...); err != nil {
 			return nil, err
 		}
 		return c, nil

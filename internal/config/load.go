@@ -156,6 +156,7 @@ type loader struct {
 	probs    []Problem
 	pos      map[string]*compPos // by component address
 	backends BackendSchemes
+	kinds    []string // WithKinds; nil: any kind
 }
 
 func newLoader(file string, opts []Option) *loader {

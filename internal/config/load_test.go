@@ -211,7 +211,7 @@ func TestLoadReportsProblems(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := Parse([]byte(tc.yaml), "deployer.yaml", WithBackends(testBackends))
+			_, err := Parse([]byte(tc.yaml), "deployer.yaml", WithBackends(testBackends), WithKinds(testKinds))
 			var ve *ValidationError
 			if !errors.As(err, &ve) {
 				t.Fatalf("err = %v, want a *ValidationError", err)

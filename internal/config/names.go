@@ -10,12 +10,6 @@ import (
 // could escape a path or a key separator ("/", "..", ":", spaces) passes.
 var nameRE = regexp.MustCompile(`^[a-z0-9][a-z0-9-]{0,62}$`)
 
-// KnownKinds are the component kinds deployer.yaml may name. The engines'
-// kind catalogs are the source: cmd/deployer sets KnownKinds from them at
-// startup (engine.Engine.Kinds), and a test there keeps this default, which
-// packages loading configs in their own tests see, equal to them.
-var KnownKinds = []string{"Command", "ElastiCacheRedis", "MicroService", "PulumiResource", "RDS", "StackReference"}
-
 // KindCommand is the kind applied by the local Command engine.
 const KindCommand = "Command"
 
@@ -35,12 +29,3 @@ func ValidateName(what, name string) error {
 }
 
 const nameRule = "names are lower-case letters, digits and '-', starting with a letter or digit, at most 63 characters"
-
-func isKnownKind(k string) bool {
-	for _, kk := range KnownKinds {
-		if k == kk {
-			return true
-		}
-	}
-	return false
-}

@@ -39,6 +39,14 @@ func (s SchemeList) Suggestion() string {
 // Option changes how Load, Parse and ApplyEnv check a configuration.
 type Option func(*loader)
 
+// WithKinds checks each component's kind against kinds, the engines' kind
+// catalogs as the engine registry lists them (internal/engines.Kinds).
+// config may not import the registry, so the CLI passes them in; without
+// them any kind passes here and deploy refuses a kind no engine applies.
+func WithKinds(kinds []string) Option {
+	return func(l *loader) { l.kinds = kinds }
+}
+
 // WithBackends checks backend.state and backend.lock (and
 // DEPLOYER_BACKEND_STATE / DEPLOYER_BACKEND_LOCK) against s.
 func WithBackends(s BackendSchemes) Option {

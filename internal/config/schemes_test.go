@@ -4,6 +4,10 @@ import "testing"
 
 // testBackends stands for the backend registry's list (internal/backends
 // tests that config validation with the real list gives these messages).
+// testKinds is what the engine registry lists (internal/engines.Kinds, whose
+// test checks config against the real list).
+var testKinds = []string{"Command", "ElastiCacheRedis", "MicroService", "PulumiResource", "RDS", "StackReference"}
+
 var testBackends = BackendSchemes{
 	State: SchemeList{Names: []string{"file", "s3", "postgres", "postgresql"},
 		Forms: []string{"file://DIR", "s3://BUCKET?region=REGION", "postgres://USER@HOST/DB"}},

@@ -213,10 +213,12 @@ func (l *loader) checkComponents(c *Config) {
 			addr := svcName + "/" + name
 			pos := l.pos[addr]
 			switch {
+			case comp.Kind == "" && l.kinds == nil:
+				l.add(pos.line, pos.path+".kind", "kind is required")
 			case comp.Kind == "":
-				l.add(pos.line, pos.path+".kind", "kind is required (one of %s)", strings.Join(KnownKinds, ", "))
-			case !isKnownKind(comp.Kind):
-				l.add(pos.kindLine, pos.path+".kind", "unknown kind %q%s", comp.Kind, didYouMean(comp.Kind, KnownKinds, "known kinds: "+strings.Join(KnownKinds, ", ")))
+				l.add(pos.line, pos.path+".kind", "kind is required (one of %s)", strings.Join(l.kinds, ", "))
+			case l.kinds != nil && !slices.Contains(l.kinds, comp.Kind):
+				l.add(pos.kindLine, pos.path+".kind", "unknown kind %q%s", comp.Kind, didYouMean(comp.Kind, l.kinds, "known kinds: "+strings.Join(l.kinds, ", ")))
 			case comp.Kind == KindCommand && (comp.Command == nil || comp.Command.Create == ""):
 				line := pos.line
 				if pos.cmdLine > 0 {

@@ -1,0 +1,83 @@
+// Package engines is the engine registry: one line per engine, as
+// internal/backends is for backends (docs/design.md#engine-registry). Only
+// the CLI builds engines, through New; deploy and the commands see them as
+// engine.Engine, and config learns the kinds deployer.yaml may name from
+// Kinds.
+package engines
+
+import (
+	"slices"
+	"time"
+
+	"github.com/deployer-dev/deployer/internal/engine"
+	"github.com/deployer-dev/deployer/internal/engine/command"
+	"github.com/deployer-dev/deployer/internal/engine/pulumi"
+	"github.com/deployer-dev/deployer/internal/engine/stackref"
+)
+
+// registry is every engine deployer runs, one line each, in the order deploy
+// walks them. A new engine is its own package (its kinds, their config, its
+// preflight, apply and destroy) plus one line here.
+var registry = []Entry{
+	{Name: "command", New: newCommand},
+	{Name: "stackref", New: func(Options) engine.Engine { return stackref.New() }},
+	{Name: "pulumi", New: newPulumi},
+}
+
+// Entry is one engine of the registry.
+type Entry struct {
+	Name string
+	// New builds the engine for one run.
+	New func(Options) engine.Engine
+}
+
+// Options are what a run gives its engines.
+type Options struct {
+	// StateURL is deployer.yaml's backend.state, a file path made absolute:
+	// Pulumi keeps its own backend under stacks/{stack}/{env}/pulumi there.
+	StateURL string
+	// SecretsProvider is pulumi.secrets_provider; PulumiCommand is
+	// pulumi.command (the CLI to run, "" looks it up on PATH).
+	SecretsProvider, PulumiCommand string
+	// InstallPulumi installs the Pulumi CLI when missing (--install-pulumi).
+	InstallPulumi bool
+	// Environ is the environment Command components start from; nil is
+	// deployer's own.
+	Environ func() []string
+}
+
+// New builds every engine of the registry for one run.
+func New(o Options) []engine.Engine {
+	out := make([]engine.Engine, 0, len(registry))
+	for _, e := range registry {
+		out = append(out, e.New(o))
+	}
+	return out
+}
+
+// Kinds is every component kind the engines apply, sorted: what
+// deployer.yaml may name (config.WithKinds).
+func Kinds() []string {
+	var names []string
+	for _, e := range New(Options{}) {
+		for _, k := range e.Kinds() {
+			names = append(names, k.Name)
+		}
+	}
+	slices.Sort(names)
+	return names
+}
+
+// newCommand: a command that ignores SIGTERM is killed after 3 s, so a
+// cancelled deploy saves its state and releases the lock within 5 s.
+func newCommand(o Options) engine.Engine {
+	opts := []command.Option{command.WithGrace(3 * time.Second)}
+	if o.Environ != nil {
+		opts = append(opts, command.WithEnviron(o.Environ))
+	}
+	return command.New(opts...)
+}
+
+func newPulumi(o Options) engine.Engine {
+	return pulumi.New(pulumi.Options{BackendURL: o.StateURL, SecretsProvider: o.SecretsProvider, Command: o.PulumiCommand, InstallPulumi: o.InstallPulumi})
+}
