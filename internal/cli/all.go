@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"strconv"
 	"strings"
 	"sync"
@@ -218,15 +219,21 @@ func (v *allView) done(r deploy.StackResult) {
 			_, _ = v.f.IO.Out.Write(append(data, '\n'))
 		}
 	} else {
-		line := fmt.Sprintf("%-*s  %-10s  %s", v.width, r.Stack, r.Status, changesCell(r))
-		if note := noteCell(r); note != "" {
-			line += "  " + note
+		line := fmt.Sprintf("%-*s  %-10s", v.width, r.Stack, r.Status)
+		for _, cell := range []string{changesCell(r), noteCell(r)} {
+			if cell != "" {
+				line += "  " + cell
+			}
 		}
 		fmt.Fprintln(v.f.IO.Out, strings.TrimRight(line, " "))
 	}
 	v.f.summarize(stackSummary(v.f.command, v.req.Env, r))
-	if r.Status == deploy.StackFailed {
-		v.f.annotate(ghactions.Error, fmt.Sprintf("Stack %s failed", r.Stack), Remedy(r.Err))
+	if r.Status == deploy.StackFailed && v.f.GitHub().Actions {
+		msg := r.Reason
+		if r.Err != nil {
+			msg = Remedy(r.Err)
+		}
+		v.f.annotate(ghactions.Error, fmt.Sprintf("Stack %s failed", r.Stack), msg)
 	}
 }
 
@@ -234,7 +241,7 @@ func (v *allView) done(r deploy.StackResult) {
 func (v *allView) table(results []deploy.StackResult) {
 	w := v.f.IO.Out
 	fmt.Fprintln(w)
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	tw := newTable(w)
 	fmt.Fprintln(tw, "STACK\tDIR\tSTATUS\tCHANGES\tSERIAL\tTIME\tNOTE")
 	counts := map[deploy.StackStatus]int{}
 	for _, r := range results {
@@ -251,7 +258,7 @@ func (v *allView) table(results []deploy.StackResult) {
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.Stack, r.Dir, r.Status, orDash(changesCell(r)), serial, took, noteCell(r))
 	}
-	_ = tw.Flush()
+	tw.Flush()
 	var parts []string
 	for _, s := range []deploy.StackStatus{deploy.StackApplied, deploy.StackChanges, deploy.StackNoChanges, deploy.StackFailed, deploy.StackCancelled, deploy.StackSkipped} {
 		if n := counts[s]; n > 0 {
@@ -353,4 +360,28 @@ func (f *Factory) reportAll(r AllRequest, results []deploy.StackResult) {
 	}
 	f.setOutputs(ghactions.Output{Name: "changes", Value: strconv.FormatBool(anyChanges(results))},
 		ghactions.Output{Name: "failed-stacks", Value: strings.Join(failed, " ")})
+}
+
+// table is a tabwriter whose lines end without padding.
+type table struct {
+	*tabwriter.Writer
+	buf bytes.Buffer
+	w   io.Writer
+}
+
+func newTable(w io.Writer) *table {
+	t := &table{w: w}
+	t.Writer = tabwriter.NewWriter(&t.buf, 0, 0, 2, ' ', 0)
+	return t
+}
+
+// Flush writes the table.
+func (t *table) Flush() {
+	_ = t.Writer.Flush()
+	for _, l := range strings.SplitAfter(t.buf.String(), "\n") {
+		if l != "" {
+			_, _ = io.WriteString(t.w, strings.TrimRight(l, " \n")+"\n")
+		}
+	}
+	t.buf.Reset()
 }

@@ -6,7 +6,6 @@ import (
 	"io"
 	"strconv"
 	"strings"
-	"text/tabwriter"
 
 	"github.com/spf13/cobra"
 
@@ -104,7 +103,7 @@ func refText(r stacks.Ref) string {
 }
 
 func writeStacksTable(w io.Writer, set *stacks.Set) {
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	tw := newTable(w)
 	fmt.Fprintln(tw, "#\tSTACK\tDIR\tREADS\tREAD BY")
 	for i, st := range set.Stacks {
 		var reads []string
@@ -121,7 +120,7 @@ func writeStacksTable(w io.Writer, set *stacks.Set) {
 		}
 		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\n", i+1, name, st.Dir, orDash(strings.Join(reads, ", ")), orDash(strings.Join(set.Consumers(st.Name), ", ")))
 	}
-	_ = tw.Flush()
+	tw.Flush()
 	env := "every environment"
 	if set.Env != "" {
 		env = "environment " + set.Env

@@ -418,3 +418,45 @@ func pathWithout(t *testing.T, name string) string {
 	}
 	return strings.Join(keep, string(os.PathListSeparator))
 }
+
+// TestActionDeployAllStacks runs the action's script with all: true: one
+// job summary section per stack as it finishes, the failed stack annotated
+// and named in the outputs, its reader skipped with the reason.
+func TestActionDeployAllStacks(t *testing.T) {
+	r := newStackRepo(t, "backend: {state: file://../.deployer, lock: file://../.deployer}\n")
+	r.fail["left"] = true
+	r.writeStack("left")
+	run := newRunner(t, r.dir)
+	res, outputs, summary := run.runStep(map[string]string{"command": "deploy", "environment": "dev", "all": "true", "stack": "ignored"})
+	if res.code != 1 {
+		t.Fatalf("deploy step with a failing stack: want exit 1, got %s", res)
+	}
+	if !strings.HasPrefix(res.stdout, "deployer deploy --all --environment dev --yes\n") {
+		t.Errorf("the step should run deploy --all:\n%s", res.stdout)
+	}
+	if want := "changes=true\nfailed-stacks=left\nexit-code=1\n"; outputs != want {
+		t.Errorf("outputs = %q, want %q", outputs, want)
+	}
+	var sections []string
+	for _, l := range strings.Split(summary, "\n") {
+		if strings.HasPrefix(l, "### ") {
+			sections = append(sections, l)
+		}
+	}
+	slices.Sort(sections)
+	want := []string{"### deployer deploy: alone/dev", "### deployer deploy: leaf/dev", "### deployer deploy: left/dev",
+		"### deployer deploy: right/dev", "### deployer deploy: root/dev"}
+	if !slices.Equal(sections, want) {
+		t.Errorf("summary sections = %q, want one per stack\n%s", sections, summary)
+	}
+	if !strings.Contains(summary, "### deployer deploy: leaf/dev\n\n**Skipped:** producer left failed\n") {
+		t.Errorf("leaf's section should say why it was skipped:\n%s", summary)
+	}
+	if !strings.Contains(commands(res.stdout+res.stderr), "::error title=Stack left failed::") {
+		t.Errorf("no annotation for the failed stack:\n%s", commands(res.stdout+res.stderr))
+	}
+	res, _, _ = run.runStep(map[string]string{"command": "plan", "environment": "dev", "changed-since": "HEAD"})
+	if res.code != 2 || !strings.Contains(res.stdout, "changed-since needs all: true") {
+		t.Errorf("changed-since without all: %s", res)
+	}
+}
