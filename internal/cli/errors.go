@@ -26,7 +26,7 @@ func Remedy(err error) string {
 		rec := held.Record
 		var b bytes.Buffer
 		if held.Waited > 0 {
-			fmt.Fprintf(&b, "lock %s is still held after waiting %s (--lock-timeout); another operation is in progress:\n", rec.LockKey, held.Waited.Round(time.Second))
+			fmt.Fprintf(&b, "lock %s is still held after waiting %s (--lock-timeout); another operation is in progress:\n", rec.LockKey, roundWaited(held.Waited))
 		} else {
 			fmt.Fprintf(&b, "lock %s is held; another operation is in progress:\n", rec.LockKey)
 		}
@@ -113,4 +113,12 @@ func restoreHint(location string) string {
 		target = "-s " + m[1] + " -e " + m[2]
 	}
 	return fmt.Sprintf("Nothing was written. Find the last intact serial with `deployer history %s`, then roll the state back to it with `deployer restore %s --serial N` (docs/state-format.md#history-snapshots).", target, target)
+}
+
+// roundWaited rounds a wait to whole seconds, or to 10 ms below a second.
+func roundWaited(d time.Duration) time.Duration {
+	if d < time.Second {
+		return d.Round(10 * time.Millisecond)
+	}
+	return d.Round(time.Second)
 }

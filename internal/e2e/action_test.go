@@ -376,3 +376,30 @@ func TestActionInstallsARelease(t *testing.T) {
 		t.Errorf("install step accepted an archive that fails its checksum:\n%s", out)
 	}
 }
+
+// The stack and environment inputs reach only the commands that take them:
+// `backend init` through the action, as docs/github-actions.md suggests,
+// works with the environment input set, and says it was not passed.
+func TestActionPassesTargetInputsOnlyToCommandsThatTakeThem(t *testing.T) {
+	p := copyQuickstart(t)
+	r := newRunner(t, p.dir)
+	res, outputs, _ := r.runStep(map[string]string{"command": "backend init", "stack": "quickstart", "environment": "dev"})
+	if res.code != 0 || !strings.Contains(outputs, "exit-code=0") {
+		t.Fatalf("backend init through the action: %s\noutputs: %s", res, outputs)
+	}
+	if !strings.Contains("\n"+res.stdout, "\ndeployer backend init\n") {
+		t.Errorf("backend init should run without target flags:\n%s", res.stdout)
+	}
+	for _, want := range []string{
+		"::notice title=deployer action::deployer backend init takes no --stack: the stack input (quickstart) is not passed to it\n",
+		"::notice title=deployer action::deployer backend init takes no --environment: the environment input (dev) is not passed to it\n",
+	} {
+		if !strings.Contains(res.stdout, want) {
+			t.Errorf("the step should say %q:\n%s", want, res.stdout)
+		}
+	}
+	res, _, _ = r.runStep(map[string]string{"command": "state locks", "stack": "quickstart", "environment": "dev"})
+	if res.code != 0 || !strings.HasPrefix(res.stdout, "deployer state locks --stack quickstart --environment dev\n") {
+		t.Errorf("state locks takes both inputs: %s", res)
+	}
+}

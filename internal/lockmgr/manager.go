@@ -197,7 +197,10 @@ func (m *Manager) acquire(ctx context.Context, r Request) (*Lease, error) {
 		var held *HeldError
 		if errors.As(err, &held) && held.Status == nil {
 			st := m.Inspect(held.Record)
-			held.Status, held.Waited = &st, a.elapsed()
+			held.Status = &st
+			if a.waited {
+				held.Waited = a.elapsed()
+			}
 		}
 		return nil, err
 	}

@@ -9,7 +9,8 @@
 # whitespace), INPUT_COMMENT_ON_PR (true: plan gets --github-comment),
 # INPUT_ALL (true: --all, every stack; no --stack, no saved plan),
 # INPUT_CHANGED_SINCE (with all: --changed-since REF),
-# DEPLOYER_BIN (default: deployer on PATH).
+# DEPLOYER_BIN (default: deployer on PATH). The stack and environment
+# inputs are passed only to commands that take them.
 # deploy, destroy, restore and unlock get --yes (a runner has no terminal to
 # confirm on); plan saves its plan to $RUNNER_TEMP and reports its path.
 # The step fails with deployer's exit code, except plan
@@ -21,6 +22,19 @@ read -r -a cmd <<<"${INPUT_COMMAND:-plan}"
 read -r -a extra <<<"${INPUT_ARGS:-}"
 [ "${#cmd[@]}" -gt 0 ] || { echo "::error title=deployer action::the command input is empty: set it to plan, deploy, destroy, ..."; exit 2; }
 argv=("${cmd[@]}")
+# The stack and environment inputs go only to commands that take --stack /
+# --environment (not backend init, lock exec, version, ...): the command's own
+# help says which flags it has, so this never drifts from the binary.
+help=$("$bin" "${cmd[@]}" --help 2>/dev/null || true)
+takes() { grep -qE -- "^[[:space:]]+(-[a-z], )?--$1[[:space:]]" <<<"$help"; }
+pass() { # pass FLAG VALUE
+	[ -n "$2" ] || return 0
+	if takes "$1"; then
+		argv+=("--$1" "$2")
+	else
+		echo "::notice title=deployer action::deployer ${cmd[*]} takes no --$1: the $1 input ($2) is not passed to it"
+	fi
+}
 all=false
 [ "${INPUT_ALL:-false}" = true ] && all=true
 if $all; then
@@ -30,9 +44,9 @@ elif [ -n "${INPUT_CHANGED_SINCE:-}" ]; then
 	echo "::error title=deployer action::changed-since needs all: true"
 	exit 2
 else
-	[ -n "${INPUT_STACK:-}" ] && argv+=(--stack "$INPUT_STACK")
+	pass stack "${INPUT_STACK:-}"
 fi
-[ -n "${INPUT_ENVIRONMENT:-}" ] && argv+=(--environment "$INPUT_ENVIRONMENT")
+pass environment "${INPUT_ENVIRONMENT:-}"
 
 plan_json=""
 case "${cmd[0]}" in
