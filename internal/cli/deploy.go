@@ -243,15 +243,20 @@ func deployResultJSON(out *deploy.Outcome, err error) deployJSON {
 	return j
 }
 
-// failedSteps counts the components whose change failed or was cancelled.
-func failedSteps(results []engine.Result) int {
-	n := 0
+// failedSteps counts the components whose change failed or was cancelled,
+// and apart from them those whose operation was in flight when the engine
+// was killed (pending: the error names each).
+func failedSteps(results []engine.Result) (failed, pending int) {
 	for _, r := range results {
-		if !r.Status.Succeeded() {
-			n++
+		switch {
+		case r.Status.Succeeded():
+		case r.Status == engine.StatusPending:
+			pending++
+		default:
+			failed++
 		}
 	}
-	return n
+	return failed, pending
 }
 
 func printDeploySummary(w io.Writer, t deploy.Target, out *deploy.Outcome, err error) {
@@ -272,8 +277,11 @@ func printDeploySummary(w io.Writer, t deploy.Target, out *deploy.Outcome, err e
 	if n := len(out.Unchanged); n > 0 {
 		fmt.Fprintf(w, ", %d re-evaluated and unchanged", n)
 	}
-	if n := failedSteps(out.Results); n > 0 || d.Status != statestore.DeploymentSuccess {
+	if n, pending := failedSteps(out.Results); n > 0 || pending > 0 || d.Status != statestore.DeploymentSuccess {
 		fmt.Fprintf(w, ", %d failed", n)
+		if pending > 0 {
+			fmt.Fprintf(w, ", %d pending", pending)
+		}
 		if skipped := len(out.Plan.Changes()) - len(out.Results) - len(out.Unchanged); skipped > 0 {
 			fmt.Fprintf(w, ", %d not started", skipped)
 		}

@@ -243,7 +243,7 @@ func resultCounts(rs []engine.Result) [5]int {
 			c[4]++
 			continue
 		}
-		if r.Status == engine.StatusCancelled {
+		if r.Status == engine.StatusCancelled || r.Status == engine.StatusPending {
 			continue
 		}
 		switch r.Action {

@@ -81,14 +81,22 @@ func changesFrom(p *plan.Plan, run applyRun, now time.Time, depID string, dur fl
 			default:
 				cs.counts.Updated++
 			}
-		default: // failed, cancelled
+		default: // failed, cancelled, pending
 			switch {
 			case st.Prior != nil:
 				prev := *st.Prior
 				prev.Status = statestore.ResourceFailed
 				prev.Lifecycle.LastUpdated = now
 				if r.Pulumi != nil {
+					// What the engine holds now: an update may have
+					// reached the cloud before the run stopped.
 					prev.Pulumi = r.Pulumi
+					if r.Outputs != nil {
+						prev.Outputs = r.Outputs
+					}
+					if r.ActualState != nil {
+						prev.ActualState = r.ActualState
+					}
 				}
 				cs.resources[r.Address] = &prev
 			case r.Pulumi != nil:

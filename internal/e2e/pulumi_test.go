@@ -113,11 +113,16 @@ func (pp *pulumiProject) rawState(stack, env string) string {
 }
 
 // stateListsPulumi checks that deployer's state of stack/env lists every
-// component Pulumi's state holds.
+// component whose resources Pulumi's state holds, and that Pulumi keeps no
+// pending operation.
 func (pp *pulumiProject) stateListsPulumi(stack, env string) {
 	pp.t.Helper()
 	st := pp.stateOf(stack, env)
-	for _, c := range pp.pulumiComponents(stack, env) {
+	exp := pp.export(stack, env)
+	for _, op := range exp.Pending {
+		pp.t.Errorf("Pulumi's state of %s/%s keeps a pending %s of %s", stack, env, op.Type, op.Resource.URN)
+	}
+	for c := range exp.held() {
 		if _, ok := st.Resources[c]; !ok {
 			pp.t.Errorf("Pulumi's stack %s/%s holds %s but deployer's state does not list it", stack, env, c)
 		}

@@ -54,6 +54,10 @@ const (
 	StatusDeleted   Status = "deleted"   // the component is gone
 	StatusFailed    Status = "failed"    // the engine tried and failed (Result.Err says why)
 	StatusCancelled Status = "cancelled" // stopped by Ctrl-C, SIGTERM or a lost lock before it finished
+	// StatusPending: its operation was in flight when the engine's process
+	// was killed (the second Ctrl-C); the engine's error names it and what
+	// resolves it.
+	StatusPending Status = "pending"
 )
 
 // Succeeded reports whether the step did what the plan asked.

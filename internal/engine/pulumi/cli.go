@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/blang/semver"
 	"github.com/pulumi/pulumi/sdk/v3/go/auto"
@@ -110,13 +111,33 @@ func InstallCLI(ctx context.Context) (string, error) {
 // SIGINT from deployer as "stop now"), dying with deployer even on kill -9.
 // Cancelling ctx sends SIGINT once to pulumi (its graceful cancel), and kill
 // stops at once.
+//
+// The commands that read and repair Pulumi's state once an operation
+// stopped (cancel, export, import: their ctx comes from forCleanup) are left
+// alone by kill: they are what tells deployer which resources exist, so a
+// second Ctrl-C must not lose them. Their context's deadline bounds them
+// instead (SIGTERM, then SIGKILL after cleanupGrace).
 type cliCommand struct {
 	path    string
 	version semver.Version
 
-	mu    sync.Mutex
-	procs map[*proc.Cmd]struct{}
+	mu     sync.Mutex
+	procs  map[*proc.Cmd]struct{}
+	killed bool
 }
+
+// cleanupKey marks the context of a command run by forCleanup.
+type cleanupKey struct{}
+
+// forCleanup returns ctx marked so that the commands run with it survive
+// kill (see cliCommand); ctx must carry a deadline.
+func forCleanup(ctx context.Context) context.Context {
+	return context.WithValue(ctx, cleanupKey{}, true)
+}
+
+// cleanupGrace is the time between SIGTERM and SIGKILL to a cleanup command
+// whose context ended.
+const cleanupGrace = 2 * time.Second
 
 var _ auto.PulumiCommand = (*cliCommand)(nil)
 
@@ -137,20 +158,36 @@ func (c *cliCommand) Run(ctx context.Context, workdir string, stdin io.Reader, a
 	if !slices.Contains(args, "--non-interactive") {
 		args = append([]string{"--non-interactive"}, args...)
 	}
+	cleanup := ctx.Value(cleanupKey{}) != nil
 	cmd := proc.Command(ctx, c.path, args...)
-	cmd.Interrupt = os.Interrupt // graceful cancel; kill() stops at once
+	if cleanup {
+		cmd.Grace, cmd.WaitDelay = cleanupGrace, 2*cleanupGrace
+	} else {
+		cmd.Interrupt = os.Interrupt // graceful cancel; kill() stops at once
+	}
 	cmd.Dir = workdir
 	cmd.Stdin = stdin
 	cmd.Env = append(append(os.Environ(), additionalEnv...), "PULUMI_AUTOMATION_API=true", "PULUMI_SKIP_UPDATE_CHECK=true")
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout = io.MultiWriter(append(additionalOutput, &stdout)...)
 	cmd.Stderr = io.MultiWriter(append(additionalErrorOutput, &stderr)...)
-	if err := cmd.Start(); err != nil {
+	if !cleanup {
+		// Under the lock, so kill either sees this command or stops it
+		// from starting.
+		c.mu.Lock()
+		if c.killed {
+			c.mu.Unlock()
+			return "", "", -2, fmt.Errorf("start %s: %w", c.path, errKilled)
+		}
+		if err := cmd.Start(); err != nil {
+			c.mu.Unlock()
+			return "", "", -2, fmt.Errorf("start %s: %w", c.path, err)
+		}
+		c.procs[cmd] = struct{}{}
+		c.mu.Unlock()
+	} else if err := cmd.Start(); err != nil {
 		return "", "", -2, fmt.Errorf("start %s: %w", c.path, err)
 	}
-	c.mu.Lock()
-	c.procs[cmd] = struct{}{}
-	c.mu.Unlock()
 	err := cmd.Wait()
 	c.mu.Lock()
 	delete(c.procs, cmd)
@@ -169,12 +206,17 @@ func (c *cliCommand) Run(ctx context.Context, workdir string, stdin io.Reader, a
 	return stdout.String(), stderr.String(), code, err
 }
 
-// kill sends SIGKILL to every running pulumi command and everything it
+// errKilled is the error of an operation command started after kill.
+var errKilled = errors.New("the Pulumi engine was stopped (second Ctrl-C)")
+
+// kill sends SIGKILL to every running pulumi operation and everything it
 // started, provider plugins included (they run in process groups of their
-// own and would outlive pulumi).
+// own and would outlive pulumi), and refuses to start another operation.
+// Cleanup commands run on (see cliCommand).
 func (c *cliCommand) kill() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	c.killed = true
 	for cmd := range c.procs {
 		_ = cmd.Kill()
 	}

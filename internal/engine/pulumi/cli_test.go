@@ -3,9 +3,11 @@ package pulumi
 import (
 	"context"
 	"errors"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -146,5 +148,60 @@ func TestPreflightWithoutCLINamesTheScopesKinds(t *testing.T) {
 	}
 	if !strings.Contains(err.Error(), "required for kinds RDS: install it") {
 		t.Errorf("message %q should name RDS alone", err)
+	}
+}
+
+// notifyWriter closes started at its first write.
+type notifyWriter struct {
+	started chan struct{}
+	once    sync.Once
+}
+
+func (w *notifyWriter) Write(p []byte) (int, error) {
+	w.once.Do(func() { close(w.started) })
+	return len(p), nil
+}
+
+// TestKillSparesTheCommandsThatReadState: the second Ctrl-C kills the
+// running pulumi operation and refuses new ones, but a command reading or
+// repairing Pulumi's state after the stop (export) runs to its end: it is
+// what tells deployer which resources exist.
+func TestKillSparesTheCommandsThatReadState(t *testing.T) {
+	dir := fakePulumi(t, "echo started\ncat >/dev/null\necho finished")
+	c, err := newCLICommand(filepath.Join(dir, "pulumi"), "v3.259.0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	type outcome struct {
+		stdout string
+		err    error
+	}
+	run := func(ctx context.Context) (chan outcome, func()) {
+		stdin, feed := io.Pipe()
+		w := &notifyWriter{started: make(chan struct{})}
+		done := make(chan outcome, 1)
+		go func() {
+			out, _, _, err := c.Run(ctx, t.TempDir(), stdin, []io.Writer{w}, nil, nil, "stack", "export")
+			done <- outcome{out, err}
+		}()
+		<-w.started
+		return done, func() { _ = feed.Close() }
+	}
+
+	cleanupCtx, cancel := context.WithTimeout(forCleanup(context.Background()), time.Minute)
+	defer cancel()
+	exportDone, endExport := run(cleanupCtx)
+	upDone, endUp := run(context.Background())
+	c.kill()
+	endExport()
+	endUp()
+	if up := <-upDone; up.err == nil || strings.Contains(up.stdout, "finished") {
+		t.Errorf("the operation ran on after kill: %q, %v", up.stdout, up.err)
+	}
+	if exp := <-exportDone; exp.err != nil || !strings.Contains(exp.stdout, "finished") {
+		t.Errorf("the export was stopped by kill: %q, %v", exp.stdout, exp.err)
+	}
+	if _, _, _, err := c.Run(context.Background(), t.TempDir(), nil, nil, nil, nil, "up"); !errors.Is(err, errKilled) {
+		t.Errorf("an operation started after kill: %v, want errKilled", err)
 	}
 }

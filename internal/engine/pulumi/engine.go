@@ -191,7 +191,11 @@ func (e *Engine) Apply(ctx context.Context, steps []plan.Step, in engine.Inputs)
 	ev := watchReplaces()
 	_, upErr := st.Up(ctx, optup.ProgressStreams(progress), optup.ErrorProgressStreams(progress),
 		optup.EventStreams(ev.ch), optup.Message("deployer "+in.DeploymentID))
-	return e.collect(ctx, st, steps, in, started, upErr, ev.wait(), nil)
+	verb := "deploy"
+	if len(steps) > 0 && allDeletes(steps) {
+		verb = "destroy"
+	}
+	return e.collect(ctx, st, steps, in, started, upErr, ev.wait(), nil, verb)
 }
 
 // Destroy deletes the components of steps: `pulumi destroy` when nothing
@@ -210,7 +214,7 @@ func (e *Engine) Destroy(ctx context.Context, steps []plan.Step, in engine.Input
 	defer flush()
 	_, derr := st.Destroy(ctx, optdestroy.ProgressStreams(progress), optdestroy.ErrorProgressStreams(progress),
 		optdestroy.Message("deployer "+in.DeploymentID))
-	return e.collect(ctx, st, steps, in, started, derr, nil, nil)
+	return e.collect(ctx, st, steps, in, started, derr, nil, nil, "destroy")
 }
 
 // Preview runs `pulumi preview` of the program Apply would run and returns
@@ -266,6 +270,16 @@ const pulumiPrefix = "[pulumi] "
 // prefixed, split at \n and \r (engine.PrefixLines), and its flush.
 func pulumiProgress(w io.Writer) (io.Writer, func()) {
 	return engine.PrefixLines(progressWriter(w), pulumiPrefix)
+}
+
+// allDeletes reports whether every step is a Delete (a partial destroy).
+func allDeletes(steps []plan.Step) bool {
+	for _, s := range steps {
+		if s.Action != plan.Delete {
+			return false
+		}
+	}
+	return true
 }
 
 func progressWriter(w io.Writer) io.Writer {

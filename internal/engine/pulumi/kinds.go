@@ -26,6 +26,12 @@ type Kind struct {
 	// Register declares the component's children under parent from its
 	// config and returns its outputs. It must not block on outputs.
 	Register func(r *Registration) (*Registered, error)
+	// OutputsFrom, when set, derives the component's outputs from its
+	// children in Pulumi's state, as Register's Outputs resolve: used for
+	// a component whose children exist but whose run did not finish
+	// (cancelled), so state records them with their outputs. Nil leaves
+	// such a component with the outputs it had.
+	OutputsFrom func(kids []snapResource) map[string]any
 }
 
 // StateField is one actual_state key: the output property Prop ("id" for the

@@ -20,6 +20,12 @@ func init() {
 		Tokens:    []string{"(config type)"},
 		ReplaceOn: []string{"type"},
 		Register:  registerPulumiResource,
+		OutputsFrom: func(kids []snapResource) map[string]any {
+			if len(kids) != 1 {
+				return nil
+			}
+			return map[string]any{"id": kids[0].ID, "properties": cleanMap(kids[0].Outputs)}
+		},
 	})
 }
 

@@ -78,11 +78,14 @@ func (s *snapshot) children(urn string) []snapResource {
 // Pulumi's exported state (the same values a later refresh compares with).
 // After a cancelled or killed run it first clears what Pulumi left behind:
 // the stack's lock (`pulumi cancel`) and its pending operations, which are
-// reported in the returned error, never dropped silently.
+// reported in the returned error, each by name with the command that
+// resolves it, never dropped silently. Its commands survive Kill and are
+// bounded by cleanupTimeout (docs/pulumi.md#cancellation). verb is the
+// deployer command that runs the operation again ("deploy" or "destroy").
 func (e *Engine) collect(ctx context.Context, st auto.Stack, steps []plan.Step, in engine.Inputs, started time.Time,
-	opErr error, replaced map[string]bool, known map[string]map[string]any,
+	opErr error, replaced map[string]bool, known map[string]map[string]any, verb string,
 ) ([]engine.Result, error) {
-	bg, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
+	bg, cancel := context.WithTimeout(forCleanup(context.WithoutCancel(ctx)), cleanupTimeout)
 	defer cancel()
 	stopped := ctx.Err() != nil || e.wasKilled()
 	if opErr != nil && !stopped {
@@ -95,17 +98,17 @@ func (e *Engine) collect(ctx context.Context, st auto.Stack, steps []plan.Step, 
 			opErr = errors.Join(opErr, fmt.Errorf("release the Pulumi stack's lock (pulumi cancel): %w", shorten(err)))
 		}
 	}
-	var snap *snapshot
-	dep, err := st.Export(bg)
-	if err == nil {
-		snap, err = parseDeployment(dep.Deployment)
+	dep, snap, err := export(bg, st)
+	if err != nil && bg.Err() == nil {
+		dep, snap, err = export(bg, st) // once more: it is what tells which resources exist
 	}
 	if err != nil {
-		opErr = errors.Join(opErr, fmt.Errorf("read Pulumi state after the update: %w", shorten(err)))
-		snap = &snapshot{}
+		opErr = errors.Join(opErr, fmt.Errorf("read Pulumi state after the %s: %w; deployer's state keeps what it had for the components of this run, and the next `deployer %s -e %s` brings both in line",
+			verb, shorten(err), verb, in.Env))
+		snap = nil
 	}
-	if len(snap.Pending) > 0 {
-		opErr = errors.Join(opErr, clearPending(bg, st, dep, snap.Pending))
+	if snap != nil && len(snap.Pending) > 0 {
+		opErr = errors.Join(opErr, clearPending(bg, st, dep, snap.Pending, steps, in.Env, verb))
 	}
 	failStatus := engine.StatusFailed
 	if stopped {
@@ -117,24 +120,47 @@ func (e *Engine) collect(ctx context.Context, st auto.Stack, steps []plan.Step, 
 	return results(steps, snap, in.DeploymentID, started, time.Now(), opErr, failStatus, replaced, known), opErr
 }
 
+// export reads Pulumi's state of st (`pulumi stack export`).
+func export(ctx context.Context, st auto.Stack) (apitype.UntypedDeployment, *snapshot, error) {
+	dep, err := st.Export(ctx)
+	if err != nil {
+		return dep, nil, err
+	}
+	snap, err := parseDeployment(dep.Deployment)
+	return dep, snap, err
+}
+
 // cleanupTimeout bounds what collect runs after a cancelled or killed run
-// (export, cancel, import), so the lock is released soon after a second
-// Ctrl-C.
+// (cancel, export, import), so the state is saved and the lock released
+// well within the 30 s deployer allows after a second Ctrl-C.
 const cleanupTimeout = 20 * time.Second
 
 // clearPending removes the pending operations of a killed run from the
-// stack (export, drop them, import) and returns an error naming each one:
-// a pending create may have made a resource Pulumi no longer tracks.
-func clearPending(ctx context.Context, st auto.Stack, dep apitype.UntypedDeployment, ops []pendingOp) error {
-	var lines []string
+// stack (export, drop them, import: what `pulumi refresh
+// --clear-pending-creates` does) and returns an error naming each one with
+// its component and the command that resolves it: a pending create may have
+// made a resource Pulumi no longer tracks.
+func clearPending(ctx context.Context, st auto.Stack, dep apitype.UntypedDeployment, ops []pendingOp, steps []plan.Step, env, verb string) error {
+	lines := make([]string, 0, len(ops))
 	for _, op := range ops {
-		line := fmt.Sprintf("%s was %s when Pulumi stopped", op.Resource.URN, op.Type)
-		if op.Type == "creating" {
-			line += ": it may exist in the cloud without being tracked; look for it and delete it (or `pulumi import` it)"
+		what := op.Resource.URN
+		if addr := ownerOf(op, steps); addr != "" {
+			what = addr + " (" + op.Resource.URN + ")"
+		}
+		var line string
+		switch op.Type {
+		case "creating":
+			line = fmt.Sprintf("%s: create pending: recorded by neither Pulumi nor deployer; the provider may have made it: look for it in the cloud and delete it (or adopt it with `pulumi import`); `deployer deploy -e %s` creates it again", what, env)
+		case "updating":
+			line = fmt.Sprintf("%s: update pending: recorded as it was before; `deployer deploy -e %s` applies the update again", what, env)
+		case "deleting":
+			line = fmt.Sprintf("%s: delete pending: still recorded; `deployer %s -e %s` deletes it again", what, verb, env)
+		default:
+			line = fmt.Sprintf("%s: %s pending; `deployer plan --refresh -e %s` reads it again", what, op.Type, env)
 		}
 		lines = append(lines, line)
 	}
-	msg := "Pulumi left pending operations, now cleared from its state:\n  " + strings.Join(lines, "\n  ")
+	msg := fmt.Sprintf("Pulumi was stopped with %d operations pending; deployer cleared them from Pulumi's state:\n  %s", len(ops), strings.Join(lines, "\n  "))
 	var d map[string]json.RawMessage
 	if err := json.Unmarshal(dep.Deployment, &d); err != nil {
 		return fmt.Errorf("%s\n(clearing them failed: %w; run pulumi refresh --clear-pending-creates)", msg, err)
@@ -150,31 +176,77 @@ func clearPending(ctx context.Context, st auto.Stack, dep apitype.UntypedDeploym
 	return errors.New(msg)
 }
 
-// results builds the Result of every step. A step succeeded when the whole
-// operation did, or (after a failure) when its component recorded outputs in
-// this run (deployment_id) or, for a delete, when it is gone. A component
-// that did not finish but whose resources exist in Pulumi's state gets them
-// in its (failed or cancelled) Result, so deployer's state lists every
-// resource Pulumi has.
+// ownerOf returns the address of the step whose component op is on: the
+// component itself (Pulumi records creating a component too) or one of its
+// children; "" when none.
+func ownerOf(op pendingOp, steps []plan.Step) string {
+	urn := op.Resource.Parent
+	if strings.HasPrefix(op.Resource.Type, ComponentType) {
+		urn = op.Resource.URN
+	}
+	if !strings.Contains(urn, "::"+ComponentType) {
+		return ""
+	}
+	for _, s := range steps {
+		if strings.HasSuffix(urn, "::"+Component{Address: s.Address}.Name()) {
+			return s.Address
+		}
+	}
+	return ""
+}
+
+// results builds the Result of every step from Pulumi's state after the
+// run; snap is nil when it could not be read. A component holds something
+// when Pulumi's state has one of its children (the resources in the cloud;
+// Pulumi records the component itself before them and deletes it after
+// them): only then does its Result carry Pulumi info, so deployer's state lists exactly what
+// Pulumi holds (docs/pulumi.md#cancellation). A step succeeded when the
+// whole operation did, or (after a failure) when its component recorded
+// outputs in this run (deployment_id) or, for a delete, when it holds
+// nothing. A step whose resource had an operation in flight when Pulumi was
+// killed is "pending".
 func results(steps []plan.Step, snap *snapshot, deploymentID string, started, finished time.Time,
 	opErr error, failStatus engine.Status, replaced map[string]bool, known map[string]map[string]any,
 ) []engine.Result {
 	out := make([]engine.Result, 0, len(steps))
+	pending := map[string]bool{}
+	if snap != nil {
+		for _, op := range snap.Pending {
+			pending[ownerOf(op, steps)] = true
+		}
+	}
 	for _, s := range steps {
 		r := engine.Result{Address: s.Address, Action: s.Action, Started: started, Finished: finished}
+		if snap == nil {
+			// Pulumi's state is unknown: nothing is claimed for the step.
+			r.Status, r.Err = failStatus, opErr
+			out = append(out, r)
+			continue
+		}
+		kind, _ := Lookup(s.Kind)
 		comp := snap.component(s.Address)
+		var kids []snapResource
+		if comp != nil {
+			kids = snap.children(comp.URN)
+		}
+		held := len(kids) > 0
+		notDone := failStatus
+		if pending[s.Address] {
+			notDone = engine.StatusPending
+		}
 		if s.Action == plan.Delete {
-			if comp == nil || opErr == nil {
+			if !held || opErr == nil {
 				r.Status = engine.StatusDeleted
 			} else {
-				r.Status, r.Err = failStatus, opErr
+				r.Status, r.Err = notDone, opErr
+				r.Pulumi = heldInfo(kids)
 			}
 			out = append(out, r)
 			continue
 		}
 		var value map[string]any
 		if comp != nil {
-			value = componentValue(comp, snap.children(comp.URN))
+			value = componentValue(comp, kids)
 		}
 		switch {
 		case opErr == nil && value != nil:
@@ -184,24 +256,31 @@ func results(steps []plan.Step, snap *snapshot, deploymentID string, started, fi
 		case value != nil && deploymentID != "" && comp.Outputs["deployment_id"] == deploymentID:
 			r.Status = engine.StatusReady
 		default:
-			r.Status, r.Err = failStatus, opErr
+			r.Status, r.Err = notDone, opErr
 		}
-		if comp != nil {
-			if r.Status != engine.StatusReady {
-				// The component exists in Pulumi's state: state lists it
-				// (failed), whatever its children reached.
-				r.Pulumi = &statestore.PulumiInfo{URN: comp.URN}
-			}
-			for _, k := range snap.children(comp.URN) {
+		if held {
+			for _, k := range kids {
 				if replaced[k.URN] && s.Action != plan.Create {
 					r.Action = plan.Replace
 				}
 			}
-			if kind, ok := Lookup(s.Kind); ok {
+			if kind != nil {
 				r.ActualState = actualFrom(kind, comp, snap)
 			}
+			if r.Status == engine.StatusReady {
+				fill(&r, value, comp, snap)
+			} else {
+				// What Pulumi holds now, whatever its children reached:
+				// the outputs of the last run may be out of date.
+				r.Pulumi = heldInfo(kids)
+				switch {
+				case kind != nil && kind.OutputsFrom != nil:
+					r.Outputs = kind.OutputsFrom(kids)
+				case value != nil:
+					r.Outputs = asMapOrNil(value["outputs"])
+				}
+			}
 		}
-		fill(&r, value, comp, snap)
 		if k, ok := known[s.Address]; ok && r.Status == engine.StatusReady {
 			r.Outputs = k
 		}
@@ -210,8 +289,24 @@ func results(steps []plan.Step, snap *snapshot, deploymentID string, started, fi
 	return out
 }
 
-// fill copies outputs and the URNs/ids into r; without an exported value
-// the URNs come from the component's children in Pulumi state.
+// heldInfo is the Pulumi info of what a component holds: its only child's
+// URN and id, or the URNs of its children; nil for none.
+func heldInfo(kids []snapResource) *statestore.PulumiInfo {
+	switch {
+	case len(kids) == 1:
+		return &statestore.PulumiInfo{URN: kids[0].URN, ID: kids[0].ID}
+	case len(kids) > 1:
+		info := &statestore.PulumiInfo{}
+		for _, k := range kids {
+			info.URNs = append(info.URNs, k.URN)
+		}
+		return info
+	}
+	return nil
+}
+
+// fill copies outputs and the URNs/ids of a finished component into r;
+// without an exported value the URNs come from its children in Pulumi state.
 func fill(r *engine.Result, value map[string]any, comp *snapResource, snap *snapshot) {
 	if value != nil {
 		r.Outputs = asMapOrNil(value["outputs"])
@@ -230,19 +325,7 @@ func fill(r *engine.Result, value map[string]any, comp *snapResource, snap *snap
 			return
 		}
 	}
-	if comp == nil {
-		return
-	}
-	kids := snap.children(comp.URN)
-	switch {
-	case len(kids) == 1:
-		r.Pulumi = &statestore.PulumiInfo{URN: kids[0].URN, ID: kids[0].ID}
-	case len(kids) > 1:
-		r.Pulumi = &statestore.PulumiInfo{}
-		for _, k := range kids {
-			r.Pulumi.URNs = append(r.Pulumi.URNs, k.URN)
-		}
-	}
+	r.Pulumi = heldInfo(snap.children(comp.URN))
 }
 
 func asMapOrNil(v any) map[string]any {

@@ -3,8 +3,12 @@ package pulumi
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 	"time"
+
+	"github.com/pulumi/pulumi/sdk/v3/go/auto"
+	"github.com/pulumi/pulumi/sdk/v3/go/common/apitype"
 
 	"github.com/deployer-dev/deployer/internal/engine"
 	"github.com/deployer-dev/deployer/internal/plan"
@@ -125,5 +129,97 @@ func TestShortenKeepsPulumiDiagnostics(t *testing.T) {
 	}
 	if !errors.Is(shorten(full), full) {
 		t.Error("the short error must wrap the full one")
+	}
+}
+
+// killed is Pulumi's state of stack many after its update was killed: pet-a
+// finished in this run, pet-b's resource was created but the run stopped
+// before its component recorded outputs, pet-c's create, old's delete and
+// the creation of pet-e's component were in flight, and gone's resource was
+// deleted before its component.
+var killed = func() *snapshot {
+	const base = "urn:pulumi:dev::many::"
+	comp := func(name string, outputs map[string]any) snapResource {
+		return snapResource{URN: base + "deployer:component:PulumiResource::" + name, Type: "deployer:component:PulumiResource", Outputs: outputs}
+	}
+	child := func(name, id string) snapResource {
+		return snapResource{URN: base + "deployer:component:PulumiResource$deployertest:index:RandomName::" + name, Type: "deployertest:index:RandomName",
+			ID: id, Parent: base + "deployer:component:PulumiResource::" + name, Outputs: map[string]any{"name": "otter-" + id}}
+	}
+	s := &snapshot{Resources: []snapResource{
+		comp("app-pet-a", map[string]any{"deployment_id": "dep-2", "deployer": map[string]any{
+			"outputs": map[string]any{"id": "a1", "properties": map[string]any{"name": "otter-a1"}},
+			"pulumi":  map[string]any{"urn": child("app-pet-a", "a1").URN, "id": "a1"}}}),
+		child("app-pet-a", "a1"),
+		comp("app-pet-b", nil), child("app-pet-b", "b1"),
+		comp("app-pet-c", nil),
+		comp("app-old", nil), child("app-old", "o1"),
+		comp("app-gone", nil),
+	}}
+	s.Pending = []pendingOp{{Type: "creating", Resource: child("app-pet-c", "")}, {Type: "deleting", Resource: child("app-old", "o1")},
+		{Type: "creating", Resource: comp("app-pet-e", nil)}}
+	return s
+}()
+
+func TestResultsAfterKillRecordExactlyWhatPulumiHolds(t *testing.T) {
+	steps := []plan.Step{
+		{Address: "app/pet-a", Kind: "PulumiResource", Action: plan.Create},
+		{Address: "app/pet-b", Kind: "PulumiResource", Action: plan.Create},
+		{Address: "app/pet-c", Kind: "PulumiResource", Action: plan.Create},
+		{Address: "app/pet-d", Kind: "PulumiResource", Action: plan.Create},
+		{Address: "app/old", Kind: "PulumiResource", Action: plan.Delete},
+		{Address: "app/gone", Kind: "PulumiResource", Action: plan.Delete},
+		{Address: "app/pet-e", Kind: "PulumiResource", Action: plan.Create},
+	}
+	now := time.Now()
+	got := map[string]engine.Result{}
+	for _, r := range results(steps, killed, "dep-2", now, now, context.Canceled, "cancelled", nil, nil) {
+		got[r.Address] = r
+	}
+	for addr, want := range map[string]struct {
+		status engine.Status
+		id     string // the id deployer records; "" records nothing
+	}{
+		"app/pet-a": {"ready", "a1"},
+		"app/pet-b": {"cancelled", "b1"}, // created, its component unfinished
+		"app/pet-c": {"pending", ""},     // in flight: Pulumi holds no resource
+		"app/pet-d": {"cancelled", ""},   // never reached
+		"app/old":   {"pending", "o1"},   // its delete in flight: still held
+		"app/gone":  {"deleted", ""},     // its component holds nothing
+		"app/pet-e": {"pending", ""},     // its component's creation in flight
+	} {
+		r := got[addr]
+		if r.Status != want.status {
+			t.Errorf("%s: status %s, want %s", addr, r.Status, want.status)
+		}
+		switch {
+		case want.id == "" && r.Pulumi != nil:
+			t.Errorf("%s: records %+v, but Pulumi holds no resource of it", addr, r.Pulumi)
+		case want.id != "" && (r.Pulumi == nil || r.Pulumi.ID != want.id):
+			t.Errorf("%s: records %+v, want id %s", addr, r.Pulumi, want.id)
+		}
+	}
+	if b := got["app/pet-b"]; b.Outputs["id"] != "b1" || b.Outputs["properties"].(map[string]any)["name"] != "otter-b1" {
+		t.Errorf("app/pet-b outputs = %v, want the outputs of its resource in Pulumi's state", b.Outputs)
+	}
+	if r := results(steps, nil, "dep-2", now, now, context.Canceled, "cancelled", nil, nil); r[5].Status != "cancelled" || r[5].Pulumi != nil {
+		t.Errorf("with Pulumi's state unknown a delete must not count as done: %+v", r[5])
+	}
+}
+
+func TestClearPendingNamesEachOperationAndItsFix(t *testing.T) {
+	steps := []plan.Step{{Address: "app/pet-c"}, {Address: "app/old"}, {Address: "app/pet-e"}}
+	err := clearPending(context.Background(), auto.Stack{}, apitype.UntypedDeployment{Deployment: []byte("not json")}, killed.Pending, steps, "dev", "deploy")
+	for _, want := range []string{
+		"3 operations pending",
+		"app/pet-c (urn:pulumi:dev::many::deployer:component:PulumiResource$deployertest:index:RandomName::app-pet-c): create pending",
+		"`deployer deploy -e dev` creates it again",
+		"app/old (", "delete pending: still recorded; `deployer deploy -e dev` deletes it again",
+		"app/pet-e (urn:pulumi:dev::many::deployer:component:PulumiResource::app-pet-e): create pending",
+		"run pulumi refresh --clear-pending-creates",
+	} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("clearPending error lacks %q:\n%v", want, err)
+		}
 	}
 }

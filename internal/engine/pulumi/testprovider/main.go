@@ -18,6 +18,17 @@
 //	            fail is true.
 //	Secret      inputs username, length; outputs username and password, a
 //	            secret output.
+//
+// Two environment variables, read by the provider process (Pulumi passes
+// its environment on), let a test interrupt a large update mid-way without
+// changing any resource's inputs:
+//
+//	DEPLOYERTEST_DELAY    a Go duration ("150ms") every create, update and
+//	                      delete takes; the operation finishes even when the
+//	                      update is cancelled, as a cloud call in flight does.
+//	DEPLOYERTEST_JOURNAL  a file the provider appends one line to when an
+//	                      operation starts and when it ends:
+//	                      "PID start|done|failed create|update|delete URN".
 package main
 
 import (
@@ -82,9 +93,48 @@ type testProvider struct {
 	// to stop what they are doing when its update is cancelled (Ctrl-C).
 	cancelled chan struct{}
 	once      sync.Once
+	delay     time.Duration // DEPLOYERTEST_DELAY
+	journal   string        // DEPLOYERTEST_JOURNAL
 }
 
-func newProvider() *testProvider { return &testProvider{cancelled: make(chan struct{})} }
+func newProvider() *testProvider {
+	p := &testProvider{cancelled: make(chan struct{}), journal: os.Getenv("DEPLOYERTEST_JOURNAL")}
+	if d, err := time.ParseDuration(os.Getenv("DEPLOYERTEST_DELAY")); err == nil && d > 0 {
+		p.delay = d
+	}
+	return p
+}
+
+// operation runs one create, update or delete: it writes the journal's start
+// line, waits the configured delay, runs do and writes the done or failed
+// line.
+func (p *testProvider) operation(op string, urn resource.URN, do func() error) error {
+	p.record("start", op, urn)
+	if p.delay > 0 {
+		time.Sleep(p.delay)
+	}
+	err := do()
+	if err != nil {
+		p.record("failed", op, urn)
+	} else {
+		p.record("done", op, urn)
+	}
+	return err
+}
+
+// record appends one line to the journal, in one write (O_APPEND keeps the
+// lines of concurrent operations whole).
+func (p *testProvider) record(phase, op string, urn resource.URN) {
+	if p.journal == "" {
+		return
+	}
+	f, err := os.OpenFile(p.journal, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
+	if err != nil {
+		return
+	}
+	_, _ = fmt.Fprintf(f, "%d %s %s %s\n", os.Getpid(), phase, op, urn)
+	_ = f.Close()
+}
 
 func (p *testProvider) Close() error { return nil }
 
@@ -151,7 +201,11 @@ func (p *testProvider) Create(ctx context.Context, req plugin.CreateRequest) (pl
 	if req.Preview {
 		return plugin.CreateResponse{Properties: req.Properties}, nil
 	}
-	out, err := p.apply(ctx, string(req.Type), req.Properties, nil)
+	var out resource.PropertyMap
+	err := p.operation("create", req.URN, func() (err error) {
+		out, err = p.apply(ctx, string(req.Type), req.Properties, nil)
+		return err
+	})
 	if err != nil {
 		return plugin.CreateResponse{}, err
 	}
@@ -162,7 +216,11 @@ func (p *testProvider) Update(ctx context.Context, req plugin.UpdateRequest) (pl
 	if req.Preview {
 		return plugin.UpdateResponse{Properties: req.NewInputs}, nil
 	}
-	out, err := p.apply(ctx, string(req.Type), req.NewInputs, req.OldOutputs)
+	var out resource.PropertyMap
+	err := p.operation("update", req.URN, func() (err error) {
+		out, err = p.apply(ctx, string(req.Type), req.NewInputs, req.OldOutputs)
+		return err
+	})
 	if err != nil {
 		return plugin.UpdateResponse{}, err
 	}
@@ -175,8 +233,8 @@ func (p *testProvider) Read(_ context.Context, req plugin.ReadRequest) (plugin.R
 	return plugin.ReadResponse{ReadResult: plugin.ReadResult{ID: req.ID, Inputs: req.Inputs, Outputs: req.State}}, nil
 }
 
-func (p *testProvider) Delete(context.Context, plugin.DeleteRequest) (plugin.DeleteResponse, error) {
-	return plugin.DeleteResponse{}, nil
+func (p *testProvider) Delete(_ context.Context, req plugin.DeleteRequest) (plugin.DeleteResponse, error) {
+	return plugin.DeleteResponse{}, p.operation("delete", req.URN, func() error { return nil })
 }
 
 // apply computes the outputs of a create or an update from the inputs.
