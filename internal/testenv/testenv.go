@@ -16,6 +16,14 @@ const (
 	S3Endpoint       = "DEPLOYER_TEST_S3_ENDPOINT"       // http://127.0.0.1:PORT (MinIO)
 	RedisURL         = "DEPLOYER_TEST_REDIS_URL"         // redis://127.0.0.1:PORT/0
 	PostgresURL      = "DEPLOYER_TEST_POSTGRES_URL"      // postgres://user@127.0.0.1:PORT/db?sslmode=disable
+	// A PostgreSQL server of its own that a test may restart
+	// (scripts/test-servers/selfhosted.sh): its URL and the shell command
+	// that restarts it (pg_ctl restart -m fast).
+	PostgresRestartURL = "DEPLOYER_TEST_POSTGRES_RESTART_URL"
+	PostgresRestartCmd = "DEPLOYER_TEST_POSTGRES_RESTART_CMD"
+	// RedisServer is the redis-server binary: Redis Sentinel and Cluster
+	// tests start their own servers with it.
+	RedisServer = "DEPLOYER_TEST_REDIS_SERVER"
 	// OpenTelemetry Collector (scripts/test-servers/otelcol.sh).
 	OTLPEndpoint     = "DEPLOYER_TEST_OTLP_ENDPOINT"      // http://127.0.0.1:PORT (OTLP/HTTP)
 	OTLPGRPCEndpoint = "DEPLOYER_TEST_OTLP_GRPC_ENDPOINT" // http://127.0.0.1:PORT (OTLP/gRPC)

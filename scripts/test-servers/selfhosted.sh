@@ -22,6 +22,7 @@ SELFHOSTED_REDIS_PID=""
 SELFHOSTED_PG_BIN=""
 SELFHOSTED_PG_DATA=""
 SELFHOSTED_PG_USER=""
+SELFHOSTED_PG_RESTART_DATA=""
 
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
@@ -83,6 +84,9 @@ selfhosted_redis_start() {
 	fi
 	SELFHOSTED_REDIS_PID=$(cat "$SELFHOSTED_DIR/redis/redis.pid" 2>/dev/null)
 	export DEPLOYER_TEST_REDIS_URL="redis://127.0.0.1:$port/0"
+	# Redis Sentinel and Cluster tests start their own servers with it.
+	DEPLOYER_TEST_REDIS_SERVER=$(command -v redis-server)
+	export DEPLOYER_TEST_REDIS_SERVER
 	selfhosted_log "redis-server on $DEPLOYER_TEST_REDIS_URL (pid $SELFHOSTED_REDIS_PID)"
 }
 
@@ -127,6 +131,34 @@ selfhosted_postgres_start() {
 	selfhosted_log "PostgreSQL on $DEPLOYER_TEST_POSTGRES_URL"
 }
 
+# selfhosted_postgres_restart_start: a second PostgreSQL cluster that the
+# failover tests restart (pg_ctl restart -m fast) while a lock storm runs;
+# the shared one must never restart under other packages' tests. Exports
+# DEPLOYER_TEST_POSTGRES_RESTART_URL and DEPLOYER_TEST_POSTGRES_RESTART_CMD.
+selfhosted_postgres_restart_start() {
+	[ -n "$SELFHOSTED_PG_BIN" ] || return 1
+	local port dir="$SELFHOSTED_DIR/postgres-restart" run=""
+	port=$(test_servers_free_port) || { selfhosted_fail "no free port for the restartable PostgreSQL"; return 1; }
+	mkdir -p "$dir"
+	if [ -n "$SELFHOSTED_PG_USER" ]; then
+		chown "$SELFHOSTED_PG_USER" "$dir"
+		run="runuser -u $SELFHOSTED_PG_USER --"
+	fi
+	SELFHOSTED_PG_RESTART_DATA="$dir/data"
+	selfhosted_pg_run "$SELFHOSTED_PG_BIN/initdb" -D "$SELFHOSTED_PG_RESTART_DATA" -U postgres \
+		--auth=trust -E UTF8 --no-sync >"$dir/initdb.log" 2>&1 ||
+		{ selfhosted_fail "initdb of the restartable PostgreSQL failed (log: $dir/initdb.log)"; return 1; }
+	selfhosted_pg_run "$SELFHOSTED_PG_BIN/pg_ctl" -D "$SELFHOSTED_PG_RESTART_DATA" -l "$dir/postgres.log" -w -t 30 \
+		-o "-c listen_addresses=127.0.0.1 -p $port -k $SELFHOSTED_PG_RESTART_DATA -c fsync=off -c max_connections=100" \
+		start >/dev/null 2>&1 ||
+		{ selfhosted_fail "the restartable PostgreSQL did not start (log: $dir/postgres.log)"; SELFHOSTED_PG_RESTART_DATA=""; return 1; }
+	selfhosted_pg_run "$SELFHOSTED_PG_BIN/createdb" -h 127.0.0.1 -p "$port" -U postgres deployer_test >&2 ||
+		{ selfhosted_fail "createdb deployer_test on the restartable PostgreSQL failed"; return 1; }
+	export DEPLOYER_TEST_POSTGRES_RESTART_URL="postgres://postgres@127.0.0.1:$port/deployer_test?sslmode=disable"
+	export DEPLOYER_TEST_POSTGRES_RESTART_CMD="$run $SELFHOSTED_PG_BIN/pg_ctl -D $SELFHOSTED_PG_RESTART_DATA -l $dir/postgres.log -m fast -w -t 60 restart"
+	selfhosted_log "restartable PostgreSQL on $DEPLOYER_TEST_POSTGRES_RESTART_URL"
+}
+
 # selfhosted_servers_start: start both servers; returns 0 even when one could
 # not start outside CI (its variable stays unset and its tests skip).
 selfhosted_servers_start() {
@@ -134,7 +166,7 @@ selfhosted_servers_start() {
 		{ selfhosted_fail "cannot create a temporary directory"; return 0; }
 	chmod 755 "$SELFHOSTED_DIR"
 	selfhosted_redis_start || true
-	selfhosted_postgres_start || true
+	selfhosted_postgres_start && selfhosted_postgres_restart_start || true
 	return 0
 }
 
@@ -148,11 +180,16 @@ selfhosted_servers_stop() {
 		selfhosted_pg_run "$SELFHOSTED_PG_BIN/pg_ctl" -D "$SELFHOSTED_PG_DATA" -m immediate -w stop >/dev/null 2>&1 || true
 		SELFHOSTED_PG_DATA=""
 	fi
+	if [ -n "$SELFHOSTED_PG_RESTART_DATA" ] && [ -n "$SELFHOSTED_PG_BIN" ]; then
+		selfhosted_pg_run "$SELFHOSTED_PG_BIN/pg_ctl" -D "$SELFHOSTED_PG_RESTART_DATA" -m immediate -w stop >/dev/null 2>&1 || true
+		SELFHOSTED_PG_RESTART_DATA=""
+	fi
 	if [ -n "$SELFHOSTED_DIR" ]; then
 		rm -rf "$SELFHOSTED_DIR"
 		SELFHOSTED_DIR=""
 	fi
-	unset DEPLOYER_TEST_REDIS_URL DEPLOYER_TEST_POSTGRES_URL
+	unset DEPLOYER_TEST_REDIS_URL DEPLOYER_TEST_POSTGRES_URL DEPLOYER_TEST_REDIS_SERVER \
+		DEPLOYER_TEST_POSTGRES_RESTART_URL DEPLOYER_TEST_POSTGRES_RESTART_CMD
 }
 
 if [ "${SELFHOSTED_NO_AUTOSTART:-}" != "1" ]; then

@@ -202,3 +202,10 @@ func testQueueTimedOutWaiterLeaves(t *testing.T, s *suite) {
 	}
 	release(t, r.l)
 }
+
+// testStorm: 8 clients take one key in turn many times; no overlap, no lost
+// update, strictly growing fences, no waiter overtaken more than once per
+// other worker.
+func testStorm(t *testing.T, s *suite) {
+	Storm(t, s.newBackend, StormConfig{Workers: 8, Cycles: StormCycles(8), Section: 5 * time.Millisecond})
+}

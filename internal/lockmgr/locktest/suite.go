@@ -47,6 +47,7 @@ func Run(t *testing.T, newBackend func(t *testing.T) lockmgr.Backend) {
 		{"Queue/WaitersAcquireInArrivalOrder", testQueueOrder},
 		{"Queue/DeadWaiterSkippedAfterExpiry", testQueueDeadWaiterSkipped},
 		{"Queue/TimedOutWaiterLeaves", testQueueTimedOutWaiterLeaves},
+		{"Queue/StormIsExclusiveAndFair", testStorm},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

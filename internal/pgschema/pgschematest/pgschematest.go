@@ -23,7 +23,12 @@ import (
 // ends. Without a server the test fails in CI and skips elsewhere.
 func Empty(t testing.TB) string {
 	t.Helper()
-	base := testenv.Require(t, testenv.PostgresURL, "PostgreSQL")
+	return EmptyAt(t, testenv.Require(t, testenv.PostgresURL, "PostgreSQL"))
+}
+
+// EmptyAt is Empty on the server of the URL base.
+func EmptyAt(t testing.TB, base string) string {
+	t.Helper()
 	var b [6]byte
 	if _, err := rand.Read(b[:]); err != nil {
 		t.Fatal(err)
@@ -54,7 +59,7 @@ func Empty(t testing.TB) string {
 	})
 	u, err := url.Parse(base)
 	if err != nil {
-		t.Fatalf("parse %s: %v", testenv.PostgresURL, err)
+		t.Fatalf("parse %s: %v", backendurl.Redact(base), err)
 	}
 	q := u.Query()
 	q.Set("search_path", schema)
@@ -65,7 +70,13 @@ func Empty(t testing.TB) string {
 // Migrated is Empty with deployer's schema applied by pgschema.Migrate.
 func Migrated(t testing.TB) string {
 	t.Helper()
-	u := Empty(t)
+	return MigratedAt(t, testenv.Require(t, testenv.PostgresURL, "PostgreSQL"))
+}
+
+// MigratedAt is Migrated on the server of the URL base.
+func MigratedAt(t testing.TB, base string) string {
+	t.Helper()
+	u := EmptyAt(t, base)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	if _, err := pgschema.Migrate(ctx, u); err != nil {
