@@ -3,6 +3,7 @@
 package e2e
 
 import (
+	"bufio"
 	"os"
 	"path/filepath"
 	"strings"
@@ -62,8 +63,10 @@ func TestDeeplyNestedStateIsRefused(t *testing.T) {
 	p := newProject(t, "stack: qs\nbackend: {state: file://.deployer, lock: file://.deployer}\nenvironments: {dev: {}}\n")
 	for _, shape := range [][2]string{{"[", "]"}, {`{"a":`, "}"}} {
 		const n = 10_000_000
-		doc := `{"resources": {"s/c": {"outputs": {"x": ` + strings.Repeat(shape[0], n) + "1" + strings.Repeat(shape[1], n) + `}}}}`
-		p.write("deep.json", doc)
+		// Written in pieces: a document built in memory here would raise this
+		// process's resident size, which every child it forks starts from, and
+		// spoil the peak RSS that hostile_test.go measures (getrusage).
+		writeDeep(t, filepath.Join(p.dir, "deep.json"), `{"resources": {"s/c": {"outputs": {"x": `, shape[0], "1", shape[1], `}}}}`, n)
 		r, rss := p.limited("state", "push", "deep.json", "-e", "dev", "--yes")
 		t.Logf("%s x %d: exit %d, peak RSS %d KB", shape[0], n, r.code, rss)
 		if r.code == 0 || r.code == 2 || strings.Contains(r.stderr, "goroutine") || strings.Contains(r.stderr, "stack overflow") {
@@ -105,5 +108,31 @@ func TestEditedKDFIsRefusedBeforeTheLock(t *testing.T) {
 	}
 	if a, _ := os.ReadFile(audit); strings.Contains(string(a), "lock.acquired") {
 		t.Errorf("the lock was taken:\n%s", a)
+	}
+}
+
+// writeDeep writes head, open n times, mid, close n times and tail to path,
+// a piece at a time.
+func writeDeep(t *testing.T, path, head, open, mid, close, tail string, n int) {
+	t.Helper()
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := bufio.NewWriterSize(f, 64<<10)
+	w.WriteString(head)
+	for range n {
+		w.WriteString(open)
+	}
+	w.WriteString(mid)
+	for range n {
+		w.WriteString(close)
+	}
+	w.WriteString(tail)
+	if err := w.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
 	}
 }
