@@ -156,7 +156,7 @@ type loader struct {
 	probs    []Problem
 	pos      map[string]*compPos // by component address
 	backends BackendSchemes
-	kinds    []string // WithKinds; nil: any kind
+	kinds    map[string]Kind // WithKinds, by name; nil: any kind
 }
 
 func newLoader(file string, opts []Option) *loader {
@@ -173,7 +173,7 @@ type compPos struct {
 	line      int
 	deps      []depPos
 	kindLine  int
-	cmdLine   int
+	sections  map[string]int // line of each kind-specific section ("command")
 	envsLines map[string]int
 }
 

@@ -116,6 +116,15 @@ func (c *CommandSpec) Fields() map[string]any {
 	return out
 }
 
+// section returns the kind-specific section name of c as a map ("command":
+// Fields), nil when c has none.
+func (c *Component) section(name string) map[string]any {
+	if name == "command" {
+		return c.Command.Fields()
+	}
+	return nil
+}
+
 // CommandSpecFrom is the inverse of Fields, for commands recorded in a
 // state: unknown keys and values that are not strings are ignored; nil when
 // m is nil.

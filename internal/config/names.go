@@ -10,9 +10,6 @@ import (
 // could escape a path or a key separator ("/", "..", ":", spaces) passes.
 var nameRE = regexp.MustCompile(`^[a-z0-9][a-z0-9-]{0,62}$`)
 
-// KindCommand is the kind applied by the local Command engine.
-const KindCommand = "Command"
-
 // ValidateName checks a stack, environment, service or component name against
 // ^[a-z0-9][a-z0-9-]{0,62}$. what is the noun used in the error ("environment").
 // The error says what is allowed, e.g.

@@ -1,6 +1,10 @@
 package config
 
-import "strings"
+import (
+	"maps"
+	"slices"
+	"strings"
+)
 
 // BackendSchemes are the backend URL schemes deployer can open, state and
 // lock, as the backend registry lists them (internal/backends.Schemes,
@@ -39,12 +43,83 @@ func (s SchemeList) Suggestion() string {
 // Option changes how Load, Parse and ApplyEnv check a configuration.
 type Option func(*loader)
 
-// WithKinds checks each component's kind against kinds, the engines' kind
-// catalogs as the engine registry lists them (internal/engines.Kinds).
-// config may not import the registry, so the CLI passes them in; without
-// them any kind passes here and deploy refuses a kind no engine applies.
-func WithKinds(kinds []string) Option {
-	return func(l *loader) { l.kinds = kinds }
+// Kind is what config checks of one component kind, from the engine that
+// applies it (engine.Kind, listed by internal/engines.Kinds).
+type Kind struct {
+	Name string
+	// Engine names the engine in messages ("Pulumi").
+	Engine string
+	// Sections are the component keys beyond kind, depends_on, config,
+	// environments and secrets that the kind takes ("command"); other
+	// kinds refuse them.
+	Sections []string
+	// Requires are the component paths the kind cannot do without.
+	Requires []Requirement
+}
+
+// Requirement is one dotted component path a kind needs ("command.create")
+// and what it is for, said in the error when it is missing.
+type Requirement struct{ Path, Why string }
+
+// WithKinds checks each component against kinds, the engines' kind catalogs
+// as the engine registry lists them (internal/engines.Kinds): its kind, the
+// sections it may have and the paths it needs. config may not import the
+// registry, so the CLI passes them in; without them any kind passes here
+// and deploy refuses a kind no engine applies.
+func WithKinds(kinds []Kind) Option {
+	return func(l *loader) {
+		l.kinds = map[string]Kind{}
+		for _, k := range kinds {
+			l.kinds[k.Name] = k
+		}
+	}
+}
+
+// kindNames is the sorted names of l.kinds.
+func (l *loader) kindNames() []string { return slices.Sorted(maps.Keys(l.kinds)) }
+
+// checkKind checks comp against its kind (known, sections, requirements).
+func (l *loader) checkKind(comp *Component, pos *compPos) {
+	names := l.kindNames()
+	k, known := l.kinds[comp.Kind]
+	switch {
+	case comp.Kind == "" && l.kinds == nil:
+		l.add(pos.line, pos.path+".kind", "kind is required")
+		return
+	case comp.Kind == "":
+		l.add(pos.line, pos.path+".kind", "kind is required (one of %s)", strings.Join(names, ", "))
+		return
+	case l.kinds == nil:
+		return
+	case !known:
+		l.add(pos.kindLine, pos.path+".kind", "unknown kind %q%s", comp.Kind, didYouMean(comp.Kind, names, "known kinds: "+strings.Join(names, ", ")))
+		return
+	}
+	for _, r := range k.Requires {
+		section, key, _ := strings.Cut(r.Path, ".")
+		if v, _ := comp.section(section)[key].(string); v != "" {
+			continue
+		}
+		line := pos.line
+		if pos.sections[section] > 0 {
+			line = pos.sections[section]
+		}
+		l.add(line, pos.path+"."+r.Path, "kind %s needs %s (%s)", comp.Kind, r.Path, r.Why)
+		return
+	}
+	for _, section := range slices.Sorted(maps.Keys(pos.sections)) {
+		if slices.Contains(k.Sections, section) {
+			continue
+		}
+		var takers []string
+		for _, name := range names {
+			if slices.Contains(l.kinds[name].Sections, section) {
+				takers = append(takers, name)
+			}
+		}
+		l.add(pos.sections[section], pos.path+"."+section, "%s is only allowed for kind %s (kind %s is applied by %s; remove %s)",
+			section, strings.Join(takers, " or "), comp.Kind, k.Engine, section)
+	}
 }
 
 // WithBackends checks backend.state and backend.lock (and

@@ -6,7 +6,12 @@ import "testing"
 // tests that config validation with the real list gives these messages).
 // testKinds is what the engine registry lists (internal/engines.Kinds, whose
 // test checks config against the real list).
-var testKinds = []string{"Command", "ElastiCacheRedis", "MicroService", "PulumiResource", "RDS", "StackReference"}
+var testKinds = []Kind{
+	{Name: "Command", Engine: "Command", Sections: []string{"command"},
+		Requires: []Requirement{{Path: "command.create", Why: "the shell command that creates it, run in the directory of deployer.yaml"}}},
+	{Name: "ElastiCacheRedis", Engine: "Pulumi"}, {Name: "MicroService", Engine: "Pulumi"}, {Name: "PulumiResource", Engine: "Pulumi"},
+	{Name: "RDS", Engine: "Pulumi"}, {Name: "StackReference", Engine: "StackReference"},
+}
 
 var testBackends = BackendSchemes{
 	State: SchemeList{Names: []string{"file", "s3", "postgres", "postgresql"},

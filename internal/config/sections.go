@@ -152,7 +152,7 @@ func (l *loader) services(n *yaml.Node, c *Config) {
 
 func (l *loader) component(n *yaml.Node, path string, line int, addr string, c *Config) *Component {
 	comp := &Component{}
-	pos := &compPos{path: path, line: line, envsLines: map[string]int{}}
+	pos := &compPos{path: path, line: line, envsLines: map[string]int{}, sections: map[string]int{}}
 	l.pos[addr] = pos
 	l.fields(n, path, componentKeys, func(key string, _, v *yaml.Node) {
 		kp := path + "." + key
@@ -177,7 +177,7 @@ func (l *loader) component(n *yaml.Node, path string, line int, addr string, c *
 				comp.Environments[env] = l.configMap(v, kp+"."+env)
 			})
 		case "command":
-			pos.cmdLine = v.Line
+			pos.sections[key] = v.Line
 			spec := &CommandSpec{}
 			l.fields(v, kp, commandKeys, func(ck string, _, v *yaml.Node) {
 				if ck == "timeout" {
@@ -212,22 +212,7 @@ func (l *loader) checkComponents(c *Config) {
 			comp := svc.Components[name]
 			addr := svcName + "/" + name
 			pos := l.pos[addr]
-			switch {
-			case comp.Kind == "" && l.kinds == nil:
-				l.add(pos.line, pos.path+".kind", "kind is required")
-			case comp.Kind == "":
-				l.add(pos.line, pos.path+".kind", "kind is required (one of %s)", strings.Join(l.kinds, ", "))
-			case l.kinds != nil && !slices.Contains(l.kinds, comp.Kind):
-				l.add(pos.kindLine, pos.path+".kind", "unknown kind %q%s", comp.Kind, didYouMean(comp.Kind, l.kinds, "known kinds: "+strings.Join(l.kinds, ", ")))
-			case comp.Kind == KindCommand && (comp.Command == nil || comp.Command.Create == ""):
-				line := pos.line
-				if pos.cmdLine > 0 {
-					line = pos.cmdLine
-				}
-				l.add(line, pos.path+".command.create", "kind Command needs command.create (the shell command that creates it, run in the directory of deployer.yaml)")
-			case comp.Kind != KindCommand && comp.Command != nil:
-				l.add(pos.cmdLine, pos.path+".command", "command is only allowed for kind Command (kind %s is applied by Pulumi; remove command)", comp.Kind)
-			}
+			l.checkKind(comp, pos)
 			for env, line := range pos.envsLines {
 				if _, ok := c.Environments[env]; !ok {
 					l.add(line, pos.path+".environments."+env, "unknown environment %q%s", env, didYouMean(env, envNames, "add it under environments: or fix the name"))

@@ -11,6 +11,7 @@ import (
 	"io"
 	"time"
 
+	"github.com/deployer-dev/deployer/internal/config"
 	"github.com/deployer-dev/deployer/internal/plan"
 	"github.com/deployer-dev/deployer/internal/statestore"
 )
@@ -96,6 +97,13 @@ type Kind struct {
 	// "References to other stacks"). Errors name the component and what to
 	// do.
 	Read func(ctx context.Context, c plan.Step, in Inputs) (map[string]any, error)
+	// Sections are the component keys of deployer.yaml, beyond kind,
+	// depends_on, config, environments and secrets, that the kind takes
+	// ("command"); config refuses them on other kinds (config.Kind).
+	Sections []string
+	// Requires are the component paths the kind cannot do without
+	// ("command.create"), each with what it is for.
+	Requires []config.Requirement
 }
 
 // Drift is one component whose actual_state in deployer's state differs

@@ -7,8 +7,10 @@ package engines
 
 import (
 	"slices"
+	"strings"
 	"time"
 
+	"github.com/deployer-dev/deployer/internal/config"
 	"github.com/deployer-dev/deployer/internal/engine"
 	"github.com/deployer-dev/deployer/internal/engine/command"
 	"github.com/deployer-dev/deployer/internal/engine/pulumi"
@@ -19,14 +21,16 @@ import (
 // walks them. A new engine is its own package (its kinds, their config, its
 // preflight, apply and destroy) plus one line here.
 var registry = []Entry{
-	{Name: "command", New: newCommand},
-	{Name: "stackref", New: func(Options) engine.Engine { return stackref.New() }},
-	{Name: "pulumi", New: newPulumi},
+	{Name: "command", Title: "Command", New: newCommand},
+	{Name: "stackref", Title: "StackReference", New: func(Options) engine.Engine { return stackref.New() }},
+	{Name: "pulumi", Title: "Pulumi", New: newPulumi},
 }
 
 // Entry is one engine of the registry.
 type Entry struct {
 	Name string
+	// Title names the engine in messages ("kind RDS is applied by Pulumi").
+	Title string
 	// New builds the engine for one run.
 	New func(Options) engine.Engine
 }
@@ -55,17 +59,17 @@ func New(o Options) []engine.Engine {
 	return out
 }
 
-// Kinds is every component kind the engines apply, sorted: what
-// deployer.yaml may name (config.WithKinds).
-func Kinds() []string {
-	var names []string
-	for _, e := range New(Options{}) {
-		for _, k := range e.Kinds() {
-			names = append(names, k.Name)
+// Kinds is every component kind the engines apply, sorted by name: what
+// deployer.yaml may name and what config checks of each (config.WithKinds).
+func Kinds() []config.Kind {
+	var kinds []config.Kind
+	for _, e := range registry {
+		for _, k := range e.New(Options{}).Kinds() {
+			kinds = append(kinds, config.Kind{Name: k.Name, Engine: e.Title, Sections: k.Sections, Requires: k.Requires})
 		}
 	}
-	slices.Sort(names)
-	return names
+	slices.SortFunc(kinds, func(a, b config.Kind) int { return strings.Compare(a.Name, b.Name) })
+	return kinds
 }
 
 // newCommand: a command that ignores SIGTERM is killed after 3 s, so a

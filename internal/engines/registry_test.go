@@ -10,7 +10,10 @@ import (
 )
 
 func TestKindsAreEveryEnginesCatalogOnce(t *testing.T) {
-	got := Kinds()
+	var got []string
+	for _, k := range Kinds() {
+		got = append(got, k.Name)
+	}
 	want := []string{"Command", "ElastiCacheRedis", "MicroService", "PulumiResource", "RDS", "StackReference"}
 	if !slices.Equal(got, want) {
 		t.Errorf("Kinds() = %v, want %v", got, want)

@@ -3,12 +3,16 @@ package command
 import (
 	"context"
 
+	"github.com/deployer-dev/deployer/internal/config"
 	"github.com/deployer-dev/deployer/internal/engine"
 	"github.com/deployer-dev/deployer/internal/plan"
 )
 
 // Kinds is the Command engine's catalog: the one kind "Command".
-func (e *Engine) Kinds() []engine.Kind { return []engine.Kind{{Name: Kind}} }
+func (e *Engine) Kinds() []engine.Kind {
+	return []engine.Kind{{Name: Kind, Sections: []string{"command"},
+		Requires: []config.Requirement{{Path: "command.create", Why: "the shell command that creates it, run in the directory of deployer.yaml"}}}}
+}
 
 // Preflight has nothing to check: commands run with the local shell.
 func (e *Engine) Preflight(context.Context, []plan.Step) error { return nil }
