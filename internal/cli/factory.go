@@ -331,10 +331,18 @@ func (f *Factory) StackService(ctx context.Context, cfg *config.Config, opts Eng
 	return f.newService(ctx, cfg, withLocks, engines, &prefixWriter{mu: &f.errMu, w: f.IO.ErrOut, prefix: "[" + cfg.Stack + "] "})
 }
 
+// loadOptions are the options of every deployer.yaml load: the backend
+// registry's schemes and DEPLOYER_MAX_CONFIG_VALUES (an invalid value is
+// reported by config's own variable checks and the default applies here).
+func (f *Factory) loadOptions() []config.Option {
+	n, _ := config.ParseMaxValues(f.Getenv(config.MaxValuesVar))
+	return append(configOptions(), config.WithMaxValues(n))
+}
+
 // StackConfig loads the deployer.yaml of one stack of a --all run (at
 // path) with the DEPLOYER_* layer, as Config does for --config.
 func (f *Factory) StackConfig(path string) (*config.Config, error) {
-	cfg, err := config.Load(path, configOptions()...)
+	cfg, err := config.Load(path, f.loadOptions()...)
 	if err != nil {
 		return nil, err
 	}

@@ -19,6 +19,7 @@ import (
 //	DEPLOYER_PARALLELISM         parallelism (a positive integer)
 //	DEPLOYER_METRICS_EMF         metrics.emf (relative to the working directory)
 //	DEPLOYER_MAX_CLOCK_SKEW      backend.max_clock_skew
+//	DEPLOYER_MAX_CONFIG_VALUES   checked here; Load applies it (WithMaxValues)
 //
 // Bad values give a *ValidationError naming the variable; c is then
 // partly updated and should not be used. WithBackends gives the schemes the
@@ -75,6 +76,9 @@ func ApplyEnv(c *Config, getenv func(string) string, opts ...Option) error {
 		} else {
 			c.Backend.MaxStateSize = n
 		}
+	}
+	if _, err := ParseMaxValues(getenv(MaxValuesVar)); err != nil {
+		l.add(0, MaxValuesVar, "%v", err) // applied by Load (WithMaxValues)
 	}
 	if v := getenv("DEPLOYER_PARALLELISM"); v != "" {
 		n, err := strconv.Atoi(v)

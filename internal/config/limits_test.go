@@ -117,3 +117,21 @@ func TestParseSize(t *testing.T) {
 		t.Fatalf("env: %v", err)
 	}
 }
+
+// A file that may hold more values than the bound is refused before it is
+// parsed, with the limit and how to raise it; WithMaxValues raises it.
+func TestTooManyValuesAreRefusedBeforeParsing(t *testing.T) {
+	data := tinyValuesYAML(1 << 20) // about 500,000 values
+	_, err := Parse(data, "deployer.yaml")
+	var ve *ValidationError
+	if !errors.As(err, &ve) || len(ve.Problems) != 1 || !strings.Contains(err.Error(), "over the limit of 250000") ||
+		!strings.Contains(err.Error(), "DEPLOYER_MAX_CONFIG_VALUES") {
+		t.Fatalf("%v", err)
+	}
+	if _, err := Parse(data, "deployer.yaml", WithMaxValues(600_000)); err != nil {
+		t.Errorf("a raised bound should accept the file: %v", err)
+	}
+	if _, err := ParseMaxValues("lots"); err == nil {
+		t.Error("ParseMaxValues accepted lots")
+	}
+}

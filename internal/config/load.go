@@ -157,6 +157,8 @@ type loader struct {
 	pos      map[string]*compPos // by component address
 	backends BackendSchemes
 	kinds    map[string]Kind // WithKinds, by name; nil: any kind
+	// maxValues bounds the values of the file (WithMaxValues).
+	maxValues int
 }
 
 func newLoader(file string, opts []Option) *loader {
@@ -190,6 +192,9 @@ var yamlLineRE = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)
 
 func (l *loader) parse(data []byte) *Config {
 	c := &Config{}
+	if !l.checkValues(data) {
+		return c
+	}
 	var doc yaml.Node
 	if err := yaml.Unmarshal(data, &doc); err != nil {
 		msg := err.Error()

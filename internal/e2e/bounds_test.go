@@ -136,3 +136,33 @@ func writeDeep(t *testing.T, path, head, open, mid, close, tail string, n int) {
 		t.Fatal(err)
 	}
 }
+
+// A valid 4 MiB deployer.yaml of two million tiny values is refused before
+// it is parsed, at once and within memory; the largest file the bound on
+// values accepts plans within 2 s of CPU and 300 MB.
+func TestTwoMillionValuesAreRefusedAtOnce(t *testing.T) {
+	p := newProject(t, slowYAML())
+	r, rss := p.limited("plan", "-e", "dev")
+	t.Logf("4 MiB of tiny values: exit %d, peak RSS %d KB", r.code, rss)
+	if r.code != 1 || !strings.Contains(r.stderr, "over the limit of 250000") || !strings.Contains(r.stderr, "DEPLOYER_MAX_CONFIG_VALUES") {
+		t.Fatalf("want a clear refusal:\n%.2000s", r.stderr)
+	}
+	if rss > 100<<10 {
+		t.Errorf("peak RSS %d KB, want under 100 MB", rss)
+	}
+	var b strings.Builder
+	b.WriteString("stack: slow\nenvironments: {dev: {}}\nservices:\n  s:\n    components:\n      c:\n        kind: Command\n        command: {create: 'true'}\n        config:\n          big: [1")
+	for b.Len() < 2*250_000-24 {
+		b.WriteString(",1")
+	}
+	b.WriteString("]\n")
+	p.write("deployer.yaml", b.String())
+	r, rss = p.limited("plan", "-e", "dev")
+	t.Logf("the largest accepted file (%d bytes): exit %d, peak RSS %d KB", b.Len(), r.code, rss)
+	if r.code != 0 {
+		t.Fatalf("the largest accepted file should plan:\n%.2000s", r.stderr)
+	}
+	if rss > 300<<10 {
+		t.Errorf("peak RSS %d KB, want under 300 MB", rss)
+	}
+}

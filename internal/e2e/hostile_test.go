@@ -156,6 +156,7 @@ func TestSIGTERMEndsSlowLocalWorkWith130(t *testing.T) {
 	}
 	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGINT} {
 		p := newProject(t, slowYAML())
+		p.env = append(p.env, "DEPLOYER_MAX_CONFIG_VALUES=3000000") // past the bound on values, to be slow
 		d := p.start("plan", "-e", "dev")
 		// Signalled once it is well into parsing (its memory grows with the
 		// parse), long after its signal handler is installed.
