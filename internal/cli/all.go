@@ -274,7 +274,7 @@ func changesCell(r deploy.StackResult) string {
 		c := r.Outcome.Deployment.ResourcesChanged
 		return fmt.Sprintf("+%d ~%d -%d", c.Created, c.Updated, c.Deleted)
 	}
-	if r.Plan != nil && r.Status != deploy.StackFailed {
+	if r.Plan != nil && r.Plan.HasChanges() && r.Status != deploy.StackFailed {
 		s := r.Plan.Summary
 		return fmt.Sprintf("+%d ~%d ±%d -%d", s.Create, s.Update, s.Replace, s.Delete)
 	}

@@ -87,6 +87,8 @@ type StackResult struct {
 	// Stale lists, for plan --all, the producers whose own plan has
 	// changes: this plan read their current outputs, which their deploy
 	// may change (the consumer is planned again after them by deploy --all).
+	// A producer that has no state yet cannot be read at all: its
+	// consumers are skipped, with that reason.
 	Stale []string
 }
 
@@ -246,6 +248,11 @@ func (r *stackRun) run(ctx context.Context, i int) {
 	t := Target{Stack: st.Name, Env: r.req.Env}
 	cfg := st.Config
 	if r.req.Op == OpPlan {
+		if name := r.unborn(st); name != "" {
+			res.Status = StackSkipped
+			res.Reason = fmt.Sprintf("reads %s, which has no state yet: deploy --all creates it first, then plans this stack", name)
+			return
+		}
 		p, err := svc.Plan(ctx, cfg, t, false)
 		res.Plan, res.Err = p, err
 		if err == nil && r.req.ShowPlan != nil {
@@ -294,6 +301,17 @@ func (r *stackRun) run(ctx context.Context, i int) {
 	default:
 		res.Status = StackNoChanges
 	}
+}
+
+// unborn returns a producer of st in this run whose plan creates its
+// first state: st's references to it cannot be read yet.
+func (r *stackRun) unborn(st *stacks.Stack) string {
+	for _, name := range r.req.Set.Producers(st.Name) {
+		if j, ok := r.index[name]; ok && r.results[j].Status == StackChanges && r.results[j].Plan.Lineage == "" {
+			return name
+		}
+	}
+	return ""
 }
 
 // finish reports stack i and releases the stacks waiting for it. Once the

@@ -460,3 +460,60 @@ func TestActionDeployAllStacks(t *testing.T) {
 		t.Errorf("changed-since without all: %s", res)
 	}
 }
+
+// TestManyStacksExample walks through examples/many-stacks/README.md in a
+// copy of the example, with no Pulumi CLI on PATH.
+func TestManyStacksExample(t *testing.T) {
+	p := &project{t: t, dir: t.TempDir()}
+	p.env = append(p.env, "PATH="+pathWithout(t, "pulumi"))
+	src := filepath.Join(actionPath(t), "examples", "many-stacks")
+	err := filepath.WalkDir(src, func(path string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		rel, _ := filepath.Rel(src, path)
+		if strings.HasPrefix(rel, ".deployer") || strings.HasPrefix(rel, "out") {
+			return nil
+		}
+		data, err := os.ReadFile(path)
+		if err == nil {
+			p.write(rel, string(data))
+		}
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := p.mustRun(0, "stacks")
+	if !strings.Contains(res.stdout, "5  many-app         app         many-cache, many-database  -") {
+		t.Errorf("stacks:\n%s", res)
+	}
+	res = p.mustRun(0, "plan", "-e", "dev", "--all")
+	if !strings.Contains(res.stdout, "5 stacks in dev: 2 changes, 3 skipped.") {
+		t.Errorf("first plan --all:\n%s", res)
+	}
+	res = p.mustRun(0, "deploy", "-e", "dev", "--all", "--yes")
+	if !strings.Contains(res.stdout, "5 stacks in dev: 5 applied.") {
+		t.Errorf("first deploy --all:\n%s", res)
+	}
+	if got := string(p.read("out/dev/many-app.web.api.json")); !strings.Contains(got, `"version":"1 [1 [1] 1 [1]]"`) {
+		t.Errorf("app's output after the first deploy: %s", got)
+	}
+	net := strings.Replace(string(p.read("network/deployer.yaml")), `config: {version: "1"}`, `config: {version: "2"}`, 1)
+	p.write("network/deployer.yaml", net)
+	res = p.mustRun(0, "deploy", "-e", "dev", "--all", "--yes")
+	if !strings.Contains(res.stdout, "5 stacks in dev: 4 applied, 1 no-changes.") {
+		t.Errorf("deploy --all after network's change:\n%s", res)
+	}
+	if got := string(p.read("out/dev/many-app.web.api.json")); !strings.Contains(got, `"version":"1 [1 [2] 1 [2]]"`) {
+		t.Errorf("network's new version did not reach app: %s", got)
+	}
+	p.mustRun(0, "plan", "-e", "dev", "--all", "--detailed-exitcode")
+	res = p.mustRun(0, "destroy", "-e", "dev", "--all", "--yes")
+	if !strings.Contains(res.stdout, "5 stacks in dev: 5 applied.") {
+		t.Errorf("destroy --all:\n%s", res)
+	}
+	if _, err := os.Stat(filepath.Join(p.dir, "out/dev/many-network.net.vpc.json")); !os.IsNotExist(err) {
+		t.Errorf("destroy left network's file: %v", err)
+	}
+}
