@@ -47,7 +47,7 @@ type remote struct {
 // file URLs are dir/.deployer (relative to deployer.yaml when dir is ""). With create the table, bucket
 // or schema is made now; without it `deployer backend init` must make it.
 // A server that is not running skips the test (fails it in CI).
-func newRemote(t *testing.T, lockKind, stateKind, dir string, create bool) *remote {
+func newRemote(t testing.TB, lockKind, stateKind, dir string, create bool) *remote {
 	t.Helper()
 	r := &remote{}
 	uses := func(k string) bool { return lockKind == k || stateKind == k }

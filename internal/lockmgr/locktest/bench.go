@@ -2,6 +2,7 @@ package locktest
 
 import (
 	"context"
+	"sync"
 	"testing"
 	"time"
 
@@ -13,7 +14,8 @@ import (
 // Bench measures one lock cycle on a single key against newBackend's store
 // (docs/backends.md#performance-make-bench): "Backend" is TryAcquire + Release, "Manager" is Manager.Acquire
 // (which adds the hierarchy List) + Lease.Release. Compare them with the
-// store's raw conditional write + delete in the same run.
+// store's raw conditional write + delete in the same run. "Handoff" is
+// BenchHandoff.
 func Bench(b *testing.B, newBackend func(b *testing.B) lockmgr.Backend) {
 	b.Run("Backend", func(b *testing.B) {
 		be := open(b, newBackend)
@@ -32,6 +34,7 @@ func Bench(b *testing.B, newBackend func(b *testing.B) lockmgr.Backend) {
 			}
 		}
 	})
+	b.Run("Handoff", func(b *testing.B) { BenchHandoff(b, newBackend) })
 	b.Run("Manager", func(b *testing.B) {
 		m := lockmgr.NewManager(open(b, newBackend), lockmgr.Options{})
 		req := lockmgr.Request{Key: lockmgr.StackKey(uniqueName(b), "bench"), LockedBy: "bench@host"}
@@ -46,6 +49,52 @@ func Bench(b *testing.B, newBackend func(b *testing.B) lockmgr.Backend) {
 			}
 		}
 	})
+}
+
+// BenchHandoff measures the handoff: the time from a holder's release to
+// the acquisition by a process already waiting for it (Acquire with a
+// timeout), reported as ms/handoff. The waiter has waited holdFor when the
+// holder releases, as a queued deploy has (docs/locking.md#wait-queue).
+func BenchHandoff(b *testing.B, newBackend func(b *testing.B) lockmgr.Backend) {
+	const holdFor = 500 * time.Millisecond
+	holder := lockmgr.NewManager(open(b, newBackend), lockmgr.Options{})
+	key := lockmgr.CustomKey("handoff-" + uniqueName(b))
+	ctx := context.Background()
+	var total time.Duration
+	n := 0
+	for b.Loop() {
+		l, err := holder.Acquire(ctx, lockmgr.Request{Key: key, LockedBy: "holder@bench"})
+		if err != nil {
+			b.Fatalf("Acquire: %v", err)
+		}
+		waiting := make(chan struct{})
+		var once sync.Once
+		waiter := lockmgr.NewManager(open(b, newBackend), lockmgr.Options{OnWait: func(ev lockmgr.WaitEvent) {
+			if !ev.Done {
+				once.Do(func() { close(waiting) })
+			}
+		}})
+		got := make(chan time.Time, 1)
+		go func() {
+			wl, err := waiter.Acquire(ctx, lockmgr.Request{Key: key, LockedBy: "waiter@bench", Timeout: time.Minute})
+			at := time.Now()
+			if err != nil {
+				b.Errorf("waiting Acquire: %v", err)
+			} else {
+				_ = wl.Release(ctx)
+			}
+			got <- at
+		}()
+		<-waiting
+		time.Sleep(holdFor) // the section's length, not a wait for a condition
+		released := time.Now()
+		if err := l.Release(ctx); err != nil {
+			b.Fatalf("Release: %v", err)
+		}
+		total += (<-got).Sub(released)
+		n++
+	}
+	b.ReportMetric(float64(total.Milliseconds())/float64(n), "ms/handoff")
 }
 
 func open(b *testing.B, newBackend func(b *testing.B) lockmgr.Backend) lockmgr.Backend {
