@@ -11,7 +11,6 @@ import (
 
 	"github.com/deployer-dev/deployer/internal/config"
 	"github.com/deployer-dev/deployer/internal/deploy"
-	"github.com/deployer-dev/deployer/internal/engine"
 	"github.com/deployer-dev/deployer/internal/plan"
 	"github.com/deployer-dev/deployer/internal/statestore"
 )
@@ -223,7 +222,38 @@ type deployJSON struct {
 	// Unchanged lists the re-evaluated components left alone because their
 	// inputs came out equal (docs/plan.md "Changes flow to dependents").
 	Unchanged []string `json:"unchanged,omitempty"`
-	Error     string   `json:"error,omitempty"`
+	// Summary counts what the deployment did (deploy.Summary); omitted
+	// when nothing was applied.
+	Summary *summaryJSON `json:"summary,omitempty"`
+	Error   string       `json:"error,omitempty"`
+}
+
+// summaryJSON is deploy.Summary in --json: counts, and the failed
+// components with their errors.
+type summaryJSON struct {
+	Created    int          `json:"created"`
+	Updated    int          `json:"updated"`
+	Replaced   int          `json:"replaced"`
+	Deleted    int          `json:"deleted"`
+	Failed     []failedJSON `json:"failed"`
+	Cancelled  int          `json:"cancelled"`
+	Pending    int          `json:"pending"`
+	Unchanged  int          `json:"unchanged"`
+	NotStarted int          `json:"not_started"`
+}
+
+type failedJSON struct {
+	Address string `json:"address"`
+	Error   string `json:"error"`
+}
+
+func toSummaryJSON(s deploy.Summary) *summaryJSON {
+	j := &summaryJSON{Created: s.Created, Updated: s.Updated, Replaced: s.Replaced, Deleted: s.Deleted, Failed: []failedJSON{},
+		Cancelled: s.Cancelled, Pending: s.Pending, Unchanged: s.Unchanged, NotStarted: s.NotStarted}
+	for _, r := range s.Failed {
+		j.Failed = append(j.Failed, failedJSON{Address: r.Address, Error: oneLine(r.Err)})
+	}
+	return j
 }
 
 func deployResultJSON(out *deploy.Outcome, err error) deployJSON {
@@ -233,6 +263,7 @@ func deployResultJSON(out *deploy.Outcome, err error) deployJSON {
 	}
 	if out.Deployment.DeploymentID != "" {
 		j.DeploymentID, j.Status, j.Serial = out.Deployment.DeploymentID, string(out.Deployment.Status), out.Head.Serial
+		j.Summary = toSummaryJSON(out.Summary)
 	}
 	if err != nil {
 		j.Error = err.Error()
@@ -243,47 +274,31 @@ func deployResultJSON(out *deploy.Outcome, err error) deployJSON {
 	return j
 }
 
-// failedSteps counts the components whose change failed or was cancelled,
-// and apart from them those whose operation was in flight when the engine
-// was killed (pending: the error names each).
-func failedSteps(results []engine.Result) (failed, pending int) {
-	for _, r := range results {
-		switch {
-		case r.Status.Succeeded():
-		case r.Status == engine.StatusPending:
-			pending++
-		default:
-			failed++
-		}
-	}
-	return failed, pending
-}
-
 func printDeploySummary(w io.Writer, t deploy.Target, out *deploy.Outcome, err error) {
 	if !out.Plan.HasChanges() || out.Deployment.DeploymentID == "" {
 		return
 	}
-	d := out.Deployment
-	c := d.ResourcesChanged
+	d, s := out.Deployment, out.Summary
 	if err != nil && errors.Is(err, deploy.ErrDeclined) {
 		return
 	}
 	replaced := ""
-	if out.Replaced > 0 {
-		replaced = fmt.Sprintf(", %d replaced", out.Replaced)
+	if s.Replaced > 0 {
+		replaced = fmt.Sprintf(", %d replaced", s.Replaced)
 	}
 	fmt.Fprintf(w, "\nDeployment %s %s in %.1fs: %d created, %d updated%s, %d deleted",
-		d.DeploymentID, d.Status, d.DurationSeconds, c.Created, c.Updated-out.Replaced, replaced, c.Deleted)
-	if n := len(out.Unchanged); n > 0 {
-		fmt.Fprintf(w, ", %d re-evaluated and unchanged", n)
+		d.DeploymentID, d.Status, d.DurationSeconds, s.Created, s.Updated, replaced, s.Deleted)
+	if s.Unchanged > 0 {
+		fmt.Fprintf(w, ", %d re-evaluated and unchanged", s.Unchanged)
 	}
-	if n, pending := failedSteps(out.Results); n > 0 || pending > 0 || d.Status != statestore.DeploymentSuccess {
-		fmt.Fprintf(w, ", %d failed", n)
-		if pending > 0 {
-			fmt.Fprintf(w, ", %d pending", pending)
+	if !s.OK() || d.Status != statestore.DeploymentSuccess {
+		// Cancelled steps count as failed here, as they always have.
+		fmt.Fprintf(w, ", %d failed", len(s.Failed)+s.Cancelled)
+		if s.Pending > 0 {
+			fmt.Fprintf(w, ", %d pending", s.Pending)
 		}
-		if skipped := len(out.Plan.Changes()) - len(out.Results) - len(out.Unchanged); skipped > 0 {
-			fmt.Fprintf(w, ", %d not started", skipped)
+		if s.NotStarted > 0 {
+			fmt.Fprintf(w, ", %d not started", s.NotStarted)
 		}
 	}
 	fmt.Fprint(w, ".")

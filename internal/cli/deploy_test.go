@@ -65,6 +65,7 @@ func TestRunDeploy(t *testing.T) {
 	p := shopPlan(t)
 	done := &deploy.Outcome{Plan: p, Head: statestore.Head{Serial: 4},
 		Deployment: statestore.Deployment{DeploymentID: "d-1", Status: "success", DurationSeconds: 1.25, ResourcesChanged: statestore.ResourcesChanged{Created: 1}},
+		Summary:    deploy.Summary{Created: 1},
 		Results:    []engine.Result{{Address: "app/api", Status: "ready"}}}
 	// applies calls ShowPlan and Confirm like deploy.Service.Apply, then
 	// returns out.
@@ -107,7 +108,18 @@ func TestRunDeploy(t *testing.T) {
   "deployment_id": "d-1",
   "status": "success",
   "serial": 4,
-  "plan": ` + indentJSON(t, p, "  ") + `
+  "plan": ` + indentJSON(t, p, "  ") + `,
+  "summary": {
+    "created": 1,
+    "updated": 0,
+    "replaced": 0,
+    "deleted": 0,
+    "failed": [],
+    "cancelled": 0,
+    "pending": 0,
+    "unchanged": 0,
+    "not_started": 0
+  }
 }
 `},
 		{name: "confirmed on a terminal", opts: DeployOptions{Target: targetFlags{Env: "dev"}}, stdin: "yes\n", tty: true, apply: applies(done),

@@ -3,7 +3,6 @@ package cli
 import (
 	"errors"
 	"fmt"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -216,59 +215,23 @@ func deploySummary(command string, t deploy.Target, out *deploy.Outcome, err err
 		}
 		return b.String()
 	}
-	c := resultCounts(out.Results)
+	s := out.Summary
 	fmt.Fprintf(&b, "**Result:** %s: %d created, %d updated, %d replaced, %d deleted, %d failed.\n\n",
-		d.Status, c[0], c[1], c[2], c[3], c[4])
+		d.Status, s.Created, s.Updated, s.Replaced, s.Deleted, len(s.Failed))
 	b.WriteString("| Deployment | Serial | Duration |\n|---|---|---|\n")
 	serial := "–"
 	if out.Head.Serial > 0 {
 		serial = strconv.FormatInt(out.Head.Serial, 10)
 	}
 	fmt.Fprintf(&b, "| `%s` | %s | %.1fs |\n\n", d.DeploymentID, serial, d.DurationSeconds)
-	if failed := failedResults(out.Results); len(failed) > 0 {
+	if len(s.Failed) > 0 {
 		b.WriteString("Failed components:\n\n")
-		for _, r := range failed {
+		for _, r := range s.Failed {
 			fmt.Fprintf(&b, "- `%s`: %s\n", r.Address, mdText(oneLine(r.Err)))
 		}
 		b.WriteString("\n")
 	}
 	return b.String()
-}
-
-// resultCounts counts created, updated, replaced, deleted and failed steps.
-func resultCounts(rs []engine.Result) [5]int {
-	var c [5]int
-	for _, r := range rs {
-		if r.Status == engine.StatusFailed {
-			c[4]++
-			continue
-		}
-		if r.Status == engine.StatusCancelled || r.Status == engine.StatusPending {
-			continue
-		}
-		switch r.Action {
-		case plan.Create:
-			c[0]++
-		case plan.Update:
-			c[1]++
-		case plan.Replace:
-			c[2]++
-		case plan.Delete:
-			c[3]++
-		}
-	}
-	return c
-}
-
-func failedResults(rs []engine.Result) []engine.Result {
-	var out []engine.Result
-	for _, r := range rs {
-		if r.Status == engine.StatusFailed {
-			out = append(out, r)
-		}
-	}
-	slices.SortStableFunc(out, func(a, b engine.Result) int { return strings.Compare(a.Address, b.Address) })
-	return out
 }
 
 // reportDeploy writes the summary, outputs and component annotations of a
@@ -288,7 +251,7 @@ func (f *Factory) reportDeploy(t deploy.Target, out *deploy.Outcome, err error) 
 		outs = append(outs, ghactions.Output{Name: "deployment-id", Value: id})
 	}
 	f.setOutputs(outs...)
-	if failed := failedResults(out.Results); len(failed) > 0 && f.GitHub().Actions {
+	if failed := out.Summary.Failed; len(failed) > 0 && f.GitHub().Actions {
 		for _, r := range failed {
 			f.annotate(ghactions.Error, "Component "+r.Address+" failed", oneLine(r.Err))
 		}

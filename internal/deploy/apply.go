@@ -42,9 +42,8 @@ type Outcome struct {
 	// out equal after their dependencies applied: left alone.
 	Unchanged []string
 	Lock      lockmgr.Record
-	// Replaced counts the updates that replaced their component (new id),
-	// also counted in Deployment.ResourcesChanged.Updated.
-	Replaced int
+	// Summary counts what the run did, for every renderer.
+	Summary Summary
 }
 
 // Errors of Apply besides the ones of lockmgr and statestore.
@@ -188,7 +187,7 @@ func (s *Service) Apply(ctx context.Context, req ApplyRequest) (*Outcome, error)
 	}
 	ch := changesFrom(p, run, s.d.Now().UTC(), depID, dep.DurationSeconds)
 	dep.ResourcesChanged = ch.counts
-	out.Replaced = ch.replaced
+	out.Summary = summarize(ch, run, len(p.Changes()))
 
 	saveCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 	defer cancel()
