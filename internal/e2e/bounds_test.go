@@ -150,15 +150,10 @@ func TestTwoMillionValuesAreRefusedAtOnce(t *testing.T) {
 	if rss > 100<<10 {
 		t.Errorf("peak RSS %d KB, want under 100 MB", rss)
 	}
-	var b strings.Builder
-	b.WriteString("stack: slow\nenvironments: {dev: {}}\nservices:\n  s:\n    components:\n      c:\n        kind: Command\n        command: {create: 'true'}\n        config:\n          big: [1")
-	for b.Len() < 2*250_000-24 {
-		b.WriteString(",1")
-	}
-	b.WriteString("]\n")
-	p.write("deployer.yaml", b.String())
+	largest := tinyValuesYAML(2*250_000 - 24)
+	p.write("deployer.yaml", largest)
 	r, rss = p.limited("plan", "-e", "dev")
-	t.Logf("the largest accepted file (%d bytes): exit %d, peak RSS %d KB", b.Len(), r.code, rss)
+	t.Logf("the largest accepted file (%d bytes): exit %d, peak RSS %d KB", len(largest), r.code, rss)
 	if r.code != 0 {
 		t.Fatalf("the largest accepted file should plan:\n%.2000s", r.stderr)
 	}

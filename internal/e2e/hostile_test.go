@@ -124,11 +124,16 @@ func TestHostileConfigsFailFastWithinMemory(t *testing.T) {
 }
 
 // slowYAML is a valid deployer.yaml just under the 4 MiB limit made of
-// two million tiny values: seconds of parsing.
-func slowYAML() string {
+// two million tiny values: seconds of parsing (once the bound on values
+// is raised).
+func slowYAML() string { return tinyValuesYAML(4<<20 - 8) }
+
+// tinyValuesYAML is a valid deployer.yaml of about size bytes, nearly all
+// of it one flow list of one-character values.
+func tinyValuesYAML(size int) string {
 	var b strings.Builder
 	b.WriteString("stack: slow\nenvironments: {dev: {}}\nservices:\n  s:\n    components:\n      c:\n        kind: Command\n        command: {create: 'true'}\n        config:\n          big: [1")
-	for b.Len() < 4<<20-8 {
+	for b.Len() < size {
 		b.WriteString(",1")
 	}
 	b.WriteString("]\n")
