@@ -86,6 +86,39 @@ func TestFailedAndCancelledStepsKeepThePreviousEntry(t *testing.T) {
 	}
 }
 
+// An engine that stopped part way reports what it holds of an unfinished
+// step (Pulumi's URNs, outputs, actual_state): the previous entry keeps its
+// desired_config, so the next plan retries, but records what exists now; a
+// step holding nothing (a pending create) is not recorded.
+func TestUnfinishedStepsRecordWhatTheEngineHolds(t *testing.T) {
+	prior := &statestore.Resource{Kind: "PulumiResource", Status: "ready", DesiredConfig: map[string]any{"length": 1},
+		Outputs: map[string]any{"id": "old"}, Pulumi: &statestore.PulumiInfo{URN: "urn:old", ID: "old"}}
+	p := &plan.Plan{Steps: []plan.Step{
+		{Address: "a/pet", Kind: "PulumiResource", Action: plan.Update, Config: map[string]any{"length": 2}, Prior: prior},
+		{Address: "a/half", Kind: "PulumiResource", Action: plan.Create, Config: map[string]any{"length": 1}},
+		{Address: "a/pending", Kind: "PulumiResource", Action: plan.Create, Config: map[string]any{"length": 1}},
+	}}
+	cs := changesFrom(p, applyRun{results: []engine.Result{
+		{Address: "a/pet", Status: engine.StatusCancelled, Outputs: map[string]any{"id": "new"},
+			ActualState: map[string]any{"length": 2}, Pulumi: &statestore.PulumiInfo{URN: "urn:new", ID: "new"}},
+		{Address: "a/half", Status: engine.StatusCancelled, Outputs: map[string]any{"id": "h1"}, Pulumi: &statestore.PulumiInfo{URN: "urn:h", ID: "h1"}},
+		{Address: "a/pending", Status: engine.StatusPending},
+	}}, time.Now(), "dep-1", 1)
+	if pet := cs.resources["a/pet"]; pet == nil || pet.Status != "failed" || pet.DesiredConfig["length"] != 1 ||
+		pet.Outputs["id"] != "new" || pet.Pulumi.ID != "new" || pet.ActualState["length"] != 2 {
+		t.Errorf("an unfinished update should keep its desired_config and record what Pulumi holds: %+v", pet)
+	}
+	if half := cs.resources["a/half"]; half == nil || half.Status != "failed" || half.Outputs["id"] != "h1" {
+		t.Errorf("an unfinished create whose resource exists should be recorded, failed, with its outputs: %+v", half)
+	}
+	if _, ok := cs.resources["a/pending"]; ok {
+		t.Error("a pending create that holds nothing must not enter the state")
+	}
+	if prior.Outputs["id"] != "old" {
+		t.Error("the previous entry was changed in place")
+	}
+}
+
 func TestSavedPlanMustMatchStateAndChanges(t *testing.T) {
 	bound := func(version, image string) *plan.Binding {
 		return &plan.Binding{DeployerVersion: version, Digest: "sha256", Components: map[string]plan.BoundComponent{

@@ -231,6 +231,7 @@ func (in interrupt) run(t *testing.T, pp *pulumiProject, p *project) {
 	if err := syscall.Kill(d.cmd.Process.Pid, in.signals[0]); err != nil {
 		t.Fatal(err)
 	}
+	signalled := time.Now()
 	if len(in.signals) > 1 {
 		waitFor(t, d, "deployer to report the cancel", func() bool { return strings.Contains(d.errb.String(), "cancelling") })
 		if in.duringExport {
@@ -241,6 +242,9 @@ func (in interrupt) run(t *testing.T, pp *pulumiProject, p *project) {
 		}
 	}
 	r := d.wait(t, 5*time.Minute)
+	// A measurement for the log, not a check: the exit follows the state
+	// save and the lock release.
+	t.Logf("exit %d %.1fs after the first signal", r.code, time.Since(signalled).Seconds())
 	for _, l := range strings.Split(r.stdout+r.stderr, "\n") {
 		if strings.HasPrefix(l, "Deployment ") || strings.Contains(l, "operations pending") {
 			t.Log(l)
