@@ -6,6 +6,7 @@ import (
 	"errors"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
@@ -48,8 +49,8 @@ func exitCode(err *exec.ExitError) int {
 // killTree sends SIGKILL to the process group led by p and to the process
 // group of every descendant of p: children that made groups of their own
 // (Pulumi starts each provider plugin in its own group) would otherwise
-// outlive p as orphans. Descendants are listed with ps(1) before any signal
-// is sent.
+// outlive p as orphans. Descendants are listed (ps(1) or /proc) before any
+// signal is sent.
 func killTree(p *os.Process) error {
 	kids := descendants(p.Pid)
 	err := syscall.Kill(-p.Pid, syscall.SIGKILL)
@@ -60,24 +61,12 @@ func killTree(p *os.Process) error {
 	return err
 }
 
-// descendants returns the pids of every process below pid, from
-// `ps -A -o pid=,ppid=`; none when ps fails.
+// descendants returns the pids of every process below pid, from the
+// process table (processParents); none when it cannot be read.
 func descendants(pid int) []int {
-	out, err := exec.Command("ps", "-A", "-o", "pid=,ppid=").Output()
-	if err != nil {
-		return nil
-	}
 	children := map[int][]int{}
-	for _, line := range strings.Split(string(out), "\n") {
-		f := strings.Fields(line)
-		if len(f) != 2 {
-			continue
-		}
-		c, err1 := strconv.Atoi(f[0])
-		pp, err2 := strconv.Atoi(f[1])
-		if err1 == nil && err2 == nil {
-			children[pp] = append(children[pp], c)
-		}
+	for c, pp := range processParents() {
+		children[pp] = append(children[pp], c)
 	}
 	var all []int
 	queue := []int{pid}
@@ -90,6 +79,57 @@ func descendants(pid int) []int {
 		}
 	}
 	return all
+}
+
+// processParents maps every process to its parent, from
+// `ps -A -o pid=,ppid=`, else (no ps(1), as in minimal container images)
+// from Linux's /proc; nil when neither answers.
+func processParents() map[int]int {
+	out, err := exec.Command("ps", "-A", "-o", "pid=,ppid=").Output()
+	if err != nil {
+		return procParents()
+	}
+	parents := map[int]int{}
+	for _, line := range strings.Split(string(out), "\n") {
+		f := strings.Fields(line)
+		if len(f) != 2 {
+			continue
+		}
+		c, err1 := strconv.Atoi(f[0])
+		pp, err2 := strconv.Atoi(f[1])
+		if err1 == nil && err2 == nil {
+			parents[c] = pp
+		}
+	}
+	return parents
+}
+
+// procParents reads the parent of every process from /proc/PID/stat (the
+// field after the state, which follows the parenthesised command name); nil
+// without /proc.
+func procParents() map[int]int {
+	stats, _ := filepath.Glob("/proc/[0-9]*/stat")
+	if len(stats) == 0 {
+		return nil
+	}
+	parents := map[int]int{}
+	for _, f := range stats {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			continue // gone since the listing
+		}
+		s := string(data)
+		i := strings.LastIndexByte(s, ')')
+		fields := strings.Fields(s[i+1:])
+		pid, err1 := strconv.Atoi(filepath.Base(filepath.Dir(f)))
+		if i < 0 || len(fields) < 2 || err1 != nil {
+			continue
+		}
+		if pp, err := strconv.Atoi(fields[1]); err == nil {
+			parents[pid] = pp
+		}
+	}
+	return parents
 }
 
 // Running reports whether a process with pid exists on this host; known is

@@ -129,8 +129,8 @@ func (c *Cmd) ExitCode() int {
 }
 
 // Kill sends SIGKILL at once to the group and to the group of every
-// descendant (with ps(1)): Pulumi starts its provider plugins in groups of
-// their own. It does nothing before Start or once Wait returned; it may be
+// descendant (listed with ps(1), or from /proc where there is no ps):
+// Pulumi starts its provider plugins in groups of their own. It does nothing before Start or once Wait returned; it may be
 // called while another goroutine waits.
 func (c *Cmd) Kill() error {
 	c.mu.Lock()
