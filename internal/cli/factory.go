@@ -54,8 +54,8 @@ type Factory struct {
 	masker   *secrets.Masker
 	rawOut   io.Writer // stdout before masking: state show --show-secrets
 	audit    *slog.Logger
+	mu       sync.Mutex // guards closers, running, perStack and managers
 	closers  []io.Closer
-	mu       sync.Mutex
 	running  []engine.Engine
 	perStack []engine.Engine // the engines of each stack of a --all run
 	managers []*lockmgr.Manager
@@ -172,7 +172,7 @@ func (f *Factory) Audit() (*slog.Logger, error) {
 		return nil, err
 	}
 	f.audit = l
-	f.closers = append(f.closers, c)
+	f.addCloser(c)
 	return l, nil
 }
 
@@ -203,7 +203,7 @@ func (f *Factory) locks(ctx context.Context, cfg *config.Config, writes bool) (*
 	if err != nil {
 		return nil, err
 	}
-	f.closers = append(f.closers, closerFunc(b.Close))
+	f.addCloser(closerFunc(b.Close))
 	if w := backends.LockWarning(cfg.Backend.Lock); w != "" {
 		fmt.Fprintln(f.IO.ErrOut, w)
 	}
@@ -293,7 +293,7 @@ func (f *Factory) openStore(ctx context.Context, cfg *config.Config, writes bool
 	if err != nil {
 		return nil, err
 	}
-	f.closers = append(f.closers, closerFunc(b.Close))
+	f.addCloser(closerFunc(b.Close))
 	f.warnFileStateInCI(cfg)
 	opts = append([]statestore.Option{statestore.WithMaxDocumentBytes(cfg.Backend.MaxStateSize)}, opts...)
 	return statestore.New(b, opts...), nil
@@ -460,10 +460,21 @@ func (f *Factory) Close() {
 		}
 		f.metrics = nil
 	}
-	for i := len(f.closers) - 1; i >= 0; i-- {
-		_ = f.closers[i].Close()
-	}
+	f.mu.Lock()
+	closers := f.closers
 	f.closers = nil
+	f.mu.Unlock()
+	for i := len(closers) - 1; i >= 0; i-- {
+		_ = closers[i].Close()
+	}
+}
+
+// addCloser keeps c to close in Close; stacks of a --all run open their
+// backends concurrently.
+func (f *Factory) addCloser(c io.Closer) {
+	f.mu.Lock()
+	f.closers = append(f.closers, c)
+	f.mu.Unlock()
 }
 
 type closerFunc func() error
