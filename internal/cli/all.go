@@ -260,7 +260,7 @@ func (v *allView) table(results []deploy.StackResult) {
 	}
 	tw.Flush()
 	var parts []string
-	for _, s := range []deploy.StackStatus{deploy.StackApplied, deploy.StackChanges, deploy.StackNoChanges, deploy.StackFailed, deploy.StackCancelled, deploy.StackSkipped} {
+	for _, s := range []deploy.StackStatus{deploy.StackApplied, deploy.StackDestroyed, deploy.StackChanges, deploy.StackNoChanges, deploy.StackFailed, deploy.StackCancelled, deploy.StackSkipped} {
 		if n := counts[s]; n > 0 {
 			parts = append(parts, fmt.Sprintf("%d %s", n, s))
 		}
@@ -288,7 +288,7 @@ func noteCell(r deploy.StackResult) string {
 	case r.Reason != "":
 		return r.Reason
 	case len(r.Stale) > 0:
-		return fmt.Sprintf("reads %s (changes pending there: deploy --all plans this again after them)", strings.Join(r.Stale, ", "))
+		return fmt.Sprintf("reads %s (changes pending upstream: deploy --all plans this again after them)", strings.Join(r.Stale, ", "))
 	}
 	return ""
 }

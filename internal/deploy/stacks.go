@@ -32,7 +32,8 @@ type StackStatus string
 const (
 	StackNoChanges StackStatus = "no-changes" // planned or deployed: nothing to change
 	StackChanges   StackStatus = "changes"    // plan --all: the plan has changes
-	StackApplied   StackStatus = "applied"    // deploy/destroy --all: changes applied and saved
+	StackApplied   StackStatus = "applied"    // deploy --all: changes applied and saved
+	StackDestroyed StackStatus = "destroyed"  // destroy --all: components deleted and saved
 	StackFailed    StackStatus = "failed"
 	StackCancelled StackStatus = "cancelled" // stopped by Ctrl-C while it ran
 	StackSkipped   StackStatus = "skipped"   // never started: Reason says why
@@ -40,7 +41,7 @@ const (
 
 // ok reports whether stacks waiting for this one may go.
 func (s StackStatus) ok() bool {
-	return s == StackNoChanges || s == StackChanges || s == StackApplied
+	return s == StackNoChanges || s == StackChanges || s == StackApplied || s == StackDestroyed
 }
 
 // StacksRequest is one plan, deploy or destroy of many stacks in one
@@ -85,8 +86,8 @@ type StackResult struct {
 	// Started and Finished frame the stack's work; zero when skipped.
 	Started, Finished time.Time
 	// Stale lists, for plan --all, the producers whose own plan has
-	// changes: this plan read their current outputs, which their deploy
-	// may change (the consumer is planned again after them by deploy --all).
+	// changes, or that read such a stack: this plan read their current
+	// outputs, which deploy --all may change before it plans this stack.
 	// A producer that has no state yet cannot be read at all: its
 	// consumers are skipped, with that reason.
 	Stale []string
@@ -267,7 +268,7 @@ func (r *stackRun) run(ctx context.Context, i int) {
 			res.Status = StackNoChanges
 		}
 		for _, name := range r.req.Set.Producers(st.Name) {
-			if j, ok := r.index[name]; ok && r.results[j].Status == StackChanges {
+			if j, ok := r.index[name]; ok && (r.results[j].Status == StackChanges || len(r.results[j].Stale) > 0) {
 				res.Stale = append(res.Stale, name)
 			}
 		}
@@ -296,6 +297,8 @@ func (r *stackRun) run(ctx context.Context, i int) {
 		res.Status = StackCancelled
 	case err != nil:
 		res.Status = StackFailed
+	case out != nil && out.Deployment.DeploymentID != "" && r.req.Op == OpDestroy:
+		res.Status = StackDestroyed
 	case out != nil && out.Deployment.DeploymentID != "":
 		res.Status = StackApplied
 	default:

@@ -278,7 +278,7 @@ func TestRunStacksDestroysConsumersFirst(t *testing.T) {
 	if err == nil {
 		t.Fatal("want right's failure")
 	}
-	if got := statuses(res); got != "alone=applied, root=skipped (consumer right failed), left=applied, right=failed, leaf=applied" {
+	if got := statuses(res); got != "alone=destroyed, root=skipped (consumer right failed), left=destroyed, right=failed, leaf=destroyed" {
 		t.Fatalf("results = %s\n%+v", got, res)
 	}
 	if d.j.at("end:leaf") > d.j.at("start:left") || d.j.at("end:leaf") > d.j.at("start:right") {
@@ -349,8 +349,9 @@ func TestRunStacksPlanMarksConsumersOfChangedProducers(t *testing.T) {
 	if got := statuses(res); got != "alone=no-changes, root=changes, left=no-changes, right=no-changes, leaf=no-changes" {
 		t.Fatalf("plan --all after root's change = %s", got)
 	}
-	if left := res[2]; !slices.Equal(left.Stale, []string{"root"}) || res[4].Stale != nil {
-		t.Errorf("left.Stale = %v, leaf.Stale = %v: want root for left, nothing for leaf", left.Stale, res[4].Stale)
+	if left, leaf := res[2], res[4]; !slices.Equal(left.Stale, []string{"root"}) || !slices.Equal(leaf.Stale, []string{"left", "right"}) || res[0].Stale != nil {
+		t.Errorf("Stale: left %v, leaf %v, alone %v: want root for left, left and right (through root) for leaf, nothing for alone",
+			left.Stale, leaf.Stale, res[0].Stale)
 	}
 	if len(shown) != 5 {
 		t.Errorf("plan showed %v", shown)

@@ -290,12 +290,12 @@ func diamondScenario(t *testing.T, backend string, env ...string) {
 	}
 	r.noLocks()
 
-	// destroy --all goes consumers first; left's failure skips root.
+	// destroy --all goes consumers first.
 	r.resetEvents()
 	r.fail["left"] = false
 	r.writeStack("left")
 	got = r.all(0, "destroy", "-e", "dev", "--all", "--yes")
-	if s := statusesOf(got); s != "alone=applied, root=applied, left=applied, right=applied, leaf=applied" {
+	if s := statusesOf(got); s != "alone=destroyed, root=destroyed, left=destroyed, right=destroyed, leaf=destroyed" {
 		t.Fatalf("destroy --all: %s", s)
 	}
 	sp := map[string]interval{}
@@ -484,35 +484,28 @@ func TestManyStacksExample(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	res := p.mustRun(0, "stacks")
-	if !strings.Contains(res.stdout, "5  many-app         app         many-cache, many-database  -") {
-		t.Errorf("stacks:\n%s", res)
+	expect := func(want string, args ...string) {
+		t.Helper()
+		if res := p.mustRun(0, args...); !strings.Contains(res.stdout, want) {
+			t.Errorf("deployer %s: want %q in\n%s", strings.Join(args, " "), want, res)
+		}
 	}
-	res = p.mustRun(0, "plan", "-e", "dev", "--all")
-	if !strings.Contains(res.stdout, "5 stacks in dev: 2 changes, 3 skipped.") {
-		t.Errorf("first plan --all:\n%s", res)
+	appVersion := func(want string) {
+		t.Helper()
+		if got := string(p.read("out/dev/many-app.web.api.json")); !strings.Contains(got, `"version":"`+want+`"`) {
+			t.Errorf("app's output = %s, want version %s", got, want)
+		}
 	}
-	res = p.mustRun(0, "deploy", "-e", "dev", "--all", "--yes")
-	if !strings.Contains(res.stdout, "5 stacks in dev: 5 applied.") {
-		t.Errorf("first deploy --all:\n%s", res)
-	}
-	if got := string(p.read("out/dev/many-app.web.api.json")); !strings.Contains(got, `"version":"1 [1 [1] 1 [1]]"`) {
-		t.Errorf("app's output after the first deploy: %s", got)
-	}
+	expect("5  many-app         app         many-cache, many-database  -", "stacks")
+	expect("5 stacks in dev: 2 changes, 3 skipped.", "plan", "-e", "dev", "--all")
+	expect("5 stacks in dev: 5 applied.", "deploy", "-e", "dev", "--all", "--yes")
+	appVersion("1 [1 [1] 1 [1]]")
 	net := strings.Replace(string(p.read("network/deployer.yaml")), `config: {version: "1"}`, `config: {version: "2"}`, 1)
 	p.write("network/deployer.yaml", net)
-	res = p.mustRun(0, "deploy", "-e", "dev", "--all", "--yes")
-	if !strings.Contains(res.stdout, "5 stacks in dev: 4 applied, 1 no-changes.") {
-		t.Errorf("deploy --all after network's change:\n%s", res)
-	}
-	if got := string(p.read("out/dev/many-app.web.api.json")); !strings.Contains(got, `"version":"1 [1 [2] 1 [2]]"`) {
-		t.Errorf("network's new version did not reach app: %s", got)
-	}
-	p.mustRun(0, "plan", "-e", "dev", "--all", "--detailed-exitcode")
-	res = p.mustRun(0, "destroy", "-e", "dev", "--all", "--yes")
-	if !strings.Contains(res.stdout, "5 stacks in dev: 5 applied.") {
-		t.Errorf("destroy --all:\n%s", res)
-	}
+	expect("5 stacks in dev: 4 applied, 1 no-changes.", "deploy", "-e", "dev", "--all", "--yes")
+	appVersion("1 [1 [2] 1 [2]]") // network's new version reached app in one run
+	expect("5 stacks in dev: 5 no-changes.", "plan", "-e", "dev", "--all", "--detailed-exitcode")
+	expect("5 stacks in dev: 5 destroyed.", "destroy", "-e", "dev", "--all", "--yes")
 	if _, err := os.Stat(filepath.Join(p.dir, "out/dev/many-network.net.vpc.json")); !os.IsNotExist(err) {
 		t.Errorf("destroy left network's file: %v", err)
 	}
