@@ -27,7 +27,8 @@ demo-clean:
 	rm -rf examples/quickstart/.deployer examples/quickstart/out
 
 # Installs and starts the test servers (dynalite, MinIO, redis-server, an OpenTelemetry Collector,
-# PostgreSQL) on loopback, then runs gofmt, go vet and go test -race.
+# PostgreSQL, local-kms) on loopback, installs actionlint, goreleaser and act, then runs gofmt,
+# go vet and go test -race.
 test:
 	bash scripts/test.sh
 
