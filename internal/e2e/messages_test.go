@@ -86,7 +86,10 @@ func TestMissingDynamoDBTableLeadsWithCauseAndFix(t *testing.T) {
 	r := newRemote(t, "dynamodb", "file", "", false) // no table: backend init was not run
 	p := r.quickstart(t)
 	res := p.mustRun(1, "deploy", "-e", "dev", "--yes")
-	first, rest, _ := strings.Cut(res.stderr, "\n")
+	// Under CI=true a warning about file:// state comes first: the error's
+	// own first line is what leads with the cause.
+	_, errText, _ := strings.Cut("\n"+res.stderr, "\nError: ")
+	first, rest, _ := strings.Cut("Error: "+errText, "\n")
 	want := "Error: dynamodb table \"" + r.table + "\" in " + awstest.Region()
 	if !strings.HasPrefix(first, want) || !strings.Contains(first, "run `deployer backend init` to create it") {
 		t.Errorf("the first line should name the missing table and `deployer backend init`:\n%s", res)
