@@ -73,11 +73,6 @@ func (s *Service) Apply(ctx context.Context, req ApplyRequest) (*Outcome, error)
 	if err != nil {
 		return nil, err
 	}
-	if s.d.Preflight != nil {
-		if err := s.d.Preflight(scopeKinds(res, t)); err != nil {
-			return nil, err
-		}
-	}
 	if err := s.checkSecrets(ctx, t, s.learnSecrets(res)); err != nil {
 		return nil, err
 	}
@@ -272,16 +267,6 @@ func outputsOf(st *statestore.State) map[string]map[string]any {
 		out[addr] = maps.Clone(r.Outputs)
 	}
 	return out
-}
-
-func scopeKinds(res *config.Resolved, t Target) []string {
-	seen := map[string]bool{}
-	for addr, c := range res.Components {
-		if inScope(addr, t.Scope()) {
-			seen[c.Kind] = true
-		}
-	}
-	return slices.Sorted(maps.Keys(seen))
 }
 
 func inScope(addr, scope string) bool {

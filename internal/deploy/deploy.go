@@ -36,9 +36,6 @@ type Deps struct {
 	// ReplaceOn gives the config paths that force replacement per kind;
 	// nil takes them from the engines' kind catalogs.
 	ReplaceOn func(kind string) []string
-	// Preflight runs before any lock is taken with the kinds the run will
-	// apply (e.g. the Pulumi CLI check). An error stops the command.
-	Preflight func(kinds []string) error
 	Audit     *slog.Logger
 	Now       func() time.Time
 	Progress  io.Writer // stderr
