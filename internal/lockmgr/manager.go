@@ -353,6 +353,9 @@ func (a *acquisition) queue(ctx context.Context) (Record, error) {
 			}
 			continue // look again, now with a ticket
 		}
+		if a.last.LockKey == "" {
+			a.findHolder(ctx)
+		}
 		a.report(len(ahead)+1, left)
 		if len(ahead) == 0 {
 			err = a.watchHolder(ctx)
@@ -363,6 +366,26 @@ func (a *acquisition) queue(ctx context.Context) (Record, error) {
 			if err := a.retry(ctx, err); err != nil {
 				return Record{}, err
 			}
+		}
+	}
+}
+
+// findHolder reads the live record in the way of a waiter that queued
+// behind others without trying (best effort: the waiting line names it).
+func (a *acquisition) findHolder(ctx context.Context) {
+	prefix := a.r.Key
+	if a.pk.Level != LevelCustom {
+		prefix = StackKey(a.pk.Stack, a.pk.Env)
+	}
+	recs, err := a.m.b.List(ctx, prefix)
+	if err != nil {
+		return
+	}
+	now := a.m.opts.Now()
+	for _, r := range recs {
+		if !r.Expired(now) && Conflicts(a.r.Key, r.LockKey) {
+			a.last = r
+			return
 		}
 	}
 }

@@ -29,6 +29,10 @@ const gcGrace = 10 * time.Minute
 type Backend struct {
 	c  goredis.UniversalClient
 	ns string
+	// hint is set while Redis has not answered since Open found it
+	// unreachable: errors then say what to check.
+	hintMu sync.Mutex
+	hint   string
 }
 
 var _ lockmgr.Backend = (*Backend)(nil)
@@ -51,10 +55,36 @@ func Open(ctx context.Context, rawURL string) (*Backend, error) {
 	}
 	c := goredis.NewUniversalClient(uo)
 	if err := c.Ping(ctx).Err(); err != nil {
+		b := New(c, Options{Namespace: ns})
+		if b.Transient(err) || lockmgr.NetworkError(err) {
+			// Maybe a failover in progress: a command with lock timeout
+			// left waits it out (docs/locking.md#backend-failures-while-waiting);
+			// its errors keep the hint until Redis answers.
+			b.hint = fmt.Sprintf("connect to lock backend %s", backendurl.Redact(rawURL))
+			return b, nil
+		}
 		_ = c.Close()
 		return nil, fmt.Errorf("connect to lock backend %s: %w (check that Redis runs there and backend.lock is right)", backendurl.Redact(rawURL), err)
 	}
 	return New(c, Options{Namespace: ns}), nil
+}
+
+// explain adds the connection hint to err while Redis has not answered yet
+// since Open found it unreachable.
+func (b *Backend) explain(err error) error {
+	if err == nil {
+		b.hintMu.Lock()
+		b.hint = ""
+		b.hintMu.Unlock()
+		return nil
+	}
+	b.hintMu.Lock()
+	h := b.hint
+	b.hintMu.Unlock()
+	if h == "" || !(b.Transient(err) || lockmgr.NetworkError(err)) {
+		return err
+	}
+	return fmt.Errorf("%s: %w (check that Redis runs there and backend.lock is right)", h, err)
 }
 
 // New wraps a go-redis client. The Backend owns c: Close closes it.
@@ -91,6 +121,16 @@ func px(from, expiresAt int64) int64 {
 // written iff none exists or its expiresAt < rec.LockedAt, and fenced by INCR
 // of the key's counter. *HeldError with the live holder's record otherwise.
 func (b *Backend) TryAcquire(ctx context.Context, rec lockmgr.Record) (lockmgr.Record, error) {
+	got, err := b.tryAcquire(ctx, rec)
+	var held *lockmgr.HeldError
+	if errors.As(err, &held) {
+		_ = b.explain(nil) // Redis answered
+		return got, err
+	}
+	return got, b.explain(err)
+}
+
+func (b *Backend) tryAcquire(ctx context.Context, rec lockmgr.Record) (lockmgr.Record, error) {
 	if err := ctx.Err(); err != nil {
 		return lockmgr.Record{}, fmt.Errorf("acquire lock %s: %w", rec.LockKey, err)
 	}
@@ -174,6 +214,15 @@ func (b *Backend) Release(ctx context.Context, key, lockID string) error {
 
 // Get implements lockmgr.Backend; ErrNotFound when no record exists.
 func (b *Backend) Get(ctx context.Context, key string) (lockmgr.Record, error) {
+	rec, err := b.get(ctx, key)
+	if errors.Is(err, lockmgr.ErrNotFound) {
+		_ = b.explain(nil)
+		return rec, err
+	}
+	return rec, b.explain(err)
+}
+
+func (b *Backend) get(ctx context.Context, key string) (lockmgr.Record, error) {
 	if err := ctx.Err(); err != nil {
 		return lockmgr.Record{}, fmt.Errorf("read lock %s: %w", key, err)
 	}
@@ -195,6 +244,11 @@ func (b *Backend) Get(ctx context.Context, key string) (lockmgr.Record, error) {
 // (on every master of a Cluster), then pipelined GETs. Records deleted
 // between the scan and the read are left out. Sorted by key.
 func (b *Backend) List(ctx context.Context, prefix string) ([]lockmgr.Record, error) {
+	recs, err := b.list(ctx, prefix)
+	return recs, b.explain(err)
+}
+
+func (b *Backend) list(ctx context.Context, prefix string) ([]lockmgr.Record, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("list locks %q: %w", prefix, err)
 	}
@@ -294,7 +348,8 @@ var _ lockmgr.ServerClock = (*Backend)(nil)
 func (b *Backend) ServerTime(ctx context.Context) (time.Time, error) {
 	t, err := b.c.Time(ctx).Result()
 	if err != nil {
-		return time.Time{}, fmt.Errorf("read redis clock: %w", err)
+		return time.Time{}, b.explain(fmt.Errorf("read redis clock: %w", err))
 	}
+	_ = b.explain(nil)
 	return t, nil
 }
