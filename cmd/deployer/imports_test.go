@@ -48,7 +48,7 @@ func roleOf(pkg string) role {
 	case pkg == "internal/backends", pkg == "internal/engines":
 		return roleRegistry
 	case slices.Contains([]string{"internal/lockmgr/locktest", "internal/statestore/storetest",
-		"internal/awsbackend/awstest", "internal/pgschema/pgschematest", "internal/testenv", "internal/faulttest",
+		"internal/awsbackend/awstest", "internal/pgschema/pgschematest", "internal/testenv", "internal/faulttest", "internal/engine/enginetest",
 		"internal/e2e"}, pkg):
 		return roleSupport
 	case strings.HasPrefix(pkg, "internal/lockmgr/"), strings.HasPrefix(pkg, "internal/statestore/"):
