@@ -67,6 +67,11 @@ selfhosted_wait() {
 	done
 }
 
+# The README tour (internal/e2e/tour_test.go) reads a lock id with jq.
+selfhosted_tools() {
+	command -v jq >/dev/null 2>&1 || selfhosted_apt jq || selfhosted_fail "jq is not installed"
+}
+
 selfhosted_redis_start() {
 	if ! command -v redis-server >/dev/null 2>&1; then
 		selfhosted_apt redis-server || { selfhosted_fail "redis-server is not installed"; return 1; }
@@ -165,6 +170,7 @@ selfhosted_servers_start() {
 	SELFHOSTED_DIR=$(mktemp -d "${TMPDIR:-/tmp}/deployer-selfhosted.XXXXXX") ||
 		{ selfhosted_fail "cannot create a temporary directory"; return 0; }
 	chmod 755 "$SELFHOSTED_DIR"
+	selfhosted_tools || true
 	selfhosted_redis_start || true
 	selfhosted_postgres_start && selfhosted_postgres_restart_start || true
 	return 0
