@@ -22,15 +22,24 @@ import (
 const memLimitKB = 3 << 20 // 3 GiB of address space; the Go runtime reserves some
 
 // limited runs deployer under `ulimit -v` and returns its result and its
-// peak resident set size in kilobytes (getrusage of the child).
+// peak resident set size in kilobytes. The peak is deployer's own: a small
+// Python parent forks it and reads getrusage(RUSAGE_CHILDREN). Measured
+// from this process, the child would report at least this test process's
+// resident size, which it shares until it execs (Go starts children with
+// vfork).
 func (p *project) limited(args ...string) (result, int64) {
 	p.t.Helper()
-	sh := exec.Command("sh", append([]string{"-c", fmt.Sprintf(`ulimit -v %d && exec "$0" "$@"`, memLimitKB), bin}, args...)...)
+	py, err := exec.LookPath("python3")
+	if err != nil {
+		p.t.Fatalf("the memory-limited runs need python3 on PATH to measure a child's peak memory: %v", err)
+	}
+	peak := filepath.Join(p.t.TempDir(), "peak")
+	sh := exec.Command(py, append([]string{"-c", peakScript, peak, "sh", "-c", fmt.Sprintf(`ulimit -v %d && exec "$0" "$@"`, memLimitKB), bin}, args...)...)
 	cmd := p.command()
 	sh.Dir, sh.Env, sh.SysProcAttr = cmd.Dir, cmd.Env, cmd.SysProcAttr
 	var out, errb syncBuffer
 	sh.Stdout, sh.Stderr = &out, &errb
-	err := sh.Run()
+	err = sh.Run()
 	r := result{stdout: out.String(), stderr: errb.String()}
 	var ee *exec.ExitError
 	if errors.As(err, &ee) {
@@ -38,19 +47,29 @@ func (p *project) limited(args ...string) (result, int64) {
 	} else if err != nil {
 		p.t.Fatal(err)
 	}
-	return r, maxRSSKB(sh.ProcessState)
-}
-
-func maxRSSKB(ps *os.ProcessState) int64 {
-	ru, ok := ps.SysUsage().(*syscall.Rusage)
-	if !ok {
-		return 0
+	data, err := os.ReadFile(peak)
+	if err != nil {
+		p.t.Fatalf("no peak memory recorded: %v\n%s", err, r)
+	}
+	kb, err := strconv.ParseInt(strings.TrimSpace(string(data)), 10, 64)
+	if err != nil {
+		p.t.Fatal(err)
 	}
 	if runtime.GOOS == "darwin" {
-		return int64(ru.Maxrss) / 1024 // bytes there
+		kb /= 1024 // bytes there
 	}
-	return int64(ru.Maxrss)
+	return r, kb
 }
+
+// peakScript runs argv[2:] and writes the peak resident size of its
+// children (ru_maxrss) to argv[1]; it exits with the child's code (128+N
+// when killed by signal N, as a shell reports it).
+const peakScript = `import resource, subprocess, sys
+code = subprocess.call(sys.argv[2:])
+with open(sys.argv[1], "w") as f:
+    f.write(str(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss))
+sys.exit(code if code >= 0 else 128 - code)
+`
 
 // aliasBombYAML is the 9-level "billion laughs" file of the report, used
 // once in a component's config: 9^9 values once expanded.
