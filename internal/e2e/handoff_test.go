@@ -77,7 +77,8 @@ func BenchmarkLockHandoff4x1s(b *testing.B) {
 // A storm of `lock exec` processes on one key, on every lock backend: each
 // runs a read-modify-write of a counter file and logs its section; no two
 // sections overlap and no update is lost. DEPLOYER_STORM_CYCLES sets the
-// cycles per process (8 x 250 by hand; a few in `make test`).
+// cycles per process (8 x 250 by hand; a few in `make test`),
+// DEPLOYER_STORM_SECTION the seconds each section holds the lock (0.02).
 func TestLockExecStorm(t *testing.T) {
 	const workers = 8
 	cycles := locktest.StormCycles(3)
@@ -88,7 +89,11 @@ func TestLockExecStorm(t *testing.T) {
 			if err := os.WriteFile(filepath.Join(dir, "counter"), []byte("0\n"), 0o644); err != nil {
 				t.Fatal(err)
 			}
-			const section = `echo "start $(date +%s%N)" >> sections.log; n=$(cat counter); sleep 0.02; echo $((n+1)) > counter; echo "end $(date +%s%N)" >> sections.log`
+			hold := "0.02"
+			if v := os.Getenv("DEPLOYER_STORM_SECTION"); v != "" {
+				hold = v // seconds, to run the longer storms by hand
+			}
+			section := `echo "start $(date +%s%N)" >> sections.log; n=$(cat counter); sleep ` + hold + `; echo $((n+1)) > counter; echo "end $(date +%s%N)" >> sections.log`
 			var wg sync.WaitGroup
 			var mu sync.Mutex
 			var longest time.Duration
