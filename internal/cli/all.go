@@ -136,7 +136,7 @@ func (f *Factory) runAll(ctx context.Context, r AllRequest) error {
 	}
 	f.reportAll(r, results)
 	if err != nil {
-		f.annotated = true // each failed stack was annotated
+		f.Reporter().markAnnotated() // each failed stack was annotated
 		return err
 	}
 	if r.DetailedExitcode && anyChanges(results) {
@@ -227,13 +227,13 @@ func (v *allView) done(r deploy.StackResult) {
 		}
 		fmt.Fprintln(v.f.IO.Out, strings.TrimRight(line, " "))
 	}
-	v.f.summarize(stackSummary(v.f.command, v.req.Env, r))
+	v.f.Reporter().summarize(stackSummary(v.f.Reporter().Command(), v.req.Env, r))
 	if r.Status == deploy.StackFailed && v.f.GitHub().Actions {
 		msg := r.Reason
 		if r.Err != nil {
 			msg = Remedy(r.Err)
 		}
-		v.f.annotate(ghactions.Error, fmt.Sprintf("Stack %s failed", r.Stack), msg)
+		v.f.Reporter().annotate(ghactions.Error, fmt.Sprintf("Stack %s failed", r.Stack), msg)
 	}
 }
 
@@ -358,7 +358,7 @@ func (f *Factory) reportAll(r AllRequest, results []deploy.StackResult) {
 			failed = append(failed, res.Stack)
 		}
 	}
-	f.setOutputs(ghactions.Output{Name: "changes", Value: strconv.FormatBool(anyChanges(results))},
+	f.Reporter().setOutputs(ghactions.Output{Name: "changes", Value: strconv.FormatBool(anyChanges(results))},
 		ghactions.Output{Name: "failed-stacks", Value: strings.Join(failed, " ")})
 }
 

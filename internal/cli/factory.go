@@ -62,13 +62,9 @@ type Factory struct {
 	errMu    sync.Mutex   // one progress line at a time from concurrent stacks
 	stacking atomic.Int32 // > 0 while a --all run has stacks to finish and report
 
-	command         string // "deployer deploy", for titles
-	gha             *ghactions.Env
-	annotated       bool // an error was already annotated
-	warnedFileState bool
-	noticedWait     bool
-	metrics         *metrics.Recorder
-	groups          *ghactions.GroupWriter
+	gh      *GitHubReporter // guarded by mu
+	metrics *metrics.Recorder
+	groups  *ghactions.GroupWriter
 }
 
 // NewFactory returns a Factory on the process's streams and environment.
@@ -228,10 +224,9 @@ func (f *Factory) locks(ctx context.Context, cfg *config.Config, writes bool) (*
 func (f *Factory) onLockWait() func(lockmgr.WaitEvent) {
 	rep := newWaitReporter(f.IO.ErrOut, f.IO.ErrTTY())
 	return func(ev lockmgr.WaitEvent) {
-		if !ev.Done && ev.Retrying == nil && f.GitHub().Actions && !f.noticedWait {
-			f.noticedWait = true
+		if gh := f.Reporter(); !ev.Done && ev.Retrying == nil && gh.Env().Actions && gh.first(&gh.noticedWait) {
 			h := ev.Holder
-			f.annotate(ghactions.Notice, "Waiting for lock "+h.LockKey,
+			f.Reporter().annotate(ghactions.Notice, "Waiting for lock "+h.LockKey,
 				fmt.Sprintf("waiting for lock %s held by %s (%s, pid %d, since %s)", h.LockKey, h.LockedBy,
 					orDash(h.Metadata.Operation), h.Metadata.PID, time.Unix(h.LockedAt, 0).UTC().Format(time.RFC3339)))
 		}

@@ -23,54 +23,33 @@ import (
 // writes anything.
 
 // GitHub returns the runner's settings, read once from f.Getenv.
-func (f *Factory) GitHub() ghactions.Env {
-	if f.gha == nil {
-		e := ghactions.Detect(f.Getenv)
-		f.gha = &e
-	}
-	return *f.gha
-}
+func (f *Factory) GitHub() ghactions.Env { return f.Reporter().Env() }
 
-// annotate prints a workflow command on stderr under GitHub Actions.
-func (f *Factory) annotate(level, title, msg string) {
-	if f.GitHub().Actions {
-		fmt.Fprint(f.IO.ErrOut, ghactions.Annotation(level, title, msg))
+// Reporter returns the process's GitHubReporter, built on first use from
+// f.Getenv, stderr and the Masker.
+func (f *Factory) Reporter() *GitHubReporter {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.gh == nil {
+		f.gh = newGitHubReporter(ghactions.Detect(f.Getenv), f.IO.ErrOut, f.Masker().Mask)
 	}
-}
-
-// summarize appends Markdown to the job summary when GITHUB_STEP_SUMMARY is
-// set; a failure to write it is a warning, never the command's error.
-func (f *Factory) summarize(md string) {
-	if p := f.GitHub().StepSummary; p != "" {
-		if err := ghactions.AppendSummary(p, f.Masker().Mask(md)); err != nil { // secrets as ***
-			fmt.Fprintf(f.IO.ErrOut, "Warning: %v\n", err)
-		}
-	}
-}
-
-// setOutputs writes step outputs when GITHUB_OUTPUT is set.
-func (f *Factory) setOutputs(outs ...ghactions.Output) {
-	if p := f.GitHub().Output; p != "" {
-		if err := ghactions.WriteOutputs(p, outs...); err != nil {
-			fmt.Fprintf(f.IO.ErrOut, "Warning: %v\n", err)
-		}
-	}
+	return f.gh
 }
 
 // warnFileStateInCI prints, once, that a file:// state backend on a CI
 // runner vanishes with the runner.
 func (f *Factory) warnFileStateInCI(cfg *config.Config) {
-	if f.warnedFileState || !f.GitHub().CI || !backends.IsLocal(cfg.Backend.State) {
+	gh := f.Reporter()
+	if !gh.Env().CI || !backends.IsLocal(cfg.Backend.State) || !gh.first(&gh.warnedFileState) {
 		return
 	}
-	f.warnedFileState = true
 	msg := fmt.Sprintf("the state backend is %s on a CI runner: the state, its history and (with a file:// lock) the locks "+
 		"vanish with the runner, and the next run starts from nothing. Keep state in S3 and locks in DynamoDB: "+
 		"set backend.state: s3://BUCKET and backend.lock: dynamodb://TABLE in deployer.yaml (or DEPLOYER_BACKEND_STATE "+
 		"and DEPLOYER_BACKEND_LOCK), create them with deployer backend init; see docs/github-actions.md",
 		backendurl.Redact(cfg.Backend.State))
-	if f.GitHub().Actions {
-		f.annotate(ghactions.Warning, "State will be lost with the runner", msg)
+	if gh.Env().Actions {
+		gh.annotate(ghactions.Warning, "State will be lost with the runner", msg)
 		return
 	}
 	fmt.Fprintln(f.IO.ErrOut, "Warning: "+msg)
@@ -83,23 +62,23 @@ func ReportError(f *Factory, err error) {
 	if err == nil || errors.As(err, new(*ExitCodeError)) {
 		return
 	}
-	gh := f.GitHub()
+	gh := f.Reporter()
 	var held *lockmgr.HeldError
 	isHeld := errors.As(err, &held)
-	if isHeld && gh.StepSummary != "" {
-		f.summarize(heldSummary(f.command, held.Record))
+	if isHeld && gh.Env().StepSummary != "" {
+		gh.summarize(heldSummary(gh.Command(), held.Record))
 	}
-	if !gh.Actions || f.annotated {
+	if !gh.Env().Actions || gh.wasAnnotated() {
 		return
 	}
 	title := "deployer failed"
-	if f.command != "" {
-		title = f.command + " failed"
+	if c := gh.Command(); c != "" {
+		title = c + " failed"
 	}
 	if isHeld {
 		title = fmt.Sprintf("Lock %s held by %s", held.Record.LockKey, held.Record.LockedBy)
 	}
-	f.annotate(ghactions.Error, title, Remedy(err))
+	gh.annotate(ghactions.Error, title, Remedy(err))
 }
 
 // heldSummary is the summary section of a command stopped by a held lock.
@@ -131,7 +110,7 @@ func (f *Factory) reportDrift(t deploy.Target, drift []engine.Drift) {
 	fmt.Fprintf(&b, "### Drift: %s/%s\n\n| Component | Field | Recorded | Live |\n|---|---|---|---|\n", t.Stack, t.Env)
 	for _, d := range drift {
 		if d.Missing {
-			f.annotate(ghactions.Warning, "Drift in "+d.Address, "its live state is gone: deploy to create it again")
+			f.Reporter().annotate(ghactions.Warning, "Drift in "+d.Address, "its live state is gone: deploy to create it again")
 			fmt.Fprintf(&b, "| `%s` | – | – | (gone) |\n", d.Address)
 			continue
 		}
@@ -141,10 +120,10 @@ func (f *Factory) reportDrift(t deploy.Target, drift []engine.Drift) {
 			fmt.Fprintf(&b, "| `%s` | `%s` | `%s` | `%s` |\n", d.Address, mdCode(fd.Path),
 				mdCode(formatValue(fd.Old, fd.Sensitive)), mdCode(formatValue(fd.New, fd.Sensitive)))
 		}
-		f.annotate(ghactions.Warning, "Drift in "+d.Address, "changed outside deployer: "+strings.Join(fields, ", "))
+		f.Reporter().annotate(ghactions.Warning, "Drift in "+d.Address, "changed outside deployer: "+strings.Join(fields, ", "))
 	}
 	b.WriteString("\n")
-	f.summarize(b.String())
+	f.Reporter().summarize(b.String())
 }
 
 // planSummary is the job summary of `plan`: the plan as a table.
@@ -240,7 +219,7 @@ func (f *Factory) reportDeploy(t deploy.Target, out *deploy.Outcome, err error) 
 	if out == nil || out.Plan == nil {
 		return
 	}
-	f.summarize(deploySummary(f.command, t, out, err))
+	f.Reporter().summarize(deploySummary(f.Reporter().Command(), t, out, err))
 	outs := []ghactions.Output{{Name: "changes", Value: strconv.FormatBool(out.Plan.HasChanges())}}
 	if out.Head.Serial > 0 {
 		outs = append(outs, ghactions.Output{Name: "serial", Value: strconv.FormatInt(out.Head.Serial, 10)})
@@ -250,12 +229,12 @@ func (f *Factory) reportDeploy(t deploy.Target, out *deploy.Outcome, err error) 
 	if id := out.Deployment.DeploymentID; id != "" {
 		outs = append(outs, ghactions.Output{Name: "deployment-id", Value: id})
 	}
-	f.setOutputs(outs...)
+	f.Reporter().setOutputs(outs...)
 	if failed := out.Summary.Failed; len(failed) > 0 && f.GitHub().Actions {
 		for _, r := range failed {
-			f.annotate(ghactions.Error, "Component "+r.Address+" failed", oneLine(r.Err))
+			f.Reporter().annotate(ghactions.Error, "Component "+r.Address+" failed", oneLine(r.Err))
 		}
-		f.annotated = true
+		f.Reporter().markAnnotated()
 	}
 }
 

@@ -151,8 +151,8 @@ func newPlanOptions(f *Factory) *PlanOptions {
 		Comment:     f.commentPlan,
 		Mask:        f.Masker().Mask,
 		Report: func(t deploy.Target, p *plan.Plan) {
-			f.summarize(planSummary(f.command, t, p))
-			f.setOutputs(ghactions.Output{Name: "changes", Value: strconv.FormatBool(p.HasChanges())},
+			f.Reporter().summarize(planSummary(f.Reporter().Command(), t, p))
+			f.Reporter().setOutputs(ghactions.Output{Name: "changes", Value: strconv.FormatBool(p.HasChanges())},
 				ghactions.Output{Name: "serial", Value: strconv.FormatInt(p.Serial, 10)})
 		},
 	}

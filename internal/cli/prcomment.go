@@ -49,7 +49,7 @@ func (f *Factory) commentPlan(ctx context.Context, t deploy.Target, p *plan.Plan
 	}
 	msg := f.Masker().Mask(fmt.Sprintf("the plan comment was not posted on pull request #%d: %v; the plan itself succeeded", pr.Number, err))
 	if f.GitHub().Actions {
-		f.annotate(ghactions.Error, "Plan comment not posted", msg)
+		f.Reporter().annotate(ghactions.Error, "Plan comment not posted", msg)
 		return
 	}
 	fmt.Fprintln(f.IO.ErrOut, "Error: "+msg)

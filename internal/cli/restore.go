@@ -130,8 +130,8 @@ func runRestore(ctx context.Context, opts *RestoreOptions) error {
 // reportRestore writes the job summary and the serial and deployment-id
 // step outputs of a restore under GitHub Actions.
 func (f *Factory) reportRestore(t deploy.Target, res *deploy.RestoreResult) {
-	f.summarize(fmt.Sprintf("### %s: %s/%s\n\nRestored the snapshot of serial %d as serial %d (%d resources), deployment `%s`. The infrastructure was not changed.\n\n",
-		f.command, t.Stack, t.Env, res.RestoredFrom, res.Head.Serial, len(res.State.Resources), res.DeploymentID))
-	f.setOutputs(ghactions.Output{Name: "serial", Value: strconv.FormatInt(res.Head.Serial, 10)},
+	f.Reporter().summarize(fmt.Sprintf("### %s: %s/%s\n\nRestored the snapshot of serial %d as serial %d (%d resources), deployment `%s`. The infrastructure was not changed.\n\n",
+		f.Reporter().Command(), t.Stack, t.Env, res.RestoredFrom, res.Head.Serial, len(res.State.Resources), res.DeploymentID))
+	f.Reporter().setOutputs(ghactions.Output{Name: "serial", Value: strconv.FormatInt(res.Head.Serial, 10)},
 		ghactions.Output{Name: "deployment-id", Value: res.DeploymentID})
 }

@@ -36,7 +36,7 @@ func NewRootCmd(f *Factory) *cobra.Command {
 			if f.NoColor {
 				f.IO.DisableColor()
 			}
-			f.command = cmd.CommandPath()
+			f.Reporter().setCommand(cmd.CommandPath())
 			return nil
 		},
 	}
