@@ -2,9 +2,13 @@ package pulumi
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
+	"io/fs"
 	"net/url"
 	"os"
+	"path/filepath"
 	"strings"
 )
 
@@ -35,4 +39,64 @@ func configString(v any) string {
 		return fmt.Sprint(v)
 	}
 	return string(b)
+}
+
+// maxAttrsSize bounds the sidecar files repairLocalBackend reads (bytes);
+// the ones Pulumi's file backend writes hold a content type and a few
+// metadata keys.
+const maxAttrsSize = 64 << 10
+
+// repairLocalBackend removes the torn attribute sidecars (`*.attrs`) of a
+// file:// Pulumi backend after its process was killed. The blob library
+// under Pulumi's file backend renames the checkpoint into place atomically
+// but truncates and rewrites the sidecar in place, so a SIGKILL at that
+// moment leaves an empty one and every later Pulumi command fails with
+// "failed to load checkpoint: EOF". A missing sidecar reads as no
+// attributes, so removing a torn one loses nothing
+// (docs/pulumi.md#cancellation). It returns the paths removed; other
+// backends are left alone.
+func repairLocalBackend(backend string) ([]string, error) {
+	if !strings.HasPrefix(backend, "file://") {
+		return nil, nil
+	}
+	u, err := url.Parse(backend)
+	if err != nil {
+		return nil, fmt.Errorf("parse Pulumi backend %s: %w", backend, err)
+	}
+	var removed []string
+	err = filepath.WalkDir(u.Path, func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || !strings.HasSuffix(path, ".attrs") || !d.Type().IsRegular() {
+			return err
+		}
+		if torn, err := tornAttrs(path); err != nil || !torn {
+			return err
+		}
+		if err := os.Remove(path); err != nil {
+			return err
+		}
+		removed = append(removed, path)
+		return nil
+	})
+	if errors.Is(err, fs.ErrNotExist) {
+		err = nil
+	}
+	return removed, err
+}
+
+// tornAttrs reports whether the sidecar at path is not one JSON object.
+func tornAttrs(path string) (bool, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return false, err
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, maxAttrsSize+1))
+	if err != nil {
+		return false, err
+	}
+	if len(b) > maxAttrsSize {
+		return false, nil
+	}
+	var v map[string]any
+	return json.Unmarshal(b, &v) != nil, nil
 }

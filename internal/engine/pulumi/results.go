@@ -93,6 +93,11 @@ func (e *Engine) collect(ctx context.Context, st auto.Stack, steps []plan.Step, 
 	} else if opErr != nil {
 		opErr = shorten(opErr)
 	}
+	if e.wasKilled() {
+		if _, err := repairLocalBackend(BackendFor(e.opts.BackendURL, in.Stack, in.Env)); err != nil {
+			opErr = errors.Join(opErr, fmt.Errorf("repair the Pulumi backend after the kill: %w", err))
+		}
+	}
 	if stopped {
 		if err := st.Cancel(bg); err != nil {
 			opErr = errors.Join(opErr, fmt.Errorf("release the Pulumi stack's lock (pulumi cancel): %w", shorten(err)))
