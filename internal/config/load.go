@@ -25,7 +25,6 @@ const (
 	DefaultHeartbeatInterval = 30 * time.Second
 	DefaultStaleAfter        = 2 * time.Minute
 	DefaultMaxClockSkew      = 30 * time.Second
-	DefaultCommandTimeout    = 10 * time.Minute
 	DefaultSecretsProvider   = "passphrase"
 )
 
@@ -141,13 +140,6 @@ func applyDefaults(c *Config) {
 	if c.Shared == nil {
 		c.Shared = map[string]*Shared{}
 	}
-	for _, s := range c.Services {
-		for _, comp := range s.Components {
-			if comp.Command != nil && comp.Command.Timeout == 0 {
-				comp.Command.Timeout = DefaultCommandTimeout
-			}
-		}
-	}
 }
 
 // loader walks the YAML node tree, building the Config and collecting problems.
@@ -175,7 +167,7 @@ type compPos struct {
 	line      int
 	deps      []depPos
 	kindLine  int
-	sections  map[string]int // line of each kind-specific section ("command")
+	sections  map[string]int // line of each of the kind's own sections ("command")
 	envsLines map[string]int
 }
 

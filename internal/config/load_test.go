@@ -62,8 +62,8 @@ func TestLoadGoodFileAppliesDefaults(t *testing.T) {
 		t.Errorf("secrets_provider = %q, want the default passphrase", c.Pulumi.SecretsProvider)
 	}
 	site := c.Services["docs"].Components["site"]
-	if site.Command.Timeout != 10*time.Minute || site.Command.Create != "./render.sh" {
-		t.Errorf("command = %+v, want create ./render.sh and the 10m default timeout", site.Command)
+	if n := site.Sections["command"]; n == nil || n.Line != 25 || site.Settings["command"]["create"] != "./render.sh" {
+		t.Errorf("command section %v settings %v, want line 25 and create ./render.sh as written", n, site.Settings)
 	}
 	api := c.Services["user-service"].Components["api"]
 	wantCfg := map[string]any{
@@ -188,8 +188,6 @@ func TestLoadReportsProblems(t *testing.T) {
 			"deployer.yaml has 2 problems:",
 			`  deployer.yaml:2: backend.lock_ttl: invalid duration "1 hour" (use a number with a unit, e.g. 30s, 5m, 1h)`,
 			`  deployer.yaml:3: backend.stale_after: duration "-1m" must be positive (e.g. 30s, 5m, 1h)`}},
-		{"bad command timeout", badFile("  a:\n    components:\n      j: {kind: Command, command: {create: x, timeout: 10}}\n"), []string{
-			`deployer.yaml:8: services.a.components.j.command.timeout: invalid duration "10" (use a number with a unit, e.g. 30s, 5m, 1h)`}},
 		{"heartbeat not shorter than ttl", "backend:\n  lock_ttl: 30s\n", []string{
 			`deployer.yaml: backend.heartbeat_interval: 30s must be shorter than lock_ttl 30s (heartbeats extend the lease; use e.g. 30s with 1h)`}},
 		{"stale before a heartbeat is due", "backend:\n  stale_after: 10s\n", []string{

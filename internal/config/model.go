@@ -1,6 +1,10 @@
 package config
 
-import "time"
+import (
+	"time"
+
+	"gopkg.in/yaml.v3"
+)
 
 // Config is deployer.yaml (docs/configuration.md) after defaults, before an environment is chosen.
 // It is filled by Parse from the YAML node tree, one section at a time
@@ -80,62 +84,13 @@ type Component struct {
 	Environments map[string]map[string]any
 	// Secrets lists config paths ("db.password") whose values are masked.
 	Secrets []string
-	Command *CommandSpec // kind Command only
-}
-
-// CommandSpec are the shell commands of a Command component (docs/command-kind.md), run with
-// sh -c in Config.Dir.
-type CommandSpec struct {
-	Create string
-	Update string
-	Delete string
-	// Read prints the component's live state as one JSON object on stdout
-	// (optional; plan --refresh compares it with what the last apply
-	// recorded: docs/command-kind.md#drift-read).
-	Read    string
-	Timeout time.Duration // default 10m
-}
-
-// Fields returns the commands as the map a plan diffs and a state records
-// under the component ("command.update" in a diff, docs/plan.md#diff-rules):
-// create, update, delete and read as written (empty ones left out) and timeout as
-// a Go duration ("2m0s"; left out when it is the default). Nil for a nil spec.
-func (c *CommandSpec) Fields() map[string]any {
-	if c == nil {
-		return nil
-	}
-	out := map[string]any{}
-	for k, v := range map[string]string{"create": c.Create, "update": c.Update, "delete": c.Delete, "read": c.Read} {
-		if v != "" {
-			out[k] = v
-		}
-	}
-	if c.Timeout > 0 && c.Timeout != DefaultCommandTimeout {
-		out["timeout"] = c.Timeout.String()
-	}
-	return out
-}
-
-// section returns the kind-specific section name of c as a map ("command":
-// Fields), nil when c has none.
-func (c *Component) section(name string) map[string]any {
-	if name == "command" {
-		return c.Command.Fields()
-	}
-	return nil
-}
-
-// CommandSpecFrom is the inverse of Fields, for commands recorded in a
-// state: unknown keys and values that are not strings are ignored; nil when
-// m is nil.
-func CommandSpecFrom(m map[string]any) *CommandSpec {
-	if m == nil {
-		return nil
-	}
-	str := func(k string) string { s, _ := m[k].(string); return s }
-	spec := &CommandSpec{Create: str("create"), Update: str("update"), Delete: str("delete"), Read: str("read")}
-	if d, err := time.ParseDuration(str("timeout")); err == nil {
-		spec.Timeout = d
-	}
-	return spec
+	// Sections are the kind's own sections as written in deployer.yaml
+	// ("command"), by key, with their lines: config does not read them; the
+	// engine that declares the kind decodes and checks them (Kind.Decode).
+	Sections map[string]*yaml.Node
+	// Settings are Sections as the kind's engine decoded them, by section
+	// key: what a plan diffs under "SECTION.KEY" (docs/plan.md#diff-rules),
+	// a saved plan binds and the engine applies. Nil when the component
+	// has no sections.
+	Settings map[string]map[string]any
 }

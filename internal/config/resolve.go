@@ -31,8 +31,9 @@ type ResolvedComponent struct {
 	Config map[string]any
 	// Secrets are dotted config paths whose values are masked in output.
 	Secrets []string
-	// Command is a copy of the Command kind's commands, timeout defaulted; nil otherwise.
-	Command *CommandSpec
+	// Settings are a copy of the kind's own sections as its engine decoded
+	// them (Component.Settings); nil when it has none.
+	Settings map[string]map[string]any
 }
 
 // Addresses returns the component addresses sorted.
@@ -79,12 +80,11 @@ func (c *Config) Resolve(env string) (*Resolved, error) {
 					rc.DependsOn = append(rc.DependsOn, full)
 				}
 			}
-			if comp.Command != nil {
-				cmd := *comp.Command
-				if cmd.Timeout == 0 {
-					cmd.Timeout = DefaultCommandTimeout
+			for name, m := range comp.Settings {
+				if rc.Settings == nil {
+					rc.Settings = map[string]map[string]any{}
 				}
-				rc.Command = &cmd
+				rc.Settings[name] = DeepCopy(m)
 			}
 			r.Components[addr] = rc
 		}

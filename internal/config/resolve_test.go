@@ -84,8 +84,8 @@ func TestResolveMergesOverridesAndNormalizesDependencies(t *testing.T) {
 		t.Errorf("api depends_on (-want +got):\n%s", diff)
 	}
 	site := r.Components["docs/site"]
-	if site.Kind != "Command" || site.Command == nil || site.Command.Timeout != 10*time.Minute || len(site.Config) != 0 || site.Config == nil {
-		t.Errorf("docs/site = %+v (command %+v)", site, site.Command)
+	if site.Kind != "Command" || site.Settings["command"]["create"] != "./render.sh" || len(site.Config) != 0 || site.Config == nil {
+		t.Errorf("docs/site = %+v (settings %+v)", site, site.Settings)
 	}
 	st, _ := c.Resolve("staging")
 	if got := st.Components["user-service/api"].Config["scaling"].(map[string]any)["minReplicas"]; got != 2 {

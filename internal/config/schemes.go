@@ -4,6 +4,9 @@ import (
 	"maps"
 	"slices"
 	"strings"
+	"time"
+
+	"gopkg.in/yaml.v3"
 )
 
 // BackendSchemes are the backend URL schemes deployer can open, state and
@@ -55,6 +58,75 @@ type Kind struct {
 	Sections []string
 	// Requires are the component paths the kind cannot do without.
 	Requires []Requirement
+	// Decode, when set, decodes and checks one of the kind's sections
+	// (s.Name is one of Sections), reporting what is wrong through s with
+	// lines and paths. It returns the section's settings as a plan diffs
+	// them ("command.update") and the engine applies them: strings,
+	// numbers, bools, lists and maps. Without Decode a section's settings
+	// are its values as written.
+	Decode func(s *Section) map[string]any
+}
+
+// Section is one of a kind's own sections of a component, as written in
+// deployer.yaml, handed to the kind's Decode. Its helpers report problems
+// as config reports its own: "FILE:LINE: PATH: what is wrong (the fix)".
+type Section struct {
+	Name string     // the component key: "command"
+	Path string     // its dotted path: "services.web.components.site.command"
+	Node *yaml.Node // the section's value, aliases resolved
+	l    *loader
+}
+
+// Fields calls fn with each key of the section and its value (aliases
+// resolved), in the order written. A section that is not a mapping, a
+// duplicate key and a key not in allowed are reported; null is empty.
+func (s *Section) Fields(allowed []string, fn func(key string, v *yaml.Node)) {
+	s.l.fields(s.Node, s.Path, allowed, func(key string, _, v *yaml.Node) { fn(key, v) })
+}
+
+// String reads v, the value of key, as a string ("" for null); anything
+// but a scalar is reported.
+func (s *Section) String(v *yaml.Node, key string) string {
+	str, _ := s.l.str(v, join(s.Path, key))
+	return str
+}
+
+// Duration reads v, the value of key, as a positive Go duration ("30s",
+// "5m"); 0 for null or when reported.
+func (s *Section) Duration(v *yaml.Node, key string) time.Duration {
+	return s.l.duration(v, join(s.Path, key))
+}
+
+// Errorf reports a problem with v, the value of key ("" for the section
+// itself); the message says what is wrong, then the fix in parentheses.
+func (s *Section) Errorf(v *yaml.Node, key, format string, args ...any) {
+	s.l.add(v.Line, join(s.Path, key), format, args...)
+}
+
+// decodeSections fills comp.Settings from comp.Sections: with k's Decode
+// for the sections k takes (k nil: no kinds are known, every section is
+// kept as written). Sections k does not take are left out (checkKind
+// reports them).
+func (l *loader) decodeSections(comp *Component, pos *compPos, k *Kind) {
+	for _, name := range slices.Sorted(maps.Keys(comp.Sections)) {
+		n, path := comp.Sections[name], pos.path+"."+name
+		var m map[string]any
+		switch {
+		case k == nil || (k.Decode == nil && slices.Contains(k.Sections, name)):
+			m = l.configMap(n, path)
+		case slices.Contains(k.Sections, name):
+			m = k.Decode(&Section{Name: name, Path: path, Node: n, l: l})
+		default:
+			continue
+		}
+		if m == nil {
+			m = map[string]any{}
+		}
+		if comp.Settings == nil {
+			comp.Settings = map[string]map[string]any{}
+		}
+		comp.Settings[name] = m
+	}
 }
 
 // Requirement is one dotted component path a kind needs ("command.create")
@@ -90,14 +162,16 @@ func (l *loader) checkKind(comp *Component, pos *compPos) {
 		l.add(pos.line, pos.path+".kind", "kind is required (one of %s)", strings.Join(names, ", "))
 		return
 	case l.kinds == nil:
+		l.decodeSections(comp, pos, nil)
 		return
 	case !known:
 		l.add(pos.kindLine, pos.path+".kind", "unknown kind %q%s", comp.Kind, didYouMean(comp.Kind, names, "known kinds: "+strings.Join(names, ", ")))
 		return
 	}
+	l.decodeSections(comp, pos, &k)
 	for _, r := range k.Requires {
 		section, key, _ := strings.Cut(r.Path, ".")
-		if v, _ := comp.section(section)[key].(string); v != "" {
+		if v, _ := comp.Settings[section][key].(string); v != "" {
 			continue
 		}
 		line := pos.line

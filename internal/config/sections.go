@@ -125,10 +125,9 @@ func (l *loader) environments(n *yaml.Node, c *Config) {
 	})
 }
 
-var (
-	componentKeys = []string{"kind", "depends_on", "config", "environments", "secrets", "command"}
-	commandKeys   = []string{"create", "update", "delete", "read", "timeout"}
-)
+// componentKeys are the keys every component may have; the kinds'
+// sections (Kind.Sections) come on top.
+var componentKeys = []string{"kind", "depends_on", "config", "environments", "secrets"}
 
 func (l *loader) services(n *yaml.Node, c *Config) {
 	l.entries(n, "services", "service names", func(svcName string, k, v *yaml.Node) {
@@ -150,11 +149,30 @@ func (l *loader) services(n *yaml.Node, c *Config) {
 	})
 }
 
+// componentFields iterates the keys of a component: componentKeys and the
+// sections of the kinds (WithKinds); any other key is refused. Without
+// kinds every other key is taken as a section.
+func (l *loader) componentFields(n *yaml.Node, path string, fn func(key string, k, v *yaml.Node)) {
+	if l.kinds == nil {
+		l.entries(n, path, strings.Join(componentKeys, ", "), fn)
+		return
+	}
+	keys := slices.Clone(componentKeys)
+	for _, name := range l.kindNames() {
+		for _, s := range l.kinds[name].Sections {
+			if !slices.Contains(keys, s) {
+				keys = append(keys, s)
+			}
+		}
+	}
+	l.fields(n, path, keys, fn)
+}
+
 func (l *loader) component(n *yaml.Node, path string, line int, addr string, c *Config) *Component {
 	comp := &Component{}
 	pos := &compPos{path: path, line: line, envsLines: map[string]int{}, sections: map[string]int{}}
 	l.pos[addr] = pos
-	l.fields(n, path, componentKeys, func(key string, _, v *yaml.Node) {
+	l.componentFields(n, path, func(key string, _, v *yaml.Node) {
 		kp := path + "." + key
 		switch key {
 		case "kind":
@@ -176,27 +194,12 @@ func (l *loader) component(n *yaml.Node, path string, line int, addr string, c *
 				pos.envsLines[env] = k.Line
 				comp.Environments[env] = l.configMap(v, kp+"."+env)
 			})
-		case "command":
+		default: // a kind's own section, decoded by its engine (checkKind)
 			pos.sections[key] = v.Line
-			spec := &CommandSpec{}
-			l.fields(v, kp, commandKeys, func(ck string, _, v *yaml.Node) {
-				if ck == "timeout" {
-					spec.Timeout = l.duration(v, kp+".timeout")
-					return
-				}
-				s, _ := l.str(v, kp+"."+ck)
-				switch ck {
-				case "create":
-					spec.Create = s
-				case "update":
-					spec.Update = s
-				case "delete":
-					spec.Delete = s
-				case "read":
-					spec.Read = s
-				}
-			})
-			comp.Command = spec
+			if comp.Sections == nil {
+				comp.Sections = map[string]*yaml.Node{}
+			}
+			comp.Sections[key] = v
 		}
 	})
 	return comp

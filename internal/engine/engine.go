@@ -104,6 +104,9 @@ type Kind struct {
 	// Requires are the component paths the kind cannot do without
 	// ("command.create"), each with what it is for.
 	Requires []config.Requirement
+	// Decode decodes and checks one of the kind's sections as written
+	// (config.Kind.Decode); nil keeps sections as written.
+	Decode func(s *config.Section) map[string]any
 }
 
 // Drift is one component whose actual_state in deployer's state differs

@@ -65,7 +65,7 @@ func Kinds() []config.Kind {
 	var kinds []config.Kind
 	for _, e := range registry {
 		for _, k := range e.New(Options{}).Kinds() {
-			kinds = append(kinds, config.Kind{Name: k.Name, Engine: e.Title, Sections: k.Sections, Requires: k.Requires})
+			kinds = append(kinds, config.Kind{Name: k.Name, Engine: e.Title, Sections: k.Sections, Requires: k.Requires, Decode: k.Decode})
 		}
 	}
 	slices.SortFunc(kinds, func(a, b config.Kind) int { return strings.Compare(a.Name, b.Name) })

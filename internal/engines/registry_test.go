@@ -2,6 +2,7 @@ package engines
 
 import (
 	"errors"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -38,5 +39,32 @@ func TestConfigRefusesAKindNoEngineApplies(t *testing.T) {
 	var ve *config.ValidationError
 	if !errors.As(err, &ve) || !strings.Contains(err.Error(), `unknown kind "Lambda" (known kinds: Command, ElastiCacheRedis, MicroService, PulumiResource, RDS, StackReference)`) {
 		t.Errorf("err = %v, want the unknown kind with the registry's kinds", err)
+	}
+}
+
+// A kind's own section is decoded and checked by its engine, with lines
+// and paths as config reports its own problems.
+func TestEnginesDecodeTheirSections(t *testing.T) {
+	bad := "stack: s\nenvironments: {dev: {}}\nservices:\n  a:\n    components:\n      j: {kind: Command, command: {create: x, timeout: 10, updat: y}}\n"
+	_, err := config.Parse([]byte(bad), "deployer.yaml", config.WithKinds(Kinds()))
+	want := "deployer.yaml has 2 problems:\n" +
+		`  deployer.yaml:6: services.a.components.j.command.timeout: invalid duration "10" (use a number with a unit, e.g. 30s, 5m, 1h)` + "\n" +
+		`  deployer.yaml:6: services.a.components.j.command.updat: unknown key (did you mean "update"?)`
+	if err == nil || err.Error() != want {
+		t.Errorf("err = %v\nwant %s", err, want)
+	}
+	good := "stack: s\nenvironments: {dev: {}}\nservices:\n  a:\n    components:\n" +
+		"      j: {kind: Command, command: {create: ./up.sh, delete: '', timeout: 120s}}\n" +
+		"      k: {kind: Command, command: {create: ./up.sh, timeout: 10m}}\n"
+	c, err := config.Parse([]byte(good), "deployer.yaml", config.WithKinds(Kinds()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	comps := c.Services["a"].Components
+	if got := comps["j"].Settings; !reflect.DeepEqual(got, map[string]map[string]any{"command": {"create": "./up.sh", "timeout": "2m0s"}}) {
+		t.Errorf("j settings = %v, want the commands with the timeout as a Go duration", got)
+	}
+	if got := comps["k"].Settings; !reflect.DeepEqual(got, map[string]map[string]any{"command": {"create": "./up.sh"}}) {
+		t.Errorf("k settings = %v, want the default timeout left out", got)
 	}
 }

@@ -61,7 +61,7 @@ func Bind(res *config.Resolved, scope string, read map[string]map[string]any, ve
 		if !InScope(addr, scope) {
 			continue
 		}
-		bc := BoundComponent{Kind: c.Kind, DependsOn: slices.Clone(c.DependsOn), Command: c.Command.Fields()}
+		bc := BoundComponent{Kind: c.Kind, DependsOn: slices.Clone(c.DependsOn), Command: c.Settings[PathCommand]}
 		bc.Config, _ = digestSecrets(c.Config, "", c.Secrets, false, dig).(map[string]any)
 		if bc.Config == nil {
 			bc.Config = map[string]any{}

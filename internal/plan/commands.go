@@ -1,7 +1,6 @@
 package plan
 
 import (
-	"github.com/deployer-dev/deployer/internal/config"
 	"github.com/deployer-dev/deployer/internal/statestore"
 )
 
@@ -23,7 +22,7 @@ const (
 // returned; nil spec returns actual unchanged), so a later plan diffs them
 // and a delete after the component left deployer.yaml runs the command the
 // state holds.
-func RecordCommands(actual map[string]any, spec *config.CommandSpec) map[string]any {
+func RecordCommands(actual map[string]any, spec map[string]any) map[string]any {
 	if spec == nil {
 		return actual
 	}
@@ -33,7 +32,7 @@ func RecordCommands(actual map[string]any, spec *config.CommandSpec) map[string]
 			out[k] = v
 		}
 	}
-	out[CommandsKey] = spec.Fields()
+	out[CommandsKey] = spec
 	return out
 }
 
@@ -41,15 +40,15 @@ func RecordCommands(actual map[string]any, spec *config.CommandSpec) map[string]
 // actual_state; recorded is false when the state does not hold them (no
 // commands, or a state written before they were recorded: then only a
 // legacy delete command may be known, returned in spec).
-func RecordedCommands(r *statestore.Resource) (spec *config.CommandSpec, recorded bool) {
+func RecordedCommands(r *statestore.Resource) (spec map[string]any, recorded bool) {
 	if r == nil {
 		return nil, false
 	}
 	if m, ok := r.ActualState[CommandsKey].(map[string]any); ok {
-		return config.CommandSpecFrom(m), true
+		return m, true
 	}
 	if del, ok := r.ActualState[legacyDeleteKey].(string); ok {
-		return &config.CommandSpec{Delete: del}, false
+		return map[string]any{"delete": del}, false
 	}
 	return nil, false
 }
@@ -58,16 +57,12 @@ func RecordedCommands(r *statestore.Resource) (spec *config.CommandSpec, recorde
 // last applied with (old, when recorded) and the desired ones: paths
 // "command.create", "command.update", "command.delete", "command.timeout".
 // Nothing is compared when the state did not record them (docs/decisions.md).
-func commandDiffs(d *differ, desired *config.CommandSpec, prior *statestore.Resource) {
-	old, recorded := RecordedCommands(prior)
+func commandDiffs(d *differ, desired map[string]any, prior *statestore.Resource) {
+	om, recorded := RecordedCommands(prior)
 	if !recorded || desired == nil {
 		return
 	}
-	var om map[string]any
-	if old != nil {
-		om = old.Fields()
-	}
-	nm := desired.Fields()
+	nm := desired
 	if Equal(om, nm) {
 		return
 	}
@@ -96,11 +91,12 @@ func StateOnly(s Step) bool {
 // runs returns what a delete step will run: its command's delete text ("" when
 // it has none: the component is only removed from the state); nil for
 // components without commands.
-func runs(spec *config.CommandSpec) *string {
-	if spec == nil {
+func runs(settings map[string]map[string]any) *string {
+	spec, ok := settings[PathCommand]
+	if !ok {
 		return nil
 	}
-	s := spec.Delete
+	s, _ := spec["delete"].(string)
 	return &s
 }
 

@@ -15,7 +15,7 @@ func comp(addr, kind string, cfg map[string]any, deps ...string) *config.Resolve
 	svc, name, _ := strings.Cut(addr, "/")
 	c := &config.ResolvedComponent{Address: addr, Service: svc, Name: name, Kind: kind, Config: cfg, DependsOn: deps}
 	if kind == "Command" {
-		c.Command = &config.CommandSpec{Create: "./create.sh", Delete: "./delete.sh"}
+		c.Settings = map[string]map[string]any{"command": {"create": "./create.sh", "delete": "./delete.sh"}}
 	}
 	return c
 }

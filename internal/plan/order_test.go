@@ -53,7 +53,7 @@ func TestDeletesRunDependentsFirst(t *testing.T) {
 		t.Errorf("destroy order:\n got %s\nwant %s", got, want)
 	}
 	for _, s := range p.Steps {
-		if s.Command == nil || s.Config != nil {
+		if s.Settings == nil || s.Config != nil {
 			t.Errorf("%s: destroy of a configured component keeps its command and has no config: %+v", s.Address, s)
 		}
 	}

@@ -125,10 +125,10 @@ func Build(desired *config.Resolved, st *statestore.State, o Options) (*Plan, er
 		if o.Destroy {
 			if old != nil {
 				s := deleteStep(addr, old)
-				if c.Command != nil {
-					s.Command = c.Command
+				if c.Settings != nil {
+					s.Settings = c.Settings
 				}
-				s.Runs = runs(s.Command)
+				s.Runs = runs(s.Settings)
 				steps = append(steps, s)
 			}
 			continue
@@ -178,16 +178,19 @@ func Build(desired *config.Resolved, st *statestore.State, o Options) (*Plan, er
 // state recorded for it (Runs says what its delete runs).
 func deleteStep(addr string, old *statestore.Resource) Step {
 	svc, comp, _ := strings.Cut(addr, "/")
-	spec, _ := RecordedCommands(old)
+	var settings map[string]map[string]any
+	if spec, _ := RecordedCommands(old); spec != nil {
+		settings = map[string]map[string]any{PathCommand: spec}
+	}
 	return Step{Address: addr, Service: svc, Component: comp, Kind: old.Kind, Action: Delete, DependsOn: slices.Clone(old.Dependencies),
-		Prior: old, Command: spec, Runs: runs(spec)}
+		Prior: old, Settings: settings, Runs: runs(settings)}
 }
 
 // diffStep compares one desired component with its state entry (nil: create).
 func diffStep(c *config.ResolvedComponent, old *statestore.Resource, replaceOn func(string) []string) Step {
 	s := Step{
 		Address: c.Address, Service: c.Service, Component: c.Name, Kind: c.Kind,
-		DependsOn: slices.Clone(c.DependsOn), Config: c.Config, Command: c.Command, Prior: old,
+		DependsOn: slices.Clone(c.DependsOn), Config: c.Config, Settings: c.Settings, Prior: old,
 		InputDeps: InputDeps(c.DependsOn),
 	}
 	if s.Config == nil {
@@ -197,8 +200,8 @@ func diffStep(c *config.ResolvedComponent, old *statestore.Resource, replaceOn f
 	if old == nil {
 		s.Action = Create
 		d.walk("", nil, c.Config, false)
-		if c.Command != nil {
-			d.walk(PathCommand, nil, c.Command.Fields(), false)
+		if m, ok := c.Settings[PathCommand]; ok {
+			d.walk(PathCommand, nil, m, false)
 		}
 		s.Diffs = d.out
 		return s
@@ -206,7 +209,7 @@ func diffStep(c *config.ResolvedComponent, old *statestore.Resource, replaceOn f
 	if !Equal(old.DesiredConfig, c.Config) {
 		d.walk("", old.DesiredConfig, c.Config, false)
 	}
-	commandDiffs(d, c.Command, old)
+	commandDiffs(d, c.Settings[PathCommand], old)
 	var forced []string
 	if replaceOn != nil {
 		forced = replaceOn(c.Kind)

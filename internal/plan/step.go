@@ -1,7 +1,6 @@
 package plan
 
 import (
-	"github.com/deployer-dev/deployer/internal/config"
 	"github.com/deployer-dev/deployer/internal/statestore"
 )
 
@@ -52,9 +51,10 @@ type Step struct {
 	// Config is the desired config with the environment's overrides merged
 	// (unmasked: engines need real values). Nil on delete.
 	Config map[string]any `json:"-"`
-	// Command is the component's shell commands (for delete: the ones the
-	// state recorded, or with destroy the configured ones).
-	Command *config.CommandSpec `json:"-"`
+	// Settings are the kind's own sections as its engine decoded them
+	// (config.ResolvedComponent.Settings); for a delete, the ones the state
+	// recorded, or with destroy the configured ones.
+	Settings map[string]map[string]any `json:"-"`
 	// Runs is, on a delete step of a component with commands, the exact
 	// shell command the delete runs; "" when it has no delete command (it is
 	// only removed from the state). Nil otherwise (docs/plan.md).

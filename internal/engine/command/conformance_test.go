@@ -6,7 +6,6 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/deployer-dev/deployer/internal/config"
 	"github.com/deployer-dev/deployer/internal/engine"
 	"github.com/deployer-dev/deployer/internal/engine/enginetest"
 	"github.com/deployer-dev/deployer/internal/plan"
@@ -21,10 +20,10 @@ func TestConformance(t *testing.T) {
 		Inputs: func(t *testing.T) engine.Inputs { return inputs(t, nil) },
 		Step: func(_ *testing.T, addr string, v int) plan.Step {
 			write := fmt.Sprintf(`echo %d > %s && printf '{"version":"%d"}' > "$DEPLOYER_OUTPUTS"`, v, file(addr), v)
-			return step(addr, plan.Create, config.CommandSpec{Create: write, Delete: "rm -f " + file(addr)}, map[string]any{"version": v})
+			return step(addr, plan.Create, Spec{Create: write, Delete: "rm -f " + file(addr)}, map[string]any{"version": v})
 		},
 		Slow: func(_ *testing.T, addr string) (plan.Step, string) {
-			return step(addr, plan.Create, config.CommandSpec{Create: "echo running; while :; do sleep 0.05; done"}, nil), "running"
+			return step(addr, plan.Create, Spec{Create: "echo running; while :; do sleep 0.05; done"}, nil), "running"
 		},
 		Live: func(t *testing.T, in engine.Inputs, addr string) bool {
 			_, err := os.Stat(filepath.Join(in.Dir, file(addr)))

@@ -10,8 +10,8 @@ import (
 
 // Kinds is the Command engine's catalog: the one kind "Command".
 func (e *Engine) Kinds() []engine.Kind {
-	return []engine.Kind{{Name: Kind, Sections: []string{"command"},
-		Requires: []config.Requirement{{Path: "command.create", Why: "the shell command that creates it, run in the directory of deployer.yaml"}}}}
+	return []engine.Kind{{Name: Kind, Sections: []string{Section}, Decode: decode,
+		Requires: []config.Requirement{{Path: Section + ".create", Why: "the shell command that creates it, run in the directory of deployer.yaml"}}}}
 }
 
 // Preflight has nothing to check: commands run with the local shell.

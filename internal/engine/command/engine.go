@@ -10,7 +10,6 @@ import (
 	"slices"
 	"time"
 
-	"github.com/deployer-dev/deployer/internal/config"
 	"github.com/deployer-dev/deployer/internal/engine"
 	"github.com/deployer-dev/deployer/internal/plan"
 )
@@ -122,10 +121,7 @@ func (e *Engine) Destroy(ctx context.Context, steps []plan.Step, in engine.Input
 
 // applyStep runs one step and records its outputs in in.Outputs.
 func (e *Engine) applyStep(ctx context.Context, st plan.Step, in engine.Inputs) (engine.Result, error) {
-	spec := st.Command
-	if spec == nil {
-		spec = &config.CommandSpec{}
-	}
+	spec := stepSpec(st)
 	res := engine.Result{Address: st.Address, Action: st.Action, Started: e.now()}
 	prev := previousOutputs(st, in)
 
@@ -203,7 +199,7 @@ func (e *Engine) recordOnly(ctx context.Context, st plan.Step, in engine.Inputs,
 		res.ActualState = maps.Clone(st.Prior.ActualState)
 	}
 	readChanged := slices.ContainsFunc(st.Diffs, func(f plan.FieldDiff) bool { return f.Path == plan.PathCommand+".read" })
-	if readChanged && st.Command != nil && st.Command.Read != "" {
+	if readChanged && stepSpec(st).Read != "" {
 		fmt.Fprintf(progress(in), "[%s] only commands changed: recording them and the new read's live state\n", st.Address)
 		if err := e.recordLive(ctx, st, in, prev, res.ActualState); err != nil {
 			res.Finished, res.Status, res.Err = e.now(), engine.StatusFailed, err
@@ -239,8 +235,8 @@ func (e *Engine) runAction(ctx context.Context, st plan.Step, in engine.Inputs, 
 		Dependencies: dependencyOutputs(st, in),
 	}
 	timeout := e.timeout
-	if st.Command != nil && st.Command.Timeout > 0 {
-		timeout = st.Command.Timeout
+	if t := stepSpec(st).Timeout; t > 0 {
+		timeout = t
 	}
 	return e.run(ctx, runSpec{
 		address: st.Address, action: action, command: cmd, dir: in.Dir,

@@ -9,7 +9,6 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/deployer-dev/deployer/internal/config"
 	"github.com/deployer-dev/deployer/internal/engine"
 	"github.com/deployer-dev/deployer/internal/plan"
 	"github.com/deployer-dev/deployer/internal/statestore"
@@ -26,7 +25,7 @@ func TestApplyGivesStdinAndEnvironment(t *testing.T) {
 		"scaling":  map[string]any{"min-replicas": 2},
 		"ports":    []any{80, 443},
 	}
-	st := step("web/site", plan.Update, config.CommandSpec{
+	st := step("web/site", plan.Update, Spec{
 		Update: `cat > stdin.json; env | grep '^DEPLOYER_' | grep -v '^DEPLOYER_OUTPUTS=' | sort > env.txt; test -f "$DEPLOYER_OUTPUTS"`,
 	}, cfg, "db/main")
 
@@ -77,10 +76,10 @@ func TestApplyGivesStdinAndEnvironment(t *testing.T) {
 func TestOutputsFlowToDependent(t *testing.T) {
 	in := inputs(t, &syncBuffer{})
 	steps := []plan.Step{
-		step("config/render", plan.Create, config.CommandSpec{
+		step("config/render", plan.Create, Spec{
 			Create: `printf '{"path":"out/app.conf","lines":3}' > "$DEPLOYER_OUTPUTS"`,
 		}, nil),
-		step("app/build", plan.Create, config.CommandSpec{
+		step("app/build", plan.Create, Spec{
 			Create: `printf '{"seen":"%s","n":"%s"}' "$DEPLOYER_DEP_CONFIG_RENDER_PATH" "$DEPLOYER_DEP_CONFIG_RENDER_LINES" > "$DEPLOYER_OUTPUTS"`,
 		}, nil, "config/render"),
 	}
@@ -108,9 +107,9 @@ func TestOutputsFlowToDependent(t *testing.T) {
 func TestFailureStopsDependents(t *testing.T) {
 	in := inputs(t, &syncBuffer{})
 	steps := []plan.Step{
-		step("a/first", plan.Create, config.CommandSpec{Create: `echo '{"ok":true}' > "$DEPLOYER_OUTPUTS"`}, nil),
-		step("a/broken", plan.Create, config.CommandSpec{Create: `echo 'disk full' >&2; exit 3`}, nil, "a/first"),
-		step("b/after", plan.Create, config.CommandSpec{Create: `touch ran`}, nil, "a/broken"),
+		step("a/first", plan.Create, Spec{Create: `echo '{"ok":true}' > "$DEPLOYER_OUTPUTS"`}, nil),
+		step("a/broken", plan.Create, Spec{Create: `echo 'disk full' >&2; exit 3`}, nil, "a/first"),
+		step("b/after", plan.Create, Spec{Create: `touch ran`}, nil, "a/broken"),
 	}
 	results, err := testEngine().Apply(context.Background(), steps, in)
 	var se *StepError
@@ -146,7 +145,7 @@ func TestInvalidOutputsFailTheStep(t *testing.T) {
 		{"array", `echo '[1,2]'`, "JSON array, not an object"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			st := step("web/site", plan.Create, config.CommandSpec{Create: tc.write + ` > "$DEPLOYER_OUTPUTS"`}, nil)
+			st := step("web/site", plan.Create, Spec{Create: tc.write + ` > "$DEPLOYER_OUTPUTS"`}, nil)
 			results, err := testEngine().Apply(context.Background(), []plan.Step{st}, in)
 			if err == nil || !strings.Contains(err.Error(), "DEPLOYER_OUTPUTS") || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("Apply error = %v, want one naming $DEPLOYER_OUTPUTS and %q", err, tc.want)
@@ -159,7 +158,7 @@ func TestInvalidOutputsFailTheStep(t *testing.T) {
 }
 
 func TestActionsRunTheRightCommands(t *testing.T) {
-	spec := config.CommandSpec{
+	spec := Spec{
 		Create: `echo "create $DEPLOYER_ACTION" >> log; echo '{"v":"new"}' > "$DEPLOYER_OUTPUTS"`,
 		Delete: `echo "delete $DEPLOYER_ACTION $DEPLOYER_OUTPUT_V" >> log`,
 	}
@@ -167,7 +166,7 @@ func TestActionsRunTheRightCommands(t *testing.T) {
 	tests := []struct {
 		name    string
 		action  plan.Action
-		spec    config.CommandSpec
+		spec    Spec
 		destroy bool
 		log     string
 		status  engine.Status
@@ -177,7 +176,7 @@ func TestActionsRunTheRightCommands(t *testing.T) {
 		{"replace deletes then creates", plan.Replace, spec, false, "delete delete old\ncreate create\n", engine.StatusReady, map[string]any{"v": "new"}},
 		{"delete", plan.Delete, spec, false, "delete delete old\n", engine.StatusDeleted, nil},
 		{"destroy deletes", plan.Update, spec, true, "delete delete old\n", engine.StatusDeleted, nil},
-		{"delete without command", plan.Delete, config.CommandSpec{Create: spec.Create}, false, "", engine.StatusDeleted, nil},
+		{"delete without command", plan.Delete, Spec{Create: spec.Create}, false, "", engine.StatusDeleted, nil},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -212,7 +211,7 @@ func TestActionsRunTheRightCommands(t *testing.T) {
 
 func TestNoOpStepsAreSkipped(t *testing.T) {
 	in := inputs(t, &syncBuffer{})
-	st := step("web/site", plan.NoOp, config.CommandSpec{Create: "touch ran"}, nil)
+	st := step("web/site", plan.NoOp, Spec{Create: "touch ran"}, nil)
 	results, err := testEngine().Apply(context.Background(), []plan.Step{st}, in)
 	if err != nil || len(results) != 0 || exists(join(in.Dir, "ran")) {
 		t.Errorf("no-op step: results %v, err %v, ran %v; want nothing run", results, err, exists(join(in.Dir, "ran")))
@@ -221,7 +220,7 @@ func TestNoOpStepsAreSkipped(t *testing.T) {
 
 func TestMissingCreateCommandSaysWhatToSet(t *testing.T) {
 	in := inputs(t, &syncBuffer{})
-	st := step("web/site", plan.Create, config.CommandSpec{}, nil)
+	st := step("web/site", plan.Create, Spec{}, nil)
 	_, err := testEngine().Apply(context.Background(), []plan.Step{st}, in)
 	if err == nil || !strings.Contains(err.Error(), "services.web.components.site.command.create") {
 		t.Errorf("error = %v, want one naming services.web.components.site.command.create", err)

@@ -9,7 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/deployer-dev/deployer/internal/config"
 	"github.com/deployer-dev/deployer/internal/engine"
 	"github.com/deployer-dev/deployer/internal/plan"
 )
@@ -44,11 +43,11 @@ func watching(line string) *syncBuffer {
 }
 
 // step builds a Command step for address "svc/name".
-func step(addr string, action plan.Action, spec config.CommandSpec, cfg map[string]any, deps ...string) plan.Step {
+func step(addr string, action plan.Action, spec Spec, cfg map[string]any, deps ...string) plan.Step {
 	svc, comp, _ := strings.Cut(addr, "/")
 	return plan.Step{
 		Address: addr, Service: svc, Component: comp, Kind: Kind, Action: action,
-		Config: cfg, Command: &spec, DependsOn: deps,
+		Config: cfg, Settings: map[string]map[string]any{Section: spec.Fields()}, DependsOn: deps,
 	}
 }
 

@@ -41,7 +41,7 @@ func quickstartSteps(t *testing.T, dir, env string, action plan.Action) ([]plan.
 				}
 				deps = append(deps, d)
 			}
-			st := step(svc+"/"+name, action, *c.Command, conf, deps...)
+			st := step(svc+"/"+name, action, *SpecFrom(c.Settings[Section]), conf, deps...)
 			st.Kind = c.Kind
 			all[st.Address] = st
 		}

@@ -30,11 +30,12 @@ func (e *Engine) readLive(ctx context.Context, st plan.Step, in engine.Inputs, c
 		Dependencies: dependencyOutputs(st, in),
 	}
 	timeout := e.timeout
-	if st.Command.Timeout > 0 {
-		timeout = st.Command.Timeout
+	spec := stepSpec(st)
+	if spec.Timeout > 0 {
+		timeout = spec.Timeout
 	}
 	out, err := e.run(ctx, runSpec{
-		address: st.Address, action: "read", command: st.Command.Read, dir: in.Dir,
+		address: st.Address, action: "read", command: spec.Read, dir: in.Dir,
 		payload: p, timeout: timeout, progress: progress(in), captureStdout: true,
 	})
 	if err != nil {
@@ -51,12 +52,12 @@ func (e *Engine) readLive(ctx context.Context, st plan.Step, in engine.Inputs, c
 		if err == nil {
 			err = fmt.Errorf("more than one JSON value")
 		}
-		return nil, false, &StepError{Address: st.Address, Action: "read", Command: st.Command.Read, ExitCode: 0,
+		return nil, false, &StepError{Address: st.Address, Action: "read", Command: spec.Read, ExitCode: 0,
 			Reason: fmt.Sprintf("printed invalid JSON (%v): print one JSON object of the live state, such as {\"replicas\":3} (stdout held %d bytes)", err, len(b))}
 	}
 	m, ok := v.(map[string]any)
 	if !ok {
-		return nil, false, &StepError{Address: st.Address, Action: "read", Command: st.Command.Read, ExitCode: 0,
+		return nil, false, &StepError{Address: st.Address, Action: "read", Command: spec.Read, ExitCode: 0,
 			Reason: fmt.Sprintf("printed a JSON %s, not an object: print one JSON object of the live state, such as {\"replicas\":3}, or nothing when it is gone", jsonType(v))}
 	}
 	if in.Learn != nil {
@@ -74,7 +75,7 @@ func (e *Engine) recordLive(ctx context.Context, st plan.Step, in engine.Inputs,
 		return err
 	}
 	if gone {
-		return &StepError{Address: st.Address, Action: "read", Command: st.Command.Read, ExitCode: 0,
+		return &StepError{Address: st.Address, Action: "read", Command: stepSpec(st).Read, ExitCode: 0,
 			Reason: "printed nothing right after the " + string(st.Action) + ": print one JSON object of the live state"}
 	}
 	actual[LiveKey] = live
@@ -91,7 +92,7 @@ func (e *Engine) Refresh(ctx context.Context, steps []plan.Step, in engine.Input
 	var out []engine.Drift
 	seen := map[string]bool{}
 	for _, st := range steps {
-		if st.Prior == nil || st.Command == nil || st.Command.Read == "" || seen[st.Address] {
+		if st.Prior == nil || stepSpec(st).Read == "" || seen[st.Address] {
 			continue
 		}
 		seen[st.Address] = true

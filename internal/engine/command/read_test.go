@@ -6,7 +6,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/deployer-dev/deployer/internal/config"
 	"github.com/deployer-dev/deployer/internal/engine"
 	"github.com/deployer-dev/deployer/internal/plan"
 	"github.com/deployer-dev/deployer/internal/statestore"
@@ -27,7 +26,7 @@ func TestApplyRecordsWhatReadPrints(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			in := inputs(t, &syncBuffer{})
-			st := step("web/site", plan.Create, config.CommandSpec{Create: "true", Read: tc.read}, nil)
+			st := step("web/site", plan.Create, Spec{Create: "true", Read: tc.read}, nil)
 			res, err := testEngine().Apply(context.Background(), []plan.Step{st}, in)
 			if tc.wantErr == "" {
 				live, _ := res[0].ActualState[LiveKey].(map[string]any)
@@ -48,13 +47,13 @@ func TestApplyRecordsWhatReadPrints(t *testing.T) {
 func TestRefreshReadsOnlyComponentsWithReadAndState(t *testing.T) {
 	in := inputs(t, &syncBuffer{})
 	prior := &statestore.Resource{ActualState: map[string]any{LiveKey: map[string]any{"n": 1}}}
-	noRead := step("a/no-read", plan.NoOp, config.CommandSpec{Create: "true"}, nil)
+	noRead := step("a/no-read", plan.NoOp, Spec{Create: "true"}, nil)
 	noRead.Prior = prior
-	noState := step("a/no-state", plan.Create, config.CommandSpec{Create: "true", Read: "exit 9"}, nil)
+	noState := step("a/no-state", plan.Create, Spec{Create: "true", Read: "exit 9"}, nil)
 	if _, err := testEngine().Refresh(context.Background(), []plan.Step{noRead, noState}, in); !errors.Is(err, engine.ErrNotSupported) {
 		t.Fatalf("Refresh without read commands = %v, want ErrNotSupported", err)
 	}
-	same := step("a/same", plan.NoOp, config.CommandSpec{Create: "true", Read: `echo '{"n": 1.0}'`}, nil)
+	same := step("a/same", plan.NoOp, Spec{Create: "true", Read: `echo '{"n": 1.0}'`}, nil)
 	same.Prior = prior
 	drift, err := testEngine().Refresh(context.Background(), []plan.Step{noRead, same}, in)
 	if err != nil || len(drift) != 0 {

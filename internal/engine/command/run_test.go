@@ -9,14 +9,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/deployer-dev/deployer/internal/config"
 	"github.com/deployer-dev/deployer/internal/engine"
 	"github.com/deployer-dev/deployer/internal/plan"
 )
 
 func TestTimeoutFailsTheStep(t *testing.T) {
 	in := inputs(t, &syncBuffer{})
-	st := step("web/slow", plan.Create, config.CommandSpec{Create: "sleep 30", Timeout: 100 * time.Millisecond}, nil)
+	st := step("web/slow", plan.Create, Spec{Create: "sleep 30", Timeout: 100 * time.Millisecond}, nil)
 	results, err := testEngine().Apply(context.Background(), []plan.Step{st}, in)
 	if !errors.Is(err, context.DeadlineExceeded) || !strings.Contains(err.Error(), "timed out after 100ms") {
 		t.Fatalf("Apply error = %v, want a timeout naming 100ms", err)
@@ -40,7 +39,7 @@ func cancelAfter(t *testing.T, e *Engine, st plan.Step) (string, []engine.Status
 		case <-ctx.Done():
 		}
 	}()
-	results, err := e.Apply(ctx, []plan.Step{st, step("web/after", plan.Create, config.CommandSpec{Create: "touch after"}, nil)}, in)
+	results, err := e.Apply(ctx, []plan.Step{st, step("web/after", plan.Create, Spec{Create: "touch after"}, nil)}, in)
 	var statuses []engine.Status
 	for _, r := range results {
 		statuses = append(statuses, r.Status)
@@ -57,7 +56,7 @@ func TestCancelSendsSIGTERMToTheProcessGroup(t *testing.T) {
 trap 'echo parent > parent.term; exit 143' TERM
 sh -c 'trap "echo child > child.term; exit 0" TERM; echo ready; while :; do sleep 0.05; done' &
 wait`
-	st := step("web/site", plan.Create, config.CommandSpec{Create: script}, nil)
+	st := step("web/site", plan.Create, Spec{Create: script}, nil)
 	dir, statuses, err := cancelAfter(t, testEngine(), st)
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("Apply error = %v, want context.Canceled", err)
@@ -74,7 +73,7 @@ wait`
 
 func TestCancelKillsWhatIgnoresSIGTERM(t *testing.T) {
 	script := `trap '' TERM; echo ready; while :; do sleep 0.05; done`
-	st := step("web/stubborn", plan.Create, config.CommandSpec{Create: script}, nil)
+	st := step("web/stubborn", plan.Create, Spec{Create: script}, nil)
 	// Returns only if SIGKILL follows the ignored SIGTERM after the grace period.
 	_, statuses, err := cancelAfter(t, New(WithGrace(50*time.Millisecond)), st)
 	if !errors.Is(err, context.Canceled) || len(statuses) != 1 || statuses[0] != engine.StatusCancelled {
@@ -86,7 +85,7 @@ func TestCancelledContextStartsNothing(t *testing.T) {
 	in := inputs(t, &syncBuffer{})
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	st := step("web/site", plan.Create, config.CommandSpec{Create: "touch ran"}, nil)
+	st := step("web/site", plan.Create, Spec{Create: "touch ran"}, nil)
 	results, err := testEngine().Apply(ctx, []plan.Step{st}, in)
 	if !errors.Is(err, context.Canceled) || len(results) != 0 || exists(join(in.Dir, "ran")) {
 		t.Errorf("Apply = %v, %v; want context.Canceled and nothing run", results, err)
@@ -96,7 +95,7 @@ func TestCancelledContextStartsNothing(t *testing.T) {
 func TestOutputIsStreamedWithTheAddressPrefix(t *testing.T) {
 	progress := &syncBuffer{}
 	in := inputs(t, progress)
-	st := step("web/site", plan.Create, config.CommandSpec{
+	st := step("web/site", plan.Create, Spec{
 		Create: `echo building; printf 'two\nlines\n'; printf 'no newline at end' >&2`,
 	}, nil)
 	if _, err := testEngine().Apply(context.Background(), []plan.Step{st}, in); err != nil {
@@ -118,7 +117,7 @@ func TestOutputIsStreamedWithTheAddressPrefix(t *testing.T) {
 
 func TestStderrTailKeepsTheLastLines(t *testing.T) {
 	in := inputs(t, &syncBuffer{})
-	st := step("web/site", plan.Create, config.CommandSpec{
+	st := step("web/site", plan.Create, Spec{
 		Create: `i=1; while [ $i -le 15 ]; do echo "line $i" >&2; i=$((i+1)); done; exit 1`,
 	}, nil)
 	_, err := testEngine().Apply(context.Background(), []plan.Step{st}, in)
@@ -135,7 +134,7 @@ func TestBackgroundChildHoldingStdoutDoesNotHang(t *testing.T) {
 	in := inputs(t, &syncBuffer{})
 	// The child keeps stdout open until the test ends: without the wait delay
 	// Apply would never return.
-	st := step("web/daemon", plan.Create, config.CommandSpec{
+	st := step("web/daemon", plan.Create, Spec{
 		Create: `(while [ -d "$PWD" ] && [ ! -f "$PWD/release" ]; do sleep 0.05; done) & echo '{"started":true}' > "$DEPLOYER_OUTPUTS"`,
 	}, nil)
 	t.Cleanup(func() { _ = os.WriteFile(join(in.Dir, "release"), nil, 0o644) })
@@ -148,7 +147,7 @@ func TestBackgroundChildHoldingStdoutDoesNotHang(t *testing.T) {
 func TestCarriageReturnStartsAPrefixedLine(t *testing.T) {
 	progress := &syncBuffer{}
 	in := inputs(t, progress)
-	st := step("web/site", plan.Create, config.CommandSpec{
+	st := step("web/site", plan.Create, Spec{
 		Create: `printf 'ok\r::error::injected\r\nnext\n\rprogress 1\rprogress 2\r\n'`,
 	}, nil)
 	if _, err := testEngine().Apply(context.Background(), []plan.Step{st}, in); err != nil {
@@ -170,8 +169,8 @@ func TestLearnSeesOutputsBeforeTheDependentStarts(t *testing.T) {
 		fmt.Fprintf(in.Progress, "learned %s\n", addr)
 	}
 	steps := []plan.Step{
-		step("db/main", plan.Create, config.CommandSpec{Create: `printf '{"password":{"secret":true,"value":"pw-123456"}}' > "$DEPLOYER_OUTPUTS"`}, nil),
-		step("app/web", plan.Create, config.CommandSpec{Create: `echo "dep password $DEPLOYER_DEP_DB_MAIN_PASSWORD"`}, nil, "db/main"),
+		step("db/main", plan.Create, Spec{Create: `printf '{"password":{"secret":true,"value":"pw-123456"}}' > "$DEPLOYER_OUTPUTS"`}, nil),
+		step("app/web", plan.Create, Spec{Create: `echo "dep password $DEPLOYER_DEP_DB_MAIN_PASSWORD"`}, nil, "db/main"),
 	}
 	if _, err := testEngine().Apply(context.Background(), steps, in); err != nil {
 		t.Fatalf("Apply: %v", err)

@@ -153,7 +153,7 @@ func lifecycle(t *testing.T, f Fixture) {
 	}
 	p = prior(replace, r)
 
-	del := plan.Step{Address: addr, Service: "svc", Component: "comp", Kind: create.Kind, Action: plan.Delete, Prior: p, Command: replace.Command}
+	del := plan.Step{Address: addr, Service: "svc", Component: "comp", Kind: create.Kind, Action: plan.Delete, Prior: p, Settings: replace.Settings}
 	one(t, e, del, in, false, engine.StatusDeleted)
 	if f.Live(t, in, addr) {
 		t.Error("delete: the component still exists")

@@ -1,0 +1,98 @@
+package command
+
+import (
+	"time"
+
+	"github.com/deployer-dev/deployer/internal/config"
+	"github.com/deployer-dev/deployer/internal/plan"
+	"gopkg.in/yaml.v3"
+)
+
+// Section is the component key of deployer.yaml that holds a Command
+// component's commands, and the prefix of their paths in a plan's diffs
+// ("command.update", docs/plan.md#diff-rules).
+const Section = "command"
+
+// sectionKeys are the keys of the command section (docs/command-kind.md).
+var sectionKeys = []string{"create", "update", "delete", "read", "timeout"}
+
+// Spec are the shell commands of a Command component (docs/command-kind.md),
+// run with sh -c in the directory of deployer.yaml.
+type Spec struct {
+	Create string
+	Update string
+	Delete string
+	// Read prints the component's live state as one JSON object on stdout
+	// (optional; plan --refresh compares it with what the last apply
+	// recorded: docs/command-kind.md#drift-read).
+	Read string
+	// Timeout bounds each command; 0 is the engine's default (DefaultTimeout).
+	Timeout time.Duration
+}
+
+// Fields returns the commands as the settings a plan diffs under "command"
+// and the state records (actual_state.commands, docs/state-format.md):
+// create, update, delete and read as written (empty ones left out) and
+// timeout as a Go duration ("2m0s"; left out when it is the default). Nil
+// for a nil spec.
+func (c *Spec) Fields() map[string]any {
+	if c == nil {
+		return nil
+	}
+	out := map[string]any{}
+	for k, v := range map[string]string{"create": c.Create, "update": c.Update, "delete": c.Delete, "read": c.Read} {
+		if v != "" {
+			out[k] = v
+		}
+	}
+	if c.Timeout > 0 && c.Timeout != DefaultTimeout {
+		out["timeout"] = c.Timeout.String()
+	}
+	return out
+}
+
+// SpecFrom is the inverse of Fields, for settings from a plan step or a
+// state: unknown keys and values that are not strings are ignored; nil
+// when m is nil.
+func SpecFrom(m map[string]any) *Spec {
+	if m == nil {
+		return nil
+	}
+	str := func(k string) string { s, _ := m[k].(string); return s }
+	spec := &Spec{Create: str("create"), Update: str("update"), Delete: str("delete"), Read: str("read")}
+	if d, err := time.ParseDuration(str("timeout")); err == nil && d > 0 {
+		spec.Timeout = d
+	}
+	return spec
+}
+
+// stepSpec is the commands of step st (for a delete: the ones its state
+// recorded, or with destroy the configured ones); empty when it has none.
+func stepSpec(st plan.Step) *Spec {
+	if spec := SpecFrom(st.Settings[Section]); spec != nil {
+		return spec
+	}
+	return &Spec{}
+}
+
+// decode reads the command section of a component (config.Kind.Decode):
+// its keys are sectionKeys, the commands strings and timeout a positive
+// duration.
+func decode(s *config.Section) map[string]any {
+	spec := &Spec{}
+	s.Fields(sectionKeys, func(key string, v *yaml.Node) {
+		switch key {
+		case "timeout":
+			spec.Timeout = s.Duration(v, key)
+		case "create":
+			spec.Create = s.String(v, key)
+		case "update":
+			spec.Update = s.String(v, key)
+		case "delete":
+			spec.Delete = s.String(v, key)
+		case "read":
+			spec.Read = s.String(v, key)
+		}
+	})
+	return spec.Fields()
+}
