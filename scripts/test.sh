@@ -66,11 +66,13 @@ GOOS=windows GOARCH=amd64 CGO_ENABLED=0 go build -o /dev/null ./cmd/deployer
 echo "== go test -race ./..."
 go test -race -count=1 -timeout 20m -skip '^TestRealPulumi' ./...
 
-# The real-CLI Pulumi tests (internal/e2e/pulumi_test.go), verbose so the
-# log shows each one running and its duration.
+# The real-CLI Pulumi tests (internal/e2e/pulumi_test.go through the binary,
+# and the Pulumi engine's conformance run), verbose so the log shows each one
+# running and its duration; one package at a time (-p 1), as each drives
+# Pulumi processes of its own.
 echo "== real-CLI Pulumi tests"
 pulumi_log="$DEPLOYER_TEST_TMP/real-pulumi.log"
-if go test -race -count=1 -timeout 15m -run '^TestRealPulumi' -v ./internal/e2e/ >"$pulumi_log" 2>&1; then
+if go test -race -count=1 -p 1 -timeout 15m -run '^TestRealPulumi' -v ./internal/engine/pulumi/ ./internal/e2e/ >"$pulumi_log" 2>&1; then
 	grep -E '^(=== RUN|--- |ok|PASS)' "$pulumi_log"
 else
 	cat "$pulumi_log"

@@ -1,9 +1,17 @@
 // Package enginetest is the conformance suite every engine runs, as
 // locktest and storetest are for the backends (docs/design.md#engines): an
 // engine's test hands Run a Fixture, and the suite takes one component
-// through create, no-op, update, replace, delete, refresh and cancel,
-// checking what deploy relies on: one Result per step started, statuses,
-// outputs, errors, and a prompt return on cancel.
+// through preflight, create, no-op, update, replace, delete, destroy and
+// refresh, checking what deploy relies on: one Result per step started,
+// statuses, outputs, errors.
+//
+// Which further cases apply follows from what the fixture's kind declares
+// in the engine's catalog (engine.Kind): a kind that manages something
+// (no Read) must also show that create and delete really acted (Fixture.Live)
+// and that a cancelled apply returns promptly having succeeded at nothing
+// (Fixture.Slow); a data source (Kind.Read set: StackReference) holds
+// nothing and runs nothing, so instead the suite checks that an apply
+// records exactly what the plan read.
 package enginetest
 
 import (
@@ -12,6 +20,8 @@ import (
 	"errors"
 	"io"
 	"maps"
+	"reflect"
+	"strconv"
 	"sync"
 	"testing"
 
@@ -25,30 +35,58 @@ type Fixture struct {
 	// New returns a fresh engine for one test.
 	New func(t *testing.T) engine.Engine
 	// Inputs returns the inputs of a run (Dir, Stack, Env...); Outputs and
-	// Progress are set by the suite.
+	// Progress are set by the suite. Each call is a new run's world: a
+	// component created in one case is not seen by another.
 	Inputs func(t *testing.T) engine.Inputs
 	// Step returns a step of the engine's kind at address with version v
 	// of its desired state (v > 0): applying it yields outputs whose
-	// "version" is v (a string or number). Action and Prior are set by
-	// the suite.
+	// version (Version) is v. Going from 2 to 3 is a change that forces
+	// replacement (the suite's replace step). Action and Prior are set by
+	// the suite. For a data source, Step also moves what Read finds to
+	// version v.
 	Step func(t *testing.T, address string, v int) plan.Step
+	// Version returns the version held in a component's outputs; nil reads
+	// outputs["version"]. A number or a string.
+	Version func(outputs map[string]any) any
 	// Slow returns a step whose apply blocks until its context is
 	// cancelled (the cancel case), and a text its progress shows once it
-	// runs; nil skips that case.
+	// runs. Required unless the kind is a data source.
 	Slow func(t *testing.T, address string) (plan.Step, string)
 	// Live reports whether the component at address exists now (outside
-	// the engine), to check create and delete really acted.
+	// the engine), to check create and delete really acted. Required
+	// unless the kind is a data source.
 	Live func(t *testing.T, in engine.Inputs, address string) bool
 }
 
-// Run runs every case against f.
+// Run runs every case that applies to the fixture's kind against f.
 func Run(t *testing.T, f Fixture) {
+	kind := kindOf(t, f)
 	t.Run("Catalog", func(t *testing.T) { catalog(t, f) })
-	t.Run("Lifecycle", func(t *testing.T) { lifecycle(t, f) })
-	t.Run("Refresh", func(t *testing.T) { refresh(t, f) })
-	if f.Slow != nil {
-		t.Run("Cancel", func(t *testing.T) { cancel(t, f) })
+	t.Run("Lifecycle", func(t *testing.T) { lifecycle(t, f, kind) })
+	t.Run("Refresh", func(t *testing.T) { refresh(t, f, kind) })
+	if kind.Read != nil {
+		t.Run("ApplyRecordsWhatThePlanRead", func(t *testing.T) { recordsRead(t, f, kind) })
+		return
 	}
+	t.Run("Cancel", func(t *testing.T) { cancel(t, f) })
+}
+
+// kindOf returns the catalog entry of the fixture's kind, and checks the
+// fixture gives what that kind's cases need.
+func kindOf(t *testing.T, f Fixture) engine.Kind {
+	t.Helper()
+	name := f.Step(t, "svc/comp", 1).Kind
+	for _, k := range f.New(t).Kinds() {
+		if k.Name != name {
+			continue
+		}
+		if k.Read == nil && (f.Live == nil || f.Slow == nil) {
+			t.Fatalf("kind %s manages what it applies (no Read): the fixture must give Live and Slow", name)
+		}
+		return k
+	}
+	t.Fatalf("the fixture's kind %q is not in the engine's catalog", name)
+	return engine.Kind{}
 }
 
 func catalog(t *testing.T, f Fixture) {
@@ -75,9 +113,27 @@ func inputs(t *testing.T, f Fixture) engine.Inputs {
 	return in
 }
 
-// one applies a single step and checks it gave one Result of status want.
-func one(t *testing.T, e engine.Engine, st plan.Step, in engine.Inputs, destroy bool, want engine.Status) engine.Result {
+// planned does for a non-delete step of a data source what planning does:
+// it reads the component's outputs (Kind.Read) and hands them to the apply
+// in in.Outputs. It returns what was read (nil for other kinds).
+func planned(t *testing.T, kind engine.Kind, st plan.Step, in engine.Inputs) map[string]any {
 	t.Helper()
+	if kind.Read == nil || st.Action == plan.Delete {
+		return nil
+	}
+	outs, err := kind.Read(context.Background(), st, in)
+	if err != nil {
+		t.Fatalf("read %s: %v", st.Address, err)
+	}
+	in.Outputs[st.Address] = maps.Clone(outs)
+	return outs
+}
+
+// one applies a single step (after planning it) and checks it gave one
+// Result of status want; a data source's Result holds what was read.
+func one(t *testing.T, e engine.Engine, kind engine.Kind, st plan.Step, in engine.Inputs, destroy bool, want engine.Status) engine.Result {
+	t.Helper()
+	read := planned(t, kind, st, in)
 	call := e.Apply
 	if destroy {
 		call = e.Destroy
@@ -93,6 +149,9 @@ func one(t *testing.T, e engine.Engine, st plan.Step, in engine.Inputs, destroy 
 	if r.Err != nil || r.Started.IsZero() || r.Finished.Before(r.Started) {
 		t.Errorf("%s %s: result err %v, started %v, finished %v", st.Action, st.Address, r.Err, r.Started, r.Finished)
 	}
+	if read != nil && !reflect.DeepEqual(r.Outputs, read) {
+		t.Errorf("%s %s: outputs %v, want what the plan read %v", st.Action, st.Address, r.Outputs, read)
+	}
 	return r
 }
 
@@ -102,80 +161,102 @@ func prior(st plan.Step, r engine.Result) *statestore.Resource {
 		ActualState: r.ActualState, Outputs: r.Outputs, Pulumi: r.Pulumi}
 }
 
-func version(outputs map[string]any) any {
-	switch v := outputs["version"].(type) {
-	case float64:
-		return int(v)
-	case string:
-		return v
-	default:
-		return v
+func (f Fixture) version(outputs map[string]any) any {
+	var v any
+	if f.Version != nil {
+		v = f.Version(outputs)
+	} else {
+		v = outputs["version"]
+	}
+	if n, ok := v.(float64); ok {
+		return int(n)
+	}
+	return v
+}
+
+// isVersion reports whether v (from Fixture.version) is version n.
+func isVersion(v any, n int) bool { return v == n || v == strconv.Itoa(n) }
+
+// live checks, for a kind that manages something, that the component at
+// address exists (want) or not after what.
+func live(t *testing.T, f Fixture, kind engine.Kind, in engine.Inputs, address, what string, want bool) {
+	t.Helper()
+	if kind.Read != nil {
+		return // a data source holds nothing outside deployer's state
+	}
+	switch got := f.Live(t, in, address); {
+	case want && !got:
+		t.Fatalf("%s: the component does not exist afterwards", what)
+	case !want && got:
+		t.Errorf("%s: the component still exists", what)
 	}
 }
 
-func lifecycle(t *testing.T, f Fixture) {
+func lifecycle(t *testing.T, f Fixture, kind engine.Kind) {
 	e, in := f.New(t), inputs(t, f)
 	const addr = "svc/comp"
 
 	create := f.Step(t, addr, 1)
 	create.Action = plan.Create
-	r := one(t, e, create, in, false, engine.StatusReady)
-	v1 := version(r.Outputs)
-	if v1 == nil {
-		t.Fatalf("create: outputs %v have no version", r.Outputs)
+	// deploy runs the engine's preflight for the components in scope
+	// before any lock: the fixture's own step must pass it.
+	if err := e.Preflight(context.Background(), []plan.Step{create}); err != nil {
+		t.Fatalf("preflight: %v", err)
 	}
-	if !f.Live(t, in, addr) {
-		t.Fatal("create: the component does not exist afterwards")
+	r := one(t, e, kind, create, in, false, engine.StatusReady)
+	if v := f.version(r.Outputs); !isVersion(v, 1) {
+		t.Fatalf("create: outputs %v hold version %v, want 1", r.Outputs, v)
 	}
+	live(t, f, kind, in, addr, "create", true)
 	p := prior(create, r)
 
 	noop := f.Step(t, addr, 1)
 	noop.Action, noop.Prior = plan.NoOp, p
+	planned(t, kind, noop, in)
 	if rs, err := e.Apply(context.Background(), []plan.Step{noop}, in); err != nil || len(rs) > 1 || (len(rs) == 1 && rs[0].Status != engine.StatusReady) {
 		t.Fatalf("no-op: results %+v, err %v; want nothing done", rs, err)
 	}
+	live(t, f, kind, in, addr, "no-op", true)
 
 	update := f.Step(t, addr, 2)
 	update.Action, update.Prior = plan.Update, p
 	update.Diffs = []plan.FieldDiff{{Path: "version", Old: 1, New: 2, Op: plan.OpChange}}
-	r = one(t, e, update, in, false, engine.StatusReady)
-	if v2 := version(r.Outputs); v2 == v1 {
-		t.Errorf("update: outputs version still %v", v2)
+	r = one(t, e, kind, update, in, false, engine.StatusReady)
+	if v := f.version(r.Outputs); !isVersion(v, 2) {
+		t.Errorf("update: outputs %v hold version %v, want 2", r.Outputs, v)
 	}
 	p = prior(update, r)
 
 	replace := f.Step(t, addr, 3)
 	replace.Action, replace.Prior = plan.Replace, p
 	replace.Diffs = []plan.FieldDiff{{Path: "version", Old: 2, New: 3, Op: plan.OpChange, ForcesReplacement: true}}
-	r = one(t, e, replace, in, false, engine.StatusReady)
-	if !f.Live(t, in, addr) {
-		t.Fatal("replace: the component does not exist afterwards")
+	r = one(t, e, kind, replace, in, false, engine.StatusReady)
+	if v := f.version(r.Outputs); !isVersion(v, 3) {
+		t.Errorf("replace: outputs %v hold version %v, want 3", r.Outputs, v)
 	}
+	live(t, f, kind, in, addr, "replace", true)
 	p = prior(replace, r)
 
 	del := plan.Step{Address: addr, Service: "svc", Component: "comp", Kind: create.Kind, Action: plan.Delete, Prior: p, Settings: replace.Settings}
-	one(t, e, del, in, false, engine.StatusDeleted)
-	if f.Live(t, in, addr) {
-		t.Error("delete: the component still exists")
-	}
+	one(t, e, kind, del, in, false, engine.StatusDeleted)
+	live(t, f, kind, in, addr, "delete", false)
 
 	// Destroy deletes what Apply created.
 	again := f.Step(t, addr, 1)
 	again.Action = plan.Create
-	r = one(t, e, again, in, false, engine.StatusReady)
+	r = one(t, e, kind, again, in, false, engine.StatusReady)
+	live(t, f, kind, in, addr, "create again", true)
 	gone := f.Step(t, addr, 1)
 	gone.Action, gone.Prior = plan.Delete, prior(again, r)
-	one(t, e, gone, in, true, engine.StatusDeleted)
-	if f.Live(t, in, addr) {
-		t.Error("destroy: the component still exists")
-	}
+	one(t, e, kind, gone, in, true, engine.StatusDeleted)
+	live(t, f, kind, in, addr, "destroy", false)
 }
 
-func refresh(t *testing.T, f Fixture) {
+func refresh(t *testing.T, f Fixture, kind engine.Kind) {
 	e, in := f.New(t), inputs(t, f)
 	st := f.Step(t, "svc/comp", 1)
 	st.Action = plan.Create
-	r := one(t, e, st, in, false, engine.StatusReady)
+	r := one(t, e, kind, st, in, false, engine.StatusReady)
 	st.Action, st.Prior = plan.NoOp, prior(st, r)
 	drift, err := e.Refresh(context.Background(), []plan.Step{st}, in)
 	if errors.Is(err, engine.ErrNotSupported) {
@@ -186,6 +267,31 @@ func refresh(t *testing.T, f Fixture) {
 	}
 	if len(drift) != 0 {
 		t.Errorf("refresh right after apply: drift %+v, want none", drift)
+	}
+}
+
+// recordsRead: a data source's apply records the outputs its plan read,
+// even when what Read finds has moved since (what applies is what was
+// shown), and reading again finds the new values.
+func recordsRead(t *testing.T, f Fixture, kind engine.Kind) {
+	e, in := f.New(t), inputs(t, f)
+	st := f.Step(t, "svc/comp", 1)
+	st.Action = plan.Create
+	read := planned(t, kind, st, in)
+	f.Step(t, "svc/comp", 2) // what Read finds moves on after the plan
+	rs, err := e.Apply(context.Background(), []plan.Step{st}, in)
+	if err != nil || len(rs) != 1 || rs[0].Status != engine.StatusReady {
+		t.Fatalf("apply: results %+v, err %v; want one ready result", rs, err)
+	}
+	if !reflect.DeepEqual(rs[0].Outputs, read) {
+		t.Errorf("apply recorded %v, want what the plan read %v", rs[0].Outputs, read)
+	}
+	now, err := kind.Read(context.Background(), st, in)
+	if err != nil {
+		t.Fatalf("read again: %v", err)
+	}
+	if v := f.version(now); !isVersion(v, 2) {
+		t.Errorf("a second read holds version %v, want 2 (what is there now)", v)
 	}
 }
 
