@@ -104,6 +104,28 @@ selfhosted_pg_run() {
 	fi
 }
 
+# selfhosted_pg_cluster VAR WHAT DIR PORT SETTINGS: initialise a PostgreSQL
+# cluster in DIR/data (owned by SELFHOSTED_PG_USER when running as root),
+# start it on 127.0.0.1:PORT with fsync off plus SETTINGS (server -c
+# options), and create the database deployer_test. VAR (a variable name)
+# holds the data directory while the cluster may be running, for
+# selfhosted_servers_stop; WHAT names the cluster in failures.
+selfhosted_pg_cluster() {
+	local var=$1 what=$2 dir=$3 port=$4 settings=$5
+	mkdir -p "$dir"
+	if [ -n "$SELFHOSTED_PG_USER" ]; then chown "$SELFHOSTED_PG_USER" "$dir"; fi
+	printf -v "$var" '%s' "$dir/data"
+	selfhosted_pg_run "$SELFHOSTED_PG_BIN/initdb" -D "$dir/data" -U postgres \
+		--auth=trust -E UTF8 --no-sync >"$dir/initdb.log" 2>&1 ||
+		{ selfhosted_fail "initdb of $what failed (log: $dir/initdb.log)"; return 1; }
+	selfhosted_pg_run "$SELFHOSTED_PG_BIN/pg_ctl" -D "$dir/data" -l "$dir/postgres.log" -w -t 30 \
+		-o "-c listen_addresses=127.0.0.1 -p $port -k $dir/data -c fsync=off $settings" \
+		start >/dev/null 2>&1 ||
+		{ selfhosted_fail "$what did not start on 127.0.0.1:$port (log: $dir/postgres.log)"; printf -v "$var" '%s' ""; return 1; }
+	selfhosted_pg_run "$SELFHOSTED_PG_BIN/createdb" -h 127.0.0.1 -p "$port" -U postgres deployer_test >&2 ||
+		{ selfhosted_fail "createdb deployer_test on $what failed"; return 1; }
+}
+
 selfhosted_postgres_start() {
 	SELFHOSTED_PG_BIN=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -n 1)
 	if [ -z "$SELFHOSTED_PG_BIN" ]; then
@@ -120,18 +142,8 @@ selfhosted_postgres_start() {
 	fi
 	local port dir="$SELFHOSTED_DIR/postgres"
 	port=$(test_servers_free_port) || { selfhosted_fail "no free port for PostgreSQL"; return 1; }
-	mkdir -p "$dir"
-	[ -n "$SELFHOSTED_PG_USER" ] && chown "$SELFHOSTED_PG_USER" "$dir"
-	SELFHOSTED_PG_DATA="$dir/data"
-	selfhosted_pg_run "$SELFHOSTED_PG_BIN/initdb" -D "$SELFHOSTED_PG_DATA" -U postgres \
-		--auth=trust -E UTF8 --no-sync >"$dir/initdb.log" 2>&1 ||
-		{ selfhosted_fail "initdb failed (log: $dir/initdb.log)"; return 1; }
-	selfhosted_pg_run "$SELFHOSTED_PG_BIN/pg_ctl" -D "$SELFHOSTED_PG_DATA" -l "$dir/postgres.log" -w -t 30 \
-		-o "-c listen_addresses=127.0.0.1 -p $port -k $SELFHOSTED_PG_DATA -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=300" \
-		start >/dev/null 2>&1 ||
-		{ selfhosted_fail "PostgreSQL did not start on 127.0.0.1:$port (log: $dir/postgres.log)"; SELFHOSTED_PG_DATA=""; return 1; }
-	selfhosted_pg_run "$SELFHOSTED_PG_BIN/createdb" -h 127.0.0.1 -p "$port" -U postgres deployer_test >&2 ||
-		{ selfhosted_fail "createdb deployer_test failed"; return 1; }
+	selfhosted_pg_cluster SELFHOSTED_PG_DATA PostgreSQL "$dir" "$port" \
+		"-c synchronous_commit=off -c full_page_writes=off -c max_connections=300" || return 1
 	export DEPLOYER_TEST_POSTGRES_URL="postgres://postgres@127.0.0.1:$port/deployer_test?sslmode=disable"
 	selfhosted_log "PostgreSQL on $DEPLOYER_TEST_POSTGRES_URL"
 }
@@ -144,21 +156,8 @@ selfhosted_postgres_restart_start() {
 	[ -n "$SELFHOSTED_PG_BIN" ] || return 1
 	local port dir="$SELFHOSTED_DIR/postgres-restart" run=""
 	port=$(test_servers_free_port) || { selfhosted_fail "no free port for the restartable PostgreSQL"; return 1; }
-	mkdir -p "$dir"
-	if [ -n "$SELFHOSTED_PG_USER" ]; then
-		chown "$SELFHOSTED_PG_USER" "$dir"
-		run="runuser -u $SELFHOSTED_PG_USER --"
-	fi
-	SELFHOSTED_PG_RESTART_DATA="$dir/data"
-	selfhosted_pg_run "$SELFHOSTED_PG_BIN/initdb" -D "$SELFHOSTED_PG_RESTART_DATA" -U postgres \
-		--auth=trust -E UTF8 --no-sync >"$dir/initdb.log" 2>&1 ||
-		{ selfhosted_fail "initdb of the restartable PostgreSQL failed (log: $dir/initdb.log)"; return 1; }
-	selfhosted_pg_run "$SELFHOSTED_PG_BIN/pg_ctl" -D "$SELFHOSTED_PG_RESTART_DATA" -l "$dir/postgres.log" -w -t 30 \
-		-o "-c listen_addresses=127.0.0.1 -p $port -k $SELFHOSTED_PG_RESTART_DATA -c fsync=off -c max_connections=100" \
-		start >/dev/null 2>&1 ||
-		{ selfhosted_fail "the restartable PostgreSQL did not start (log: $dir/postgres.log)"; SELFHOSTED_PG_RESTART_DATA=""; return 1; }
-	selfhosted_pg_run "$SELFHOSTED_PG_BIN/createdb" -h 127.0.0.1 -p "$port" -U postgres deployer_test >&2 ||
-		{ selfhosted_fail "createdb deployer_test on the restartable PostgreSQL failed"; return 1; }
+	if [ -n "$SELFHOSTED_PG_USER" ]; then run="runuser -u $SELFHOSTED_PG_USER --"; fi
+	selfhosted_pg_cluster SELFHOSTED_PG_RESTART_DATA "the restartable PostgreSQL" "$dir" "$port" "-c max_connections=100" || return 1
 	export DEPLOYER_TEST_POSTGRES_RESTART_URL="postgres://postgres@127.0.0.1:$port/deployer_test?sslmode=disable"
 	export DEPLOYER_TEST_POSTGRES_RESTART_CMD="$run $SELFHOSTED_PG_BIN/pg_ctl -D $SELFHOSTED_PG_RESTART_DATA -l $dir/postgres.log -m fast -w -t 60 restart"
 	selfhosted_log "restartable PostgreSQL on $DEPLOYER_TEST_POSTGRES_RESTART_URL"
