@@ -201,7 +201,7 @@ func (s *Service) buildPlan(res *config.Resolved, st *statestore.State, head sta
 	if head.Version == "" {
 		stored = nil // no state yet: the plan is bound to no lineage
 	}
-	return plan.Build(res, stored, plan.Options{ReplaceOn: s.d.ReplaceOn, Scope: t.Scope(), Destroy: destroy, Read: read})
+	return plan.Build(res, stored, plan.Options{ReplaceOn: s.d.ReplaceOn, Settings: kindSettings(s.d.Engines), Scope: t.Scope(), Destroy: destroy, Read: read})
 }
 
 // resolve applies the environment's overrides, resolves ${env:...} and

@@ -122,7 +122,7 @@ func TestUnfinishedStepsRecordWhatTheEngineHolds(t *testing.T) {
 func TestSavedPlanMustMatchStateAndChanges(t *testing.T) {
 	bound := func(version, image string) *plan.Binding {
 		return &plan.Binding{DeployerVersion: version, Digest: "sha256", Components: map[string]plan.BoundComponent{
-			"a/x": {Kind: "Command", Config: map[string]any{"image": image}, Command: map[string]any{"update": "./up.sh"}}}}
+			"a/x": {Kind: "Command", Config: map[string]any{"image": image}, Settings: map[string]map[string]any{"command": {"update": "./up.sh"}}}}}
 	}
 	now := &plan.Plan{Stack: "s", Environment: "e", Lineage: "L", Serial: 4, Binding: bound("v1", "nginx:1.2"),
 		Steps: []plan.Step{{Address: "a/x", Action: plan.Update}}}

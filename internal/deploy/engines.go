@@ -67,6 +67,12 @@ func replaceOn(engines []engine.Engine) func(kind string) []string {
 	return func(kind string) []string { return slices.Clone(kinds[kind].ReplaceOn) }
 }
 
+// kindSettings is plan.Options.Settings from the engines' catalogs.
+func kindSettings(engines []engine.Engine) func(kind string) plan.KindSettings {
+	kinds := KindsOf(engines)
+	return func(kind string) plan.KindSettings { return kinds[kind].Settings }
+}
+
 // stackOutputs reads the outputs of another stack/environment from the
 // state store, read-only and without a lock, for StackReference components
 // (engine.Inputs.StackOutputs).

@@ -63,7 +63,6 @@ func changesFrom(p *plan.Plan, run applyRun, now time.Time, depID string, dur fl
 			if res.Dependencies == nil {
 				res.Dependencies = []string{}
 			}
-			res.ActualState = plan.RecordCommands(res.ActualState, st.Settings[plan.PathCommand])
 			// The engine's action wins: Pulumi may replace what the plan saw
 			// as an update.
 			replaced := st.Action == plan.Replace || r.Action == plan.Replace

@@ -62,8 +62,17 @@ type stackEngine struct {
 	j *journal
 }
 
-func (e stackEngine) Name() string                                 { return "rec" }
-func (e stackEngine) Kinds() []engine.Kind                         { return []engine.Kind{{Name: "Command"}} }
+func (e stackEngine) Name() string { return "rec" }
+func (e stackEngine) Kinds() []engine.Kind {
+	return []engine.Kind{{Name: "Command", Settings: plan.KindSettings{Recorded: func(r *statestore.Resource) (map[string]map[string]any, bool) {
+		m, ok := r.ActualState["settings"].(map[string]any) // as loaded from the state file
+		out := map[string]map[string]any{}
+		for k, v := range m {
+			out[k], _ = v.(map[string]any)
+		}
+		return out, ok
+	}}}}
+}
 func (e stackEngine) Handles(k string) bool                        { return k == "Command" || k == "StackReference" }
 func (e stackEngine) Preflight(context.Context, []plan.Step) error { return nil }
 func (e stackEngine) Kill()                                        {}
@@ -79,7 +88,8 @@ func (e stackEngine) run(ctx context.Context, steps []plan.Step, in engine.Input
 	results := func(status engine.Status, err error) []engine.Result {
 		var out []engine.Result
 		for _, s := range steps {
-			out = append(out, engine.Result{Address: s.Address, Action: s.Action, Status: status, Err: err, Outputs: map[string]any{"v": 1}})
+			out = append(out, engine.Result{Address: s.Address, Action: s.Action, Status: status, Err: err, Outputs: map[string]any{"v": 1},
+				ActualState: map[string]any{"settings": s.Settings}})
 		}
 		return out
 	}

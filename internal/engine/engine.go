@@ -107,6 +107,10 @@ type Kind struct {
 	// Decode decodes and checks one of the kind's sections as written
 	// (config.Kind.Decode); nil keeps sections as written.
 	Decode func(s *config.Section) map[string]any
+	// Settings says how a plan treats those settings: how the engine
+	// recorded them in state (its older forms included) and what a delete
+	// runs (plan.Options.Settings).
+	Settings plan.KindSettings
 }
 
 // Drift is one component whose actual_state in deployer's state differs

@@ -1,6 +1,7 @@
 package plan
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"maps"
@@ -33,10 +34,106 @@ type BoundComponent struct {
 	Kind      string         `json:"kind"`
 	DependsOn []string       `json:"depends_on,omitempty"`
 	Config    map[string]any `json:"config"`
-	// Command is config.CommandSpec.Fields() of a component with commands.
-	Command map[string]any `json:"command,omitempty"`
+	// Settings are the kind's own settings (config.ResolvedComponent.Settings),
+	// each bound under its section's key beside kind and config ("command").
+	Settings map[string]map[string]any `json:"-"`
 	// Read are the outputs a data component (StackReference) read.
 	Read map[string]any `json:"read,omitempty"`
+}
+
+// boundKeys are the keys of a BoundComponent's JSON that are not settings.
+var boundKeys = []string{"kind", "depends_on", "config", "read"}
+
+// MarshalJSON writes kind, depends_on, config, each settings section (by
+// key) and read, in that order.
+func (b BoundComponent) MarshalJSON() ([]byte, error) {
+	var buf bytes.Buffer
+	buf.WriteByte('{')
+	field := func(key string, v any) error {
+		data, err := json.Marshal(v)
+		if err != nil {
+			return err
+		}
+		if buf.Len() > 1 {
+			buf.WriteByte(',')
+		}
+		k, _ := json.Marshal(key)
+		buf.Write(k)
+		buf.WriteByte(':')
+		buf.Write(data)
+		return nil
+	}
+	if err := field("kind", b.Kind); err != nil {
+		return nil, err
+	}
+	if len(b.DependsOn) > 0 {
+		if err := field("depends_on", b.DependsOn); err != nil {
+			return nil, err
+		}
+	}
+	if err := field("config", b.Config); err != nil {
+		return nil, err
+	}
+	for _, name := range slices.Sorted(maps.Keys(b.Settings)) {
+		if slices.Contains(boundKeys, name) {
+			return nil, fmt.Errorf("settings section %q clashes with a key of the binding", name)
+		}
+		if len(b.Settings[name]) > 0 {
+			if err := field(name, b.Settings[name]); err != nil {
+				return nil, err
+			}
+		}
+	}
+	if len(b.Read) > 0 {
+		if err := field("read", b.Read); err != nil {
+			return nil, err
+		}
+	}
+	buf.WriteByte('}')
+	return buf.Bytes(), nil
+}
+
+// UnmarshalJSON reads what MarshalJSON writes: every key besides kind,
+// depends_on, config and read is a settings section. Numbers are kept
+// exactly (json.Number).
+func (b *BoundComponent) UnmarshalJSON(data []byte) error {
+	var raw map[string]json.RawMessage
+	if err := decodeExact(data, &raw); err != nil {
+		return err
+	}
+	*b = BoundComponent{}
+	for key, v := range raw {
+		var err error
+		switch key {
+		case "kind":
+			err = decodeExact(v, &b.Kind)
+		case "depends_on":
+			err = decodeExact(v, &b.DependsOn)
+		case "config":
+			err = decodeExact(v, &b.Config)
+		case "read":
+			err = decodeExact(v, &b.Read)
+		default:
+			var m map[string]any
+			if err = decodeExact(v, &m); err == nil && m != nil {
+				if b.Settings == nil {
+					b.Settings = map[string]map[string]any{}
+				}
+				b.Settings[key] = m
+			}
+		}
+		if err != nil {
+			return fmt.Errorf("binding %s: %w", key, err)
+		}
+	}
+	return nil
+}
+
+// decodeExact decodes JSON data into v with numbers as json.Number.
+func decodeExact(data []byte, v any) error {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	return dec.Decode(v)
 }
 
 // DigestKey is the key of a digested secret value in a Binding:
@@ -61,7 +158,7 @@ func Bind(res *config.Resolved, scope string, read map[string]map[string]any, ve
 		if !InScope(addr, scope) {
 			continue
 		}
-		bc := BoundComponent{Kind: c.Kind, DependsOn: slices.Clone(c.DependsOn), Command: c.Settings[PathCommand]}
+		bc := BoundComponent{Kind: c.Kind, DependsOn: slices.Clone(c.DependsOn), Settings: c.Settings}
 		bc.Config, _ = digestSecrets(c.Config, "", c.Secrets, false, dig).(map[string]any)
 		if bc.Config == nil {
 			bc.Config = map[string]any{}
@@ -167,10 +264,16 @@ func CompareBinding(saved, now *Binding, env string) *BindingDiff {
 		if !slices.Equal(s.DependsOn, n.DependsOn) {
 			return &BindingDiff{Path: base + ".depends_on", Planned: render(toAny(s.DependsOn)), Now: render(toAny(n.DependsOn))}
 		}
-		for _, part := range []struct {
+		type part struct {
 			path string
 			a, b map[string]any
-		}{{base + ".config", s.Config, n.Config}, {base + "." + PathCommand, s.Command, n.Command}, {base + "." + PathOutputs, s.Read, n.Read}} {
+		}
+		parts := []part{{base + ".config", s.Config, n.Config}}
+		for _, name := range sectionNames(s.Settings, n.Settings) {
+			parts = append(parts, part{base + "." + name, s.Settings[name], n.Settings[name]})
+		}
+		parts = append(parts, part{base + "." + PathOutputs, s.Read, n.Read})
+		for _, part := range parts {
 			if d := firstDiff(part.path, part.a, part.b); d != nil {
 				return d
 			}

@@ -31,6 +31,9 @@ type Options struct {
 	// outputs differ is an update with (outputs) diffs (docs/plan.md
 	// "References to other stacks").
 	Read map[string]map[string]any
+	// Settings gives, per kind, how the plan treats the kind's own
+	// settings (KindSettings); nil: every kind records none.
+	Settings func(kind string) KindSettings
 }
 
 // Plan is the ordered steps that bring one stack/environment from its state
@@ -124,16 +127,16 @@ func Build(desired *config.Resolved, st *statestore.State, o Options) (*Plan, er
 		old := prior[addr]
 		if o.Destroy {
 			if old != nil {
-				s := deleteStep(addr, old)
+				s := deleteStep(addr, old, o.kind(old.Kind))
 				if c.Settings != nil {
 					s.Settings = c.Settings
 				}
-				s.Runs = runs(s.Settings)
+				s.Runs = o.kind(old.Kind).runs(s.Settings)
 				steps = append(steps, s)
 			}
 			continue
 		}
-		s := diffStep(c, old, o.ReplaceOn)
+		s := diffStep(c, old, o.ReplaceOn, o.kind(c.Kind))
 		if read, ok := o.Read[addr]; ok {
 			readDiffs(&s, read)
 		}
@@ -142,7 +145,7 @@ func Build(desired *config.Resolved, st *statestore.State, o Options) (*Plan, er
 	}
 	for addr, old := range prior {
 		if _, ok := desired.Components[addr]; !ok && InScope(addr, o.Scope) {
-			steps = append(steps, deleteStep(addr, old))
+			steps = append(steps, deleteStep(addr, old, o.kind(old.Kind)))
 		}
 	}
 	ordered, err := order(steps)
@@ -174,20 +177,17 @@ func Build(desired *config.Resolved, st *statestore.State, o Options) (*Plan, er
 	return p, nil
 }
 
-// deleteStep deletes the state resource old at addr, with the commands the
+// deleteStep deletes the state resource old at addr, with the settings the
 // state recorded for it (Runs says what its delete runs).
-func deleteStep(addr string, old *statestore.Resource) Step {
+func deleteStep(addr string, old *statestore.Resource, k KindSettings) Step {
 	svc, comp, _ := strings.Cut(addr, "/")
-	var settings map[string]map[string]any
-	if spec, _ := RecordedCommands(old); spec != nil {
-		settings = map[string]map[string]any{PathCommand: spec}
-	}
+	settings, _ := k.recorded(old)
 	return Step{Address: addr, Service: svc, Component: comp, Kind: old.Kind, Action: Delete, DependsOn: slices.Clone(old.Dependencies),
-		Prior: old, Settings: settings, Runs: runs(settings)}
+		Prior: old, Settings: settings, Runs: k.runs(settings)}
 }
 
 // diffStep compares one desired component with its state entry (nil: create).
-func diffStep(c *config.ResolvedComponent, old *statestore.Resource, replaceOn func(string) []string) Step {
+func diffStep(c *config.ResolvedComponent, old *statestore.Resource, replaceOn func(string) []string, k KindSettings) Step {
 	s := Step{
 		Address: c.Address, Service: c.Service, Component: c.Name, Kind: c.Kind,
 		DependsOn: slices.Clone(c.DependsOn), Config: c.Config, Settings: c.Settings, Prior: old,
@@ -200,8 +200,8 @@ func diffStep(c *config.ResolvedComponent, old *statestore.Resource, replaceOn f
 	if old == nil {
 		s.Action = Create
 		d.walk("", nil, c.Config, false)
-		if m, ok := c.Settings[PathCommand]; ok {
-			d.walk(PathCommand, nil, m, false)
+		for _, name := range sectionNames(nil, c.Settings) {
+			d.walk(name, nil, c.Settings[name], false)
 		}
 		s.Diffs = d.out
 		return s
@@ -209,7 +209,7 @@ func diffStep(c *config.ResolvedComponent, old *statestore.Resource, replaceOn f
 	if !Equal(old.DesiredConfig, c.Config) {
 		d.walk("", old.DesiredConfig, c.Config, false)
 	}
-	commandDiffs(d, c.Settings[PathCommand], old)
+	settingsDiffs(d, c.Settings, old, k)
 	var forced []string
 	if replaceOn != nil {
 		forced = replaceOn(c.Kind)

@@ -215,29 +215,47 @@ func TestCycleErrorNamesTheCycle(t *testing.T) {
 	}
 }
 
-// Commands are desired config: a create lists them, a changed command is an
-// update with a command.* diff, a legacy state without recorded commands
-// plans no command diff, and a delete says what it runs.
-func TestCommandsAreDiffedAndDeletesSayWhatRuns(t *testing.T) {
-	recorded := func(cmds map[string]any) *statestore.Resource {
-		r := res("Command", map[string]any{})
-		r.ActualState = map[string]any{"command": "./create.sh", CommandsKey: cmds}
+// A kind's settings are desired config: a create lists them, a changed
+// setting is an update with a SECTION.KEY diff when the state recorded
+// them (KindSettings.Recorded), nothing is compared when it did not, and a
+// delete carries what was recorded and says what it runs.
+func TestKindSettingsAreDiffedAndDeletesSayWhatRuns(t *testing.T) {
+	widget := KindSettings{
+		Recorded: func(r *statestore.Resource) (map[string]map[string]any, bool) {
+			m, ok := r.ActualState["spec"].(map[string]any)
+			return map[string]map[string]any{"spec": m}, ok
+		},
+		Runs: func(s map[string]map[string]any) *string {
+			v, _ := s["spec"]["teardown"].(string)
+			return &v
+		},
+	}
+	opts := Options{Now: fixedNow, Settings: func(kind string) KindSettings {
+		if kind == "Widget" {
+			return widget
+		}
+		return KindSettings{}
+	}}
+	withSpec := func(addr string, spec map[string]any) *config.ResolvedComponent {
+		c := comp(addr, "Widget", map[string]any{})
+		c.Settings = map[string]map[string]any{"spec": spec}
+		return c
+	}
+	recorded := func(spec map[string]any) *statestore.Resource {
+		r := res("Widget", map[string]any{})
+		if spec != nil {
+			r.ActualState = map[string]any{"spec": spec}
+		}
 		return r
 	}
-	site := comp("web/site", "Command", map[string]any{})
-	site.Settings["command"]["update"] = "./update.sh v2"
-	legacy := comp("web/legacy", "Command", map[string]any{})
-	d := desired(comp("web/new", "Command", map[string]any{}), site, legacy)
-	oldLegacy := res("Command", map[string]any{})
-	oldLegacy.ActualState = map[string]any{"delete_command": "./old-delete.sh"}
-	gone := recorded(map[string]any{"create": "./x", "delete": "rm -rf out/gone"})
+	d := desired(withSpec("w/new", map[string]any{"size": "s"}), withSpec("w/changed", map[string]any{"size": "l"}),
+		withSpec("w/unrecorded", map[string]any{"size": "l"}))
 	st := state(map[string]*statestore.Resource{
-		"web/site":   recorded(map[string]any{"create": "./create.sh", "update": "./update.sh v1", "delete": "./delete.sh"}),
-		"web/legacy": oldLegacy,
-		"web/gone":   gone,
-		"web/quiet":  recorded(map[string]any{"create": "./x"}),
+		"w/changed":    recorded(map[string]any{"size": "s"}),
+		"w/unrecorded": recorded(nil),
+		"w/gone":       recorded(map[string]any{"size": "s", "teardown": "./down.sh"}),
 	})
-	p, err := Build(d, st, Options{Now: fixedNow})
+	p, err := Build(d, st, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -246,44 +264,30 @@ func TestCommandsAreDiffedAndDeletesSayWhatRuns(t *testing.T) {
 		got[s.Address] = s
 	}
 	want := map[string][]FieldDiff{
-		"web/new":  {{Path: "command.create", New: "./create.sh", Op: OpAdd}, {Path: "command.delete", New: "./delete.sh", Op: OpAdd}},
-		"web/site": {{Path: "command.update", Old: "./update.sh v1", New: "./update.sh v2", Op: OpChange}},
+		"w/new":     {{Path: "spec.size", New: "s", Op: OpAdd}},
+		"w/changed": {{Path: "spec.size", Old: "s", New: "l", Op: OpChange}},
 	}
 	for addr, diffs := range want {
 		if diff := cmp.Diff(diffs, got[addr].Diffs); diff != "" {
 			t.Errorf("%s diffs (-want +got):\n%s", addr, diff)
 		}
 	}
-	if got["web/site"].Action != Update || StateOnly(got["web/site"]) {
-		t.Errorf("web/site: %s (state only %v), want an update that runs", got["web/site"].Action, StateOnly(got["web/site"]))
+	if got["w/changed"].Action != Update || got["w/unrecorded"].Action != NoOp {
+		t.Errorf("changed: %s, unrecorded: %s %v; want update and no-op", got["w/changed"].Action, got["w/unrecorded"].Action, got["w/unrecorded"].Diffs)
 	}
-	if got["web/legacy"].Action != NoOp {
-		t.Errorf("web/legacy (no recorded commands): %s %v, want no-op", got["web/legacy"].Action, got["web/legacy"].Diffs)
+	gone := got["w/gone"]
+	if gone.Action != Delete || gone.Runs == nil || *gone.Runs != "./down.sh" || gone.Settings["spec"]["teardown"] != "./down.sh" {
+		t.Errorf("w/gone: %s runs %v settings %v, want a delete that runs ./down.sh with the recorded settings", gone.Action, gone.Runs, gone.Settings)
 	}
-	if r := got["web/gone"].Runs; got["web/gone"].Action != Delete || r == nil || *r != "rm -rf out/gone" {
-		t.Errorf("web/gone: %s runs %v, want a delete that runs rm -rf out/gone", got["web/gone"].Action, r)
-	}
-	if r := got["web/quiet"].Runs; r == nil || *r != "" {
-		t.Errorf("web/quiet (no delete command): runs %v, want \"\"", r)
-	}
-
-	// Only the delete command changed: an update that records it and runs nothing.
-	site.Settings["command"]["update"] = "./update.sh v1"
-	site.Settings["command"]["delete"] = "./delete.sh --force"
-	p, err = Build(desired(site), state(map[string]*statestore.Resource{"web/site": st.Resources["web/site"]}), Options{Now: fixedNow})
+	// Without the kind's rules nothing is recorded and deletes show nothing.
+	p, err = Build(desired(), st, Options{Now: fixedNow})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if s := p.Steps[0]; s.Action != Update || !StateOnly(s) || len(s.Diffs) != 1 || s.Diffs[0].Path != "command.delete" {
-		t.Errorf("delete-only change: %s %+v (state only %v), want a state-only update of command.delete", s.Action, s.Diffs, StateOnly(s))
-	}
-	// A legacy delete command in state is what a removed component's delete runs.
-	p, err = Build(desired(), state(map[string]*statestore.Resource{"web/legacy": oldLegacy}), Options{Now: fixedNow})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if r := p.Steps[0].Runs; r == nil || *r != "./old-delete.sh" || p.Steps[0].Settings["command"]["delete"] != "./old-delete.sh" {
-		t.Errorf("legacy delete: runs %v, want ./old-delete.sh", r)
+	for _, s := range p.Steps {
+		if s.Runs != nil || s.Settings != nil {
+			t.Errorf("%s without rules: runs %v settings %v, want none", s.Address, s.Runs, s.Settings)
+		}
 	}
 }
 

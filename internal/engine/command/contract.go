@@ -10,7 +10,7 @@ import (
 
 // Kinds is the Command engine's catalog: the one kind "Command".
 func (e *Engine) Kinds() []engine.Kind {
-	return []engine.Kind{{Name: Kind, Sections: []string{Section}, Decode: decode,
+	return []engine.Kind{{Name: Kind, Sections: []string{Section}, Decode: decode, Settings: planSettings,
 		Requires: []config.Requirement{{Path: Section + ".create", Why: "the shell command that creates it, run in the directory of deployer.yaml"}}}}
 }
 

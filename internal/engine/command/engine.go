@@ -78,7 +78,7 @@ func (e *Engine) Capabilities() engine.Capabilities {
 // Apply runs the steps in order (no-op steps are skipped): create runs
 // command.create; update runs command.update or, when empty, command.create,
 // and nothing when only command.delete or command.timeout changed
-// (plan.StateOnly);
+// (stateOnly);
 // replace runs command.delete then command.create; delete runs command.delete
 // (nothing when empty). Outputs of each finished step are stored in
 // in.Outputs so later steps see them; a deleted component's are removed.
@@ -133,7 +133,7 @@ func (e *Engine) applyStep(ctx context.Context, st plan.Step, in engine.Inputs) 
 	case plan.Create:
 		out, err = e.runAction(ctx, st, in, "create", spec.Create, map[string]any{})
 	case plan.Update:
-		if plan.StateOnly(st) {
+		if stateOnly(st) {
 			return e.recordOnly(ctx, st, in, res, prev)
 		}
 		cmd := spec.Update
@@ -182,12 +182,13 @@ func (e *Engine) applyStep(ctx context.Context, st plan.Step, in engine.Inputs) 
 		in.Learn(st.Address, out.outputs)
 	}
 	res.Status = engine.StatusReady
+	res.ActualState = recordCommands(res.ActualState, st)
 	res.Outputs = out.outputs
 	in.Outputs[st.Address] = maps.Clone(out.outputs)
 	return res, nil
 }
 
-// recordOnly applies an update whose diffs are all plan.StateOnly: only
+// recordOnly applies an update whose diffs are all stateOnly: only
 // command.delete, command.timeout or command.read changed. They take effect
 // at the next delete or run, so neither create nor update runs and the new
 // commands are recorded; a changed read runs once and its JSON replaces
@@ -198,7 +199,7 @@ func (e *Engine) recordOnly(ctx context.Context, st plan.Step, in engine.Inputs,
 	if st.Prior != nil && st.Prior.ActualState != nil {
 		res.ActualState = maps.Clone(st.Prior.ActualState)
 	}
-	readChanged := slices.ContainsFunc(st.Diffs, func(f plan.FieldDiff) bool { return f.Path == plan.PathCommand+".read" })
+	readChanged := slices.ContainsFunc(st.Diffs, func(f plan.FieldDiff) bool { return f.Path == Section+".read" })
 	if readChanged && stepSpec(st).Read != "" {
 		fmt.Fprintf(progress(in), "[%s] only commands changed: recording them and the new read's live state\n", st.Address)
 		if err := e.recordLive(ctx, st, in, prev, res.ActualState); err != nil {
@@ -215,6 +216,7 @@ func (e *Engine) recordOnly(ctx context.Context, st plan.Step, in engine.Inputs,
 		fmt.Fprintf(progress(in), "[%s] only command.delete, command.timeout or command.read changed: recorded, nothing runs\n", st.Address)
 	}
 	res.Finished, res.Status = e.now(), engine.StatusReady
+	res.ActualState = recordCommands(res.ActualState, st)
 	in.Outputs[st.Address] = maps.Clone(prev)
 	return res, nil
 }
