@@ -1,6 +1,7 @@
 package config
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -48,6 +49,45 @@ func BenchmarkParseMostTinyValues(b *testing.B) {
 		}
 		if _, err := c.Resolve("dev"); err != nil {
 			b.Fatal(err)
+		}
+	}
+}
+
+// manyComponentsYAML is a deployer.yaml of services services of 40
+// components each, every component using each component key: the schema
+// part of parsing (sections, keys, lines), not large config values.
+func manyComponentsYAML(services int) []byte {
+	var b strings.Builder
+	b.WriteString("stack: many\nbackend: {state: file://.deployer, lock: file://.deployer, lock_ttl: 1h, heartbeat_interval: 30s}\n")
+	b.WriteString("pulumi: {secrets_provider: passphrase}\nparallelism: 4\nenvironments:\n  dev: {config: {region: eu-west-1}}\n  prod: {}\nservices:\n")
+	for s := range services {
+		fmt.Fprintf(&b, "  svc-%d:\n    components:\n", s)
+		for c := range 40 {
+			fmt.Fprintf(&b, "      c-%d:\n        kind: Command\n", c)
+			if c > 0 {
+				fmt.Fprintf(&b, "        depends_on: [c-%d]\n", c-1)
+			}
+			b.WriteString("        config: {image: {tag: v1}, replicas: 2}\n        environments: {prod: {replicas: 5}}\n        secrets: [image.tag]\n")
+			b.WriteString("        command: {create: ./create.sh, delete: ./delete.sh, timeout: 2m}\n")
+		}
+	}
+	b.WriteString("shared:\n  db:\n    stop: ./stop.sh\n    sharers: {app-a: {status_url: http://a/health}}\n")
+	return []byte(b.String())
+}
+
+// BenchmarkParseManyComponents parses 2,000 components (50 services of
+// 40) that use every component key.
+func BenchmarkParseManyComponents(b *testing.B) {
+	data := manyComponentsYAML(50)
+	b.SetBytes(int64(len(data)))
+	b.ReportAllocs()
+	for b.Loop() {
+		c, err := Parse(data, "deployer.yaml")
+		if err != nil {
+			b.Fatal(err)
+		}
+		if len(c.Services) != 50 {
+			b.Fatalf("%d services", len(c.Services))
 		}
 	}
 }

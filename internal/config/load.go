@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"regexp"
 	"strconv"
 	"strings"
@@ -137,43 +138,35 @@ func applyDefaults(c *Config) {
 	if c.Services == nil {
 		c.Services = map[string]*Service{}
 	}
+	for _, s := range c.Services {
+		if s.Components == nil {
+			s.Components = map[string]*Component{}
+		}
+	}
 	if c.Shared == nil {
 		c.Shared = map[string]*Shared{}
 	}
 }
 
-// loader walks the YAML node tree, building the Config and collecting problems.
+// loader decodes the YAML node tree into the model (decode.go), collecting
+// problems.
 type loader struct {
 	file     string
 	probs    []Problem
-	pos      map[string]*compPos // by component address
+	at       map[string]at // where each decoded value was written, by YAML path
 	backends BackendSchemes
 	kinds    map[string]Kind // WithKinds, by name; nil: any kind
+	sections []string        // the kinds' own sections (withSections)
 	// maxValues bounds the values of the file (WithMaxValues).
 	maxValues int
 }
 
 func newLoader(file string, opts []Option) *loader {
-	l := &loader{file: file, pos: map[string]*compPos{}}
+	l := &loader{file: file, at: map[string]at{}}
 	for _, o := range opts {
 		o(l)
 	}
 	return l
-}
-
-// compPos remembers where a component's parts are, for later checks.
-type compPos struct {
-	path      string // services.S.components.C
-	line      int
-	deps      []depPos
-	kindLine  int
-	sections  map[string]int // line of each of the kind's own sections ("command")
-	envsLines map[string]int
-}
-
-type depPos struct {
-	raw  string
-	line int
 }
 
 func (l *loader) add(line int, path, format string, args ...any) {
@@ -212,51 +205,8 @@ func (l *loader) parse(data []byte) *Config {
 		l.add(root.Line, "", "the top level must be a mapping with stack:, backend:, pulumi:, environments: and services:")
 		return c
 	}
-	top := map[string]*yaml.Node{}
-	l.fields(root, "", []string{"stack", "backend", "pulumi", "parallelism", "environments", "services", "shared", "metrics"}, func(k string, _, v *yaml.Node) {
-		top[k] = v
-	})
-	if v := top["stack"]; v != nil {
-		if s, ok := l.str(v, "stack"); ok && s != "" {
-			if err := ValidateName("stack", s); err != nil {
-				l.add(v.Line, "stack", "invalid name %q: %s", s, nameRule)
-			}
-			c.Stack = s
-		}
-	}
-	if v := top["backend"]; v != nil {
-		l.backend(v, &c.Backend)
-	}
-	if v := top["parallelism"]; v != nil {
-		c.Parallelism = l.parallelism(v)
-	}
-	if v := top["pulumi"]; v != nil {
-		l.fields(v, "pulumi", []string{"secrets_provider", "command"}, func(k string, _, v *yaml.Node) {
-			s, _ := l.str(v, "pulumi."+k)
-			if k == "command" {
-				c.Pulumi.Command = s
-			} else {
-				c.Pulumi.SecretsProvider = s
-			}
-		})
-	}
-	if v := top["metrics"]; v != nil {
-		l.fields(v, "metrics", []string{"emf"}, func(k string, _, v *yaml.Node) {
-			c.Metrics.EMF, _ = l.str(v, "metrics."+k)
-		})
-	}
-	c.Environments = map[string]*Environment{}
-	if v := top["environments"]; v != nil {
-		l.environments(v, c)
-	}
-	c.Services = map[string]*Service{}
-	if v := top["services"]; v != nil {
-		l.services(v, c)
-	}
-	c.Shared = map[string]*Shared{}
-	if v := top["shared"]; v != nil {
-		l.shared(v, c)
-	}
+	l.decodeStruct(root, "", reflect.ValueOf(c).Elem())
+	l.checkShared(c)
 	if len(l.probs) == 0 {
 		l.checkComponents(c)
 	}
@@ -304,19 +254,6 @@ func (l *loader) entries(n *yaml.Node, path, want string, fn func(key string, k,
 	}
 }
 
-// fields iterates a mapping whose keys must be among allowed.
-func (l *loader) fields(n *yaml.Node, path string, allowed []string, fn func(key string, k, v *yaml.Node)) {
-	l.entries(n, path, strings.Join(allowed, ", "), func(key string, k, v *yaml.Node) {
-		for _, a := range allowed {
-			if key == a {
-				fn(key, k, v)
-				return
-			}
-		}
-		l.add(k.Line, join(path, key), "unknown key%s", didYouMean(key, allowed, "allowed: "+strings.Join(allowed, ", ")))
-	})
-}
-
 func kindName(n *yaml.Node) string {
 	switch n.Kind {
 	case yaml.MappingNode:
@@ -331,16 +268,6 @@ func kindName(n *yaml.Node) string {
 }
 
 // str reads a scalar as a string; null is "".
-// parallelism reads a positive integer (parallelism:).
-func (l *loader) parallelism(n *yaml.Node) int {
-	var v int
-	if err := n.Decode(&v); err != nil || v < 1 {
-		l.add(n.Line, "parallelism", "want a positive whole number of components to apply at once (default %d), found %q", DefaultParallelism, n.Value)
-		return 0
-	}
-	return v
-}
-
 func (l *loader) str(n *yaml.Node, path string) (string, bool) {
 	if n.Kind != yaml.ScalarNode {
 		l.add(n.Line, path, "want a string, found %s", kindName(n))
@@ -369,24 +296,26 @@ func (l *loader) duration(n *yaml.Node, path string) time.Duration {
 	return d
 }
 
-func (l *loader) strList(n *yaml.Node, path string) ([]string, []int) {
+// strList reads a list of strings; null is nil. Each element's line is
+// remembered under PATH[i].
+func (l *loader) strList(n *yaml.Node, path string) []string {
 	if isNull(n) {
-		return nil, nil
+		return nil
 	}
 	if n.Kind != yaml.SequenceNode {
 		l.add(n.Line, path, "want a list such as [a, b], found %s", kindName(n))
-		return nil, nil
+		return nil
 	}
 	var out []string
-	var lines []int
 	for i, e := range n.Content {
 		e = deref(e)
-		if s, ok := l.str(e, fmt.Sprintf("%s[%d]", path, i)); ok {
+		p := fmt.Sprintf("%s[%d]", path, i)
+		if s, ok := l.str(e, p); ok {
 			out = append(out, s)
-			lines = append(lines, e.Line)
+			l.at[p] = at{val: e}
 		}
 	}
-	return out, lines
+	return out
 }
 
 // value converts a node to map[string]any / []any / int / float64 / string /

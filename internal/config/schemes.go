@@ -81,7 +81,13 @@ type Section struct {
 // resolved), in the order written. A section that is not a mapping, a
 // duplicate key and a key not in allowed are reported; null is empty.
 func (s *Section) Fields(allowed []string, fn func(key string, v *yaml.Node)) {
-	s.l.fields(s.Node, s.Path, allowed, func(key string, _, v *yaml.Node) { fn(key, v) })
+	s.l.entries(s.Node, s.Path, strings.Join(allowed, ", "), func(key string, k, v *yaml.Node) {
+		if !slices.Contains(allowed, key) {
+			s.l.unknownKey(k, s.Path, allowed)
+			return
+		}
+		fn(key, v)
+	})
 }
 
 // String reads v, the value of key, as a string ("" for null); anything

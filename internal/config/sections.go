@@ -5,62 +5,7 @@ import (
 	"maps"
 	"slices"
 	"strings"
-
-	"gopkg.in/yaml.v3"
 )
-
-var backendKeys = []string{"state", "lock", "lock_ttl", "heartbeat_interval", "stale_after", "max_clock_skew", "sse", "kms_key_id", "path_style", "max_state_size"}
-
-func (l *loader) backend(n *yaml.Node, b *Backend) {
-	l.fields(n, "backend", backendKeys, func(k string, _, v *yaml.Node) {
-		path := "backend." + k
-		switch k {
-		case "state", "lock":
-			s, ok := l.str(v, path)
-			if !ok || s == "" {
-				return
-			}
-			if msg := l.checkBackendURL(k, s); msg != "" {
-				l.add(v.Line, path, "%s", msg)
-			}
-			if k == "state" {
-				b.State = s
-			} else {
-				b.Lock = s
-			}
-		case "lock_ttl":
-			b.LockTTL = l.duration(v, path)
-		case "heartbeat_interval":
-			b.HeartbeatInterval = l.duration(v, path)
-		case "stale_after":
-			b.StaleAfter = l.duration(v, path)
-		case "max_clock_skew":
-			b.MaxClockSkew = l.duration(v, path)
-		case "sse":
-			s, _ := l.str(v, path)
-			if s != "" && s != "AES256" && s != "aws:kms" {
-				l.add(v.Line, path, "unknown server-side encryption %q (use AES256 or aws:kms)", s)
-			}
-			b.SSE = s
-		case "kms_key_id":
-			b.KMSKeyID, _ = l.str(v, path)
-		case "path_style":
-			if err := v.Decode(&b.PathStyle); err != nil {
-				l.add(v.Line, path, "want true or false, found %s", kindName(v))
-			}
-		case "max_state_size":
-			s, ok := l.str(v, path)
-			if !ok || s == "" {
-				return
-			}
-			n, err := ParseSize(s)
-			if err != nil {
-				l.add(v.Line, path, "%v", err)
-			}
-			b.MaxStateSize = n
-		}
-	})
-}
 
 // checkBackendURL returns "" or what is wrong with a backend.state/lock URL
 // (docs/backends.md) and the fix. The schemes come from the backend registry
@@ -111,98 +56,22 @@ func (l *loader) checkTimings(b *Backend, prefix string) {
 	}
 }
 
-func (l *loader) environments(n *yaml.Node, c *Config) {
-	l.entries(n, "environments", "environment names", func(name string, k, v *yaml.Node) {
-		path := join("environments", name)
-		if ValidateName("environment", name) != nil {
-			l.add(k.Line, path, "invalid environment name %q: %s", name, nameRule)
-		}
-		env := &Environment{}
-		l.fields(v, path, []string{"config"}, func(_ string, _, v *yaml.Node) {
-			env.Config = l.configMap(v, path+".config")
-		})
-		c.Environments[name] = env
-	})
+// compPos is where a component's parts are, for the checks that need the
+// whole file.
+type compPos struct {
+	path     string // services.S.components.C
+	line     int    // of its name
+	kindLine int
+	sections map[string]int // line of each of the kind's own sections ("command")
 }
 
-// componentKeys are the keys every component may have; the kinds'
-// sections (Kind.Sections) come on top.
-var componentKeys = []string{"kind", "depends_on", "config", "environments", "secrets"}
-
-func (l *loader) services(n *yaml.Node, c *Config) {
-	l.entries(n, "services", "service names", func(svcName string, k, v *yaml.Node) {
-		path := join("services", svcName)
-		if ValidateName("service", svcName) != nil {
-			l.add(k.Line, path, "invalid service name %q: %s", svcName, nameRule)
-		}
-		svc := &Service{Components: map[string]*Component{}}
-		c.Services[svcName] = svc
-		l.fields(v, path, []string{"components"}, func(_ string, _, v *yaml.Node) {
-			l.entries(v, path+".components", "component names", func(name string, k, v *yaml.Node) {
-				cp := path + ".components." + name
-				if ValidateName("component", name) != nil {
-					l.add(k.Line, cp, "invalid component name %q: %s", name, nameRule)
-				}
-				svc.Components[name] = l.component(v, cp, k.Line, svcName+"/"+name, c)
-			})
-		})
-	})
-}
-
-// componentFields iterates the keys of a component: componentKeys and the
-// sections of the kinds (WithKinds); any other key is refused. Without
-// kinds every other key is taken as a section.
-func (l *loader) componentFields(n *yaml.Node, path string, fn func(key string, k, v *yaml.Node)) {
-	if l.kinds == nil {
-		l.entries(n, path, strings.Join(componentKeys, ", "), fn)
-		return
+func (l *loader) compPos(svc, name string, comp *Component) *compPos {
+	path := "services." + svc + ".components." + name
+	p := &compPos{path: path, line: l.keyLine(path), kindLine: l.line(path + ".kind"), sections: map[string]int{}}
+	for s, n := range comp.Sections {
+		p.sections[s] = n.Line
 	}
-	keys := slices.Clone(componentKeys)
-	for _, name := range l.kindNames() {
-		for _, s := range l.kinds[name].Sections {
-			if !slices.Contains(keys, s) {
-				keys = append(keys, s)
-			}
-		}
-	}
-	l.fields(n, path, keys, fn)
-}
-
-func (l *loader) component(n *yaml.Node, path string, line int, addr string, c *Config) *Component {
-	comp := &Component{}
-	pos := &compPos{path: path, line: line, envsLines: map[string]int{}, sections: map[string]int{}}
-	l.pos[addr] = pos
-	l.componentFields(n, path, func(key string, _, v *yaml.Node) {
-		kp := path + "." + key
-		switch key {
-		case "kind":
-			comp.Kind, _ = l.str(v, kp)
-			pos.kindLine = v.Line
-		case "depends_on":
-			deps, lines := l.strList(v, kp)
-			comp.DependsOn = deps
-			for i := range deps {
-				pos.deps = append(pos.deps, depPos{raw: deps[i], line: lines[i]})
-			}
-		case "config":
-			comp.Config = l.configMap(v, kp)
-		case "secrets":
-			comp.Secrets, _ = l.strList(v, kp)
-		case "environments":
-			comp.Environments = map[string]map[string]any{}
-			l.entries(v, kp, "environment names", func(env string, k, v *yaml.Node) {
-				pos.envsLines[env] = k.Line
-				comp.Environments[env] = l.configMap(v, kp+"."+env)
-			})
-		default: // a kind's own section, decoded by its engine (checkKind)
-			pos.sections[key] = v.Line
-			if comp.Sections == nil {
-				comp.Sections = map[string]*yaml.Node{}
-			}
-			comp.Sections[key] = v
-		}
-	})
-	return comp
+	return p
 }
 
 // checkComponents runs the checks that need the whole file: kinds, commands,
@@ -214,23 +83,25 @@ func (l *loader) checkComponents(c *Config) {
 		for _, name := range names {
 			comp := svc.Components[name]
 			addr := svcName + "/" + name
-			pos := l.pos[addr]
+			pos := l.compPos(svcName, name, comp)
 			l.checkKind(comp, pos)
-			for env, line := range pos.envsLines {
+			for env := range comp.Environments {
 				if _, ok := c.Environments[env]; !ok {
-					l.add(line, pos.path+".environments."+env, "unknown environment %q%s", env, didYouMean(env, envNames, "add it under environments: or fix the name"))
+					p := pos.path + ".environments." + env
+					l.add(l.keyLine(p), p, "unknown environment %q%s", env, didYouMean(env, envNames, "add it under environments: or fix the name"))
 				}
 			}
-			for i, d := range pos.deps {
+			for i, d := range comp.DependsOn {
 				dp := fmt.Sprintf("%s.depends_on[%d]", pos.path, i)
-				target, ok := normalizeDep(svcName, d.raw)
+				line := l.line(dp)
+				target, ok := normalizeDep(svcName, d)
 				switch {
 				case !ok:
-					l.add(d.line, dp, "%q is not a component: write NAME for a component of the same service or SERVICE/NAME", d.raw)
+					l.add(line, dp, "%q is not a component: write NAME for a component of the same service or SERVICE/NAME", d)
 				case target == addr:
-					l.add(d.line, dp, "a component cannot depend on itself (remove %q)", d.raw)
+					l.add(line, dp, "a component cannot depend on itself (remove %q)", d)
 				case c.component(target) == nil:
-					l.add(d.line, dp, "unknown component %q%s", d.raw, didYouMean(d.raw, depCandidates(c, svcName, d.raw), ""))
+					l.add(line, dp, "unknown component %q%s", d, didYouMean(d, depCandidates(c, svcName, d), ""))
 				}
 			}
 		}
@@ -288,8 +159,9 @@ func (l *loader) checkCycles(c *Config) {
 		}
 	}
 	for _, cyc := range FindCycles(graph) {
-		pos := l.pos[cyc[0]]
-		l.add(pos.line, pos.path+".depends_on", "dependency cycle: %s (remove one of these depends_on entries)", strings.Join(cyc, " -> "))
+		svc, name, _ := strings.Cut(cyc[0], "/")
+		path := "services." + svc + ".components." + name
+		l.add(l.keyLine(path), path+".depends_on", "dependency cycle: %s (remove one of these depends_on entries)", strings.Join(cyc, " -> "))
 	}
 }
 

@@ -23,86 +23,45 @@ const (
 // (a database); `deployer guard stop` runs Stop only when every other
 // sharer is down (docs/guard.md).
 type Shared struct {
-	Stop          string             // shell command, run with sh -c in Config.Dir
-	LockTTL       time.Duration      // default 60s
-	MaxRetries    int                // lock retries after the first try; default 3
-	StatusTimeout time.Duration      // per status check; default 3s
-	Sharers       map[string]*Sharer // by application name
+	Stop          string             `yaml:"stop"`                        // shell command, run with sh -c in Config.Dir
+	LockTTL       time.Duration      `yaml:"lock_ttl"`                    // default 60s
+	MaxRetries    int                `yaml:"max_retries" check:"retries"` // lock retries after the first try; default 3
+	StatusTimeout time.Duration      `yaml:"status_timeout"`              // per status check; default 3s
+	Sharers       map[string]*Sharer `yaml:"sharers" names:"application"` // by application name
 }
 
 // Sharer is one application using a shared resource.
 type Sharer struct {
 	// StatusURL answers HTTP 200 to a HEAD while the application is up.
-	StatusURL string
+	StatusURL string `yaml:"status_url" check:"status-url"`
 }
 
-var (
-	sharedKeys = []string{"stop", "lock_ttl", "max_retries", "status_timeout", "sharers"}
-	sharerKeys = []string{"status_url"}
-)
+// sharedKind is the noun of a shared resource's name in errors.
+const sharedKind = "shared resource"
 
-func (l *loader) shared(n *yaml.Node, c *Config) {
-	l.entries(n, "shared", "shared resource names", func(name string, k, v *yaml.Node) {
+// checkShared checks what decoding each shared resource cannot (what must
+// be there) and fills its defaults.
+func (l *loader) checkShared(c *Config) {
+	for name, r := range c.Shared {
 		path := join("shared", name)
-		if ValidateName("shared resource", name) != nil {
-			l.add(k.Line, path, "invalid shared resource name %q: %s", name, nameRule)
-		} else if len(name) > MaxSharedNameLen {
-			l.add(k.Line, path, "shared resource name %q is longer than %d characters (its lock key is guard-NAME; use a shorter name)", name, MaxSharedNameLen)
+		line := l.keyLine(path)
+		if stop, ok := l.at[path+".stop"]; !ok {
+			l.add(line, path+".stop", "stop is required (the shell command that stops %s, run in the directory of deployer.yaml)", name)
+		} else if r.Stop == "" && stop.val.Kind == yaml.ScalarNode {
+			l.add(stop.val.Line, path+".stop", "stop is empty (write the shell command that stops %s, run in the directory of deployer.yaml)", name)
 		}
-		r := &Shared{Sharers: map[string]*Sharer{}}
-		c.Shared[name] = r
-		seen := map[string]bool{}
-		l.fields(v, path, sharedKeys, func(key string, _, v *yaml.Node) {
-			p := path + "." + key
-			seen[key] = true
-			switch key {
-			case "stop":
-				r.Stop, _ = l.str(v, p)
-				if r.Stop == "" && v.Kind == yaml.ScalarNode {
-					l.add(v.Line, p, "stop is empty (write the shell command that stops %s, run in the directory of deployer.yaml)", name)
-				}
-			case "lock_ttl":
-				r.LockTTL = l.duration(v, p)
-			case "status_timeout":
-				r.StatusTimeout = l.duration(v, p)
-			case "max_retries":
-				s, ok := l.str(v, p)
-				if !ok {
-					return
-				}
-				n, err := strconv.Atoi(s)
-				if err != nil || n < 0 || n > 20 {
-					l.add(v.Line, p, "max_retries must be a whole number from 0 to 20, found %q (the lock is retried this many times before the stop is skipped)", s)
-					return
-				}
-				r.MaxRetries = n
-			case "sharers":
-				l.entries(v, p, "application names", func(app string, k, v *yaml.Node) {
-					ap := p + "." + app
-					if ValidateName("application", app) != nil {
-						l.add(k.Line, ap, "invalid application name %q: %s", app, nameRule)
-					}
-					s := &Sharer{}
-					r.Sharers[app] = s
-					l.fields(v, ap, sharerKeys, func(_ string, _, v *yaml.Node) {
-						s.StatusURL, _ = l.str(v, ap+".status_url")
-						if msg := checkStatusURL(s.StatusURL); msg != "" {
-							l.add(v.Line, ap+".status_url", "%s", msg)
-						}
-					})
-					if s.StatusURL == "" && !isNull(v) {
-						l.add(k.Line, ap+".status_url", "status_url is required (the URL that answers HTTP 200 to a HEAD while %s is up)", app)
-					} else if isNull(v) {
-						l.add(k.Line, ap+".status_url", "status_url is required (write %s: {status_url: http://HOST/health})", app)
-					}
-				})
+		for app, s := range r.Sharers {
+			ap := path + ".sharers." + app
+			switch a := l.at[ap]; {
+			case isNull(a.val):
+				l.add(a.key.Line, ap+".status_url", "status_url is required (write %s: {status_url: http://HOST/health})", app)
+			case s.StatusURL == "":
+				l.add(a.key.Line, ap+".status_url", "status_url is required (the URL that answers HTTP 200 to a HEAD while %s is up)", app)
 			}
-		})
-		if !seen["stop"] {
-			l.add(k.Line, path+".stop", "stop is required (the shell command that stops %s, run in the directory of deployer.yaml)", name)
 		}
 		if len(r.Sharers) == 0 {
-			l.add(k.Line, path+".sharers", "no sharers (list the applications that use %s, each with its status_url)", name)
+			l.add(line, path+".sharers", "no sharers (list the applications that use %s, each with its status_url)", name)
+			r.Sharers = map[string]*Sharer{}
 		}
 		if r.LockTTL == 0 {
 			r.LockTTL = DefaultGuardLockTTL
@@ -110,10 +69,10 @@ func (l *loader) shared(n *yaml.Node, c *Config) {
 		if r.StatusTimeout == 0 {
 			r.StatusTimeout = DefaultGuardStatusTimeout
 		}
-		if !seen["max_retries"] {
+		if _, set := l.at[path+".max_retries"]; !set {
 			r.MaxRetries = DefaultGuardMaxRetries
 		}
-	})
+	}
 }
 
 // checkStatusURL returns "" or what is wrong with a sharer's status_url.
