@@ -1,10 +1,11 @@
 package config
 
 import (
+	"fmt"
 	"maps"
+	"reflect"
 	"slices"
 	"strings"
-	"time"
 
 	"gopkg.in/yaml.v3"
 )
@@ -77,30 +78,19 @@ type Section struct {
 	l    *loader
 }
 
-// Fields calls fn with each key of the section and its value (aliases
-// resolved), in the order written. A section that is not a mapping, a
-// duplicate key and a key not in allowed are reported; null is empty.
-func (s *Section) Fields(allowed []string, fn func(key string, v *yaml.Node)) {
-	s.l.entries(s.Node, s.Path, strings.Join(allowed, ", "), func(key string, k, v *yaml.Node) {
-		if !slices.Contains(allowed, key) {
-			s.l.unknownKey(k, s.Path, allowed)
-			return
-		}
-		fn(key, v)
-	})
-}
-
-// String reads v, the value of key, as a string ("" for null); anything
-// but a scalar is reported.
-func (s *Section) String(v *yaml.Node, key string) string {
-	str, _ := s.l.str(v, join(s.Path, key))
-	return str
-}
-
-// Duration reads v, the value of key, as a positive Go duration ("30s",
-// "5m"); 0 for null or when reported.
-func (s *Section) Duration(v *yaml.Node, key string) time.Duration {
-	return s.l.duration(v, join(s.Path, key))
+// Decode fills dst, a pointer to a struct whose yaml tags name the
+// section's keys, as config fills its own model (decode.go: strings, bools,
+// positive durations, lists of strings, maps of values, nested structs).
+// A section that is not a mapping, a duplicate or unknown key (with the
+// closest known one) and a value of the wrong form are reported with line
+// and path; null leaves dst as it is. Anything but a pointer to a struct
+// panics.
+func (s *Section) Decode(dst any) {
+	v := reflect.ValueOf(dst)
+	if v.Kind() != reflect.Pointer || v.Elem().Kind() != reflect.Struct {
+		panic(fmt.Sprintf("config: Section.Decode of %T, want a pointer to a struct", dst))
+	}
+	s.l.decodeStruct(s.Node, s.Path, v.Elem())
 }
 
 // Errorf reports a problem with v, the value of key ("" for the section

@@ -5,7 +5,6 @@ import (
 
 	"github.com/deployer-dev/deployer/internal/config"
 	"github.com/deployer-dev/deployer/internal/plan"
-	"gopkg.in/yaml.v3"
 )
 
 // Section is the component key of deployer.yaml that holds a Command
@@ -13,21 +12,19 @@ import (
 // ("command.update", docs/plan.md#diff-rules).
 const Section = "command"
 
-// sectionKeys are the keys of the command section (docs/command-kind.md).
-var sectionKeys = []string{"create", "update", "delete", "read", "timeout"}
-
 // Spec are the shell commands of a Command component (docs/command-kind.md),
-// run with sh -c in the directory of deployer.yaml.
+// run with sh -c in the directory of deployer.yaml. The yaml tags are the
+// keys of the command section.
 type Spec struct {
-	Create string
-	Update string
-	Delete string
+	Create string `yaml:"create"`
+	Update string `yaml:"update"`
+	Delete string `yaml:"delete"`
 	// Read prints the component's live state as one JSON object on stdout
 	// (optional; plan --refresh compares it with what the last apply
 	// recorded: docs/command-kind.md#drift-read).
-	Read string
+	Read string `yaml:"read"`
 	// Timeout bounds each command; 0 is the engine's default (DefaultTimeout).
-	Timeout time.Duration
+	Timeout time.Duration `yaml:"timeout"`
 }
 
 // Fields returns the commands as the settings a plan diffs under "command"
@@ -75,24 +72,10 @@ func stepSpec(st plan.Step) *Spec {
 	return &Spec{}
 }
 
-// decode reads the command section of a component (config.Kind.Decode):
-// its keys are sectionKeys, the commands strings and timeout a positive
-// duration.
+// decode reads the command section of a component (config.Kind.Decode)
+// into a Spec: the commands are strings, timeout a positive duration.
 func decode(s *config.Section) map[string]any {
 	spec := &Spec{}
-	s.Fields(sectionKeys, func(key string, v *yaml.Node) {
-		switch key {
-		case "timeout":
-			spec.Timeout = s.Duration(v, key)
-		case "create":
-			spec.Create = s.String(v, key)
-		case "update":
-			spec.Update = s.String(v, key)
-		case "delete":
-			spec.Delete = s.String(v, key)
-		case "read":
-			spec.Read = s.String(v, key)
-		}
-	})
+	s.Decode(spec)
 	return spec.Fields()
 }
