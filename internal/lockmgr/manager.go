@@ -186,8 +186,8 @@ func (m *Manager) acquire(ctx context.Context, r Request) (*Lease, error) {
 	} else {
 		rec, err = a.backoff(ctx)
 	}
-	a.leave(ctx)
 	if err != nil {
+		a.leave(ctx)
 		if a.ghost {
 			// A try whose outcome is unknown may have written our
 			// record: never leave it to hold the key until it expires.
@@ -205,7 +205,19 @@ func (m *Manager) acquire(ctx context.Context, r Request) (*Lease, error) {
 		return nil, err
 	}
 	a.done(true)
-	return m.startLease(ctx, rec), nil
+	l := m.startLease(ctx, rec)
+	if a.q != nil {
+		// The waiter record goes while the holder's work starts, not
+		// before: the handoff does not wait for it. Release and Keep
+		// wait for it, so it never outlives the lease.
+		left := make(chan struct{})
+		l.left = left
+		go func() {
+			defer close(left)
+			a.leave(ctx)
+		}()
+	}
+	return l, nil
 }
 
 // acquisition is one Acquire call: one lockId for all its tries, so a try
@@ -325,8 +337,14 @@ func (a *acquisition) backoff(ctx context.Context) (Record, error) {
 // register and wait, the head watching the holder, the others the waiter
 // just ahead of them.
 func (a *acquisition) queue(ctx context.Context) (Record, error) {
+	free := false // the head saw the holder go: try at once
 	for {
-		ahead, err := a.ahead(ctx)
+		var ahead []Record
+		var err error
+		if !free {
+			ahead, err = a.ahead(ctx)
+		}
+		free = false
 		if err == nil && len(ahead) == 0 {
 			var rec Record
 			rec, err = a.try(ctx)
@@ -358,7 +376,7 @@ func (a *acquisition) queue(ctx context.Context) (Record, error) {
 		}
 		a.report(len(ahead)+1, left)
 		if len(ahead) == 0 {
-			err = a.watchHolder(ctx)
+			free, err = a.watchHolder(ctx)
 		} else {
 			err = a.watchWaiter(ctx, ahead[len(ahead)-1])
 		}
@@ -420,27 +438,33 @@ func (a *acquisition) report(pos int, left time.Duration) {
 }
 
 // watchHolder is the head's wait: poll the record in the way (one read) until
-// it is released, expired or changed, or a release is announced.
-func (a *acquisition) watchHolder(ctx context.Context) error {
+// it is released, expired or changed, or its release is announced. free
+// says the holder went: the head then tries at once, without reading the
+// queue again (no waiter can draw a ticket below its own).
+func (a *acquisition) watchHolder(ctx context.Context) (free bool, err error) {
 	for {
-		if err := a.pause(ctx, a.pollEvery(true)); err != nil {
-			return err
+		released, err := a.pause(ctx, a.pollEvery(true))
+		if err != nil {
+			return false, err
+		}
+		if a.last.LockKey == "" || released == a.last.LockKey {
+			return true, nil
 		}
 		if err := a.renew(ctx); err != nil {
-			return err
+			return false, err
 		}
-		if a.last.LockKey == "" || a.elapsed() >= a.r.Timeout {
-			return nil
+		if a.elapsed() >= a.r.Timeout {
+			return false, nil
 		}
 		rec, err := a.m.b.Get(ctx, a.last.LockKey)
 		if errors.Is(err, ErrNotFound) {
-			return nil
+			return true, nil
 		}
 		if err != nil {
-			return err
+			return false, err
 		}
 		if rec.LockID != a.last.LockID || rec.Expired(a.m.opts.Now()) {
-			return nil
+			return true, nil
 		}
 		a.report(1, a.r.Timeout-a.elapsed())
 	}
@@ -451,7 +475,7 @@ func (a *acquisition) watchHolder(ctx context.Context) error {
 // read again.
 func (a *acquisition) watchWaiter(ctx context.Context, prev Record) error {
 	for {
-		if err := a.pause(ctx, a.pollEvery(false)); err != nil {
+		if _, err := a.pause(ctx, a.pollEvery(false)); err != nil {
 			return err
 		}
 		if err := a.renew(ctx); err != nil {
@@ -660,6 +684,12 @@ type Lease struct {
 	done    chan struct{}
 	release sync.Once
 	relErr  error
+	// left is closed once the acquisition's waiter record is removed (nil:
+	// it never queued).
+	left <-chan struct{}
+	// hbCancel abandons a heartbeat in flight when the lease is released.
+	hbCtx    context.Context
+	hbCancel context.CancelFunc
 	// acquired is when the lease was taken, to the Manager clock's precision
 	// (the record keeps whole seconds): lock.released's duration_seconds.
 	acquired time.Time
@@ -668,6 +698,7 @@ type Lease struct {
 func (m *Manager) startLease(parent context.Context, rec Record) *Lease {
 	ctx, cancel := context.WithCancelCause(parent)
 	l := &Lease{m: m, rec: rec, ctx: ctx, cancel: cancel, stop: make(chan struct{}), done: make(chan struct{}), acquired: m.opts.Now()}
+	l.hbCtx, l.hbCancel = context.WithCancel(context.WithoutCancel(ctx))
 	m.held.Add(1)
 	m.opts.Audit.Info("lock.acquired", "lock_key", rec.LockKey, "lock_id", rec.LockID,
 		"locked_by", rec.LockedBy, "fence", rec.Fence, "metadata", rec.Metadata)
@@ -717,9 +748,14 @@ func (l *Lease) heartbeat() {
 				time.Unix(rec.ExpiresAt, 0).UTC().Format(time.RFC3339)))
 			return
 		}
-		ctx, cancel := context.WithTimeout(context.WithoutCancel(l.ctx), limit)
+		ctx, cancel := context.WithTimeout(l.hbCtx, limit)
 		err := l.m.b.Heartbeat(ctx, rec.LockKey, rec.LockID, now, exp)
 		cancel()
+		select {
+		case <-l.stop:
+			return // released meanwhile: the release decides, not this heartbeat
+		default:
+		}
 		o.Observer.LockHeartbeat(rec.LockKey, err)
 		if err == nil {
 			l.mu.Lock()
@@ -736,6 +772,13 @@ func (l *Lease) heartbeat() {
 			l.cancel(fmt.Errorf("%w: %v", ErrLockLost, err))
 			return
 		}
+	}
+}
+
+// waitLeft waits until the acquisition's waiter record is removed.
+func (l *Lease) waitLeft() {
+	if l.left != nil {
+		<-l.left
 	}
 }
 
@@ -761,6 +804,8 @@ func (l *Lease) Keep() {
 	l.release.Do(func() {
 		close(l.stop)
 		<-l.done
+		l.hbCancel()
+		l.waitLeft()
 		rec := l.Record()
 		l.m.opts.Audit.Info("lock.kept", "lock_key", rec.LockKey, "lock_id", rec.LockID,
 			"expires_at", rec.ExpiresAt)
@@ -775,10 +820,15 @@ func (l *Lease) Keep() {
 // that was lost (broken or taken over) before the release. Safe to call twice.
 func (l *Lease) Release(ctx context.Context) error {
 	l.release.Do(func() {
+		// A heartbeat in flight is abandoned, not waited for: both are
+		// conditional on the lockId, so whichever the backend applies
+		// first, the record ends released (docs/locking.md, "Handoff").
 		close(l.stop)
-		<-l.done
+		l.hbCancel()
 		rec := l.Record()
 		l.relErr = l.m.releaseRetrying(ctx, rec.LockKey, rec.LockID)
+		<-l.done
+		l.waitLeft()
 		held := l.m.opts.Now().Sub(l.acquired)
 		dur := held.Seconds()
 		l.m.opts.Observer.LockReleased(rec.LockKey, held)

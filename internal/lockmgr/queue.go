@@ -317,26 +317,27 @@ func (m *Manager) removeOwn(ctx context.Context, key, lockID string) {
 	}
 }
 
-// pause waits d, or until a release in our scope is announced.
-func (a *acquisition) pause(ctx context.Context, d time.Duration) error {
+// pause waits d, or until a release in our scope is announced; released is
+// the key announced ("" after d, or for an announcement of no key).
+func (a *acquisition) pause(ctx context.Context, d time.Duration) (released string, err error) {
 	if a.q == nil || a.q.wake == nil {
-		return sleep(ctx, d)
+		return "", sleep(ctx, d)
 	}
 	t := time.NewTimer(d)
 	defer t.Stop()
 	for {
 		select {
 		case <-ctx.Done():
-			return context.Cause(ctx)
+			return "", context.Cause(ctx)
 		case <-t.C:
-			return nil
+			return "", nil
 		case k, ok := <-a.q.wake:
 			if !ok {
 				a.q.wake = nil // the subscription ended: poll
 				continue
 			}
 			if k == "" || scopeOf(k) == a.q.scope {
-				return nil
+				return k, nil
 			}
 		}
 	}

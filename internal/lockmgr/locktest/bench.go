@@ -94,7 +94,7 @@ func BenchHandoff(b *testing.B, newBackend func(b *testing.B) lockmgr.Backend) {
 		total += (<-got).Sub(released)
 		n++
 	}
-	b.ReportMetric(float64(total.Milliseconds())/float64(n), "ms/handoff")
+	b.ReportMetric(float64(total)/float64(time.Millisecond)/float64(n), "ms/handoff")
 }
 
 func open(b *testing.B, newBackend func(b *testing.B) lockmgr.Backend) lockmgr.Backend {

@@ -152,8 +152,11 @@ func (b *Backend) Release(ctx context.Context, key, lockID string) error {
 	if err := b.ensure(ctx, op); err != nil {
 		return err
 	}
-	const releaseSQL = `UPDATE deployer_locks SET lock_id = '', expires_at = 0
-		WHERE lock_key = $1 AND lock_id = $2`
+	// The release and its announcement in one round trip; NOTIFY is
+	// delivered when the UPDATE commits.
+	const releaseSQL = `WITH released AS (UPDATE deployer_locks SET lock_id = '', expires_at = 0
+		WHERE lock_key = $1 AND lock_id = $2 RETURNING lock_key)
+		SELECT pg_notify('` + notifyChannel + `', lock_key) FROM released`
 	tag, err := b.pool.Exec(ctx, releaseSQL, key, lockID)
 	if err != nil && ambiguous(ctx, err) {
 		// No answer: the UPDATE may have committed. Our row still live
@@ -175,7 +178,6 @@ func (b *Backend) Release(ctx context.Context, key, lockID string) error {
 	if tag.RowsAffected() != 1 {
 		return fmt.Errorf("%s (lock id %s): %w", op, lockID, lockmgr.ErrLockLost)
 	}
-	b.announce(ctx, key)
 	return nil
 }
 

@@ -45,7 +45,7 @@ type Backend struct {
 	res   awsbackend.Resource
 	sse   awsbackend.Options
 	mu    sync.Mutex
-	cache map[string]cached // lock key -> the version this client last wrote
+	cache map[string]cached // lock key -> the version this client last wrote or read (Get)
 }
 
 var _ lockmgr.Backend = (*Backend)(nil)
@@ -254,9 +254,17 @@ func (b *Backend) Release(ctx context.Context, key, lockID string) error {
 // Get returns the record of key, expired or not; lockmgr.ErrNotFound when
 // absent or released.
 func (b *Backend) Get(ctx context.Context, key string) (lockmgr.Record, error) {
-	obj, _, found, err := b.read(ctx, key)
+	obj, etag, found, err := b.read(ctx, key)
 	if err != nil {
 		return lockmgr.Record{}, err
+	}
+	if found {
+		// A waiter that sees the record released writes next: its
+		// conditional PUT can go on this version without reading it again
+		// (a newer one fails the PUT, which then reads).
+		b.mu.Lock()
+		b.cache[key] = cached{etag: etag, obj: obj}
+		b.mu.Unlock()
 	}
 	if !found || obj.Released {
 		return lockmgr.Record{}, fmt.Errorf("lock %q: %w", key, lockmgr.ErrNotFound)
