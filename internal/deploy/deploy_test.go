@@ -92,7 +92,7 @@ func TestFailedAndCancelledStepsKeepThePreviousEntry(t *testing.T) {
 // step holding nothing (a pending create) is not recorded.
 func TestUnfinishedStepsRecordWhatTheEngineHolds(t *testing.T) {
 	prior := &statestore.Resource{Kind: "PulumiResource", Status: "ready", DesiredConfig: map[string]any{"length": 1},
-		Outputs: map[string]any{"id": "old"}, Pulumi: &statestore.PulumiInfo{URN: "urn:old", ID: "old"}}
+		Outputs: map[string]any{"id": "old"}, EngineData: statestore.EngineData(`{"urn":"urn:old","id":"old"}`)}
 	p := &plan.Plan{Steps: []plan.Step{
 		{Address: "a/pet", Kind: "PulumiResource", Action: plan.Update, Config: map[string]any{"length": 2}, Prior: prior},
 		{Address: "a/half", Kind: "PulumiResource", Action: plan.Create, Config: map[string]any{"length": 1}},
@@ -100,12 +100,12 @@ func TestUnfinishedStepsRecordWhatTheEngineHolds(t *testing.T) {
 	}}
 	cs := changesFrom(p, applyRun{results: []engine.Result{
 		{Address: "a/pet", Status: engine.StatusCancelled, Outputs: map[string]any{"id": "new"},
-			ActualState: map[string]any{"length": 2}, Pulumi: &statestore.PulumiInfo{URN: "urn:new", ID: "new"}},
-		{Address: "a/half", Status: engine.StatusCancelled, Outputs: map[string]any{"id": "h1"}, Pulumi: &statestore.PulumiInfo{URN: "urn:h", ID: "h1"}},
+			ActualState: map[string]any{"length": 2}, EngineData: statestore.EngineData(`{"urn":"urn:new","id":"new"}`)},
+		{Address: "a/half", Status: engine.StatusCancelled, Outputs: map[string]any{"id": "h1"}, EngineData: statestore.EngineData(`{"urn":"urn:h","id":"h1"}`)},
 		{Address: "a/pending", Status: engine.StatusPending},
 	}}, time.Now(), "dep-1", 1)
 	if pet := cs.resources["a/pet"]; pet == nil || pet.Status != "failed" || pet.DesiredConfig["length"] != 1 ||
-		pet.Outputs["id"] != "new" || pet.Pulumi.ID != "new" || pet.ActualState["length"] != 2 {
+		pet.Outputs["id"] != "new" || string(pet.EngineData) != `{"urn":"urn:new","id":"new"}` || pet.ActualState["length"] != 2 {
 		t.Errorf("an unfinished update should keep its desired_config and record what Pulumi holds: %+v", pet)
 	}
 	if half := cs.resources["a/half"]; half == nil || half.Status != "failed" || half.Outputs["id"] != "h1" {

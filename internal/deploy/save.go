@@ -53,7 +53,7 @@ func changesFrom(p *plan.Plan, run applyRun, now time.Time, depID string, dur fl
 				Kind: st.Kind, APIVersion: statestore.APIVersion, Status: statestore.ResourceReady,
 				Lifecycle:     statestore.Lifecycle{CreatedAt: now, LastUpdated: now, Version: 1},
 				DesiredConfig: st.Config, ActualState: r.ActualState, Outputs: r.Outputs,
-				Pulumi: r.Pulumi, Dependencies: st.DependsOn, Inputs: run.inputs[r.Address],
+				EngineData: r.EngineData, Dependencies: st.DependsOn, Inputs: run.inputs[r.Address],
 				Health: &statestore.Health{Status: "healthy", LastCheck: &now},
 				Deployment: &statestore.ResourceDeployment{
 					LastDeploymentID: depID, LastDeploymentAt: now,
@@ -86,10 +86,10 @@ func changesFrom(p *plan.Plan, run applyRun, now time.Time, depID string, dur fl
 				prev := *st.Prior
 				prev.Status = statestore.ResourceFailed
 				prev.Lifecycle.LastUpdated = now
-				if r.Pulumi != nil {
+				if r.EngineData != nil {
 					// What the engine holds now: an update may have
 					// reached the cloud before the run stopped.
-					prev.Pulumi = r.Pulumi
+					prev.EngineData = r.EngineData
 					if r.Outputs != nil {
 						prev.Outputs = r.Outputs
 					}
@@ -98,7 +98,7 @@ func changesFrom(p *plan.Plan, run applyRun, now time.Time, depID string, dur fl
 					}
 				}
 				cs.resources[r.Address] = &prev
-			case r.Pulumi != nil:
+			case r.EngineData != nil:
 				// A create that did not finish but left resources (a
 				// cancelled Pulumi update): recorded as failed, so the
 				// state lists everything the engine has and the next
@@ -107,7 +107,7 @@ func changesFrom(p *plan.Plan, run applyRun, now time.Time, depID string, dur fl
 					Kind: st.Kind, APIVersion: statestore.APIVersion, Status: statestore.ResourceFailed,
 					Lifecycle:     statestore.Lifecycle{CreatedAt: now, LastUpdated: now, Version: 1},
 					DesiredConfig: st.Config, ActualState: r.ActualState, Outputs: r.Outputs,
-					Pulumi: r.Pulumi, Dependencies: nonNil(st.DependsOn),
+					EngineData: r.EngineData, Dependencies: nonNil(st.DependsOn),
 				}
 			}
 		}
@@ -297,7 +297,11 @@ func (e *ErroredStateError) Unwrap() error { return e.Err }
 // cloneState deep-copies st through JSON (resources are small maps; the
 // hot path of a deploy touches it once).
 func cloneState(st *statestore.State) *statestore.State {
-	data, _ := json.Marshal(st)
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false) // strings as the state writes them: engine data is kept byte for byte
+	_ = enc.Encode(st)
+	data := buf.Bytes()
 	var out statestore.State
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.UseNumber() // keep numbers exactly as loaded

@@ -71,10 +71,13 @@ type Result struct {
 	Status      Status
 	Outputs     map[string]any
 	ActualState map[string]any
-	Pulumi      *statestore.PulumiInfo
-	Err         error
-	Started     time.Time
-	Finished    time.Time
+	// EngineData is the engine's private record of the component, kept in
+	// its state entry as it is (statestore.EngineData); nil when it keeps
+	// none.
+	EngineData statestore.EngineData
+	Err        error
+	Started    time.Time
+	Finished   time.Time
 }
 
 // ErrNotSupported is returned by an engine's Preview or Refresh when it has

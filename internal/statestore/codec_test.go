@@ -124,3 +124,36 @@ func TestEncodeRefusesNilResource(t *testing.T) {
 		t.Fatalf("Encode of a nil resource: %v, want an error naming it", err)
 	}
 }
+
+// The engine's private record is kept under "pulumi" exactly as the state
+// format has it: {urn, id} or {urns} as written, null when the engine keeps
+// none; statestore carries it without reading it.
+func TestEngineDataKeepsThePulumiKey(t *testing.T) {
+	st := storetest.SeedState("user-platform", "production")
+	st.Resources["docs/site"] = &statestore.Resource{Kind: "Command", Status: statestore.ResourceReady}
+	st.Resources["odd/one"] = &statestore.Resource{Kind: "RDS", EngineData: statestore.EngineData(`{"urn":"urn:a&b<c>","id":"x"}`)}
+	doc, err := statestore.Encode(st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, lit := range []string{
+		"\"pulumi\": {\n        \"urn\": \"urn:pulumi:production::user-platform::aws:rds/instance:Instance::user-service-database\",\n        \"id\": \"user-db-prod\"\n      },",
+		"\"pulumi\": {\n        \"urns\": [\n          \"urn:pulumi:production::user-platform::aws:ecs/service:Service::user-api\",",
+		"\"pulumi\": null,",
+		`"urn": "urn:a&b<c>"`,
+	} {
+		if !bytes.Contains(doc, []byte(lit)) {
+			t.Errorf("document does not contain %q", lit)
+		}
+	}
+	got, err := statestore.Decode(doc, "test.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Resources["docs/site"].EngineData != nil || string(got.Resources["odd/one"].EngineData) != `{"urn":"urn:a&b<c>","id":"x"}` {
+		t.Errorf("decoded engine data: %q and %q", got.Resources["docs/site"].EngineData, got.Resources["odd/one"].EngineData)
+	}
+	if again, err := statestore.Encode(got); err != nil || !bytes.Equal(again, doc) {
+		t.Errorf("re-encoding changed the document (err %v)", err)
+	}
+}

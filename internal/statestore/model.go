@@ -1,6 +1,10 @@
 package statestore
 
-import "time"
+import (
+	"bytes"
+	"encoding/json"
+	"time"
+)
 
 // FormatVersion is the format_version of every state document (docs/state-format.md#document).
 const FormatVersion = "deployer-state-v1"
@@ -76,17 +80,20 @@ const (
 
 // Resource is one component's entry under resources, keyed "service/component".
 type Resource struct {
-	Kind          string              `json:"kind"`
-	APIVersion    string              `json:"api_version"`
-	Status        ResourceStatus      `json:"status"`
-	Lifecycle     Lifecycle           `json:"lifecycle"`
-	DesiredConfig map[string]any      `json:"desired_config"`
-	ActualState   map[string]any      `json:"actual_state"`
-	Outputs       map[string]any      `json:"outputs"`
-	Pulumi        *PulumiInfo         `json:"pulumi"`
-	Dependencies  []string            `json:"dependencies"`
-	Health        *Health             `json:"health"`
-	Deployment    *ResourceDeployment `json:"deployment,omitempty"`
+	Kind          string         `json:"kind"`
+	APIVersion    string         `json:"api_version"`
+	Status        ResourceStatus `json:"status"`
+	Lifecycle     Lifecycle      `json:"lifecycle"`
+	DesiredConfig map[string]any `json:"desired_config"`
+	ActualState   map[string]any `json:"actual_state"`
+	Outputs       map[string]any `json:"outputs"`
+	// EngineData is the private record the engine that applies the kind keeps
+	// of the component (EngineData); stored under the key "pulumi", the
+	// name the state format gave it (docs/state-format.md "Engine data").
+	EngineData   EngineData          `json:"pulumi"`
+	Dependencies []string            `json:"dependencies"`
+	Health       *Health             `json:"health"`
+	Deployment   *ResourceDeployment `json:"deployment,omitempty"`
 	// Inputs are the dependency outputs the component was last applied with
 	// (docs/state-format.md "Resolved inputs"); nil in states written before
 	// deployer recorded them, which plan reads as "unknown".
@@ -108,12 +115,36 @@ type Lifecycle struct {
 	Version     int       `json:"version"`
 }
 
-// PulumiInfo carries the URN and id of a single-resource component, or the URNs
-// of a multi-resource one (docs/state-format.md#example shows both shapes).
-type PulumiInfo struct {
-	URN  string   `json:"urn,omitempty"`
-	ID   string   `json:"id,omitempty"`
-	URNs []string `json:"urns,omitempty"`
+// EngineData is the private record an engine keeps of one resource
+// (docs/state-format.md "Engine data"): one JSON value that statestore,
+// deploy and the commands carry as it is and never read; only the engine
+// that applies the kind knows its shape (the Pulumi engine keeps the URN
+// and id of a single-resource component, or the URNs of a multi-resource
+// one). Nil when the engine keeps nothing: written as null, and null reads
+// as nil.
+type EngineData []byte
+
+// MarshalJSON writes the record as it is, null when empty.
+func (d EngineData) MarshalJSON() ([]byte, error) {
+	if len(d) == 0 {
+		return []byte("null"), nil
+	}
+	return d, nil
+}
+
+// UnmarshalJSON keeps the JSON value without insignificant whitespace
+// (its strings and numbers as written); null is nil.
+func (d *EngineData) UnmarshalJSON(b []byte) error {
+	if string(b) == "null" {
+		*d = nil
+		return nil
+	}
+	var buf bytes.Buffer
+	if err := json.Compact(&buf, b); err != nil {
+		return err
+	}
+	*d = buf.Bytes()
+	return nil
 }
 
 // Health is the last known health of a resource.

@@ -158,7 +158,7 @@ func one(t *testing.T, e engine.Engine, kind engine.Kind, st plan.Step, in engin
 // prior is the state entry deploy would save for r applied from st.
 func prior(st plan.Step, r engine.Result) *statestore.Resource {
 	return &statestore.Resource{Kind: st.Kind, Status: statestore.ResourceReady, DesiredConfig: st.Config,
-		ActualState: r.ActualState, Outputs: r.Outputs, Pulumi: r.Pulumi}
+		ActualState: r.ActualState, Outputs: r.Outputs, EngineData: r.EngineData}
 }
 
 func (f Fixture) version(outputs map[string]any) any {

@@ -15,7 +15,6 @@ import (
 
 	"github.com/deployer-dev/deployer/internal/engine"
 	"github.com/deployer-dev/deployer/internal/plan"
-	"github.com/deployer-dev/deployer/internal/statestore"
 )
 
 // snapshot is the part of an exported Pulumi deployment the engine reads.
@@ -244,7 +243,7 @@ func results(steps []plan.Step, snap *snapshot, deploymentID string, started, fi
 				r.Status = engine.StatusDeleted
 			} else {
 				r.Status, r.Err = notDone, opErr
-				r.Pulumi = heldInfo(kids)
+				r.EngineData = heldInfo(kids).Data()
 			}
 			out = append(out, r)
 			continue
@@ -277,7 +276,7 @@ func results(steps []plan.Step, snap *snapshot, deploymentID string, started, fi
 			} else {
 				// What Pulumi holds now, whatever its children reached:
 				// the outputs of the last run may be out of date.
-				r.Pulumi = heldInfo(kids)
+				r.EngineData = heldInfo(kids).Data()
 				switch {
 				case kind != nil && kind.OutputsFrom != nil:
 					r.Outputs = kind.OutputsFrom(kids)
@@ -296,12 +295,12 @@ func results(steps []plan.Step, snap *snapshot, deploymentID string, started, fi
 
 // heldInfo is the Pulumi info of what a component holds: its only child's
 // URN and id, or the URNs of its children; nil for none.
-func heldInfo(kids []snapResource) *statestore.PulumiInfo {
+func heldInfo(kids []snapResource) *Info {
 	switch {
 	case len(kids) == 1:
-		return &statestore.PulumiInfo{URN: kids[0].URN, ID: kids[0].ID}
+		return &Info{URN: kids[0].URN, ID: kids[0].ID}
 	case len(kids) > 1:
-		info := &statestore.PulumiInfo{}
+		info := &Info{}
 		for _, k := range kids {
 			info.URNs = append(info.URNs, k.URN)
 		}
@@ -316,7 +315,7 @@ func fill(r *engine.Result, value map[string]any, comp *snapResource, snap *snap
 	if value != nil {
 		r.Outputs = asMapOrNil(value["outputs"])
 		if p, ok := value["pulumi"].(map[string]any); ok {
-			info := &statestore.PulumiInfo{}
+			info := &Info{}
 			info.URN, _ = p["urn"].(string)
 			info.ID, _ = p["id"].(string)
 			if urns, ok := p["urns"].([]any); ok {
@@ -325,12 +324,12 @@ func fill(r *engine.Result, value map[string]any, comp *snapResource, snap *snap
 				}
 			}
 			if info.URN != "" || len(info.URNs) > 0 {
-				r.Pulumi = info
+				r.EngineData = info.Data()
 			}
 			return
 		}
 	}
-	r.Pulumi = heldInfo(snap.children(comp.URN))
+	r.EngineData = heldInfo(snap.children(comp.URN)).Data()
 }
 
 func asMapOrNil(v any) map[string]any {

@@ -57,15 +57,15 @@ func TestResultsAfterCancelRecordWhatPulumiReports(t *testing.T) {
 			t.Errorf("%s: status %s, want %s", r.Address, r.Status, want[r.Address])
 		}
 	}
-	if db := got[0]; db.Pulumi == nil || db.Pulumi.ID != "user-db-prod" || db.Outputs["port"] != "5432" {
+	if db := got[0]; info(t, db).ID != "user-db-prod" || db.Outputs["port"] != "5432" {
 		t.Errorf("database result = %+v, want its outputs and urn/id", db)
 	}
 	api := got[1]
 	if !errors.Is(api.Err, context.Canceled) {
 		t.Errorf("api err = %v, want context.Canceled", api.Err)
 	}
-	if api.Pulumi == nil || len(api.Pulumi.URNs) != 2 {
-		t.Errorf("api pulumi = %+v, want the URNs of the children Pulumi did create", api.Pulumi)
+	if len(info(t, api).URNs) != 2 {
+		t.Errorf("api pulumi = %s, want the URNs of the children Pulumi did create", api.EngineData)
 	}
 }
 
@@ -193,16 +193,16 @@ func TestResultsAfterKillRecordExactlyWhatPulumiHolds(t *testing.T) {
 			t.Errorf("%s: status %s, want %s", addr, r.Status, want.status)
 		}
 		switch {
-		case want.id == "" && r.Pulumi != nil:
-			t.Errorf("%s: records %+v, but Pulumi holds no resource of it", addr, r.Pulumi)
-		case want.id != "" && (r.Pulumi == nil || r.Pulumi.ID != want.id):
-			t.Errorf("%s: records %+v, want id %s", addr, r.Pulumi, want.id)
+		case want.id == "" && r.EngineData != nil:
+			t.Errorf("%s: records %s, but Pulumi holds no resource of it", addr, r.EngineData)
+		case want.id != "" && info(t, r).ID != want.id:
+			t.Errorf("%s: records %s, want id %s", addr, r.EngineData, want.id)
 		}
 	}
 	if b := got["app/pet-b"]; b.Outputs["id"] != "b1" || b.Outputs["properties"].(map[string]any)["name"] != "otter-b1" {
 		t.Errorf("app/pet-b outputs = %v, want the outputs of its resource in Pulumi's state", b.Outputs)
 	}
-	if r := results(steps, nil, "dep-2", now, now, context.Canceled, "cancelled", nil, nil); r[5].Status != "cancelled" || r[5].Pulumi != nil {
+	if r := results(steps, nil, "dep-2", now, now, context.Canceled, "cancelled", nil, nil); r[5].Status != "cancelled" || r[5].EngineData != nil {
 		t.Errorf("with Pulumi's state unknown a delete must not count as done: %+v", r[5])
 	}
 }
@@ -222,4 +222,17 @@ func TestClearPendingNamesEachOperationAndItsFix(t *testing.T) {
 			t.Errorf("clearPending error lacks %q:\n%v", want, err)
 		}
 	}
+}
+
+// info decodes the Pulumi record of r; the zero Info when it has none.
+func info(t *testing.T, r engine.Result) Info {
+	t.Helper()
+	i, err := InfoOf(r.EngineData)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if i == nil {
+		return Info{}
+	}
+	return *i
 }

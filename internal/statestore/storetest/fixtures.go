@@ -61,7 +61,7 @@ func SeedState(stack, env string) *statestore.State {
 				"endpoint": "user-db-prod.abc123.us-east-1.rds.amazonaws.com", "port": "5432",
 				"reader_endpoint": "user-db-prod-ro.abc123.us-east-1.rds.amazonaws.com",
 			},
-			Pulumi:       &statestore.PulumiInfo{URN: "urn:pulumi:production::user-platform::aws:rds/instance:Instance::user-service-database", ID: "user-db-prod"},
+			EngineData:   statestore.EngineData(`{"urn":"urn:pulumi:production::user-platform::aws:rds/instance:Instance::user-service-database","id":"user-db-prod"}`),
 			Dependencies: []string{},
 			Health:       &statestore.Health{Status: "healthy", LastCheck: tp("2024-01-15T14:30:00Z")},
 		},
@@ -79,10 +79,8 @@ func SeedState(stack, env string) *statestore.State {
 				"image": "123456789012.dkr.ecr.us-east-1.amazonaws.com/user-api:v1.2.3",
 			},
 			Outputs: map[string]any{"url": "http://user-api.user-platform.local:8080", "loadBalancerUrl": "https://api.company.com"},
-			Pulumi: &statestore.PulumiInfo{URNs: []string{
-				"urn:pulumi:production::user-platform::aws:ecs/service:Service::user-api",
-				"urn:pulumi:production::user-platform::aws:ecs/taskDefinition:TaskDefinition::user-api",
-			}},
+			EngineData: statestore.EngineData(`{"urns":["urn:pulumi:production::user-platform::aws:ecs/service:Service::user-api",` +
+				`"urn:pulumi:production::user-platform::aws:ecs/taskDefinition:TaskDefinition::user-api"]}`),
 			Dependencies: []string{"user-service/database", "user-service/cache"},
 			Health: &statestore.Health{Status: "healthy", LastCheck: tp("2024-01-15T14:30:20Z"), Checks: map[string]statestore.HealthCheck{
 				"readiness": {Status: "passing", LastCheck: tp("2024-01-15T14:30:15Z")},
@@ -134,7 +132,7 @@ func LargeState(stack, env string, n int) *statestore.State {
 				"image": "123456789012.dkr.ecr.us-east-1.amazonaws.com/" + name + ":v1.2.3",
 			},
 			Outputs:      map[string]any{"url": "http://" + name + ".user-platform.local:8080"},
-			Pulumi:       &statestore.PulumiInfo{URNs: []string{"urn:pulumi:" + env + "::" + stack + "::aws:ecs/service:Service::" + name}},
+			EngineData:   statestore.EngineData(`{"urns":["urn:pulumi:` + env + "::" + stack + "::aws:ecs/service:Service::" + name + `"]}`),
 			Dependencies: []string{svc + "/component-0"},
 			Health:       &statestore.Health{Status: "healthy", LastCheck: &at},
 			Deployment: &statestore.ResourceDeployment{LastDeploymentID: "dep-large", LastDeploymentAt: at,
