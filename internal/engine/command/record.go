@@ -7,7 +7,7 @@ import (
 
 // Keys of a resource's actual_state where the Command engine records the
 // commands the component was applied with (docs/state-format.md
-// "Commands"): CommandsKey holds Spec.Fields(); legacyDeleteKey is the
+// "Engine data"): CommandsKey holds Spec.Fields(); legacyDeleteKey is the
 // delete command alone, as states written before commands were recorded
 // kept it (read, never written).
 const (
