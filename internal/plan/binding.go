@@ -228,7 +228,8 @@ func (d *BindingDiff) String() string {
 
 // CompareBinding returns the first difference between saved and now, in a
 // fixed order (version, environment config, then components by address:
-// presence, kind, depends_on, config, command, read outputs), or nil when
+// presence, kind, depends_on, config, the kind's settings by section, read
+// outputs), or nil when
 // they bind the same apply. env names the environment in paths.
 func CompareBinding(saved, now *Binding, env string) *BindingDiff {
 	if saved.DeployerVersion != now.DeployerVersion {

@@ -55,9 +55,10 @@ type Step struct {
 	// (config.ResolvedComponent.Settings); for a delete, the ones the state
 	// recorded, or with destroy the configured ones.
 	Settings map[string]map[string]any `json:"-"`
-	// Runs is, on a delete step of a component with commands, the exact
-	// shell command the delete runs; "" when it has no delete command (it is
-	// only removed from the state). Nil otherwise (docs/plan.md).
+	// Runs is, on a delete step, what the delete runs as the kind's engine
+	// says it (KindSettings.Runs): for a Command component the exact shell
+	// command, "" when it has none (it is only removed from the state). Nil
+	// when the kind says nothing (docs/plan.md).
 	Runs *string `json:"runs,omitempty"`
 	// Prior is the resource in state; nil on create.
 	Prior *statestore.Resource `json:"-"`
