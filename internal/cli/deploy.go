@@ -38,9 +38,8 @@ type DeployOptions struct {
 
 	// Config loads deployer.yaml (Factory.Config).
 	Config func() (*config.Config, error)
-	// Apply is the use case: it runs the engines' preflight, opens the
-	// backends and calls deploy.Service.Apply (bound by NewCmdDeploy; a run
-	// test sets a fake).
+	// Apply is the use case, deploy.Service.Apply (bound by NewCmdDeploy; a
+	// run test sets a fake).
 	Apply func(ctx context.Context, req deploy.ApplyRequest, eng EngineOptions) (*deploy.Outcome, error)
 	// Report writes the GitHub Actions summary, outputs and annotations of
 	// the run (docs/github-actions.md); nil writes nothing.
@@ -95,9 +94,6 @@ func newDeployOptions(f *Factory, destroy bool) *DeployOptions {
 		Destroy: destroy,
 		Config:  f.Config,
 		Apply: func(ctx context.Context, req deploy.ApplyRequest, eng EngineOptions) (*deploy.Outcome, error) {
-			if err := f.checkEngines(ctx, req.Config, req.Target, eng); err != nil {
-				return nil, err
-			}
 			svc, err := f.Service(ctx, req.Config, eng)
 			if err != nil {
 				return nil, err

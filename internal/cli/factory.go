@@ -307,8 +307,6 @@ func (f *Factory) PlanService(ctx context.Context, cfg *config.Config, opts Engi
 }
 
 func (f *Factory) service(ctx context.Context, cfg *config.Config, opts EngineOptions, withLocks bool) (*deploy.Service, error) {
-	// The engines' preflight (Pulumi CLI) runs in the commands, before any
-	// backend is opened: see checkEngines.
 	return f.newService(ctx, cfg, withLocks, f.engines(cfg, opts), f.progress())
 }
 
@@ -347,32 +345,37 @@ func (f *Factory) StackConfig(path string) (*config.Config, error) {
 	return cfg, nil
 }
 
+// newService wires a deploy.Service; its backends are opened by the use
+// case, after the engines' preflight (deploy.Deps.Open).
 func (f *Factory) newService(ctx context.Context, cfg *config.Config, withLocks bool, engines []engine.Engine, progress io.Writer) (*deploy.Service, error) {
-	var locks *lockmgr.Manager
-	if withLocks {
-		var err error
-		if locks, err = f.Locks(ctx, cfg); err != nil {
-			return nil, err
-		}
-	}
-	open := f.ReadStore
-	if withLocks {
-		open = f.Store
-	}
-	store, err := open(ctx, cfg)
-	if err != nil {
-		return nil, err
-	}
 	al, err := f.Audit()
 	if err != nil {
 		return nil, err
 	}
-	if f.Verbose {
-		fmt.Fprintf(f.IO.ErrOut, "config %s; state %s; lock %s (ttl %s, heartbeat %s, stale after %s)\n",
-			cfg.Path, backendurl.Redact(cfg.Backend.State), backendurl.Redact(cfg.Backend.Lock), cfg.Backend.LockTTL, cfg.Backend.HeartbeatInterval, cfg.Backend.StaleAfter)
+	open := func(ctx context.Context) (*lockmgr.Manager, *statestore.Store, error) {
+		var locks *lockmgr.Manager
+		if withLocks {
+			var err error
+			if locks, err = f.Locks(ctx, cfg); err != nil {
+				return nil, nil, err
+			}
+		}
+		open := f.ReadStore
+		if withLocks {
+			open = f.Store
+		}
+		store, err := open(ctx, cfg)
+		if err != nil {
+			return nil, nil, err
+		}
+		if f.Verbose {
+			fmt.Fprintf(f.IO.ErrOut, "config %s; state %s; lock %s (ttl %s, heartbeat %s, stale after %s)\n",
+				cfg.Path, backendurl.Redact(cfg.Backend.State), backendurl.Redact(cfg.Backend.Lock), cfg.Backend.LockTTL, cfg.Backend.HeartbeatInterval, cfg.Backend.StaleAfter)
+		}
+		return locks, store, nil
 	}
 	return deploy.New(deploy.Deps{
-		Locks: locks, Store: store, Engines: engines,
+		Open: open, Engines: engines,
 		Audit: al, Now: f.Now, Progress: progress, Getenv: f.Getenv, Observer: f.Metrics(ctx, cfg), Masker: f.Masker(),
 		Version: BuildVersion().Identity(),
 	}), nil
@@ -391,13 +394,6 @@ func (f *Factory) engines(cfg *config.Config, opts EngineOptions) []engine.Engin
 		f.running = f.NewEngines(cfg, opts)
 	}
 	return f.running
-}
-
-// checkEngines runs the engines' preflight for the components in scope
-// (the Pulumi CLI, provider plugins, passphrase) before any backend is
-// opened: a failure exits 1 and touches neither lock nor state.
-func (f *Factory) checkEngines(ctx context.Context, cfg *config.Config, t deploy.Target, opts EngineOptions) error {
-	return deploy.Preflight(ctx, cfg, t, f.engines(cfg, opts))
 }
 
 // KillEngines stops every engine process at once (the second Ctrl-C).

@@ -36,13 +36,12 @@ type PlanOptions struct {
 
 	// Config loads deployer.yaml (Factory.Config).
 	Config func() (*config.Config, error)
-	// Preflight checks the engines of the components in scope (the Pulumi
-	// CLI) before any backend is opened; called for --preview and --refresh.
-	Preflight func(ctx context.Context, cfg *config.Config, t deploy.Target) error
 	// Plan, DetectDrift and PulumiPreview are the use cases
 	// (deploy.Service's Plan, Refresh and Preview, on backends opened once
-	// without the lock backend); a run test sets fakes.
-	Plan          func(ctx context.Context, cfg *config.Config, t deploy.Target, destroy bool) (*plan.Plan, error)
+	// without the lock backend); a run test sets fakes. With
+	// req.CheckEngines (--preview, --refresh) Plan runs the engines'
+	// preflight first.
+	Plan          func(ctx context.Context, req deploy.PlanRequest) (*plan.Plan, error)
 	DetectDrift   func(ctx context.Context, cfg *config.Config, t deploy.Target, p *plan.Plan) ([]engine.Drift, error)
 	PulumiPreview func(ctx context.Context, cfg *config.Config, t deploy.Target, p *plan.Plan) (string, error)
 	// Report writes the GitHub Actions summary and outputs of the plan
@@ -123,15 +122,12 @@ func newPlanOptions(f *Factory) *PlanOptions {
 		IO:     f.IO,
 		Config: f.Config,
 		RunAll: f.runAll,
-		Preflight: func(ctx context.Context, cfg *config.Config, t deploy.Target) error {
-			return f.checkEngines(ctx, cfg, t, EngineOptions{})
-		},
-		Plan: func(ctx context.Context, cfg *config.Config, t deploy.Target, destroy bool) (*plan.Plan, error) {
-			s, err := service(ctx, cfg)
+		Plan: func(ctx context.Context, req deploy.PlanRequest) (*plan.Plan, error) {
+			s, err := service(ctx, req.Config)
 			if err != nil {
 				return nil, err
 			}
-			return s.Plan(ctx, cfg, t, destroy)
+			return s.Plan(ctx, req)
 		},
 		DetectDrift: func(ctx context.Context, cfg *config.Config, t deploy.Target, p *plan.Plan) ([]engine.Drift, error) {
 			s, err := service(ctx, cfg)
@@ -169,12 +165,7 @@ func runPlan(ctx context.Context, opts *PlanOptions) error {
 	if err != nil {
 		return err
 	}
-	if opts.Preview || opts.Refresh {
-		if err := opts.Preflight(ctx, cfg, t); err != nil {
-			return err
-		}
-	}
-	p, err := opts.Plan(ctx, cfg, t, opts.Destroy)
+	p, err := opts.Plan(ctx, deploy.PlanRequest{Config: cfg, Target: t, Destroy: opts.Destroy, CheckEngines: opts.Preview || opts.Refresh})
 	if err != nil {
 		return err
 	}

@@ -94,11 +94,14 @@ func TestRunPlan(t *testing.T) {
 			opts := tt.opts
 			opts.IO = ios
 			opts.Config = func() (*config.Config, error) { return cfg, nil }
-			opts.Preflight = func(context.Context, *config.Config, deploy.Target) error {
-				calls = append(calls, "preflight")
-				return tt.preflight
-			}
-			opts.Plan = func(_ context.Context, c *config.Config, tg deploy.Target, destroy bool) (*plan.Plan, error) {
+			opts.Plan = func(_ context.Context, req deploy.PlanRequest) (*plan.Plan, error) {
+				c, tg, destroy := req.Config, req.Target, req.Destroy
+				if req.CheckEngines { // the use case runs the preflight first
+					calls = append(calls, "preflight")
+					if tt.preflight != nil {
+						return nil, tt.preflight
+					}
+				}
 				if c != cfg || tg.Stack != "shop" || tg.Env != "dev" {
 					t.Errorf("Plan(%v, %+v)", c, tg)
 				}

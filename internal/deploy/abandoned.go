@@ -162,6 +162,9 @@ func (s *Service) RecordBroken(ctx context.Context, t Target, rec lockmgr.Record
 	if op := rec.Metadata.Operation; op != "" && op != "deploy" && op != "destroy" {
 		return nil
 	}
+	if err := s.open(ctx); err != nil {
+		return fmt.Errorf("deployment %s was not recorded as abandoned: %w", rec.Metadata.DeploymentID, err)
+	}
 	by, md := lockmgr.Holder(s.d.Getenv)
 	md.Operation = "unlock"
 	lease, err := s.d.Locks.Acquire(ctx, lockmgr.Request{Key: t.LockKey(), LockedBy: by, Metadata: md})

@@ -63,14 +63,23 @@ type ApplyError struct {
 func (e *ApplyError) Error() string { return e.Err.Error() }
 func (e *ApplyError) Unwrap() error { return e.Err }
 
-// Apply runs the main job (docs/design.md#the-main-job). It returns the Outcome and:
+// Apply runs the main job (docs/design.md#the-main-job): the engines'
+// preflight for the components in scope, then, with the backends opened,
+// the lock, plan, apply and save. It returns the Outcome and: the
+// preflight's error (nothing touched);
 // *lockmgr.HeldError (exit 3); *statestore.ChecksumError or ConflictError
 // (exit 4); ErrDeclined; ErrPlanStale; *ApplyError when a component failed or
 // the run was cancelled (whatever succeeded is saved first).
 func (s *Service) Apply(ctx context.Context, req ApplyRequest) (*Outcome, error) {
 	t := req.Target
+	if err := s.preflight(ctx, req.Config, t); err != nil {
+		return nil, err
+	}
 	res, err := s.resolve(req.Config, t)
 	if err != nil {
+		return nil, err
+	}
+	if err := s.open(ctx); err != nil {
 		return nil, err
 	}
 	if err := s.checkSecrets(ctx, t, s.learnSecrets(res)); err != nil {

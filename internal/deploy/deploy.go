@@ -18,6 +18,7 @@ import (
 	"os/exec"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/deployer-dev/deployer/internal/config"
@@ -30,8 +31,15 @@ import (
 
 // Deps are the collaborators of Service, built by the CLI from deployer.yaml.
 type Deps struct {
-	Locks   *lockmgr.Manager
-	Store   *statestore.Store
+	// Locks and Store are the backends, opened; or Open opens them.
+	Locks *lockmgr.Manager
+	Store *statestore.Store
+	// Open, when set, opens the lock and state backends once, on the first
+	// use case that needs them, and after the engines' preflight: a missing
+	// Pulumi CLI stops a deploy before any backend is touched
+	// (docs/design.md#the-main-job). The use cases that take no lock (plan,
+	// history) may get a nil Manager. Its error is the use case's.
+	Open    func(ctx context.Context) (*lockmgr.Manager, *statestore.Store, error)
 	Engines []engine.Engine
 	// ReplaceOn gives the config paths that force replacement per kind;
 	// nil takes them from the engines' kind catalogs.
@@ -55,7 +63,15 @@ type Deps struct {
 }
 
 // Service runs deployer's use cases.
-type Service struct{ d Deps }
+type Service struct {
+	d Deps
+
+	mu       sync.Mutex
+	opened   bool  // Deps.Open was called
+	openErr  error // and failed
+	checked  bool  // the engines' preflight passed
+	checkErr error
+}
 
 // New returns a Service; zero fields of d take defaults.
 func New(d Deps) *Service {
@@ -84,6 +100,18 @@ func New(d Deps) *Service {
 		d.Masker = secrets.NewMasker()
 	}
 	return &Service{d: d}
+}
+
+// open opens the backends with Deps.Open, once; without Open, Locks and
+// Store were given.
+func (s *Service) open(ctx context.Context) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.d.Open != nil && !s.opened {
+		s.opened = true
+		s.d.Locks, s.d.Store, s.openErr = s.d.Open(ctx)
+	}
+	return s.openErr
 }
 
 // Target is what a command acts on: a stack/environment, optionally narrowed
@@ -168,11 +196,32 @@ func (s *Service) loadOrNew(ctx context.Context, t Target) (*statestore.State, s
 	return st, head, nil
 }
 
-// Plan builds the plan of target against the stored state without locking
-// (like `terraform plan -lock=false`; the deploy re-plans under its lock).
-func (s *Service) Plan(ctx context.Context, cfg *config.Config, t Target, destroy bool) (*plan.Plan, error) {
+// PlanRequest is one plan.
+type PlanRequest struct {
+	Config  *config.Config
+	Target  Target
+	Destroy bool
+	// CheckEngines says Refresh or Preview follows (plan --refresh,
+	// --preview): the engines' preflight runs first, before the state
+	// backend is opened.
+	CheckEngines bool
+}
+
+// Plan builds the plan of the target against the stored state without
+// locking (like `terraform plan -lock=false`; the deploy re-plans under its
+// lock).
+func (s *Service) Plan(ctx context.Context, req PlanRequest) (*plan.Plan, error) {
+	cfg, t, destroy := req.Config, req.Target, req.Destroy
+	if req.CheckEngines {
+		if err := s.preflight(ctx, cfg, t); err != nil {
+			return nil, err
+		}
+	}
 	res, err := s.resolve(cfg, t)
 	if err != nil {
+		return nil, err
+	}
+	if err := s.open(ctx); err != nil {
 		return nil, err
 	}
 	st, head, err := s.loadOrNew(ctx, t)

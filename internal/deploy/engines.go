@@ -22,11 +22,23 @@ var ErrNoPulumiComponents = errors.New("no Pulumi components in scope: --preview
 // what is live (docs/plan.md#drift-plan---refresh).
 var ErrNothingToRefresh = errors.New("nothing in scope can be refreshed: --refresh applies to kinds run by Pulumi and to components whose engine reads their live state (a Command component with command.read; docs/command-kind.md#drift-read); deploy first if the components have no state yet")
 
-// Preflight runs every engine's preflight (engine.Engine.Preflight) on the
-// components of cfg in t's scope, before any backend is opened or lock
-// taken: a missing Pulumi CLI or provider plugin stops the command there,
-// touching neither lock nor state (docs/pulumi.md, "Before the lock").
-func Preflight(ctx context.Context, cfg *config.Config, t Target, engines []engine.Engine) error {
+// preflight runs, once per Service, every engine's preflight
+// (engine.Engine.Preflight) on the components of cfg in t's scope, in the
+// order of Deps.Engines, before any backend is opened or lock taken: a
+// missing Pulumi CLI or provider plugin stops the use case there, touching
+// neither lock nor state (docs/pulumi.md, "Before the lock"). A failure is
+// returned again on the next call.
+func (s *Service) preflight(ctx context.Context, cfg *config.Config, t Target) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.checked {
+		s.checked = true
+		s.checkErr = preflight(ctx, cfg, t, s.d.Engines)
+	}
+	return s.checkErr
+}
+
+func preflight(ctx context.Context, cfg *config.Config, t Target, engines []engine.Engine) error {
 	res, err := resolve(cfg, t)
 	if err != nil {
 		return err
@@ -190,6 +202,9 @@ func (s *Service) inputs(ctx context.Context, cfg *config.Config, t Target) (eng
 // Pulumi's resource-level preview. ErrNoPulumiComponents when no engine in
 // scope previews.
 func (s *Service) Preview(ctx context.Context, cfg *config.Config, t Target, p *plan.Plan) (string, error) {
+	if err := s.preflight(ctx, cfg, t); err != nil {
+		return "", err
+	}
 	var out string
 	err := s.eachEngine(ctx, cfg, t, p, ErrNoPulumiComponents, func(r engineRun, in engine.Inputs, st *statestore.State) error {
 		in.Keep = keepFor(p, st, r.eng, r.changes)
@@ -210,6 +225,9 @@ func (s *Service) Preview(ctx context.Context, cfg *config.Config, t Target, p *
 // engines' own state is refreshed; deployer's is not written. Secret values
 // in the drift are masked (docs/plan.md#secrets).
 func (s *Service) Refresh(ctx context.Context, cfg *config.Config, t Target, p *plan.Plan) ([]engine.Drift, error) {
+	if err := s.preflight(ctx, cfg, t); err != nil {
+		return nil, err
+	}
 	var out []engine.Drift
 	err := s.eachEngine(ctx, cfg, t, p, ErrNothingToRefresh, func(r engineRun, in engine.Inputs, st *statestore.State) error {
 		in.Keep = keepFor(p, st, r.eng, r.prior)
@@ -232,6 +250,9 @@ func (s *Service) Refresh(ctx context.Context, cfg *config.Config, t Target, p *
 // is returned. none when no engine supported the operation.
 func (s *Service) eachEngine(ctx context.Context, cfg *config.Config, t Target, p *plan.Plan, none error,
 	call func(r engineRun, in engine.Inputs, st *statestore.State) error) error {
+	if err := s.open(ctx); err != nil {
+		return err
+	}
 	in, st, err := s.inputs(ctx, cfg, t)
 	if err != nil {
 		return err

@@ -60,6 +60,9 @@ type HistoryResult struct {
 // too. No state and no snapshot is an error saying nothing was deployed.
 func (s *Service) History(ctx context.Context, req HistoryRequest) (*HistoryResult, error) {
 	t := req.Target
+	if err := s.open(ctx); err != nil {
+		return nil, err
+	}
 	store := s.d.Store
 	res := &HistoryResult{}
 	// A state.json that fails verification still leaves the snapshots

@@ -47,6 +47,9 @@ type RestoreResult struct {
 // (another lineage, or the state moved on), ErrDeclined.
 func (s *Service) Restore(ctx context.Context, req RestoreRequest) (*RestoreResult, error) {
 	t := Target{Stack: req.Target.Stack, Env: req.Target.Env}
+	if err := s.open(ctx); err != nil {
+		return nil, err
+	}
 	info, snap, err := s.findSnapshot(ctx, t, req)
 	if err != nil {
 		return nil, err
@@ -163,6 +166,9 @@ func (s *Service) findSnapshot(ctx context.Context, t Target, req RestoreRequest
 // as the next serial, under the stack lock: its lineage must match the
 // stored state (docs/state-format.md#checksums-and-canonical-json).
 func (s *Service) Push(ctx context.Context, t Target, st *statestore.State, lockTimeout time.Duration) (statestore.Head, error) {
+	if err := s.open(ctx); err != nil {
+		return statestore.Head{}, err
+	}
 	by, md := lockmgr.Holder(s.d.Getenv)
 	md.Operation = "state-push"
 	lease, err := s.d.Locks.Acquire(ctx, lockmgr.Request{Key: t.LockKey(), LockedBy: by, Metadata: md, Timeout: lockTimeout})

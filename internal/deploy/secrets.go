@@ -51,6 +51,9 @@ func (s *Service) checkSecrets(ctx context.Context, t Target, needKey bool) erro
 // is, with its secrets block removed.
 func (s *Service) Rotate(ctx context.Context, t Target, to *secrets.Sealer, lockTimeout time.Duration) (statestore.Head, error) {
 	t = Target{Stack: t.Stack, Env: t.Env}
+	if err := s.open(ctx); err != nil {
+		return statestore.Head{}, err
+	}
 	if err := s.checkSecrets(ctx, t, false); err != nil {
 		return statestore.Head{}, err
 	}

@@ -254,7 +254,7 @@ func (r *stackRun) run(ctx context.Context, i int) {
 			res.Reason = fmt.Sprintf("reads %s, which has no state yet: deploy --all creates it first, then plans this stack", name)
 			return
 		}
-		p, err := svc.Plan(ctx, cfg, t, false)
+		p, err := svc.Plan(ctx, PlanRequest{Config: cfg, Target: t})
 		res.Plan, res.Err = p, err
 		if err == nil && r.req.ShowPlan != nil {
 			res.Err = r.req.ShowPlan(st, p)
@@ -272,10 +272,6 @@ func (r *stackRun) run(ctx context.Context, i int) {
 				res.Stale = append(res.Stale, name)
 			}
 		}
-		return
-	}
-	if err := Preflight(ctx, cfg, t, svc.d.Engines); err != nil {
-		res.Status, res.Err = StackFailed, err
 		return
 	}
 	parallelism := r.req.ComponentParallelism
