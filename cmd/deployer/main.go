@@ -102,7 +102,7 @@ func run() int {
 	if errors.As(err, &ec) {
 		return code
 	}
-	defer cli.ReportError(f, err) // GitHub Actions: ::error and the held-lock summary
+	defer f.GitHub.ReportError(err) // GitHub Actions: ::error and the held-lock summary
 	// Errors go through f.IO.ErrOut, which masks known secret values.
 	if f.JSON {
 		_ = json.NewEncoder(f.IO.ErrOut).Encode(cli.ErrorJSON(err, code))

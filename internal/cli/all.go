@@ -14,6 +14,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/deployer-dev/deployer/internal/config"
 	"github.com/deployer-dev/deployer/internal/deploy"
 	"github.com/deployer-dev/deployer/internal/ghactions"
 	"github.com/deployer-dev/deployer/internal/plan"
@@ -74,11 +75,26 @@ type AllRequest struct {
 	JSON             bool
 }
 
-// runAll finds the stacks, selects them (--changed-since), asks once
+// allRunner runs plan, deploy and destroy --all with what it took from the
+// Factory when the command was built.
+type allRunner struct {
+	io    *IOStreams
+	gh    *GitHubReporter
+	load  func(path string) (*config.Config, error)
+	open  func(ctx context.Context, cfg *config.Config, opts EngineOptions, withLocks bool) (*deploy.Service, error)
+	now   func() time.Time
+	track func() (done func()) // counts the run in Factory.Stacking
+}
+
+func newAllRunner(f *Factory) *allRunner {
+	return &allRunner{io: f.IO, gh: f.GitHub, load: f.StackConfig, open: f.StackService, now: f.Now, track: f.track}
+}
+
+// run finds the stacks, selects them (--changed-since), asks once
 // (deploy and destroy without --yes), runs the use case and renders each
 // stack as it finishes, then a table (docs/many-stacks.md#output).
-func (f *Factory) runAll(ctx context.Context, r AllRequest) error {
-	set, err := stacks.Discover(".", stacks.Options{Env: r.Env, Load: f.StackConfig})
+func (a *allRunner) run(ctx context.Context, r AllRequest) error {
+	set, err := stacks.Discover(".", stacks.Options{Env: r.Env, Load: a.load})
 	if err != nil {
 		return err
 	}
@@ -92,15 +108,15 @@ func (f *Factory) runAll(ctx context.Context, r AllRequest) error {
 			return err
 		}
 		if len(run) == 0 {
-			fmt.Fprintf(f.IO.ErrOut, "No stack changed since %s.\n", ref)
+			fmt.Fprintf(a.io.ErrOut, "No stack changed since %s.\n", ref)
 			return nil
 		}
-		fmt.Fprintf(f.IO.ErrOut, "Changed since %s: %s; with the stacks that read them: %s.\n", ref,
+		fmt.Fprintf(a.io.ErrOut, "Changed since %s: %s; with the stacks that read them: %s.\n", ref,
 			strings.Join(changed, ", "), strings.Join(inOrder(set, run), ", "))
 		only = run
 	}
 	if r.Op != deploy.OpPlan && !r.Yes {
-		if !f.IO.CanPrompt() {
+		if !a.io.CanPrompt() {
 			return &UsageError{Msg: fmt.Sprintf("%s --all needs confirmation but there is no terminal to ask on: pass --yes to proceed", r.Op)}
 		}
 		order := inOrder(set, only)
@@ -109,8 +125,8 @@ func (f *Factory) runAll(ctx context.Context, r AllRequest) error {
 				order[i], order[j] = order[j], order[i]
 			}
 		}
-		fmt.Fprintf(f.IO.ErrOut, "Stacks to %s in %s, in this order: %s\n", r.Op, r.Env, strings.Join(order, ", "))
-		ok, err := f.IO.Confirm(fmt.Sprintf("%s %d stacks?", strings.ToUpper(string(r.Op[:1]))+string(r.Op[1:]), len(order)))
+		fmt.Fprintf(a.io.ErrOut, "Stacks to %s in %s, in this order: %s\n", r.Op, r.Env, strings.Join(order, ", "))
+		ok, err := a.io.Confirm(fmt.Sprintf("%s %d stacks?", strings.ToUpper(string(r.Op[:1]))+string(r.Op[1:]), len(order)))
 		if err != nil {
 			return err
 		}
@@ -118,25 +134,24 @@ func (f *Factory) runAll(ctx context.Context, r AllRequest) error {
 			return deploy.ErrDeclined
 		}
 	}
-	v := &allView{f: f, req: r, width: nameWidth(set)}
-	f.stacking.Add(1)
-	defer f.stacking.Add(-1)
+	v := &allView{io: a.io, gh: a.gh, req: r, width: nameWidth(set)}
+	defer a.track()()
 	results, err := deploy.RunStacks(ctx, deploy.StacksRequest{
 		Set: set, Env: r.Env, Op: r.Op, Only: only,
 		Parallelism: r.Flags.StackParallelism, ComponentParallelism: r.Parallelism, LockTimeout: r.LockTimeout,
 		Open: func(ctx context.Context, st *stacks.Stack) (*deploy.Service, error) {
-			return f.StackService(ctx, st.Config, EngineOptions{InstallPulumi: r.InstallPulumi}, r.Op != deploy.OpPlan)
+			return a.open(ctx, st.Config, EngineOptions{InstallPulumi: r.InstallPulumi}, r.Op != deploy.OpPlan)
 		},
 		ShowPlan: v.showPlan,
 		OnDone:   v.done,
-		Now:      f.Now,
+		Now:      a.now,
 	})
 	if !r.JSON {
 		v.table(results)
 	}
-	f.reportAll(r, results)
+	a.gh.Stacks(results)
 	if err != nil {
-		f.Reporter().markAnnotated() // each failed stack was annotated
+		a.gh.markAnnotated() // each failed stack was annotated
 		return err
 	}
 	if r.DetailedExitcode && anyChanges(results) {
@@ -186,7 +201,8 @@ func anyChanges(results []deploy.StackResult) bool {
 // allView renders a run as it goes: whole plans and one line per stack on
 // stdout (JSON: one object per stack and line).
 type allView struct {
-	f     *Factory
+	io    *IOStreams
+	gh    *GitHubReporter
 	req   AllRequest
 	width int
 	mu    sync.Mutex
@@ -200,12 +216,12 @@ func (v *allView) showPlan(st *stacks.Stack, p *plan.Plan) error {
 	}
 	var b bytes.Buffer
 	fmt.Fprintf(&b, "\n=== %s (%s)\n", st.Name, st.Dir)
-	if err := NewHumanPlanRenderer(v.f.IO.ColorOut()).Render(&b, p); err != nil {
+	if err := NewHumanPlanRenderer(v.io.ColorOut()).Render(&b, p); err != nil {
 		return err
 	}
 	v.mu.Lock()
 	defer v.mu.Unlock()
-	_, err := v.f.IO.Out.Write(b.Bytes())
+	_, err := v.io.Out.Write(b.Bytes())
 	return err
 }
 
@@ -216,7 +232,7 @@ func (v *allView) done(r deploy.StackResult) {
 	if v.req.JSON {
 		data, err := json.Marshal(stackResultJSON(v.req, r))
 		if err == nil {
-			_, _ = v.f.IO.Out.Write(append(data, '\n'))
+			_, _ = v.io.Out.Write(append(data, '\n'))
 		}
 	} else {
 		line := fmt.Sprintf("%-*s  %-10s", v.width, r.Stack, r.Status)
@@ -225,21 +241,14 @@ func (v *allView) done(r deploy.StackResult) {
 				line += "  " + cell
 			}
 		}
-		fmt.Fprintln(v.f.IO.Out, strings.TrimRight(line, " "))
+		fmt.Fprintln(v.io.Out, strings.TrimRight(line, " "))
 	}
-	v.f.Reporter().summarize(stackSummary(v.f.Reporter().Command(), v.req.Env, r))
-	if r.Status == deploy.StackFailed && v.f.GitHub().Actions {
-		msg := r.Reason
-		if r.Err != nil {
-			msg = Remedy(r.Err)
-		}
-		v.f.Reporter().annotate(ghactions.Error, fmt.Sprintf("Stack %s failed", r.Stack), msg)
-	}
+	v.gh.Stack(v.req.Env, r)
 }
 
 // table prints every stack of the run, in dependency order, and the totals.
 func (v *allView) table(results []deploy.StackResult) {
-	w := v.f.IO.Out
+	w := v.io.Out
 	fmt.Fprintln(w)
 	tw := newTable(w)
 	fmt.Fprintln(tw, "STACK\tDIR\tSTATUS\tCHANGES\tSERIAL\tTIME\tNOTE")
@@ -349,16 +358,29 @@ func failure(r deploy.StackResult) string {
 	return ""
 }
 
-// reportAll sets the step outputs of a --all run: changes (any stack),
-// and the stacks that failed.
-func (f *Factory) reportAll(r AllRequest, results []deploy.StackResult) {
+// Stack writes one stack's section of the job summary as it finishes, and
+// annotates its failure, under GitHub Actions.
+func (gh *GitHubReporter) Stack(env string, r deploy.StackResult) {
+	gh.summarize(stackSummary(gh.Command(), env, r))
+	if r.Status == deploy.StackFailed && gh.Env().Actions {
+		msg := r.Reason
+		if r.Err != nil {
+			msg = Remedy(r.Err)
+		}
+		gh.annotate(ghactions.Error, fmt.Sprintf("Stack %s failed", r.Stack), msg)
+	}
+}
+
+// Stacks sets the step outputs of a --all run: changes (any stack), and
+// the stacks that failed.
+func (gh *GitHubReporter) Stacks(results []deploy.StackResult) {
 	var failed []string
 	for _, res := range results {
 		if res.Status == deploy.StackFailed {
 			failed = append(failed, res.Stack)
 		}
 	}
-	f.Reporter().setOutputs(ghactions.Output{Name: "changes", Value: strconv.FormatBool(anyChanges(results))},
+	gh.setOutputs(ghactions.Output{Name: "changes", Value: strconv.FormatBool(anyChanges(results))},
 		ghactions.Output{Name: "failed-stacks", Value: strings.Join(failed, " ")})
 }
 

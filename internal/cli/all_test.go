@@ -153,7 +153,7 @@ func TestAllViewPrintsALinePerStackAndATable(t *testing.T) {
 	io, out, _ := Test("")
 	f := NewFactory(io)
 	f.Getenv = func(string) string { return "" }
-	v := &allView{f: f, req: AllRequest{Op: deploy.OpDeploy, Env: "dev"}, width: 5}
+	v := &allView{io: f.IO, gh: f.GitHub, req: AllRequest{Op: deploy.OpDeploy, Env: "dev"}, width: 5}
 	at := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 	results := []deploy.StackResult{
 		{Stack: "root", Dir: "root", Status: deploy.StackApplied, Started: at, Finished: at.Add(1500 * time.Millisecond),
@@ -189,8 +189,9 @@ func TestDeployAllWithoutATerminalNeedsYes(t *testing.T) {
 	io, _, _ := Test("")
 	f := NewFactory(io)
 	f.Getenv = func(string) string { return "" }
-	err := f.runAll(context.Background(), AllRequest{Op: deploy.OpDeploy, Env: "dev"})
+	run := newAllRunner(f).run
+	err := run(context.Background(), AllRequest{Op: deploy.OpDeploy, Env: "dev"})
 	checkUsage(t, err, "deploy --all needs confirmation but there is no terminal to ask on: pass --yes")
-	err = f.runAll(context.Background(), AllRequest{Op: deploy.OpPlan, Env: "prod"})
+	err = run(context.Background(), AllRequest{Op: deploy.OpPlan, Env: "prod"})
 	checkUsage(t, err, `no stack under`)
 }

@@ -30,7 +30,7 @@ func NewCmdBackendInit(f *Factory, runF func(context.Context, *BackendInitOption
 		if err != nil {
 			return nil, err
 		}
-		return backends.Init(ctx, cfg.Backend.State, cfg.Backend.Lock, f.backendOptions(cfg, true))
+		return backends.Init(ctx, cfg.Backend.State, cfg.Backend.Lock, backendOptions(cfg, true))
 	}
 	return &cobra.Command{
 		Use:   "init",

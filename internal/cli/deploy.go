@@ -33,7 +33,7 @@ type DeployOptions struct {
 	// All are --all, --changed-since and --stack-parallelism: every stack
 	// (docs/many-stacks.md).
 	All AllFlags
-	// RunAll is deploy/destroy --all (Factory.runAll).
+	// RunAll is deploy/destroy --all (allRunner.run).
 	RunAll func(ctx context.Context, r AllRequest) error
 
 	// Config loads deployer.yaml (Factory.Config).
@@ -42,7 +42,8 @@ type DeployOptions struct {
 	// run test sets a fake).
 	Apply func(ctx context.Context, req deploy.ApplyRequest, eng EngineOptions) (*deploy.Outcome, error)
 	// Report writes the GitHub Actions summary, outputs and annotations of
-	// the run (docs/github-actions.md); nil writes nothing.
+	// the run (docs/github-actions.md): GitHubReporter.Deploy; nil writes
+	// nothing.
 	Report func(t deploy.Target, out *deploy.Outcome, err error)
 }
 
@@ -100,8 +101,8 @@ func newDeployOptions(f *Factory, destroy bool) *DeployOptions {
 			}
 			return svc.Apply(ctx, req)
 		},
-		Report: f.reportDeploy,
-		RunAll: f.runAll,
+		Report: f.GitHub.Deploy,
+		RunAll: newAllRunner(f).run,
 	}
 }
 

@@ -27,44 +27,99 @@ import (
 	"github.com/deployer-dev/deployer/internal/statestore"
 )
 
-// Factory builds what commands need, lazily, from the global flags
-// (GitHub CLI's cmdutil.Factory).
+// Factory is what the commands are built from, as GitHub CLI's
+// cmdutil.Factory: the process's streams, environment and global flags,
+// the two reporters every command shares (the Masker and the
+// GitHubReporter), and lazy constructors. A constructor builds its value on
+// its first call and hands the same one out after (deployer.yaml, the audit
+// log, the metrics recorder); the backends it opens are closed by Close. A
+// command takes the values and constructors it needs into its options when
+// it is built; tests replace any of them. The Factory keeps no per-run
+// state: what the constructors opened is held by the session NewFactory
+// made (see session).
 type Factory struct {
 	IO     *IOStreams
 	Getenv func(string) string
-	// Environ is the process environment Command components start from
-	// (ComponentEnviron); nil is none.
+	// Environ is the process environment Command components start from;
+	// nil is none.
 	Environ func() []string
 	// Now is the clock of the use cases, lock verdicts and metrics; nil
 	// leaves each package below its own (the system clock). Tests set a fixed one.
 	Now func() time.Time
 
-	// Global flags.
+	// Global flags, set by the root command before a command runs.
 	ConfigPath string
 	AuditPath  string
 	JSON       bool
 	NoColor    bool
 	Verbose    bool
 
+	// Masker hides every known secret value in IO.Out and IO.ErrOut as ***
+	// (docs/secrets.md); under GitHub Actions it announces each value with
+	// ::add-mask::.
+	Masker *secrets.Masker
+	// RawOut is stdout before masking (state show --show-secrets).
+	RawOut io.Writer
+	// GitHub reports a run under GitHub Actions (job summary, outputs,
+	// annotations); outside Actions it writes nothing. Commands take it in
+	// their options.
+	GitHub *GitHubReporter
+
 	// NewEngines builds the engines of a run: by default every engine of
 	// the registry (internal/engines); tests give their own. Nil means none.
 	NewEngines func(cfg *config.Config, opts EngineOptions) []engine.Engine
 
-	cfg      *config.Config
-	masker   *secrets.Masker
-	rawOut   io.Writer // stdout before masking: state show --show-secrets
-	audit    *slog.Logger
-	mu       sync.Mutex // guards closers, running, perStack and managers
-	closers  []io.Closer
-	running  []engine.Engine
-	perStack []engine.Engine // the engines of each stack of a --all run
-	managers []*lockmgr.Manager
-	errMu    sync.Mutex   // one progress line at a time from concurrent stacks
-	stacking atomic.Int32 // > 0 while a --all run has stacks to finish and report
+	// Config loads deployer.yaml (--config) with the DEPLOYER_* layer, once;
+	// StackConfig loads the deployer.yaml of one stack of a --all run.
+	Config      func() (*config.Config, error)
+	StackConfig func(path string) (*config.Config, error)
+	// Audit is the audit logger (--audit-log FILE, else discard).
+	Audit func() (*slog.Logger, error)
+	// Metrics is the process's metrics recorder (docs/observability.md):
+	// OTLP when OTEL_EXPORTER_OTLP_(METRICS_)ENDPOINT is set, EMF lines to
+	// metrics.emf / DEPLOYER_METRICS_EMF. A setup problem is a warning:
+	// metrics never stop a deploy.
+	Metrics func(ctx context.Context, cfg *config.Config) *metrics.Recorder
+	// Sealer is the Sealer of deployer.yaml's secrets provider
+	// (pulumi.secrets_provider, shared with the Pulumi engine).
+	Sealer func(cfg *config.Config) (*secrets.Sealer, error)
+	// Locks opens the lock backend for a command that takes locks: a
+	// backend that checks its server before writing does it now (the S3
+	// conditional-write probe); with `lock: none` it prints the warning of
+	// docs/self-hosted.md#locking-off-lock-none. ReadLocks opens it for a
+	// command that only reads locks: no write request
+	// (docs/design.md#read-only-commands).
+	Locks, ReadLocks func(ctx context.Context, cfg *config.Config) (*lockmgr.Manager, error)
+	// Store opens the state backend for a command that writes state, its
+	// secrets sealed on write and opened on read; ReadStore the same for a
+	// command that only reads (no write request); SealedStore without a
+	// Sealer, for reading with secrets left sealed (state show, history).
+	Store, ReadStore, SealedStore func(ctx context.Context, cfg *config.Config) (*statestore.Store, error)
+	// Service wires the use cases on cfg; the use case opens the lock and
+	// state backends after the engines' preflight. PlanService wires the
+	// ones that take no lock and write no state (plan): the lock backend is
+	// never opened and the state backend is read only.
+	Service, PlanService func(ctx context.Context, cfg *config.Config, opts EngineOptions) (*deploy.Service, error)
+	// StackService wires the use case for one stack of a plan, deploy or
+	// destroy --all: its own backends and engines, its progress lines on
+	// stderr marked "[stack] " (docs/many-stacks.md#output).
+	StackService func(ctx context.Context, cfg *config.Config, opts EngineOptions, withLocks bool) (*deploy.Service, error)
 
-	gh      *GitHubReporter // guarded by mu
-	metrics *metrics.Recorder
-	groups  *ghactions.GroupWriter
+	// HoldsLeases reports whether a lock taken by this process is still
+	// held: until it is released, a cancelled command must not exit early.
+	HoldsLeases func() bool
+	// Stacking reports whether a plan, deploy or destroy --all is still
+	// running or reporting its stacks, which a signal must not cut short.
+	Stacking func() bool
+	// KillEngines stops every engine process at once (the second Ctrl-C).
+	KillEngines func()
+	// Close ends the open log group, flushes metrics (waiting at most
+	// metrics.ShutdownTimeout for an OTLP collector) and closes the backends
+	// and the audit log.
+	Close func()
+
+	// track counts a --all run in Stacking until the returned func is called.
+	track func() (done func())
 }
 
 // NewFactory returns a Factory on the process's streams and environment.
@@ -73,53 +128,48 @@ type Factory struct {
 // printed as *** (docs/secrets.md).
 func NewFactory(io *IOStreams) *Factory {
 	f := &Factory{IO: io, Getenv: os.Getenv, Environ: os.Environ}
-	f.NewEngines = f.registryEngines
-	f.maskStreams()
+	f.Masker = secrets.NewMasker()
+	if io != nil {
+		if f.Getenv("GITHUB_ACTIONS") == "true" {
+			f.Masker.AnnounceTo(io.ErrOut)
+		}
+		f.RawOut = io.Out
+		io.Out, io.ErrOut = f.Masker.Writer(io.Out), f.Masker.Writer(io.ErrOut)
+		// The environment is read when first reported: tests set Getenv after.
+		f.GitHub = newGitHubReporter(func(k string) string { return f.Getenv(k) }, io.ErrOut, f.Masker)
+	}
+	s := &session{f: f}
+	f.NewEngines = s.registryEngines
+	f.Config, f.StackConfig, f.Audit, f.Metrics, f.Sealer = s.config, s.stackConfig, s.audit, s.metrics, s.sealer
+	f.Locks = func(ctx context.Context, cfg *config.Config) (*lockmgr.Manager, error) {
+		return s.locks(ctx, cfg, true)
+	}
+	f.ReadLocks = func(ctx context.Context, cfg *config.Config) (*lockmgr.Manager, error) {
+		return s.locks(ctx, cfg, false)
+	}
+	f.Store = func(ctx context.Context, cfg *config.Config) (*statestore.Store, error) {
+		return s.sealedStore(ctx, cfg, true)
+	}
+	f.ReadStore = func(ctx context.Context, cfg *config.Config) (*statestore.Store, error) {
+		return s.sealedStore(ctx, cfg, false)
+	}
+	f.SealedStore = func(ctx context.Context, cfg *config.Config) (*statestore.Store, error) {
+		return s.openStore(ctx, cfg, false)
+	}
+	f.Service = func(ctx context.Context, cfg *config.Config, opts EngineOptions) (*deploy.Service, error) {
+		return s.newService(ctx, cfg, true, s.engines(cfg, opts), s.progress())
+	}
+	f.PlanService = func(ctx context.Context, cfg *config.Config, opts EngineOptions) (*deploy.Service, error) {
+		return s.newService(ctx, cfg, false, s.engines(cfg, opts), s.progress())
+	}
+	f.StackService = s.stackService
+	f.HoldsLeases, f.Stacking, f.KillEngines, f.Close, f.track = s.holdsLeases, s.stacking, s.killEngines, s.close, s.track
 	return f
 }
 
-// Masker returns the process's Masker of secret values. Under GitHub Actions
-// (GITHUB_ACTIONS=true) it announces each value with ::add-mask:: on stderr.
-func (f *Factory) Masker() *secrets.Masker {
-	if f.masker == nil {
-		f.masker = secrets.NewMasker()
-		if f.Getenv != nil && f.Getenv("GITHUB_ACTIONS") == "true" && f.IO != nil {
-			f.masker.AnnounceTo(f.IO.ErrOut)
-		}
-	}
-	return f.masker
-}
-
-// maskStreams routes IO.Out and IO.ErrOut through the Masker (once).
-func (f *Factory) maskStreams() {
-	if f.rawOut != nil || f.IO == nil {
-		return
-	}
-	m := f.Masker()
-	f.rawOut = f.IO.Out
-	f.IO.Out, f.IO.ErrOut = m.Writer(f.IO.Out), m.Writer(f.IO.ErrOut)
-}
-
-// ComponentEnviron is the environment Command components start from:
-// deployer's own (Environ), without the variables of the state's secrets
-// key (secrets.ChildEnviron, docs/secrets.md).
-func (f *Factory) ComponentEnviron() []string {
-	if f.Environ == nil {
-		return []string{}
-	}
-	return secrets.ChildEnviron(f.Environ())
-}
-
-// registryEngines builds every engine of the registry for a run on cfg.
-func (f *Factory) registryEngines(cfg *config.Config, opts EngineOptions) []engine.Engine {
-	state := cfg.Backend.State
-	if strings.HasPrefix(state, "file://") {
-		if dir, err := backends.FileDir(state, cfg.Dir); err == nil {
-			state = "file://" + dir
-		}
-	}
-	return engines.New(engines.Options{StateURL: state, SecretsProvider: cfg.Pulumi.SecretsProvider, PulumiCommand: cfg.Pulumi.Command,
-		InstallPulumi: opts.InstallPulumi, Environ: f.ComponentEnviron})
+// EngineOptions are engine flags of deploy/destroy/plan.
+type EngineOptions struct {
+	InstallPulumi bool
 }
 
 // configOptions check deployer.yaml against the registries: the backend
@@ -128,118 +178,160 @@ func configOptions() []config.Option {
 	return []config.Option{config.WithBackends(backends.Schemes()), config.WithKinds(engines.Kinds())}
 }
 
-// Sealer returns the Sealer of deployer.yaml's secrets provider
-// (pulumi.secrets_provider, shared with the Pulumi engine).
-func (f *Factory) Sealer(cfg *config.Config) (*secrets.Sealer, error) {
-	for _, k := range []string{"DEPLOYER_SECRETS_PASSPHRASE", secrets.NewPassphraseVar, "PULUMI_CONFIG_PASSPHRASE"} {
-		f.Masker().Add(f.Getenv(k)) // never printed either
+// session is what the Factory's constructors built and opened in this
+// process: the loaded deployer.yaml, the audit log, the metrics recorder,
+// the backends (closed by close), the lock managers and engines the
+// signal handling reads. It reads the Factory's fields (Getenv, the global
+// flags) when a constructor is called, not when it was made.
+type session struct {
+	f *Factory
+
+	mu       sync.Mutex // guards the fields below; stacks of a --all run open backends concurrently
+	cfg      *config.Config
+	auditLog *slog.Logger
+	recorder *metrics.Recorder
+	groups   *ghactions.GroupWriter
+	closers  []io.Closer
+	running  []engine.Engine
+	perStack []engine.Engine // the engines of each stack of a --all run
+	managers []*lockmgr.Manager
+
+	errMu    sync.Mutex   // one progress line at a time from concurrent stacks
+	stackRun atomic.Int32 // > 0 while a --all run has stacks to finish and report
+}
+
+// componentEnviron is the environment Command components start from:
+// deployer's own (Factory.Environ), without the variables of the state's
+// secrets key (secrets.ChildEnviron, docs/secrets.md).
+func (s *session) componentEnviron() []string {
+	if s.f.Environ == nil {
+		return []string{}
 	}
-	p, err := secrets.NewProvider(cfg.Pulumi.SecretsProvider, f.Getenv)
+	return secrets.ChildEnviron(s.f.Environ())
+}
+
+// registryEngines builds every engine of the registry for a run on cfg.
+func (s *session) registryEngines(cfg *config.Config, opts EngineOptions) []engine.Engine {
+	state := cfg.Backend.State
+	if strings.HasPrefix(state, "file://") {
+		if dir, err := backends.FileDir(state, cfg.Dir); err == nil {
+			state = "file://" + dir
+		}
+	}
+	return engines.New(engines.Options{StateURL: state, SecretsProvider: cfg.Pulumi.SecretsProvider, PulumiCommand: cfg.Pulumi.Command,
+		InstallPulumi: opts.InstallPulumi, Environ: s.componentEnviron})
+}
+
+func (s *session) sealer(cfg *config.Config) (*secrets.Sealer, error) {
+	for _, k := range []string{"DEPLOYER_SECRETS_PASSPHRASE", secrets.NewPassphraseVar, "PULUMI_CONFIG_PASSPHRASE"} {
+		s.f.Masker.Add(s.f.Getenv(k)) // never printed either
+	}
+	p, err := secrets.NewProvider(cfg.Pulumi.SecretsProvider, s.f.Getenv)
 	if err != nil {
 		return nil, err
 	}
-	return secrets.NewSealer(p, f.Masker()), nil
+	return secrets.NewSealer(p, s.f.Masker), nil
 }
 
-// Config loads deployer.yaml (--config) and applies DEPLOYER_* variables.
-func (f *Factory) Config() (*config.Config, error) {
-	if f.cfg != nil {
-		return f.cfg, nil
+func (s *session) config() (*config.Config, error) {
+	s.mu.Lock()
+	cfg := s.cfg
+	s.mu.Unlock()
+	if cfg != nil {
+		return cfg, nil
 	}
-	path := f.ConfigPath
+	path := s.f.ConfigPath
 	if path == "" {
 		path = "deployer.yaml"
 	}
-	cfg, err := f.StackConfig(path)
+	cfg, err := s.stackConfig(path)
 	if err != nil {
 		return nil, err
 	}
-	f.cfg = cfg
+	s.mu.Lock()
+	s.cfg = cfg
+	s.mu.Unlock()
 	return cfg, nil
 }
 
-// Audit returns the audit logger (--audit-log FILE, else discard).
-func (f *Factory) Audit() (*slog.Logger, error) {
-	if f.audit != nil {
-		return f.audit, nil
-	}
-	l, c, err := audit.OpenMasked(f.AuditPath, f.Masker().Writer)
+// stackConfig loads the deployer.yaml at path with the registries' checks,
+// DEPLOYER_MAX_CONFIG_VALUES (an invalid value is reported by config's own
+// variable checks and the default applies here) and the DEPLOYER_* layer.
+func (s *session) stackConfig(path string) (*config.Config, error) {
+	n, _ := config.ParseMaxValues(s.f.Getenv(config.MaxValuesVar))
+	cfg, err := config.Load(path, append(configOptions(), config.WithMaxValues(n))...)
 	if err != nil {
 		return nil, err
 	}
-	f.audit = l
-	f.addCloser(c)
+	if err := config.ApplyEnv(cfg, s.f.Getenv, configOptions()...); err != nil {
+		return nil, err
+	}
+	return cfg, nil
+}
+
+func (s *session) audit() (*slog.Logger, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.auditLog != nil {
+		return s.auditLog, nil
+	}
+	l, c, err := audit.OpenMasked(s.f.AuditPath, s.f.Masker.Writer)
+	if err != nil {
+		return nil, err
+	}
+	s.auditLog = l
+	s.closers = append(s.closers, c)
 	return l, nil
 }
 
 // backendOptions are the registry's options for cfg; writes says the
 // command will write (backends.Options.Writes).
-func (f *Factory) backendOptions(cfg *config.Config, writes bool) backends.Options {
+func backendOptions(cfg *config.Config, writes bool) backends.Options {
 	return backends.Options{BaseDir: cfg.Dir, SSE: cfg.Backend.SSE, KMSKeyID: cfg.Backend.KMSKeyID, PathStyle: cfg.Backend.PathStyle,
 		LockURL: cfg.Backend.Lock, Writes: writes}
 }
 
-// Locks opens the lock backend for a command that takes locks and returns
-// its Manager: a backend that checks its server before writing does it now
-// (the S3 conditional-write probe). With `lock: none` it prints the one-line
-// warning of docs/self-hosted.md#locking-off-lock-none on stderr.
-func (f *Factory) Locks(ctx context.Context, cfg *config.Config) (*lockmgr.Manager, error) {
-	return f.locks(ctx, cfg, true)
-}
-
-// ReadLocks opens the lock backend like Locks for a command that only
-// reads locks (state locks): it sends no write request
-// (docs/design.md#read-only-commands).
-func (f *Factory) ReadLocks(ctx context.Context, cfg *config.Config) (*lockmgr.Manager, error) {
-	return f.locks(ctx, cfg, false)
-}
-
-func (f *Factory) locks(ctx context.Context, cfg *config.Config, writes bool) (*lockmgr.Manager, error) {
-	b, err := backends.OpenLock(ctx, cfg.Backend.Lock, f.backendOptions(cfg, writes))
+func (s *session) locks(ctx context.Context, cfg *config.Config, writes bool) (*lockmgr.Manager, error) {
+	b, err := backends.OpenLock(ctx, cfg.Backend.Lock, backendOptions(cfg, writes))
 	if err != nil {
 		return nil, err
 	}
-	f.addCloser(closerFunc(b.Close))
+	s.addCloser(closerFunc(b.Close))
 	if w := backends.LockWarning(cfg.Backend.Lock); w != "" {
-		fmt.Fprintln(f.IO.ErrOut, w)
+		fmt.Fprintln(s.f.IO.ErrOut, w)
 	}
-	al, err := f.Audit()
+	al, err := s.audit()
 	if err != nil {
 		return nil, err
 	}
 	m := lockmgr.NewManager(b, lockmgr.Options{
 		TTL: cfg.Backend.LockTTL, HeartbeatInterval: cfg.Backend.HeartbeatInterval, StaleAfter: cfg.Backend.StaleAfter,
-		MaxClockSkew: cfg.Backend.MaxClockSkew, Now: f.Now, Audit: al, Observer: f.Metrics(ctx, cfg),
-		OnWait: f.onLockWait(),
+		MaxClockSkew: cfg.Backend.MaxClockSkew, Now: s.f.Now, Audit: al, Observer: s.metrics(ctx, cfg),
+		OnWait: s.onLockWait(),
 	})
-	f.mu.Lock()
-	f.managers = append(f.managers, m)
-	f.mu.Unlock()
+	s.mu.Lock()
+	s.managers = append(s.managers, m)
+	s.mu.Unlock()
 	return m, nil
 }
 
 // onLockWait reports waits for a held lock on stderr (waitReporter:
 // docs/locking.md#waiting-for-a-lock) and, in GitHub Actions, as one notice
 // per run (GitHub shows at most 10 per step).
-func (f *Factory) onLockWait() func(lockmgr.WaitEvent) {
-	rep := newWaitReporter(f.IO.ErrOut, f.IO.ErrTTY())
+func (s *session) onLockWait() func(lockmgr.WaitEvent) {
+	rep := newWaitReporter(s.f.IO.ErrOut, s.f.IO.ErrTTY())
 	return func(ev lockmgr.WaitEvent) {
-		if gh := f.Reporter(); !ev.Done && ev.Retrying == nil && gh.Env().Actions && gh.first(&gh.noticedWait) {
-			h := ev.Holder
-			f.Reporter().annotate(ghactions.Notice, "Waiting for lock "+h.LockKey,
-				fmt.Sprintf("waiting for lock %s held by %s (%s, pid %d, since %s)", h.LockKey, h.LockedBy,
-					orDash(h.Metadata.Operation), h.Metadata.PID, time.Unix(h.LockedAt, 0).UTC().Format(time.RFC3339)))
+		if !ev.Done && ev.Retrying == nil {
+			s.f.GitHub.lockWait(ev.Holder)
 		}
 		rep.event(ev)
 	}
 }
 
-// HoldsLeases reports whether a lock taken by this process is still held:
-// until it is released, a cancelled command must not exit early.
-func (f *Factory) HoldsLeases() bool {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	for _, m := range f.managers {
+func (s *session) holdsLeases() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, m := range s.managers {
 		if m.Held() > 0 {
 			return true
 		}
@@ -247,108 +339,49 @@ func (f *Factory) HoldsLeases() bool {
 	return false
 }
 
-// Stacking reports whether a plan, deploy or destroy --all is still
-// running stacks or reporting them: a cancelled run stops starting stacks,
-// lets the running ones save and release, then prints its results, which a
-// signal must not cut short.
-func (f *Factory) Stacking() bool { return f.stacking.Load() > 0 }
+func (s *session) stacking() bool { return s.stackRun.Load() > 0 }
 
-// Store opens the state backend for a command that writes state: a backend
-// that checks its server before writing does it now (the S3
-// conditional-write probe). Its Store seals secret values on write and
-// opens them on read with deployer.yaml's secrets provider.
-func (f *Factory) Store(ctx context.Context, cfg *config.Config) (*statestore.Store, error) {
-	return f.sealedStore(ctx, cfg, true)
+func (s *session) track() func() {
+	s.stackRun.Add(1)
+	return func() { s.stackRun.Add(-1) }
 }
 
-// ReadStore opens the state backend like Store for a command that only
-// reads state (plan, state show --show-secrets): it sends no write request
-// (docs/design.md#read-only-commands).
-func (f *Factory) ReadStore(ctx context.Context, cfg *config.Config) (*statestore.Store, error) {
-	return f.sealedStore(ctx, cfg, false)
-}
-
-func (f *Factory) sealedStore(ctx context.Context, cfg *config.Config, writes bool) (*statestore.Store, error) {
-	sealer, err := f.Sealer(cfg)
+func (s *session) sealedStore(ctx context.Context, cfg *config.Config, writes bool) (*statestore.Store, error) {
+	sealer, err := s.sealer(cfg)
 	if err != nil {
 		return nil, err
 	}
-	return f.openStore(ctx, cfg, writes, statestore.WithSealer(sealer))
+	return s.openStore(ctx, cfg, writes, statestore.WithSealer(sealer))
 }
 
-// SealedStore opens the state backend without a Sealer, for reading:
-// secrets stay as stored (sealed), so no key is needed (state show,
-// history), and no write request is sent.
-func (f *Factory) SealedStore(ctx context.Context, cfg *config.Config) (*statestore.Store, error) {
-	return f.openStore(ctx, cfg, false)
-}
-
-func (f *Factory) openStore(ctx context.Context, cfg *config.Config, writes bool, opts ...statestore.Option) (*statestore.Store, error) {
-	b, err := backends.OpenState(ctx, cfg.Backend.State, f.backendOptions(cfg, writes))
+func (s *session) openStore(ctx context.Context, cfg *config.Config, writes bool, opts ...statestore.Option) (*statestore.Store, error) {
+	b, err := backends.OpenState(ctx, cfg.Backend.State, backendOptions(cfg, writes))
 	if err != nil {
 		return nil, err
 	}
-	f.addCloser(closerFunc(b.Close))
-	f.warnFileStateInCI(cfg)
+	s.addCloser(closerFunc(b.Close))
+	if backends.IsLocal(cfg.Backend.State) {
+		s.f.GitHub.warnFileState(cfg.Backend.State)
+	}
 	opts = append([]statestore.Option{statestore.WithMaxDocumentBytes(cfg.Backend.MaxStateSize)}, opts...)
 	return statestore.New(b, opts...), nil
 }
 
-// Service wires the deploy use case.
-func (f *Factory) Service(ctx context.Context, cfg *config.Config, opts EngineOptions) (*deploy.Service, error) {
-	return f.service(ctx, cfg, opts, true)
-}
-
-// PlanService wires the use cases that take no lock and write no state
-// (plan): the lock backend is not opened, so a plan works while it is
-// unreachable, and the state backend is opened for reading only.
-func (f *Factory) PlanService(ctx context.Context, cfg *config.Config, opts EngineOptions) (*deploy.Service, error) {
-	return f.service(ctx, cfg, opts, false)
-}
-
-func (f *Factory) service(ctx context.Context, cfg *config.Config, opts EngineOptions, withLocks bool) (*deploy.Service, error) {
-	return f.newService(ctx, cfg, withLocks, f.engines(cfg, opts), f.progress())
-}
-
-// StackService wires the use case for one stack of a plan, deploy or
-// destroy --all: the stack's own backends and engines, its progress lines
-// on stderr marked "[stack] " (docs/many-stacks.md#output).
-func (f *Factory) StackService(ctx context.Context, cfg *config.Config, opts EngineOptions, withLocks bool) (*deploy.Service, error) {
+func (s *session) stackService(ctx context.Context, cfg *config.Config, opts EngineOptions, withLocks bool) (*deploy.Service, error) {
 	var engines []engine.Engine
-	if f.NewEngines != nil {
-		engines = f.NewEngines(cfg, opts)
+	if s.f.NewEngines != nil {
+		engines = s.f.NewEngines(cfg, opts)
 	}
-	f.mu.Lock()
-	f.perStack = append(f.perStack, engines...)
-	f.mu.Unlock()
-	return f.newService(ctx, cfg, withLocks, engines, &prefixWriter{mu: &f.errMu, w: f.IO.ErrOut, prefix: "[" + cfg.Stack + "] "})
-}
-
-// loadOptions are the options of every deployer.yaml load: the backend
-// registry's schemes and DEPLOYER_MAX_CONFIG_VALUES (an invalid value is
-// reported by config's own variable checks and the default applies here).
-func (f *Factory) loadOptions() []config.Option {
-	n, _ := config.ParseMaxValues(f.Getenv(config.MaxValuesVar))
-	return append(configOptions(), config.WithMaxValues(n))
-}
-
-// StackConfig loads the deployer.yaml of one stack of a --all run (at
-// path) with the DEPLOYER_* layer, as Config does for --config.
-func (f *Factory) StackConfig(path string) (*config.Config, error) {
-	cfg, err := config.Load(path, f.loadOptions()...)
-	if err != nil {
-		return nil, err
-	}
-	if err := config.ApplyEnv(cfg, f.Getenv, configOptions()...); err != nil {
-		return nil, err
-	}
-	return cfg, nil
+	s.mu.Lock()
+	s.perStack = append(s.perStack, engines...)
+	s.mu.Unlock()
+	return s.newService(ctx, cfg, withLocks, engines, &prefixWriter{mu: &s.errMu, w: s.f.IO.ErrOut, prefix: "[" + cfg.Stack + "] "})
 }
 
 // newService wires a deploy.Service; its backends are opened by the use
 // case, after the engines' preflight (deploy.Deps.Open).
-func (f *Factory) newService(ctx context.Context, cfg *config.Config, withLocks bool, engines []engine.Engine, progress io.Writer) (*deploy.Service, error) {
-	al, err := f.Audit()
+func (s *session) newService(ctx context.Context, cfg *config.Config, withLocks bool, engines []engine.Engine, progress io.Writer) (*deploy.Service, error) {
+	al, err := s.audit()
 	if err != nil {
 		return nil, err
 	}
@@ -356,51 +389,41 @@ func (f *Factory) newService(ctx context.Context, cfg *config.Config, withLocks 
 		var locks *lockmgr.Manager
 		if withLocks {
 			var err error
-			if locks, err = f.Locks(ctx, cfg); err != nil {
+			if locks, err = s.locks(ctx, cfg, true); err != nil {
 				return nil, nil, err
 			}
 		}
-		open := f.ReadStore
-		if withLocks {
-			open = f.Store
-		}
-		store, err := open(ctx, cfg)
+		store, err := s.sealedStore(ctx, cfg, withLocks)
 		if err != nil {
 			return nil, nil, err
 		}
-		if f.Verbose {
-			fmt.Fprintf(f.IO.ErrOut, "config %s; state %s; lock %s (ttl %s, heartbeat %s, stale after %s)\n",
+		if s.f.Verbose {
+			fmt.Fprintf(s.f.IO.ErrOut, "config %s; state %s; lock %s (ttl %s, heartbeat %s, stale after %s)\n",
 				cfg.Path, backendurl.Redact(cfg.Backend.State), backendurl.Redact(cfg.Backend.Lock), cfg.Backend.LockTTL, cfg.Backend.HeartbeatInterval, cfg.Backend.StaleAfter)
 		}
 		return locks, store, nil
 	}
 	return deploy.New(deploy.Deps{
 		Open: open, Engines: engines,
-		Audit: al, Now: f.Now, Progress: progress, Getenv: f.Getenv, Observer: f.Metrics(ctx, cfg), Masker: f.Masker(),
+		Audit: al, Now: s.f.Now, Progress: progress, Getenv: s.f.Getenv, Observer: s.metrics(ctx, cfg), Masker: s.f.Masker,
 		Version: BuildVersion().Identity(),
 	}), nil
 }
 
-// EngineOptions are engine flags of deploy/destroy/plan.
-type EngineOptions struct {
-	InstallPulumi bool
-}
-
-// engines returns the engines of this run, built once (NewEngines).
-func (f *Factory) engines(cfg *config.Config, opts EngineOptions) []engine.Engine {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if f.running == nil && f.NewEngines != nil {
-		f.running = f.NewEngines(cfg, opts)
+// engines returns the engines of this run, built once (Factory.NewEngines).
+func (s *session) engines(cfg *config.Config, opts EngineOptions) []engine.Engine {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.running == nil && s.f.NewEngines != nil {
+		s.running = s.f.NewEngines(cfg, opts)
 	}
-	return f.running
+	return s.running
 }
 
-// KillEngines stops every engine process at once (the second Ctrl-C).
-func (f *Factory) KillEngines() {
-	f.mu.Lock()
-	running := append(slices.Clone(f.running), f.perStack...)
-	f.mu.Unlock()
+func (s *session) killEngines() {
+	s.mu.Lock()
+	running := append(slices.Clone(s.running), s.perStack...)
+	s.mu.Unlock()
 	for _, e := range running {
 		e.Kill()
 	}
@@ -408,64 +431,59 @@ func (f *Factory) KillEngines() {
 
 // progress is where engines stream component output: stderr, with each
 // component's lines in a log group under GitHub Actions.
-func (f *Factory) progress() io.Writer {
-	if !f.GitHub().Actions {
-		return f.IO.ErrOut
+func (s *session) progress() io.Writer {
+	if !s.f.GitHub.Env().Actions {
+		return s.f.IO.ErrOut
 	}
-	if f.groups == nil {
-		f.groups = ghactions.NewGroupWriter(f.IO.ErrOut)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.groups == nil {
+		s.groups = ghactions.NewGroupWriter(s.f.IO.ErrOut)
 	}
-	return f.groups
+	return s.groups
 }
 
-// Metrics returns the process's metrics recorder (docs/observability.md):
-// OTLP when OTEL_EXPORTER_OTLP_(METRICS_)ENDPOINT is set, EMF lines to
-// metrics.emf / DEPLOYER_METRICS_EMF. A setup problem is a warning: metrics
-// never stop a deploy.
-func (f *Factory) Metrics(ctx context.Context, cfg *config.Config) *metrics.Recorder {
-	if f.metrics != nil {
-		return f.metrics
+func (s *session) metrics(ctx context.Context, cfg *config.Config) *metrics.Recorder {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.recorder != nil {
+		return s.recorder
 	}
 	emf := ""
 	if cfg != nil {
 		emf = cfg.Metrics.EMF
 	}
-	r, err := metrics.New(ctx, metrics.Options{Getenv: f.Getenv, EMFPath: emf, Version: Version, Now: f.Now})
+	r, err := metrics.New(ctx, metrics.Options{Getenv: s.f.Getenv, EMFPath: emf, Version: Version, Now: s.f.Now})
 	if err != nil {
-		fmt.Fprintf(f.IO.ErrOut, "Warning: metrics: %v; continuing without them\n", err)
+		fmt.Fprintf(s.f.IO.ErrOut, "Warning: metrics: %v; continuing without them\n", err)
 	}
-	f.metrics = r
+	s.recorder = r
 	return r
 }
 
-// Close ends the open log group, flushes metrics (waiting at most
-// metrics.ShutdownTimeout for an OTLP collector), and closes backends and
-// the audit log.
-func (f *Factory) Close() {
-	if f.groups != nil {
-		_ = f.groups.Close()
+func (s *session) close() {
+	s.mu.Lock()
+	groups, recorder, closers := s.groups, s.recorder, s.closers
+	s.groups, s.recorder, s.closers = nil, nil, nil
+	s.mu.Unlock()
+	if groups != nil {
+		_ = groups.Close()
 	}
-	if f.metrics != nil {
-		if err := f.metrics.Shutdown(context.Background()); err != nil {
-			fmt.Fprintf(f.IO.ErrOut, "Warning: metrics: %v\n", err)
+	if recorder != nil {
+		if err := recorder.Shutdown(context.Background()); err != nil {
+			fmt.Fprintf(s.f.IO.ErrOut, "Warning: metrics: %v\n", err)
 		}
-		f.metrics = nil
 	}
-	f.mu.Lock()
-	closers := f.closers
-	f.closers = nil
-	f.mu.Unlock()
 	for i := len(closers) - 1; i >= 0; i-- {
 		_ = closers[i].Close()
 	}
 }
 
-// addCloser keeps c to close in Close; stacks of a --all run open their
-// backends concurrently.
-func (f *Factory) addCloser(c io.Closer) {
-	f.mu.Lock()
-	f.closers = append(f.closers, c)
-	f.mu.Unlock()
+// addCloser keeps c to close in close.
+func (s *session) addCloser(c io.Closer) {
+	s.mu.Lock()
+	s.closers = append(s.closers, c)
+	s.mu.Unlock()
 }
 
 type closerFunc func() error

@@ -7,9 +7,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/deployer-dev/deployer/internal/backends"
 	"github.com/deployer-dev/deployer/internal/backendurl"
-	"github.com/deployer-dev/deployer/internal/config"
 	"github.com/deployer-dev/deployer/internal/deploy"
 	"github.com/deployer-dev/deployer/internal/engine"
 	"github.com/deployer-dev/deployer/internal/ghactions"
@@ -22,47 +20,42 @@ import (
 // (no GITHUB_ACTIONS=true, no GITHUB_STEP_SUMMARY/GITHUB_OUTPUT) nothing here
 // writes anything.
 
-// GitHub returns the runner's settings, read once from f.Getenv.
-func (f *Factory) GitHub() ghactions.Env { return f.Reporter().Env() }
-
-// Reporter returns the process's GitHubReporter, built on first use from
-// f.Getenv, stderr and the Masker.
-func (f *Factory) Reporter() *GitHubReporter {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if f.gh == nil {
-		f.gh = newGitHubReporter(ghactions.Detect(f.Getenv), f.IO.ErrOut, f.Masker().Mask)
-	}
-	return f.gh
-}
-
-// warnFileStateInCI prints, once, that a file:// state backend on a CI
-// runner vanishes with the runner.
-func (f *Factory) warnFileStateInCI(cfg *config.Config) {
-	gh := f.Reporter()
-	if !gh.Env().CI || !backends.IsLocal(cfg.Backend.State) || !gh.first(&gh.warnedFileState) {
+// warnFileState prints, once, that the file:// state backend stateURL on a
+// CI runner vanishes with the runner.
+func (r *GitHubReporter) warnFileState(stateURL string) {
+	if !r.Env().CI || !r.first(&r.warnedFileState) {
 		return
 	}
 	msg := fmt.Sprintf("the state backend is %s on a CI runner: the state, its history and (with a file:// lock) the locks "+
 		"vanish with the runner, and the next run starts from nothing. Keep state in S3 and locks in DynamoDB: "+
 		"set backend.state: s3://BUCKET and backend.lock: dynamodb://TABLE in deployer.yaml (or DEPLOYER_BACKEND_STATE "+
 		"and DEPLOYER_BACKEND_LOCK), create them with deployer backend init; see docs/github-actions.md",
-		backendurl.Redact(cfg.Backend.State))
-	if gh.Env().Actions {
-		gh.annotate(ghactions.Warning, "State will be lost with the runner", msg)
+		backendurl.Redact(stateURL))
+	if r.Env().Actions {
+		r.annotate(ghactions.Warning, "State will be lost with the runner", msg)
 		return
 	}
-	fmt.Fprintln(f.IO.ErrOut, "Warning: "+msg)
+	fmt.Fprintln(r.errOut, "Warning: "+msg)
+}
+
+// lockWait notices, once per run under GitHub Actions, a wait for the lock
+// h holds (GitHub shows at most 10 notices per step).
+func (r *GitHubReporter) lockWait(h lockmgr.Record) {
+	if !r.Env().Actions || !r.first(&r.noticedWait) {
+		return
+	}
+	r.annotate(ghactions.Notice, "Waiting for lock "+h.LockKey,
+		fmt.Sprintf("waiting for lock %s held by %s (%s, pid %d, since %s)", h.LockKey, h.LockedBy,
+			orDash(h.Metadata.Operation), h.Metadata.PID, time.Unix(h.LockedAt, 0).UTC().Format(time.RFC3339)))
 }
 
 // ReportError annotates err under GitHub Actions (main has printed it) and,
 // for a held lock, adds the holder and the unlock command to the job
 // summary. Component failures were annotated by the command that saw them.
-func ReportError(f *Factory, err error) {
+func (gh *GitHubReporter) ReportError(err error) {
 	if err == nil || errors.As(err, new(*ExitCodeError)) {
 		return
 	}
-	gh := f.Reporter()
 	var held *lockmgr.HeldError
 	isHeld := errors.As(err, &held)
 	if isHeld && gh.Env().StepSummary != "" {
@@ -102,7 +95,7 @@ func heldSummary(command string, rec lockmgr.Record) string {
 // drifted component naming its fields, and the drift to the job summary
 // (docs/github-actions.md#nightly-drift-check). The values were masked by
 // the use case.
-func (f *Factory) reportDrift(t deploy.Target, drift []engine.Drift) {
+func (r *GitHubReporter) Drift(t deploy.Target, drift []engine.Drift) {
 	if len(drift) == 0 {
 		return
 	}
@@ -110,7 +103,7 @@ func (f *Factory) reportDrift(t deploy.Target, drift []engine.Drift) {
 	fmt.Fprintf(&b, "### Drift: %s/%s\n\n| Component | Field | Recorded | Live |\n|---|---|---|---|\n", t.Stack, t.Env)
 	for _, d := range drift {
 		if d.Missing {
-			f.Reporter().annotate(ghactions.Warning, "Drift in "+d.Address, "its live state is gone: deploy to create it again")
+			r.annotate(ghactions.Warning, "Drift in "+d.Address, "its live state is gone: deploy to create it again")
 			fmt.Fprintf(&b, "| `%s` | – | – | (gone) |\n", d.Address)
 			continue
 		}
@@ -120,10 +113,10 @@ func (f *Factory) reportDrift(t deploy.Target, drift []engine.Drift) {
 			fmt.Fprintf(&b, "| `%s` | `%s` | `%s` | `%s` |\n", d.Address, mdCode(fd.Path),
 				mdCode(formatValue(fd.Old, fd.Sensitive)), mdCode(formatValue(fd.New, fd.Sensitive)))
 		}
-		f.Reporter().annotate(ghactions.Warning, "Drift in "+d.Address, "changed outside deployer: "+strings.Join(fields, ", "))
+		r.annotate(ghactions.Warning, "Drift in "+d.Address, "changed outside deployer: "+strings.Join(fields, ", "))
 	}
 	b.WriteString("\n")
-	f.Reporter().summarize(b.String())
+	r.summarize(b.String())
 }
 
 // planSummary is the job summary of `plan`: the plan as a table.
@@ -213,13 +206,21 @@ func deploySummary(command string, t deploy.Target, out *deploy.Outcome, err err
 	return b.String()
 }
 
-// reportDeploy writes the summary, outputs and component annotations of a
-// deploy or destroy under GitHub Actions.
-func (f *Factory) reportDeploy(t deploy.Target, out *deploy.Outcome, err error) {
+// Plan writes the job summary and the changes and serial step outputs of a
+// plan under GitHub Actions.
+func (r *GitHubReporter) Plan(t deploy.Target, p *plan.Plan) {
+	r.summarize(planSummary(r.Command(), t, p))
+	r.setOutputs(ghactions.Output{Name: "changes", Value: strconv.FormatBool(p.HasChanges())},
+		ghactions.Output{Name: "serial", Value: strconv.FormatInt(p.Serial, 10)})
+}
+
+// Deploy writes the summary, outputs and component annotations of a
+// deploy or destroy under GitHub Actions, from its Outcome's Summary.
+func (r *GitHubReporter) Deploy(t deploy.Target, out *deploy.Outcome, err error) {
 	if out == nil || out.Plan == nil {
 		return
 	}
-	f.Reporter().summarize(deploySummary(f.Reporter().Command(), t, out, err))
+	r.summarize(deploySummary(r.Command(), t, out, err))
 	outs := []ghactions.Output{{Name: "changes", Value: strconv.FormatBool(out.Plan.HasChanges())}}
 	if out.Head.Serial > 0 {
 		outs = append(outs, ghactions.Output{Name: "serial", Value: strconv.FormatInt(out.Head.Serial, 10)})
@@ -229,12 +230,12 @@ func (f *Factory) reportDeploy(t deploy.Target, out *deploy.Outcome, err error) 
 	if id := out.Deployment.DeploymentID; id != "" {
 		outs = append(outs, ghactions.Output{Name: "deployment-id", Value: id})
 	}
-	f.Reporter().setOutputs(outs...)
-	if failed := out.Summary.Failed; len(failed) > 0 && f.GitHub().Actions {
-		for _, r := range failed {
-			f.Reporter().annotate(ghactions.Error, "Component "+r.Address+" failed", oneLine(r.Err))
+	r.setOutputs(outs...)
+	if failed := out.Summary.Failed; len(failed) > 0 && r.Env().Actions {
+		for _, res := range failed {
+			r.annotate(ghactions.Error, "Component "+res.Address+" failed", oneLine(res.Err))
 		}
-		f.Reporter().markAnnotated()
+		r.markAnnotated()
 	}
 }
 

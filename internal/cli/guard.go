@@ -124,7 +124,7 @@ func newGuardStopOptions(f *Factory) *GuardStopOptions {
 	return &GuardStopOptions{
 		IO: f.IO,
 		Stop: func(ctx context.Context, name, as string, dryRun bool) (*guard.Result, error) {
-			cfg, g, err := f.newGuard()
+			cfg, g, err := newGuard(f)
 			if err != nil {
 				return nil, err
 			}
@@ -138,7 +138,7 @@ func newGuardStatusOptions(f *Factory) *GuardStatusOptions {
 	return &GuardStatusOptions{
 		IO: f.IO,
 		Status: func(ctx context.Context, name string) ([]guard.SharerStatus, error) {
-			cfg, g, err := f.newGuard()
+			cfg, g, err := newGuard(f)
 			if err != nil {
 				return nil, err
 			}
@@ -149,7 +149,7 @@ func newGuardStatusOptions(f *Factory) *GuardStatusOptions {
 
 // newGuard loads deployer.yaml and wires the use case to the configured
 // lock backend, the audit log and stderr.
-func (f *Factory) newGuard() (*config.Config, *guard.Guard, error) {
+func newGuard(f *Factory) (*config.Config, *guard.Guard, error) {
 	cfg, err := f.Config()
 	if err != nil {
 		return nil, nil, err

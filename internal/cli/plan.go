@@ -4,14 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"strconv"
 
 	"github.com/spf13/cobra"
 
 	"github.com/deployer-dev/deployer/internal/config"
 	"github.com/deployer-dev/deployer/internal/deploy"
 	"github.com/deployer-dev/deployer/internal/engine"
-	"github.com/deployer-dev/deployer/internal/ghactions"
 	"github.com/deployer-dev/deployer/internal/plan"
 )
 
@@ -31,7 +29,7 @@ type PlanOptions struct {
 	// All are --all, --changed-since and --stack-parallelism: plan every
 	// stack (docs/many-stacks.md).
 	All AllFlags
-	// RunAll is plan --all (Factory.runAll).
+	// RunAll is plan --all (allRunner.run).
 	RunAll func(ctx context.Context, r AllRequest) error
 
 	// Config loads deployer.yaml (Factory.Config).
@@ -121,7 +119,7 @@ func newPlanOptions(f *Factory) *PlanOptions {
 	return &PlanOptions{
 		IO:     f.IO,
 		Config: f.Config,
-		RunAll: f.runAll,
+		RunAll: newAllRunner(f).run,
 		Plan: func(ctx context.Context, req deploy.PlanRequest) (*plan.Plan, error) {
 			s, err := service(ctx, req.Config)
 			if err != nil {
@@ -143,14 +141,10 @@ func newPlanOptions(f *Factory) *PlanOptions {
 			}
 			return s.Preview(ctx, cfg, t, p)
 		},
-		ReportDrift: f.reportDrift,
-		Comment:     f.commentPlan,
-		Mask:        f.Masker().Mask,
-		Report: func(t deploy.Target, p *plan.Plan) {
-			f.Reporter().summarize(planSummary(f.Reporter().Command(), t, p))
-			f.Reporter().setOutputs(ghactions.Output{Name: "changes", Value: strconv.FormatBool(p.HasChanges())},
-				ghactions.Output{Name: "serial", Value: strconv.FormatInt(p.Serial, 10)})
-		},
+		ReportDrift: f.GitHub.Drift,
+		Comment:     f.GitHub.CommentPlan,
+		Mask:        f.Masker.Mask,
+		Report:      f.GitHub.Plan,
 	}
 }
 

@@ -18,21 +18,21 @@ import (
 // commentTimeout bounds the requests of one plan comment.
 const commentTimeout = 30 * time.Second
 
-// commentPlan posts plan p as the pull request comment of t's stack and
+// CommentPlan posts plan p as the pull request comment of t's stack and
 // environment, or updates it in place (plan --github-comment,
 // docs/github-actions.md#plan-comments-on-pull-requests). A comment that
 // cannot be posted never fails the plan: the reason is printed (an
 // ::error annotation under Actions); outside a
 // pull request it prints a note.
-func (f *Factory) commentPlan(ctx context.Context, t deploy.Target, p *plan.Plan) {
-	pr, err := ghactions.DetectPullRequest(f.Getenv)
-	f.Masker().Add(pr.Token)
+func (r *GitHubReporter) CommentPlan(ctx context.Context, t deploy.Target, p *plan.Plan) {
+	pr, err := ghactions.DetectPullRequest(r.getenv)
+	r.masker.Add(pr.Token)
 	if errors.Is(err, ghactions.ErrNotPullRequest) {
-		fmt.Fprintf(f.IO.ErrOut, "No plan comment: %v.\n", err)
+		fmt.Fprintf(r.errOut, "No plan comment: %v.\n", err)
 		return
 	}
 	if err == nil {
-		marker, body := planComment(t, p, f.runURL(), f.Masker().Mask)
+		marker, body := planComment(t, p, r.runURL(), r.masker.Mask)
 		cctx, cancel := context.WithTimeout(ctx, commentTimeout)
 		defer cancel()
 		var url string
@@ -43,27 +43,27 @@ func (f *Factory) commentPlan(ctx context.Context, t deploy.Target, p *plan.Plan
 			if created {
 				verb = "Posted"
 			}
-			fmt.Fprintf(f.IO.ErrOut, "%s the plan comment on pull request #%d: %s\n", verb, pr.Number, url)
+			fmt.Fprintf(r.errOut, "%s the plan comment on pull request #%d: %s\n", verb, pr.Number, url)
 			return
 		}
 	}
-	msg := f.Masker().Mask(fmt.Sprintf("the plan comment was not posted on pull request #%d: %v; the plan itself succeeded", pr.Number, err))
-	if f.GitHub().Actions {
-		f.Reporter().annotate(ghactions.Error, "Plan comment not posted", msg)
+	msg := r.masker.Mask(fmt.Sprintf("the plan comment was not posted on pull request #%d: %v; the plan itself succeeded", pr.Number, err))
+	if r.Env().Actions {
+		r.annotate(ghactions.Error, "Plan comment not posted", msg)
 		return
 	}
-	fmt.Fprintln(f.IO.ErrOut, "Error: "+msg)
+	fmt.Fprintln(r.errOut, "Error: "+msg)
 }
 
 // runURL is the link to this workflow run, whose summary holds the whole
 // plan ("" outside Actions).
-func (f *Factory) runURL() string {
-	gh := f.GitHub()
+func (r *GitHubReporter) runURL() string {
+	gh := r.Env()
 	if gh.ServerURL == "" || gh.Repository == "" || gh.RunID == "" {
 		return ""
 	}
 	u := gh.ServerURL + "/" + gh.Repository + "/actions/runs/" + gh.RunID
-	if a := f.Getenv("GITHUB_RUN_ATTEMPT"); a != "" && a != "1" {
+	if a := r.getenv("GITHUB_RUN_ATTEMPT"); a != "" && a != "1" {
 		u += "/attempts/" + a
 	}
 	return u

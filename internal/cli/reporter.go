@@ -6,6 +6,7 @@ import (
 	"sync"
 
 	"github.com/deployer-dev/deployer/internal/ghactions"
+	"github.com/deployer-dev/deployer/internal/secrets"
 )
 
 // GitHubReporter writes what a run reports under GitHub Actions
@@ -16,9 +17,12 @@ import (
 // already said (an error annotated, the file-state warning, the lock-wait
 // notice) so each is said once.
 type GitHubReporter struct {
-	env    ghactions.Env
-	errOut io.Writer           // stderr, masked
-	mask   func(string) string // secret values as ***
+	getenv func(string) string
+	errOut io.Writer       // stderr, masked
+	masker *secrets.Masker // secret values as ***
+
+	envOnce sync.Once
+	env     ghactions.Env
 
 	mu              sync.Mutex
 	command         string // "deployer deploy", for titles
@@ -27,14 +31,18 @@ type GitHubReporter struct {
 	noticedWait     bool
 }
 
-// newGitHubReporter returns a reporter for env writing annotations to
-// errOut and masking summaries with mask.
-func newGitHubReporter(env ghactions.Env, errOut io.Writer, mask func(string) string) *GitHubReporter {
-	return &GitHubReporter{env: env, errOut: errOut, mask: mask}
+// newGitHubReporter returns a reporter of the runner getenv describes
+// (read on first use), writing annotations to errOut and masking what it
+// writes with masker.
+func newGitHubReporter(getenv func(string) string, errOut io.Writer, masker *secrets.Masker) *GitHubReporter {
+	return &GitHubReporter{getenv: getenv, errOut: errOut, masker: masker}
 }
 
-// Env is the runner's settings.
-func (r *GitHubReporter) Env() ghactions.Env { return r.env }
+// Env is the runner's settings, read once.
+func (r *GitHubReporter) Env() ghactions.Env {
+	r.envOnce.Do(func() { r.env = ghactions.Detect(r.getenv) })
+	return r.env
+}
 
 // setCommand names the running command ("deployer deploy") for titles.
 func (r *GitHubReporter) setCommand(c string) {
@@ -73,7 +81,7 @@ func (r *GitHubReporter) wasAnnotated() bool {
 
 // annotate prints a workflow command on stderr under GitHub Actions.
 func (r *GitHubReporter) annotate(level, title, msg string) {
-	if r.env.Actions {
+	if r.Env().Actions {
 		fmt.Fprint(r.errOut, ghactions.Annotation(level, title, msg))
 	}
 }
@@ -81,8 +89,8 @@ func (r *GitHubReporter) annotate(level, title, msg string) {
 // summarize appends Markdown to the job summary when GITHUB_STEP_SUMMARY is
 // set; a failure to write it is a warning, never the command's error.
 func (r *GitHubReporter) summarize(md string) {
-	if p := r.env.StepSummary; p != "" {
-		if err := ghactions.AppendSummary(p, r.mask(md)); err != nil { // secrets as ***
+	if p := r.Env().StepSummary; p != "" {
+		if err := ghactions.AppendSummary(p, r.masker.Mask(md)); err != nil { // secrets as ***
 			fmt.Fprintf(r.errOut, "Warning: %v\n", err)
 		}
 	}
@@ -90,7 +98,7 @@ func (r *GitHubReporter) summarize(md string) {
 
 // setOutputs writes step outputs when GITHUB_OUTPUT is set.
 func (r *GitHubReporter) setOutputs(outs ...ghactions.Output) {
-	if p := r.env.Output; p != "" {
+	if p := r.Env().Output; p != "" {
 		if err := ghactions.WriteOutputs(p, outs...); err != nil {
 			fmt.Fprintf(r.errOut, "Warning: %v\n", err)
 		}

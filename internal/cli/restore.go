@@ -49,7 +49,7 @@ func NewCmdRestore(f *Factory, runF func(context.Context, *RestoreOptions) error
 			}
 			return svc.Restore(ctx, req)
 		},
-		Report: f.reportRestore,
+		Report: f.GitHub.Restore,
 	}
 	cmd := &cobra.Command{
 		Use:   "restore",
@@ -127,11 +127,11 @@ func runRestore(ctx context.Context, opts *RestoreOptions) error {
 	return nil
 }
 
-// reportRestore writes the job summary and the serial and deployment-id
-// step outputs of a restore under GitHub Actions.
-func (f *Factory) reportRestore(t deploy.Target, res *deploy.RestoreResult) {
-	f.Reporter().summarize(fmt.Sprintf("### %s: %s/%s\n\nRestored the snapshot of serial %d as serial %d (%d resources), deployment `%s`. The infrastructure was not changed.\n\n",
-		f.Reporter().Command(), t.Stack, t.Env, res.RestoredFrom, res.Head.Serial, len(res.State.Resources), res.DeploymentID))
-	f.Reporter().setOutputs(ghactions.Output{Name: "serial", Value: strconv.FormatInt(res.Head.Serial, 10)},
+// Restore writes the job summary and the serial and deployment-id step
+// outputs of a restore under GitHub Actions.
+func (r *GitHubReporter) Restore(t deploy.Target, res *deploy.RestoreResult) {
+	r.summarize(fmt.Sprintf("### %s: %s/%s\n\nRestored the snapshot of serial %d as serial %d (%d resources), deployment `%s`. The infrastructure was not changed.\n\n",
+		r.Command(), t.Stack, t.Env, res.RestoredFrom, res.Head.Serial, len(res.State.Resources), res.DeploymentID))
+	r.setOutputs(ghactions.Output{Name: "serial", Value: strconv.FormatInt(res.Head.Serial, 10)},
 		ghactions.Output{Name: "deployment-id", Value: res.DeploymentID})
 }

@@ -30,13 +30,13 @@ func NewRootCmd(f *Factory) *cobra.Command {
 		SilenceErrors: true,
 		SilenceUsage:  true,
 		PersistentPreRunE: func(cmd *cobra.Command, args []string) error {
-			if err := f.bindGlobals(cmd); err != nil {
+			if err := bindGlobals(f, cmd); err != nil {
 				return err
 			}
 			if f.NoColor {
 				f.IO.DisableColor()
 			}
-			f.Reporter().setCommand(cmd.CommandPath())
+			f.GitHub.setCommand(cmd.CommandPath())
 			return nil
 		},
 	}
@@ -118,7 +118,7 @@ func groupCmd(use, short string) *cobra.Command {
 // DEPLOYER_JSON, --no-color and DEPLOYER_NO_COLOR, --verbose and
 // DEPLOYER_VERBOSE. deployer.yaml's own keys are layered by config.ApplyEnv,
 // which validates them with the file's error messages.
-func (f *Factory) bindGlobals(cmd *cobra.Command) error {
+func bindGlobals(f *Factory, cmd *cobra.Command) error {
 	v := viper.New()
 	v.SetEnvPrefix("DEPLOYER")
 	v.SetEnvKeyReplacer(strings.NewReplacer("-", "_"))

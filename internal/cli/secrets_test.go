@@ -21,10 +21,10 @@ func TestSecretsFlags(t *testing.T) {
 func TestStreamsMaskKnownSecrets(t *testing.T) {
 	io, out, errOut := Test("")
 	f := NewFactory(io)
-	f.Masker().Add("s3cr3t-value")
+	f.Masker.Add("s3cr3t-value")
 	_, _ = f.IO.Out.Write([]byte("out s3cr3t-value\n"))
 	_, _ = f.IO.ErrOut.Write([]byte("err s3cr3t-value\n"))
-	_, _ = f.rawOut.Write([]byte("raw s3cr3t-value\n"))
+	_, _ = f.RawOut.Write([]byte("raw s3cr3t-value\n"))
 	if out.String() != "out ***\nraw s3cr3t-value\n" || errOut.String() != "err ***\n" {
 		t.Errorf("stdout %q, stderr %q", out.String(), errOut.String())
 	}

@@ -58,7 +58,7 @@ func NewCmdSecretsRotate(f *Factory, runF func(context.Context, *SecretsRotateOp
 			if err != nil {
 				return statestore.Head{}, err
 			}
-			return svc.Rotate(ctx, t, secrets.NewSealer(to, f.Masker()), lockTimeout)
+			return svc.Rotate(ctx, t, secrets.NewSealer(to, f.Masker), lockTimeout)
 		},
 	}
 	cmd := &cobra.Command{

@@ -41,7 +41,7 @@ type StateShowOptions struct {
 func NewCmdStateShow(f *Factory, runF func(context.Context, *StateShowOptions) error) *cobra.Command {
 	opts := &StateShowOptions{IO: f.IO}
 	opts.Show = func(ctx context.Context, req deploy.ShowStateRequest) (*deploy.ShowStateResult, error) {
-		cfg, t, err := f.target(&opts.Target, "state show")
+		cfg, t, err := target(f, &opts.Target, "state show")
 		if err != nil {
 			return nil, err
 		}
@@ -68,7 +68,7 @@ func NewCmdStateShow(f *Factory, runF func(context.Context, *StateShowOptions) e
 				return err
 			}
 			opts.JSON = f.JSON
-			opts.SecretOut = f.rawOut
+			opts.SecretOut = f.RawOut
 			if runF != nil {
 				return runF(cmd.Context(), opts)
 			}
@@ -155,7 +155,7 @@ type StatePushOptions struct {
 func NewCmdStatePush(f *Factory, runF func(context.Context, *StatePushOptions) error) *cobra.Command {
 	opts := &StatePushOptions{IO: f.IO}
 	opts.Push = func(ctx context.Context, req deploy.PushRequest) (*deploy.PushResult, error) {
-		cfg, t, err := f.target(&opts.Target, "state push")
+		cfg, t, err := target(f, &opts.Target, "state push")
 		if err != nil {
 			return nil, err
 		}

@@ -42,7 +42,7 @@ func TestNewCmdStateShow(t *testing.T) {
 		if d := cmp.Diff(c.want, *got, cmpopts.IgnoreFields(StateShowOptions{}, "IO", "Show", "SecretOut")); d != "" {
 			t.Errorf("%v (-want +got):\n%s", c.argv, d)
 		}
-		if got.IO != f.IO || got.Show == nil || got.SecretOut != f.rawOut {
+		if got.IO != f.IO || got.Show == nil || got.SecretOut != f.RawOut {
 			t.Errorf("%v: IO, Show and SecretOut must be bound from the Factory", c.argv)
 		}
 	}

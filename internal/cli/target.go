@@ -133,7 +133,7 @@ func validateName(what, v string) error {
 
 // target loads deployer.yaml (or DEPLOYER_BACKEND_* without one) and
 // resolves the target flags against it.
-func (f *Factory) target(tf *targetFlags, cmd string) (*config.Config, deploy.Target, error) {
+func target(f *Factory, tf *targetFlags, cmd string) (*config.Config, deploy.Target, error) {
 	cfg, err := projectConfig(f, cmd)
 	if err != nil {
 		return nil, deploy.Target{}, err

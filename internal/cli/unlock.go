@@ -35,7 +35,7 @@ type UnlockOptions struct {
 // NewCmdUnlock returns `deployer unlock --force`; runF replaces runUnlock in
 // tests.
 func NewCmdUnlock(f *Factory, runF func(context.Context, *UnlockOptions) error) *cobra.Command {
-	opts := &UnlockOptions{IO: f.IO, Summarize: func(md string) { f.Reporter().summarize(md) }}
+	opts := &UnlockOptions{IO: f.IO, Summarize: f.GitHub.summarize}
 	opts.Unlock = func(ctx context.Context, req deploy.UnlockRequest) (*deploy.UnlockResult, error) {
 		cfg, err := projectConfig(f, "unlock")
 		if err != nil {
