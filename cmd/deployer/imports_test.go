@@ -15,6 +15,7 @@ import (
 // The package map of docs/design.md#package-map, as rules on imports:
 //
 //	cmd/deployer -> cli -> deploy -> {lockmgr, statestore, plan, engine, config} -> backends
+//	cli -> metrics -> deploy (metrics render the use cases' results)
 //
 // A lock or state backend implements a core interface and imports no other
 // backend; an engine imports no other engine; nothing below the CLI imports
@@ -31,6 +32,7 @@ const (
 	roleCLI      role = "cli"      // internal/cli
 	roleDeploy   role = "deploy"   // internal/deploy: the use cases
 	roleRegistry role = "registry" // internal/backends: URL -> backend package; internal/engines: the engines
+	roleRenderer role = "renderer" // internal/metrics: renders the use cases' results (deploy.Finished) as metrics
 	roleBackend  role = "backend"  // internal/lockmgr/<x>, internal/statestore/<x>
 	roleEngine   role = "engine"   // internal/engine/<x> (and the Pulumi engine's old home)
 	roleSupport  role = "support"  // conformance suites and test servers
@@ -47,6 +49,8 @@ func roleOf(pkg string) role {
 		return roleDeploy
 	case pkg == "internal/backends", pkg == "internal/engines":
 		return roleRegistry
+	case pkg == "internal/metrics":
+		return roleRenderer
 	case slices.Contains([]string{"internal/lockmgr/locktest", "internal/statestore/storetest",
 		"internal/awsbackend/awstest", "internal/pgschema/pgschematest", "internal/testenv", "internal/faulttest", "internal/engine/enginetest",
 		"internal/e2e"}, pkg):
@@ -67,8 +71,10 @@ func rule(from, to string) string {
 		return ""
 	case rt == roleCLI || rt == roleCmd:
 		return "only cmd/deployer imports the CLI"
-	case rt == roleDeploy && rf != roleCLI:
-		return "only the CLI (and cmd/deployer) imports the use cases"
+	case rt == roleDeploy && rf != roleCLI && rf != roleRenderer:
+		return "only the CLI (and cmd/deployer) and the metrics that render their results import the use cases"
+	case rt == roleRenderer && rf != roleCLI:
+		return "only the CLI (and cmd/deployer) wires the metrics recorder"
 	case rt == roleRegistry && rf != roleCLI:
 		return "only the CLI (and cmd/deployer) opens backends through the registry"
 	case rf == roleBackend && rt == roleBackend:
@@ -151,6 +157,9 @@ func TestRulesMatchTheMap(t *testing.T) {
 		{"internal/statestore", "internal/statestore/file", false},
 		{"internal/deploy", "internal/cli", false},
 		{"internal/plan", "internal/deploy", false},
+		{"internal/metrics", "internal/deploy", true},
+		{"internal/deploy", "internal/metrics", false},
+		{"internal/lockmgr", "internal/metrics", false},
 		{"internal/lockmgr", "internal/lockmgr/locktest", false},
 		{"internal/backends", "internal/config", true},
 		{"internal/config", "internal/backends", false},

@@ -289,8 +289,12 @@ func printDeploySummary(w io.Writer, t deploy.Target, out *deploy.Outcome, err e
 		fmt.Fprintf(w, ", %d re-evaluated and unchanged", s.Unchanged)
 	}
 	if !s.OK() || d.Status != statestore.DeploymentSuccess {
-		// Cancelled steps count as failed here, as they always have.
-		fmt.Fprintf(w, ", %d failed", len(s.Failed)+s.Cancelled)
+		// Failed means what it means everywhere (deploy.Summary.Failed): the
+		// engine tried and failed; stopped steps are counted apart.
+		fmt.Fprintf(w, ", %d failed", len(s.Failed))
+		if s.Cancelled > 0 {
+			fmt.Fprintf(w, ", %d cancelled", s.Cancelled)
+		}
 		if s.Pending > 0 {
 			fmt.Fprintf(w, ", %d pending", s.Pending)
 		}

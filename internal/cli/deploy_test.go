@@ -87,6 +87,10 @@ func TestRunDeploy(t *testing.T) {
 		t.Fatal(err)
 	}
 	held := &lockmgr.HeldError{Record: lockmgr.Record{LockKey: "stack:shop:dev"}}
+	// Ctrl-C: one step failed, one was stopped, one never started.
+	stopped := &deploy.Outcome{Plan: p, Head: statestore.Head{Serial: 4},
+		Deployment: statestore.Deployment{DeploymentID: "d-2", Status: "cancelled", DurationSeconds: 2},
+		Summary:    deploy.Summary{Failed: []engine.Result{{Address: "app/api", Status: engine.StatusFailed}}, Cancelled: 1, NotStarted: 1}}
 
 	tests := []struct {
 		name       string
@@ -100,6 +104,8 @@ func TestRunDeploy(t *testing.T) {
 	}{
 		{name: "deploy --yes", opts: DeployOptions{Target: targetFlags{Env: "dev"}, Yes: true}, apply: applies(done),
 			wantOut: planText.String() + "\nDeployment d-1 success in 1.2s: 1 created, 0 updated, 0 deleted. State shop/dev is at serial 4.\n"},
+		{name: "cancelled: failed steps and stopped steps apart", opts: DeployOptions{Target: targetFlags{Env: "dev"}, Yes: true}, apply: applies(stopped),
+			wantOut: planText.String() + "\nDeployment d-2 cancelled in 2.0s: 0 created, 0 updated, 0 deleted, 1 failed, 1 cancelled, 1 not started. State shop/dev is at serial 4.\n"},
 		{name: "deploy --json", opts: DeployOptions{Target: targetFlags{Env: "dev"}, Yes: true, JSON: true}, apply: applies(done),
 			wantOut: `{
   "stack": "shop",

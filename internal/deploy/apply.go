@@ -201,7 +201,7 @@ func (s *Service) Apply(ctx context.Context, req ApplyRequest) (*Outcome, error)
 	s.d.Audit.Info("deploy.finished", "deployment_id", depID, "stack", t.Stack, "environment", t.Env,
 		"status", status, "duration_seconds", dep.DurationSeconds, "serial", newHead.Serial,
 		"created", dep.ResourcesChanged.Created, "updated", dep.ResourcesChanged.Updated, "deleted", dep.ResourcesChanged.Deleted)
-	s.finished(t, dep, err)
+	s.finished(t, dep, out.Summary, err)
 	if err != nil {
 		return out, err
 	}

@@ -6,25 +6,39 @@ import (
 	"github.com/deployer-dev/deployer/internal/statestore"
 )
 
-// Observer receives the end of every deployment, destroy and restore that
+// Observer receives the end of every deploy, destroy and restore that
 // reached its apply, for metrics (docs/observability.md#metrics).
 type Observer interface {
-	// DeploymentFinished reports one run under lockKey (the target's lock
-	// key): operation is deploy, destroy or restore; status is success,
-	// failed or cancelled; d is the duration of its apply and save.
-	DeploymentFinished(lockKey, operation, status string, d time.Duration)
+	DeploymentFinished(Finished)
+}
+
+// Finished is one deploy, destroy or restore that reached its apply.
+type Finished struct {
+	// LockKey is the target's lock key (docs/design.md#lock-keys).
+	LockKey string
+	// Operation is deploy, destroy or restore.
+	Operation string
+	// Status is the deployment's (success, failed, cancelled); a failed
+	// state write makes a successful apply failed.
+	Status statestore.DeploymentStatus
+	// Duration is the apply and the save.
+	Duration time.Duration
+	// Summary is what the run did to the components: the counts and
+	// failures the human line, --json and the job summary show (zero for a
+	// restore, which changes no component).
+	Summary Summary
 }
 
 type nopObserver struct{}
 
-func (nopObserver) DeploymentFinished(string, string, string, time.Duration) {}
+func (nopObserver) DeploymentFinished(Finished) {}
 
-// finished reports dep to the Observer; a failed state write makes a
-// successful apply a failure.
-func (s *Service) finished(t Target, dep statestore.Deployment, saveErr error) {
+// finished reports dep and its summary to the Observer.
+func (s *Service) finished(t Target, dep statestore.Deployment, sum Summary, saveErr error) {
 	status := dep.Status
 	if saveErr != nil && status == statestore.DeploymentSuccess {
 		status = statestore.DeploymentFailed
 	}
-	s.d.Observer.DeploymentFinished(t.LockKey(), dep.Type, string(status), time.Duration(dep.DurationSeconds*float64(time.Second)))
+	s.d.Observer.DeploymentFinished(Finished{LockKey: t.LockKey(), Operation: dep.Type, Status: status,
+		Duration: time.Duration(dep.DurationSeconds * float64(time.Second)), Summary: sum})
 }

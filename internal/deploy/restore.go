@@ -111,7 +111,7 @@ func (s *Service) Restore(ctx context.Context, req RestoreRequest) (*RestoreResu
 	}
 	newHead, err := s.d.Store.Save(work, next, head, &statestore.LockRef{Key: rec.LockKey, LockID: rec.LockID, Fence: rec.Fence})
 	dep.DurationSeconds = s.d.Now().Sub(now).Seconds()
-	s.finished(t, dep, err)
+	s.finished(t, dep, Summary{}, err) // a restore changes no component
 	if err != nil {
 		return nil, err
 	}

@@ -27,6 +27,21 @@ type Summary struct {
 	Unchanged, NotStarted int
 }
 
+// Counts are the summary's component counts by result, in a fixed order,
+// zeros included: created, updated, replaced, deleted, failed (the steps
+// the engine tried and failed, len(Failed)), cancelled, pending,
+// not_started. Metrics record them under these names.
+func (s Summary) Counts() []Count {
+	return []Count{{"created", s.Created}, {"updated", s.Updated}, {"replaced", s.Replaced}, {"deleted", s.Deleted},
+		{"failed", len(s.Failed)}, {"cancelled", s.Cancelled}, {"pending", s.Pending}, {"not_started", s.NotStarted}}
+}
+
+// Count is one component count of a Summary.
+type Count struct {
+	Result string
+	N      int
+}
+
 // OK reports whether every planned change succeeded.
 func (s Summary) OK() bool {
 	return len(s.Failed) == 0 && s.Cancelled == 0 && s.Pending == 0 && s.NotStarted == 0

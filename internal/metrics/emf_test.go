@@ -13,7 +13,10 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/deployer-dev/deployer/internal/deploy"
+	"github.com/deployer-dev/deployer/internal/engine"
 	"github.com/deployer-dev/deployer/internal/guard"
+	"github.com/deployer-dev/deployer/internal/statestore"
 )
 
 // checkEMF validates one line against the CloudWatch Embedded Metric Format
@@ -141,7 +144,8 @@ func TestEMFLinesFollowTheSpecification(t *testing.T) {
 	r.LockHeartbeat(key, errors.New("gone"))
 	r.StaleDetected("stack:user-platform:env:production:component:api/db")
 	r.LockReleased(key, 90*time.Second)
-	r.DeploymentFinished(key, "deploy", "failed", 42*time.Second)
+	r.DeploymentFinished(deploy.Finished{LockKey: key, Operation: "deploy", Status: statestore.DeploymentFailed, Duration: 42 * time.Second,
+		Summary: deploy.Summary{Created: 1, Failed: []engine.Result{{Address: "api/db", Status: engine.StatusFailed}}, NotStarted: 2}})
 	r.LockAcquired("custom:nightly-backup", time.Millisecond, nil)
 	if err := r.Shutdown(context.Background()); err != nil {
 		t.Fatal(err)
@@ -186,7 +190,9 @@ func TestEMFLinesFollowTheSpecification(t *testing.T) {
 		{map[string]any{"deployer.lock.stale.detected Count": "1"},
 			map[string]string{"stack": "user-platform", "environment": "production", "lock_level": "component"}},
 		{map[string]any{"deployer.lock.held.duration Seconds": "90"}, lockDims},
-		{map[string]any{"deployer.deploy.failure Count": "1", "deployer.deploy.duration Seconds": "42"}, lockDims},
+		{map[string]any{"deployer.deploy.failure Count": "1", "deployer.deploy.duration Seconds": "42",
+			"deployer.deploy.components.created Count": "1", "deployer.deploy.components.failed Count": "1",
+			"deployer.deploy.components.not_started Count": "2"}, lockDims},
 		{map[string]any{"deployer.lock.acquisition.duration Milliseconds": "1", "deployer.lock.acquisition.success Count": "1"},
 			map[string]string{"lock_level": "custom"}},
 	}

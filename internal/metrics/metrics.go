@@ -15,8 +15,10 @@ import (
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 	"go.opentelemetry.io/otel/sdk/resource"
 
+	"github.com/deployer-dev/deployer/internal/deploy"
 	"github.com/deployer-dev/deployer/internal/guard"
 	"github.com/deployer-dev/deployer/internal/lockmgr"
+	"github.com/deployer-dev/deployer/internal/statestore"
 )
 
 // Instrument names (the design's lock metrics plus deploy metrics;
@@ -33,6 +35,12 @@ const (
 	DeploySuccess           = "deployer.deploy.success"
 	DeployFailure           = "deployer.deploy.failure"
 	DeployDuration          = "deployer.deploy.duration"
+	// DeployComponents counts the components of a deploy or destroy by
+	// result (attribute result: created, updated, replaced, deleted,
+	// failed, cancelled, pending, not_started; deploy.Summary.Counts). EMF
+	// has no attribute per value: there each result is its own metric,
+	// DeployComponents + "." + result.
+	DeployComponents = "deployer.deploy.components"
 )
 
 // Attribute (and EMF dimension) names.
@@ -42,6 +50,7 @@ const (
 	AttrLockLevel   = "lock_level"
 	AttrOperation   = "operation" // deploy metrics: deploy | destroy | restore
 	AttrStatus      = "status"    // deploy metrics: success | failed | cancelled
+	AttrResult      = "result"    // deployer.deploy.components: deploy.Summary.Counts' names
 	AttrResource    = "resource"  // guard metrics: the shared resource (shared: NAME)
 	AttrApp         = "app"       // guard metrics: the application stopping it (--as)
 )
@@ -76,7 +85,7 @@ type Recorder struct {
 
 	acqDur, heldDur, depDur             metric.Float64Histogram
 	acqOK, acqFail, hbOK, hbFail, stale metric.Int64Counter
-	depOK, depFail                      metric.Int64Counter
+	depOK, depFail, depComponents       metric.Int64Counter
 	guardDecisions                      map[string]metric.Int64Counter // by guard counter name
 	guardRetries                        metric.Int64Counter
 	guardLockDur                        metric.Float64Histogram
@@ -211,6 +220,7 @@ func (r *Recorder) instruments(m metric.Meter) error {
 	r.stale = count(LockStaleDetected, "STALE locks seen by deployer state locks")
 	r.depOK = count(DeploySuccess, "Deployments, destroys and restores that succeeded")
 	r.depFail = count(DeployFailure, "Deployments, destroys and restores that failed or were cancelled")
+	r.depComponents = count(DeployComponents, "Components of deployments and destroys, by result (created, updated, replaced, deleted, failed, cancelled, pending, not_started)")
 	r.depDur = hist(DeployDuration, "s", "Duration of the apply of a deployment, destroy or restore",
 		1, 5, 10, 30, 60, 120, 300, 600, 1800, 3600, 7200)
 	r.guardDecisions = map[string]metric.Int64Counter{
@@ -292,23 +302,34 @@ func (r *Recorder) StaleDetected(key string) {
 	r.emf.write(dims, emfValue{LockStaleDetected, unitCount, 1})
 }
 
-// DeploymentFinished records one deployment, destroy or restore under the
-// lock key with its operation, status (success, failed, cancelled) and the
-// duration of its apply. It implements deploy.Observer.
-func (r *Recorder) DeploymentFinished(key, operation, status string, d time.Duration) {
-	dims := lockDims(key)
-	a := attrs(append(dims[:len(dims):len(dims)], dim{AttrOperation, operation}, dim{AttrStatus, status}))
+// DeploymentFinished records one deployment, destroy or restore under its
+// lock key with its operation, status (success, failed, cancelled), the
+// duration of its apply and save, and its components by result from
+// f.Summary (non-zero counts only), the counts every other renderer of
+// the run shows. It implements deploy.Observer.
+func (r *Recorder) DeploymentFinished(f deploy.Finished) {
+	dims := lockDims(f.LockKey)
+	operation, status, d := f.Operation, string(f.Status), f.Duration
+	run := append(dims[:len(dims):len(dims)], dim{AttrOperation, operation}, dim{AttrStatus, status})
+	a := attrs(run)
 	ctx := context.Background()
 	name, c := DeploySuccess, r.depOK
-	if status != "success" {
+	if f.Status != statestore.DeploymentSuccess {
 		name, c = DeployFailure, r.depFail
 	}
 	c.Add(ctx, 1, a)
 	r.depDur.Record(ctx, d.Seconds(), a)
+	vals := []emfValue{{name, unitCount, 1}, {DeployDuration, unitSeconds, d.Seconds()}}
+	for _, n := range f.Summary.Counts() {
+		if n.N == 0 {
+			continue
+		}
+		r.depComponents.Add(ctx, int64(n.N), attrs(append(run[:len(run):len(run)], dim{AttrResult, n.Result})))
+		vals = append(vals, emfValue{DeployComponents + "." + n.Result, unitCount, float64(n.N)})
+	}
 	// EMF keeps stack/environment/lock_level as dimensions (the alarms'
 	// ones); operation and status ride along as properties.
-	r.emf.writeProps(dims, map[string]string{AttrOperation: operation, AttrStatus: status},
-		emfValue{name, unitCount, 1}, emfValue{DeployDuration, unitSeconds, d.Seconds()})
+	r.emf.writeProps(dims, map[string]string{AttrOperation: operation, AttrStatus: status}, vals...)
 }
 
 // GuardDecided counts one guard stop decision (not a dry run) under the

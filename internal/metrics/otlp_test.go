@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/deployer-dev/deployer/internal/deploy"
+	"github.com/deployer-dev/deployer/internal/statestore"
 	"github.com/deployer-dev/deployer/internal/testenv"
 )
 
@@ -137,7 +139,8 @@ func TestCollectorReceivesLockMetrics(t *testing.T) {
 			r.LockHeartbeat(key, errors.New("lost"))
 			r.StaleDetected(key)
 			r.LockReleased(key, 3*time.Second)
-			r.DeploymentFinished(key, "deploy", "success", 2*time.Second)
+			r.DeploymentFinished(deploy.Finished{LockKey: key, Operation: "deploy", Status: statestore.DeploymentSuccess, Duration: 2 * time.Second,
+				Summary: deploy.Summary{Created: 2}})
 			if err := r.Shutdown(context.Background()); err != nil {
 				t.Fatalf("Shutdown: %v", err)
 			}
@@ -148,6 +151,9 @@ func TestCollectorReceivesLockMetrics(t *testing.T) {
 				t.Fatal(err)
 			}
 			got := receivedMetrics(string(data), stack)
+			if m := got[DeployComponents].block; !strings.Contains(m, "result: Str(created)") || !strings.Contains(m, "Value: 2") {
+				t.Errorf("%s: want 2 with result created:\n%s", DeployComponents, m)
+			}
 			for _, want := range []struct{ name, unit, level string }{
 				{LockAcquisitionDuration, "ms", "stack"},
 				{LockAcquisitionSuccess, "{count}", "stack"},
@@ -158,6 +164,7 @@ func TestCollectorReceivesLockMetrics(t *testing.T) {
 				{LockStaleDetected, "{count}", "stack"},
 				{DeploySuccess, "{count}", "stack"},
 				{DeployDuration, "s", "stack"},
+				{DeployComponents, "{count}", "stack"},
 			} {
 				m, ok := got[want.name]
 				if !ok {
