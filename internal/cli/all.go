@@ -94,37 +94,24 @@ func newAllRunner(f *Factory) *allRunner {
 // (deploy and destroy without --yes), runs the use case and renders each
 // stack as it finishes, then a table (docs/many-stacks.md#output).
 func (a *allRunner) run(ctx context.Context, r AllRequest) error {
-	set, err := stacks.Discover(".", stacks.Options{Env: r.Env, Load: a.load})
+	sel, err := deploy.SelectStacks(ctx, deploy.SelectRequest{Root: ".", Env: r.Env, Op: r.Op, ChangedSince: r.Flags.ChangedSince, Load: a.load})
 	if err != nil {
 		return err
 	}
-	if !anyInEnv(set) {
-		return &UsageError{Msg: fmt.Sprintf("no stack under %s declares environment %q: check -e (deployer stacks lists them)", set.Root, r.Env)}
-	}
-	var only map[string]bool
+	set := sel.Set
 	if ref := r.Flags.ChangedSince; ref != "" {
-		run, changed, err := deploy.ChangedStacks(ctx, set, ref)
-		if err != nil {
-			return err
-		}
-		if len(run) == 0 {
+		if len(sel.Only) == 0 {
 			fmt.Fprintf(a.io.ErrOut, "No stack changed since %s.\n", ref)
 			return nil
 		}
 		fmt.Fprintf(a.io.ErrOut, "Changed since %s: %s; with the stacks that read them: %s.\n", ref,
-			strings.Join(changed, ", "), strings.Join(inOrder(set, run), ", "))
-		only = run
+			strings.Join(sel.Changed, ", "), strings.Join(sel.Order(deploy.OpPlan), ", "))
 	}
 	if r.Op != deploy.OpPlan && !r.Yes {
 		if !a.io.CanPrompt() {
 			return &UsageError{Msg: fmt.Sprintf("%s --all needs confirmation but there is no terminal to ask on: pass --yes to proceed", r.Op)}
 		}
-		order := inOrder(set, only)
-		if r.Op == deploy.OpDestroy {
-			for i, j := 0, len(order)-1; i < j; i, j = i+1, j-1 {
-				order[i], order[j] = order[j], order[i]
-			}
-		}
+		order := sel.Order(r.Op)
 		fmt.Fprintf(a.io.ErrOut, "Stacks to %s in %s, in this order: %s\n", r.Op, r.Env, strings.Join(order, ", "))
 		ok, err := a.io.Confirm(fmt.Sprintf("%s %d stacks?", strings.ToUpper(string(r.Op[:1]))+string(r.Op[1:]), len(order)))
 		if err != nil {
@@ -137,7 +124,7 @@ func (a *allRunner) run(ctx context.Context, r AllRequest) error {
 	v := &allView{io: a.io, gh: a.gh, req: r, width: nameWidth(set)}
 	defer a.track()()
 	results, err := deploy.RunStacks(ctx, deploy.StacksRequest{
-		Set: set, Env: r.Env, Op: r.Op, Only: only,
+		Set: set, Env: r.Env, Op: r.Op, Only: sel.Only,
 		Parallelism: r.Flags.StackParallelism, ComponentParallelism: r.Parallelism, LockTimeout: r.LockTimeout,
 		Open: func(ctx context.Context, st *stacks.Stack) (*deploy.Service, error) {
 			return a.open(ctx, st.Config, EngineOptions{InstallPulumi: r.InstallPulumi}, r.Op != deploy.OpPlan)
@@ -158,27 +145,6 @@ func (a *allRunner) run(ctx context.Context, r AllRequest) error {
 		return &ExitCodeError{Code: 2}
 	}
 	return nil
-}
-
-func anyInEnv(set *stacks.Set) bool {
-	for _, st := range set.Stacks {
-		if st.InEnv {
-			return true
-		}
-	}
-	return false
-}
-
-// inOrder returns the names of set in dependency order, only those in
-// only when it is not nil.
-func inOrder(set *stacks.Set, only map[string]bool) []string {
-	var out []string
-	for _, st := range set.Stacks {
-		if only == nil || only[st.Name] {
-			out = append(out, st.Name)
-		}
-	}
-	return out
 }
 
 func nameWidth(set *stacks.Set) int {

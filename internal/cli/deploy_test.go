@@ -206,7 +206,8 @@ func checkUsage(t *testing.T, err error, want string) {
 		t.Fatalf("err = %v, want one with %q", err, want)
 	}
 	var usage *UsageError
-	if !errors.As(err, &usage) && !strings.Contains(want, "unknown command") && !strings.Contains(want, "arg(s)") {
+	var target *deploy.TargetError // exit 2 as well (docs/exit-codes.md)
+	if !errors.As(err, &usage) && !errors.As(err, &target) && !strings.Contains(want, "unknown command") && !strings.Contains(want, "arg(s)") {
 		t.Fatalf("err = %v (%T), want a usage error", err, err)
 	}
 }

@@ -4,9 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
+	"github.com/deployer-dev/deployer/internal/config"
 	"github.com/deployer-dev/deployer/internal/plan"
 	"github.com/deployer-dev/deployer/internal/stacks"
 )
@@ -370,14 +372,64 @@ func (r *stackRun) report(i int) {
 // oneLine joins a multi-line error into one line for a table cell.
 func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
 
-// ChangedStacks is the selection of --changed-since ref
-// (docs/many-stacks.md#changed-since): the stacks of set a change since
-// ref touches (changed, sorted), and those plus every stack that reads
-// their outputs, directly or not (run, for StacksRequest.Only).
-func ChangedStacks(ctx context.Context, set *stacks.Set, ref string) (run map[string]bool, changed []string, err error) {
-	changed, err = set.ChangedSince(ctx, ref)
+// SelectRequest says which stacks a plan, deploy or destroy --all acts on
+// (docs/many-stacks.md).
+type SelectRequest struct {
+	// Root is the directory searched for deployer.yaml files.
+	Root string
+	Env  string
+	Op   StackOp
+	// ChangedSince is --changed-since REF ("": every stack).
+	ChangedSince string
+	// Load loads one stack's deployer.yaml (with the DEPLOYER_* layer).
+	Load func(path string) (*config.Config, error)
+}
+
+// Selection is the stacks a run acts on.
+type Selection struct {
+	Set *stacks.Set
+	// Only names the stacks to run (StacksRequest.Only); nil runs every
+	// stack that declares the environment.
+	Only map[string]bool
+	// Changed are the stacks a change since ChangedSince touches, sorted
+	// (docs/many-stacks.md#changed-since); Only adds every stack that reads
+	// their outputs, directly or not.
+	Changed []string
+}
+
+// SelectStacks finds the stacks under req.Root and selects those of
+// --changed-since. Errors: the discovery's (an invalid deployer.yaml, a
+// reference cycle), git's for --changed-since, and a *TargetError when no
+// stack declares req.Env.
+func SelectStacks(ctx context.Context, req SelectRequest) (*Selection, error) {
+	set, err := stacks.Discover(req.Root, stacks.Options{Env: req.Env, Load: req.Load})
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	return set.Downstream(changed), changed, nil
+	if !slices.ContainsFunc(set.Stacks, func(st *stacks.Stack) bool { return st.InEnv }) {
+		return nil, &TargetError{Msg: fmt.Sprintf("no stack under %s declares environment %q: check -e (deployer stacks lists them)", set.Root, req.Env)}
+	}
+	sel := &Selection{Set: set}
+	if req.ChangedSince != "" {
+		if sel.Changed, err = set.ChangedSince(ctx, req.ChangedSince); err != nil {
+			return nil, err
+		}
+		sel.Only = set.Downstream(sel.Changed)
+	}
+	return sel, nil
+}
+
+// Order returns the names of the selected stacks in dependency order, or
+// in the order op runs them (destroy: the readers first).
+func (s *Selection) Order(op StackOp) []string {
+	var out []string
+	for _, st := range s.Set.Stacks {
+		if s.Only == nil || s.Only[st.Name] {
+			out = append(out, st.Name)
+		}
+	}
+	if op == OpDestroy {
+		slices.Reverse(out)
+	}
+	return out
 }

@@ -380,3 +380,26 @@ func must[T any](v T, err error) T {
 	}
 	return v
 }
+
+// A --all run acts on the stacks that declare the environment, in
+// dependency order; destroy goes readers first; an environment no stack
+// declares is a usage error.
+func TestSelectStacks(t *testing.T) {
+	d := newDiamond(t)
+	load := func(p string) (*config.Config, error) { return config.Load(p) }
+	sel, err := SelectStacks(context.Background(), SelectRequest{Root: d.root, Env: "dev", Op: OpDeploy, Load: load})
+	if err != nil {
+		t.Fatal(err)
+	}
+	deployOrder, destroyOrder := sel.Order(OpDeploy), sel.Order(OpDestroy)
+	before := func(order []string, a, b string) bool { return slices.Index(order, a) < slices.Index(order, b) }
+	if !before(deployOrder, "root", "left") || !before(deployOrder, "left", "leaf") || !before(destroyOrder, "leaf", "right") ||
+		!before(destroyOrder, "right", "root") || len(destroyOrder) != 5 {
+		t.Errorf("deploy order %v, destroy order %v", deployOrder, destroyOrder)
+	}
+	_, err = SelectStacks(context.Background(), SelectRequest{Root: d.root, Env: "prod", Op: OpPlan, Load: load})
+	var te *TargetError
+	if !errors.As(err, &te) || !strings.Contains(err.Error(), `declares environment "prod"`) {
+		t.Errorf("unknown environment: %v (%T), want a *TargetError", err, err)
+	}
+}
