@@ -229,8 +229,8 @@ func (d *BindingDiff) String() string {
 // CompareBinding returns the first difference between saved and now, in a
 // fixed order (version, environment config, then components by address:
 // presence, kind, depends_on, config, the kind's settings by section, read
-// outputs), or nil when
-// they bind the same apply. env names the environment in paths.
+// outputs), or nil when they bind the same apply. env names the environment
+// in paths.
 func CompareBinding(saved, now *Binding, env string) *BindingDiff {
 	if saved.DeployerVersion != now.DeployerVersion {
 		return &BindingDiff{Path: "deployer version", Planned: strconv.Quote(saved.DeployerVersion), Now: strconv.Quote(now.DeployerVersion)}
