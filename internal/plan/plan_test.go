@@ -368,3 +368,25 @@ func TestBindDigestsSecretsAndCompareNamesTheFirstDifference(t *testing.T) {
 		t.Errorf("first difference = %v", d)
 	}
 }
+
+// A bound component's settings sit under their section's key beside kind and
+// config, as saved plans have always written a component's commands, and
+// read back the same.
+func TestBoundSettingsKeepTheirKey(t *testing.T) {
+	b := BoundComponent{Kind: "Command", DependsOn: []string{"a/b"}, Config: map[string]any{"n": json.Number("1.50")},
+		Settings: map[string]map[string]any{"command": {"create": "./up.sh"}, "empty": {}}}
+	data, err := json.Marshal(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := `{"kind":"Command","depends_on":["a/b"],"config":{"n":1.50},"command":{"create":"./up.sh"}}`; string(data) != want {
+		t.Errorf("JSON = %s\nwant   %s", data, want)
+	}
+	var back BoundComponent
+	if err := json.Unmarshal(data, &back); err != nil {
+		t.Fatal(err)
+	}
+	if back.Config["n"] != json.Number("1.50") || back.Settings["command"]["create"] != "./up.sh" || len(back.Settings) != 1 || back.Kind != "Command" {
+		t.Errorf("read back %+v", back)
+	}
+}
