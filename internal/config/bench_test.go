@@ -76,13 +76,14 @@ func manyComponentsYAML(services int) []byte {
 }
 
 // BenchmarkParseManyComponents parses 2,000 components (50 services of
-// 40) that use every component key.
+// 40) that use every component key, checked against kinds and backends as
+// the CLI checks them.
 func BenchmarkParseManyComponents(b *testing.B) {
 	data := manyComponentsYAML(50)
 	b.SetBytes(int64(len(data)))
 	b.ReportAllocs()
 	for b.Loop() {
-		c, err := Parse(data, "deployer.yaml")
+		c, err := Parse(data, "deployer.yaml", WithKinds(testKinds), WithBackends(testBackends))
 		if err != nil {
 			b.Fatal(err)
 		}

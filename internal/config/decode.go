@@ -114,8 +114,10 @@ func (l *loader) decodeStruct(n *yaml.Node, path string, v reflect.Value) {
 	s := schemaOf(v.Type())
 	keys, want := s.keys, s.want
 	if s.rest >= 0 && l.kinds != nil {
-		keys = l.withSections(s.keys)
-		want = strings.Join(keys, ", ")
+		if l.sections == nil { // one struct (Component) takes sections
+			l.sections = l.withSections(s.keys)
+		}
+		keys, want = l.sections, strings.Join(l.sections, ", ")
 	}
 	l.entries(n, path, want, func(key string, k, val *yaml.Node) {
 		p := join(path, key)
@@ -146,19 +148,12 @@ func (l *loader) unknownKey(k *yaml.Node, path string, allowed []string) {
 // withSections is keys followed by the kinds' own sections (Kind.Sections),
 // in the order of the kinds' names, each once.
 func (l *loader) withSections(keys []string) []string {
-	if l.sections == nil {
-		for _, name := range l.kindNames() {
-			for _, s := range l.kinds[name].Sections {
-				if !slices.Contains(l.sections, s) {
-					l.sections = append(l.sections, s)
-				}
-			}
-		}
-	}
 	out := slices.Clone(keys)
-	for _, s := range l.sections {
-		if !slices.Contains(out, s) {
-			out = append(out, s)
+	for _, name := range l.kindNames() {
+		for _, s := range l.kinds[name].Sections {
+			if !slices.Contains(out, s) {
+				out = append(out, s)
+			}
 		}
 	}
 	return out

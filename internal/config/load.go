@@ -156,7 +156,7 @@ type loader struct {
 	at       map[string]at // where each decoded value was written, by YAML path
 	backends BackendSchemes
 	kinds    map[string]Kind // WithKinds, by name; nil: any kind
-	sections []string        // the kinds' own sections (withSections)
+	sections []string        // a component's keys with the kinds' own sections (withSections)
 	// maxValues bounds the values of the file (WithMaxValues).
 	maxValues int
 }
