@@ -147,10 +147,11 @@ func protocol(getenv func(string) string) string {
 	return "http/protobuf"
 }
 
-// exportRetry keeps retries of one export inside ShutdownTimeout.
-var exportRetry = struct {
-	initial, max, elapsed time.Duration
-}{100 * time.Millisecond, 400 * time.Millisecond, ShutdownTimeout}
+// exportRetry keeps retries of one export inside ShutdownTimeout. Both
+// OTLP exporters take it: their RetryConfig types have the same fields.
+var exportRetry = otlpmetrichttp.RetryConfig{
+	Enabled: true, InitialInterval: 100 * time.Millisecond, MaxInterval: 400 * time.Millisecond, MaxElapsedTime: ShutdownTimeout,
+}
 
 func newProvider(ctx context.Context, o Options) (*sdkmetric.MeterProvider, string, error) {
 	// The metrics-specific endpoint is used as is; the generic one is a base
@@ -169,16 +170,12 @@ func newProvider(ctx context.Context, o Options) (*sdkmetric.MeterProvider, stri
 		exp, err = otlpmetrichttp.New(ctx,
 			otlpmetrichttp.WithEndpointURL(httpURL),
 			otlpmetrichttp.WithTimeout(ShutdownTimeout),
-			otlpmetrichttp.WithRetry(otlpmetrichttp.RetryConfig{
-				Enabled: true, InitialInterval: exportRetry.initial, MaxInterval: exportRetry.max, MaxElapsedTime: exportRetry.elapsed,
-			}))
+			otlpmetrichttp.WithRetry(exportRetry))
 	case "grpc":
 		exp, err = otlpmetricgrpc.New(ctx,
 			otlpmetricgrpc.WithEndpointURL(endpoint),
 			otlpmetricgrpc.WithTimeout(ShutdownTimeout),
-			otlpmetricgrpc.WithRetry(otlpmetricgrpc.RetryConfig{
-				Enabled: true, InitialInterval: exportRetry.initial, MaxInterval: exportRetry.max, MaxElapsedTime: exportRetry.elapsed,
-			}))
+			otlpmetricgrpc.WithRetry(otlpmetricgrpc.RetryConfig(exportRetry)))
 	default:
 		return nil, "", fmt.Errorf("OTLP protocol %q is not supported: set OTEL_EXPORTER_OTLP_PROTOCOL to http/protobuf or grpc", p)
 	}

@@ -54,7 +54,7 @@ func TestShutdownIsBoundedByConfiguration(t *testing.T) {
 	if ShutdownTimeout > 2*time.Second {
 		t.Errorf("ShutdownTimeout %s: a collector that is down may delay exit by at most 2s", ShutdownTimeout)
 	}
-	if exportRetry.elapsed > ShutdownTimeout || exportRetry.max > exportRetry.elapsed {
+	if !exportRetry.Enabled || exportRetry.MaxElapsedTime > ShutdownTimeout || exportRetry.MaxInterval > exportRetry.MaxElapsedTime {
 		t.Errorf("export retries (%+v) do not fit in ShutdownTimeout %s", exportRetry, ShutdownTimeout)
 	}
 }
