@@ -118,7 +118,7 @@ func TestLockExecStorm(t *testing.T) {
 				wg.Go(func() {
 					for c := range cycles {
 						id := w*cycles + c
-						cmd := lockExecCmd(dir, append(r.env, fmt.Sprintf("STORM_CYCLE=%d", id)), "storm", script)
+						cmd := lockExecCmd(dir, append(r.env[:len(r.env):len(r.env)], fmt.Sprintf("STORM_CYCLE=%d", id)), "storm", script) // a copy per worker: they run at once
 						runs[id].started = time.Now()
 						out, err := cmd.CombinedOutput()
 						runs[id].exited = time.Now()
