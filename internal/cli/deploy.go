@@ -169,13 +169,9 @@ func runDeploy(ctx context.Context, opts *DeployOptions) error {
 		}
 		return &UsageError{Msg: verb + " needs confirmation but there is no terminal to ask on: pass --yes to proceed"}
 	}
-	parallelism := cfg.Parallelism
-	if opts.Parallelism > 0 {
-		parallelism = opts.Parallelism
-	}
 	req := deploy.ApplyRequest{
 		Config: cfg, Target: t, Destroy: opts.Destroy, SavedPlan: saved, LockTimeout: opts.LockTimeout,
-		Parallelism: parallelism,
+		Parallelism: opts.Parallelism,
 		// The plan is data of the command: stdout in human mode, and part
 		// of the JSON result in --json mode.
 		ShowPlan: func(p *plan.Plan) error {

@@ -189,7 +189,7 @@ func TestRunDeployRequest(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := deploy.Target{Stack: "shop", Env: "dev", Service: "app", Component: "api"}
-	if got.Config != cfg || got.Target != want || !got.Destroy || got.LockTimeout != time.Minute || got.Parallelism != 4 || got.Confirm != nil || !gotEng.InstallPulumi || !reported {
+	if got.Config != cfg || got.Target != want || !got.Destroy || got.LockTimeout != time.Minute || got.Parallelism != 0 || got.Confirm != nil || !gotEng.InstallPulumi || !reported {
 		t.Errorf("request %+v, engines %+v, reported %v", got, gotEng, reported)
 	}
 	opts.Parallelism = 2

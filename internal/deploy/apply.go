@@ -24,7 +24,9 @@ type ApplyRequest struct {
 	SavedPlan   *plan.Plan // deploy --plan FILE; nil plans afresh
 	LockTimeout time.Duration
 	// Parallelism bounds the engine calls running at once (--parallelism;
-	// 0 means config.DefaultParallelism, 1 applies one component at a time).
+	// 0 takes deployer.yaml's parallelism:, with DEPLOYER_PARALLELISM
+	// applied, then config.DefaultParallelism; 1 applies one component at
+	// a time).
 	Parallelism int
 	// ShowPlan renders the plan before confirmation (nil: not shown).
 	ShowPlan func(*plan.Plan) error
@@ -167,11 +169,7 @@ func (s *Service) Apply(ctx context.Context, req ApplyRequest) (*Outcome, error)
 		DeploymentID: depID, Outputs: withRead(outputsOf(st), read), Progress: s.d.Masker.Writer(s.d.Progress), StackOutputs: s.stackOutputs,
 		Learn: s.learnOutputs,
 	}
-	limit := req.Parallelism
-	if limit == 0 {
-		limit = config.DefaultParallelism
-	}
-	run, applyErr := s.runEngines(work, p, st, in, req.Destroy, limit)
+	run, applyErr := s.runEngines(work, p, st, in, req.Destroy, req.parallelism())
 	out.Results, out.Unchanged = run.results, run.unchanged
 
 	status := statestore.DeploymentSuccess
@@ -212,6 +210,18 @@ func (s *Service) Apply(ctx context.Context, req ApplyRequest) (*Outcome, error)
 		return out, &ApplyError{Err: applyErr}
 	}
 	return out, nil
+}
+
+// parallelism is the bound of engine calls at once: the request's, else
+// the config's, else config.DefaultParallelism.
+func (r ApplyRequest) parallelism() int {
+	switch {
+	case r.Parallelism > 0:
+		return r.Parallelism
+	case r.Config != nil && r.Config.Parallelism > 0:
+		return r.Config.Parallelism
+	}
+	return config.DefaultParallelism
 }
 
 // releaseLease releases l within 30 s, waiting out passing backend failures

@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/deployer-dev/deployer/internal/config"
 	"github.com/deployer-dev/deployer/internal/engine"
 	"github.com/deployer-dev/deployer/internal/plan"
 	"github.com/deployer-dev/deployer/internal/statestore"
@@ -213,6 +214,24 @@ func TestReevaluationWithoutRecordedInputsUsesTheStateOutputs(t *testing.T) {
 		}
 		if len(tc.applied) == 2 && run.inputs["s/b"].Dependencies["s/a"]["id"] != "a-2" {
 			t.Errorf("b's recorded inputs %v", run.inputs["s/b"])
+		}
+	}
+}
+
+// --parallelism wins, then deployer.yaml's parallelism: (with
+// DEPLOYER_PARALLELISM applied by config), then the default.
+func TestApplyParallelismComesFromTheFlagThenTheConfig(t *testing.T) {
+	for _, c := range []struct {
+		flag, config, want int
+	}{
+		{2, 4, 2},
+		{0, 4, 4},
+		{0, 0, config.DefaultParallelism},
+		{1, 0, 1},
+	} {
+		req := ApplyRequest{Config: &config.Config{Parallelism: c.config}, Parallelism: c.flag}
+		if got := req.parallelism(); got != c.want {
+			t.Errorf("flag %d, config %d: %d, want %d", c.flag, c.config, got, c.want)
 		}
 	}
 }

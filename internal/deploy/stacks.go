@@ -276,11 +276,7 @@ func (r *stackRun) run(ctx context.Context, i int) {
 		}
 		return
 	}
-	parallelism := r.req.ComponentParallelism
-	if parallelism == 0 {
-		parallelism = cfg.Parallelism
-	}
-	req := ApplyRequest{Config: cfg, Target: t, Destroy: r.req.Op == OpDestroy, LockTimeout: r.req.LockTimeout, Parallelism: parallelism}
+	req := ApplyRequest{Config: cfg, Target: t, Destroy: r.req.Op == OpDestroy, LockTimeout: r.req.LockTimeout, Parallelism: r.req.ComponentParallelism}
 	if r.req.ShowPlan != nil {
 		req.ShowPlan = func(p *plan.Plan) error { return r.req.ShowPlan(st, p) }
 	}
