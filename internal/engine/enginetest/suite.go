@@ -68,7 +68,7 @@ func Run(t *testing.T, f Fixture) {
 		t.Run("ApplyRecordsWhatThePlanRead", func(t *testing.T) { recordsRead(t, f, kind) })
 		return
 	}
-	t.Run("Cancel", func(t *testing.T) { cancel(t, f) })
+	t.Run("Cancel", func(t *testing.T) { cancel(t, f, kind) })
 }
 
 // kindOf returns the catalog entry of the fixture's kind, and checks the
@@ -295,13 +295,18 @@ func recordsRead(t *testing.T, f Fixture, kind engine.Kind) {
 	}
 }
 
-func cancel(t *testing.T, f Fixture) {
+// cancel starts the slow step and, once it runs, cancels the call's context
+// (Ctrl-C): the call must return (bounded by the engine's own grace period)
+// having succeeded at nothing, and leave nothing that stops the next run in
+// the same place (for Pulumi: no pending operation, no held stack lock).
+func cancel(t *testing.T, f Fixture, kind engine.Kind) {
 	e, in := f.New(t), inputs(t, f)
 	st, started := f.Slow(t, "svc/slow")
 	st.Action = plan.Create
 	w := &watch{text: []byte(started), seen: make(chan struct{})}
 	in.Progress = w
 	ctx, stop := context.WithCancel(context.Background())
+	defer stop()
 	done := make(chan struct{})
 	var rs []engine.Result
 	var err error
@@ -309,8 +314,6 @@ func cancel(t *testing.T, f Fixture) {
 		defer close(done)
 		rs, err = e.Apply(ctx, []plan.Step{st}, in)
 	}()
-	// Cancel once the step runs: the call must return (bounded by the
-	// engine's own grace period).
 	select {
 	case <-w.seen:
 	case <-done:
@@ -329,6 +332,10 @@ func cancel(t *testing.T, f Fixture) {
 	if _, ok := in.Outputs[st.Address]; ok && len(rs) > 0 && rs[0].Status != engine.StatusReady {
 		t.Errorf("cancelled apply left outputs for %s: %v", st.Address, maps.Clone(in.Outputs[st.Address]))
 	}
+	next := f.Step(t, "svc/comp", 1)
+	next.Action = plan.Create
+	one(t, f.New(t), kind, next, in, false, engine.StatusReady)
+	live(t, f, kind, in, next.Address, "an apply after the cancelled one", true)
 }
 
 // watch is a progress writer that closes seen once text was written.
