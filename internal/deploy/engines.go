@@ -14,13 +14,63 @@ import (
 	"github.com/deployer-dev/deployer/internal/statestore"
 )
 
-// ErrNoPulumiComponents: plan --preview on a scope without components of an
-// engine that previews (the Pulumi kinds).
-var ErrNoPulumiComponents = errors.New("no Pulumi components in scope: --preview applies to kinds run by Pulumi (RDS, ElastiCacheRedis, MicroService, PulumiResource)")
+// ErrNothingToPreview: plan --preview on a scope where the engines' Preview
+// covers no component (engine.Kind.Preview). The error Preview returns
+// wraps it and names the components that are covered (nothingTo).
+var ErrNothingToPreview = errors.New("nothing in scope can be previewed")
 
-// ErrNothingToRefresh: plan --refresh on a scope where no engine can read
-// what is live (docs/plan.md#drift-plan---refresh).
-var ErrNothingToRefresh = errors.New("nothing in scope can be refreshed: --refresh applies to kinds run by Pulumi and to components whose engine reads their live state (a Command component with command.read; docs/command-kind.md#drift-read); deploy first if the components have no state yet")
+// ErrNothingToRefresh: plan --refresh on a scope where the engines' Refresh
+// covers no component with state (engine.Kind.Refresh). The error Refresh
+// returns wraps it, names the components that are covered and says to
+// deploy first (nothingTo).
+var ErrNothingToRefresh = errors.New("nothing in scope can be refreshed")
+
+// nothingTo returns none wrapped with which components flag applies to,
+// as the catalogs of engines declare it (cover picks engine.Kind.Preview
+// or Refresh), then after: "nothing in scope can be refreshed: --refresh
+// applies to Command components with command.read (docs/...) and to RDS or
+// MicroService components". Kinds covered alike are named together, in the
+// order of engines.
+func nothingTo(none error, flag string, engines []engine.Engine, cover func(engine.Kind) engine.Coverage, after string) error {
+	var whens []string
+	kinds := map[string][]string{}
+	for _, e := range engines {
+		for _, k := range e.Kinds() {
+			c := cover(k)
+			if !c.Covered {
+				continue
+			}
+			if _, ok := kinds[c.When]; !ok {
+				whens = append(whens, c.When)
+			}
+			kinds[c.When] = append(kinds[c.When], k.Name)
+		}
+	}
+	if len(whens) == 0 {
+		return fmt.Errorf("%w: no engine in use supports %s", none, flag)
+	}
+	to := make([]string, len(whens))
+	for i, w := range whens {
+		to[i] = "to " + orList(kinds[w]) + " components"
+		if w != "" {
+			to[i] += " " + w
+		}
+	}
+	return fmt.Errorf("%w: %s applies %s%s", none, flag, andList(to), after)
+}
+
+// orList is "a", "a or b", "a, b or c".
+func orList(s []string) string { return joinLast(s, " or ") }
+
+// andList is "a", "a and b", "a, b and c".
+func andList(s []string) string { return joinLast(s, " and ") }
+
+func joinLast(s []string, last string) string {
+	if len(s) < 2 {
+		return strings.Join(s, "")
+	}
+	return strings.Join(s[:len(s)-1], ", ") + last + s[len(s)-1]
+}
 
 // preflight runs, once per Service, every engine's preflight
 // (engine.Engine.Preflight) on the components of cfg in t's scope, in the
@@ -198,15 +248,16 @@ func (s *Service) inputs(ctx context.Context, cfg *config.Config, t Target) (eng
 		Outputs: withRead(outputsOf(st), read), Progress: s.d.Masker.Writer(s.d.Progress), StackOutputs: s.stackOutputs, Learn: s.learnOutputs}, st, nil
 }
 
-// Preview adds the engines' own previews to plan p (plan --preview): today
-// Pulumi's resource-level preview. ErrNoPulumiComponents when no engine in
-// scope previews.
+// Preview adds the engines' own previews to plan p (plan --preview), in
+// the order of Deps.Engines. An error wrapping ErrNothingToPreview, naming
+// the components that preview, when no engine previews anything in scope.
 func (s *Service) Preview(ctx context.Context, cfg *config.Config, t Target, p *plan.Plan) (string, error) {
 	if err := s.preflight(ctx, cfg, t); err != nil {
 		return "", err
 	}
 	var out string
-	err := s.eachEngine(ctx, cfg, t, p, ErrNoPulumiComponents, func(r engineRun, in engine.Inputs, st *statestore.State) error {
+	none := nothingTo(ErrNothingToPreview, "--preview", s.d.Engines, func(k engine.Kind) engine.Coverage { return k.Preview }, "")
+	err := s.eachEngine(ctx, cfg, t, p, none, func(r engineRun, in engine.Inputs, st *statestore.State) error {
 		in.Keep = keepFor(p, st, r.eng, r.changes)
 		text, err := r.eng.Preview(ctx, r.changes, in)
 		if err == nil {
@@ -223,13 +274,17 @@ func (s *Service) Preview(ctx context.Context, cfg *config.Config, t Target, p *
 // Refresh reports drift between the state's actual_state and the cloud for
 // the components in scope whose engine refreshes (plan --refresh). The
 // engines' own state is refreshed; deployer's is not written. Secret values
-// in the drift are masked (docs/plan.md#secrets).
+// in the drift are masked (docs/plan.md#secrets). An error wrapping
+// ErrNothingToRefresh, naming the components that refresh, when no engine
+// refreshes anything in scope.
 func (s *Service) Refresh(ctx context.Context, cfg *config.Config, t Target, p *plan.Plan) ([]engine.Drift, error) {
 	if err := s.preflight(ctx, cfg, t); err != nil {
 		return nil, err
 	}
 	var out []engine.Drift
-	err := s.eachEngine(ctx, cfg, t, p, ErrNothingToRefresh, func(r engineRun, in engine.Inputs, st *statestore.State) error {
+	none := nothingTo(ErrNothingToRefresh, "--refresh", s.d.Engines, func(k engine.Kind) engine.Coverage { return k.Refresh },
+		"; deploy first if the components have no state yet")
+	err := s.eachEngine(ctx, cfg, t, p, none, func(r engineRun, in engine.Inputs, st *statestore.State) error {
 		in.Keep = keepFor(p, st, r.eng, r.prior)
 		drift, err := r.eng.Refresh(ctx, r.prior, in)
 		if err == nil {

@@ -114,6 +114,23 @@ type Kind struct {
 	// recorded them in state (its older forms included) and what a delete
 	// runs (plan.Options.Settings).
 	Settings plan.KindSettings
+	// Preview and Refresh say which of the kind's components the engine's
+	// Preview (plan --preview) and Refresh (plan --refresh) cover. When
+	// nothing in scope is covered, deploy's error names the kinds that are,
+	// from these (docs/plan.md#drift-plan---refresh). The zero value: none.
+	Preview, Refresh Coverage
+}
+
+// Coverage says which components of a kind an optional engine operation
+// (Engine.Preview, Engine.Refresh) covers.
+type Coverage struct {
+	// Covered: the operation covers the kind's components (those When
+	// names).
+	Covered bool
+	// When, if set, narrows Covered to some components, for users: which,
+	// and where that is documented ("with command.read
+	// (docs/command-kind.md#drift-read)").
+	When string
 }
 
 // Drift is one component whose actual_state in deployer's state differs
@@ -158,11 +175,13 @@ type Engine interface {
 	// says what to install or set.
 	Preflight(ctx context.Context, comps []plan.Step) error
 	// Preview returns the engine's own preview of applying steps (plan
-	// --preview), or ErrNotSupported.
+	// --preview), or ErrNotSupported when it covers none of them
+	// (Kind.Preview).
 	Preview(ctx context.Context, steps []plan.Step, in Inputs) (string, error)
 	// Refresh compares the actual_state of steps (with Prior) and in.Keep
 	// with the cloud (plan --refresh) and returns the components that
-	// drifted, or ErrNotSupported.
+	// drifted, or ErrNotSupported when it covers none of them
+	// (Kind.Refresh).
 	Refresh(ctx context.Context, steps []plan.Step, in Inputs) ([]Drift, error)
 	// Kill stops the engine's running processes at once (the second
 	// Ctrl-C); the running Apply or Destroy then returns promptly with what

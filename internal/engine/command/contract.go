@@ -8,10 +8,13 @@ import (
 	"github.com/deployer-dev/deployer/internal/plan"
 )
 
-// Kinds is the Command engine's catalog: the one kind "Command".
+// Kinds is the Command engine's catalog: the one kind "Command". Refresh
+// covers the components with a read command (Refresh); nothing previews
+// (Preview).
 func (e *Engine) Kinds() []engine.Kind {
 	return []engine.Kind{{Name: Kind, Sections: []string{Section}, Decode: decode, Settings: planSettings,
-		Requires: []config.Requirement{{Path: Section + ".create", Why: "the shell command that creates it, run in the directory of deployer.yaml"}}}}
+		Requires: []config.Requirement{{Path: Section + ".create", Why: "the shell command that creates it, run in the directory of deployer.yaml"}},
+		Refresh:  engine.Coverage{Covered: true, When: "with " + Section + ".read (docs/command-kind.md#drift-read)"}}}
 }
 
 // Preflight has nothing to check: commands run with the local shell.

@@ -252,6 +252,9 @@ func lifecycle(t *testing.T, f Fixture, kind engine.Kind) {
 	live(t, f, kind, in, addr, "destroy", false)
 }
 
+// refresh: right after an apply, a refresh finds no drift; and the engine
+// refreshes the component exactly when the catalog says it covers it
+// (Kind.Refresh; When narrows it to components the fixture may lack).
 func refresh(t *testing.T, f Fixture, kind engine.Kind) {
 	e, in := f.New(t), inputs(t, f)
 	st := f.Step(t, "svc/comp", 1)
@@ -260,10 +263,16 @@ func refresh(t *testing.T, f Fixture, kind engine.Kind) {
 	st.Action, st.Prior = plan.NoOp, prior(st, r)
 	drift, err := e.Refresh(context.Background(), []plan.Step{st}, in)
 	if errors.Is(err, engine.ErrNotSupported) {
+		if kind.Refresh.Covered && kind.Refresh.When == "" {
+			t.Errorf("refresh: %v, but the catalog says it covers every %s component (Kind.Refresh)", err, kind.Name)
+		}
 		return
 	}
 	if err != nil {
 		t.Fatalf("refresh: %v", err)
+	}
+	if !kind.Refresh.Covered {
+		t.Errorf("refresh covered a %s component the catalog says it does not cover (Kind.Refresh)", kind.Name)
 	}
 	if len(drift) != 0 {
 		t.Errorf("refresh right after apply: drift %+v, want none", drift)

@@ -16,11 +16,15 @@ import (
 	"github.com/deployer-dev/deployer/internal/plan"
 )
 
-// Kinds is the Pulumi engine's kind catalog (docs/kinds.md).
+// Kinds is the Pulumi engine's kind catalog (docs/kinds.md). Preview and
+// Refresh cover every component of every kind: `pulumi preview` and
+// `pulumi refresh` of the stack's program (docs/pulumi.md, "What a run
+// does").
 func (e *Engine) Kinds() []engine.Kind {
 	out := make([]engine.Kind, 0, len(catalog))
+	every := engine.Coverage{Covered: true}
 	for _, name := range Kinds() {
-		out = append(out, engine.Kind{Name: name, ReplaceOn: ReplaceOn(name)})
+		out = append(out, engine.Kind{Name: name, ReplaceOn: ReplaceOn(name), Preview: every, Refresh: every})
 	}
 	return out
 }
