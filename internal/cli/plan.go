@@ -34,14 +34,14 @@ type PlanOptions struct {
 
 	// Config loads deployer.yaml (Factory.Config).
 	Config func() (*config.Config, error)
-	// Plan, DetectDrift and PulumiPreview are the use cases
+	// Plan, DetectDrift and PreviewEngines are the use cases
 	// (deploy.Service's Plan, Refresh and Preview, on backends opened once
 	// without the lock backend); a run test sets fakes. With
 	// req.CheckEngines (--preview, --refresh) Plan runs the engines'
 	// preflight first.
-	Plan          func(ctx context.Context, req deploy.PlanRequest) (*plan.Plan, error)
-	DetectDrift   func(ctx context.Context, cfg *config.Config, t deploy.Target, p *plan.Plan) ([]engine.Drift, error)
-	PulumiPreview func(ctx context.Context, cfg *config.Config, t deploy.Target, p *plan.Plan) (string, error)
+	Plan           func(ctx context.Context, req deploy.PlanRequest) (*plan.Plan, error)
+	DetectDrift    func(ctx context.Context, cfg *config.Config, t deploy.Target, p *plan.Plan) ([]engine.Drift, error)
+	PreviewEngines func(ctx context.Context, cfg *config.Config, t deploy.Target, p *plan.Plan) (string, error)
 	// Report writes the GitHub Actions summary and outputs of the plan
 	// (docs/github-actions.md); nil writes nothing.
 	Report func(t deploy.Target, p *plan.Plan)
@@ -134,7 +134,7 @@ func newPlanOptions(f *Factory) *PlanOptions {
 			}
 			return s.Refresh(ctx, cfg, t, p)
 		},
-		PulumiPreview: func(ctx context.Context, cfg *config.Config, t deploy.Target, p *plan.Plan) (string, error) {
+		PreviewEngines: func(ctx context.Context, cfg *config.Config, t deploy.Target, p *plan.Plan) (string, error) {
 			s, err := service(ctx, cfg)
 			if err != nil {
 				return "", err
@@ -149,7 +149,7 @@ func newPlanOptions(f *Factory) *PlanOptions {
 }
 
 // runPlan plans, reports drift (--refresh), saves the plan (--out), renders
-// it and adds Pulumi's preview (--preview). It uses only opts.
+// it and adds the engines' own previews (--preview). It uses only opts.
 func runPlan(ctx context.Context, opts *PlanOptions) error {
 	if opts.All.All {
 		return opts.RunAll(ctx, AllRequest{Op: deploy.OpPlan, Env: opts.Target.Env, Flags: opts.All,
@@ -193,7 +193,7 @@ func runPlan(ctx context.Context, opts *PlanOptions) error {
 		opts.Comment(ctx, t, p)
 	}
 	if opts.Preview {
-		text, err := opts.PulumiPreview(ctx, cfg, t, p)
+		text, err := opts.PreviewEngines(ctx, cfg, t, p)
 		if err != nil {
 			return err
 		}
@@ -201,7 +201,7 @@ func runPlan(ctx context.Context, opts *PlanOptions) error {
 		if opts.JSON {
 			w = opts.IO.ErrOut // --json keeps stdout a single JSON document
 		}
-		fmt.Fprintf(w, "\nPulumi preview:\n%s", text)
+		fmt.Fprintf(w, "\n%s", text)
 	}
 	// Drift is a difference like a change: 2, as terraform plan
 	// -refresh-only -detailed-exitcode exits.

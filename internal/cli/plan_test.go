@@ -77,10 +77,10 @@ func TestRunPlan(t *testing.T) {
 			wantOut: human.String()},
 		{name: "refresh and preview", opts: PlanOptions{Target: targetFlags{Env: "dev"}, Refresh: true, Preview: true}, wantCalls: "preflight plan drift report preview",
 			wantOut: "Drift between actual_state and what is live (1 components):\n  ! app/api\n      outputs.password: (sensitive) -> (sensitive)\n      outputs.replicas: 2 -> 3\n\n" +
-				human.String() + "\nPulumi preview:\n+ 1 to create\n"},
+				human.String() + "\nFake preview:\n+ 1 to create\n"},
 		{name: "refresh and preview --json", opts: PlanOptions{Target: targetFlags{Env: "dev"}, Refresh: true, Preview: true, JSON: true}, wantCalls: "preflight plan drift report preview",
 			wantOut:    asJSON.String(),
-			wantErrOut: `{"drift":[{"address":"app/api","fields":[{"path":"outputs.password","old":"(sensitive)","new":"(sensitive)","op":"change","sensitive":true},{"path":"outputs.replicas","old":2,"new":3,"op":"change"}]}]}` + "\n\nPulumi preview:\n+ 1 to create\n"},
+			wantErrOut: `{"drift":[{"address":"app/api","fields":[{"path":"outputs.password","old":"(sensitive)","new":"(sensitive)","op":"change","sensitive":true},{"path":"outputs.replicas","old":2,"new":3,"op":"change"}]}]}` + "\n\nFake preview:\n+ 1 to create\n"},
 		{name: "out", opts: PlanOptions{Target: targetFlags{Env: "dev"}, Out: out}, wantCalls: "plan report", wantOut: human.String(),
 			wantErrOut: "Saved the plan to " + out + " (bound to state serial 3). Apply it with: deployer deploy -s shop -e dev --plan " + out + "\n"},
 		{name: "preflight fails", opts: PlanOptions{Target: targetFlags{Env: "dev"}, Preview: true}, preflight: preflightErr, wantCalls: "preflight", wantErr: preflightErr},
@@ -116,9 +116,9 @@ func TestRunPlan(t *testing.T) {
 				calls = append(calls, "drift")
 				return []engine.Drift{{Address: "app/api", Fields: []plan.FieldDiff{{Path: "outputs.password", Old: plan.Masked, New: plan.Masked, Op: "change", Sensitive: true}, {Path: "outputs.replicas", Old: 2, New: 3, Op: "change"}}}}, nil
 			}
-			opts.PulumiPreview = func(context.Context, *config.Config, deploy.Target, *plan.Plan) (string, error) {
+			opts.PreviewEngines = func(context.Context, *config.Config, deploy.Target, *plan.Plan) (string, error) {
 				calls = append(calls, "preview")
-				return "+ 1 to create\n", nil
+				return "Fake preview:\n+ 1 to create\n", nil // the engines head their own previews
 			}
 			opts.Report = func(deploy.Target, *plan.Plan) { calls = append(calls, "report") }
 			err := runPlan(context.Background(), &opts)

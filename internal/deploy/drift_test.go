@@ -113,13 +113,19 @@ func TestNothingToPreviewOrRefreshNamesWhatTheEnginesCover(t *testing.T) {
 	}
 }
 
-// An engine that previews something in scope gives its preview, no error.
-func TestPreviewOfAnEngineThatCoversTheScope(t *testing.T) {
-	eng := coverEngine{kinds: []engine.Kind{{Name: "Alpha", Preview: engine.Coverage{Covered: true}}}, previews: "~ app/x\n"}
-	svc, cfg := coverService(t, []engine.Engine{eng})
-	out, err := svc.Preview(context.Background(), cfg, Target{Stack: "shop", Env: "dev"}, &plan.Plan{Steps: []plan.Step{{Address: "app/x", Kind: "Alpha"}}})
-	if err != nil || out != "~ app/x\n" {
-		t.Errorf("preview %q, %v; want the engine's preview", out, err)
+// Engines that preview something in scope give their previews, in the
+// engines' order, a blank line between them; one that covers nothing in
+// scope is left out.
+func TestPreviewJoinsTheEnginesThatCoverTheScope(t *testing.T) {
+	every := engine.Coverage{Covered: true}
+	one := coverEngine{kinds: []engine.Kind{{Name: "Alpha", Preview: every}}, previews: "One preview:\n~ app/x\n"}
+	none := coverEngine{kinds: []engine.Kind{{Name: "Beta"}}}
+	two := coverEngine{kinds: []engine.Kind{{Name: "Delta", Preview: every}}, previews: "Two preview:\n+ app/y\n"}
+	svc, cfg := coverService(t, []engine.Engine{one, none, two})
+	p := &plan.Plan{Steps: []plan.Step{{Address: "app/x", Kind: "Alpha"}, {Address: "app/y", Kind: "Delta"}, {Address: "app/z", Kind: "Beta"}}}
+	out, err := svc.Preview(context.Background(), cfg, Target{Stack: "shop", Env: "dev"}, p)
+	if want := "One preview:\n~ app/x\n\nTwo preview:\n+ app/y\n"; err != nil || out != want {
+		t.Errorf("preview %q, %v; want %q", out, err, want)
 	}
 }
 

@@ -249,7 +249,8 @@ func (s *Service) inputs(ctx context.Context, cfg *config.Config, t Target) (eng
 }
 
 // Preview adds the engines' own previews to plan p (plan --preview), in
-// the order of Deps.Engines. An error wrapping ErrNothingToPreview, naming
+// the order of Deps.Engines, each under its own heading, a blank line
+// between them. An error wrapping ErrNothingToPreview, naming
 // the components that preview, when no engine previews anything in scope.
 func (s *Service) Preview(ctx context.Context, cfg *config.Config, t Target, p *plan.Plan) (string, error) {
 	if err := s.preflight(ctx, cfg, t); err != nil {
@@ -260,10 +261,14 @@ func (s *Service) Preview(ctx context.Context, cfg *config.Config, t Target, p *
 	err := s.eachEngine(ctx, cfg, t, p, none, func(r engineRun, in engine.Inputs, st *statestore.State) error {
 		in.Keep = keepFor(p, st, r.eng, r.changes)
 		text, err := r.eng.Preview(ctx, r.changes, in)
-		if err == nil {
-			out += text
+		if err != nil {
+			return err
 		}
-		return err
+		if out != "" {
+			out += "\n"
+		}
+		out += text
+		return nil
 	})
 	if err != nil {
 		return "", err

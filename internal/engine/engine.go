@@ -175,7 +175,8 @@ type Engine interface {
 	// says what to install or set.
 	Preflight(ctx context.Context, comps []plan.Step) error
 	// Preview returns the engine's own preview of applying steps (plan
-	// --preview), or ErrNotSupported when it covers none of them
+	// --preview), as lines headed by one naming the engine ("Pulumi
+	// preview:"), or ErrNotSupported when it covers none of them
 	// (Kind.Preview).
 	Preview(ctx context.Context, steps []plan.Step, in Inputs) (string, error)
 	// Refresh compares the actual_state of steps (with Prior) and in.Keep

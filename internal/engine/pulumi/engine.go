@@ -217,9 +217,10 @@ func (e *Engine) Destroy(ctx context.Context, steps []plan.Step, in engine.Input
 	return e.collect(ctx, st, steps, in, started, derr, nil, nil, "destroy")
 }
 
-// Preview runs `pulumi preview` of the program Apply would run and returns
-// Pulumi's resource-level preview text followed by its change summary
-// ("create 3, same 2"), for `plan --preview`.
+// Preview runs `pulumi preview` of the program Apply would run and returns,
+// under the heading "Pulumi preview:", Pulumi's resource-level preview
+// text followed by its change summary ("create 3, same 2"), for `plan
+// --preview`.
 func (e *Engine) Preview(ctx context.Context, steps []plan.Step, in engine.Inputs) (string, error) {
 	st, err := e.stack(ctx, in, Components(in.Keep, steps))
 	if err != nil {
@@ -234,7 +235,7 @@ func (e *Engine) Preview(ctx context.Context, steps []plan.Step, in engine.Input
 		sum = append(sum, fmt.Sprintf("%s %d", op, n))
 	}
 	sort.Strings(sum)
-	return strings.TrimRight(res.StdOut, "\n") + "\n\nPulumi changes: " + strings.Join(sum, ", ") + "\n", nil
+	return "Pulumi preview:\n" + strings.TrimRight(res.StdOut, "\n") + "\n\nPulumi changes: " + strings.Join(sum, ", ") + "\n", nil
 }
 
 // Refresh runs `pulumi refresh` (which updates Pulumi's own state in the
