@@ -7,6 +7,7 @@ package e2e
 // overlaps or loses an update (docs/locking.md#wait-queue).
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -109,16 +110,22 @@ func TestLockExecStorm(t *testing.T) {
 			}
 			// Inside the lock: stamp the start (with the worker, cycle and
 			// fence), read-modify-write the counter, stamp the end.
-			script := `echo "start $(date +%s%N) $STORM_CYCLE $DEPLOYER_LOCK_FENCE" >> sections.log; n=$(cat counter); sleep ` + hold +
+			script := `echo "start $(date +%s%N) $STORM_CYCLE $DEPLOYER_LOCK_FENCE $DEPLOYER_LOCK_ID" >> sections.log; n=$(cat counter); sleep ` + hold +
 				`; echo $((n+1)) > counter; echo "end $(date +%s%N) $STORM_CYCLE" >> sections.log`
 			runs := make([]stormRun, workers*cycles)
+			env := r.env
+			audit := ""
+			if out := os.Getenv("DEPLOYER_STORM_OUT"); out != "" {
+				audit = filepath.Join(out, "audit-"+kind+".jsonl")
+				env = append(slices.Clone(env), "DEPLOYER_AUDIT_LOG="+audit)
+			}
 			began := time.Now()
 			var wg sync.WaitGroup
 			for w := range workers {
 				wg.Go(func() {
 					for c := range cycles {
 						id := w*cycles + c
-						cmd := lockExecCmd(dir, append(r.env[:len(r.env):len(r.env)], fmt.Sprintf("STORM_CYCLE=%d", id)), "storm", script) // a copy per worker: they run at once
+						cmd := lockExecCmd(dir, append(slices.Clone(env), fmt.Sprintf("STORM_CYCLE=%d", id)), "storm", script)
 						runs[id].started = time.Now()
 						out, err := cmd.CombinedOutput()
 						runs[id].exited = time.Now()
@@ -146,6 +153,9 @@ func TestLockExecStorm(t *testing.T) {
 			overlaps := checkSections(t, filepath.Join(dir, "sections.log"), runs)
 			if out := os.Getenv("DEPLOYER_STORM_OUT"); out != "" {
 				writeStormRuns(t, filepath.Join(out, "storm-"+kind+".tsv"), runs, cycles)
+			}
+			if audit != "" {
+				logHandoffs(t, kind, audit, runs)
 			}
 			st := stormStats(runs)
 			bound := 1.2 * float64(workers-1) * section
@@ -180,12 +190,74 @@ func stormKinds(t *testing.T) []string {
 type stormRun struct {
 	started, exited, begin, end time.Time
 	fence                       int64
+	lockID                      string
+	// acquired and released are the lease's lock.acquired and
+	// lock.released in the audit log (zero without one).
+	acquired, released time.Time
 }
 
 // Wait is the run's wait for the lock, as a user sees it: from starting
 // `deployer lock exec` until the command runs under the lock (process start,
 // the queue, the acquisition and the command's start included).
 func (r stormRun) Wait() time.Duration { return r.begin.Sub(r.started) }
+
+// logHandoffs splits each handoff through the binary, from the audit log's
+// lock.released and lock.acquired: from one section's end to its release
+// (the command's exit noticed, the release written), from the release to
+// the next acquisition (the waiter's wake-up and its write), and from there
+// to the next section's start (the lease set up, the command started).
+func logHandoffs(t *testing.T, kind, audit string, runs []stormRun) {
+	data, err := os.ReadFile(audit)
+	if err != nil {
+		t.Errorf("audit log: %v", err)
+		return
+	}
+	byID := map[string]*stormRun{}
+	for i := range runs {
+		byID[runs[i].lockID] = &runs[i]
+	}
+	for _, l := range strings.Split(strings.TrimSpace(string(data)), "\n") {
+		var ev struct {
+			Timestamp time.Time `json:"timestamp"`
+			Event     string    `json:"event"`
+			LockID    string    `json:"lock_id"`
+		}
+		if json.Unmarshal([]byte(l), &ev) != nil || byID[ev.LockID] == nil {
+			continue
+		}
+		switch ev.Event {
+		case "lock.acquired":
+			byID[ev.LockID].acquired = ev.Timestamp
+		case "lock.released":
+			byID[ev.LockID].released = ev.Timestamp
+		}
+	}
+	byBegin := slices.Clone(runs)
+	slices.SortFunc(byBegin, func(a, b stormRun) int { return a.begin.Compare(b.begin) })
+	var release, wake, start []time.Duration
+	for i := 1; i < len(byBegin); i++ {
+		prev, next := byBegin[i-1], byBegin[i]
+		if prev.released.IsZero() || next.acquired.IsZero() {
+			continue
+		}
+		release = append(release, prev.released.Sub(prev.end))
+		wake = append(wake, next.acquired.Sub(prev.released))
+		start = append(start, next.begin.Sub(next.acquired))
+	}
+	stat := func(d []time.Duration) string {
+		if len(d) == 0 {
+			return "-"
+		}
+		var sum time.Duration
+		for _, x := range d {
+			sum += x
+		}
+		slices.Sort(d)
+		return fmt.Sprintf("%.1f/%.1f/%.1fms", ms(sum/time.Duration(len(d))), ms(d[len(d)/2]), ms(d[min(len(d)-1, len(d)*99/100)]))
+	}
+	t.Logf("HANDOFF backend=%s handoffs=%d (mean/median/p99) section_end_to_release=%s release_to_next_acquired=%s acquired_to_section_start=%s",
+		kind, len(release), stat(release), stat(wake), stat(start))
+}
 
 // writeStormRuns writes one line per run: worker, cycle, fence, the times
 // (Unix nanoseconds) it started, its section began and ended and it exited,
@@ -272,14 +344,14 @@ func checkSections(t *testing.T, path string, runs []stormRun) int {
 		}
 		switch f[0] {
 		case "start":
-			if len(f) != 4 {
+			if len(f) != 5 {
 				t.Fatalf("bad line %q in %s", l, path)
 			}
 			fence, err := strconv.ParseInt(f[3], 10, 64)
 			if err != nil {
 				t.Fatalf("bad line %q in %s", l, path)
 			}
-			runs[run].begin, runs[run].fence = time.Unix(0, at), fence
+			runs[run].begin, runs[run].fence, runs[run].lockID = time.Unix(0, at), fence, f[4]
 		case "end":
 			runs[run].end = time.Unix(0, at)
 		}

@@ -378,7 +378,11 @@ func (a *acquisition) queue(ctx context.Context) (Record, error) {
 		if len(ahead) == 0 {
 			free, err = a.watchHolder(ctx)
 		} else {
-			err = a.watchWaiter(ctx, ahead[len(ahead)-1])
+			var gone bool
+			gone, err = a.watchWaiter(ctx, ahead[len(ahead)-1])
+			// The one waiter ahead left: this one is the head now, and
+			// tries at once rather than reading the queue again.
+			free = gone && len(ahead) == 1
 		}
 		if err != nil {
 			if err := a.retry(ctx, err); err != nil {
@@ -442,8 +446,13 @@ func (a *acquisition) report(pos int, left time.Duration) {
 // says the holder went: the head then tries at once, without reading the
 // queue again (no waiter can draw a ticket below its own).
 func (a *acquisition) watchHolder(ctx context.Context) (free bool, err error) {
+	var polled time.Time // when the last read began: reads start one interval apart
 	for {
-		released, err := a.pause(ctx, a.pollEvery(true))
+		wait := a.pollEvery(true)
+		if !polled.IsZero() {
+			wait = max(wait-time.Since(polled), 0)
+		}
+		released, err := a.pause(ctx, wait)
 		if err != nil {
 			return false, err
 		}
@@ -456,6 +465,7 @@ func (a *acquisition) watchHolder(ctx context.Context) (free bool, err error) {
 		if a.elapsed() >= a.r.Timeout {
 			return false, nil
 		}
+		polled = time.Now()
 		rec, err := a.m.b.Get(ctx, a.last.LockKey)
 		if errors.Is(err, ErrNotFound) {
 			return true, nil
@@ -471,28 +481,28 @@ func (a *acquisition) watchHolder(ctx context.Context) (free bool, err error) {
 }
 
 // watchWaiter is a follower's wait: poll the waiter just ahead (one read)
-// until it leaves or expires, or a release is announced; then the queue is
-// read again.
-func (a *acquisition) watchWaiter(ctx context.Context, prev Record) error {
+// until it leaves or expires (gone), or a release is announced; then the
+// queue is read again.
+func (a *acquisition) watchWaiter(ctx context.Context, prev Record) (gone bool, err error) {
 	for {
 		if _, err := a.pause(ctx, a.pollEvery(false)); err != nil {
-			return err
+			return false, err
 		}
 		if err := a.renew(ctx); err != nil {
-			return err
+			return false, err
 		}
 		if a.elapsed() >= a.r.Timeout || (a.q != nil && a.q.wake != nil) {
-			return nil
+			return false, nil
 		}
 		rec, err := a.m.b.Get(ctx, prev.LockKey)
 		if errors.Is(err, ErrNotFound) {
-			return nil
+			return true, nil
 		}
 		if err != nil {
-			return err
+			return false, err
 		}
 		if rec.LockID != prev.LockID || rec.Expired(a.m.opts.Now()) {
-			return nil
+			return true, nil
 		}
 	}
 }
