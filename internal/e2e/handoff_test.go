@@ -160,8 +160,8 @@ func TestLockExecStorm(t *testing.T) {
 			st := stormStats(runs)
 			bound := 1.2 * float64(workers-1) * section
 			t.Logf("STORM backend=%s workers=%d cycles=%d section=%ss longest_wait=%.3fs bound=%.3fs p99_wait=%.3fs mean_wait=%.3fs"+
-				" handoff_mean=%.0fms handoff_p99=%.0fms handoff_max=%.0fms exit_after_section_mean=%.0fms lost_updates=%d overlaps=%d elapsed=%s",
-				kind, workers, cycles, hold, st.longest.Seconds(), bound, st.p99.Seconds(), st.mean.Seconds(),
+				" most_sections_waited=%d handoff_mean=%.0fms handoff_p99=%.0fms handoff_max=%.0fms exit_after_section_mean=%.0fms lost_updates=%d overlaps=%d elapsed=%s",
+				kind, workers, cycles, hold, st.longest.Seconds(), bound, st.p99.Seconds(), st.mean.Seconds(), st.mostWaited,
 				ms(st.gapMean), ms(st.gapP99), ms(st.gapMax), ms(st.tailMean), lost, overlaps, elapsed.Round(time.Second))
 		})
 	}
@@ -278,6 +278,9 @@ type stormSummary struct {
 	longest, p99, mean      time.Duration
 	gapMean, gapP99, gapMax time.Duration // one section's end to the next one's start
 	tailMean                time.Duration // a section's end to its process's exit
+	// mostWaited is the most sections others began while one run waited:
+	// workers - 1 when the lock goes in arrival order.
+	mostWaited int
 }
 
 func stormStats(runs []stormRun) stormSummary {
@@ -288,6 +291,8 @@ func stormStats(runs []stormRun) stormSummary {
 	var gaps []time.Duration
 	var total, tails time.Duration
 	for i, r := range byBegin {
+		first, _ := slices.BinarySearchFunc(byBegin, r.started, func(x stormRun, t time.Time) int { return x.begin.Compare(t) })
+		s.mostWaited = max(s.mostWaited, i-first)
 		waits = append(waits, r.Wait())
 		total += r.Wait()
 		tails += r.exited.Sub(r.end)
