@@ -1,9 +1,9 @@
 // Package enginetest is the conformance suite every engine runs, as
 // locktest and storetest are for the backends (docs/design.md#engines): an
 // engine's test hands Run a Fixture, and the suite takes one component
-// through preflight, create, no-op, update, replace, delete, destroy and
-// refresh, checking what deploy relies on: one Result per step started,
-// statuses, outputs, errors.
+// through preflight, create, no-op, update, replace, delete, destroy,
+// refresh and preview, checking what deploy relies on: one Result per step
+// started, statuses, outputs, errors.
 //
 // Which further cases apply follows from what the fixture's kind declares
 // in the engine's catalog (engine.Kind): a kind that manages something
@@ -22,6 +22,7 @@ import (
 	"maps"
 	"reflect"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 
@@ -276,6 +277,26 @@ func refresh(t *testing.T, f Fixture, kind engine.Kind) {
 	}
 	if len(drift) != 0 {
 		t.Errorf("refresh right after apply: drift %+v, want none", drift)
+	}
+	preview(t, e, kind, st, in)
+}
+
+// preview asks for the engine's preview of updating the applied component
+// st to version 2: a kind whose every component the catalog says Preview
+// covers (Kind.Preview) gets a text; one it does not cover gets
+// ErrNotSupported.
+func preview(t *testing.T, e engine.Engine, kind engine.Kind, st plan.Step, in engine.Inputs) {
+	t.Helper()
+	if kind.Preview.Covered && kind.Preview.When != "" {
+		return // covered for some components only: nothing to require here
+	}
+	st.Action = plan.Update
+	text, err := e.Preview(context.Background(), []plan.Step{st}, in)
+	switch {
+	case kind.Preview.Covered && (err != nil || strings.TrimSpace(text) == ""):
+		t.Errorf("preview: %q, %v; the catalog says it covers every %s component (Kind.Preview)", text, err, kind.Name)
+	case !kind.Preview.Covered && !errors.Is(err, engine.ErrNotSupported):
+		t.Errorf("preview: %q, %v; want ErrNotSupported: the catalog says it covers no %s component (Kind.Preview)", text, err, kind.Name)
 	}
 }
 
