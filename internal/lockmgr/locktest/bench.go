@@ -53,8 +53,9 @@ func Bench(b *testing.B, newBackend func(b *testing.B) lockmgr.Backend) {
 
 // BenchHandoff measures the handoff: the time from a holder's release to
 // the acquisition by a process already waiting for it (Acquire with a
-// timeout), reported as ms/handoff. The waiter has waited holdFor when the
-// holder releases, as a queued deploy has (docs/locking.md#wait-queue).
+// timeout), reported as ms/handoff. The waiter has waited holdFor (plus 0
+// to 45 ms, in turn) when the holder releases, as a queued deploy has
+// (docs/locking.md#wait-queue).
 func BenchHandoff(b *testing.B, newBackend func(b *testing.B) lockmgr.Backend) {
 	const holdFor = 500 * time.Millisecond
 	holder := lockmgr.NewManager(open(b, newBackend), lockmgr.Options{})
@@ -86,7 +87,10 @@ func BenchHandoff(b *testing.B, newBackend func(b *testing.B) lockmgr.Backend) {
 			got <- at
 		}()
 		<-waiting
-		time.Sleep(holdFor) // the section's length, not a wait for a condition
+		// The section's length, not a wait for a condition; spread over a
+		// poll interval so that the release does not fall at the same
+		// point of a polling waiter's cycle every time.
+		time.Sleep(holdFor + time.Duration(n%10)*5*time.Millisecond)
 		released := time.Now()
 		if err := l.Release(ctx); err != nil {
 			b.Fatalf("Release: %v", err)
