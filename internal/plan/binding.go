@@ -307,15 +307,8 @@ func firstDiff(path string, a, b any) *BindingDiff {
 	am, aMap := a.(map[string]any)
 	bm, bMap := b.(map[string]any)
 	if (aMap || a == nil) && (bMap || b == nil) && (aMap || bMap) {
-		keys := slices.Sorted(maps.Keys(am))
-		for k := range bm {
-			if _, ok := am[k]; !ok {
-				keys = append(keys, k)
-			}
-		}
-		slices.Sort(keys)
-		for _, k := range keys {
-			if d := firstDiff(joinPath(path, k), am[k], bm[k]); d != nil {
+		for c := range mapChildren(path, am, bm) {
+			if d := firstDiff(c.path, c.a, c.b); d != nil {
 				return d
 			}
 		}
@@ -324,15 +317,8 @@ func firstDiff(path string, a, b any) *BindingDiff {
 	al, aList := a.([]any)
 	bl, bList := b.([]any)
 	if aList && bList {
-		for i := range max(len(al), len(bl)) {
-			var x, y any
-			if i < len(al) {
-				x = al[i]
-			}
-			if i < len(bl) {
-				y = bl[i]
-			}
-			if d := firstDiff(path+"["+strconv.Itoa(i)+"]", x, y); d != nil {
+		for c := range listChildren(path, al, bl) {
+			if d := firstDiff(c.path, c.a, c.b); d != nil {
 				return d
 			}
 		}

@@ -2,6 +2,7 @@ package plan
 
 import (
 	"encoding/json"
+	"iter"
 	"maps"
 	"math"
 	"slices"
@@ -52,34 +53,18 @@ func (d *differ) walk(path string, old, new any, sensitive bool) {
 	om, oMap := old.(map[string]any)
 	nm, nMap := new.(map[string]any)
 	if (oMap || old == nil) && (nMap || new == nil) && (oMap || nMap) {
-		keys := make([]string, 0, len(om)+len(nm))
-		keys = slices.AppendSeq(keys, maps.Keys(om))
-		for k := range nm {
-			if _, ok := om[k]; !ok {
-				keys = append(keys, k)
+		for c := range mapChildren(path, om, nm) {
+			if !Equal(c.a, c.b) {
+				d.walk(c.path, c.a, c.b, sensitive || IsSecretKey(c.key))
 			}
-		}
-		slices.Sort(keys)
-		for _, k := range keys {
-			if Equal(om[k], nm[k]) {
-				continue
-			}
-			d.walk(joinPath(path, k), om[k], nm[k], sensitive || IsSecretKey(k))
 		}
 		return
 	}
 	ol, oList := old.([]any)
 	nl, nList := new.([]any)
 	if (oList || old == nil) && (nList || new == nil) && (oList || nList) {
-		for i := range max(len(ol), len(nl)) {
-			var o, n any
-			if i < len(ol) {
-				o = ol[i]
-			}
-			if i < len(nl) {
-				n = nl[i]
-			}
-			d.walk(path+"["+strconv.Itoa(i)+"]", o, n, sensitive)
+		for c := range listChildren(path, ol, nl) {
+			d.walk(c.path, c.a, c.b, sensitive)
 		}
 		return
 	}
@@ -114,6 +99,53 @@ func (d *differ) emit(path string, old, new any, sensitive bool) {
 	}
 	f.Old, f.New = Mask(old), Mask(new)
 	d.out = append(d.out, f)
+}
+
+// child is one child of two config values compared side by side: the
+// values at one key or index of each (nil where one has none).
+type child struct {
+	key, path string // key is "" for a list element
+	a, b      any
+}
+
+// mapChildren yields the children of two maps (either may be nil): every
+// key of either, sorted, at joinPath(path, key). The plan's diffs and a
+// saved plan's binding both walk config so, and name the same paths.
+func mapChildren(path string, a, b map[string]any) iter.Seq[child] {
+	return func(yield func(child) bool) {
+		keys := make([]string, 0, len(a)+len(b))
+		keys = slices.AppendSeq(keys, maps.Keys(a))
+		for k := range b {
+			if _, ok := a[k]; !ok {
+				keys = append(keys, k)
+			}
+		}
+		slices.Sort(keys)
+		for _, k := range keys {
+			if !yield(child{key: k, path: joinPath(path, k), a: a[k], b: b[k]}) {
+				return
+			}
+		}
+	}
+}
+
+// listChildren yields the children of two lists element by element, at
+// path[i], up to the longer one's length (nil past the shorter one's end).
+func listChildren(path string, a, b []any) iter.Seq[child] {
+	return func(yield func(child) bool) {
+		for i := range max(len(a), len(b)) {
+			c := child{path: path + "[" + strconv.Itoa(i) + "]"}
+			if i < len(a) {
+				c.a = a[i]
+			}
+			if i < len(b) {
+				c.b = b[i]
+			}
+			if !yield(c) {
+				return
+			}
+		}
+	}
 }
 
 func joinPath(path, key string) string {
