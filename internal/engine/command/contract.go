@@ -2,10 +2,12 @@ package command
 
 import (
 	"context"
+	"errors"
 
 	"github.com/deployer-dev/deployer/internal/config"
 	"github.com/deployer-dev/deployer/internal/engine"
 	"github.com/deployer-dev/deployer/internal/plan"
+	"github.com/deployer-dev/deployer/internal/proc"
 )
 
 // Kinds is the Command engine's catalog: the one kind "Command". Refresh
@@ -25,6 +27,49 @@ func (e *Engine) Preview(context.Context, []plan.Step, engine.Inputs) (string, e
 	return "", engine.ErrNotSupported
 }
 
-// Kill does nothing more than cancelling the context does: a cancelled
-// command gets SIGTERM, then SIGKILL after the grace period (WithGrace).
-func (e *Engine) Kill() {}
+// ErrKilled is wrapped by the error of an Apply or Destroy whose command
+// Kill stopped, or that Kill kept from starting one.
+var ErrKilled = errors.New("the Command engine was stopped (second Ctrl-C)")
+
+// Kill stops every running command at once: SIGKILL to its process group
+// and to the group of every descendant (proc.Cmd.Kill), without the grace
+// period a cancelled context gives. Each running Apply or Destroy then
+// returns its step as cancelled with an error wrapping ErrKilled, and no
+// command of this engine starts any more (docs/command-kind.md#failure-timeout-and-cancellation).
+// A killed command may have done part of its work: deploy records the
+// component as failed, and the next deploy runs it again.
+func (e *Engine) Kill() {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.killed = true
+	for cmd := range e.procs {
+		_ = cmd.Kill()
+	}
+}
+
+// wasKilled reports whether Kill was called.
+func (e *Engine) wasKilled() bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.killed
+}
+
+// start starts cmd and registers it for Kill, under the lock so that Kill
+// either sees it or keeps it from starting; the returned func, called once
+// cmd was waited for, unregisters it.
+func (e *Engine) start(cmd *proc.Cmd) (func(), error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.killed {
+		return nil, ErrKilled
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	e.procs[cmd] = struct{}{}
+	return func() {
+		e.mu.Lock()
+		delete(e.procs, cmd)
+		e.mu.Unlock()
+	}, nil
+}

@@ -8,10 +8,12 @@ import (
 	"maps"
 	"os"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/deployer-dev/deployer/internal/engine"
 	"github.com/deployer-dev/deployer/internal/plan"
+	"github.com/deployer-dev/deployer/internal/proc"
 )
 
 // Kind is the component kind this engine applies.
@@ -31,6 +33,10 @@ type Engine struct {
 	timeout time.Duration
 	environ func() []string
 	now     func() time.Time
+
+	mu     sync.Mutex
+	killed bool                   // Kill was called: no command starts any more
+	procs  map[*proc.Cmd]struct{} // the commands running now, for Kill
 }
 
 var _ engine.Engine = (*Engine)(nil)
@@ -55,7 +61,8 @@ func WithClock(now func() time.Time) Option { return func(e *Engine) { e.now = n
 
 // New returns the Command engine with the given options.
 func New(opts ...Option) *Engine {
-	e := &Engine{grace: DefaultGrace, timeout: DefaultTimeout, environ: os.Environ, now: time.Now}
+	e := &Engine{grace: DefaultGrace, timeout: DefaultTimeout, environ: os.Environ, now: time.Now,
+		procs: map[*proc.Cmd]struct{}{}}
 	for _, o := range opts {
 		o(e)
 	}
@@ -85,8 +92,9 @@ func (e *Engine) Capabilities() engine.Capabilities {
 //
 // It stops at the first failure and returns the Results of the steps it
 // started (status ready, deleted, failed or cancelled) with that failure: a
-// *StepError for a non-zero exit, a timeout or bad outputs, or an error
-// wrapping context.Cause(ctx) when ctx was cancelled.
+// *StepError for a non-zero exit, a timeout or bad outputs, an error
+// wrapping context.Cause(ctx) when ctx was cancelled, or one wrapping
+// ErrKilled after Kill (the step then is cancelled).
 func (e *Engine) Apply(ctx context.Context, steps []plan.Step, in engine.Inputs) ([]engine.Result, error) {
 	if in.Outputs == nil {
 		in.Outputs = map[string]map[string]any{}
@@ -98,6 +106,9 @@ func (e *Engine) Apply(ctx context.Context, steps []plan.Step, in engine.Inputs)
 		}
 		if ctx.Err() != nil {
 			return results, fmt.Errorf("not starting %s: %w", st.Address, context.Cause(ctx))
+		}
+		if e.wasKilled() {
+			return results, fmt.Errorf("not starting %s: %w", st.Address, ErrKilled)
 		}
 		r, err := e.applyStep(ctx, st, in)
 		results = append(results, r)

@@ -102,7 +102,7 @@ const stderrTail = 10
 // run starts `sh -c command` under the supervisor (proc.Cmd: its own process
 // group, dying with deployer), feeds it the payload, streams its output and
 // reads its outputs file. On timeout or ctx cancellation the group gets
-// SIGTERM, then SIGKILL after e.grace.
+// SIGTERM, then SIGKILL after e.grace; Kill sends SIGKILL at once.
 func (e *Engine) run(ctx context.Context, s runSpec) (*runOutcome, error) {
 	stdin, err := json.Marshal(s.payload)
 	if err != nil {
@@ -147,12 +147,16 @@ func (e *Engine) run(ctx context.Context, s runSpec) (*runOutcome, error) {
 	}
 	// Start fails, starting nothing, when runCtx already ended: the switch
 	// below reports that as a cancellation or a timeout.
-	waitErr := cmd.Start()
+	done, waitErr := e.start(cmd)
+	if errors.Is(waitErr, ErrKilled) {
+		return out, &stoppedError{msg: fmt.Sprintf("component %s: %s command %q not started", s.address, s.action, s.command), cause: ErrKilled}
+	}
 	if waitErr != nil && runCtx.Err() == nil {
 		return out, fail("could not start: "+waitErr.Error()+" (is sh on PATH and the directory "+s.dir+" present?)", waitErr)
 	}
 	if waitErr == nil {
 		waitErr = cmd.Wait()
+		done()
 	}
 	out.duration = e.now().Sub(start)
 	if cmd.ProcessState != nil {
@@ -161,6 +165,9 @@ func (e *Engine) run(ctx context.Context, s runSpec) (*runOutcome, error) {
 	stream.flush()
 
 	switch {
+	case e.wasKilled() && ctx.Err() == nil && waitErr != nil:
+		fmt.Fprintf(s.progress, "%skilled after %s\n", prefix, out.duration.Round(time.Millisecond))
+		return out, &stoppedError{msg: fmt.Sprintf("component %s: %s command %q killed", s.address, s.action, s.command), cause: ErrKilled}
 	case ctx.Err() != nil:
 		fmt.Fprintf(s.progress, "%scancelled after %s\n", prefix, out.duration.Round(time.Millisecond))
 		return out, stopped(ctx, fmt.Sprintf("component %s: %s command %q stopped", s.address, s.action, s.command))

@@ -8,8 +8,8 @@
 // Which further cases apply follows from what the fixture's kind declares
 // in the engine's catalog (engine.Kind): a kind that manages something
 // (no Read) must also show that create and delete really acted (Fixture.Live)
-// and that a cancelled apply returns promptly having succeeded at nothing
-// (Fixture.Slow); a data source (Kind.Read set: StackReference) holds
+// and that a cancelled apply, and one whose engine is killed (the second
+// Ctrl-C), returns promptly having succeeded at nothing (Fixture.Slow); a data source (Kind.Read set: StackReference) holds
 // nothing and runs nothing, so instead the suite checks that an apply
 // records exactly what the plan read.
 package enginetest
@@ -21,6 +21,7 @@ import (
 	"io"
 	"maps"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -50,8 +51,9 @@ type Fixture struct {
 	// outputs["version"]. A number or a string.
 	Version func(outputs map[string]any) any
 	// Slow returns a step whose apply blocks until its context is
-	// cancelled (the cancel case), and a text its progress shows once it
-	// runs. Required unless the kind is a data source.
+	// cancelled or the engine killed (the cancel and kill cases), and a
+	// text its progress shows once it runs. Required unless the kind is a
+	// data source.
 	Slow func(t *testing.T, address string) (plan.Step, string)
 	// Live reports whether the component at address exists now (outside
 	// the engine), to check create and delete really acted. Required
@@ -70,6 +72,7 @@ func Run(t *testing.T, f Fixture) {
 		return
 	}
 	t.Run("Cancel", func(t *testing.T) { cancel(t, f, kind) })
+	t.Run("Kill", func(t *testing.T) { kill(t, f, kind) })
 }
 
 // kindOf returns the catalog entry of the fixture's kind, and checks the
@@ -366,6 +369,59 @@ func cancel(t *testing.T, f Fixture, kind engine.Kind) {
 	next.Action = plan.Create
 	one(t, f.New(t), kind, next, in, false, engine.StatusReady)
 	live(t, f, kind, in, next.Address, "an apply after the cancelled one", true)
+}
+
+// kill starts the slow step and, once it runs, kills the engine (the second
+// Ctrl-C) without cancelling the call's context: the call must return
+// having succeeded at nothing, the step cancelled or pending
+// (engine.Status), and leave nothing that stops the next run in the same
+// place. An engine whose Kill did nothing never returns from the slow step:
+// the test then fails at go test's timeout.
+func kill(t *testing.T, f Fixture, kind engine.Kind) {
+	e, in := f.New(t), inputs(t, f)
+	st, started := f.Slow(t, "svc/slow")
+	st.Action = plan.Create
+	w := &watch{text: []byte(started), seen: make(chan struct{})}
+	in.Progress = w
+	done := make(chan struct{})
+	var rs []engine.Result
+	var err error
+	go func() {
+		defer close(done)
+		rs, err = e.Apply(context.Background(), []plan.Step{st}, in)
+	}()
+	select {
+	case <-w.seen:
+	case <-done:
+		t.Fatalf("the slow step finished before the engine was killed: %+v, %v", rs, err)
+	}
+	e.Kill()
+	<-done
+	if err == nil {
+		t.Fatal("apply of a killed engine returned no error")
+	}
+	if len(rs) != 1 || rs[0].Address != st.Address {
+		t.Fatalf("killed apply: results %+v, want one for %s (it was started)", rs, st.Address)
+	}
+	if s := rs[0].Status; s != engine.StatusCancelled && s != engine.StatusPending {
+		t.Errorf("killed apply: %s is %s, want %s or %s", st.Address, s, engine.StatusCancelled, engine.StatusPending)
+	}
+	if rs[0].Err == nil {
+		t.Errorf("killed apply: the result of %s holds no error", st.Address)
+	}
+	if _, ok := in.Outputs[st.Address]; ok {
+		t.Errorf("killed apply left outputs for %s: %v", st.Address, maps.Clone(in.Outputs[st.Address]))
+	}
+	// A killed engine starts nothing more.
+	after := f.Step(t, "svc/after", 1)
+	after.Action = plan.Create
+	if rs, err := e.Apply(context.Background(), []plan.Step{after}, in); err == nil || slices.ContainsFunc(rs, func(r engine.Result) bool { return r.Status.Succeeded() }) {
+		t.Errorf("apply after Kill: results %+v, err %v; want an error and nothing done", rs, err)
+	}
+	next := f.Step(t, "svc/comp", 1)
+	next.Action = plan.Create
+	one(t, f.New(t), kind, next, in, false, engine.StatusReady)
+	live(t, f, kind, in, next.Address, "an apply after the killed one", true)
 }
 
 // watch is a progress writer that closes seen once text was written.
