@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -110,5 +111,58 @@ func TestFailedComponentStopsDependentsAndRecordsWhatSucceeded(t *testing.T) {
 	}
 	if len(p.locks()) != 0 {
 		t.Error("lock left behind after a failed deploy")
+	}
+}
+
+// The second Ctrl-C kills a running Command component at once, with what
+// it started in a session of its own: the first SIGINT's SIGTERM is
+// ignored here, and the SIGKILL that ends the grace period reaches the
+// command's process group only, so only the second Ctrl-C's kill ends the
+// child. The component is recorded as cancelled and the lock released.
+func TestDoubleCtrlCKillsCommandComponentsAtOnce(t *testing.T) {
+	p := newProject(t, `stack: stuck
+environments: {dev: {}}
+services:
+  app:
+    components:
+      job:
+        kind: Command
+        command:
+          create: trap '' TERM; setsid sleep 60 & echo $! > child.pid; touch started; wait; touch finished
+`)
+	d := p.start("deploy", "-e", "dev", "--yes")
+	eventually(t, 20*time.Second, "app/job to start", func() bool {
+		_, err := os.Stat(filepath.Join(p.dir, "started"))
+		return err == nil
+	})
+	child, err := strconv.Atoi(strings.TrimSpace(string(p.read("child.pid"))))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Kill(d.cmd.Process.Pid, syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 20*time.Second, "the first Ctrl-C to be taken", func() bool {
+		return strings.Contains(d.errb.String(), "signal again to stop at once")
+	})
+	if err := syscall.Kill(d.cmd.Process.Pid, syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	r := d.wait(t, 30*time.Second)
+	if r.code != 130 {
+		t.Fatalf("a deploy stopped by Ctrl-C twice exits 130: %s", r)
+	}
+	eventually(t, 20*time.Second, "the command's child to die", func() bool { return !alive(child) })
+	if _, err := os.Stat(filepath.Join(p.dir, "finished")); err == nil {
+		t.Error("the command ran to its end after the second Ctrl-C")
+	}
+	if len(p.locks()) != 0 {
+		t.Error("the killed deploy left its lock")
+	}
+	if st := p.state("stuck", "dev"); st.DeploymentHistory[0].Status != "cancelled" {
+		t.Errorf("the killed deployment should be recorded as cancelled: %+v", st.DeploymentHistory)
+	}
+	if !strings.Contains(r.stderr, `component app/job: create command`) {
+		t.Errorf("the error should name the stopped component:\n%s", r.stderr)
 	}
 }
