@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash"
 	"slices"
 )
 
@@ -50,9 +51,20 @@ func checksumRaw(raw []byte) (string, error) {
 	return sum, nil
 }
 
+// A checksum is "sha256:" and the lowercase hex SHA-256 of canonical JSON
+// (docs/state-format.md#checksums-and-canonical-json). newChecksum returns
+// the hash to feed canonical JSON in pieces, checksumOf writes out its sum,
+// and digest does both for bytes held whole.
+func newChecksum() hash.Hash { return sha256.New() }
+
+// checksumOf returns "sha256:<hex>" of what h, from newChecksum, was fed.
+func checksumOf(h hash.Hash) string { return "sha256:" + hex.EncodeToString(h.Sum(nil)) }
+
+// digest returns "sha256:<hex>" of b.
 func digest(b []byte) string {
-	sum := sha256.Sum256(b)
-	return "sha256:" + hex.EncodeToString(sum[:])
+	h := newChecksum()
+	h.Write(b)
+	return checksumOf(h)
 }
 
 // Canonicalize returns the canonical JSON (defined above) of the single JSON
@@ -139,7 +151,7 @@ func (c *canonicalizer) digestValue(i int) (string, int, error) {
 	if i >= len(c.in) || c.in[i] != '{' {
 		return whole()
 	}
-	h := sha256.New()
+	h := newChecksum()
 	h.Write([]byte{'{'})
 	j := c.ws(i + 1)
 	var prev []byte
@@ -174,7 +186,7 @@ func (c *canonicalizer) digestValue(i int) (string, int, error) {
 		j = c.ws(j)
 	}
 	h.Write([]byte{'}'})
-	return "sha256:" + hex.EncodeToString(h.Sum(nil)), j + 1, nil
+	return checksumOf(h), j + 1, nil
 }
 
 // marshalCompact marshals v without HTML escaping and without the trailing newline.

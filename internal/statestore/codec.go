@@ -2,8 +2,6 @@ package statestore
 
 import (
 	"bytes"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -141,7 +139,7 @@ func appendResources(dst []byte, res map[string]*Resource, depth int) ([]byte, s
 	var (
 		buf bytes.Buffer
 		c   canonicalizer
-		h   = sha256.New()
+		h   = newChecksum()
 	)
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
@@ -181,7 +179,7 @@ func appendResources(dst []byte, res map[string]*Resource, depth int) ([]byte, s
 	}
 	dst = append(appendNewline(dst, depth), '}')
 	h.Write([]byte{'}'})
-	return dst, "sha256:" + hex.EncodeToString(h.Sum(nil)), nil
+	return dst, checksumOf(h), nil
 }
 
 // normalizedResources returns res with nil maps replaced by empty ones and
