@@ -333,42 +333,23 @@ func recordsRead(t *testing.T, f Fixture, kind engine.Kind) {
 // having succeeded at nothing, and leave nothing that stops the next run in
 // the same place (for Pulumi: no pending operation, no held stack lock).
 func cancel(t *testing.T, f Fixture, kind engine.Kind) {
-	e, in := f.New(t), inputs(t, f)
-	st, started := f.Slow(t, "svc/slow")
-	st.Action = plan.Create
-	w := &watch{text: []byte(started), seen: make(chan struct{})}
-	in.Progress = w
 	ctx, stop := context.WithCancel(context.Background())
 	defer stop()
-	done := make(chan struct{})
-	var rs []engine.Result
-	var err error
-	go func() {
-		defer close(done)
-		rs, err = e.Apply(ctx, []plan.Step{st}, in)
-	}()
-	select {
-	case <-w.seen:
-	case <-done:
-		t.Fatalf("the slow step finished before it was cancelled: %+v, %v", rs, err)
-	}
+	r := startSlow(t, f, ctx, "cancelled")
 	stop()
-	<-done
+	rs, err := r.wait()
 	if err == nil {
 		t.Fatal("cancelled apply returned no error")
 	}
-	for _, r := range rs {
-		if r.Status.Succeeded() {
-			t.Errorf("cancelled apply: %s is %s", r.Address, r.Status)
+	for _, res := range rs {
+		if res.Status.Succeeded() {
+			t.Errorf("cancelled apply: %s is %s", res.Address, res.Status)
 		}
 	}
-	if _, ok := in.Outputs[st.Address]; ok && len(rs) > 0 && rs[0].Status != engine.StatusReady {
-		t.Errorf("cancelled apply left outputs for %s: %v", st.Address, maps.Clone(in.Outputs[st.Address]))
+	if _, ok := r.in.Outputs[r.step.Address]; ok && len(rs) > 0 && rs[0].Status != engine.StatusReady {
+		t.Errorf("cancelled apply left outputs for %s: %v", r.step.Address, maps.Clone(r.in.Outputs[r.step.Address]))
 	}
-	next := f.Step(t, "svc/comp", 1)
-	next.Action = plan.Create
-	one(t, f.New(t), kind, next, in, false, engine.StatusReady)
-	live(t, f, kind, in, next.Address, "an apply after the cancelled one", true)
+	applyAfter(t, f, kind, r.in, "an apply after the cancelled one")
 }
 
 // kill starts the slow step and, once it runs, kills the engine (the second
@@ -378,25 +359,10 @@ func cancel(t *testing.T, f Fixture, kind engine.Kind) {
 // place. An engine whose Kill did nothing never returns from the slow step:
 // the test then fails at go test's timeout.
 func kill(t *testing.T, f Fixture, kind engine.Kind) {
-	e, in := f.New(t), inputs(t, f)
-	st, started := f.Slow(t, "svc/slow")
-	st.Action = plan.Create
-	w := &watch{text: []byte(started), seen: make(chan struct{})}
-	in.Progress = w
-	done := make(chan struct{})
-	var rs []engine.Result
-	var err error
-	go func() {
-		defer close(done)
-		rs, err = e.Apply(context.Background(), []plan.Step{st}, in)
-	}()
-	select {
-	case <-w.seen:
-	case <-done:
-		t.Fatalf("the slow step finished before the engine was killed: %+v, %v", rs, err)
-	}
-	e.Kill()
-	<-done
+	r := startSlow(t, f, context.Background(), "killed")
+	r.engine.Kill()
+	rs, err := r.wait()
+	st, in := r.step, r.in
 	if err == nil {
 		t.Fatal("apply of a killed engine returned no error")
 	}
@@ -415,13 +381,62 @@ func kill(t *testing.T, f Fixture, kind engine.Kind) {
 	// A killed engine starts nothing more.
 	after := f.Step(t, "svc/after", 1)
 	after.Action = plan.Create
-	if rs, err := e.Apply(context.Background(), []plan.Step{after}, in); err == nil || slices.ContainsFunc(rs, func(r engine.Result) bool { return r.Status.Succeeded() }) {
+	if rs, err := r.engine.Apply(context.Background(), []plan.Step{after}, in); err == nil || slices.ContainsFunc(rs, func(r engine.Result) bool { return r.Status.Succeeded() }) {
 		t.Errorf("apply after Kill: results %+v, err %v; want an error and nothing done", rs, err)
 	}
+	applyAfter(t, f, kind, in, "an apply after the killed one")
+}
+
+// slowRun is the fixture's slow step being applied by a fresh engine in the
+// background (startSlow).
+type slowRun struct {
+	engine engine.Engine
+	in     engine.Inputs
+	step   plan.Step
+	done   chan struct{}
+	rs     []engine.Result
+	err    error
+}
+
+// startSlow applies the fixture's slow step with ctx in the background and
+// returns once the step runs (its start text reached Progress); the test
+// fails if the step finishes first. how names the interruption to come
+// ("cancelled", "killed") in that failure.
+func startSlow(t *testing.T, f Fixture, ctx context.Context, how string) *slowRun {
+	t.Helper()
+	r := &slowRun{engine: f.New(t), in: inputs(t, f), done: make(chan struct{})}
+	st, started := f.Slow(t, "svc/slow")
+	st.Action = plan.Create
+	r.step = st
+	w := &watch{text: []byte(started), seen: make(chan struct{})}
+	r.in.Progress = w
+	go func() {
+		defer close(r.done)
+		r.rs, r.err = r.engine.Apply(ctx, []plan.Step{st}, r.in)
+	}()
+	select {
+	case <-w.seen:
+	case <-r.done:
+		t.Fatalf("the slow step finished before it was %s: %+v, %v", how, r.rs, r.err)
+	}
+	return r
+}
+
+// wait returns the slow apply's results once it has returned.
+func (r *slowRun) wait() ([]engine.Result, error) {
+	<-r.done
+	return r.rs, r.err
+}
+
+// applyAfter creates svc/comp with a fresh engine after an interrupted
+// apply: it must succeed and be live (nothing the interruption left stops
+// the next run in the same place).
+func applyAfter(t *testing.T, f Fixture, kind engine.Kind, in engine.Inputs, what string) {
+	t.Helper()
 	next := f.Step(t, "svc/comp", 1)
 	next.Action = plan.Create
 	one(t, f.New(t), kind, next, in, false, engine.StatusReady)
-	live(t, f, kind, in, next.Address, "an apply after the killed one", true)
+	live(t, f, kind, in, next.Address, what, true)
 }
 
 // watch is a progress writer that closes seen once text was written.
