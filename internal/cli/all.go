@@ -21,6 +21,50 @@ import (
 	"github.com/deployer-dev/deployer/internal/stacks"
 )
 
+// StackOptions are what plan, deploy and destroy carry alike: one
+// stack/environment (the target flags, --service and --component among
+// them) or, with --all, every stack under the working directory
+// (docs/many-stacks.md).
+type StackOptions struct {
+	// From argv and the global flags.
+	Target targetFlags
+	JSON   bool
+	// All are --all, --changed-since and --stack-parallelism.
+	All AllFlags
+
+	// RunAll runs the command on every stack (allRunner.run).
+	RunAll func(ctx context.Context, r AllRequest) error
+	// Config loads deployer.yaml (Factory.Config).
+	Config func() (*config.Config, error)
+}
+
+func newStackOptions(f *Factory) StackOptions {
+	return StackOptions{Config: f.Config, RunAll: newAllRunner(f).run}
+}
+
+// bind adds the target flags, narrowing ones included, and the --all flags.
+func (o *StackOptions) bind(cmd *cobra.Command) {
+	o.Target.bind(cmd, true)
+	o.All.bind(cmd)
+}
+
+// check refuses, with --all, the target flags and the command's own flags
+// that act on one stack (single), and the --all flags without it; then it
+// takes --json. Target.validateFlags comes first, in each command.
+func (o *StackOptions) check(cmd *cobra.Command, f *Factory, single ...string) error {
+	if err := o.All.check(cmd, f.ConfigPath, append([]string{"stack", "service", "component"}, single...)...); err != nil {
+		return err
+	}
+	o.JSON = f.JSON
+	return nil
+}
+
+// load reads deployer.yaml and resolves the target in it; an environment it
+// does not declare is a usage error (targetFlags.resolveWithConfig).
+func (o *StackOptions) load() (*config.Config, deploy.Target, error) {
+	return o.Target.load(o.Config, true)
+}
+
 // AllFlags are --all, --changed-since and --stack-parallelism of plan,
 // deploy and destroy (docs/many-stacks.md).
 type AllFlags struct {

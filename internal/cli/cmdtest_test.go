@@ -42,9 +42,9 @@ func checkParsed[T any](t *testing.T, err error, got *T, want T, wantErr string)
 		t.Errorf("options (-want +got):\n%s", diff)
 	}
 	v := reflect.ValueOf(got).Elem()
-	for i := range v.NumField() {
-		if fv := v.Field(i); (fv.Kind() == reflect.Func || fv.Kind() == reflect.Pointer) && fv.IsNil() {
-			t.Errorf("%s left unset by NewCmdX", v.Type().Field(i).Name)
+	for _, sf := range reflect.VisibleFields(v.Type()) { // an embedded struct's fields too
+		if fv := v.FieldByIndex(sf.Index); (fv.Kind() == reflect.Func || fv.Kind() == reflect.Pointer) && fv.IsNil() {
+			t.Errorf("%s left unset by NewCmdX", sf.Name)
 		}
 	}
 }

@@ -9,7 +9,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/deployer-dev/deployer/internal/config"
 	"github.com/deployer-dev/deployer/internal/deploy"
 	"github.com/deployer-dev/deployer/internal/plan"
 	"github.com/deployer-dev/deployer/internal/statestore"
@@ -18,26 +17,19 @@ import (
 // DeployOptions are the options of `deployer deploy` and `deployer destroy`.
 type DeployOptions struct {
 	IO *IOStreams
+	// StackOptions are the target, --all and --json.
+	StackOptions
 
-	// From argv and the global flags.
-	Target        targetFlags
+	// From argv.
 	PlanFile      string
 	Yes           bool
 	LockTimeout   time.Duration
 	InstallPulumi bool
 	Destroy       bool
-	JSON          bool
 	// Parallelism is --parallelism; 0 when not given (DEPLOYER_PARALLELISM,
 	// then deployer.yaml's parallelism:, then 10).
 	Parallelism int
-	// All are --all, --changed-since and --stack-parallelism: every stack
-	// (docs/many-stacks.md).
-	All AllFlags
-	// RunAll is deploy/destroy --all (allRunner.run).
-	RunAll func(ctx context.Context, r AllRequest) error
 
-	// Config loads deployer.yaml (Factory.Config).
-	Config func() (*config.Config, error)
 	// Apply is the use case, deploy.Service.Apply (bound by NewCmdDeploy; a
 	// run test sets a fake).
 	Apply func(ctx context.Context, req deploy.ApplyRequest, eng EngineOptions) (*deploy.Outcome, error)
@@ -91,9 +83,9 @@ func NewCmdDestroy(f *Factory, runF func(context.Context, *DeployOptions) error)
 // newDeployOptions binds the use case of deploy (or destroy) to f.
 func newDeployOptions(f *Factory, destroy bool) *DeployOptions {
 	return &DeployOptions{
-		IO:      f.IO,
-		Destroy: destroy,
-		Config:  f.Config,
+		IO:           f.IO,
+		StackOptions: newStackOptions(f),
+		Destroy:      destroy,
 		Apply: func(ctx context.Context, req deploy.ApplyRequest, eng EngineOptions) (*deploy.Outcome, error) {
 			svc, err := f.Service(ctx, req.Config, eng)
 			if err != nil {
@@ -102,7 +94,6 @@ func newDeployOptions(f *Factory, destroy bool) *DeployOptions {
 			return svc.Apply(ctx, req)
 		},
 		Report: f.GitHub.Deploy,
-		RunAll: newAllRunner(f).run,
 	}
 }
 
@@ -114,10 +105,9 @@ func (o *DeployOptions) runE(cmd *cobra.Command, f *Factory, runF func(context.C
 	if err := o.checkParallelism(cmd); err != nil {
 		return err
 	}
-	if err := o.All.check(cmd, f.ConfigPath, "stack", "service", "component", "plan"); err != nil {
+	if err := o.check(cmd, f, "plan"); err != nil {
 		return err
 	}
-	o.JSON = f.JSON
 	if runF != nil {
 		return runF(cmd.Context(), o)
 	}
@@ -125,12 +115,11 @@ func (o *DeployOptions) runE(cmd *cobra.Command, f *Factory, runF func(context.C
 }
 
 func bindApplyFlags(cmd *cobra.Command, opts *DeployOptions) {
-	opts.Target.bind(cmd, true)
+	opts.bind(cmd)
 	cmd.Flags().BoolVarP(&opts.Yes, "yes", "y", false, "apply without asking (required without a terminal)")
 	cmd.Flags().DurationVar(&opts.LockTimeout, "lock-timeout", 0, "wait up to DUR for a held lock (0: fail at once)")
 	cmd.Flags().BoolVar(&opts.InstallPulumi, "install-pulumi", false, "install the Pulumi CLI when it is missing")
 	cmd.Flags().IntVar(&opts.Parallelism, "parallelism", 0, "apply at most N independent components at once (default 10; 1 applies one at a time; with --all, in each stack)")
-	opts.All.bind(cmd)
 }
 
 // checkParallelism refuses --parallelism below 1.
@@ -152,7 +141,7 @@ func runDeploy(ctx context.Context, opts *DeployOptions) error {
 		return opts.RunAll(ctx, AllRequest{Op: op, Env: opts.Target.Env, Flags: opts.All, Parallelism: opts.Parallelism,
 			LockTimeout: opts.LockTimeout, Yes: opts.Yes, InstallPulumi: opts.InstallPulumi, JSON: opts.JSON})
 	}
-	cfg, t, err := opts.Target.load(opts.Config, true)
+	cfg, t, err := opts.load()
 	if err != nil {
 		return err
 	}

@@ -26,13 +26,13 @@ func TestNewCmdDeploy(t *testing.T) {
 		want    DeployOptions
 		wantErr string // a usage error containing it
 	}{
-		{name: "env", argv: []string{"-e", "dev"}, want: DeployOptions{Target: targetFlags{Env: "dev"}}},
+		{name: "env", argv: []string{"-e", "dev"}, want: DeployOptions{StackOptions: StackOptions{Target: targetFlags{Env: "dev"}}}},
 		{name: "all flags", argv: []string{"-e", "dev", "--yes", "--lock-timeout", "10m", "--plan", "x.plan", "--parallelism", "3", "--install-pulumi", "-s", "shop", "--component", "app/api"},
-			want: DeployOptions{Target: targetFlags{Stack: "shop", Env: "dev", Component: "app/api"}, Yes: true, LockTimeout: 10 * time.Minute, PlanFile: "x.plan", Parallelism: 3, InstallPulumi: true}},
+			want: DeployOptions{StackOptions: StackOptions{Target: targetFlags{Stack: "shop", Env: "dev", Component: "app/api"}}, Yes: true, LockTimeout: 10 * time.Minute, PlanFile: "x.plan", Parallelism: 3, InstallPulumi: true}},
 		{name: "--env alias and --json", json: true, argv: []string{"--env", "prod", "--service", "app", "-y"},
-			want: DeployOptions{Target: targetFlags{Env: "prod", Service: "app"}, Yes: true, JSON: true}},
+			want: DeployOptions{StackOptions: StackOptions{Target: targetFlags{Env: "prod", Service: "app"}, JSON: true}, Yes: true}},
 		{name: "destroy", destroy: true, argv: []string{"-e", "dev", "--parallelism", "1"},
-			want: DeployOptions{Target: targetFlags{Env: "dev"}, Destroy: true, Parallelism: 1}},
+			want: DeployOptions{StackOptions: StackOptions{Target: targetFlags{Env: "dev"}}, Destroy: true, Parallelism: 1}},
 		{name: "no environment", argv: []string{}, wantErr: "--environment (-e) is required"},
 		{name: "service and component", argv: []string{"-e", "dev", "--service", "a", "--component", "a/b"}, wantErr: "either --service or --component"},
 		{name: "component without slash", argv: []string{"-e", "dev", "--component", "api"}, wantErr: `--component "api": want SERVICE/COMPONENT`},
@@ -102,11 +102,11 @@ func TestRunDeploy(t *testing.T) {
 		wantErrOut string
 		wantErr    error
 	}{
-		{name: "deploy --yes", opts: DeployOptions{Target: targetFlags{Env: "dev"}, Yes: true}, apply: applies(done),
+		{name: "deploy --yes", opts: DeployOptions{StackOptions: StackOptions{Target: targetFlags{Env: "dev"}}, Yes: true}, apply: applies(done),
 			wantOut: planText.String() + "\nDeployment d-1 success in 1.2s: 1 created, 0 updated, 0 deleted. State shop/dev is at serial 4.\n"},
-		{name: "cancelled: failed steps and stopped steps apart", opts: DeployOptions{Target: targetFlags{Env: "dev"}, Yes: true}, apply: applies(stopped),
+		{name: "cancelled: failed steps and stopped steps apart", opts: DeployOptions{StackOptions: StackOptions{Target: targetFlags{Env: "dev"}}, Yes: true}, apply: applies(stopped),
 			wantOut: planText.String() + "\nDeployment d-2 cancelled in 2.0s: 0 created, 0 updated, 0 deleted, 1 failed, 1 cancelled, 1 not started. State shop/dev is at serial 4.\n"},
-		{name: "deploy --json", opts: DeployOptions{Target: targetFlags{Env: "dev"}, Yes: true, JSON: true}, apply: applies(done),
+		{name: "deploy --json", opts: DeployOptions{StackOptions: StackOptions{Target: targetFlags{Env: "dev"}, JSON: true}, Yes: true}, apply: applies(done),
 			wantOut: `{
   "stack": "shop",
   "environment": "dev",
@@ -128,19 +128,19 @@ func TestRunDeploy(t *testing.T) {
   }
 }
 `},
-		{name: "confirmed on a terminal", opts: DeployOptions{Target: targetFlags{Env: "dev"}}, stdin: "yes\n", tty: true, apply: applies(done),
+		{name: "confirmed on a terminal", opts: DeployOptions{StackOptions: StackOptions{Target: targetFlags{Env: "dev"}}}, stdin: "yes\n", tty: true, apply: applies(done),
 			wantOut:    planText.String() + "\nDeployment d-1 success in 1.2s: 1 created, 0 updated, 0 deleted. State shop/dev is at serial 4.\n",
 			wantErrOut: "Apply these changes to shop/dev? (yes/no): "},
-		{name: "declined destroy", opts: DeployOptions{Target: targetFlags{Env: "dev"}, Destroy: true}, stdin: "no\n", tty: true, apply: applies(done),
+		{name: "declined destroy", opts: DeployOptions{StackOptions: StackOptions{Target: targetFlags{Env: "dev"}}, Destroy: true}, stdin: "no\n", tty: true, apply: applies(done),
 			wantOut: planText.String(), wantErrOut: "Destroy these components to shop/dev? (yes/no): ", wantErr: deploy.ErrDeclined},
-		{name: "no terminal and no --yes", opts: DeployOptions{Target: targetFlags{Env: "dev"}, Destroy: true},
+		{name: "no terminal and no --yes", opts: DeployOptions{StackOptions: StackOptions{Target: targetFlags{Env: "dev"}}, Destroy: true},
 			wantErr: &UsageError{Msg: "destroy needs confirmation but there is no terminal to ask on: pass --yes to proceed"}},
-		{name: "unknown environment", opts: DeployOptions{Target: targetFlags{Env: "prod"}, Yes: true},
+		{name: "unknown environment", opts: DeployOptions{StackOptions: StackOptions{Target: targetFlags{Env: "prod"}}, Yes: true},
 			wantErr: &UsageError{Msg: `environment "prod" is not in deployer.yaml (known: dev): pick one of those or add it under the environments key`}},
-		{name: "lock held", opts: DeployOptions{Target: targetFlags{Env: "dev"}, Yes: true},
+		{name: "lock held", opts: DeployOptions{StackOptions: StackOptions{Target: targetFlags{Env: "dev"}}, Yes: true},
 			apply:   func(context.Context, deploy.ApplyRequest, EngineOptions) (*deploy.Outcome, error) { return nil, held },
 			wantErr: held},
-		{name: "plan file missing", opts: DeployOptions{Target: targetFlags{Env: "dev"}, Yes: true, PlanFile: "/nonexistent/x.plan"},
+		{name: "plan file missing", opts: DeployOptions{StackOptions: StackOptions{Target: targetFlags{Env: "dev"}}, Yes: true, PlanFile: "/nonexistent/x.plan"},
 			wantErr: errors.New("read plan: stat /nonexistent/x.plan: no such file or directory")},
 	}
 	for _, tt := range tests {
@@ -177,8 +177,8 @@ func TestRunDeployRequest(t *testing.T) {
 	var got deploy.ApplyRequest
 	var gotEng EngineOptions
 	var reported bool
-	opts := DeployOptions{IO: ios, Target: targetFlags{Env: "dev", Component: "app/api"}, Yes: true, Destroy: true, LockTimeout: time.Minute, InstallPulumi: true,
-		Config: func() (*config.Config, error) { return cfg, nil },
+	opts := DeployOptions{IO: ios, Yes: true, Destroy: true, LockTimeout: time.Minute, InstallPulumi: true,
+		StackOptions: StackOptions{Target: targetFlags{Env: "dev", Component: "app/api"}, Config: func() (*config.Config, error) { return cfg, nil }},
 		Apply: func(_ context.Context, req deploy.ApplyRequest, eng EngineOptions) (*deploy.Outcome, error) {
 			got, gotEng = req, eng
 			return nil, nil

@@ -16,24 +16,17 @@ import (
 // PlanOptions are the options of `deployer plan` (docs/commands.md, docs/plan.md).
 type PlanOptions struct {
 	IO *IOStreams
+	// StackOptions are the target, --all and --json.
+	StackOptions
 
-	// From argv and the global flags.
-	Target           targetFlags
+	// From argv.
 	Out              string
 	DetailedExitcode bool
 	Destroy          bool
 	Preview          bool
 	Refresh          bool
 	GitHubComment    bool
-	JSON             bool
-	// All are --all, --changed-since and --stack-parallelism: plan every
-	// stack (docs/many-stacks.md).
-	All AllFlags
-	// RunAll is plan --all (allRunner.run).
-	RunAll func(ctx context.Context, r AllRequest) error
 
-	// Config loads deployer.yaml (Factory.Config).
-	Config func() (*config.Config, error)
 	// Plan, DetectDrift and PreviewEngines are the use cases
 	// (deploy.Service's Plan, Refresh and Preview, on backends opened once
 	// without the lock backend); a run test sets fakes. With
@@ -80,24 +73,22 @@ func NewCmdPlan(f *Factory, runF func(context.Context, *PlanOptions) error) *cob
 			if err := opts.Target.validateFlags(); err != nil {
 				return err
 			}
-			if err := opts.All.check(cmd, f.ConfigPath, "stack", "service", "component", "out", "preview", "refresh", "destroy", "github-comment"); err != nil {
+			if err := opts.check(cmd, f, "out", "preview", "refresh", "destroy", "github-comment"); err != nil {
 				return err
 			}
-			opts.JSON = f.JSON
 			if runF != nil {
 				return runF(cmd.Context(), opts)
 			}
 			return runPlan(cmd.Context(), opts)
 		},
 	}
-	opts.Target.bind(cmd, true)
+	opts.bind(cmd)
 	cmd.Flags().StringVar(&opts.Out, "out", "", "save the plan to FILE for deploy --plan")
 	cmd.Flags().BoolVar(&opts.DetailedExitcode, "detailed-exitcode", false, "exit 0 when there are no changes, 2 when there are, 1 on error")
 	cmd.Flags().BoolVar(&opts.Destroy, "destroy", false, "plan the deletion of everything in scope")
 	cmd.Flags().BoolVar(&opts.Preview, "preview", false, "add Pulumi's resource-level preview (needs the Pulumi CLI)")
 	cmd.Flags().BoolVar(&opts.GitHubComment, "github-comment", false, "post the plan as a comment on the workflow run's pull request, updated in place on each run (GitHub Actions, GITHUB_TOKEN)")
 	cmd.Flags().BoolVar(&opts.Refresh, "refresh", false, "read what is live (Pulumi components, Command components with command.read) and report drift from actual_state")
-	opts.All.bind(cmd)
 	return cmd
 }
 
@@ -117,9 +108,8 @@ func newPlanOptions(f *Factory) *PlanOptions {
 		return s, nil
 	}
 	return &PlanOptions{
-		IO:     f.IO,
-		Config: f.Config,
-		RunAll: newAllRunner(f).run,
+		IO:           f.IO,
+		StackOptions: newStackOptions(f),
 		Plan: func(ctx context.Context, req deploy.PlanRequest) (*plan.Plan, error) {
 			s, err := service(ctx, req.Config)
 			if err != nil {
@@ -155,7 +145,7 @@ func runPlan(ctx context.Context, opts *PlanOptions) error {
 		return opts.RunAll(ctx, AllRequest{Op: deploy.OpPlan, Env: opts.Target.Env, Flags: opts.All,
 			DetailedExitcode: opts.DetailedExitcode, JSON: opts.JSON})
 	}
-	cfg, t, err := opts.Target.load(opts.Config, true)
+	cfg, t, err := opts.load()
 	if err != nil {
 		return err
 	}

@@ -24,11 +24,11 @@ func TestNewCmdPlan(t *testing.T) {
 		want    PlanOptions
 		wantErr string
 	}{
-		{name: "env", argv: []string{"-e", "dev"}, want: PlanOptions{Target: targetFlags{Env: "dev"}}},
+		{name: "env", argv: []string{"-e", "dev"}, want: PlanOptions{StackOptions: StackOptions{Target: targetFlags{Env: "dev"}}}},
 		{name: "all flags", json: true, argv: []string{"--env", "prod", "-s", "shop", "--component", "app/api", "--out", "p.json", "--detailed-exitcode", "--preview", "--refresh"},
-			want: PlanOptions{Target: targetFlags{Stack: "shop", Env: "prod", Component: "app/api"}, Out: "p.json", DetailedExitcode: true, Preview: true, Refresh: true, JSON: true}},
+			want: PlanOptions{StackOptions: StackOptions{Target: targetFlags{Stack: "shop", Env: "prod", Component: "app/api"}, JSON: true}, Out: "p.json", DetailedExitcode: true, Preview: true, Refresh: true}},
 		{name: "destroy a service", argv: []string{"--environment", "dev", "--service", "app", "--destroy"},
-			want: PlanOptions{Target: targetFlags{Env: "dev", Service: "app"}, Destroy: true}},
+			want: PlanOptions{StackOptions: StackOptions{Target: targetFlags{Env: "dev", Service: "app"}}, Destroy: true}},
 		{name: "no environment", argv: []string{"--out", "p.json"}, wantErr: "--environment (-e) is required"},
 		{name: "service and component", argv: []string{"-e", "dev", "--service", "a", "--component", "a/b"}, wantErr: "either --service or --component"},
 		{name: "arguments", argv: []string{"-e", "dev", "extra"}, wantErr: `unknown command "extra"`},
@@ -69,22 +69,22 @@ func TestRunPlan(t *testing.T) {
 		wantErrOut string
 		wantErr    error
 	}{
-		{name: "human", opts: PlanOptions{Target: targetFlags{Env: "dev"}}, wantCalls: "plan report", wantOut: human.String()},
-		{name: "json", opts: PlanOptions{Target: targetFlags{Env: "dev"}, JSON: true}, wantCalls: "plan report", wantOut: asJSON.String()},
-		{name: "detailed exit code", opts: PlanOptions{Target: targetFlags{Env: "dev"}, DetailedExitcode: true}, wantCalls: "plan report",
+		{name: "human", opts: PlanOptions{StackOptions: StackOptions{Target: targetFlags{Env: "dev"}}}, wantCalls: "plan report", wantOut: human.String()},
+		{name: "json", opts: PlanOptions{StackOptions: StackOptions{Target: targetFlags{Env: "dev"}, JSON: true}}, wantCalls: "plan report", wantOut: asJSON.String()},
+		{name: "detailed exit code", opts: PlanOptions{StackOptions: StackOptions{Target: targetFlags{Env: "dev"}}, DetailedExitcode: true}, wantCalls: "plan report",
 			wantOut: human.String(), wantErr: &ExitCodeError{Code: 2}},
-		{name: "destroy scoped", opts: PlanOptions{Target: targetFlags{Env: "dev", Component: "app/api"}, Destroy: true}, wantCalls: "plan(destroy app/api) report",
+		{name: "destroy scoped", opts: PlanOptions{StackOptions: StackOptions{Target: targetFlags{Env: "dev", Component: "app/api"}}, Destroy: true}, wantCalls: "plan(destroy app/api) report",
 			wantOut: human.String()},
-		{name: "refresh and preview", opts: PlanOptions{Target: targetFlags{Env: "dev"}, Refresh: true, Preview: true}, wantCalls: "preflight plan drift report preview",
+		{name: "refresh and preview", opts: PlanOptions{StackOptions: StackOptions{Target: targetFlags{Env: "dev"}}, Refresh: true, Preview: true}, wantCalls: "preflight plan drift report preview",
 			wantOut: "Drift between actual_state and what is live (1 components):\n  ! app/api\n      outputs.password: (sensitive) -> (sensitive)\n      outputs.replicas: 2 -> 3\n\n" +
 				human.String() + "\nFake preview:\n+ 1 to create\n"},
-		{name: "refresh and preview --json", opts: PlanOptions{Target: targetFlags{Env: "dev"}, Refresh: true, Preview: true, JSON: true}, wantCalls: "preflight plan drift report preview",
+		{name: "refresh and preview --json", opts: PlanOptions{StackOptions: StackOptions{Target: targetFlags{Env: "dev"}, JSON: true}, Refresh: true, Preview: true}, wantCalls: "preflight plan drift report preview",
 			wantOut:    asJSON.String(),
 			wantErrOut: `{"drift":[{"address":"app/api","fields":[{"path":"outputs.password","old":"(sensitive)","new":"(sensitive)","op":"change","sensitive":true},{"path":"outputs.replicas","old":2,"new":3,"op":"change"}]}]}` + "\n\nFake preview:\n+ 1 to create\n"},
-		{name: "out", opts: PlanOptions{Target: targetFlags{Env: "dev"}, Out: out}, wantCalls: "plan report", wantOut: human.String(),
+		{name: "out", opts: PlanOptions{StackOptions: StackOptions{Target: targetFlags{Env: "dev"}}, Out: out}, wantCalls: "plan report", wantOut: human.String(),
 			wantErrOut: "Saved the plan to " + out + " (bound to state serial 3). Apply it with: deployer deploy -s shop -e dev --plan " + out + "\n"},
-		{name: "preflight fails", opts: PlanOptions{Target: targetFlags{Env: "dev"}, Preview: true}, preflight: preflightErr, wantCalls: "preflight", wantErr: preflightErr},
-		{name: "unknown environment", opts: PlanOptions{Target: targetFlags{Env: "prod"}},
+		{name: "preflight fails", opts: PlanOptions{StackOptions: StackOptions{Target: targetFlags{Env: "dev"}}, Preview: true}, preflight: preflightErr, wantCalls: "preflight", wantErr: preflightErr},
+		{name: "unknown environment", opts: PlanOptions{StackOptions: StackOptions{Target: targetFlags{Env: "prod"}}},
 			wantErr: &UsageError{Msg: `environment "prod" is not in deployer.yaml (known: dev): pick one of those or add it under the environments key`}},
 	}
 	for _, tt := range tests {
