@@ -6,6 +6,7 @@
 package deploy
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -78,27 +79,17 @@ func New(d Deps) *Service {
 	if d.Now == nil {
 		d.Now = time.Now
 	}
-	if d.Audit == nil {
-		d.Audit = slog.New(slog.DiscardHandler)
-	}
-	if d.Progress == nil {
-		d.Progress = io.Discard
-	}
 	if d.Getenv == nil {
 		d.Getenv = os.Getenv
-	}
-	if d.Dir == "" {
-		d.Dir = "."
-	}
-	if d.Observer == nil {
-		d.Observer = nopObserver{}
 	}
 	if d.ReplaceOn == nil {
 		d.ReplaceOn = replaceOn(d.Engines)
 	}
-	if d.Masker == nil {
-		d.Masker = secrets.NewMasker()
-	}
+	d.Audit = cmp.Or(d.Audit, slog.New(slog.DiscardHandler))
+	d.Progress = cmp.Or(d.Progress, io.Discard)
+	d.Dir = cmp.Or(d.Dir, ".")
+	d.Observer = cmp.Or(d.Observer, Observer(nopObserver{}))
+	d.Masker = cmp.Or(d.Masker, secrets.NewMasker())
 	return &Service{d: d}
 }
 

@@ -1,6 +1,7 @@
 package guard
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -163,22 +164,13 @@ type Guard struct {
 
 // New returns a Guard.
 func New(d Deps) *Guard {
-	g := &Guard{Deps: d, client: d.Client, now: d.Now}
-	if g.client == nil {
-		g.client = NewClient()
-	}
+	g := &Guard{Deps: d, client: cmp.Or(d.Client, NewClient()), now: d.Now}
 	if g.now == nil {
 		g.now = time.Now
 	}
-	if g.Audit == nil {
-		g.Audit = slog.New(slog.DiscardHandler)
-	}
-	if g.Log == nil {
-		g.Log = io.Discard
-	}
-	if g.Output == nil {
-		g.Output = io.Discard
-	}
+	g.Audit = cmp.Or(g.Audit, slog.New(slog.DiscardHandler))
+	g.Log = cmp.Or(g.Log, io.Discard)
+	g.Output = cmp.Or(g.Output, io.Discard)
 	if g.Grace <= 0 {
 		g.Grace = 10 * time.Second
 	}
