@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"strings"
 	"time"
 
@@ -145,12 +144,8 @@ func runUnderLease(ctx context.Context, lease *lockmgr.Lease, req ExecRequest, r
 		}
 		return false, fmt.Errorf("start %s: %w", req.Args[0], err)
 	}
-	err = c.Wait() // c.OnStop, if it ran, returned before Wait did
-	res.ExitCode = c.ExitCode()
-	var ee *exec.ExitError
-	if errors.As(err, &ee) {
-		err = nil // the command's exit status is the result, not an error
-	}
+	exit, err := c.WaitExit() // c.OnStop, if it ran, returned before WaitExit did
+	res.ExitCode = exit.Code()
 	return stopped, err
 }
 

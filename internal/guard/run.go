@@ -2,11 +2,9 @@ package guard
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"sync"
 
 	"github.com/deployer-dev/deployer/internal/proc"
@@ -37,15 +35,14 @@ func (g *Guard) runStop(ctx context.Context, command, resource, as string) (Stop
 		}
 		return run, fmt.Errorf("start sh: %w", err)
 	}
-	err := c.Wait()
+	exit, err := c.WaitExit()
 	run.DurationSeconds = g.now().Sub(start).Seconds()
 	run.Output = tail.String()
-	var ee *exec.ExitError
-	switch {
-	case errors.As(err, &ee):
-		run.ExitCode = c.ExitCode()
-	case err != nil:
-		run.ExitCode = -1
+	run.ExitCode = exit.Code()
+	if err != nil {
+		run.ExitCode = -1 // the output could not be copied, or the command not waited for
+	} else {
+		err = exit.Err()
 	}
 	if err == nil {
 		g.logf("the stop command of %s succeeded", resource)

@@ -20,8 +20,8 @@ func killGroup(p *os.Process) error { return p.Kill() }
 func killTree(p *os.Process) error { return p.Kill() }
 
 // exitCode is the child's exit status, 1 when it has none.
-func exitCode(err *exec.ExitError) int {
-	if code := err.ExitCode(); code >= 0 {
+func exitCode(s *os.ProcessState) int {
+	if code := s.ExitCode(); code >= 0 {
 		return code
 	}
 	return 1

@@ -32,12 +32,12 @@ func killGroup(p *os.Process) error { return syscall.Kill(-p.Pid, syscall.SIGKIL
 
 // exitCode is the shell's view of how a child ended: its exit status, or
 // 128 + the signal number when a signal killed it (143 for SIGTERM).
-func exitCode(err *exec.ExitError) int {
-	if code := err.ExitCode(); code >= 0 {
+func exitCode(s *os.ProcessState) int {
+	if code := s.ExitCode(); code >= 0 {
 		return code
 	}
 	var ws syscall.WaitStatus
-	if s, ok := err.Sys().(syscall.WaitStatus); ok {
+	if s, ok := s.Sys().(syscall.WaitStatus); ok {
 		ws = s
 	}
 	if ws.Signaled() {

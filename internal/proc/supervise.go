@@ -22,7 +22,8 @@ import (
 //   - when the context given to Command is done, the whole group gets
 //     SIGTERM and, Grace later, SIGKILL (or, with Interrupt set, the leader
 //     alone gets that signal once);
-//   - ExitCode reads how it ended as a shell does (128 + signal).
+//   - WaitExit tells how it ended as a shell does (128 + signal), apart
+//     from the error of not being able to wait for it.
 //
 // Set the embedded exec.Cmd's Dir, Env, Stdin, Stdout, Stderr and WaitDelay
 // before Start (WaitDelay also counts from a stop, so keep it at least
@@ -110,6 +111,30 @@ func (c *Cmd) Wait() error {
 	return err
 }
 
+// ErrWaitDelay is the error of Wait and WaitExit when the leader exited
+// (status 0) but a background child held its output open past WaitDelay,
+// and the pipes were closed under it (os/exec's ErrWaitDelay, the same
+// value).
+var ErrWaitDelay = exec.ErrWaitDelay
+
+// WaitExit waits as Wait does and keeps how the command ended apart from
+// whether it could be waited for: a non-zero exit status or a signal is the
+// command's result, not an error. It returns the Exit (Exit.Code 3 for
+// `exit 3`, 143 when SIGTERM ended it) and a nil error whenever the command
+// ran to an end, whatever its status.
+// The error is otherwise Wait's: ErrWaitDelay (the Exit is then the
+// leader's, status 0), an error copying the command's output, or one of
+// not being able to wait for it at all ("exec: not started"; the Exit
+// then has no status: Code -1).
+func (c *Cmd) WaitExit() (Exit, error) {
+	err := c.Wait()
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		err = nil
+	}
+	return c.exit(), err
+}
+
 // Run starts the command and waits for it.
 func (c *Cmd) Run() error {
 	if err := c.Start(); err != nil {
@@ -118,14 +143,58 @@ func (c *Cmd) Run() error {
 	return c.Wait()
 }
 
-// ExitCode is how the command ended, as a shell reports it: its exit
-// status, 128 + the signal number when a signal ended it (130 for SIGINT,
-// 143 for SIGTERM, 137 for SIGKILL), -1 before it was waited for.
-func (c *Cmd) ExitCode() int {
-	if c.ProcessState == nil {
+// ExitCode is how the command ended, as a shell reports it (Exit.Code):
+// -1 before it was waited for.
+func (c *Cmd) ExitCode() int { return c.exit().Code() }
+
+func (c *Cmd) exit() Exit { return Exit{state: c.ProcessState} }
+
+// Exit is how a command ended (Cmd.WaitExit): its exit status, or the
+// signal that ended it. The zero Exit has neither: the command was not
+// started, or not waited for.
+type Exit struct {
+	state *os.ProcessState
+}
+
+// Code is how the command ended, as a shell reports it: its exit status
+// (0 to 255), 128 + the signal number when a signal ended it (130 for
+// SIGINT, 143 for SIGTERM, 137 for SIGKILL), -1 when the Exit has neither.
+func (x Exit) Code() int {
+	if x.state == nil {
 		return -1
 	}
-	return exitCode(&exec.ExitError{ProcessState: c.ProcessState})
+	return exitCode(x.state)
+}
+
+// Status is the command's exit status (0 to 255); -1 when a signal ended
+// it or the Exit has no status (os.ProcessState.ExitCode).
+func (x Exit) Status() int {
+	if x.state == nil {
+		return -1
+	}
+	return x.state.ExitCode()
+}
+
+// Err is nil when the command exited with status 0. Otherwise it is an
+// error whose message is String: an *exec.ExitError, as os/exec reports a
+// non-zero exit, or for the zero Exit an error saying there is no status.
+func (x Exit) Err() error {
+	switch {
+	case x.state == nil:
+		return errors.New(x.String())
+	case x.state.Success():
+		return nil
+	}
+	return &exec.ExitError{ProcessState: x.state}
+}
+
+// String says how the command ended in os/exec's words: "exit status 3",
+// "signal: terminated"; "no exit status" for the zero Exit.
+func (x Exit) String() string {
+	if x.state == nil {
+		return "no exit status"
+	}
+	return x.state.String()
 }
 
 // Kill sends SIGKILL at once to the group and to the group of every

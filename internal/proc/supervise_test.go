@@ -202,3 +202,71 @@ func chanReader(ch <-chan string) io.Reader {
 	}()
 	return pr
 }
+
+// WaitExit gives how a real child ended apart from the error of waiting:
+// an exit status or a signal is the command's result, never an error.
+func TestCmdWaitExitTellsHowTheCommandEnded(t *testing.T) {
+	for _, c := range []struct {
+		script       string
+		code, status int
+		says         string
+	}{
+		{"exit 0", 0, 0, "exit status 0"},
+		{"exit 3", 3, 3, "exit status 3"},
+		{"kill -TERM $$", 143, -1, "signal: terminated"},
+		{"kill -KILL $$", 137, -1, "signal: killed"},
+	} {
+		cmd := proc.Command(context.Background(), "sh", "-c", c.script)
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		exit, err := cmd.WaitExit()
+		if err != nil || exit.Code() != c.code || exit.Status() != c.status || exit.String() != c.says {
+			t.Errorf("%q: WaitExit = (code %d, status %d, %q), %v; want (code %d, status %d, %q), nil",
+				c.script, exit.Code(), exit.Status(), exit, err, c.code, c.status, c.says)
+		}
+		var ee *exec.ExitError
+		if werr := exit.Err(); (c.code == 0) != (werr == nil) || (werr != nil && (!errors.As(werr, &ee) || werr.Error() != c.says)) {
+			t.Errorf("%q: Exit.Err = %v, want nil for status 0 and an *exec.ExitError saying %q otherwise", c.script, werr, c.says)
+		}
+	}
+}
+
+func TestCmdWaitExitOfACommandThatDidNotRun(t *testing.T) {
+	failed := proc.Command(context.Background(), "/nonexistent/cmd")
+	if err := failed.Start(); err == nil {
+		t.Fatal("Start of /nonexistent/cmd = nil, want an error")
+	}
+	for name, c := range map[string]*proc.Cmd{
+		"not started":     proc.Command(context.Background(), "true"),
+		"failed to start": failed,
+	} {
+		exit, err := c.WaitExit()
+		if err == nil || exit.Code() != -1 || exit.Status() != -1 || exit.Err() == nil {
+			t.Errorf("%s: WaitExit = (code %d, status %d, Err %v), %v; want code and status -1, an Err and an error",
+				name, exit.Code(), exit.Status(), exit.Err(), err)
+		}
+	}
+	if code := (proc.Exit{}).Code(); code != -1 {
+		t.Errorf("the zero Exit's Code = %d, want -1", code)
+	}
+}
+
+// A background child holding the output open past WaitDelay is the error
+// of waiting (ErrWaitDelay), not of the leader, which exited 0.
+func TestCmdWaitExitReportsWaitDelay(t *testing.T) {
+	var out strings.Builder
+	c := proc.Command(context.Background(), "sh", "-c", "sleep 300 & echo $!")
+	c.Stdout = &out // a pipe the background sleep inherits
+	c.WaitDelay = 50 * time.Millisecond
+	if err := c.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exit, err := c.WaitExit()
+	if pid, perr := strconv.Atoi(strings.TrimSpace(out.String())); perr == nil {
+		_ = syscall.Kill(pid, syscall.SIGKILL)
+	}
+	if !errors.Is(err, proc.ErrWaitDelay) || exit.Code() != 0 || exit.Err() != nil {
+		t.Errorf("WaitExit = (code %d), %v; want code 0 and ErrWaitDelay", exit.Code(), err)
+	}
+}

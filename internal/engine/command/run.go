@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"strings"
 	"time"
 
@@ -154,18 +153,17 @@ func (e *Engine) run(ctx context.Context, s runSpec) (*runOutcome, error) {
 	if waitErr != nil && runCtx.Err() == nil {
 		return out, fail("could not start: "+waitErr.Error()+" (is sh on PATH and the directory "+s.dir+" present?)", waitErr)
 	}
+	var exit proc.Exit // none when it did not start
 	if waitErr == nil {
-		waitErr = cmd.Wait()
+		exit, waitErr = cmd.WaitExit()
 		done()
 	}
 	out.duration = e.now().Sub(start)
-	if cmd.ProcessState != nil {
-		out.exitCode = cmd.ProcessState.ExitCode()
-	}
+	out.exitCode = exit.Status()
 	stream.flush()
 
 	switch {
-	case e.wasKilled() && ctx.Err() == nil && waitErr != nil:
+	case e.wasKilled() && ctx.Err() == nil && (waitErr != nil || exit.Err() != nil):
 		fmt.Fprintf(s.progress, "%skilled after %s\n", prefix, out.duration.Round(time.Millisecond))
 		return out, &stoppedError{msg: fmt.Sprintf("component %s: %s command %q killed", s.address, s.action, s.command), cause: ErrKilled}
 	case ctx.Err() != nil:
@@ -173,15 +171,12 @@ func (e *Engine) run(ctx context.Context, s runSpec) (*runOutcome, error) {
 		return out, stopped(ctx, fmt.Sprintf("component %s: %s command %q stopped", s.address, s.action, s.command))
 	case runCtx.Err() != nil:
 		return out, fail(fmt.Sprintf("timed out after %s: raise command.timeout in deployer.yaml or make the command faster", s.timeout), context.DeadlineExceeded)
-	case waitErr != nil && !errors.Is(waitErr, exec.ErrWaitDelay):
-		var ee *exec.ExitError
-		if errors.As(waitErr, &ee) {
-			if out.exitCode >= 0 {
-				return out, fail(fmt.Sprintf("exited with code %d", out.exitCode), waitErr)
-			}
-			return out, fail("was killed: "+ee.String(), waitErr)
-		}
+	case waitErr != nil && !errors.Is(waitErr, proc.ErrWaitDelay):
 		return out, fail("failed: "+waitErr.Error(), waitErr)
+	case exit.Err() != nil && out.exitCode >= 0:
+		return out, fail(fmt.Sprintf("exited with code %d", out.exitCode), exit.Err())
+	case exit.Err() != nil:
+		return out, fail("was killed: "+exit.String(), exit.Err())
 	}
 
 	if captured != nil {

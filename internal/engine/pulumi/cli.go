@@ -188,20 +188,21 @@ func (c *cliCommand) Run(ctx context.Context, workdir string, stdin io.Reader, a
 	} else if err := cmd.Start(); err != nil {
 		return "", "", -2, fmt.Errorf("start %s: %w", c.path, err)
 	}
-	err := cmd.Wait()
+	exit, err := cmd.WaitExit()
 	c.mu.Lock()
 	delete(c.procs, cmd)
 	c.mu.Unlock()
-	code := 0
+	// As auto's own PulumiCommand: the exit status (-1 after a signal)
+	// and, unless pulumi exited 0, an error: the exit's, or the error of
+	// waiting for pulumi with code -2.
+	code := exit.Status()
 	if err != nil {
 		code = -2
-		var exit *exec.ExitError
-		if errors.As(err, &exit) {
-			code = exit.ExitCode()
-		}
-		if ctx.Err() != nil {
-			err = fmt.Errorf("%w (%w)", err, ctx.Err())
-		}
+	} else {
+		err = exit.Err()
+	}
+	if err != nil && ctx.Err() != nil {
+		err = fmt.Errorf("%w (%w)", err, ctx.Err())
 	}
 	return stdout.String(), stderr.String(), code, err
 }
