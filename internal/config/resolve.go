@@ -36,6 +36,17 @@ type ResolvedComponent struct {
 	Settings map[string]map[string]any
 }
 
+// Address returns the address of component name of service: "service/name"
+// (docs/configuration.md#keys). SplitAddress takes one apart.
+func Address(service, name string) string { return service + "/" + name }
+
+// SplitAddress returns the service and the component name of address
+// "service/name"; the name is "" when addr has no "/".
+func SplitAddress(addr string) (service, name string) {
+	service, name, _ = strings.Cut(addr, "/")
+	return service, name
+}
+
 // Addresses returns the component addresses sorted.
 func (r *Resolved) Addresses() []string {
 	return slices.Sorted(maps.Keys(r.Components))
@@ -69,7 +80,7 @@ func (c *Config) Resolve(env string) (*Resolved, error) {
 	}
 	for svcName, svc := range c.Services {
 		for name, comp := range svc.Components {
-			addr := svcName + "/" + name
+			addr := Address(svcName, name)
 			rc := &ResolvedComponent{
 				Address: addr, Service: svcName, Name: name, Kind: comp.Kind,
 				Config:  DeepMerge(comp.Config, comp.Environments[env]),

@@ -82,7 +82,7 @@ func (l *loader) checkComponents(c *Config) {
 		names := slices.Sorted(maps.Keys(svc.Components))
 		for _, name := range names {
 			comp := svc.Components[name]
-			addr := svcName + "/" + name
+			addr := Address(svcName, name)
 			pos := l.compPos(svcName, name, comp)
 			l.checkKind(comp, pos)
 			for env := range comp.Environments {
@@ -115,7 +115,7 @@ func normalizeDep(svc, dep string) (string, bool) {
 		s, name = svc, dep
 	}
 	if nameRE.MatchString(s) && nameRE.MatchString(name) {
-		return s + "/" + name, true
+		return Address(s, name), true
 	}
 	return "", false
 }
@@ -125,7 +125,7 @@ func depCandidates(c *Config, svc, raw string) []string {
 	if strings.Contains(raw, "/") {
 		for s, sv := range c.Services {
 			for n := range sv.Components {
-				out = append(out, s+"/"+n)
+				out = append(out, Address(s, n))
 			}
 		}
 	} else if sv := c.Services[svc]; sv != nil {
@@ -138,7 +138,7 @@ func depCandidates(c *Config, svc, raw string) []string {
 }
 
 func (c *Config) component(addr string) *Component {
-	s, n, _ := strings.Cut(addr, "/")
+	s, n := SplitAddress(addr)
 	if sv := c.Services[s]; sv != nil {
 		return sv.Components[n]
 	}
@@ -151,15 +151,16 @@ func (l *loader) checkCycles(c *Config) {
 	graph := map[string][]string{}
 	for svc, sv := range c.Services {
 		for n, comp := range sv.Components {
+			a := Address(svc, n)
 			for _, d := range comp.DependsOn {
 				if t, ok := normalizeDep(svc, d); ok {
-					graph[svc+"/"+n] = append(graph[svc+"/"+n], t)
+					graph[a] = append(graph[a], t)
 				}
 			}
 		}
 	}
 	for _, cyc := range FindCycles(graph) {
-		svc, name, _ := strings.Cut(cyc[0], "/")
+		svc, name := SplitAddress(cyc[0])
 		path := "services." + svc + ".components." + name
 		l.add(l.keyLine(path), path+".depends_on", "dependency cycle: %s (remove one of these depends_on entries)", strings.Join(cyc, " -> "))
 	}

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"maps"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/deployer-dev/deployer/internal/config"
@@ -275,7 +274,7 @@ func declared(planned map[string]plan.Step, addr string, r *statestore.Resource)
 		s.Reevaluate = false
 		return s
 	}
-	svc, comp, _ := strings.Cut(addr, "/")
+	svc, comp := config.SplitAddress(addr)
 	return plan.Step{Address: addr, Service: svc, Component: comp, Kind: r.Kind, Action: plan.NoOp,
 		DependsOn: r.Dependencies, Config: r.DesiredConfig, Prior: r}
 }
@@ -286,11 +285,4 @@ func outputsOf(st *statestore.State) map[string]map[string]any {
 		out[addr] = maps.Clone(r.Outputs)
 	}
 	return out
-}
-
-func inScope(addr, scope string) bool {
-	if scope == "" || addr == scope {
-		return true
-	}
-	return len(addr) > len(scope) && addr[:len(scope)] == scope && addr[len(scope)] == '/'
 }

@@ -128,7 +128,7 @@ func (t Target) LockKey() string {
 // Scope returns the plan scope: "", "svc" or "svc/comp".
 func (t Target) Scope() string {
 	if t.Component != "" {
-		return t.Service + "/" + t.Component
+		return config.Address(t.Service, t.Component)
 	}
 	return t.Service
 }
@@ -280,7 +280,7 @@ func checkScope(res *config.Resolved, t Target) error {
 	services := map[string]bool{}
 	var comps []string
 	for addr := range res.Components {
-		svc, comp, _ := strings.Cut(addr, "/")
+		svc, comp := config.SplitAddress(addr)
 		if svc == t.Service && (t.Component == "" || comp == t.Component) {
 			return nil
 		}
@@ -289,7 +289,7 @@ func checkScope(res *config.Resolved, t Target) error {
 	}
 	known := slices.Sorted(maps.Keys(services))
 	if t.Component != "" {
-		addr := t.Service + "/" + t.Component
+		addr := config.Address(t.Service, t.Component)
 		slices.Sort(comps)
 		return &TargetError{Msg: fmt.Sprintf("component %s is not in deployer.yaml%s: check --component (SERVICE/COMPONENT)",
 			addr, hint(addr, comps))}

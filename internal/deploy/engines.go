@@ -97,7 +97,7 @@ func preflight(ctx context.Context, cfg *config.Config, t Target, engines []engi
 		var comps []plan.Step
 		for _, addr := range slices.Sorted(maps.Keys(res.Components)) {
 			c := res.Components[addr]
-			if inScope(addr, t.Scope()) && e.Handles(c.Kind) {
+			if plan.InScope(addr, t.Scope()) && e.Handles(c.Kind) {
 				comps = append(comps, plan.Step{Address: addr, Service: c.Service, Component: c.Name, Kind: c.Kind,
 					Config: c.Config, DependsOn: c.DependsOn})
 			}
@@ -175,7 +175,7 @@ func (s *Service) readData(ctx context.Context, res *config.Resolved, t Target, 
 	for _, addr := range res.Addresses() {
 		c := res.Components[addr]
 		k := kinds[c.Kind]
-		if k.Read == nil || !inScope(addr, t.Scope()) {
+		if k.Read == nil || !plan.InScope(addr, t.Scope()) {
 			continue
 		}
 		outs, err := k.Read(ctx, plan.Step{Address: addr, Service: c.Service, Component: c.Name, Kind: c.Kind, Config: c.Config}, in)

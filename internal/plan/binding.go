@@ -7,7 +7,6 @@ import (
 	"maps"
 	"slices"
 	"strconv"
-	"strings"
 
 	"github.com/deployer-dev/deployer/internal/config"
 )
@@ -246,7 +245,7 @@ func CompareBinding(saved, now *Binding, env string) *BindingDiff {
 	}
 	slices.Sort(addrs)
 	for _, addr := range addrs {
-		svc, comp, _ := strings.Cut(addr, "/")
+		svc, comp := config.SplitAddress(addr)
 		base := "services." + svc + ".components." + comp
 		s, inSaved := saved.Components[addr]
 		n, inNow := now.Components[addr]

@@ -180,7 +180,7 @@ func Build(desired *config.Resolved, st *statestore.State, o Options) (*Plan, er
 // deleteStep deletes the state resource old at addr, with the settings the
 // state recorded for it (Runs says what its delete runs).
 func deleteStep(addr string, old *statestore.Resource, k KindSettings) Step {
-	svc, comp, _ := strings.Cut(addr, "/")
+	svc, comp := config.SplitAddress(addr)
 	settings, _ := k.recorded(old)
 	return Step{Address: addr, Service: svc, Component: comp, Kind: old.Kind, Action: Delete, DependsOn: slices.Clone(old.Dependencies),
 		Prior: old, Settings: settings, Runs: k.runs(settings)}

@@ -189,7 +189,7 @@ func load(root, dir string, o Options) (*Stack, error) {
 	if o.Env == "" || !st.InEnv {
 		for svcName, svc := range cfg.Services {
 			for name, c := range svc.Components {
-				addr := svcName + "/" + name
+				addr := config.Address(svcName, name)
 				comps[addr], kinds[addr] = c.Config, c.Kind
 			}
 		}
