@@ -42,7 +42,7 @@ func NewCmdLockExec(f *Factory, runF func(context.Context, *LockExecOptions) err
 		if err != nil {
 			return nil, err
 		}
-		return deploy.Exec(ctx, deploy.LockDeps{Locks: m, Getenv: f.Getenv}, req)
+		return deploy.Exec(ctx, deploy.LockDeps{Locks: m, Getenv: f.Getenv, Environ: f.Environ}, req)
 	}
 	cmd := &cobra.Command{
 		Use:   "exec --key NAME [flags] -- COMMAND [ARGS...]",

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 	"time"
 
@@ -38,10 +37,6 @@ type ExecRequest struct {
 	// Progress receives deployer's own notes (stderr): why the command is
 	// being stopped. Nil discards them.
 	Progress io.Writer
-	// Environ is the command's environment before the DEPLOYER_LOCK_*
-	// variables are added; nil means os.Environ(). The variables of the
-	// secrets key are removed either way (secrets.ChildEnviron).
-	Environ []string
 }
 
 // ExecResult is what a `lock exec` did.
@@ -66,7 +61,8 @@ type ExecResult struct {
 // heartbeats (docs/commands.md#lock-exec): it acquires the lock (waiting up to
 // req.LockTimeout), starts the command under the supervisor (proc.Cmd: its
 // own process group, dying with deployer) with DEPLOYER_LOCK_KEY,
-// DEPLOYER_LOCK_ID and DEPLOYER_LOCK_FENCE in its environment, waits for it,
+// DEPLOYER_LOCK_ID and DEPLOYER_LOCK_FENCE added to d.Environ's environment
+// less the secrets key's variables (secrets.ChildEnviron), waits for it,
 // and releases the lock. When the lease is lost (broken with unlock --force,
 // or not renewable) or ctx ends, the command's group gets SIGTERM and, after
 // req.Grace, SIGKILL.
@@ -82,11 +78,8 @@ func Exec(ctx context.Context, d LockDeps, req ExecRequest) (*ExecResult, error)
 	if len(req.Args) == 0 {
 		return nil, errors.New("lock exec: no command to run")
 	}
-	getenv := d.Getenv
-	if getenv == nil {
-		getenv = os.Getenv
-	}
-	by, md := lockmgr.Holder(getenv)
+	d = d.withDefaults()
+	by, md := lockmgr.Holder(d.Getenv)
 	md.Operation, md.Command = "exec", strings.Join(req.Args, " ")
 	lease, err := d.Locks.Acquire(ctx, lockmgr.Request{Key: lockmgr.CustomKey(req.Key), LockedBy: by, Metadata: md, Timeout: req.LockTimeout})
 	var held *lockmgr.HeldError
@@ -100,7 +93,8 @@ func Exec(ctx context.Context, d LockDeps, req ExecRequest) (*ExecResult, error)
 	rec := lease.Record()
 	res := &ExecResult{Lock: rec, ExitCode: -1}
 
-	stopped, runErr := runUnderLease(ctx, lease, req, res)
+	env := secrets.ChildEnviron(d.Environ()) // no secrets key unless passed explicitly
+	stopped, runErr := runUnderLease(ctx, lease, req, env, res)
 	lost := stopped && lease.Lost() != nil
 	if relErr := releaseLease(lease); relErr != nil && !lost {
 		res.ReleaseErr = relErr
@@ -114,16 +108,11 @@ func Exec(ctx context.Context, d LockDeps, req ExecRequest) (*ExecResult, error)
 	return res, runErr
 }
 
-// runUnderLease runs the command of req until it exits or the lease's
-// context ends (then stopped is true), and sets res.ExitCode.
-func runUnderLease(ctx context.Context, lease *lockmgr.Lease, req ExecRequest, res *ExecResult) (stopped bool, err error) {
+// runUnderLease runs the command of req with env and the DEPLOYER_LOCK_*
+// variables until it exits or the lease's context ends (then stopped is
+// true), and sets res.ExitCode.
+func runUnderLease(ctx context.Context, lease *lockmgr.Lease, req ExecRequest, env []string, res *ExecResult) (stopped bool, err error) {
 	progress := progressOr(req.Progress)
-	env := req.Environ
-	if env == nil {
-		env = os.Environ()
-	}
-	env = secrets.ChildEnviron(env) // no secrets key unless passed explicitly
-
 	rec := res.Lock
 	c := proc.Command(lease.Context(), req.Args[0], req.Args[1:]...)
 	c.Grace = req.Grace

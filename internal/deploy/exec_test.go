@@ -64,10 +64,11 @@ func TestExecPassesTheExitCodeAndTheLeaseThrough(t *testing.T) {
 	}{{"exit 0", 0}, {"exit 7", 7}, {"kill -TERM $$", 143}} {
 		m, b := fileLocks(t)
 		var out syncBuffer
-		res, err := deploy.Exec(context.Background(), deploy.LockDeps{Locks: m, Getenv: noHolderEnv}, deploy.ExecRequest{
+		d := deploy.LockDeps{Locks: m, Getenv: noHolderEnv, Environ: func() []string { return []string{"PATH=/usr/bin:/bin"} }}
+		res, err := deploy.Exec(context.Background(), d, deploy.ExecRequest{
 			Key:    "nightly-sync",
 			Args:   []string{"sh", "-c", `echo "$DEPLOYER_LOCK_KEY $DEPLOYER_LOCK_ID $DEPLOYER_LOCK_FENCE"; ` + c.script},
-			Stdout: &out, Environ: []string{"PATH=/usr/bin:/bin"},
+			Stdout: &out,
 		})
 		if err != nil || res.ExitCode != c.code || res.Skipped != nil || res.ReleaseErr != nil {
 			t.Fatalf("%q: Exec = %+v, %v; want exit %d and no error", c.script, res, err, c.code)
@@ -221,5 +222,23 @@ func TestExecReportsAFailedRelease(t *testing.T) {
 	res, err := deploy.Exec(context.Background(), deploy.LockDeps{Locks: m, Getenv: noHolderEnv}, deploy.ExecRequest{Key: "k", Args: []string{"sh", "-c", "exit 3"}})
 	if err != nil || res.ExitCode != 3 || !errors.Is(res.ReleaseErr, errUnreachable) {
 		t.Errorf("Exec = %+v, %v; want exit 3 passed through and ReleaseErr set", res, err)
+	}
+}
+
+// The command starts from d.Environ without the secrets key: a lock exec
+// script never sees the state's passphrase unless passed explicitly.
+func TestExecCommandGetsTheEnvironmentWithoutTheSecretsKey(t *testing.T) {
+	m, _ := fileLocks(t)
+	var out syncBuffer
+	environ := func() []string {
+		return []string{"PATH=/usr/bin:/bin", "TEAM=payments", "DEPLOYER_SECRETS_PASSPHRASE=hunter2", "PULUMI_CONFIG_PASSPHRASE=hunter3"}
+	}
+	res, err := deploy.Exec(context.Background(), deploy.LockDeps{Locks: m, Getenv: noHolderEnv, Environ: environ}, deploy.ExecRequest{
+		Key: "k", Args: []string{"sh", "-c", `echo "team=$TEAM secrets=$DEPLOYER_SECRETS_PASSPHRASE$PULUMI_CONFIG_PASSPHRASE key=$DEPLOYER_LOCK_KEY"`}, Stdout: &out})
+	if err != nil || res.ExitCode != 0 {
+		t.Fatalf("Exec = %+v, %v", res, err)
+	}
+	if got, want := out.String(), "team=payments secrets= key=custom:k\n"; got != want {
+		t.Errorf("the command printed %q, want %q", got, want)
 	}
 }

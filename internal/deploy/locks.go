@@ -21,10 +21,27 @@ type LockDeps struct {
 	// Getenv describes who breaks or takes a lock (lockmgr.Holder); default
 	// os.Getenv.
 	Getenv func(string) string
+	// Environ is the environment a lock exec command starts from
+	// (Factory.Environ), before the variables of the secrets key are
+	// removed (secrets.ChildEnviron) and DEPLOYER_LOCK_* added; default
+	// os.Environ.
+	Environ func() []string
 	// Service opens the Service that records the deployment of a broken lock
 	// as abandoned; Unlock calls it only when there is one to record. Nil:
 	// nothing is recorded.
 	Service func(context.Context) (*Service, error)
+}
+
+// withDefaults returns d with os.Getenv and os.Environ for an unset Getenv
+// and Environ: deployer's own environment.
+func (d LockDeps) withDefaults() LockDeps {
+	if d.Getenv == nil {
+		d.Getenv = os.Getenv
+	}
+	if d.Environ == nil {
+		d.Environ = os.Environ
+	}
+	return d
 }
 
 // StaleObserver receives each STALE lock `state locks` finds
@@ -180,11 +197,7 @@ func Unlock(ctx context.Context, d LockDeps, req UnlockRequest) (*UnlockResult, 
 			return nil, err
 		}
 	}
-	getenv := d.Getenv
-	if getenv == nil {
-		getenv = os.Getenv
-	}
-	by, _ := lockmgr.Holder(getenv)
+	by, _ := lockmgr.Holder(d.withDefaults().Getenv)
 	if err := d.Locks.ForceUnlock(ctx, key, st.LockID, by); err != nil {
 		if errors.Is(err, lockmgr.ErrLockLost) {
 			return nil, fmt.Errorf("lock %s changed hands while unlocking (lock id %s is gone): nothing was broken; check deployer state locks", key, st.LockID)
