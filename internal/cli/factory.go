@@ -41,7 +41,8 @@ type Factory struct {
 	IO     *IOStreams
 	Getenv func(string) string
 	// Environ is the process environment Command components start from
-	// (nil is none), and lock exec commands (nil is os.Environ).
+	// (nil is none), and lock exec and guard stop commands (nil is
+	// os.Environ).
 	Environ func() []string
 	// Now is the clock of the use cases, lock verdicts and metrics; nil
 	// leaves each package below its own (the system clock). Tests set a fixed one.

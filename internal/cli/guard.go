@@ -160,7 +160,7 @@ func newGuard(f *Factory) (*config.Config, *guard.Guard, error) {
 	}
 	return cfg, guard.New(guard.Deps{
 		Locks: f.Locks, Dir: cfg.Dir, Audit: al, Now: f.Now, Log: f.IO.ErrOut, Output: f.IO.ErrOut,
-		Holder: func() (string, lockmgr.Metadata) { return lockmgr.Holder(f.Getenv) },
+		Holder: func() (string, lockmgr.Metadata) { return lockmgr.Holder(f.Getenv) }, Environ: f.Environ,
 	}), nil
 }
 

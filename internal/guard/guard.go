@@ -8,6 +8,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"os"
 	"sort"
 	"strings"
 	"time"
@@ -148,6 +149,11 @@ type Deps struct {
 	Output io.Writer // the stop command's output as it runs; nil discards
 	// Holder names this process as a lock holder (lockmgr.Holder).
 	Holder func() (string, lockmgr.Metadata)
+	// Environ is the environment the stop command starts from
+	// (Factory.Environ), before the variables of the secrets key are
+	// removed (secrets.ChildEnviron) and DEPLOYER_GUARD_* added; default
+	// os.Environ.
+	Environ func() []string
 	// Grace is the time between SIGTERM and SIGKILL when a running stop
 	// command is cancelled (default 10s).
 	Grace time.Duration
@@ -167,6 +173,9 @@ func New(d Deps) *Guard {
 	g := &Guard{Deps: d, client: cmp.Or(d.Client, NewClient()), now: d.Now}
 	if g.now == nil {
 		g.now = time.Now
+	}
+	if g.Environ == nil {
+		g.Environ = os.Environ
 	}
 	g.Audit = cmp.Or(g.Audit, slog.New(slog.DiscardHandler))
 	g.Log = cmp.Or(g.Log, io.Discard)

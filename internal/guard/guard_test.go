@@ -487,3 +487,22 @@ func TestMisconfiguredStatusURLsCountAsUpWithAWarning(t *testing.T) {
 		t.Fatalf("a 404 stopped the resource: %+v", res)
 	}
 }
+
+// The stop command starts from Deps.Environ without the secrets key, with
+// the resource and the application being stopped.
+func TestStopCommandGetsTheEnvironmentWithoutTheSecretsKey(t *testing.T) {
+	a := newApp(t)
+	r := newRig(t, "file://"+t.TempDir(), map[string]string{"only": a.srv.URL}, time.Second)
+	r.cfg.Shared["db"].Stop = `echo "team=$TEAM secrets=$DEPLOYER_SECRETS_PASSPHRASE$PULUMI_CONFIG_PASSPHRASE_FILE guard=$DEPLOYER_GUARD_RESOURCE/$DEPLOYER_GUARD_AS"`
+	g := r.guard()
+	g.Environ = func() []string {
+		return []string{"PATH=/usr/bin:/bin", "TEAM=payments", "DEPLOYER_SECRETS_PASSPHRASE=hunter2", "PULUMI_CONFIG_PASSPHRASE_FILE=/run/key"}
+	}
+	res, err := g.Stop(context.Background(), r.cfg, "db", "only", false)
+	if err != nil || res.Stop == nil {
+		t.Fatalf("guard stop = %+v, %v", res, err)
+	}
+	if got, want := res.Stop.Output, "team=payments secrets= guard=db/only\n"; got != want {
+		t.Errorf("the stop command printed %q, want %q", got, want)
+	}
+}

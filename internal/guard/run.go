@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"os"
 	"sync"
 
 	"github.com/deployer-dev/deployer/internal/proc"
@@ -14,16 +13,18 @@ import (
 const maxStopOutput = 64 << 10
 
 // runStop runs command with sh -c in g.Dir under the supervisor (proc.Cmd:
-// its own process group, dying with deployer), streaming its output to
-// g.Output and keeping the last 64 KiB. Cancelling ctx sends SIGTERM to its
-// process group, then SIGKILL after g.Grace.
+// its own process group, dying with deployer), in g.Environ's environment
+// without the secrets key's variables and with DEPLOYER_GUARD_RESOURCE and
+// DEPLOYER_GUARD_AS, streaming its output to g.Output and keeping the last
+// 64 KiB. Cancelling ctx sends SIGTERM to its process group, then SIGKILL
+// after g.Grace.
 func (g *Guard) runStop(ctx context.Context, command, resource, as string) (StopRun, error) {
 	run := StopRun{Command: command}
 	g.logf("running the stop command of %s: %s", resource, command)
 	c := proc.Command(ctx, "sh", "-c", command)
 	c.Grace = g.Grace
 	c.Dir = g.Dir
-	c.Env = append(secrets.ChildEnviron(os.Environ()), "DEPLOYER_GUARD_RESOURCE="+resource, "DEPLOYER_GUARD_AS="+as)
+	c.Env = append(secrets.ChildEnviron(g.Environ()), "DEPLOYER_GUARD_RESOURCE="+resource, "DEPLOYER_GUARD_AS="+as)
 	tail := &tailBuffer{max: maxStopOutput}
 	w := io.MultiWriter(g.Output, tail)
 	c.Stdout, c.Stderr = w, w
