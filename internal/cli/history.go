@@ -2,10 +2,8 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"text/tabwriter"
 	"time"
 
@@ -91,7 +89,7 @@ func runHistory(ctx context.Context, opts *HistoryOptions) error {
 		stateErr = fmt.Errorf("%w\nthe snapshots above are intact: restore one with deployer restore -s %s -e %s --serial N", res.StateErr, t.Stack, t.Env)
 	}
 	if opts.JSON {
-		return errors.Join(encodeJSON(opts.IO.Out, res.Entries), stateErr)
+		return errors.Join(opts.IO.PrintJSON(res.Entries), stateErr)
 	}
 	tw := tabwriter.NewWriter(opts.IO.Out, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "SERIAL\tTIME\tTYPE\tSTATUS\tDEPLOYMENT\tBY\tCOMMIT\tDURATION\tCHANGES")
@@ -117,11 +115,4 @@ func runHistory(ctx context.Context, opts *HistoryOptions) error {
 			orDash(string(e.Status)), orDash(e.DeploymentID), orDash(e.TriggeredBy), orDash(commit), took, changes)
 	}
 	return errors.Join(tw.Flush(), stateErr)
-}
-
-// encodeJSON writes v to w as indented JSON (the --json output of a command).
-func encodeJSON(w io.Writer, v any) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(v)
 }

@@ -37,8 +37,9 @@ func NewCmdLockExec(f *Factory, runF func(context.Context, *LockExecOptions) err
 		if err != nil {
 			return nil, err
 		}
-		deploy.WithLeaseTTL(&cfg.Backend, opts.TTL)
-		m, err := f.Locks(ctx, cfg)
+		withTTL := *cfg // the Factory's config stays as deployer.yaml says
+		deploy.WithLeaseTTL(&withTTL.Backend, opts.TTL)
+		m, err := f.Locks(ctx, &withTTL)
 		if err != nil {
 			return nil, err
 		}

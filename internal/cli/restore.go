@@ -119,7 +119,7 @@ func runRestore(ctx context.Context, opts *RestoreOptions) error {
 		opts.Report(t, res)
 	}
 	if opts.JSON {
-		return encodeJSON(opts.IO.Out, map[string]any{"stack": t.Stack, "environment": t.Env, "serial": res.Head.Serial,
+		return opts.IO.PrintJSON(map[string]any{"stack": t.Stack, "environment": t.Env, "serial": res.Head.Serial,
 			"restored_from": res.RestoredFrom, "resources": len(res.State.Resources)})
 	}
 	fmt.Fprintf(opts.IO.Out, "Restored %s/%s from serial %d as serial %d (%d resources). The infrastructure was not changed: run deployer plan to compare.\n",
