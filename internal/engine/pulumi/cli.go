@@ -68,13 +68,9 @@ func FindCLI(command string) (path, version string, err error) {
 	if abs, aerr := filepath.Abs(path); aerr == nil {
 		path = abs
 	}
-	cmd := exec.Command(path, "version")
-	cmd.Env = append(os.Environ(), "PULUMI_SKIP_UPDATE_CHECK=true")
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
+	out, err := runQuiet(context.Background(), path, "version")
 	if err != nil {
-		return "", "", &CLIMissingError{Command: path, Err: fmt.Errorf("run %s version: %w: %s", path, err, strings.TrimSpace(stderr.String()))}
+		return "", "", &CLIMissingError{Command: path, Err: err}
 	}
 	version = strings.TrimSpace(string(out))
 	v, err := semver.ParseTolerant(version)
@@ -221,4 +217,19 @@ func (c *cliCommand) kill() {
 	for cmd := range c.procs {
 		_ = cmd.Kill()
 	}
+}
+
+// runQuiet runs a short query of the Pulumi CLI (`pulumi version`, `pulumi
+// plugin ls --json`) under the supervisor (proc.Cmd: its own process group,
+// stopped with ctx, dying with deployer) and returns its stdout. Errors:
+// "run CLI ARGS: ...: STDERR" when it cannot start or exits non-zero.
+func runQuiet(ctx context.Context, cli string, args ...string) ([]byte, error) {
+	c := proc.Command(ctx, cli, args...)
+	c.Env = append(os.Environ(), "PULUMI_SKIP_UPDATE_CHECK=true")
+	var stdout, stderr bytes.Buffer
+	c.Stdout, c.Stderr = &stdout, &stderr
+	if err := c.Run(); err != nil {
+		return nil, fmt.Errorf("run %s %s: %w: %s", cli, strings.Join(args, " "), err, strings.TrimSpace(stderr.String()))
+	}
+	return stdout.Bytes(), nil
 }

@@ -1,7 +1,6 @@
 package pulumi
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -159,13 +158,9 @@ func neededPlugins(comps []plan.Step) []Plugin {
 // installedPlugins runs `pulumi plugin ls --json` and returns the resource
 // plugins in the plugin cache: name -> versions (without "v").
 func installedPlugins(ctx context.Context, cli string) (map[string]map[string]bool, error) {
-	c := exec.CommandContext(ctx, cli, "plugin", "ls", "--json")
-	c.Env = append(os.Environ(), "PULUMI_SKIP_UPDATE_CHECK=true")
-	var stderr bytes.Buffer
-	c.Stderr = &stderr
-	out, err := c.Output()
+	out, err := runQuiet(ctx, cli, "plugin", "ls", "--json")
 	if err != nil {
-		return nil, fmt.Errorf("list the installed Pulumi plugins (%s plugin ls --json): %w: %s", cli, err, strings.TrimSpace(stderr.String()))
+		return nil, fmt.Errorf("list the installed Pulumi plugins: %w", err)
 	}
 	var list []struct {
 		Name    string `json:"name"`
