@@ -140,10 +140,16 @@ func writePlanTable(b *strings.Builder, p *plan.Plan) {
 		for _, d := range s.Diffs {
 			fields = append(fields, mdField(maskDiff(d)))
 		}
-		if s.Runs != nil && *s.Runs != "" {
-			fields = append(fields, "runs `"+mdCode(*s.Runs)+"`")
-		} else if s.Runs != nil {
-			fields = append(fields, "runs nothing (no delete command)")
+		if s.Runs != nil {
+			runs := "runs"
+			if s.Action == plan.Replace {
+				runs = "delete runs"
+			}
+			if *s.Runs != "" {
+				fields = append(fields, runs+" `"+mdCode(*s.Runs)+"`")
+			} else {
+				fields = append(fields, runs+" nothing (no delete command)")
+			}
 		}
 		cell := strings.Join(fields, "<br>")
 		if cell == "" {

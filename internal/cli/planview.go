@@ -121,11 +121,16 @@ func (h *humanPlan) Render(w io.Writer, p *plan.Plan) error {
 }
 
 // runsLine says what a delete step runs (plan.Step.Runs): "runs: CMD", or
-// that nothing runs; "" when the step has no commands.
+// that nothing runs; for a replace, what the delete of the existing
+// instance runs ("delete runs: CMD"); "" when the step has no commands.
 func runsLine(s plan.Step) string {
 	switch {
 	case s.Runs == nil:
 		return ""
+	case s.Action == plan.Replace && *s.Runs == "":
+		return "delete runs nothing (no delete command): the new instance is created"
+	case s.Action == plan.Replace:
+		return "delete runs: " + strings.ReplaceAll(*s.Runs, "\n", "\n                   ")
 	case *s.Runs == "":
 		return "runs nothing (no delete command): only removed from the state"
 	}

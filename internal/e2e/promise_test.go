@@ -145,6 +145,66 @@ func TestCommandsAreConfigurationInThePlan(t *testing.T) {
 	})
 }
 
+const replaceYAML = `stack: cmds
+%BACKEND%environments: {dev: {}}
+services:
+  web:
+    components:
+      site:
+        kind: Command
+        command:
+          create: echo create-v1 >> ran.log
+          delete: echo delete-v1 >> ran.log
+          triggers: ["1"]
+`
+
+// TestReplaceRunsTheRecordedDelete: a replace (command.triggers changed)
+// whose create and delete commands changed too deletes the existing
+// instance with the delete it was created with, then creates with the new
+// create; plan, --json and the job summary say which delete runs.
+func TestReplaceRunsTheRecordedDelete(t *testing.T) {
+	onBackends(t, func(t *testing.T, backend string, env []string) {
+		yaml := strings.Replace(replaceYAML, "%BACKEND%", backend, 1)
+		p := newProject(t, yaml)
+		p.env = env
+		p.mustRun(0, "deploy", "-e", "dev", "--yes")
+
+		yaml = strings.NewReplacer("create-v1", "create-v2", "delete-v1", "delete-v2", `["1"]`, `["2"]`).Replace(yaml)
+		p.write("deployer.yaml", yaml)
+		r := p.mustRun(2, "plan", "-e", "dev", "--detailed-exitcode")
+		for _, want := range []string{"± site (Command) replace", `~ command.triggers[0]: "1" -> "2"`, "forces replacement",
+			`~ command.delete: "echo delete-v1 >> ran.log" -> "echo delete-v2 >> ran.log"`, "delete runs: echo delete-v1 >> ran.log"} {
+			if !strings.Contains(r.stdout, want) {
+				t.Errorf("plan of the replace lacks %q:\n%s", want, r)
+			}
+		}
+		pj := parsePlan(t, p.mustRun(0, "plan", "-e", "dev", "--json"))
+		if s := findStep(pj, "web/site"); s == nil || s.Action != "replace" || s.Runs == nil || *s.Runs != "echo delete-v1 >> ran.log" {
+			t.Errorf("plan --json: web/site should be a replace whose delete runs the recorded command: %+v", pj)
+		}
+		summary := filepath.Join(t.TempDir(), "summary.md")
+		p.env = append(append([]string{}, env...), "GITHUB_ACTIONS=true", "GITHUB_STEP_SUMMARY="+summary)
+		p.mustRun(0, "plan", "-e", "dev")
+		if md, _ := os.ReadFile(summary); !strings.Contains(string(md), "delete runs `echo delete-v1 >> ran.log`") {
+			t.Errorf("job summary lacks the delete of the replace:\n%s", md)
+		}
+		p.env = env
+
+		r = p.mustRun(0, "deploy", "-e", "dev", "--yes")
+		if log := string(p.read("ran.log")); log != "create-v1\ndelete-v1\ncreate-v2\n" {
+			t.Errorf("the replace should run the recorded delete, then the new create; ran.log:\n%s\n%s", log, r)
+		}
+		p.mustRun(0, "plan", "-e", "dev", "--detailed-exitcode")
+
+		// The new instance is deleted with the new delete.
+		p.write("deployer.yaml", yaml[:strings.Index(yaml, "services:")]+"services: {}\n")
+		r = p.mustRun(0, "plan", "-e", "dev")
+		if !strings.Contains(r.stdout, "runs: echo delete-v2 >> ran.log") {
+			t.Errorf("plan of the removed component should run the new delete:\n%s", r)
+		}
+	})
+}
+
 func findStep(p planJSON, addr string) *planStep {
 	for i := range p.Steps {
 		if p.Steps[i].Address == addr {

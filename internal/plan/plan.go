@@ -137,6 +137,10 @@ func Build(desired *config.Resolved, st *statestore.State, o Options) (*Plan, er
 			continue
 		}
 		s := diffStep(c, old, o.ReplaceOn, o.kind(c.Kind))
+		if s.Action == Replace {
+			s.PriorSettings = priorSettings(old, c, o)
+			s.Runs = o.kind(c.Kind).runs(s.PriorSettings)
+		}
 		if read, ok := o.Read[addr]; ok {
 			readDiffs(&s, read)
 		}

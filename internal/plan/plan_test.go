@@ -390,3 +390,73 @@ func TestBoundSettingsKeepTheirKey(t *testing.T) {
 		t.Errorf("read back %+v", back)
 	}
 }
+
+// A replace deletes the existing instance with the settings its state
+// recorded (older forms included), with the desired ones when a state of
+// the same kind recorded none, and with none after a kind change; its
+// runs says what that delete runs.
+func TestReplaceDeletesWithThePriorSettings(t *testing.T) {
+	widget := KindSettings{
+		Recorded: func(r *statestore.Resource) (map[string]map[string]any, bool) {
+			if m, ok := r.ActualState["spec"].(map[string]any); ok {
+				return map[string]map[string]any{"spec": m}, true
+			}
+			if old, ok := r.ActualState["teardown"].(string); ok { // an older form
+				return map[string]map[string]any{"spec": {"teardown": old}}, false
+			}
+			return map[string]map[string]any{"spec": nil}, false
+		},
+		Runs: func(s map[string]map[string]any) *string {
+			if s == nil {
+				return nil
+			}
+			v, _ := s["spec"]["teardown"].(string)
+			return &v
+		},
+	}
+	opts := Options{Now: fixedNow, ReplaceOn: func(string) []string { return []string{"zone", "spec.zone"} },
+		Settings: func(kind string) KindSettings {
+			if kind == "Widget" {
+				return widget
+			}
+			return KindSettings{}
+		}}
+	desiredSpec := map[string]any{"zone": "b", "teardown": "./new-down.sh"}
+	var cs []*config.ResolvedComponent
+	for _, addr := range []string{"w/recorded", "w/older", "w/unrecorded", "w/kind"} {
+		c := comp(addr, "Widget", map[string]any{"zone": "b"})
+		c.Settings = map[string]map[string]any{"spec": desiredSpec}
+		cs = append(cs, c)
+	}
+	withActual := func(kind string, actual map[string]any) *statestore.Resource {
+		r := res(kind, map[string]any{"zone": "a"})
+		r.ActualState = actual
+		return r
+	}
+	recorded := map[string]any{"zone": "a", "teardown": "./old-down.sh"}
+	p, err := Build(desired(cs...), state(map[string]*statestore.Resource{
+		"w/recorded":   withActual("Widget", map[string]any{"spec": recorded}),
+		"w/older":      withActual("Widget", map[string]any{"teardown": "./older-down.sh"}),
+		"w/unrecorded": withActual("Widget", nil),
+		"w/kind":       withActual("Gadget", map[string]any{"spec": recorded}),
+	}), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]struct {
+		prior map[string]map[string]any
+		runs  *string
+	}{
+		"w/recorded":   {map[string]map[string]any{"spec": recorded}, new("./old-down.sh")},
+		"w/older":      {map[string]map[string]any{"spec": {"teardown": "./older-down.sh"}}, new("./older-down.sh")},
+		"w/unrecorded": {map[string]map[string]any{"spec": desiredSpec}, new("./new-down.sh")},
+		"w/kind":       {nil, nil},
+	}
+	for _, s := range p.Steps {
+		w := want[s.Address]
+		if s.Action != Replace || !cmp.Equal(s.PriorSettings, w.prior) || !cmp.Equal(s.Runs, w.runs) || !cmp.Equal(s.Settings["spec"], desiredSpec) {
+			t.Errorf("%s: %s prior settings %v runs %v settings %v; want a replace with prior settings %v, runs %v and the desired settings",
+				s.Address, s.Action, s.PriorSettings, s.Runs, s.Settings, w.prior, w.runs)
+		}
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"maps"
 	"slices"
 
+	"github.com/deployer-dev/deployer/internal/config"
 	"github.com/deployer-dev/deployer/internal/statestore"
 )
 
@@ -46,6 +47,23 @@ func (o Options) kind(kind string) KindSettings {
 		return KindSettings{}
 	}
 	return o.Settings(kind)
+}
+
+// priorSettings are the settings the existing instance old of component c
+// is deleted with on a replace (Step.PriorSettings): what its state
+// recorded under the rules of its own kind, older forms included, as
+// Terraform destroys the prior instance with its prior state; when it
+// recorded nothing, c's settings if the kind is the same (a state written
+// before settings were recorded: they are taken as unchanged), else nil.
+func priorSettings(old *statestore.Resource, c *config.ResolvedComponent, o Options) map[string]map[string]any {
+	s, ok := o.kind(old.Kind).recorded(old)
+	if ok || slices.ContainsFunc(slices.Collect(maps.Values(s)), func(m map[string]any) bool { return len(m) > 0 }) {
+		return s
+	}
+	if old.Kind == c.Kind {
+		return c.Settings
+	}
+	return nil
 }
 
 // settingsDiffs adds to d the diffs between the settings a component was

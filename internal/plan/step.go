@@ -55,10 +55,17 @@ type Step struct {
 	// (config.ResolvedComponent.Settings); for a delete, the ones the state
 	// recorded, or with destroy the configured ones.
 	Settings map[string]map[string]any `json:"-"`
+	// PriorSettings are, on a replace, the settings the existing instance
+	// is deleted with before the new one is created: the ones its state
+	// recorded (KindSettings.Recorded, older forms included), or the
+	// desired ones when a state of the same kind recorded none (taken as
+	// unchanged, as their diff is); nil otherwise (docs/plan.md#actions).
+	PriorSettings map[string]map[string]any `json:"-"`
 	// Runs is, on a delete step, what the delete runs as the kind's engine
 	// says it (KindSettings.Runs): for a Command component the exact shell
-	// command, "" when it has none (it is only removed from the state). Nil
-	// when the kind says nothing (docs/plan.md).
+	// command, "" when it has none (it is only removed from the state); on
+	// a replace, what the delete of the existing instance runs (from
+	// PriorSettings). Nil when the kind says nothing (docs/plan.md).
 	Runs *string `json:"runs,omitempty"`
 	// Prior is the resource in state; nil on create.
 	Prior *statestore.Resource `json:"-"`

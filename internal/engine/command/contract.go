@@ -10,13 +10,14 @@ import (
 	"github.com/deployer-dev/deployer/internal/proc"
 )
 
-// Kinds is the Command engine's catalog: the one kind "Command". Refresh
-// covers the components with a read command (Refresh); nothing previews
-// (Preview).
+// Kinds is the Command engine's catalog: the one kind "Command", replaced
+// when command.triggers changes (ReplaceOn). Refresh covers the components
+// with a read command (Refresh); nothing previews (Preview).
 func (e *Engine) Kinds() []engine.Kind {
 	return []engine.Kind{{Name: Kind, Sections: []string{Section}, Decode: decode, Settings: planSettings,
-		Requires: []config.Requirement{{Path: Section + ".create", Why: "the shell command that creates it, run in the directory of deployer.yaml"}},
-		Refresh:  engine.Coverage{Covered: true, When: "with " + Section + ".read (docs/command-kind.md#drift-read)"}}}
+		ReplaceOn: []string{Section + ".triggers"},
+		Requires:  []config.Requirement{{Path: Section + ".create", Why: "the shell command that creates it, run in the directory of deployer.yaml"}},
+		Refresh:   engine.Coverage{Covered: true, When: "with " + Section + ".read (docs/command-kind.md#drift-read)"}}}
 }
 
 // Preflight has nothing to check: commands run with the local shell.

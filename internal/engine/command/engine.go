@@ -86,8 +86,9 @@ func (e *Engine) Capabilities() engine.Capabilities {
 // command.create; update runs command.update or, when empty, command.create,
 // and nothing when only command.delete or command.timeout changed
 // (stateOnly);
-// replace runs command.delete then command.create; delete runs command.delete
-// (nothing when empty). Outputs of each finished step are stored in
+// replace runs the delete the existing instance was applied with
+// (Step.PriorSettings, nothing when it had none) then command.create;
+// delete runs command.delete (nothing when empty). Outputs of each finished step are stored in
 // in.Outputs so later steps see them; a deleted component's are removed.
 //
 // It stops at the first failure and returns the Results of the steps it
@@ -142,7 +143,7 @@ func (e *Engine) applyStep(ctx context.Context, st plan.Step, in engine.Inputs) 
 	)
 	switch st.Action {
 	case plan.Create:
-		out, err = e.runAction(ctx, st, in, "create", spec.Create, map[string]any{})
+		out, err = e.runAction(ctx, st, in, spec, "create", spec.Create, map[string]any{})
 	case plan.Update:
 		if stateOnly(st) {
 			return e.recordOnly(ctx, st, in, res, prev)
@@ -151,20 +152,25 @@ func (e *Engine) applyStep(ctx context.Context, st plan.Step, in engine.Inputs) 
 		if cmd == "" {
 			cmd = spec.Create
 		}
-		out, err = e.runAction(ctx, st, in, "update", cmd, prev)
+		out, err = e.runAction(ctx, st, in, spec, "update", cmd, prev)
 	case plan.Replace:
-		if spec.Delete != "" {
-			out, err = e.runAction(ctx, st, in, "delete", spec.Delete, prev)
+		// The existing instance goes with the delete it was applied with
+		// (Step.PriorSettings), under its timeout; the new one comes from
+		// the configured create.
+		if old := SpecFrom(st.PriorSettings[Section]); old != nil && old.Delete != "" {
+			out, err = e.runAction(ctx, st, in, old, "delete", old.Delete, prev)
+		} else {
+			fmt.Fprintf(progress(in), "[%s] replace: no delete command recorded for the existing instance: creating the new one only\n", st.Address)
 		}
 		if err == nil {
-			out, err = e.runAction(ctx, st, in, "create", spec.Create, map[string]any{})
+			out, err = e.runAction(ctx, st, in, spec, "create", spec.Create, map[string]any{})
 		}
 	case plan.Delete:
 		if spec.Delete == "" {
 			fmt.Fprintf(progress(in), "[%s] no delete command: removing the component from state only\n", st.Address)
 			break
 		}
-		out, err = e.runAction(ctx, st, in, "delete", spec.Delete, prev)
+		out, err = e.runAction(ctx, st, in, spec, "delete", spec.Delete, prev)
 	default:
 		err = fmt.Errorf("component %s: unknown action %q", st.Address, st.Action)
 	}
@@ -232,9 +238,10 @@ func (e *Engine) recordOnly(ctx context.Context, st plan.Step, in engine.Inputs,
 	return res, nil
 }
 
-// runAction runs one shell command of a step; action is the one the command
-// sees in DEPLOYER_ACTION (create, update or delete).
-func (e *Engine) runAction(ctx context.Context, st plan.Step, in engine.Inputs, action, cmd string, prev map[string]any) (*runOutcome, error) {
+// runAction runs cmd, one shell command of a step from spec, bounded by
+// spec's timeout; action is the one the command sees in DEPLOYER_ACTION
+// (create, update or delete).
+func (e *Engine) runAction(ctx context.Context, st plan.Step, in engine.Inputs, spec *Spec, action, cmd string, prev map[string]any) (*runOutcome, error) {
 	if cmd == "" {
 		return nil, fmt.Errorf("component %s: no %s command: set services.%s.components.%s.command.%s in deployer.yaml",
 			st.Address, action, st.Service, st.Component, action)
@@ -248,7 +255,7 @@ func (e *Engine) runAction(ctx context.Context, st plan.Step, in engine.Inputs, 
 		Dependencies: dependencyOutputs(st, in),
 	}
 	timeout := e.timeout
-	if t := stepSpec(st).Timeout; t > 0 {
+	if t := spec.Timeout; t > 0 {
 		timeout = t
 	}
 	return e.run(ctx, runSpec{

@@ -184,6 +184,9 @@ func TestActionsRunTheRightCommands(t *testing.T) {
 			in.Outputs["web/site"] = map[string]any{"v": "old"}
 			st := step("web/site", tc.action, tc.spec, nil)
 			st.Prior = prior
+			if tc.action == plan.Replace {
+				st.PriorSettings = st.Settings // applied with the same commands
+			}
 			apply := testEngine().Apply
 			if tc.destroy {
 				apply = testEngine().Destroy

@@ -23,8 +23,9 @@ func buildPlan(t *testing.T, comps map[string]map[string]any, resources map[stri
 	}
 	kind := New().Kinds()[0]
 	p, err := plan.Build(r, &statestore.State{Serial: 1, Resources: resources}, plan.Options{
-		Now:      func() time.Time { return time.Date(2024, 5, 1, 12, 0, 0, 0, time.UTC) },
-		Settings: func(string) plan.KindSettings { return kind.Settings },
+		Now:       func() time.Time { return time.Date(2024, 5, 1, 12, 0, 0, 0, time.UTC) },
+		Settings:  func(string) plan.KindSettings { return kind.Settings },
+		ReplaceOn: func(string) []string { return kind.ReplaceOn },
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -114,5 +115,46 @@ func TestApplyRecordsItsCommands(t *testing.T) {
 	again := buildPlan(t, nil, map[string]*statestore.Resource{"web/site": recordedResource(got)})
 	if r := again["web/site"].Runs; r == nil || *r != "rm -f x" {
 		t.Errorf("delete after removal runs %v, want the recorded rm -f x", r)
+	}
+}
+
+// A replace deletes the existing instance with the delete it was applied
+// with and creates the new one with the configured create; the plan says which delete runs. A legacy state (no recorded
+// commands) has nothing to diff the triggers with: it is not replaced.
+func TestReplaceRunsTheRecordedDelete(t *testing.T) {
+	oldCmds := map[string]any{"create": "echo create-v1 >> log", "delete": "echo delete-v1 $DEPLOYER_OUTPUT_V >> log", "timeout": "1m0s", "triggers": []any{"1"}}
+	newCmds := map[string]any{"create": `echo create-v2 >> log; echo '{"v":"2"}' > "$DEPLOYER_OUTPUTS"`, "delete": "echo delete-v2 >> log", "triggers": []any{"2"}}
+	for _, tc := range []struct {
+		name   string
+		actual map[string]any
+		runs   string
+		log    string
+	}{
+		{"recorded commands", map[string]any{CommandsKey: oldCmds}, "echo delete-v1 $DEPLOYER_OUTPUT_V >> log", "delete-v1 1\ncreate-v2\n"},
+		{"recorded without delete", map[string]any{CommandsKey: map[string]any{"create": "true", "triggers": []any{"1"}}}, "", "create-v2\n"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			prior := recordedResource(tc.actual)
+			prior.Outputs = map[string]any{"v": "1"}
+			st := buildPlan(t, map[string]map[string]any{"web/site": newCmds}, map[string]*statestore.Resource{"web/site": prior})["web/site"]
+			if st.Action != plan.Replace || st.Runs == nil || *st.Runs != tc.runs {
+				t.Fatalf("plan: %s %+v runs %v, want a replace whose delete runs %q", st.Action, st.Diffs, st.Runs, tc.runs)
+			}
+			in := inputs(t, &syncBuffer{})
+			res, err := testEngine().Apply(t.Context(), []plan.Step{st}, in)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if log := readFile(t, join(in.Dir, "log")); log != tc.log {
+				t.Errorf("commands run:\n%q\nwant:\n%q", log, tc.log)
+			}
+			if got := res[0].ActualState[CommandsKey]; !cmp.Equal(got, newCmds) {
+				t.Errorf("recorded commands %v, want the configured ones %v", got, newCmds)
+			}
+		})
+	}
+	legacy := recordedResource(map[string]any{legacyDeleteKey: "echo delete-legacy >> log"})
+	if st := buildPlan(t, map[string]map[string]any{"web/site": newCmds}, map[string]*statestore.Resource{"web/site": legacy})["web/site"]; st.Action != plan.NoOp {
+		t.Errorf("legacy state: %s %+v, want no-op until an apply records the commands", st.Action, st.Diffs)
 	}
 }

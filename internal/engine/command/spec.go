@@ -25,13 +25,16 @@ type Spec struct {
 	Read string `yaml:"read"`
 	// Timeout bounds each command; 0 is the engine's default (DefaultTimeout).
 	Timeout time.Duration `yaml:"timeout"`
+	// Triggers are values whose change replaces the component: the
+	// recorded delete runs, then create (docs/command-kind.md#replace).
+	Triggers []string `yaml:"triggers"`
 }
 
 // Fields returns the commands as the settings a plan diffs under "command"
 // and the state records (actual_state.commands, docs/state-format.md):
 // create, update, delete and read as written (empty ones left out) and
-// timeout as a Go duration ("2m0s"; left out when it is the default). Nil
-// for a nil spec.
+// timeout as a Go duration ("2m0s"; left out when it is the default),
+// triggers as a list (left out when empty). Nil for a nil spec.
 func (c *Spec) Fields() map[string]any {
 	if c == nil {
 		return nil
@@ -45,12 +48,19 @@ func (c *Spec) Fields() map[string]any {
 	if c.Timeout > 0 && c.Timeout != DefaultTimeout {
 		out["timeout"] = c.Timeout.String()
 	}
+	if len(c.Triggers) > 0 {
+		triggers := make([]any, len(c.Triggers))
+		for i, v := range c.Triggers {
+			triggers[i] = v
+		}
+		out["triggers"] = triggers
+	}
 	return out
 }
 
-// SpecFrom is the inverse of Fields, for settings from a plan step or a
-// state: unknown keys and values that are not strings are ignored; nil
-// when m is nil.
+// SpecFrom is the inverse of Fields for the commands, for settings from a
+// plan step or a state: triggers (never run), unknown keys and values that
+// are not strings are ignored; nil when m is nil.
 func SpecFrom(m map[string]any) *Spec {
 	if m == nil {
 		return nil

@@ -232,7 +232,7 @@ func lifecycle(t *testing.T, f Fixture, kind engine.Kind) {
 	p = prior(update, r)
 
 	replace := f.Step(t, addr, 3)
-	replace.Action, replace.Prior = plan.Replace, p
+	replace.Action, replace.Prior, replace.PriorSettings = plan.Replace, p, update.Settings // as a plan gives it: what the prior was applied with
 	replace.Diffs = []plan.FieldDiff{{Path: "version", Old: 2, New: 3, Op: plan.OpChange, ForcesReplacement: true}}
 	r = one(t, e, kind, replace, in, false, engine.StatusReady)
 	if v := f.version(r.Outputs); !isVersion(v, 3) {
