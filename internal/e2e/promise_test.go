@@ -127,17 +127,7 @@ func TestCommandsAreConfigurationInThePlan(t *testing.T) {
 				t.Errorf("plan of removed components lacks %q:\n%s", want, r)
 			}
 		}
-		pj = parsePlan(t, p.mustRun(0, "plan", "-e", "dev", "--json"))
-		if s := findStep(pj, "web/site"); s == nil || s.Runs == nil || *s.Runs != "echo delete-v2 >> ran.log" {
-			t.Errorf("plan --json: web/site should be a delete that runs the recorded command: %+v", pj)
-		}
-		summary := filepath.Join(t.TempDir(), "summary.md")
-		p.env = append(append([]string{}, env...), "GITHUB_ACTIONS=true", "GITHUB_STEP_SUMMARY="+summary)
-		p.mustRun(0, "plan", "-e", "dev")
-		if md, _ := os.ReadFile(summary); !strings.Contains(string(md), "runs `echo delete-v2 >> ran.log`") {
-			t.Errorf("job summary lacks the delete command:\n%s", md)
-		}
-		p.env = env
+		planShowsRuns(t, p, env, "web/site", "delete", "echo delete-v2 >> ran.log", "runs `echo delete-v2 >> ran.log`")
 		p.mustRun(0, "deploy", "-e", "dev", "--yes")
 		if log := string(p.read("ran.log")); !strings.Contains(log, "delete-v2\n") || !strings.Contains(log, "delete-extra\n") {
 			t.Errorf("deploy should run the shown delete commands; ran.log:\n%s", log)
@@ -178,17 +168,7 @@ func TestReplaceRunsTheRecordedDelete(t *testing.T) {
 				t.Errorf("plan of the replace lacks %q:\n%s", want, r)
 			}
 		}
-		pj := parsePlan(t, p.mustRun(0, "plan", "-e", "dev", "--json"))
-		if s := findStep(pj, "web/site"); s == nil || s.Action != "replace" || s.Runs == nil || *s.Runs != "echo delete-v1 >> ran.log" {
-			t.Errorf("plan --json: web/site should be a replace whose delete runs the recorded command: %+v", pj)
-		}
-		summary := filepath.Join(t.TempDir(), "summary.md")
-		p.env = append(append([]string{}, env...), "GITHUB_ACTIONS=true", "GITHUB_STEP_SUMMARY="+summary)
-		p.mustRun(0, "plan", "-e", "dev")
-		if md, _ := os.ReadFile(summary); !strings.Contains(string(md), "delete runs `echo delete-v1 >> ran.log`") {
-			t.Errorf("job summary lacks the delete of the replace:\n%s", md)
-		}
-		p.env = env
+		planShowsRuns(t, p, env, "web/site", "replace", "echo delete-v1 >> ran.log", "delete runs `echo delete-v1 >> ran.log`")
 
 		r = p.mustRun(0, "deploy", "-e", "dev", "--yes")
 		if log := string(p.read("ran.log")); log != "create-v1\ndelete-v1\ncreate-v2\n" {
@@ -203,6 +183,24 @@ func TestReplaceRunsTheRecordedDelete(t *testing.T) {
 			t.Errorf("plan of the removed component should run the new delete:\n%s", r)
 		}
 	})
+}
+
+// planShowsRuns checks that `plan --json` (dev) gives step addr action and
+// runs, and that the job summary of `plan` under GitHub Actions shows
+// summary; p.env is env again afterwards.
+func planShowsRuns(t *testing.T, p *project, env []string, addr, action, runs, summary string) {
+	t.Helper()
+	pj := parsePlan(t, p.mustRun(0, "plan", "-e", "dev", "--json"))
+	if s := findStep(pj, addr); s == nil || s.Action != action || s.Runs == nil || *s.Runs != runs {
+		t.Errorf("plan --json: %s should be a %s that runs %q: %+v", addr, action, runs, pj)
+	}
+	file := filepath.Join(t.TempDir(), "summary.md")
+	p.env = append(append([]string{}, env...), "GITHUB_ACTIONS=true", "GITHUB_STEP_SUMMARY="+file)
+	defer func() { p.env = env }()
+	p.mustRun(0, "plan", "-e", "dev")
+	if md, _ := os.ReadFile(file); !strings.Contains(string(md), summary) {
+		t.Errorf("job summary lacks %q:\n%s", summary, md)
+	}
 }
 
 func findStep(p planJSON, addr string) *planStep {
