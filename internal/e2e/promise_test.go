@@ -32,6 +32,17 @@ func onBackends(t *testing.T, body func(t *testing.T, backend string, env []stri
 	}
 }
 
+// projectOnBackends runs body once per backend with a project of tmpl
+// whose %BACKEND% is that backend's block (yaml), with p.env = env.
+func projectOnBackends(t *testing.T, tmpl string, body func(t *testing.T, p *project, yaml string, env []string)) {
+	onBackends(t, func(t *testing.T, backend string, env []string) {
+		yaml := strings.Replace(tmpl, "%BACKEND%", backend, 1)
+		p := newProject(t, yaml)
+		p.env = env
+		body(t, p, yaml, env)
+	})
+}
+
 // planJSON is the subset of `plan --json` these tests read.
 type planJSON struct {
 	Serial  int64      `json:"serial"`
@@ -79,10 +90,7 @@ services:
 `
 
 func TestCommandsAreConfigurationInThePlan(t *testing.T) {
-	onBackends(t, func(t *testing.T, backend string, env []string) {
-		yaml := strings.Replace(commandsYAML, "%BACKEND%", backend, 1)
-		p := newProject(t, yaml)
-		p.env = env
+	projectOnBackends(t, commandsYAML, func(t *testing.T, p *project, yaml string, env []string) {
 		p.mustRun(0, "deploy", "-e", "dev", "--yes")
 		p.mustRun(0, "plan", "-e", "dev", "--detailed-exitcode")
 
@@ -135,17 +143,12 @@ func TestCommandsAreConfigurationInThePlan(t *testing.T) {
 	})
 }
 
-const replaceYAML = `stack: cmds
+const replaceYAML = `stack: replace
 %BACKEND%environments: {dev: {}}
 services:
   web:
     components:
-      site:
-        kind: Command
-        command:
-          create: echo create-v1 >> ran.log
-          delete: echo delete-v1 >> ran.log
-          triggers: ["1"]
+      site: {kind: Command, command: {create: echo create-v1 >> ran.log, delete: echo delete-v1 >> ran.log, triggers: ["1"]}}
 `
 
 // TestReplaceRunsTheRecordedDelete: a replace (command.triggers changed)
@@ -153,10 +156,7 @@ services:
 // instance with the delete it was created with, then creates with the new
 // create; plan, --json and the job summary say which delete runs.
 func TestReplaceRunsTheRecordedDelete(t *testing.T) {
-	onBackends(t, func(t *testing.T, backend string, env []string) {
-		yaml := strings.Replace(replaceYAML, "%BACKEND%", backend, 1)
-		p := newProject(t, yaml)
-		p.env = env
+	projectOnBackends(t, replaceYAML, func(t *testing.T, p *project, yaml string, env []string) {
 		p.mustRun(0, "deploy", "-e", "dev", "--yes")
 
 		yaml = strings.NewReplacer("create-v1", "create-v2", "delete-v1", "delete-v2", `["1"]`, `["2"]`).Replace(yaml)
