@@ -107,7 +107,7 @@ func UpsertComment(ctx context.Context, hc *http.Client, pr PullRequest, marker,
 		return "", false, fmt.Errorf("comment body has %d characters, more than GitHub's %d", n, MaxCommentChars)
 	}
 	base := strings.TrimSuffix(pr.APIURL, "/") + "/"
-	c, err := github.NewClient(github.WithHTTPClient(hc), github.WithAuthToken(pr.Token), github.WithURLs(&base, nil))
+	c, err := github.NewClient(github.WithHTTPClient(bounded(hc, maxResponseBytes)), github.WithAuthToken(pr.Token), github.WithURLs(&base, nil))
 	if err != nil {
 		return "", false, fmt.Errorf("GitHub API client for GITHUB_API_URL %q: %w", pr.APIURL, err)
 	}

@@ -82,14 +82,27 @@ func Read(path, what string, limit int64) ([]byte, error) {
 	if err := check(path, what, limit, fi); err != nil {
 		return nil, err
 	}
-	data, err := io.ReadAll(io.LimitReader(f, limit+1))
+	data, over, err := ReadAtMost(f, limit)
 	if err != nil {
 		return nil, err
 	}
-	if int64(len(data)) > limit {
+	if over {
 		return nil, &TooLargeError{Path: path, What: what, Size: int64(len(data)), Limit: limit}
 	}
 	return data, nil
+}
+
+// ReadAtMost reads r to its end, but never more than limit+1 bytes: over
+// reports a reader that had more than limit bytes (data then holds the first
+// limit+1 of them, so len(data) is a lower bound of the size). It is the one
+// bounded read every reader of external input goes through (files, objects,
+// rows, child processes' output): the caller turns over into its own error.
+func ReadAtMost(r io.Reader, limit int64) (data []byte, over bool, err error) {
+	data, err = io.ReadAll(io.LimitReader(r, limit+1))
+	if err != nil {
+		return nil, false, err
+	}
+	return data, int64(len(data)) > limit, nil
 }
 
 func check(path, what string, limit int64, fi os.FileInfo) error {

@@ -163,6 +163,7 @@ func (m *Manager) acquire(ctx context.Context, r Request) (*Lease, error) {
 	if r.LockedBy == "" {
 		r.LockedBy, r.Metadata = fillHolder(r.Metadata)
 	}
+	r.Metadata = r.Metadata.bounded()
 	a := &acquisition{m: m, r: r, pk: pk, start: m.opts.Now(), lockID: uuid.NewString()}
 	a.bo = backoff.NewExponentialBackOff()
 	a.bo.InitialInterval = 100 * time.Millisecond
@@ -518,6 +519,9 @@ func (m *Manager) tryOnce(ctx context.Context, r Request, pk ParsedKey, lockID s
 		ExpiresAt:     now.Add(m.opts.TTL).Unix(),
 		LastHeartbeat: now.Unix(),
 		Metadata:      r.Metadata,
+	}
+	if err := checkWritable(rec); err != nil {
+		return Record{}, err
 	}
 	got, err := m.b.TryAcquire(ctx, rec)
 	var held *HeldError

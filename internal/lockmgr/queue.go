@@ -199,7 +199,7 @@ func (a *acquisition) register(ctx context.Context) error {
 	for try := 0; ; try++ {
 		d, err = m.b.TryAcquire(ctx, Record{LockKey: dispenserKey(scope), LockID: uuid.NewString(), LockedBy: a.r.LockedBy,
 			LockedAt: now.Unix(), LastHeartbeat: now.Unix(), Metadata: Metadata{Operation: "queue"}})
-		if err == nil || Transient(m.b, err) || try >= 7 || ctx.Err() != nil {
+		if err == nil || Transient(m.b, err) || IsRecordTooLarge(err) || try >= 7 || ctx.Err() != nil {
 			break
 		}
 		if serr := sleep(ctx, time.Duration(10+rand.IntN(70))*time.Millisecond); serr != nil {
@@ -211,6 +211,9 @@ func (a *acquisition) register(ctx context.Context) error {
 	}
 	rec := Record{LockKey: waiterKey(scope, d.Fence, a.r.Key), LockID: a.lockID, LockedBy: a.r.LockedBy,
 		LockedAt: now.Unix(), ExpiresAt: now.Add(m.waiterTTL()).Unix(), LastHeartbeat: now.Unix(), Metadata: a.r.Metadata}
+	if err := checkWritable(rec); err != nil {
+		return err
+	}
 	if _, err := m.b.TryAcquire(ctx, rec); err != nil {
 		var held *HeldError
 		if !errors.As(err, &held) || held.Record.LockID != a.lockID {

@@ -30,7 +30,7 @@ func Transient(b Backend, err error) bool {
 	}
 	var held *HeldError
 	var skew *ClockSkewError
-	if errors.As(err, &held) || errors.As(err, &skew) || errors.Is(err, ErrLockLost) || errors.Is(err, ErrNotFound) {
+	if errors.As(err, &held) || errors.As(err, &skew) || errors.Is(err, ErrLockLost) || errors.Is(err, ErrNotFound) || IsRecordTooLarge(err) {
 		return false
 	}
 	// A dial that timed out wraps DeadlineExceeded: still the network's.

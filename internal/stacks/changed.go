@@ -1,16 +1,16 @@
 package stacks
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
+
+	"github.com/deployer-dev/deployer/internal/inputfile"
 )
 
 // maxGitOutput bounds what ChangedSince reads from git (64 MiB of paths).
@@ -105,8 +105,8 @@ func git(ctx context.Context, dir string, args ...string) ([]byte, error) {
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("run git: %w (install git)", err)
 	}
-	out, rerr := io.ReadAll(io.LimitReader(bufio.NewReader(pipe), maxGitOutput+1))
-	if len(out) > maxGitOutput {
+	out, over, rerr := inputfile.ReadAtMost(pipe, maxGitOutput)
+	if over {
 		_ = cmd.Process.Kill()
 		_ = cmd.Wait()
 		return nil, fmt.Errorf("git %s printed more than %d bytes", args[0], maxGitOutput)

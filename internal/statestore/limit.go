@@ -56,11 +56,11 @@ func ReadLimit(ctx context.Context) int64 {
 // document is a *TooLargeError naming loc (its Size at least limit+1).
 func LimitedRead(ctx context.Context, r io.Reader, loc string) ([]byte, error) {
 	n := ReadLimit(ctx)
-	data, err := io.ReadAll(io.LimitReader(r, n+1))
+	data, over, err := inputfile.ReadAtMost(r, n)
 	if err != nil {
 		return nil, err
 	}
-	if int64(len(data)) > n {
+	if over {
 		return nil, &TooLargeError{Location: loc, Size: int64(len(data)), Limit: n}
 	}
 	return data, nil

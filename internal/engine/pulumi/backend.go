@@ -4,12 +4,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/deployer-dev/deployer/internal/inputfile"
 )
 
 // ensureLocalBackend creates the directory of a file:// Pulumi backend (the
@@ -90,12 +91,9 @@ func tornAttrs(path string) (bool, error) {
 		return false, err
 	}
 	defer f.Close()
-	b, err := io.ReadAll(io.LimitReader(f, maxAttrsSize+1))
-	if err != nil {
+	b, over, err := inputfile.ReadAtMost(f, maxAttrsSize)
+	if err != nil || over {
 		return false, err
-	}
-	if len(b) > maxAttrsSize {
-		return false, nil
 	}
 	var v map[string]any
 	return json.Unmarshal(b, &v) != nil, nil

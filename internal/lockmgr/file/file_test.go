@@ -2,12 +2,14 @@ package file_test
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -136,4 +138,43 @@ func TestProcessesRace(t *testing.T) {
 	if err != nil || rec.LockID != winners[0] {
 		t.Errorf("record on disk = %+v, %v; want the winner's lock id %s", rec, err, winners[0])
 	}
+}
+
+// An 8 MiB file at a lock key (docs/locking.md, "Record size").
+func TestOversizedRecordIsHeldAndNamed(t *testing.T) {
+	dir := t.TempDir()
+	b := opener(t, dir)
+	locktest.RunOversized(t, b, func(t *testing.T, key string, data []byte) {
+		path := recordPath(t, dir, key)
+		if err := os.WriteFile(path, data, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	})
+}
+
+// recordPath takes key once through a client of its own and returns the
+// file that holds its record.
+func recordPath(t *testing.T, dir, key string) string {
+	t.Helper()
+	b := opener(t, dir)
+	defer b.Close()
+	now := time.Now()
+	if _, err := b.TryAcquire(context.Background(), lockmgr.Record{LockKey: key, LockID: "planted", LockedAt: now.Unix(), ExpiresAt: now.Unix()}); err != nil {
+		t.Fatal(err)
+	}
+	paths, err := filepath.Glob(filepath.Join(dir, "locks", "*.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range paths {
+		data, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if bytes.Contains(data, []byte(`"lockKey": "`+key+`"`)) {
+			return p
+		}
+	}
+	t.Fatalf("no record file holds %s among %s", key, strings.Join(paths, ", "))
+	return ""
 }

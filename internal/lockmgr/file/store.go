@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/url"
 	"os"
@@ -12,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/deployer-dev/deployer/internal/inputfile"
 	"github.com/deployer-dev/deployer/internal/lockmgr"
 )
 
@@ -60,15 +62,26 @@ func decodeKey(stem string) (key string, ok bool) {
 // there is none.
 func (b *Backend) read(name string) (lockmgr.Record, error) {
 	path := filepath.Join(b.dir, name+recordExt)
-	data, err := os.ReadFile(path)
+	data, err := inputfile.Read(path, "lock record", lockmgr.MaxRecordBytes)
 	if isNotExist(err) {
 		return lockmgr.Record{}, lockmgr.ErrNotFound
 	}
-	if err != nil {
+	var tl *inputfile.TooLargeError
+	if errors.As(err, &tl) {
+		key, ok := decodeKey(name)
+		if !ok {
+			key = "in " + path
+		}
+		return lockmgr.Record{}, lockmgr.TooLarge(key, path, "rm '"+path+"'", tl.Size)
+	}
+	if err != nil && !inputfile.IsLimit(err) {
 		return lockmgr.Record{}, fmt.Errorf("read lock record: %w", err)
 	}
 	var rec lockmgr.Record
-	if err := json.Unmarshal(data, &rec); err != nil || rec.LockKey == "" {
+	if err == nil {
+		err = json.Unmarshal(data, &rec)
+	}
+	if err != nil || rec.LockKey == "" {
 		if err == nil {
 			err = fmt.Errorf("no lockKey")
 		}
@@ -89,17 +102,24 @@ func (b *Backend) write(name string, rec lockmgr.Record) error {
 	return nil
 }
 
+// maxFenceBytes bounds a fence file: a decimal int64 and a newline fit in
+// 20 bytes; anything much larger is not a fence deployer wrote.
+const maxFenceBytes = 64
+
 // readFence returns the last fence handed out for the stem name, 0 if none.
 func (b *Backend) readFence(name string) (int64, error) {
 	path := filepath.Join(b.dir, name+fenceExt)
-	data, err := os.ReadFile(path)
+	data, err := inputfile.Read(path, "fence file", maxFenceBytes)
 	if isNotExist(err) {
 		return 0, nil
 	}
-	if err != nil {
+	if err != nil && !inputfile.IsLimit(err) {
 		return 0, fmt.Errorf("read fence: %w", err)
 	}
-	n, err := strconv.ParseInt(strings.TrimSpace(string(data)), 10, 64)
+	var n int64
+	if err == nil {
+		n, err = strconv.ParseInt(strings.TrimSpace(string(data)), 10, 64)
+	}
 	if err != nil {
 		return 0, fmt.Errorf("fence file %s is damaged: %v (write a number larger than any fence used, or delete it when no deploy is running)", path, err)
 	}

@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -48,6 +50,20 @@ func (b *Backend) ensure(ctx context.Context, op string) error {
 }
 
 const columns = `lock_key, lock_id, locked_by, locked_at, expires_at, last_heartbeat, metadata, fence`
+
+// selectRecords reads rows bounded (docs/locking.md, "Record size"): each
+// row's size (its text columns and its metadata as JSON text, in bytes)
+// comes first, and a row over lockmgr.MaxRecordBytes sends only the first
+// 200 characters of its key, never its values.
+var selectRecords = fmt.Sprintf(`SELECT s.size,
+	CASE WHEN s.size > %[1]d THEN left(l.lock_key, 200) ELSE l.lock_key END,
+	CASE WHEN s.size > %[1]d THEN '' ELSE l.lock_id END,
+	CASE WHEN s.size > %[1]d THEN '' ELSE l.locked_by END,
+	l.locked_at, l.expires_at, l.last_heartbeat,
+	CASE WHEN s.size > %[1]d THEN '{}'::jsonb ELSE l.metadata END,
+	l.fence
+FROM deployer_locks l CROSS JOIN LATERAL (SELECT octet_length(l.lock_key) + octet_length(l.lock_id) +
+	octet_length(l.locked_by) + octet_length(l.metadata::text) AS size) s`, lockmgr.MaxRecordBytes)
 
 // acquireSQL is the one conditional write of the lock protocol
 // (docs/locking.md): insert, or take over a row whose expires_at is before the
@@ -196,7 +212,7 @@ func (b *Backend) Get(ctx context.Context, key string) (lockmgr.Record, error) {
 	if err := b.ensure(ctx, op); err != nil {
 		return lockmgr.Record{}, err
 	}
-	rows, err := b.pool.Query(ctx, `SELECT `+columns+` FROM deployer_locks WHERE lock_key = $1 AND `+live, key)
+	rows, err := b.pool.Query(ctx, selectRecords+` WHERE lock_key = $1 AND `+live, key)
 	if err != nil {
 		return lockmgr.Record{}, fmt.Errorf("%s from postgres: %w", op, err)
 	}
@@ -218,7 +234,7 @@ func (b *Backend) List(ctx context.Context, prefix string) ([]lockmgr.Record, er
 	if err := b.ensure(ctx, op); err != nil {
 		return nil, err
 	}
-	rows, err := b.pool.Query(ctx, `SELECT `+columns+` FROM deployer_locks
+	rows, err := b.pool.Query(ctx, selectRecords+`
 		WHERE starts_with(lock_key, $1) AND `+live+` ORDER BY lock_key COLLATE "C"`, prefix)
 	if err != nil {
 		return nil, fmt.Errorf("%s from postgres: %w", op, err)
@@ -230,6 +246,15 @@ func (b *Backend) List(ctx context.Context, prefix string) ([]lockmgr.Record, er
 	return recs, nil
 }
 
+// removeSQL is the statement that deletes the oversized row of key, whose
+// first 200 characters are all selectRecords sends of it.
+func removeSQL(key string) string {
+	if utf8.RuneCountInString(key) < 200 {
+		return fmt.Sprintf("DELETE FROM deployer_locks WHERE lock_key = '%s'", strings.ReplaceAll(key, "'", "''"))
+	}
+	return fmt.Sprintf("DELETE FROM deployer_locks WHERE octet_length(lock_key) + octet_length(lock_id) + octet_length(locked_by) + octet_length(metadata::text) > %d", lockmgr.MaxRecordBytes)
+}
+
 func scan(rows pgx.Rows) ([]lockmgr.Record, error) {
 	defer rows.Close()
 	var recs []lockmgr.Record
@@ -237,10 +262,14 @@ func scan(rows pgx.Rows) ([]lockmgr.Record, error) {
 		var (
 			r    lockmgr.Record
 			meta []byte
+			size int64
 		)
-		if err := rows.Scan(&r.LockKey, &r.LockID, &r.LockedBy, &r.LockedAt, &r.ExpiresAt,
+		if err := rows.Scan(&size, &r.LockKey, &r.LockID, &r.LockedBy, &r.LockedAt, &r.ExpiresAt,
 			&r.LastHeartbeat, &meta, &r.Fence); err != nil {
 			return nil, err
+		}
+		if size > lockmgr.MaxRecordBytes {
+			return nil, lockmgr.TooLarge(r.LockKey, "its row in deployer_locks", removeSQL(r.LockKey), size)
 		}
 		if err := json.Unmarshal(meta, &r.Metadata); err != nil {
 			return nil, fmt.Errorf("metadata of %s: %w", r.LockKey, err)

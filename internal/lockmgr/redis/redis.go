@@ -99,6 +99,11 @@ func New(c goredis.UniversalClient, o Options) *Backend {
 // the record and its fence counter share a slot for the acquire script.
 func (b *Backend) recordKey(key string) string { return b.ns + ":lock:{" + key + "}" }
 
+// lockKeyOf inverts recordKey.
+func (b *Backend) lockKeyOf(rk string) string {
+	return strings.TrimSuffix(strings.TrimPrefix(rk, b.ns+":lock:{"), "}")
+}
+
 // fenceKey is "{ns}:fence:{<key>}": outside the lock: namespace, so List never
 // sees it, and never deleted, so fences keep growing across release.
 func (b *Backend) fenceKey(key string) string { return b.ns + ":fence:{" + key + "}" }
@@ -148,7 +153,7 @@ func (b *Backend) tryAcquire(ctx context.Context, rec lockmgr.Record) (lockmgr.R
 	}
 	res, err := acquireScript.Run(ctx, b.c,
 		[]string{b.recordKey(rec.LockKey), b.fenceKey(rec.LockKey)},
-		string(head)+`"fence":`, "}", rec.LockedAt, px(rec.LockedAt, rec.ExpiresAt)).Slice()
+		string(head)+`"fence":`, "}", rec.LockedAt, px(rec.LockedAt, rec.ExpiresAt), lockmgr.MaxRecordBytes).Slice()
 	if err != nil {
 		return lockmgr.Record{}, fmt.Errorf("acquire lock %s in redis: %w", rec.LockKey, err)
 	}
@@ -173,6 +178,9 @@ func (b *Backend) tryAcquire(ctx context.Context, rec lockmgr.Record) (lockmgr.R
 			return holder, nil
 		}
 		return lockmgr.Record{}, &lockmgr.HeldError{Record: holder}
+	case 3:
+		n, _ := res[1].(int64)
+		return lockmgr.Record{}, b.tooLarge(rec.LockKey, n)
 	default:
 		return lockmgr.Record{}, fmt.Errorf("acquire lock %s: redis key %s holds something that is not a lock record: inspect it, and DEL it if it is debris", rec.LockKey, b.recordKey(rec.LockKey))
 	}
@@ -185,7 +193,7 @@ func (b *Backend) Heartbeat(ctx context.Context, key, lockID string, at, expires
 		return fmt.Errorf("heartbeat lock %s: %w", key, err)
 	}
 	n, err := heartbeatScript.Run(ctx, b.c, []string{b.recordKey(key)},
-		lockID, at.Unix(), expiresAt.Unix(), px(at.Unix(), expiresAt.Unix())).Int64()
+		lockID, at.Unix(), expiresAt.Unix(), px(at.Unix(), expiresAt.Unix()), lockmgr.MaxRecordBytes).Int64()
 	if err != nil {
 		return fmt.Errorf("heartbeat lock %s in redis: %w", key, err)
 	}
@@ -202,7 +210,7 @@ func (b *Backend) Release(ctx context.Context, key, lockID string) error {
 		return fmt.Errorf("release lock %s: %w", key, err)
 	}
 	rid := uuid.NewString()
-	n, err := releaseScript.Run(ctx, b.c, []string{b.recordKey(key), b.receiptKey(key)}, lockID, rid, receiptTTL.Milliseconds(), b.releasedChannel(), key).Int64()
+	n, err := releaseScript.Run(ctx, b.c, []string{b.recordKey(key), b.receiptKey(key)}, lockID, rid, receiptTTL.Milliseconds(), b.releasedChannel(), key, lockmgr.MaxRecordBytes).Int64()
 	if err != nil {
 		return fmt.Errorf("release lock %s in redis: %w", key, err)
 	}
@@ -226,18 +234,41 @@ func (b *Backend) get(ctx context.Context, key string) (lockmgr.Record, error) {
 	if err := ctx.Err(); err != nil {
 		return lockmgr.Record{}, fmt.Errorf("read lock %s: %w", key, err)
 	}
-	v, err := b.c.Get(ctx, b.recordKey(key)).Result()
-	if errors.Is(err, goredis.Nil) {
-		return lockmgr.Record{}, fmt.Errorf("read lock %s: %w", key, lockmgr.ErrNotFound)
-	}
+	res, err := getScript.Run(ctx, b.c, []string{b.recordKey(key)}, lockmgr.MaxRecordBytes).Slice()
 	if err != nil {
 		return lockmgr.Record{}, fmt.Errorf("read lock %s from redis: %w", key, err)
+	}
+	v, err := b.value(key, res)
+	if err != nil {
+		return lockmgr.Record{}, err
 	}
 	rec, err := decode(v)
 	if err != nil {
 		return lockmgr.Record{}, fmt.Errorf("read lock %s: %w", key, err)
 	}
 	return rec, nil
+}
+
+// value reads a getScript reply for key: the stored value, an error
+// wrapping lockmgr.ErrNotFound, or *lockmgr.RecordTooLargeError.
+func (b *Backend) value(key string, res []any) (any, error) {
+	code, _ := res[0].(int64)
+	switch {
+	case code == 0:
+		return nil, fmt.Errorf("read lock %s: %w", key, lockmgr.ErrNotFound)
+	case code == 1 && len(res) == 2:
+		return res[1], nil
+	case code == 2 && len(res) == 2:
+		n, _ := res[1].(int64)
+		return nil, b.tooLarge(key, n)
+	}
+	return nil, fmt.Errorf("read lock %s from redis: unexpected script reply %v", key, res)
+}
+
+// tooLarge is the *lockmgr.RecordTooLargeError of the n-byte value at key.
+func (b *Backend) tooLarge(key string, n int64) error {
+	rk := b.recordKey(key)
+	return lockmgr.TooLarge(key, "redis key "+rk, "redis-cli DEL '"+rk+"'", max(n, lockmgr.MaxRecordBytes+1))
 }
 
 // List implements lockmgr.Backend by SCAN MATCH over the record namespace
@@ -286,23 +317,27 @@ func (b *Backend) getAll(ctx context.Context, prefix string, keys []string) ([]l
 	const chunk = 500
 	for start := 0; start < len(keys); start += chunk {
 		part := keys[start:min(start+chunk, len(keys))]
-		cmds := make([]*goredis.StringCmd, len(part))
+		cmds := make([]*goredis.Cmd, len(part))
 		_, err := b.c.Pipelined(ctx, func(p goredis.Pipeliner) error {
 			for i, k := range part {
-				cmds[i] = p.Get(ctx, k)
+				cmds[i] = getScript.Eval(ctx, p, []string{k}, lockmgr.MaxRecordBytes)
 			}
 			return nil
 		})
-		if err != nil && !errors.Is(err, goredis.Nil) {
+		if err != nil {
 			return nil, fmt.Errorf("list locks %q: read records: %w", prefix, err)
 		}
 		for i, cmd := range cmds {
-			v, err := cmd.Result()
-			if errors.Is(err, goredis.Nil) {
+			res, err := cmd.Slice()
+			if err != nil {
+				return nil, fmt.Errorf("list locks %q: read %s: %w", prefix, part[i], err)
+			}
+			v, err := b.value(b.lockKeyOf(part[i]), res)
+			if errors.Is(err, lockmgr.ErrNotFound) {
 				continue // released since the scan
 			}
 			if err != nil {
-				return nil, fmt.Errorf("list locks %q: read %s: %w", prefix, part[i], err)
+				return nil, fmt.Errorf("list locks %q: %w", prefix, err)
 			}
 			rec, err := decode(v)
 			if err != nil {

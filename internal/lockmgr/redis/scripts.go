@@ -10,11 +10,15 @@ import goredis "github.com/redis/go-redis/v9"
 // newcomer's lockedAt, fencing it by INCR on KEYS[2], all in one round trip.
 //
 //	ARGV[1] record JSON up to the fence value, ARGV[2] the JSON after it,
-//	ARGV[3] the newcomer's lockedAt (epoch seconds), ARGV[4] the key's PX (ms).
+//	ARGV[3] the newcomer's lockedAt (epoch seconds), ARGV[4] the key's PX (ms),
+//	ARGV[5] lockmgr.MaxRecordBytes.
 //
 // Reply {1, fence} when taken, {0, holder JSON} when held by a live record,
-// {2, stored value} when the stored value is not a lock record.
+// {2, stored value} when the stored value is not a lock record, {3, its
+// length} when the stored value is longer than ARGV[5] (never sent back).
 var acquireScript = goredis.NewScript(`
+local n = redis.call('STRLEN', KEYS[1])
+if n > tonumber(ARGV[5]) then return {3, n} end
 local cur = redis.call('GET', KEYS[1])
 if cur then
   local ok, r = pcall(cjson.decode, cur)
@@ -32,8 +36,10 @@ return {1, f}
 
 // heartbeatScript sets lastHeartbeat (ARGV[2]) and expiresAt (ARGV[3]) of
 // KEYS[1] iff its lockId is ARGV[1], with a new PX (ARGV[4], ms). Reply 1 when
-// done, 0 when the record is gone or another lockId holds it.
+// done, 0 when the record is gone, another lockId holds it or the value is
+// longer than ARGV[5] (lockmgr.MaxRecordBytes: not one deployer wrote).
 var heartbeatScript = goredis.NewScript(`
+if redis.call('STRLEN', KEYS[1]) > tonumber(ARGV[5]) then return 0 end
 local cur = redis.call('GET', KEYS[1])
 if not cur then return 0 end
 local ok, r = pcall(cjson.decode, cur)
@@ -49,9 +55,11 @@ return 1
 // call's id) for ARGV[3] ms. Reply 1 when deleted, or when the receipt is
 // this call's own (a retry after its reply was lost); 0 otherwise. A
 // release is announced on the channel ARGV[4] with the key ARGV[5]
-// (waiters wake at once: docs/locking.md, "Wait queue").
+// (waiters wake at once: docs/locking.md, "Wait queue"). A value longer
+// than ARGV[6] (lockmgr.MaxRecordBytes) is not ours.
 var releaseScript = goredis.NewScript(`
-local cur = redis.call('GET', KEYS[1])
+local cur = false
+if redis.call('STRLEN', KEYS[1]) <= tonumber(ARGV[6]) then cur = redis.call('GET', KEYS[1]) end
 local ours = false
 if cur then
   local ok, r = pcall(cjson.decode, cur)
@@ -65,4 +73,15 @@ redis.call('DEL', KEYS[1])
 redis.call('SET', KEYS[2], ARGV[2], 'PX', ARGV[3])
 redis.call('PUBLISH', ARGV[4], ARGV[5])
 return 1
+`)
+
+// getScript reads KEYS[1] unless it is longer than ARGV[1]
+// (lockmgr.MaxRecordBytes). Reply {0} when absent, {1, value}, or {2, its
+// length} when too long (the value is not sent).
+var getScript = goredis.NewScript(`
+local n = redis.call('STRLEN', KEYS[1])
+if n > tonumber(ARGV[1]) then return {2, n} end
+local v = redis.call('GET', KEYS[1])
+if not v then return {0} end
+return {1, v}
 `)

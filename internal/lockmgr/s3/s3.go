@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/url"
 	"sort"
 	"strings"
@@ -93,7 +92,17 @@ func (b *Backend) read(ctx context.Context, key string) (obj object, etag string
 		return object{}, "", false, fmt.Errorf("read lock %q: %w", key, awsbackend.Classify(err, b.res))
 	}
 	defer out.Body.Close()
-	data, err := io.ReadAll(out.Body)
+	loc := "s3://" + b.url.Bucket + "/" + b.objectKey(key)
+	remove := "aws s3 rm '" + loc + "'"
+	if out.ContentLength != nil {
+		if err := lockmgr.TooLarge(key, loc, remove, *out.ContentLength); err != nil {
+			return object{}, "", false, err
+		}
+	}
+	data, err := lockmgr.ReadRecord(out.Body, key, loc, remove)
+	if lockmgr.IsRecordTooLarge(err) {
+		return object{}, "", false, err
+	}
 	if err != nil {
 		return object{}, "", false, fmt.Errorf("read lock %q: %w", key, err)
 	}
