@@ -16,7 +16,6 @@ import (
 	"log/slog"
 	"maps"
 	"os"
-	"os/exec"
 	"slices"
 	"strings"
 	"sync"
@@ -26,6 +25,7 @@ import (
 	"github.com/deployer-dev/deployer/internal/engine"
 	"github.com/deployer-dev/deployer/internal/lockmgr"
 	"github.com/deployer-dev/deployer/internal/plan"
+	"github.com/deployer-dev/deployer/internal/proc"
 	"github.com/deployer-dev/deployer/internal/secrets"
 	"github.com/deployer-dev/deployer/internal/statestore"
 )
@@ -163,16 +163,24 @@ func (s *Service) gitInfo(dir string) (commit, branch string) {
 	_, md := lockmgr.Holder(s.d.Getenv)
 	commit, branch = md.GitCommit, md.GitBranch
 	if commit == "" {
-		if out, err := exec.Command("git", "-C", dir, "rev-parse", "HEAD").Output(); err == nil {
-			commit = strings.TrimSpace(string(out))
-		}
+		commit = gitLine(dir, "rev-parse", "HEAD")
 	}
 	if branch == "" {
-		if out, err := exec.Command("git", "-C", dir, "rev-parse", "--abbrev-ref", "HEAD").Output(); err == nil {
-			branch = strings.TrimSpace(string(out))
-		}
+		branch = gitLine(dir, "rev-parse", "--abbrev-ref", "HEAD")
 	}
 	return commit, branch
+}
+
+// gitLine runs git in dir under the supervisor and returns what it printed,
+// trimmed: a commit or a branch name, read up to 4 KiB; "" when git fails
+// or prints more.
+func gitLine(dir string, args ...string) string {
+	c := proc.Command(context.Background(), "git", append([]string{"-C", dir}, args...)...)
+	out, over, err := c.OutputAtMost(4 << 10)
+	if err != nil || over {
+		return ""
+	}
+	return strings.TrimSpace(string(out))
 }
 
 // loadOrNew loads the state of the target, or a new empty one.

@@ -8,12 +8,14 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/deployer-dev/deployer/internal/inputfile"
 )
 
 // Cmd is a child command under deployer's supervision
 // (docs/design.md#child-processes), the one way deployer runs Command
-// components, `lock exec` commands, the guard's stop commands and the
-// Pulumi CLI:
+// components, `lock exec` commands, the guard's stop commands, the
+// Pulumi CLI and git:
 //
 //   - it starts as the leader of a process group of its own, so a terminal's
 //     Ctrl-C reaches deployer only;
@@ -231,4 +233,31 @@ func (c *Cmd) stop() error {
 		return err
 	}
 	return nil
+}
+
+// OutputAtMost starts the command and returns its standard output, read
+// up to limit bytes (Stdout must be unset). A command that prints more is
+// killed with its process group, and over is true (out then holds its
+// first limit+1 bytes, err is nil). Otherwise err is Start's, the read's,
+// or Wait's (an *exec.ExitError for an exit status other than 0).
+func (c *Cmd) OutputAtMost(limit int64) (out []byte, over bool, err error) {
+	pipe, err := c.StdoutPipe()
+	if err != nil {
+		return nil, false, err
+	}
+	if err := c.Start(); err != nil {
+		return nil, false, err
+	}
+	out, over, rerr := inputfile.ReadAtMost(pipe, limit)
+	if over {
+		_ = c.Kill()
+	}
+	werr := c.Wait()
+	if over {
+		return out, true, nil
+	}
+	if rerr != nil {
+		return nil, false, rerr
+	}
+	return out, false, werr
 }

@@ -10,7 +10,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/deployer-dev/deployer/internal/inputfile"
+	"github.com/deployer-dev/deployer/internal/proc"
 )
 
 // maxGitOutput bounds what ChangedSince reads from git (64 MiB of paths).
@@ -93,35 +93,27 @@ func (s *Set) owners(files []string) []string {
 	return out
 }
 
-// git runs git in dir and returns its stdout, at most maxGitOutput bytes.
+// git runs git in dir under the supervisor (proc.Cmd) and returns its
+// stdout, at most maxGitOutput bytes; errors carry git's stderr (its first
+// 64 KiB).
 func git(ctx context.Context, dir string, args ...string) ([]byte, error) {
-	cmd := exec.CommandContext(ctx, "git", append([]string{"-C", dir}, args...)...)
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	pipe, err := cmd.StdoutPipe()
-	if err != nil {
-		return nil, err
-	}
-	if err := cmd.Start(); err != nil {
-		return nil, fmt.Errorf("run git: %w (install git)", err)
-	}
-	out, over, rerr := inputfile.ReadAtMost(pipe, maxGitOutput)
-	if over {
-		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
+	cmd := proc.Command(ctx, "git", append([]string{"-C", dir}, args...)...)
+	stderr := &proc.Capped{Max: 64 << 10}
+	cmd.Stderr = stderr
+	out, over, err := cmd.OutputAtMost(maxGitOutput)
+	var ee *exec.ExitError
+	switch {
+	case over:
 		return nil, fmt.Errorf("git %s printed more than %d bytes", args[0], maxGitOutput)
-	}
-	werr := cmd.Wait()
-	if rerr != nil {
-		return nil, rerr
-	}
-	if werr != nil {
-		msg := strings.TrimSpace(stderr.String())
-		var ee *exec.ExitError
-		if errors.As(werr, &ee) && msg != "" {
+	case errors.As(err, &ee):
+		if msg := strings.TrimSpace(string(stderr.Bytes())); msg != "" {
 			return nil, errors.New(msg)
 		}
-		return nil, werr
+		return nil, err
+	case errors.Is(err, exec.ErrNotFound):
+		return nil, fmt.Errorf("run git: %w (install git)", err)
+	case err != nil:
+		return nil, fmt.Errorf("run git: %w", err)
 	}
 	return out, nil
 }

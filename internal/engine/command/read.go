@@ -121,23 +121,3 @@ func (e *Engine) Refresh(ctx context.Context, steps []plan.Step, in engine.Input
 	}
 	return out, nil
 }
-
-// cappedBuffer keeps at most max bytes and notes when more were written;
-// it never fails a write (the command must not see EPIPE).
-type cappedBuffer struct {
-	b    bytes.Buffer
-	max  int64
-	over bool
-}
-
-func (c *cappedBuffer) Write(p []byte) (int, error) {
-	if room := c.max - int64(c.b.Len()); int64(len(p)) > room {
-		c.over = true
-		if room > 0 {
-			c.b.Write(p[:room])
-		}
-		return len(p), nil
-	}
-	c.b.Write(p)
-	return len(p), nil
-}

@@ -128,9 +128,9 @@ func (e *Engine) run(ctx context.Context, s runSpec) (*runOutcome, error) {
 	cmd.Env = s.payload.environ(e.environ(), outPath)
 	cmd.Stdin = bytes.NewReader(stdin)
 	cmd.Stdout = stream.stdout()
-	var captured *cappedBuffer
+	var captured *proc.Capped
 	if s.captureStdout {
-		captured = &cappedBuffer{max: inputfile.MaxOutputsBytes}
+		captured = &proc.Capped{Max: inputfile.MaxOutputsBytes}
 		cmd.Stdout = captured
 	}
 	cmd.Stderr = stream.stderr()
@@ -180,10 +180,10 @@ func (e *Engine) run(ctx context.Context, s runSpec) (*runOutcome, error) {
 	}
 
 	if captured != nil {
-		if captured.over {
-			return out, fail(fmt.Sprintf("printed more than %d bytes on stdout: print one JSON object of the live state", captured.max), nil)
+		if captured.Over {
+			return out, fail(fmt.Sprintf("printed more than %d bytes on stdout: print one JSON object of the live state", captured.Max), nil)
 		}
-		out.stdout = captured.b.Bytes()
+		out.stdout = captured.Bytes()
 		fmt.Fprintf(s.progress, "%s%s done in %s\n", prefix, s.action, out.duration.Round(time.Millisecond))
 		return out, nil
 	}

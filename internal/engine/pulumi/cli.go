@@ -17,6 +17,7 @@ import (
 	"github.com/blang/semver"
 	"github.com/pulumi/pulumi/sdk/v3/go/auto"
 
+	"github.com/deployer-dev/deployer/internal/inputfile"
 	"github.com/deployer-dev/deployer/internal/proc"
 )
 
@@ -219,17 +220,28 @@ func (c *cliCommand) kill() {
 	}
 }
 
+// maxQuietOutput bounds what runQuiet reads of a query's stdout and keeps
+// of its stderr: `pulumi plugin ls --json` of a hundred plugins is a few
+// KiB.
+const maxQuietOutput = 16 << 20
+
 // runQuiet runs a short query of the Pulumi CLI (`pulumi version`, `pulumi
 // plugin ls --json`) under the supervisor (proc.Cmd: its own process group,
-// stopped with ctx, dying with deployer) and returns its stdout. Errors:
-// "run CLI ARGS: ...: STDERR" when it cannot start or exits non-zero.
+// stopped with ctx, dying with deployer) and returns its stdout, at most
+// maxQuietOutput bytes. Errors: "run CLI ARGS: ...: STDERR" when it cannot
+// start or exits non-zero; a CLI that prints more than maxQuietOutput (not
+// the Pulumi CLI) is stopped and named.
 func runQuiet(ctx context.Context, cli string, args ...string) ([]byte, error) {
 	c := proc.Command(ctx, cli, args...)
 	c.Env = append(os.Environ(), "PULUMI_SKIP_UPDATE_CHECK=true")
-	var stdout, stderr bytes.Buffer
-	c.Stdout, c.Stderr = &stdout, &stderr
-	if err := c.Run(); err != nil {
-		return nil, fmt.Errorf("run %s %s: %w: %s", cli, strings.Join(args, " "), err, strings.TrimSpace(stderr.String()))
+	stderr := &proc.Capped{Max: maxQuietOutput}
+	c.Stderr = stderr
+	out, over, err := c.OutputAtMost(maxQuietOutput)
+	if over {
+		return nil, fmt.Errorf("run %s %s: it printed more than %s: check that pulumi.command names the Pulumi CLI", cli, strings.Join(args, " "), inputfile.Size(maxQuietOutput))
 	}
-	return stdout.Bytes(), nil
+	if err != nil {
+		return nil, fmt.Errorf("run %s %s: %w: %s", cli, strings.Join(args, " "), err, strings.TrimSpace(string(stderr.Bytes())))
+	}
+	return out, nil
 }

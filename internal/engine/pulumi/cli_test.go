@@ -205,3 +205,14 @@ func TestKillSparesTheCommandsThatReadState(t *testing.T) {
 		t.Errorf("an operation started after kill: %v, want errKilled", err)
 	}
 }
+
+// A pulumi.command that prints without end (`yes`, not the Pulumi CLI) is
+// stopped after 16 MiB, with its process group, and named.
+func TestFindCLIBoundsWhatTheCommandPrints(t *testing.T) {
+	fakePulumi(t, `exec yes`)
+	_, _, err := FindCLI("")
+	var missing *CLIMissingError
+	if !errors.As(err, &missing) || missing.Err == nil || !strings.Contains(missing.Err.Error(), "printed more than 16 MiB: check that pulumi.command names the Pulumi CLI") {
+		t.Fatalf("FindCLI with an endless CLI = %v, want the limit named", err)
+	}
+}
