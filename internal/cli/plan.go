@@ -149,7 +149,8 @@ func runPlan(ctx context.Context, opts *PlanOptions) error {
 	if err != nil {
 		return err
 	}
-	p, err := opts.Plan(ctx, deploy.PlanRequest{Config: cfg, Target: t, Destroy: opts.Destroy, CheckEngines: opts.Preview || opts.Refresh})
+	p, err := opts.Plan(ctx, deploy.PlanRequest{Config: cfg, Target: t, Destroy: opts.Destroy, CheckEngines: opts.Preview || opts.Refresh,
+		Save: opts.Out != ""})
 	if err != nil {
 		return err
 	}

@@ -133,7 +133,11 @@ func (s *Service) Apply(ctx context.Context, req ApplyRequest) (*Outcome, error)
 	if err != nil {
 		return out, err
 	}
-	if p.Binding, err = s.bind(work, res, st, t, read); err != nil {
+	var saved *plan.Binding
+	if req.SavedPlan != nil {
+		saved = req.SavedPlan.Binding
+	}
+	if p.Binding, err = s.bind(work, res, st, t, read, saved, req.SavedPlan != nil); err != nil {
 		return out, err
 	}
 	out.Plan = p

@@ -204,6 +204,11 @@ type PlanRequest struct {
 	// --preview): the engines' preflight runs first, before the state
 	// backend is opened.
 	CheckEngines bool
+	// Save says the plan is saved (plan --out): its Binding is required,
+	// so a plan that binds secret values when the state has no data key
+	// yet fails without a secrets key (docs/plan.md "Saved plans");
+	// otherwise such a plan has no Binding.
+	Save bool
 }
 
 // Plan builds the plan of the target against the stored state without
@@ -235,7 +240,7 @@ func (s *Service) Plan(ctx context.Context, req PlanRequest) (*plan.Plan, error)
 	if err != nil {
 		return nil, err
 	}
-	if p.Binding, err = s.bind(ctx, res, st, t, read); err != nil {
+	if p.Binding, err = s.bind(ctx, res, st, t, read, nil, req.Save); err != nil {
 		return nil, err
 	}
 	return p, nil

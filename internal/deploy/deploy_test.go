@@ -121,7 +121,7 @@ func TestUnfinishedStepsRecordWhatTheEngineHolds(t *testing.T) {
 
 func TestSavedPlanMustMatchStateAndChanges(t *testing.T) {
 	bound := func(version, image string) *plan.Binding {
-		return &plan.Binding{DeployerVersion: version, Digest: "sha256", Components: map[string]plan.BoundComponent{
+		return &plan.Binding{DeployerVersion: version, Digest: plan.DigestHMAC, Components: map[string]plan.BoundComponent{
 			"a/x": {Kind: "Command", Config: map[string]any{"image": image}, Settings: map[string]map[string]any{"command": {"update": "./up.sh"}}}}}
 	}
 	now := &plan.Plan{Stack: "s", Environment: "e", Lineage: "L", Serial: 4, Binding: bound("v1", "nginx:1.2"),
@@ -140,6 +140,9 @@ func TestSavedPlanMustMatchStateAndChanges(t *testing.T) {
 	value.Binding = bound("v1", "nginx:1.1")
 	unbound := same
 	unbound.Binding = nil
+	unkeyed := same
+	unkeyed.Binding = bound("v1", "nginx:1.2")
+	unkeyed.Binding.Digest = "sha256" // an older deployer's digests of a state without a data key
 	for name, tc := range map[string]struct {
 		saved *plan.Plan
 		want  string
@@ -149,6 +152,7 @@ func TestSavedPlanMustMatchStateAndChanges(t *testing.T) {
 		"version":        {&version, `deployer version: planned "v0", now "v1"`},
 		"value":          {&value, `services.a.components.x.config.image: planned "nginx:1.1", now "nginx:1.2"`},
 		"unbound":        {&unbound, "binding: planned (none"},
+		"unkeyed":        {&unkeyed, "secrets digest: planned sha256 (unkeyed"},
 	} {
 		err := checkSavedPlan(tc.saved, now)
 		if !errors.Is(err, ErrPlanStale) || !strings.Contains(err.Error(), tc.want) {

@@ -16,28 +16,52 @@ import (
 
 // bind returns the Binding of a plan of res made against st (docs/plan.md
 // "Saved plans"): secret values digested with HMAC-SHA256 under the
-// digest key of st's data key, or with SHA-256 when st has no data key yet.
-func (s *Service) bind(ctx context.Context, res *config.Resolved, st *statestore.State, t Target, read map[string]map[string]any) (*plan.Binding, error) {
-	var info *statestore.SecretsInfo
+// digest key of st's data key. When st has none and secret values are
+// bound, the key is the plan's own: saved's (deploy --plan of a plan that
+// made one), else the Sealer's fresh key (the one a first write seals
+// with), whose wrapped block the Binding carries. No digest is ever
+// unkeyed: without a key (no passphrase set) bind fails when required
+// (plan --out, deploy --plan) and returns a nil Binding otherwise.
+func (s *Service) bind(ctx context.Context, res *config.Resolved, st *statestore.State, t Target, read map[string]map[string]any,
+	saved *plan.Binding, required bool) (*plan.Binding, error) {
+	res = s.contentSecrets(res)
+	var info, own *statestore.SecretsInfo
 	if st != nil {
 		info = st.Secrets
 	}
+	if info == nil {
+		secret := false
+		b := plan.Bind(res, t.Scope(), read, s.d.Version, plan.DigestHMAC, func([]byte) string { secret = true; return "" })
+		if !secret {
+			return b, nil
+		}
+		if saved != nil && saved.Secrets != nil {
+			own = saved.Secrets
+		} else {
+			var err error
+			if own, err = s.d.Store.FreshKey(ctx); err != nil {
+				if !required {
+					return nil, nil
+				}
+				return nil, fmt.Errorf("the plan binds secret values and the state has no data key yet: the plan's own key needs the secrets provider: %w", err)
+			}
+		}
+		info = own
+	}
 	key, err := s.d.Store.DigestKey(ctx, info)
 	if err != nil {
+		if own != nil && saved != nil && saved.Secrets != nil {
+			return nil, fmt.Errorf("the saved plan's own secrets key (the state had none when it was made): %w", err)
+		}
 		return nil, err
 	}
-	name, dig := "sha256", func(data []byte) string {
-		sum := sha256.Sum256(data)
-		return "sha256:" + hex.EncodeToString(sum[:])
-	}
-	if key != nil {
-		name, dig = "hmac-sha256", func(data []byte) string {
-			h := hmac.New(sha256.New, key)
-			h.Write(data)
-			return "hmac-sha256:" + hex.EncodeToString(h.Sum(nil))
-		}
-	}
-	return plan.Bind(s.contentSecrets(res), t.Scope(), read, s.d.Version, name, dig), nil
+	b := plan.Bind(res, t.Scope(), read, s.d.Version, plan.DigestHMAC, func(data []byte) string {
+		h := hmac.New(sha256.New, key)
+		h.Write(data)
+		return plan.DigestHMAC + ":" + hex.EncodeToString(h.Sum(nil))
+	})
+	b.Secrets = own
+	return b, nil
 }
 
 // contentSecrets returns a copy of res in which every config string that
@@ -87,7 +111,7 @@ func (s *Service) checkSavedBeforeLock(ctx context.Context, saved *plan.Plan, re
 	if head.Version != "" {
 		now.Lineage, now.Serial = st.Lineage, st.Serial
 	}
-	if now.Binding, err = s.bind(ctx, res, st, t, read); err != nil {
+	if now.Binding, err = s.bind(ctx, res, st, t, read, saved.Binding, true); err != nil {
 		return err
 	}
 	return checkBinding(saved, now)
@@ -130,7 +154,11 @@ func checkBinding(saved, now *plan.Plan) error {
 			Now: fmt.Sprintf("serial %d (lineage %s)", now.Serial, orNone(now.Lineage))}
 	}
 	if saved.Binding.Digest != now.Binding.Digest {
-		return &PlanStaleError{Path: "secrets digest", Planned: saved.Binding.Digest, Now: now.Binding.Digest}
+		planned := saved.Binding.Digest
+		if planned == "sha256" {
+			planned += " (unkeyed digests of secret values, no longer accepted)"
+		}
+		return &PlanStaleError{Path: "secrets digest", Planned: planned, Now: now.Binding.Digest}
 	}
 	if d := plan.CompareBinding(saved.Binding, now.Binding, now.Environment); d != nil {
 		return &PlanStaleError{Path: d.Path, Planned: d.Planned, Now: d.Now}

@@ -8,11 +8,16 @@ package e2e
 // Each test runs on the file backends and on S3 state with DynamoDB locks.
 
 import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/deployer-dev/deployer/internal/testenv"
 )
 
 // promiseBackends are the backends every test of this file runs on.
@@ -436,4 +441,89 @@ func TestSavedPlanBindsWhatItShowed(t *testing.T) {
 		}
 		refused("moved serial", "state: planned serial 1")
 	})
+}
+
+// TestSavedPlanOfAFirstDeployKeysItsSecrets: a plan saved before the state
+// has a data key (a first deploy) keys its secret digests with a data key
+// of its own, wrapped by the secrets provider (passphrase, and awskms
+// against local-kms): the file holds neither the secret nor its plain
+// SHA-256; the plan applies with the same provider, and a secret changed
+// after the plan is still refused. Without a key plan --out fails and
+// says what to set; a file with unkeyed digests is refused.
+func TestSavedPlanOfAFirstDeployKeysItsSecrets(t *testing.T) {
+	const weak = "weak1"
+	noKey := []string{"DEPLOYER_SECRETS_PASSPHRASE=", "DEPLOYER_SECRETS_PASSPHRASE_FILE=", "PULUMI_CONFIG_PASSPHRASE=", "PULUMI_CONFIG_PASSPHRASE_FILE="}
+	for _, provider := range []string{"passphrase", "awskms"} {
+		t.Run(provider, func(t *testing.T) {
+			yaml, env, block := "", []string{"DEPLOYER_SECRETS_PASSPHRASE=first plan key"}, `"salt"` // block: a key of binding.secrets only this provider writes
+			if provider == "awskms" {
+				endpoint := testenv.Require(t, testenv.KMSEndpoint, "local-kms")
+				yaml = "pulumi: {secrets_provider: 'awskms://" + kmsKey(t, endpoint) + "?region=us-east-1'}\n"
+				env = []string{"AWS_ENDPOINT_URL_KMS=" + endpoint, "AWS_ACCESS_KEY_ID=test", "AWS_SECRET_ACCESS_KEY=test", "AWS_REGION=", "AWS_PROFILE="}
+				block = `"encrypted_key"`
+			}
+			p := newProject(t, strings.Replace(savedPlanYAML, "%BACKEND%", yaml, 1))
+			base := append(append([]string{}, noKey...), env...)
+			p.env = append([]string{"DB_PASSWORD=" + weak}, base...)
+
+			if provider == "passphrase" {
+				p.env = append([]string{"DB_PASSWORD=" + weak}, noKey...)
+				r := p.mustRun(1, "plan", "-e", "dev", "--out", "p.json")
+				if !strings.Contains(r.stderr, "DEPLOYER_SECRETS_PASSPHRASE") {
+					t.Errorf("plan --out of secrets without a key should say what to set:\n%s", r)
+				}
+				if _, err := os.Stat(filepath.Join(p.dir, "p.json")); err == nil {
+					t.Errorf("a failed plan --out left a file")
+				}
+				p.mustRun(0, "plan", "-e", "dev")
+				if out := p.mustRun(0, "plan", "-e", "dev", "--json").stdout; strings.Contains(out, `"binding"`) || strings.Contains(out, weak) {
+					t.Errorf("plan --json without a key should print no binding:\n%s", out)
+				}
+				p.env = append([]string{"DB_PASSWORD=" + weak}, base...)
+			}
+			p.mustRun(0, "plan", "-e", "dev", "--out", "p.json")
+			saved := p.read("p.json")
+			plain := sha256.Sum256([]byte(weak))
+			encoded := sha256.Sum256([]byte(`"` + weak + `"`))
+			for what, s := range map[string]string{"the secret": weak, "its SHA-256": hex.EncodeToString(plain[:]),
+				"the SHA-256 of its JSON": hex.EncodeToString(encoded[:]), "an unkeyed digest": `"sha256`} {
+				if bytes.Contains(saved, []byte(s)) {
+					t.Errorf("the saved plan holds %s (%s):\n%s", what, s, saved)
+				}
+			}
+			if !bytes.Contains(saved, []byte(`"deployer:digest": "hmac-sha256:`)) || !bytes.Contains(saved, []byte(`"secrets": {`)) ||
+				!bytes.Contains(saved, []byte(block)) {
+				t.Errorf("the saved plan should key its digests with its own wrapped key (%s):\n%s", block, saved)
+			}
+
+			p.write("p-unkeyed.json", strings.Replace(string(saved), `"digest": "hmac-sha256"`, `"digest": "sha256"`, 1))
+			r := p.mustRun(4, "deploy", "-e", "dev", "--plan", "p-unkeyed.json", "--yes")
+			if !strings.Contains(r.stderr, "secrets digest: planned sha256 (unkeyed") || !strings.Contains(r.stderr, "make the plan again") {
+				t.Errorf("a plan with unkeyed digests should be refused:\n%s", r)
+			}
+			p.env = append([]string{"DB_PASSWORD=other-Secret-2"}, base...)
+			r = p.mustRun(4, "deploy", "-e", "dev", "--plan", "p.json", "--yes")
+			if !strings.Contains(r.stderr, "config.db_password: planned (sensitive), now (sensitive)") || strings.Contains(r.stderr, "Acquired lock") ||
+				strings.Contains(r.stdout+r.stderr, "other-Secret-2") || strings.Contains(r.stdout+r.stderr, weak) {
+				t.Errorf("a secret changed after the plan should be refused before the lock, printing nothing:\n%s", r)
+			}
+			if provider == "passphrase" {
+				p.env = append([]string{"DB_PASSWORD=" + weak}, append(append([]string{}, noKey...), "DEPLOYER_SECRETS_PASSPHRASE=not the plan key")...)
+				r = p.mustRun(1, "deploy", "-e", "dev", "--plan", "p.json", "--yes")
+				if !strings.Contains(r.stderr, "saved plan's own secrets key") || !strings.Contains(r.stderr, "passphrase") {
+					t.Errorf("another passphrase should not open the plan's key:\n%s", r)
+				}
+			}
+			if _, err := os.Stat(filepath.Join(p.dir, "ran.log")); err == nil {
+				t.Errorf("a refused plan ran something: %s", p.read("ran.log"))
+			}
+
+			p.env = append([]string{"DB_PASSWORD=" + weak}, base...)
+			p.mustRun(0, "deploy", "-e", "dev", "--plan", "p.json", "--yes")
+			if log := string(p.read("ran.log")); log != "create nginx:1.1\n" {
+				t.Errorf("deploy --plan should apply the planned create; ran.log:\n%s", log)
+			}
+			p.mustRun(0, "plan", "-e", "dev", "--detailed-exitcode")
+		})
+	}
 }

@@ -9,6 +9,7 @@ import (
 	"strconv"
 
 	"github.com/deployer-dev/deployer/internal/config"
+	"github.com/deployer-dev/deployer/internal/statestore"
 )
 
 // Binding is what a saved plan binds besides the state's lineage and serial
@@ -18,10 +19,16 @@ import (
 type Binding struct {
 	// DeployerVersion is the version of the deployer that made the plan.
 	DeployerVersion string `json:"deployer_version"`
-	// Digest is how secret values were digested: "hmac-sha256" (keyed by a
-	// key derived from the state's data key) or "sha256" (the state had no
-	// data key yet).
+	// Digest is how secret values were digested: "hmac-sha256" (DigestHMAC),
+	// keyed by a key derived from the state's data key or, when the state
+	// had none, from the plan's own (Secrets). Files of older deployers may
+	// say "sha256" (unkeyed): they are refused.
 	Digest string `json:"digest"`
+	// Secrets is the plan's own data key, made when the state had none
+	// and the plan binds secret values, wrapped by the secrets provider
+	// exactly as a state's data key is (docs/secrets.md); nil when the
+	// digests are keyed by the state's data key or there are none.
+	Secrets *statestore.SecretsInfo `json:"secrets,omitempty"`
 	// EnvironmentConfig is environments.{env}.config as resolved.
 	EnvironmentConfig map[string]any `json:"environment_config,omitempty"`
 	// Components are the components in the plan's scope, by address.
@@ -139,8 +146,12 @@ func decodeExact(data []byte, v any) error {
 // {"deployer:digest": "hmac-sha256:<hex>"}.
 const DigestKey = "deployer:digest"
 
+// DigestHMAC is the Digest of a Binding whose secret values are digested
+// as "hmac-sha256:<hex>", HMAC-SHA256 under a digest key.
+const DigestHMAC = "hmac-sha256"
+
 // Digester digests one secret value (its JSON) for a Binding, returning
-// "hmac-sha256:<hex>" or "sha256:<hex>".
+// "hmac-sha256:<hex>".
 type Digester func(data []byte) string
 
 // Bind returns the Binding of res in scope, with read the outputs of data

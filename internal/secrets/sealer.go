@@ -28,11 +28,11 @@ type Sealer struct {
 	masker *Masker
 
 	mu    sync.Mutex
-	keys  map[string]cipher.AEAD    // key id -> AEAD
-	infos map[string]bool           // key ids whose Check was verified
+	keys  map[string]cipher.AEAD    // block id (blockID) -> AEAD
+	infos map[string]bool           // block ids whose Check was verified
 	fresh *statestore.SecretsInfo   // the block of a key made for a state without one
-	mac   map[string][]byte         // key id -> digest key (DigestKey)
-	cache map[string]map[string]any // key id + "\x00" + plaintext JSON -> envelope
+	mac   map[string][]byte         // block id -> digest key (DigestKey)
+	cache map[string]map[string]any // block id + "\x00" + plaintext JSON -> envelope
 }
 
 var _ statestore.Sealer = (*Sealer)(nil)
@@ -54,12 +54,20 @@ func (s *Sealer) fail(err error) error {
 	return &statestore.SecretsError{Provider: s.p.Name(), Err: err}
 }
 
+// blockID names the data key of a secrets block within a Sealer: its key
+// id alone is not enough, since every data key KMS makes under one KMS key
+// has that key's id (a state's and a saved plan's own key, say).
+func blockID(info statestore.SecretsInfo) string {
+	return info.Key + "\x00" + info.Salt + "\x00" + info.EncryptedKey
+}
+
 // aead returns the AEAD of info's key, deriving it (and verifying
 // info.Check) on first use.
 func (s *Sealer) aead(ctx context.Context, info statestore.SecretsInfo) (cipher.AEAD, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if a, ok := s.keys[info.Key]; ok && s.infos[info.Key] {
+	id := blockID(info)
+	if a, ok := s.keys[id]; ok && s.infos[id] {
 		return a, nil
 	}
 	if info.Provider != s.p.Name() {
@@ -80,7 +88,7 @@ func (s *Sealer) aead(ctx context.Context, info statestore.SecretsInfo) (cipher.
 		}
 		return nil, s.fail(fmt.Errorf("the data key of key %s does not open the secrets of this state", info.Key))
 	}
-	s.keys[info.Key], s.infos[info.Key] = a, true
+	s.keys[id], s.infos[id] = a, true
 	return a, nil
 }
 
@@ -95,7 +103,7 @@ func (s *Sealer) DigestKey(ctx context.Context, info statestore.SecretsInfo) ([]
 		return nil, err
 	}
 	s.mu.Lock()
-	k, ok := s.mac[info.Key]
+	k, ok := s.mac[blockID(info)]
 	s.mu.Unlock()
 	if ok {
 		return k, nil
@@ -104,16 +112,35 @@ func (s *Sealer) DigestKey(ctx context.Context, info statestore.SecretsInfo) ([]
 	if err != nil {
 		return nil, s.fail(err)
 	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.deriveDigestKey(blockID(info), key), nil
+}
+
+// deriveDigestKey returns (and keeps) the digest key of data key key, whose
+// block id is id. Called with s.mu held.
+func (s *Sealer) deriveDigestKey(id string, key []byte) []byte {
 	h := hmac.New(sha256.New, key)
 	h.Write([]byte(digestLabel))
-	k = h.Sum(nil)
-	s.mu.Lock()
+	k := h.Sum(nil)
 	if s.mac == nil {
 		s.mac = map[string][]byte{}
 	}
-	s.mac[info.Key] = k
-	s.mu.Unlock()
-	return k, nil
+	s.mac[id] = k
+	return k
+}
+
+// FreshKey implements statestore.Sealer: the secrets block of the data key
+// a first write of a state without one seals with (made once per Sealer by
+// the provider's NewKey, wrapped as every state's data key is). Its digest
+// key is derived at once, so DigestKey of the block costs nothing more.
+// Errors as Check.
+func (s *Sealer) FreshKey(ctx context.Context) (statestore.SecretsInfo, error) {
+	info, _, err := s.freshKey(ctx)
+	if err != nil {
+		return statestore.SecretsInfo{}, err
+	}
+	return *info, nil
 }
 
 // freshKey returns the secrets block (and AEAD) of a new data key, made once
@@ -122,7 +149,7 @@ func (s *Sealer) freshKey(ctx context.Context) (*statestore.SecretsInfo, cipher.
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.fresh != nil {
-		return s.fresh, s.keys[s.fresh.Key], nil
+		return s.fresh, s.keys[blockID(*s.fresh)], nil
 	}
 	key, info, err := s.p.NewKey(ctx)
 	if err != nil {
@@ -136,7 +163,9 @@ func (s *Sealer) freshKey(ctx context.Context) (*statestore.SecretsInfo, cipher.
 		return nil, nil, s.fail(err)
 	}
 	s.fresh = &info
-	s.keys[info.Key], s.infos[info.Key] = a, true
+	id := blockID(info)
+	s.keys[id], s.infos[id] = a, true
+	s.deriveDigestKey(id, key)
 	return s.fresh, a, nil
 }
 
@@ -188,7 +217,7 @@ func (s *Sealer) Open(ctx context.Context, st *statestore.State) error {
 			return nil, s.fail(fmt.Errorf("a secret value does not decode: %w", err))
 		}
 		s.mu.Lock()
-		s.cache[key+"\x00"+string(plain)] = env
+		s.cache[blockID(*st.Secrets)+"\x00"+string(plain)] = env
 		s.mu.Unlock()
 		learned = append(learned, Strings(v)...)
 		return v, nil
@@ -287,7 +316,7 @@ func (s *Sealer) sealOnce(ctx context.Context, st *statestore.State) (*statestor
 		} else {
 			s.masker.Add(Strings(v)...)
 		}
-		ck := info.Key + "\x00" + string(plain)
+		ck := blockID(*info) + "\x00" + string(plain)
 		s.mu.Lock()
 		env, ok := s.cache[ck]
 		s.mu.Unlock()

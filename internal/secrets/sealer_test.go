@@ -3,6 +3,8 @@ package secrets_test
 import (
 	"bytes"
 	"context"
+	"crypto/rand"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"strings"
@@ -256,5 +258,70 @@ func TestDigestKeyIsDerivedFromTheStatesDataKey(t *testing.T) {
 	}
 	if k, err := store(t, dir, newSealer(t, "right")).DigestKey(ctx, nil); k != nil || err != nil {
 		t.Errorf("no data key: DigestKey = %x, %v; want nil, nil", k, err)
+	}
+}
+
+// A saved plan made when the state has no data key keys its digests with
+// the Sealer's fresh key: its block is wrapped as a state's, so another
+// Sealer of the same passphrase derives the same digest key from it and
+// another passphrase none.
+func TestFreshKeyIsWrappedLikeAStatesKey(t *testing.T) {
+	ctx := context.Background()
+	s := newSealer(t, "right")
+	info, err := s.FreshKey(ctx)
+	if err != nil || info.Provider != "passphrase" || info.Salt == "" || info.Check == "" {
+		t.Fatalf("FreshKey = %+v, %v; want a passphrase block with salt and check", info, err)
+	}
+	again, _ := s.FreshKey(ctx)
+	if again != info {
+		t.Errorf("a second FreshKey made another key: %+v, then %+v", info, again)
+	}
+	a, err := s.DigestKey(ctx, info)
+	if err != nil || len(a) != 32 {
+		t.Fatalf("DigestKey = %x, %v; want 32 bytes", a, err)
+	}
+	if b, err := newSealer(t, "right").DigestKey(ctx, info); err != nil || !bytes.Equal(a, b) {
+		t.Errorf("another Sealer of the passphrase: digest key %x, %v; want %x", b, err, a)
+	}
+	if _, err := newSealer(t, "wrong").DigestKey(ctx, info); err == nil {
+		t.Errorf("a wrong passphrase gave the digest key of the block")
+	}
+}
+
+// sharedIDProvider names every data key it makes "shared", as KMS names
+// every data key after the KMS key that made it; its "wrapping" is plain
+// base64 (a test of the Sealer's bookkeeping, not of a provider).
+type sharedIDProvider struct{}
+
+func (sharedIDProvider) Name() string { return "shared" }
+
+func (sharedIDProvider) NewKey(context.Context) ([]byte, statestore.SecretsInfo, error) {
+	key := make([]byte, 32)
+	_, _ = rand.Read(key)
+	return key, statestore.SecretsInfo{Provider: "shared", Key: "shared", EncryptedKey: base64.StdEncoding.EncodeToString(key)}, nil
+}
+
+func (sharedIDProvider) Key(_ context.Context, info statestore.SecretsInfo) ([]byte, error) {
+	return base64.StdEncoding.DecodeString(info.EncryptedKey)
+}
+
+// One Sealer keeps apart two data keys that share a key id (a state's
+// fresh key and a saved plan's own key under one KMS key).
+func TestBlocksThatShareAKeyIDKeepTheirOwnKeys(t *testing.T) {
+	ctx := context.Background()
+	first, err := secrets.NewSealer(sharedIDProvider{}, secrets.NewMasker()).FreshKey(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := secrets.NewSealer(sharedIDProvider{}, secrets.NewMasker())
+	fresh, err := s.FreshKey(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, errA := s.DigestKey(ctx, fresh)
+	b, errB := s.DigestKey(ctx, first)
+	want, _ := secrets.NewSealer(sharedIDProvider{}, secrets.NewMasker()).DigestKey(ctx, first)
+	if errA != nil || errB != nil || bytes.Equal(a, b) || !bytes.Equal(b, want) {
+		t.Errorf("digest keys of two blocks with one key id: %x (%v) and %x (%v); want different ones, the second %x", a, errA, b, errB, want)
 	}
 }

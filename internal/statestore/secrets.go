@@ -47,6 +47,12 @@ type Sealer interface {
 	// keyed digests of secret values outside the state (saved plans); the
 	// data key itself never leaves the Sealer. Errors as Check.
 	DigestKey(ctx context.Context, info SecretsInfo) ([]byte, error)
+	// FreshKey returns the secrets block of the data key a first write of
+	// a state without one seals with, made once per Sealer and wrapped by
+	// the provider as every state's data key is: a saved plan made when
+	// the state has no data key keys its digests with it (docs/plan.md
+	// "Saved plans"). Errors as Check.
+	FreshKey(ctx context.Context) (SecretsInfo, error)
 }
 
 // WithSealer makes the Store seal secret values on every write (Save,
@@ -94,6 +100,23 @@ func (s *Store) DigestKey(ctx context.Context, info *SecretsInfo) ([]byte, error
 		return nil, nil
 	}
 	return s.sealer.DigestKey(ctx, *info)
+}
+
+// ErrNoSealer is returned by FreshKey of a Store without a Sealer: it has no
+// secrets provider to make a key with.
+var ErrNoSealer = errors.New("no secrets provider: set DEPLOYER_SECRETS_PASSPHRASE or pulumi.secrets_provider")
+
+// FreshKey returns the Sealer's fresh key block (Sealer.FreshKey);
+// ErrNoSealer without a Sealer.
+func (s *Store) FreshKey(ctx context.Context) (*SecretsInfo, error) {
+	if s.sealer == nil {
+		return nil, ErrNoSealer
+	}
+	info, err := s.sealer.FreshKey(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return &info, nil
 }
 
 // CheckSecrets verifies, without a lock and without decrypting any secret
