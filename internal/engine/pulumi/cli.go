@@ -33,6 +33,9 @@ type CLIMissingError struct {
 	Command string // what was looked for: "pulumi" (PATH) or pulumi.command
 	Version string // the version found when it was too old; "" when absent
 	Err     error  // the lookup or `pulumi version` failure
+	// Broken is set when the CLI was found but `pulumi version` failed or
+	// printed no version: Err says why.
+	Broken bool
 	// Kinds are the kinds in scope that need the CLI (Preflight sets them);
 	// empty names every kind of this engine.
 	Kinds []string
@@ -40,7 +43,10 @@ type CLIMissingError struct {
 
 func (e *CLIMissingError) Error() string {
 	what := fmt.Sprintf("the Pulumi CLI (%s) was not found", e.Command)
-	if e.Version != "" {
+	switch {
+	case e.Broken:
+		what = fmt.Sprintf("the Pulumi CLI at %s does not work (%v)", e.Command, e.Err)
+	case e.Version != "":
 		what = fmt.Sprintf("the Pulumi CLI %s at %s is older than v%s", e.Version, e.Command, MinCLIVersion)
 	}
 	kinds := e.Kinds
@@ -71,12 +77,12 @@ func FindCLI(command string) (path, version string, err error) {
 	}
 	out, err := runQuiet(context.Background(), path, "version")
 	if err != nil {
-		return "", "", &CLIMissingError{Command: path, Err: err}
+		return "", "", &CLIMissingError{Command: path, Err: err, Broken: true}
 	}
 	version = strings.TrimSpace(string(out))
 	v, err := semver.ParseTolerant(version)
 	if err != nil {
-		return "", "", &CLIMissingError{Command: path, Err: fmt.Errorf("parse %q printed by %s version: %w", version, path, err)}
+		return "", "", &CLIMissingError{Command: path, Err: fmt.Errorf("parse %q printed by %s version: %w", version, path, err), Broken: true}
 	}
 	if v.LT(MinCLIVersion) {
 		return "", "", &CLIMissingError{Command: path, Version: version}

@@ -70,6 +70,23 @@ func TestFindCLITooOld(t *testing.T) {
 	}
 }
 
+func TestFindCLIBrokenSaysWhy(t *testing.T) {
+	dir := fakePulumi(t, `echo "error: cannot load ~/.pulumi/credentials.json" >&2; exit 1`)
+	_, _, err := FindCLI("")
+	var missing *CLIMissingError
+	if !errors.As(err, &missing) || !missing.Broken {
+		t.Fatalf("FindCLI with a failing CLI = %v, want *CLIMissingError marked broken", err)
+	}
+	for _, want := range []string{filepath.Join(dir, "pulumi") + " does not work", "exit status 1", "cannot load ~/.pulumi/credentials.json"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("message %q lacks %q", err, want)
+		}
+	}
+	if strings.Contains(err.Error(), "was not found") {
+		t.Errorf("message %q says not found for a CLI that is there", err)
+	}
+}
+
 // waitFile polls for path until the deadline.
 func waitFile(t *testing.T, path string) {
 	t.Helper()
