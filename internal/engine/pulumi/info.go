@@ -28,7 +28,9 @@ func (i *Info) Data() statestore.EngineData {
 	enc := json.NewEncoder(&b)
 	enc.SetEscapeHTML(false)
 	if err := enc.Encode(i); err != nil {
-		panic(fmt.Sprintf("pulumi: encode %+v: %v", i, err)) // strings only: cannot fail
+		// unreachable: Info holds strings and string slices only, which
+		// encoding/json always encodes.
+		panic(fmt.Sprintf("pulumi: encode %+v: %v", i, err))
 	}
 	return statestore.EngineData(bytes.TrimSuffix(b.Bytes(), []byte("\n")))
 }
