@@ -12,6 +12,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/deployer-dev/deployer/internal/config"
 	"github.com/deployer-dev/deployer/internal/deploy"
 	"github.com/deployer-dev/deployer/internal/statestore"
 )
@@ -30,31 +31,31 @@ type StateShowOptions struct {
 	// SecretOut is stdout without the masking of secret values: where
 	// --show-secrets prints.
 	SecretOut io.Writer
+	// Config loads deployer.yaml, or the defaults and DEPLOYER_BACKEND_*
+	// without one (docs/design.md#read-only-commands).
+	Config func() (*config.Config, error)
 	// Show is the use case (deploy.ShowState on the configured state
-	// backend, with the target resolved against deployer.yaml), bound by
-	// NewCmdStateShow; a run test sets a fake.
-	Show func(context.Context, deploy.ShowStateRequest) (*deploy.ShowStateResult, error)
+	// backend), bound by NewCmdStateShow; a run test sets a fake.
+	Show func(context.Context, *config.Config, deploy.ShowStateRequest) (*deploy.ShowStateResult, error)
 }
 
 // NewCmdStateShow returns `deployer state show`; runF replaces runStateShow
 // in tests.
 func NewCmdStateShow(f *Factory, runF func(context.Context, *StateShowOptions) error) *cobra.Command {
-	opts := &StateShowOptions{IO: f.IO}
-	opts.Show = func(ctx context.Context, req deploy.ShowStateRequest) (*deploy.ShowStateResult, error) {
-		cfg, t, err := target(f, &opts.Target, "state show")
-		if err != nil {
-			return nil, err
-		}
-		req.Target = t
-		open := f.SealedStore
-		if req.ShowSecrets {
-			open = f.ReadStore
-		}
-		store, err := open(ctx, cfg)
-		if err != nil {
-			return nil, err
-		}
-		return deploy.ShowState(ctx, deploy.StateDeps{Store: store, Audit: f.Audit}, req)
+	opts := &StateShowOptions{
+		IO:     f.IO,
+		Config: func() (*config.Config, error) { return projectConfig(f, "state show") },
+		Show: func(ctx context.Context, cfg *config.Config, req deploy.ShowStateRequest) (*deploy.ShowStateResult, error) {
+			open := f.SealedStore
+			if req.ShowSecrets {
+				open = f.ReadStore
+			}
+			store, err := open(ctx, cfg)
+			if err != nil {
+				return nil, err
+			}
+			return deploy.ShowState(ctx, deploy.StateDeps{Store: store, Audit: f.Audit}, req)
+		},
 	}
 	cmd := &cobra.Command{
 		Use:   "show",
@@ -82,8 +83,15 @@ func NewCmdStateShow(f *Factory, runF func(context.Context, *StateShowOptions) e
 	return cmd
 }
 
+// runStateShow resolves the target, asks before it shows secret values
+// (unless --yes), calls the use case and prints the state (a table, or JSON
+// with --json).
 func runStateShow(ctx context.Context, opts *StateShowOptions) error {
-	req := deploy.ShowStateRequest{Serial: opts.Serial, ShowSecrets: opts.ShowSecrets}
+	cfg, t, err := opts.Target.load(opts.Config, false)
+	if err != nil {
+		return err
+	}
+	req := deploy.ShowStateRequest{Target: t, Serial: opts.Serial, ShowSecrets: opts.ShowSecrets}
 	if opts.ShowSecrets && !opts.Yes {
 		req.Confirm = func(t deploy.Target) error {
 			ok, err := opts.IO.Confirm(fmt.Sprintf("Print the secret values of %s/%s in plain text?", t.Stack, t.Env))
@@ -96,7 +104,7 @@ func runStateShow(ctx context.Context, opts *StateShowOptions) error {
 			return nil
 		}
 	}
-	res, err := opts.Show(ctx, req)
+	res, err := opts.Show(ctx, cfg, req)
 	if err != nil {
 		return err
 	}
@@ -143,26 +151,26 @@ type StatePushOptions struct {
 	File        string
 	Yes         bool
 	LockTimeout time.Duration
-	// Push is the use case (deploy.PushFile with the configured backends,
-	// the target resolved against deployer.yaml), bound by NewCmdStatePush;
-	// a run test sets a fake.
-	Push func(context.Context, deploy.PushRequest) (*deploy.PushResult, error)
+	// Config loads deployer.yaml, or the defaults and DEPLOYER_BACKEND_*
+	// without one.
+	Config func() (*config.Config, error)
+	// Push is the use case (deploy.PushFile with the configured backends),
+	// bound by NewCmdStatePush; a run test sets a fake.
+	Push func(context.Context, *config.Config, deploy.PushRequest) (*deploy.PushResult, error)
 }
 
 // NewCmdStatePush returns `deployer state push FILE`: writes an errored state
 // saved by a failed deploy as the next serial (docs/design.md#state-writes);
 // runF replaces runStatePush in tests.
 func NewCmdStatePush(f *Factory, runF func(context.Context, *StatePushOptions) error) *cobra.Command {
-	opts := &StatePushOptions{IO: f.IO}
-	opts.Push = func(ctx context.Context, req deploy.PushRequest) (*deploy.PushResult, error) {
-		cfg, t, err := target(f, &opts.Target, "state push")
-		if err != nil {
-			return nil, err
-		}
-		req.Target, req.MaxStateSize = t, cfg.Backend.MaxStateSize
-		return deploy.PushFile(ctx, func(ctx context.Context) (*deploy.Service, error) {
-			return f.Service(ctx, cfg, EngineOptions{})
-		}, req)
+	opts := &StatePushOptions{
+		IO:     f.IO,
+		Config: func() (*config.Config, error) { return projectConfig(f, "state push") },
+		Push: func(ctx context.Context, cfg *config.Config, req deploy.PushRequest) (*deploy.PushResult, error) {
+			return deploy.PushFile(ctx, func(ctx context.Context) (*deploy.Service, error) {
+				return f.Service(ctx, cfg, EngineOptions{})
+			}, req)
+		},
 	}
 	cmd := &cobra.Command{
 		Use:   "push FILE",
@@ -188,8 +196,14 @@ func NewCmdStatePush(f *Factory, runF func(context.Context, *StatePushOptions) e
 	return cmd
 }
 
+// runStatePush resolves the target, asks (unless --yes) with what the file
+// holds, calls the use case and says which serial it wrote.
 func runStatePush(ctx context.Context, opts *StatePushOptions) error {
-	req := deploy.PushRequest{File: opts.File, LockTimeout: opts.LockTimeout}
+	cfg, t, err := opts.Target.load(opts.Config, false)
+	if err != nil {
+		return err
+	}
+	req := deploy.PushRequest{Target: t, File: opts.File, LockTimeout: opts.LockTimeout, MaxStateSize: cfg.Backend.MaxStateSize}
 	if !opts.Yes {
 		req.Confirm = func(t deploy.Target, st *statestore.State) error {
 			ok, err := opts.IO.Confirm(fmt.Sprintf("Write %s (%d resources) as the next serial of %s/%s?", opts.File, len(st.Resources), t.Stack, t.Env))
@@ -199,7 +213,7 @@ func runStatePush(ctx context.Context, opts *StatePushOptions) error {
 			return nil
 		}
 	}
-	res, err := opts.Push(ctx, req)
+	res, err := opts.Push(ctx, cfg, req)
 	if err != nil {
 		return err
 	}

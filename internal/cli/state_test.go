@@ -11,6 +11,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 
+	"github.com/deployer-dev/deployer/internal/config"
 	"github.com/deployer-dev/deployer/internal/deploy"
 	"github.com/deployer-dev/deployer/internal/statestore"
 )
@@ -39,11 +40,11 @@ func TestNewCmdStateShow(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%v: %v", c.argv, err)
 		}
-		if d := cmp.Diff(c.want, *got, cmpopts.IgnoreFields(StateShowOptions{}, "IO", "Show", "SecretOut")); d != "" {
+		if d := cmp.Diff(c.want, *got, cmpopts.IgnoreFields(StateShowOptions{}, "IO", "Config", "Show", "SecretOut")); d != "" {
 			t.Errorf("%v (-want +got):\n%s", c.argv, d)
 		}
-		if got.IO != f.IO || got.Show == nil || got.SecretOut != f.RawOut {
-			t.Errorf("%v: IO, Show and SecretOut must be bound from the Factory", c.argv)
+		if got.IO != f.IO || got.Config == nil || got.Show == nil || got.SecretOut != f.RawOut {
+			t.Errorf("%v: IO, Config, Show and SecretOut must be bound from the Factory", c.argv)
 		}
 	}
 }
@@ -76,9 +77,13 @@ app/db    Command  ready   1        2023-11-14T22:13:20Z  0
 `
 
 func TestRunStateShow(t *testing.T) {
-	shows := func(_ context.Context, req deploy.ShowStateRequest) (*deploy.ShowStateResult, error) {
+	cfg := shopConfig(t)
+	shows := func(_ context.Context, c *config.Config, req deploy.ShowStateRequest) (*deploy.ShowStateResult, error) {
+		if c != cfg || req.Target != (deploy.Target{Stack: "shop", Env: "dev"}) {
+			t.Errorf("Show(%v, %+v)", c, req.Target)
+		}
 		if req.Confirm != nil {
-			if err := req.Confirm(deploy.Target{Stack: "shop", Env: "dev"}); err != nil {
+			if err := req.Confirm(req.Target); err != nil {
 				return nil, err
 			}
 		}
@@ -102,7 +107,7 @@ func TestRunStateShow(t *testing.T) {
 			wantErrOut: "Print the secret values of shop/dev in plain text? (yes/no): ", wantErr: "state show --show-secrets cancelled"},
 		{name: "secrets, no terminal", opts: StateShowOptions{ShowSecrets: true, Show: shows},
 			wantErr: "confirmation required but there is no terminal to ask on: pass --yes to proceed"},
-		{name: "no state", opts: StateShowOptions{Show: func(context.Context, deploy.ShowStateRequest) (*deploy.ShowStateResult, error) {
+		{name: "no state", opts: StateShowOptions{Show: func(context.Context, *config.Config, deploy.ShowStateRequest) (*deploy.ShowStateResult, error) {
 			return nil, errors.New("no state for shop/dev in .deployer/stacks/shop/dev/state.json: deploy it first (deployer deploy -s shop -e dev)")
 		}}, wantErr: "no state for shop/dev in .deployer/stacks/shop/dev/state.json: deploy it first (deployer deploy -s shop -e dev)"},
 	} {
@@ -112,6 +117,7 @@ func TestRunStateShow(t *testing.T) {
 			var secret bytes.Buffer
 			opts := c.opts
 			opts.IO, opts.SecretOut = io, &secret
+			opts.Target, opts.Config = targetFlags{Env: "dev"}, func() (*config.Config, error) { return cfg, nil }
 			err := runStateShow(context.Background(), &opts)
 			if c.wantErr == "" && err != nil || c.wantErr != "" && (err == nil || err.Error() != c.wantErr) {
 				t.Fatalf("error %v, want %q", err, c.wantErr)
@@ -130,7 +136,8 @@ func TestRunStateShow(t *testing.T) {
 	for _, reveal := range []bool{false, true} {
 		io, out, _ := Test("")
 		var secret bytes.Buffer
-		opts := &StateShowOptions{IO: io, JSON: true, ShowSecrets: reveal, Yes: true, SecretOut: &secret, Show: shows}
+		opts := &StateShowOptions{IO: io, Target: targetFlags{Env: "dev"}, JSON: true, ShowSecrets: reveal, Yes: true, SecretOut: &secret,
+			Config: func() (*config.Config, error) { return cfg, nil }, Show: shows}
 		if err := runStateShow(context.Background(), opts); err != nil {
 			t.Fatal(err)
 		}
@@ -168,20 +175,25 @@ func TestNewCmdStatePush(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%v: %v", c.argv, err)
 		}
-		if d := cmp.Diff(c.want, *got, cmpopts.IgnoreFields(StatePushOptions{}, "IO", "Push")); d != "" {
+		if d := cmp.Diff(c.want, *got, cmpopts.IgnoreFields(StatePushOptions{}, "IO", "Config", "Push")); d != "" {
 			t.Errorf("%v (-want +got):\n%s", c.argv, d)
 		}
-		if got.IO != f.IO || got.Push == nil {
-			t.Errorf("%v: IO and Push must be bound from the Factory", c.argv)
+		if got.IO != f.IO || got.Config == nil || got.Push == nil {
+			t.Errorf("%v: IO, Config and Push must be bound from the Factory", c.argv)
 		}
 	}
 }
 
 func TestRunStatePush(t *testing.T) {
+	cfg := shopConfig(t)
+	cfg.Backend.MaxStateSize = 1 << 20
 	var asked deploy.PushRequest
-	pushes := func(_ context.Context, req deploy.PushRequest) (*deploy.PushResult, error) {
+	pushes := func(_ context.Context, c *config.Config, req deploy.PushRequest) (*deploy.PushResult, error) {
 		asked = req
 		tg := deploy.Target{Stack: "shop", Env: "dev"}
+		if c != cfg || req.Target != tg || req.MaxStateSize != 1<<20 {
+			t.Errorf("Push(%v, %+v)", c, req)
+		}
 		if req.Confirm != nil {
 			if err := req.Confirm(tg, shownState()); err != nil {
 				return nil, err
@@ -205,7 +217,7 @@ func TestRunStatePush(t *testing.T) {
 			wantErrOut: "Write e.json (2 resources) as the next serial of shop/dev? (yes/no): ", wantErr: "state push cancelled"},
 		{name: "no terminal", opts: StatePushOptions{File: "e.json", Push: pushes},
 			wantErr: "confirmation required but there is no terminal to ask on: pass --yes to proceed"},
-		{name: "error", opts: StatePushOptions{File: "e.json", Yes: true, Push: func(context.Context, deploy.PushRequest) (*deploy.PushResult, error) {
+		{name: "error", opts: StatePushOptions{File: "e.json", Yes: true, Push: func(context.Context, *config.Config, deploy.PushRequest) (*deploy.PushResult, error) {
 			return nil, errors.New("state conflict on .deployer/stacks/shop/dev/state.json: lineage")
 		}}, wantErr: "state conflict on .deployer/stacks/shop/dev/state.json: lineage"},
 	} {
@@ -214,6 +226,7 @@ func TestRunStatePush(t *testing.T) {
 			io.SetTTY(c.tty, c.tty, c.tty)
 			opts := c.opts
 			opts.IO = io
+			opts.Target, opts.Config = targetFlags{Env: "dev"}, func() (*config.Config, error) { return cfg, nil }
 			err := runStatePush(context.Background(), &opts)
 			if c.wantErr == "" && err != nil || c.wantErr != "" && (err == nil || err.Error() != c.wantErr) {
 				t.Fatalf("error %v, want %q", err, c.wantErr)

@@ -130,14 +130,3 @@ func validateName(what, v string) error {
 	}
 	return nil
 }
-
-// target loads deployer.yaml (or DEPLOYER_BACKEND_* without one) and
-// resolves the target flags against it.
-func target(f *Factory, tf *targetFlags, cmd string) (*config.Config, deploy.Target, error) {
-	cfg, err := projectConfig(f, cmd)
-	if err != nil {
-		return nil, deploy.Target{}, err
-	}
-	t, err := tf.resolve(cfg)
-	return cfg, t, err
-}
