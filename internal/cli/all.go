@@ -117,6 +117,9 @@ type AllRequest struct {
 	DetailedExitcode bool
 	InstallPulumi    bool
 	JSON             bool
+	// GitHubComment is plan --all --github-comment: the run's plans as one
+	// pull request comment (GitHubReporter.CommentStacks).
+	GitHubComment bool
 }
 
 // allRunner runs plan, deploy and destroy --all with what it took from the
@@ -145,7 +148,11 @@ func (a *allRunner) run(ctx context.Context, r AllRequest) error {
 	set := sel.Set
 	if ref := r.Flags.ChangedSince; ref != "" {
 		if len(sel.Only) == 0 {
-			fmt.Fprintf(a.io.ErrOut, "No stack changed since %s.\n", ref)
+			none := fmt.Sprintf("No stack changed since %s.", ref)
+			fmt.Fprintln(a.io.ErrOut, none)
+			if r.GitHubComment {
+				a.gh.CommentStacks(ctx, r.Env, nil, none)
+			}
 			return nil
 		}
 		fmt.Fprintf(a.io.ErrOut, "Changed since %s: %s; with the stacks that read them: %s.\n", ref,
@@ -181,6 +188,9 @@ func (a *allRunner) run(ctx context.Context, r AllRequest) error {
 		v.table(results)
 	}
 	a.gh.Stacks(results)
+	if r.GitHubComment && ctx.Err() == nil {
+		a.gh.CommentStacks(ctx, r.Env, results, "")
+	}
 	if err != nil {
 		a.gh.markAnnotated() // each failed stack was annotated
 		return err

@@ -73,7 +73,7 @@ func NewCmdPlan(f *Factory, runF func(context.Context, *PlanOptions) error) *cob
 			if err := opts.Target.validateFlags(); err != nil {
 				return err
 			}
-			if err := opts.check(cmd, f, "out", "preview", "refresh", "destroy", "github-comment"); err != nil {
+			if err := opts.check(cmd, f, "out", "preview", "refresh", "destroy"); err != nil {
 				return err
 			}
 			if runF != nil {
@@ -87,7 +87,7 @@ func NewCmdPlan(f *Factory, runF func(context.Context, *PlanOptions) error) *cob
 	cmd.Flags().BoolVar(&opts.DetailedExitcode, "detailed-exitcode", false, "exit 0 when there are no changes, 2 when there are, 1 on error")
 	cmd.Flags().BoolVar(&opts.Destroy, "destroy", false, "plan the deletion of everything in scope")
 	cmd.Flags().BoolVar(&opts.Preview, "preview", false, "add Pulumi's resource-level preview (needs the Pulumi CLI)")
-	cmd.Flags().BoolVar(&opts.GitHubComment, "github-comment", false, "post the plan as a comment on the workflow run's pull request, updated in place on each run (GitHub Actions, GITHUB_TOKEN)")
+	cmd.Flags().BoolVar(&opts.GitHubComment, "github-comment", false, "post the plan as a comment on the workflow run's pull request, updated in place on each run (GitHub Actions, GITHUB_TOKEN; with --all: one comment for every stack)")
 	cmd.Flags().BoolVar(&opts.Refresh, "refresh", false, "read what is live (Pulumi components, Command components with command.read) and report drift from actual_state")
 	return cmd
 }
@@ -143,7 +143,7 @@ func newPlanOptions(f *Factory) *PlanOptions {
 func runPlan(ctx context.Context, opts *PlanOptions) error {
 	if opts.All.All {
 		return opts.RunAll(ctx, AllRequest{Op: deploy.OpPlan, Env: opts.Target.Env, Flags: opts.All,
-			DetailedExitcode: opts.DetailedExitcode, JSON: opts.JSON})
+			DetailedExitcode: opts.DetailedExitcode, JSON: opts.JSON, GitHubComment: opts.GitHubComment})
 	}
 	cfg, t, err := opts.load()
 	if err != nil {

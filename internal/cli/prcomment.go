@@ -5,7 +5,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"html"
 	"net/http"
+	"os"
+	"path/filepath"
+	"sort"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -25,6 +29,16 @@ const commentTimeout = 30 * time.Second
 // ::error annotation under Actions); outside a
 // pull request it prints a note.
 func (r *GitHubReporter) CommentPlan(ctx context.Context, t deploy.Target, p *plan.Plan) {
+	r.upsertComment(ctx, "the plan itself succeeded", func(runURL string) (string, string) {
+		return planComment(t, p, runURL, r.masker.Mask)
+	})
+}
+
+// upsertComment posts the comment render returns (its marker and body,
+// given the run's URL) on the workflow run's pull request, or updates the
+// comment that holds the marker, and prints what it did. A failure is
+// printed with outcome (what it leaves as it was) and never returned.
+func (r *GitHubReporter) upsertComment(ctx context.Context, outcome string, render func(runURL string) (marker, body string)) {
 	pr, err := ghactions.DetectPullRequest(r.getenv)
 	r.masker.Add(pr.Token)
 	if errors.Is(err, ghactions.ErrNotPullRequest) {
@@ -32,7 +46,7 @@ func (r *GitHubReporter) CommentPlan(ctx context.Context, t deploy.Target, p *pl
 		return
 	}
 	if err == nil {
-		marker, body := planComment(t, p, r.runURL(), r.masker.Mask)
+		marker, body := render(r.runURL())
 		cctx, cancel := context.WithTimeout(ctx, commentTimeout)
 		defer cancel()
 		var url string
@@ -47,7 +61,7 @@ func (r *GitHubReporter) CommentPlan(ctx context.Context, t deploy.Target, p *pl
 			return
 		}
 	}
-	msg := r.masker.Mask(fmt.Sprintf("the plan comment was not posted on pull request #%d: %v; the plan itself succeeded", pr.Number, err))
+	msg := r.masker.Mask(fmt.Sprintf("the plan comment was not posted on pull request #%d: %v; %s", pr.Number, err, outcome))
 	if r.Env().Actions {
 		r.annotate(ghactions.Error, "Plan comment not posted", msg)
 		return
@@ -81,40 +95,72 @@ func commentMarker(t deploy.Target) string {
 // link to runURL (the run's summary holds the whole plan).
 func planComment(t deploy.Target, p *plan.Plan, runURL string, mask func(string) string) (marker, body string) {
 	marker = commentMarker(t)
-	head := marker + "\n" + fmt.Sprintf("### deployer plan: %s/%s\n\n", t.Stack, t.Env)
+	headM := mask(marker + "\n" + fmt.Sprintf("### deployer plan: %s/%s\n\n", t.Stack, t.Env))
+	footM, cutM := mask(commentFoot(runURL)), mask(cutNote("The plan is cut here", "The whole plan is", runURL))
+	pb := newPlanBody(p, mask)
+	room := ghactions.MaxCommentChars - runeLen(headM) - runeLen(footM)
+	text, cut := pb.fit(room)
+	if cut {
+		text, _ = pb.fit(room - runeLen(cutM))
+		text += cutM
+	}
+	return marker, headM + text + footM
+}
+
+// commentFoot links the workflow run ("" outside Actions).
+func commentFoot(runURL string) string {
+	if runURL == "" {
+		return ""
+	}
+	return fmt.Sprintf("[Workflow run](%s)\n", runURL)
+}
+
+// cutNote says what of a comment is cut (cut, e.g. "The plan is cut
+// here") because it is longer than a comment may be, and that the run's
+// summary (runURL) holds whole what it names.
+func cutNote(cut, whole, runURL string) string {
+	note := fmt.Sprintf("\n**%s**: it is longer than a pull request comment may be.", cut)
+	if runURL != "" {
+		note += fmt.Sprintf(" %s in the [run's summary](%s).", whole, runURL)
+	}
+	return note + "\n\n"
+}
+
+// planBody is one plan as a comment shows it, masked: the plan table of
+// the job summary and, with changes, the human plan as a collapsible diff.
+type planBody struct {
+	table, diff string
+	changes     bool
+}
+
+func newPlanBody(p *plan.Plan, mask func(string) string) planBody {
 	var table strings.Builder
 	writePlanTable(&table, p)
 	var text bytes.Buffer
 	_ = NewHumanPlanRenderer(false).Render(&text, p)
-	diff := diffBlock(text.String())
+	return planBody{table: mask(table.String()), diff: mask(diffBlock(text.String())), changes: p.HasChanges()}
+}
 
-	foot := ""
-	if runURL != "" {
-		foot = fmt.Sprintf("[Workflow run](%s)\n", runURL)
-	}
-	cutNote := "\n**The plan is cut here**: it is longer than a pull request comment may be."
-	if runURL != "" {
-		cutNote += fmt.Sprintf(" The whole plan is in the [run's summary](%s).", runURL)
-	}
-	cutNote += "\n\n"
+const (
+	diffOpen  = "<details><summary>Plan diff</summary>\n\n```diff\n"
+	diffClose = "```\n\n</details>\n\n"
+)
 
-	headM, tableM, diffM, footM, cutM := mask(head), mask(table.String()), mask(diff), mask(foot), mask(cutNote)
-	open, closing := "<details><summary>Plan diff</summary>\n\n```diff\n", "```\n\n</details>\n\n"
-	full := headM + tableM
-	if p.HasChanges() {
-		full += open + diffM + closing
+// fit renders b in at most room characters: whole, else the table and as
+// many whole lines of the diff as fit, else as many lines of the table as
+// fit; cut says it was cut. A code block or <details> it opens is closed.
+func (b planBody) fit(room int) (text string, cut bool) {
+	full := b.table
+	if b.changes {
+		full += diffOpen + b.diff + diffClose
 	}
-	full += footM
-	if runeLen(full) <= ghactions.MaxCommentChars {
-		return marker, full
+	if runeLen(full) <= room {
+		return full, false
 	}
-	// Too long: keep the table and as much of the diff as fits, else as
-	// much of the table as fits.
-	budget := ghactions.MaxCommentChars - runeLen(headM) - runeLen(cutM) - runeLen(footM)
-	if rest := budget - runeLen(tableM) - runeLen(open) - runeLen(closing); rest > 0 {
-		return marker, headM + tableM + open + cutLines(diffM, rest) + closing + cutM + footM
+	if rest := room - runeLen(b.table) - runeLen(diffOpen) - runeLen(diffClose); rest > 0 && b.changes {
+		return b.table + diffOpen + cutLines(b.diff, rest) + diffClose, true
 	}
-	return marker, headM + cutLines(tableM, budget) + "\n" + cutM + footM
+	return cutLines(b.table, room-1) + "\n", true
 }
 
 // diffBlock turns the human plan into lines a ```diff block colours: the
@@ -152,3 +198,171 @@ func cutLines(s string, n int) string {
 }
 
 func runeLen(s string) int { return utf8.RuneCountInString(s) }
+
+// CommentStacks posts the plans of a plan --all run as one pull request
+// comment, or updates the comment of the same environment and stacks root
+// in place (plan --all --github-comment, docs/many-stacks.md#pull-request-comment):
+// a table of every stack's result, then each stack's plan or error in a
+// collapsible section. none, when not "", says why no stack was planned.
+// Failures are printed as CommentPlan's are, and never change the exit
+// code.
+func (r *GitHubReporter) CommentStacks(ctx context.Context, env string, results []deploy.StackResult, none string) {
+	root := r.stacksRoot()
+	r.upsertComment(ctx, "the plans are as printed above", func(runURL string) (string, string) {
+		return stacksComment(env, root, results, none, runURL, r.masker.Mask)
+	})
+}
+
+// stacksRoot names the directory --all ran in: relative to
+// GITHUB_WORKSPACE (the repository's checkout; "." at its top) when it is
+// inside it, else its absolute path.
+func (r *GitHubReporter) stacksRoot() string {
+	wd, err := os.Getwd()
+	if err != nil {
+		return "."
+	}
+	if ws := r.getenv("GITHUB_WORKSPACE"); ws != "" {
+		if rel, err := filepath.Rel(ws, wd); err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+			return filepath.ToSlash(rel)
+		}
+	}
+	return filepath.ToSlash(wd)
+}
+
+// stacksMarker is the hidden HTML comment that finds the comment of one
+// plan --all (environment and stacks root) again on the next push; it
+// never matches a stack's own marker (commentMarker).
+func stacksMarker(env, root string) string {
+	root = strings.NewReplacer(" ", "%20", ">", "%3E", "--", "-%2D").Replace(root)
+	return fmt.Sprintf("<!-- deployer-plan all environment=%s root=%s -->", env, root)
+}
+
+// stacksComment renders the comment of a plan --all run: the marker, a
+// table of every stack (result, changes, note) with the counts, and one
+// <details> section per stack with changes (its plan, as planComment
+// shows it) or that failed (its error), passed through mask. Too long for
+// ghactions.MaxCommentChars, the sections share the room left by the table
+// fairly (one short plan stays whole; long ones are cut to an equal share,
+// at whole lines) and a note links runURL.
+func stacksComment(env, root string, results []deploy.StackResult, none, runURL string, mask func(string) string) (marker, body string) {
+	marker = stacksMarker(env, root)
+	head := marker + "\n" + fmt.Sprintf("### deployer plan --all: %s", env)
+	if root != "." {
+		head += fmt.Sprintf(" in `%s`", mdCode(root))
+	}
+	headM := mask(head + "\n\n")
+	footM := mask(commentFoot(runURL))
+	cutM := mask(cutNote("Plans are cut to share the comment", "Every whole plan is", runURL))
+
+	var tb strings.Builder
+	if none != "" {
+		tb.WriteString(mdText(none) + "\n\n")
+	} else {
+		writeResultsTable(&tb, results)
+	}
+	tableM := mask(tb.String())
+	var sections []commentSection
+	for _, res := range results {
+		summary := fmt.Sprintf("<code>%s</code> (%s): ", html.EscapeString(res.Stack), html.EscapeString(res.Dir))
+		switch {
+		case res.Status == deploy.StackFailed:
+			msg := res.Reason
+			if res.Err != nil {
+				msg = Remedy(res.Err)
+			}
+			sections = append(sections, commentSection{open: mask(summary + "failed"), text: mask(strings.ReplaceAll(msg, "```", "'''"))})
+		case res.Plan != nil && res.Plan.HasChanges():
+			pb := newPlanBody(res.Plan, mask)
+			sections = append(sections, commentSection{open: mask(summary + changesCell(res)), plan: &pb})
+		}
+	}
+
+	rendered := make([]string, len(sections))
+	total := runeLen(headM) + runeLen(tableM) + runeLen(footM)
+	for i, s := range sections {
+		rendered[i], _ = s.fit(ghactions.MaxCommentChars)
+		total += runeLen(rendered[i])
+	}
+	if total > ghactions.MaxCommentChars {
+		room := ghactions.MaxCommentChars - runeLen(headM) - runeLen(tableM) - runeLen(cutM) - runeLen(footM)
+		if room < 0 {
+			return marker, headM + cutLines(tableM, room+runeLen(tableM)-1) + "\n" + cutM + footM
+		}
+		shareOut(rendered, sections, room)
+		return marker, headM + tableM + strings.Join(rendered, "") + cutM + footM
+	}
+	return marker, headM + tableM + strings.Join(rendered, "") + footM
+}
+
+// shareOut cuts the rendered sections to fit room together: the shortest
+// stay whole while they fit in an equal share of what is left, the others
+// are cut to that share (or left out when not even their summary fits).
+func shareOut(rendered []string, sections []commentSection, room int) {
+	order := make([]int, len(rendered))
+	for i := range order {
+		order[i] = i
+	}
+	sort.SliceStable(order, func(a, b int) bool { return runeLen(rendered[order[a]]) < runeLen(rendered[order[b]]) })
+	for k, i := range order {
+		share := room / (len(order) - k)
+		if n := runeLen(rendered[i]); n <= share {
+			room -= n
+			continue
+		}
+		rendered[i], _ = sections[i].fit(share)
+		room -= runeLen(rendered[i])
+	}
+}
+
+// writeResultsTable writes every stack of a plan --all run, in dependency
+// order (stack, directory, result, planned changes, note), and the counts.
+func writeResultsTable(b *strings.Builder, results []deploy.StackResult) {
+	b.WriteString("| Stack | Directory | Result | Changes | Note |\n|---|---|---|---|---|\n")
+	counts := map[deploy.StackStatus]int{}
+	for _, res := range results {
+		counts[res.Status]++
+		note := noteCell(res)
+		if res.Status == deploy.StackFailed {
+			note = "the error is below"
+		}
+		if r := []rune(note); len(r) > 300 {
+			note = string(r[:300]) + "…"
+		}
+		fmt.Fprintf(b, "| `%s` | `%s` | %s | %s | %s |\n", mdCode(res.Stack), mdCode(res.Dir),
+			strings.ReplaceAll(string(res.Status), "-", " "), orDash(changesCell(res)), orDash(mdText(note)))
+	}
+	fmt.Fprintf(b, "\n**%d stacks:** %d with changes, %d without changes, %d failed, %d skipped",
+		len(results), counts[deploy.StackChanges], counts[deploy.StackNoChanges], counts[deploy.StackFailed], counts[deploy.StackSkipped])
+	if n := counts[deploy.StackCancelled]; n > 0 {
+		fmt.Fprintf(b, ", %d cancelled", n)
+	}
+	b.WriteString(".\n\n")
+}
+
+// commentSection is one stack's collapsible part of a plan --all comment:
+// its plan, or the text of its error. open is its <summary> text, masked.
+type commentSection struct {
+	open string
+	plan *planBody
+	text string
+}
+
+// fit renders s in at most room characters ("" when its frame does not
+// fit); cut says it was cut.
+func (s commentSection) fit(room int) (string, bool) {
+	open, closing := "<details><summary>"+s.open+"</summary>\n\n", "</details>\n\n"
+	inner := room - runeLen(open) - runeLen(closing)
+	if inner < 0 {
+		return "", true
+	}
+	if s.plan != nil {
+		text, cut := s.plan.fit(inner)
+		return open + text + closing, cut
+	}
+	const fence, end = "```text\n", "```\n\n"
+	text := strings.TrimRight(s.text, "\n") + "\n"
+	if runeLen(fence+text+end) <= inner {
+		return open + fence + text + end + closing, false
+	}
+	return open + fence + cutLines(text, inner-runeLen(fence)-runeLen(end)) + end + closing, true
+}

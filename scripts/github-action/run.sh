@@ -6,7 +6,7 @@
 #
 # Inputs (environment): INPUT_COMMAND (e.g. deploy, "state locks"),
 # INPUT_STACK, INPUT_ENVIRONMENT, INPUT_LOCK_TIMEOUT, INPUT_ARGS (split on
-# whitespace), INPUT_COMMENT_ON_PR (true: plan gets --github-comment),
+# whitespace), INPUT_COMMENT_ON_PR (true: plan gets --github-comment; with all, one comment for every stack),
 # INPUT_ALL (true: --all, every stack; no --stack, no saved plan),
 # INPUT_CHANGED_SINCE (with all: --changed-since REF),
 # DEPLOYER_BIN (default: deployer on PATH). The stack and environment
@@ -58,13 +58,11 @@ unlock)
 	argv+=(--yes)
 	;;
 plan)
-	if $all; then
-		[ "${INPUT_COMMENT_ON_PR:-false}" = true ] && echo "::warning title=deployer action::comment-on-pr is not supported with all: true; the job summary has one section per stack"
-	else
+	if ! $all; then
 		plan_json="${RUNNER_TEMP:-${TMPDIR:-/tmp}}/deployer-plan-${GITHUB_RUN_ID:-0}-${GITHUB_RUN_ATTEMPT:-1}-${GITHUB_JOB:-job}.json"
 		argv+=(--out "$plan_json")
-		[ "${INPUT_COMMENT_ON_PR:-false}" = true ] && argv+=(--github-comment)
 	fi
+	[ "${INPUT_COMMENT_ON_PR:-false}" = true ] && argv+=(--github-comment)
 	;;
 esac
 argv+=("${extra[@]}")
