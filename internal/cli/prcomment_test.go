@@ -8,6 +8,7 @@ import (
 
 	"github.com/deployer-dev/deployer/internal/deploy"
 	"github.com/deployer-dev/deployer/internal/ghactions"
+	"github.com/deployer-dev/deployer/internal/plan"
 )
 
 // Errors of failed stacks are masked and cut to share the comment: 30
@@ -43,5 +44,43 @@ func TestStacksCommentMasksAndSharesHugeErrors(t *testing.T) {
 	// The marker of one stack's comment is not found in an --all comment.
 	if strings.Contains(body, commentMarker(deploy.Target{Stack: "s00", Env: "dev"})) {
 		t.Error("the --all comment holds a stack's marker")
+	}
+}
+
+// createPlan creates n components, each with a field of size characters.
+func createPlan(n, size int) *plan.Plan {
+	p := &plan.Plan{FormatVersion: plan.FormatVersion, Summary: plan.Summary{Create: n}}
+	for i := range n {
+		p.Steps = append(p.Steps, plan.Step{Address: fmt.Sprintf("s/c%03d", i), Service: "s", Component: fmt.Sprintf("c%03d", i),
+			Kind: "Command", Action: plan.Create, Diffs: []plan.FieldDiff{{Path: "description", Op: plan.OpAdd, New: strings.Repeat("d", size)}}})
+	}
+	return p
+}
+
+// A short plan stays whole while 20 long ones share the rest of the room
+// equally; with no stack to plan the comment says why.
+func TestStacksCommentSharesTheRoomFairly(t *testing.T) {
+	results := []deploy.StackResult{{Stack: "small", Dir: "small", Status: deploy.StackChanges, Plan: createPlan(1, 10)}}
+	for i := range 20 {
+		results = append(results, deploy.StackResult{Stack: fmt.Sprintf("big%02d", i), Dir: "d", Status: deploy.StackChanges, Plan: createPlan(200, 100)})
+	}
+	_, body := stacksComment("dev", ".", results, "", "", func(s string) string { return s })
+	if n := runeLen(body); n > ghactions.MaxCommentChars {
+		t.Fatalf("the comment has %d characters", n)
+	}
+	sections := strings.Split(body, "<details><summary><code>")[1:]
+	if len(sections) != 21 || !strings.Contains(sections[0], "c000 (Command) create") || !strings.HasSuffix(strings.TrimSpace(sections[0]), "</details>") {
+		t.Fatalf("want the small plan whole, then 20 sections: %d sections\n%s", len(sections), sections[0])
+	}
+	least, most := ghactions.MaxCommentChars, 0
+	for _, s := range sections[1:] {
+		least, most = min(least, runeLen(s)), max(most, runeLen(s))
+	}
+	if least < 2000 || most-least > 300 {
+		t.Errorf("the long plans should share the room equally: sections of %d to %d characters", least, most)
+	}
+	_, body = stacksComment("dev", ".", nil, "No stack changed since origin/main.", "", func(s string) string { return s })
+	if !strings.HasSuffix(body, "### deployer plan --all: dev\n\nNo stack changed since origin/main.\n\n") {
+		t.Errorf("with no stack planned:\n%s", body)
 	}
 }
