@@ -140,6 +140,9 @@ func writePlanTable(b *strings.Builder, p *plan.Plan) {
 		for _, d := range s.Diffs {
 			fields = append(fields, mdField(maskDiff(d)))
 		}
+		if line := deletedByLine(s); line != "" {
+			fields = append(fields, mdText(line))
+		}
 		if s.Runs != nil {
 			runs := "runs"
 			if s.Action == plan.Replace {

@@ -97,6 +97,9 @@ func (h *humanPlan) Render(w io.Writer, p *plan.Plan) error {
 			for _, f := range s.Diffs {
 				h.field(bw, maskDiff(f))
 			}
+			if line := deletedByLine(s); line != "" {
+				fmt.Fprintf(bw, "      %s\n", line)
+			}
 			if line := runsLine(s); line != "" {
 				fmt.Fprintf(bw, "      %s\n", line)
 			}
@@ -118,6 +121,22 @@ func (h *humanPlan) Render(w io.Writer, p *plan.Plan) error {
 		fmt.Fprintf(bw, "Apply them afterwards with: deployer deploy -s %s -e %s\n", p.Stack, p.Environment)
 	}
 	return bw.Flush()
+}
+
+// deletedByLine says, on a replace across engines (plan.Step.DeletedBy),
+// which engine deletes the existing instance before the new one is
+// created; "" otherwise.
+func deletedByLine(s plan.Step) string {
+	if s.DeletedBy == "" {
+		return ""
+	}
+	old := "instance"
+	for _, f := range s.Diffs {
+		if f.Path == plan.PathKind {
+			old = fmt.Sprint(f.Old)
+		}
+	}
+	return fmt.Sprintf("the %s engine deletes the existing %s first, then the new %s is created", s.DeletedBy, old, s.Kind)
 }
 
 // runsLine says what a delete step runs (plan.Step.Runs): "runs: CMD", or

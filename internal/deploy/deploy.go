@@ -254,7 +254,11 @@ func (s *Service) buildPlan(res *config.Resolved, st *statestore.State, head sta
 	if head.Version == "" {
 		stored = nil // no state yet: the plan is bound to no lineage
 	}
-	return plan.Build(res, stored, plan.Options{ReplaceOn: s.d.ReplaceOn, Settings: kindSettings(s.d.Engines), Scope: t.Scope(), Destroy: destroy, Read: read})
+	p, err := plan.Build(res, stored, plan.Options{ReplaceOn: s.d.ReplaceOn, Settings: kindSettings(s.d.Engines), Scope: t.Scope(), Destroy: destroy, Read: read})
+	if err != nil {
+		return nil, err
+	}
+	return p, s.markDeletedBy(p)
 }
 
 // resolve applies the environment's overrides, resolves ${env:...} and

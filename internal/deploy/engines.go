@@ -206,20 +206,31 @@ type engineRun struct {
 	changes, prior []plan.Step
 }
 
-// engineRuns groups p's steps by engine, in the order of s.d.Engines.
+// engineRuns groups p's steps by engine, in the order of s.d.Engines; a
+// replace across engines is a delete for the old kind's engine and a
+// create for the new kind's (replaceHalves).
 func (s *Service) engineRuns(p *plan.Plan) []engineRun {
 	var runs []engineRun
 	for _, e := range s.d.Engines {
 		r := engineRun{eng: e}
 		has := false
 		for _, st := range p.Steps {
+			if st.Action != plan.NoOp {
+				halves, err := s.replaceHalves(st)
+				if err != nil {
+					halves = nil // a kind no engine handles: apply reports it
+				}
+				for _, h := range halves {
+					if e.Handles(h.step.Kind) {
+						has = true
+						r.changes = append(r.changes, h.step)
+					}
+				}
+			}
 			if !e.Handles(st.Kind) {
 				continue
 			}
 			has = true
-			if st.Action != plan.NoOp {
-				r.changes = append(r.changes, st)
-			}
 			if st.Prior != nil {
 				r.prior = append(r.prior, st)
 			}

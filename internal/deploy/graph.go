@@ -23,7 +23,17 @@ type node struct {
 	pred  []int // nodes this one waits for
 	succ  []int // nodes waiting for this one
 	state nodeState
+	half  half
 }
+
+// half says which part of a replace across engines a node is (replaceHalves).
+type half int
+
+const (
+	whole     half = iota // a step as planned
+	oldDelete             // the old kind's engine deletes the existing instance
+	newCreate             // then the new kind's engine creates the new one
+)
 
 type nodeState int
 
@@ -60,6 +70,11 @@ type scheduler struct {
 	inputs    map[string]*statestore.ResolvedInputs
 	results   []engine.Result
 	unchanged []string
+	// halfDone holds, by address, the result of the delete half of a
+	// replace across engines until its create half reports; gone lists the
+	// addresses whose existing instance that delete removed.
+	halfDone map[string]engine.Result
+	gone     map[string]bool
 }
 
 // applyRun is what runEngines did: the engine results, the resolved inputs
@@ -68,6 +83,10 @@ type applyRun struct {
 	results   []engine.Result
 	inputs    map[string]*statestore.ResolvedInputs
 	unchanged []string
+	// gone lists the components whose existing instance the engine of its
+	// old kind deleted in this run, on a replace across engines: whatever
+	// became of the create, the state no longer holds the old one.
+	gone map[string]bool
 }
 
 // runEngines applies the plan's changes (docs/plan.md "Parallel apply"):
@@ -81,6 +100,7 @@ func (s *Service) runEngines(ctx context.Context, p *plan.Plan, st *statestore.S
 	g := &scheduler{
 		s: s, st: st, base: in, destroy: destroy, limit: limit, planned: make(map[string]plan.Step, len(p.Steps)),
 		outputs: in.Outputs, applied: map[string]plan.Step{}, deleted: map[string]bool{}, inputs: map[string]*statestore.ResolvedInputs{},
+		halfDone: map[string]engine.Result{}, gone: map[string]bool{},
 	}
 	if g.outputs == nil {
 		g.outputs = map[string]map[string]any{}
@@ -91,20 +111,39 @@ func (s *Service) runEngines(ctx context.Context, p *plan.Plan, st *statestore.S
 	}
 	steps := p.Changes()
 	preds := plan.Predecessors(steps)
+	last := make([]int, len(steps)) // the node of each step its successors wait for
 	for i, step := range steps {
-		eng, err := s.engineFor(step.Kind)
+		halves, err := s.replaceHalves(step)
 		if err != nil {
 			return applyRun{}, err
 		}
-		g.nodes = append(g.nodes, &node{step: step, eng: eng, preds: len(preds[i]), pred: preds[i]})
+		for k, h := range halves {
+			n := &node{step: h.step, eng: h.eng, half: h.half}
+			if k > 0 {
+				n.pred = []int{len(g.nodes) - 1} // the create waits for the delete
+			}
+			g.nodes = append(g.nodes, n)
+		}
+		last[i] = len(g.nodes) - 1
 	}
 	for i, ps := range preds {
+		first := last[i]
+		if g.nodes[first].half == newCreate {
+			first--
+		}
 		for _, j := range ps {
+			g.nodes[first].pred = append(g.nodes[first].pred, last[j])
+		}
+	}
+	for i, n := range g.nodes {
+		n.preds = len(n.pred)
+		for _, j := range n.pred {
 			g.nodes[j].succ = append(g.nodes[j].succ, i)
 		}
 	}
 	err := g.run(ctx)
-	return applyRun{results: g.results, inputs: g.inputs, unchanged: g.unchanged}, err
+	g.unfinishedReplaces()
+	return applyRun{results: g.results, inputs: g.inputs, unchanged: g.unchanged, gone: g.gone}, err
 }
 
 // run is the scheduling loop: it starts what can go, then waits for one
@@ -310,6 +349,7 @@ func (g *scheduler) complete(c completion) error {
 		case engine.StatusReady:
 			g.s.learnOutputs(r.Address, r.Outputs) // an engine that did not call Learn itself
 			g.outputs[r.Address] = maps.Clone(r.Outputs)
+			delete(g.deleted, r.Address) // created again after the delete half of a replace
 			ok[r.Address] = true
 		case engine.StatusDeleted:
 			delete(g.outputs, r.Address)
@@ -320,6 +360,12 @@ func (g *scheduler) complete(c completion) error {
 	var kept []engine.Result
 	for _, r := range c.results {
 		n := g.nodeOf(c.ids, r.Address)
+		if n != nil && n.half != whole {
+			var held bool
+			if r, held = g.joinReplace(n, r); held {
+				continue
+			}
+		}
 		if r.Status == engine.StatusReady && n != nil {
 			in := plan.ResolveInputs(n.step.InputDeps, g.outputOf)
 			if g.settleReevaluated(n, in, r) {

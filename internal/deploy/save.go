@@ -35,7 +35,9 @@ type changeSet struct {
 // changesFrom turns engine results into resource entries, each ready one
 // with the resolved inputs it was applied with. Failed steps keep
 // the previous entry marked failed (its desired_config unchanged, so the next
-// plan retries); steps never started leave the state as it was.
+// plan retries); steps never started leave the state as it was. A replace
+// across engines whose old instance is gone (run.gone) and whose create
+// failed leaves what the create made, marked failed, or nothing.
 func changesFrom(p *plan.Plan, run applyRun, now time.Time, depID string, dur float64) changeSet {
 	steps := map[string]plan.Step{}
 	for _, st := range p.Steps {
@@ -82,7 +84,7 @@ func changesFrom(p *plan.Plan, run applyRun, now time.Time, depID string, dur fl
 			}
 		default: // failed, cancelled, pending
 			switch {
-			case st.Prior != nil:
+			case st.Prior != nil && !run.gone[r.Address]:
 				prev := *st.Prior
 				prev.Status = statestore.ResourceFailed
 				prev.Lifecycle.LastUpdated = now
@@ -109,6 +111,12 @@ func changesFrom(p *plan.Plan, run applyRun, now time.Time, depID string, dur fl
 					DesiredConfig: st.Config, ActualState: r.ActualState, Outputs: r.Outputs,
 					EngineData: r.EngineData, Dependencies: nonNil(st.DependsOn),
 				}
+			case run.gone[r.Address]:
+				// A replace across engines deleted the existing
+				// instance and created nothing: the state holds neither,
+				// and the next plan creates it.
+				cs.resources[r.Address] = nil
+				cs.counts.Deleted++
 			}
 		}
 	}

@@ -139,7 +139,7 @@ func Build(desired *config.Resolved, st *statestore.State, o Options) (*Plan, er
 		s := diffStep(c, old, o.ReplaceOn, o.kind(c.Kind))
 		if s.Action == Replace {
 			s.PriorSettings = priorSettings(old, c, o)
-			s.Runs = o.kind(c.Kind).runs(s.PriorSettings)
+			s.Runs = o.kind(old.Kind).runs(s.PriorSettings) // the existing instance's kind deletes it
 		}
 		if read, ok := o.Read[addr]; ok {
 			readDiffs(&s, read)

@@ -394,7 +394,8 @@ func TestBoundSettingsKeepTheirKey(t *testing.T) {
 // A replace deletes the existing instance with the settings its state
 // recorded (older forms included), with the desired ones when a state of
 // the same kind recorded none, and with none after a kind change; its
-// runs says what that delete runs.
+// runs says what that delete runs, by the rules of the existing instance's
+// kind.
 func TestReplaceDeletesWithThePriorSettings(t *testing.T) {
 	widget := KindSettings{
 		Recorded: func(r *statestore.Resource) (map[string]map[string]any, bool) {
@@ -428,6 +429,9 @@ func TestReplaceDeletesWithThePriorSettings(t *testing.T) {
 		c.Settings = map[string]map[string]any{"spec": desiredSpec}
 		cs = append(cs, c)
 	}
+	// A Widget becoming a Gadget is deleted as a Widget: with the settings
+	// its state recorded, running what Widget's rules say.
+	cs = append(cs, comp("w/towidget", "Gadget", map[string]any{"zone": "a"}))
 	withActual := func(kind string, actual map[string]any) *statestore.Resource {
 		r := res(kind, map[string]any{"zone": "a"})
 		r.ActualState = actual
@@ -439,6 +443,7 @@ func TestReplaceDeletesWithThePriorSettings(t *testing.T) {
 		"w/older":      withActual("Widget", map[string]any{"teardown": "./older-down.sh"}),
 		"w/unrecorded": withActual("Widget", nil),
 		"w/kind":       withActual("Gadget", map[string]any{"spec": recorded}),
+		"w/towidget":   withActual("Widget", map[string]any{"spec": recorded}),
 	}), opts)
 	if err != nil {
 		t.Fatal(err)
@@ -451,9 +456,17 @@ func TestReplaceDeletesWithThePriorSettings(t *testing.T) {
 		"w/older":      {map[string]map[string]any{"spec": {"teardown": "./older-down.sh"}}, new("./older-down.sh")},
 		"w/unrecorded": {map[string]map[string]any{"spec": desiredSpec}, new("./new-down.sh")},
 		"w/kind":       {nil, nil},
+		"w/towidget":   {map[string]map[string]any{"spec": recorded}, new("./old-down.sh")},
 	}
 	for _, s := range p.Steps {
 		w := want[s.Address]
+		if s.Address == "w/towidget" {
+			if s.Action != Replace || !cmp.Equal(s.PriorSettings, w.prior) || !cmp.Equal(s.Runs, w.runs) {
+				t.Errorf("%s: %s prior settings %v runs %v; want a replace with prior settings %v, runs %v (the old kind's)",
+					s.Address, s.Action, s.PriorSettings, s.Runs, w.prior, w.runs)
+			}
+			continue
+		}
 		if s.Action != Replace || !cmp.Equal(s.PriorSettings, w.prior) || !cmp.Equal(s.Runs, w.runs) || !cmp.Equal(s.Settings["spec"], desiredSpec) {
 			t.Errorf("%s: %s prior settings %v runs %v settings %v; want a replace with prior settings %v, runs %v and the desired settings",
 				s.Address, s.Action, s.PriorSettings, s.Runs, s.Settings, w.prior, w.runs)

@@ -65,8 +65,15 @@ type Step struct {
 	// says it (KindSettings.Runs): for a Command component the exact shell
 	// command, "" when it has none (it is only removed from the state); on
 	// a replace, what the delete of the existing instance runs (from
-	// PriorSettings). Nil when the kind says nothing (docs/plan.md).
+	// PriorSettings, as the existing instance's kind says it). Nil when the
+	// kind says nothing (docs/plan.md).
 	Runs *string `json:"runs,omitempty"`
+	// DeletedBy is, on a replace whose old kind (Prior.Kind) is applied by
+	// another engine than its new kind, the name of the engine that deletes
+	// the existing instance before the new kind's engine creates the new
+	// one ("pulumi"); set by the deploy use case, which knows the engines,
+	// "" otherwise (docs/plan.md#actions).
+	DeletedBy string `json:"deleted_by,omitempty"`
 	// Prior is the resource in state; nil on create.
 	Prior *statestore.Resource `json:"-"`
 }
