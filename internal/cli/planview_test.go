@@ -10,6 +10,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/deployer-dev/deployer/internal/config"
+	"github.com/deployer-dev/deployer/internal/deploy"
 	"github.com/deployer-dev/deployer/internal/plan"
 	"github.com/deployer-dev/deployer/internal/statestore"
 )
@@ -267,5 +268,33 @@ func TestPlanViewNeverPrintsSecrets(t *testing.T) {
 	}
 	if p.Steps[len(p.Steps)-1].Diffs[1].Old != "k-live-123" {
 		t.Errorf("rendering changed the plan it was given")
+	}
+}
+
+// A replace across engines says, in the human plan and the job summary,
+// which engine deletes the existing instance and what that delete runs.
+func TestPlanViewReplaceAcrossEngines(t *testing.T) {
+	runs := "./down.sh"
+	p := &plan.Plan{Stack: "s", Environment: "dev", Summary: plan.Summary{Replace: 1}, Steps: []plan.Step{{
+		Address: "app/thing", Service: "app", Component: "thing", Kind: "PulumiResource", Action: plan.Replace,
+		Diffs:     []plan.FieldDiff{{Path: plan.PathKind, Old: "Command", New: "PulumiResource", Op: plan.OpChange, ForcesReplacement: true}},
+		DeletedBy: "command", Runs: &runs,
+	}}}
+	var out bytes.Buffer
+	if err := NewHumanPlanRenderer(false).Render(&out, p); err != nil {
+		t.Fatal(err)
+	}
+	want := `app
+  ± thing (PulumiResource) replace
+      ~ (kind): "Command" -> "PulumiResource"  # forces replacement
+      the command engine deletes the existing Command first, then the new PulumiResource is created
+      delete runs: ./down.sh
+`
+	if !strings.HasPrefix(out.String(), want) {
+		t.Errorf("human plan:\n%s\nwant it to start with:\n%s", out.String(), want)
+	}
+	sum := planSummary("plan", deploy.Target{Stack: "s", Env: "dev"}, p)
+	if !strings.Contains(sum, "the command engine deletes the existing Command first, then the new PulumiResource is created<br>delete runs `./down.sh`") {
+		t.Errorf("job summary does not say who deletes and what runs:\n%s", sum)
 	}
 }
