@@ -103,7 +103,7 @@ func (r *GitHubReporter) Drift(t deploy.Target, drift []engine.Drift) {
 	fmt.Fprintf(&b, "### Drift: %s/%s\n\n| Component | Field | Recorded | Live |\n|---|---|---|---|\n", t.Stack, t.Env)
 	for _, d := range drift {
 		if d.Missing {
-			r.annotate(ghactions.Warning, "Drift in "+d.Address, "its live state is gone: deploy to create it again")
+			r.annotate(ghactions.Warning, "Drift in "+d.Address, "its live state is gone; a deploy with no change to it does not create it again (docs/plan.md#drift)")
 			fmt.Fprintf(&b, "| `%s` | – | – | (gone) |\n", d.Address)
 			continue
 		}

@@ -174,7 +174,11 @@ func runPlan(ctx context.Context, opts *PlanOptions) error {
 		fmt.Fprintf(opts.IO.ErrOut, "Saved the plan to %s (bound to state serial %d). Apply it with: deployer deploy -s %s -e %s --plan %s\n",
 			opts.Out, p.Serial, t.Stack, t.Env, opts.Out)
 	}
-	if err := planRenderer(opts.IO, opts.JSON).Render(opts.IO.Out, p); err != nil {
+	if len(drift) > 0 && !p.HasChanges() && !opts.JSON {
+		// "Infrastructure matches the configuration" would contradict the
+		// drift just printed (docs/plan.md#drift).
+		fmt.Fprintln(opts.IO.Out, NoChangesButDrift)
+	} else if err := planRenderer(opts.IO, opts.JSON).Render(opts.IO.Out, p); err != nil {
 		return err
 	}
 	if opts.Report != nil {
@@ -201,6 +205,11 @@ func runPlan(ctx context.Context, opts *PlanOptions) error {
 	}
 	return nil
 }
+
+// NoChangesButDrift is plan --refresh's last line when deployer.yaml has no
+// change to apply but what is live drifted from the state (docs/plan.md#drift).
+const NoChangesButDrift = "No changes to apply: deployer.yaml matches the state, but what is live does not (the drift above).\n" +
+	"A deploy with no changes runs nothing and leaves the drift as it is."
 
 // renderDrift prints plan --refresh's drift report (stderr in --json mode,
 // so stdout stays the plan document); the use case masked its secrets.

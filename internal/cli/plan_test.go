@@ -64,6 +64,7 @@ func TestRunPlan(t *testing.T) {
 		name       string
 		opts       PlanOptions
 		preflight  error // nil: passes; the fake fails the test when called unexpectedly
+		noChanges  bool  // the plan has no changes
 		wantCalls  string
 		wantOut    string
 		wantErrOut string
@@ -81,6 +82,10 @@ func TestRunPlan(t *testing.T) {
 		{name: "refresh and preview --json", opts: PlanOptions{StackOptions: StackOptions{Target: targetFlags{Env: "dev"}, JSON: true}, Refresh: true, Preview: true}, wantCalls: "preflight plan drift report preview",
 			wantOut:    asJSON.String(),
 			wantErrOut: `{"drift":[{"address":"app/api","fields":[{"path":"outputs.password","old":"(sensitive)","new":"(sensitive)","op":"change","sensitive":true},{"path":"outputs.replicas","old":2,"new":3,"op":"change"}]}]}` + "\n\nFake preview:\n+ 1 to create\n"},
+		{name: "drift and no changes", opts: PlanOptions{StackOptions: StackOptions{Target: targetFlags{Env: "dev"}}, Refresh: true}, noChanges: true,
+			wantCalls: "preflight plan drift report",
+			wantOut: "Drift between actual_state and what is live (1 components):\n  ! app/api\n      outputs.password: (sensitive) -> (sensitive)\n      outputs.replicas: 2 -> 3\n\n" +
+				NoChangesButDrift + "\n"},
 		{name: "out", opts: PlanOptions{StackOptions: StackOptions{Target: targetFlags{Env: "dev"}}, Out: out}, wantCalls: "plan report", wantOut: human.String(),
 			wantErrOut: "Saved the plan to " + out + " (bound to state serial 3). Apply it with: deployer deploy -s shop -e dev --plan " + out + "\n"},
 		{name: "preflight fails", opts: PlanOptions{StackOptions: StackOptions{Target: targetFlags{Env: "dev"}}, Preview: true}, preflight: preflightErr, wantCalls: "preflight", wantErr: preflightErr},
@@ -109,6 +114,9 @@ func TestRunPlan(t *testing.T) {
 					calls = append(calls, "plan(destroy "+tg.Service+"/"+tg.Component+")")
 				} else {
 					calls = append(calls, "plan")
+				}
+				if tt.noChanges {
+					return &plan.Plan{Stack: p.Stack, Environment: p.Environment, Serial: p.Serial}, nil
 				}
 				return p, nil
 			}

@@ -77,7 +77,10 @@ func TestCommandDriftWithRead(t *testing.T) {
 	// Without --detailed-exitcode drift is a report, not a failure; the
 	// plan itself has no changes and deployer's state is not written.
 	before := p.read(".deployer/stacks/shop/dev/state.json")
-	p.mustRun(0, "plan", "-e", "dev", "--refresh")
+	r = p.mustRun(0, "plan", "-e", "dev", "--refresh")
+	if strings.Contains(r.stdout, "Infrastructure matches the configuration") || !strings.Contains(r.stdout, "leaves the drift as it is") {
+		t.Errorf("a plan with drift and no changes must not say the infrastructure matches:\n%s", r)
+	}
 	if string(p.read(".deployer/stacks/shop/dev/state.json")) != string(before) {
 		t.Error("plan --refresh wrote the state")
 	}
