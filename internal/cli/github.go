@@ -216,9 +216,15 @@ func deploySummary(command string, t deploy.Target, out *deploy.Outcome, err err
 }
 
 // Plan writes the job summary and the changes and serial step outputs of a
-// plan under GitHub Actions.
-func (r *GitHubReporter) Plan(t deploy.Target, p *plan.Plan) {
-	r.summarize(planSummary(r.Command(), t, p))
+// plan under GitHub Actions. drifted says plan --refresh found drift (its
+// own section, Drift, comes first): a plan without changes then does not
+// say that the infrastructure matches (docs/plan.md#drift).
+func (r *GitHubReporter) Plan(t deploy.Target, p *plan.Plan, drifted bool) {
+	if drifted && !p.HasChanges() {
+		r.summarize(fmt.Sprintf("### %s: %s/%s\n\n%s\n\n", r.Command(), t.Stack, t.Env, strings.ReplaceAll(NoChangesButDrift, "\n", " ")))
+	} else {
+		r.summarize(planSummary(r.Command(), t, p))
+	}
 	r.setOutputs(ghactions.Output{Name: "changes", Value: strconv.FormatBool(p.HasChanges())},
 		ghactions.Output{Name: "serial", Value: strconv.FormatInt(p.Serial, 10)})
 }

@@ -37,7 +37,7 @@ type PlanOptions struct {
 	PreviewEngines func(ctx context.Context, cfg *config.Config, t deploy.Target, p *plan.Plan) (string, error)
 	// Report writes the GitHub Actions summary and outputs of the plan
 	// (docs/github-actions.md); nil writes nothing.
-	Report func(t deploy.Target, p *plan.Plan)
+	Report func(t deploy.Target, p *plan.Plan, drifted bool)
 	// ReportDrift annotates and summarizes the drift plan --refresh found
 	// under GitHub Actions (docs/github-actions.md#nightly-drift-check); nil
 	// writes nothing.
@@ -182,7 +182,7 @@ func runPlan(ctx context.Context, opts *PlanOptions) error {
 		return err
 	}
 	if opts.Report != nil {
-		opts.Report(t, p)
+		opts.Report(t, p, len(drift) > 0)
 	}
 	if opts.GitHubComment && opts.Comment != nil {
 		opts.Comment(ctx, t, p)

@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -70,23 +71,23 @@ func TestRunPlan(t *testing.T) {
 		wantErrOut string
 		wantErr    error
 	}{
-		{name: "human", opts: PlanOptions{StackOptions: StackOptions{Target: targetFlags{Env: "dev"}}}, wantCalls: "plan report", wantOut: human.String()},
-		{name: "json", opts: PlanOptions{StackOptions: StackOptions{Target: targetFlags{Env: "dev"}, JSON: true}}, wantCalls: "plan report", wantOut: asJSON.String()},
-		{name: "detailed exit code", opts: PlanOptions{StackOptions: StackOptions{Target: targetFlags{Env: "dev"}}, DetailedExitcode: true}, wantCalls: "plan report",
+		{name: "human", opts: PlanOptions{StackOptions: StackOptions{Target: targetFlags{Env: "dev"}}}, wantCalls: "plan report(drift false)", wantOut: human.String()},
+		{name: "json", opts: PlanOptions{StackOptions: StackOptions{Target: targetFlags{Env: "dev"}, JSON: true}}, wantCalls: "plan report(drift false)", wantOut: asJSON.String()},
+		{name: "detailed exit code", opts: PlanOptions{StackOptions: StackOptions{Target: targetFlags{Env: "dev"}}, DetailedExitcode: true}, wantCalls: "plan report(drift false)",
 			wantOut: human.String(), wantErr: &ExitCodeError{Code: 2}},
-		{name: "destroy scoped", opts: PlanOptions{StackOptions: StackOptions{Target: targetFlags{Env: "dev", Component: "app/api"}}, Destroy: true}, wantCalls: "plan(destroy app/api) report",
+		{name: "destroy scoped", opts: PlanOptions{StackOptions: StackOptions{Target: targetFlags{Env: "dev", Component: "app/api"}}, Destroy: true}, wantCalls: "plan(destroy app/api) report(drift false)",
 			wantOut: human.String()},
-		{name: "refresh and preview", opts: PlanOptions{StackOptions: StackOptions{Target: targetFlags{Env: "dev"}}, Refresh: true, Preview: true}, wantCalls: "preflight plan drift report preview",
+		{name: "refresh and preview", opts: PlanOptions{StackOptions: StackOptions{Target: targetFlags{Env: "dev"}}, Refresh: true, Preview: true}, wantCalls: "preflight plan drift report(drift true) preview",
 			wantOut: "Drift between actual_state and what is live (1 components):\n  ! app/api\n      outputs.password: (sensitive) -> (sensitive)\n      outputs.replicas: 2 -> 3\n\n" +
 				human.String() + "\nFake preview:\n+ 1 to create\n"},
-		{name: "refresh and preview --json", opts: PlanOptions{StackOptions: StackOptions{Target: targetFlags{Env: "dev"}, JSON: true}, Refresh: true, Preview: true}, wantCalls: "preflight plan drift report preview",
+		{name: "refresh and preview --json", opts: PlanOptions{StackOptions: StackOptions{Target: targetFlags{Env: "dev"}, JSON: true}, Refresh: true, Preview: true}, wantCalls: "preflight plan drift report(drift true) preview",
 			wantOut:    asJSON.String(),
 			wantErrOut: `{"drift":[{"address":"app/api","fields":[{"path":"outputs.password","old":"(sensitive)","new":"(sensitive)","op":"change","sensitive":true},{"path":"outputs.replicas","old":2,"new":3,"op":"change"}]}]}` + "\n\nFake preview:\n+ 1 to create\n"},
 		{name: "drift and no changes", opts: PlanOptions{StackOptions: StackOptions{Target: targetFlags{Env: "dev"}}, Refresh: true}, noChanges: true,
-			wantCalls: "preflight plan drift report",
+			wantCalls: "preflight plan drift report(drift true)",
 			wantOut: "Drift between actual_state and what is live (1 components):\n  ! app/api\n      outputs.password: (sensitive) -> (sensitive)\n      outputs.replicas: 2 -> 3\n\n" +
 				NoChangesButDrift + "\n"},
-		{name: "out", opts: PlanOptions{StackOptions: StackOptions{Target: targetFlags{Env: "dev"}}, Out: out}, wantCalls: "plan report", wantOut: human.String(),
+		{name: "out", opts: PlanOptions{StackOptions: StackOptions{Target: targetFlags{Env: "dev"}}, Out: out}, wantCalls: "plan report(drift false)", wantOut: human.String(),
 			wantErrOut: "Saved the plan to " + out + " (bound to state serial 3). Apply it with: deployer deploy -s shop -e dev --plan " + out + "\n"},
 		{name: "preflight fails", opts: PlanOptions{StackOptions: StackOptions{Target: targetFlags{Env: "dev"}}, Preview: true}, preflight: preflightErr, wantCalls: "preflight", wantErr: preflightErr},
 		{name: "unknown environment", opts: PlanOptions{StackOptions: StackOptions{Target: targetFlags{Env: "prod"}}},
@@ -128,7 +129,9 @@ func TestRunPlan(t *testing.T) {
 				calls = append(calls, "preview")
 				return "Fake preview:\n+ 1 to create\n", nil // the engines head their own previews
 			}
-			opts.Report = func(deploy.Target, *plan.Plan) { calls = append(calls, "report") }
+			opts.Report = func(_ deploy.Target, _ *plan.Plan, drifted bool) {
+				calls = append(calls, fmt.Sprintf("report(drift %t)", drifted))
+			}
 			err := runPlan(context.Background(), &opts)
 			checkErr(t, err, tt.wantErr)
 			if got := strings.Join(calls, " "); got != tt.wantCalls {

@@ -151,6 +151,8 @@ func TestCommandDriftIsAnnotatedInGitHubActions(t *testing.T) {
 	}
 	if s := string(p.read("summary.md")); !strings.Contains(s, "| `app/web` | `replicas` | `2` | `4` |") {
 		t.Errorf("the job summary should have the drift table:\n%s", s)
+	} else if strings.Contains(s, "Infrastructure matches the configuration") || !strings.Contains(s, "leaves the drift as it is") {
+		t.Errorf("the job summary of a plan with drift and no changes must not say the infrastructure matches:\n%s", s)
 	}
 }
 
