@@ -84,9 +84,9 @@ func (s *Sealer) aead(ctx context.Context, info statestore.SecretsInfo) (cipher.
 	}
 	if plain, err := openBytes(a, info.Key, info.Check); err != nil || string(plain) != checkText {
 		if s.p.Name() == "passphrase" {
-			return nil, s.fail(errors.New("the passphrase does not open the secrets of this state: set DEPLOYER_SECRETS_PASSPHRASE to the passphrase the state was written with"))
+			return nil, s.fail(errors.New("the passphrase does not open the data key: set DEPLOYER_SECRETS_PASSPHRASE to the passphrase it was sealed with"))
 		}
-		return nil, s.fail(fmt.Errorf("the data key of key %s does not open the secrets of this state", info.Key))
+		return nil, s.fail(fmt.Errorf("the data key of key %s does not open its check value: it is not the key these secrets were sealed with", info.Key))
 	}
 	s.keys[id], s.infos[id] = a, true
 	return a, nil
