@@ -93,7 +93,7 @@ func schemaOf(t reflect.Type) *schema {
 			// unreachable: a check tag names a Go struct field's rule, fixed at
 			// build time; no deployer.yaml can reach this (every schema type is
 			// decoded by the package's tests).
-			panic("config: " + t.String() + "." + sf.Name + ": no check " + f.check)
+			panic("config: " + t.String() + "." + sf.Name + ": no check " + f.check) // unreachable: see above
 		}
 		s.byKey[key] = len(s.fields)
 		s.fields = append(s.fields, f)
@@ -219,7 +219,7 @@ func (l *loader) decode(k, n *yaml.Node, path string, f field, dst reflect.Value
 		// unreachable: t is a field type of the config structs, not anything
 		// a deployer.yaml chooses; a new field of an unsupported type fails
 		// the package's tests.
-		panic("config: no decoder for " + t.String() + " at " + path)
+		panic("config: no decoder for " + t.String() + " at " + path) // unreachable: see above
 	}
 }
 
