@@ -491,11 +491,11 @@ type closerFunc func() error
 
 func (c closerFunc) Close() error { return c() }
 
-func orDash(s string) string {
+func orDash[S ~string](s S) string {
 	if s == "" {
 		return "-"
 	}
-	return s
+	return string(s)
 }
 
 // prefixWriter writes each line with a prefix, whole, under mu (shared by

@@ -80,7 +80,7 @@ func heldSummary(command string, rec lockmgr.Record) string {
 	fmt.Fprintf(&b, "### %s: lock held\n\n", orDefault(command, "deployer"))
 	fmt.Fprintf(&b, "Lock `%s` is held by **%s**", rec.LockKey, mdText(rec.LockedBy))
 	if op := rec.Metadata.Operation; op != "" {
-		fmt.Fprintf(&b, " (%s", mdText(op))
+		fmt.Fprintf(&b, " (%s", mdText(string(op)))
 		if id := rec.Metadata.DeploymentID; id != "" {
 			fmt.Fprintf(&b, " `%s`", id)
 		}

@@ -80,7 +80,7 @@ func (w *holderWatch) abandoned(lease lockmgr.Record) []lockmgr.Record {
 // of recs not in the state's deployment_history yet, as one state write
 // under lease. It is bookkeeping: a failure is reported on the progress
 // stream and does not stop the command.
-func (s *Service) recordAbandoned(ctx context.Context, lease *lockmgr.Lease, t Target, recs []lockmgr.Record, how string) {
+func (s *Service) recordAbandoned(ctx context.Context, lease *lease, t Target, recs []lockmgr.Record, how string) {
 	if len(recs) == 0 {
 		return
 	}
@@ -89,7 +89,7 @@ func (s *Service) recordAbandoned(ctx context.Context, lease *lockmgr.Lease, t T
 	}
 }
 
-func (s *Service) writeAbandoned(ctx context.Context, lease *lockmgr.Lease, t Target, recs []lockmgr.Record, how string) error {
+func (s *Service) writeAbandoned(ctx context.Context, lease *lease, t Target, recs []lockmgr.Record, how string) error {
 	st, head, err := s.loadOrNew(ctx, t)
 	if err != nil {
 		return err
@@ -109,11 +109,11 @@ func (s *Service) writeAbandoned(ctx context.Context, lease *lockmgr.Lease, t Ta
 		known[id] = true
 		op := r.Metadata.Operation
 		if op == "" {
-			op = "deploy"
+			op = lockmgr.OpDeploy
 		}
 		started := time.Unix(r.LockedAt, 0).UTC()
 		add = append(add, statestore.Deployment{
-			DeploymentID: id, Type: op, Timestamp: started, TriggeredBy: r.LockedBy, GitCommit: r.Metadata.GitCommit,
+			DeploymentID: id, Type: string(op), Timestamp: started, TriggeredBy: r.LockedBy, GitCommit: r.Metadata.GitCommit,
 			Status: statestore.DeploymentAbandoned, Scope: r.LockKey,
 			// What is known of its run: from its start to its last sign of life.
 			DurationSeconds: float64(max(r.LastHeartbeat-r.LockedAt, 0)),
@@ -135,7 +135,7 @@ func (s *Service) writeAbandoned(ctx context.Context, lease *lockmgr.Lease, t Ta
 		st.DeploymentHistory = st.DeploymentHistory[:maxHistoryInState]
 	}
 	st.Metadata.LastUpdated, st.Metadata.LastUpdatedBy, st.Metadata.Fence = now, rec.LockedBy, rec.Fence
-	_, err = s.d.Store.Save(ctx, st, head, &statestore.LockRef{Key: rec.LockKey, LockID: rec.LockID, Fence: rec.Fence})
+	_, err = s.d.Store.Save(ctx, st, head, lease.ref())
 	if err == nil {
 		s.d.Audit.Info("deploy.abandoned", "stack", t.Stack, "environment", t.Env, "count", len(add), "serial", st.Serial)
 	}
@@ -159,18 +159,16 @@ func (s *Service) RecordBroken(ctx context.Context, t Target, rec lockmgr.Record
 	if rec.Metadata.DeploymentID == "" {
 		return nil
 	}
-	if op := rec.Metadata.Operation; op != "" && op != "deploy" && op != "destroy" {
+	if op := rec.Metadata.Operation; op != "" && op != lockmgr.OpDeploy && op != lockmgr.OpDestroy {
 		return nil
 	}
 	if err := s.open(ctx); err != nil {
 		return fmt.Errorf("deployment %s was not recorded as abandoned: %w", rec.Metadata.DeploymentID, err)
 	}
-	by, md := lockmgr.Holder(s.d.Getenv)
-	md.Operation = "unlock"
-	lease, err := s.d.Locks.Acquire(ctx, lockmgr.Request{Key: t.LockKey(), LockedBy: by, Metadata: md})
+	lease, err := s.lease(ctx, leaseRequest{Key: t.LockKey(), Op: lockmgr.OpUnlock})
 	if err != nil {
 		return fmt.Errorf("deployment %s was not recorded as abandoned: %w", rec.Metadata.DeploymentID, err)
 	}
-	defer releaseLease(lease)
+	defer lease.release() // a failure is reported on the progress stream
 	return s.writeAbandoned(lease.Context(), lease, t, []lockmgr.Record{rec}, "broken with unlock --force")
 }

@@ -91,32 +91,21 @@ func (s *Service) Apply(ctx context.Context, req ApplyRequest) (*Outcome, error)
 			return nil, err
 		}
 	}
-	op := "deploy"
+	op := lockmgr.OpDeploy
 	if req.Destroy {
-		op = "destroy"
+		op = lockmgr.OpDestroy
 	}
 	depID := NewDeploymentID()
 	commit, branch := s.gitInfo(req.Config.Dir)
-	by, md := lockmgr.Holder(s.d.Getenv)
-	md.DeploymentID, md.Operation, md.GitCommit, md.GitBranch = depID, op, commit, branch
-
 	holders := s.watchHolders(ctx, t.LockKey())
-	lease, err := s.d.Locks.Acquire(ctx, lockmgr.Request{Key: t.LockKey(), LockedBy: by, Metadata: md, Timeout: req.LockTimeout, OnWait: holders.onWait})
+	lease, err := s.lease(ctx, leaseRequest{Key: t.LockKey(), Op: op, DeploymentID: depID, GitCommit: commit, GitBranch: branch,
+		Timeout: req.LockTimeout, OnWait: holders.onWait, Announce: true})
 	if err != nil {
 		return nil, err
 	}
+	defer lease.release() // a failure is reported on the progress stream
 	rec := lease.Record()
-	locking := s.d.Locks.Enabled()
-	if locking {
-		fmt.Fprintf(s.d.Progress, "Acquired lock %s (lock id %s, fence %d)\n", rec.LockKey, rec.LockID, rec.Fence)
-	}
-	defer func() {
-		if err := releaseLease(lease); err != nil {
-			fmt.Fprintf(s.d.Progress, "warning: lock %s was not released: %v\n", rec.LockKey, err)
-		} else if locking {
-			fmt.Fprintf(s.d.Progress, "Released lock %s\n", rec.LockKey)
-		}
-	}()
+	by := lease.By
 	work := lease.Context()
 	out := &Outcome{Lock: rec}
 	s.recordAbandoned(work, lease, t, holders.abandoned(rec), "taken over after it expired")
@@ -166,7 +155,7 @@ func (s *Service) Apply(ctx context.Context, req ApplyRequest) (*Outcome, error)
 
 	start := s.d.Now()
 	s.d.Audit.Info("deploy.started", "deployment_id", depID, "stack", t.Stack, "environment", t.Env,
-		"scope", t.LockKey(), "operation", op, "lock_id", lease.Record().LockID)
+		"scope", t.LockKey(), "operation", string(op), "lock_id", lease.Record().LockID)
 	in := engine.Inputs{
 		Stack: t.Stack, Env: t.Env, Dir: req.Config.Dir, EnvConfig: res.EnvConfig,
 		DeploymentID: depID, Outputs: withRead(outputsOf(st), read), Progress: s.d.Masker.Writer(s.d.Progress), StackOutputs: s.stackOutputs,
@@ -184,7 +173,7 @@ func (s *Service) Apply(ctx context.Context, req ApplyRequest) (*Outcome, error)
 		status = statestore.DeploymentFailed
 	}
 	dep := statestore.Deployment{
-		DeploymentID: depID, Type: op, Timestamp: start.UTC(), TriggeredBy: by, GitCommit: commit,
+		DeploymentID: depID, Type: string(op), Timestamp: start.UTC(), TriggeredBy: by, GitCommit: commit,
 		Status: status, DurationSeconds: s.d.Now().Sub(start).Seconds(), Scope: t.LockKey(),
 	}
 	if applyErr != nil {
@@ -225,16 +214,6 @@ func (r ApplyRequest) parallelism() int {
 		return r.Config.Parallelism
 	}
 	return config.DefaultParallelism
-}
-
-// releaseLease releases l within 30 s, waiting out passing backend failures
-// (docs/locking.md#backend-failures-while-waiting). Errors: lockmgr.ErrLockLost when the
-// lease was broken or taken over first, or the backend's error (the record
-// then stays until it expires or is broken with unlock --force).
-func releaseLease(l *lockmgr.Lease) error {
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	return l.Release(ctx)
 }
 
 func (s *Service) engineFor(kind string) (engine.Engine, error) {

@@ -79,9 +79,9 @@ func Exec(ctx context.Context, d LockDeps, req ExecRequest) (*ExecResult, error)
 		return nil, errors.New("lock exec: no command to run")
 	}
 	d = d.withDefaults()
-	by, md := lockmgr.Holder(d.Getenv)
-	md.Operation, md.Command = "exec", strings.Join(req.Args, " ")
-	lease, err := d.Locks.Acquire(ctx, lockmgr.Request{Key: lockmgr.CustomKey(req.Key), LockedBy: by, Metadata: md, Timeout: req.LockTimeout})
+	// nil progress: a failed release is ExecResult.ReleaseErr, reported by the caller
+	lease, err := takeLease(ctx, d.Locks, d.Getenv, nil, leaseRequest{Key: lockmgr.CustomKey(req.Key), Op: lockmgr.OpExec,
+		Command: strings.Join(req.Args, " "), Timeout: req.LockTimeout})
 	var held *lockmgr.HeldError
 	if errors.As(err, &held) && req.SkipIfLocked {
 		holder := held.Record
@@ -96,7 +96,7 @@ func Exec(ctx context.Context, d LockDeps, req ExecRequest) (*ExecResult, error)
 	env := secrets.ChildEnviron(d.Environ()) // no secrets key unless passed explicitly
 	stopped, runErr := runUnderLease(ctx, lease, req, env, res)
 	lost := stopped && lease.Lost() != nil
-	if relErr := releaseLease(lease); relErr != nil && !lost {
+	if relErr := lease.release(); relErr != nil && !lost {
 		res.ReleaseErr = relErr
 	}
 	switch {
@@ -111,7 +111,7 @@ func Exec(ctx context.Context, d LockDeps, req ExecRequest) (*ExecResult, error)
 // runUnderLease runs the command of req with env and the DEPLOYER_LOCK_*
 // variables until it exits or the lease's context ends (then stopped is
 // true), and sets res.ExitCode.
-func runUnderLease(ctx context.Context, lease *lockmgr.Lease, req ExecRequest, env []string, res *ExecResult) (stopped bool, err error) {
+func runUnderLease(ctx context.Context, lease *lease, req ExecRequest, env []string, res *ExecResult) (stopped bool, err error) {
 	progress := progressOr(req.Progress)
 	rec := res.Lock
 	c := proc.Command(lease.Context(), req.Args[0], req.Args[1:]...)

@@ -56,13 +56,13 @@ func (s *Service) Restore(ctx context.Context, req RestoreRequest) (*RestoreResu
 	}
 	depID := NewDeploymentID()
 	commit, branch := s.gitInfo(req.Dir)
-	by, md := lockmgr.Holder(s.d.Getenv)
-	md.DeploymentID, md.Operation, md.GitCommit, md.GitBranch = depID, "restore", commit, branch
-	lease, err := s.d.Locks.Acquire(ctx, lockmgr.Request{Key: t.LockKey(), LockedBy: by, Metadata: md, Timeout: req.LockTimeout})
+	lease, err := s.lease(ctx, leaseRequest{Key: t.LockKey(), Op: lockmgr.OpRestore, DeploymentID: depID,
+		GitCommit: commit, GitBranch: branch, Timeout: req.LockTimeout})
 	if err != nil {
 		return nil, err
 	}
-	defer releaseLease(lease)
+	defer lease.release() // a failure is reported on the progress stream
+	by := lease.By
 	work := lease.Context()
 
 	cur, head, _, err := s.loadOrHead(work, t) // restore may replace a state that fails verification
@@ -96,7 +96,7 @@ func (s *Service) Restore(ctx context.Context, req RestoreRequest) (*RestoreResu
 	from := snap.Serial
 	next := cloneState(snap)
 	next.Serial = head.Serial
-	dep := statestore.Deployment{DeploymentID: depID, Type: "restore", Timestamp: now, TriggeredBy: by,
+	dep := statestore.Deployment{DeploymentID: depID, Type: string(lockmgr.OpRestore), Timestamp: now, TriggeredBy: by,
 		GitCommit: commit, Status: statestore.DeploymentSuccess, RestoredFrom: from, Scope: t.LockKey()}
 	// Keep the full deployment history of the current state: restore rolls
 	// resources back, not the record of what happened.
@@ -109,7 +109,7 @@ func (s *Service) Restore(ctx context.Context, req RestoreRequest) (*RestoreResu
 	if lease.Lost() != nil {
 		return nil, fmt.Errorf("restore stopped: %w", lockmgr.ErrLockLost)
 	}
-	newHead, err := s.d.Store.Save(work, next, head, &statestore.LockRef{Key: rec.LockKey, LockID: rec.LockID, Fence: rec.Fence})
+	newHead, err := s.d.Store.Save(work, next, head, lease.ref())
 	dep.DurationSeconds = s.d.Now().Sub(now).Seconds()
 	s.finished(t, dep, Summary{}, err) // a restore changes no component
 	if err != nil {
@@ -169,13 +169,11 @@ func (s *Service) Push(ctx context.Context, t Target, st *statestore.State, lock
 	if err := s.open(ctx); err != nil {
 		return statestore.Head{}, err
 	}
-	by, md := lockmgr.Holder(s.d.Getenv)
-	md.Operation = "state-push"
-	lease, err := s.d.Locks.Acquire(ctx, lockmgr.Request{Key: t.LockKey(), LockedBy: by, Metadata: md, Timeout: lockTimeout})
+	lease, err := s.lease(ctx, leaseRequest{Key: t.LockKey(), Op: lockmgr.OpStatePush, Timeout: lockTimeout})
 	if err != nil {
 		return statestore.Head{}, err
 	}
-	defer releaseLease(lease)
+	defer lease.release() // a failure is reported on the progress stream
 	cur, head, err := s.loadOrNew(lease.Context(), t)
 	if err != nil {
 		return statestore.Head{}, err
@@ -192,8 +190,7 @@ func (s *Service) Push(ctx context.Context, t Target, st *statestore.State, lock
 		st.Lineage = head.Lineage
 	}
 	st.Serial = head.Serial + 1
-	rec := lease.Record()
-	newHead, err := s.d.Store.Save(lease.Context(), st, head, &statestore.LockRef{Key: rec.LockKey, LockID: rec.LockID, Fence: rec.Fence})
+	newHead, err := s.d.Store.Save(lease.Context(), st, head, lease.ref())
 	if err == nil {
 		s.d.Audit.Info("state.saved", "stack", t.Stack, "environment", t.Env, "serial", newHead.Serial, "lineage", newHead.Lineage, "operation", "push")
 	}

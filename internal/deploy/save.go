@@ -165,10 +165,9 @@ func (cs changeSet) apply(st *statestore.State, dep statestore.Deployment, lease
 // scopes, so it re-reads and re-applies its own resources on a lost CAS: no
 // one else may change them while the lease is held (docs/locking.md). When
 // the write fails the new state goes to ./deployer-errored-{stack}-{env}.json.
-func (s *Service) save(ctx context.Context, lease *lockmgr.Lease, t Target, st *statestore.State, head statestore.Head,
+func (s *Service) save(ctx context.Context, lease *lease, t Target, st *statestore.State, head statestore.Head,
 	cs changeSet, dep statestore.Deployment, commit, branch string) (statestore.Head, error) {
-	rec := lease.Record()
-	ref := &statestore.LockRef{Key: rec.LockKey, LockID: rec.LockID, Fence: rec.Fence}
+	rec, ref := lease.Record(), lease.ref()
 	now := s.d.Now().UTC()
 	scoped := t.Service != ""
 	for attempt := 0; ; attempt++ {

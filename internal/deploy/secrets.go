@@ -61,20 +61,19 @@ func (s *Service) Rotate(ctx context.Context, t Target, to *secrets.Sealer, lock
 		return statestore.Head{}, err
 	}
 	depID := NewDeploymentID()
-	by, md := lockmgr.Holder(s.d.Getenv)
-	md.DeploymentID, md.Operation = depID, "rotate-secrets"
-	lease, err := s.d.Locks.Acquire(ctx, lockmgr.Request{Key: t.LockKey(), LockedBy: by, Metadata: md, Timeout: lockTimeout})
+	lease, err := s.lease(ctx, leaseRequest{Key: t.LockKey(), Op: lockmgr.OpRotateSecrets, DeploymentID: depID, Timeout: lockTimeout})
 	if err != nil {
 		return statestore.Head{}, err
 	}
-	defer releaseLease(lease)
+	defer lease.release() // a failure is reported on the progress stream
+	by := lease.By
 	work := lease.Context()
 	st, head, err := s.d.Store.Load(work, t.Stack, t.Env)
 	if err != nil {
 		return statestore.Head{}, err
 	}
 	now := s.d.Now().UTC()
-	dep := statestore.Deployment{DeploymentID: depID, Type: "rotate-secrets", Timestamp: now, TriggeredBy: by,
+	dep := statestore.Deployment{DeploymentID: depID, Type: string(lockmgr.OpRotateSecrets), Timestamp: now, TriggeredBy: by,
 		Status: statestore.DeploymentSuccess, Scope: t.LockKey()}
 	rec := lease.Record()
 	next := cloneState(st)
@@ -88,7 +87,7 @@ func (s *Service) Rotate(ctx context.Context, t Target, to *secrets.Sealer, lock
 		return statestore.Head{}, err
 	}
 	newHead, err := statestore.New(s.d.Store.Backend(), statestore.WithClock(s.d.Now)).Save(work, sealed, head,
-		&statestore.LockRef{Key: rec.LockKey, LockID: rec.LockID, Fence: rec.Fence})
+		lease.ref())
 	if err != nil {
 		return statestore.Head{}, err
 	}

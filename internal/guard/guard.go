@@ -318,7 +318,7 @@ func (g *Guard) Stop(ctx context.Context, cfg *config.Config, name, as string, d
 // a lock still held then gives a SkippedLock result and a nil lease.
 func (g *Guard) acquire(ctx context.Context, r *Result, res *config.Shared, m *lockmgr.Manager, name, as string) (*lockmgr.Lease, error) {
 	by, md := g.Holder()
-	md.Operation = "guard"
+	md.Operation = lockmgr.OpGuard
 	md.Command = fmt.Sprintf("guard stop %s --as %s", name, as)
 	r.Lock = &LockInfo{Key: LockKey(name)}
 	start := g.now()

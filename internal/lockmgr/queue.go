@@ -198,7 +198,7 @@ func (a *acquisition) register(ctx context.Context) error {
 	var err error
 	for try := 0; ; try++ {
 		d, err = m.b.TryAcquire(ctx, Record{LockKey: dispenserKey(scope), LockID: uuid.NewString(), LockedBy: a.r.LockedBy,
-			LockedAt: now.Unix(), LastHeartbeat: now.Unix(), Metadata: Metadata{Operation: "queue"}})
+			LockedAt: now.Unix(), LastHeartbeat: now.Unix(), Metadata: Metadata{Operation: OpQueue}})
 		if err == nil || Transient(m.b, err) || IsRecordTooLarge(err) || try >= 7 || ctx.Err() != nil {
 			break
 		}

@@ -32,17 +32,34 @@ type Record struct {
 
 // Metadata describes the holder (docs/design.md#lock-record plus operation; command for lock exec).
 type Metadata struct {
-	User         string `json:"user,omitempty"`
-	CISystem     string `json:"ci_system,omitempty"`
-	CIRunID      string `json:"ci_run_id,omitempty"`
-	DeploymentID string `json:"deployment_id,omitempty"`
-	GitCommit    string `json:"git_commit,omitempty"`
-	GitBranch    string `json:"git_branch,omitempty"`
-	Hostname     string `json:"hostname,omitempty"`
-	PID          int    `json:"pid,omitempty"`
-	Operation    string `json:"operation,omitempty"` // deploy, destroy, restore, unlock, exec
-	Command      string `json:"command,omitempty"`   // lock exec: the command line
+	User         string    `json:"user,omitempty"`
+	CISystem     string    `json:"ci_system,omitempty"`
+	CIRunID      string    `json:"ci_run_id,omitempty"`
+	DeploymentID string    `json:"deployment_id,omitempty"`
+	GitCommit    string    `json:"git_commit,omitempty"`
+	GitBranch    string    `json:"git_branch,omitempty"`
+	Hostname     string    `json:"hostname,omitempty"`
+	PID          int       `json:"pid,omitempty"`
+	Operation    Operation `json:"operation,omitempty"` // why the lock is held
+	Command      string    `json:"command,omitempty"`   // lock exec: the command line
 }
+
+// Operation is why a lock is held: the use case that took it, written to
+// the record's metadata.operation (docs/design.md#lock-record lists them).
+type Operation string
+
+// The operations of docs/design.md#lock-record.
+const (
+	OpDeploy        Operation = "deploy"         // deployer deploy
+	OpDestroy       Operation = "destroy"        // deployer destroy
+	OpRestore       Operation = "restore"        // deployer restore
+	OpStatePush     Operation = "state-push"     // deployer state push
+	OpRotateSecrets Operation = "rotate-secrets" // deployer secrets rotate
+	OpUnlock        Operation = "unlock"         // unlock --force recording the broken holder's deployment as abandoned
+	OpExec          Operation = "exec"           // deployer lock exec; metadata.command names the command
+	OpGuard         Operation = "guard"          // deployer guard stop; metadata.command names the stop
+	OpQueue         Operation = "queue"          // the wait queue's ticket dispenser (docs/locking.md#wait-queue)
+)
 
 // Expired reports whether the record is free for takeover at now: expiresAt < now
 // in epoch seconds, the condition of the original DynamoDB PutItem.

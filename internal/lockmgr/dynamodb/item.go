@@ -51,7 +51,7 @@ func metadataToMap(m lockmgr.Metadata) map[string]types.AttributeValue {
 	put("git_commit", m.GitCommit)
 	put("git_branch", m.GitBranch)
 	put("hostname", m.Hostname)
-	put("operation", m.Operation)
+	put("operation", string(m.Operation))
 	put("command", m.Command)
 	if m.PID != 0 {
 		out["pid"] = n(int64(m.PID))
@@ -91,7 +91,7 @@ func fromItem(item map[string]types.AttributeValue) (lockmgr.Record, error) {
 		r.Metadata = lockmgr.Metadata{
 			User: ms("user"), CISystem: ms("ci_system"), CIRunID: ms("ci_run_id"),
 			DeploymentID: ms("deployment_id"), GitCommit: ms("git_commit"), GitBranch: ms("git_branch"),
-			Hostname: ms("hostname"), Operation: ms("operation"), Command: ms("command"),
+			Hostname: ms("hostname"), Operation: lockmgr.Operation(ms("operation")), Command: ms("command"),
 		}
 		switch v := m.Value["pid"].(type) {
 		case *types.AttributeValueMemberN:
