@@ -15,7 +15,7 @@ import (
 // The package map of docs/design.md#package-map, as rules on imports:
 //
 //	cmd/deployer -> cli -> deploy -> {lockmgr, statestore, plan, engine, config} -> backends
-//	cli -> metrics -> deploy (metrics render the use cases' results)
+//	cli -> {metrics, ghactions, planview} -> deploy (renderers of the use cases' results)
 //
 // A lock or state backend implements a core interface and imports no other
 // backend; an engine imports no other engine; nothing below the CLI imports
@@ -32,7 +32,7 @@ const (
 	roleCLI      role = "cli"      // internal/cli
 	roleDeploy   role = "deploy"   // internal/deploy: the use cases
 	roleRegistry role = "registry" // internal/backends: URL -> backend package; internal/engines: the engines
-	roleRenderer role = "renderer" // internal/metrics: renders the use cases' results (deploy.Finished) as metrics
+	roleRenderer role = "renderer" // internal/{metrics,ghactions,planview}: render the use cases' results (metrics, GitHub, plans)
 	roleBackend  role = "backend"  // internal/lockmgr/<x>, internal/statestore/<x>
 	roleEngine   role = "engine"   // internal/engine/<x> (and the Pulumi engine's old home)
 	roleSupport  role = "support"  // conformance suites and test servers
@@ -49,7 +49,7 @@ func roleOf(pkg string) role {
 		return roleDeploy
 	case pkg == "internal/backends", pkg == "internal/engines":
 		return roleRegistry
-	case pkg == "internal/metrics":
+	case pkg == "internal/metrics", pkg == "internal/ghactions", pkg == "internal/planview":
 		return roleRenderer
 	case slices.Contains([]string{"internal/lockmgr/locktest", "internal/statestore/storetest",
 		"internal/awsbackend/awstest", "internal/pgschema/pgschematest", "internal/testenv", "internal/faulttest", "internal/engine/enginetest",
@@ -72,9 +72,11 @@ func rule(from, to string) string {
 	case rt == roleCLI || rt == roleCmd:
 		return "only cmd/deployer imports the CLI"
 	case rt == roleDeploy && rf != roleCLI && rf != roleRenderer:
-		return "only the CLI (and cmd/deployer) and the metrics that render their results import the use cases"
-	case rt == roleRenderer && rf != roleCLI:
+		return "only the CLI (and cmd/deployer) and the renderers of their results (metrics, GitHub, plans) import the use cases"
+	case to == "internal/metrics" && rf != roleCLI:
 		return "only the CLI (and cmd/deployer) wires the metrics recorder"
+	case rt == roleRenderer && rf != roleCLI && rf != roleRenderer:
+		return "only the CLI (and cmd/deployer) and other renderers use the renderers"
 	case rt == roleRegistry && rf != roleCLI:
 		return "only the CLI (and cmd/deployer) opens backends through the registry"
 	case rf == roleBackend && rt == roleBackend:
@@ -160,6 +162,11 @@ func TestRulesMatchTheMap(t *testing.T) {
 		{"internal/metrics", "internal/deploy", true},
 		{"internal/deploy", "internal/metrics", false},
 		{"internal/lockmgr", "internal/metrics", false},
+		{"internal/ghactions", "internal/deploy", true},
+		{"internal/ghactions", "internal/planview", true},
+		{"internal/ghactions", "internal/metrics", false},
+		{"internal/deploy", "internal/ghactions", false},
+		{"internal/plan", "internal/planview", false},
 		{"internal/lockmgr", "internal/lockmgr/locktest", false},
 		{"internal/backends", "internal/config", true},
 		{"internal/config", "internal/backends", false},

@@ -18,6 +18,7 @@ import (
 	"github.com/deployer-dev/deployer/internal/deploy"
 	"github.com/deployer-dev/deployer/internal/ghactions"
 	"github.com/deployer-dev/deployer/internal/plan"
+	"github.com/deployer-dev/deployer/internal/planview"
 	"github.com/deployer-dev/deployer/internal/stacks"
 )
 
@@ -118,7 +119,7 @@ type AllRequest struct {
 	InstallPulumi    bool
 	JSON             bool
 	// GitHubComment is plan --all --github-comment: the run's plans as one
-	// pull request comment (GitHubReporter.CommentStacks).
+	// pull request comment (ghactions.Reporter.CommentStacks).
 	GitHubComment bool
 }
 
@@ -126,7 +127,7 @@ type AllRequest struct {
 // Factory when the command was built.
 type allRunner struct {
 	io    *IOStreams
-	gh    *GitHubReporter
+	gh    *ghactions.Reporter
 	load  func(path string) (*config.Config, error)
 	open  func(ctx context.Context, cfg *config.Config, opts EngineOptions, withLocks bool) (*deploy.Service, error)
 	now   func() time.Time
@@ -192,10 +193,10 @@ func (a *allRunner) run(ctx context.Context, r AllRequest) error {
 		a.gh.CommentStacks(ctx, r.Env, results, "")
 	}
 	if err != nil {
-		a.gh.markAnnotated() // each failed stack was annotated
+		a.gh.MarkAnnotated() // each failed stack was annotated
 		return err
 	}
-	if r.DetailedExitcode && anyChanges(results) {
+	if r.DetailedExitcode && planview.AnyChanges(results) {
 		return &ExitCodeError{Code: 2}
 	}
 	return nil
@@ -209,20 +210,11 @@ func nameWidth(set *stacks.Set) int {
 	return w
 }
 
-func anyChanges(results []deploy.StackResult) bool {
-	for _, r := range results {
-		if r.Plan != nil && r.Plan.HasChanges() {
-			return true
-		}
-	}
-	return false
-}
-
 // allView renders a run as it goes: whole plans and one line per stack on
 // stdout (JSON: one object per stack and line).
 type allView struct {
 	io    *IOStreams
-	gh    *GitHubReporter
+	gh    *ghactions.Reporter
 	req   AllRequest
 	width int
 	mu    sync.Mutex
@@ -236,7 +228,7 @@ func (v *allView) showPlan(st *stacks.Stack, p *plan.Plan) error {
 	}
 	var b bytes.Buffer
 	fmt.Fprintf(&b, "\n=== %s (%s)\n", st.Name, st.Dir)
-	if err := NewHumanPlanRenderer(v.io.ColorOut()).Render(&b, p); err != nil {
+	if err := planview.NewHuman(v.io.ColorOut()).Render(&b, p); err != nil {
 		return err
 	}
 	v.mu.Lock()
@@ -256,7 +248,7 @@ func (v *allView) done(r deploy.StackResult) {
 		}
 	} else {
 		line := fmt.Sprintf("%-*s  %-10s", v.width, r.Stack, r.Status)
-		for _, cell := range []string{changesCell(r), noteCell(r)} {
+		for _, cell := range []string{planview.ChangesCell(r), planview.NoteCell(r)} {
 			if cell != "" {
 				line += "  " + cell
 			}
@@ -285,7 +277,7 @@ func (v *allView) table(results []deploy.StackResult) {
 		if !r.Started.IsZero() {
 			took = fmt.Sprintf("%.1fs", r.Finished.Sub(r.Started).Seconds())
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.Stack, r.Dir, r.Status, orDash(changesCell(r)), serial, took, noteCell(r))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.Stack, r.Dir, r.Status, orDash(planview.ChangesCell(r)), serial, took, planview.NoteCell(r))
 	}
 	tw.Flush()
 	var parts []string
@@ -295,31 +287,6 @@ func (v *allView) table(results []deploy.StackResult) {
 		}
 	}
 	fmt.Fprintf(w, "\n%d stacks in %s: %s.\n", len(results), v.req.Env, strings.Join(parts, ", "))
-}
-
-// changesCell is "+1 ~2 -0" (plan: "+1 ~2 ±0 -0") or "".
-func changesCell(r deploy.StackResult) string {
-	if r.Outcome != nil && r.Outcome.Deployment.DeploymentID != "" {
-		c := r.Outcome.Deployment.ResourcesChanged
-		return fmt.Sprintf("+%d ~%d -%d", c.Created, c.Updated, c.Deleted)
-	}
-	if r.Plan != nil && r.Plan.HasChanges() && r.Status != deploy.StackFailed {
-		s := r.Plan.Summary
-		return fmt.Sprintf("+%d ~%d ±%d -%d", s.Create, s.Update, s.Replace, s.Delete)
-	}
-	return ""
-}
-
-// noteCell says why a stack was skipped or failed, or that its plan read
-// producers with changes of their own.
-func noteCell(r deploy.StackResult) string {
-	switch {
-	case r.Reason != "":
-		return r.Reason
-	case len(r.Stale) > 0:
-		return fmt.Sprintf("reads %s (changes pending upstream: deploy --all plans this again after them)", strings.Join(r.Stale, ", "))
-	}
-	return ""
 }
 
 type stackJSON struct {
@@ -353,55 +320,6 @@ func stackResultJSON(req AllRequest, r deploy.StackResult) stackJSON {
 		j.Started, j.Finished, j.DurationSeconds = &s, &e, e.Sub(s).Seconds()
 	}
 	return j
-}
-
-// stackSummary is one stack's section of the job summary.
-func stackSummary(command, env string, r deploy.StackResult) string {
-	t := deploy.Target{Stack: r.Stack, Env: env}
-	switch {
-	case r.Outcome != nil && r.Outcome.Plan != nil:
-		return deploySummary(command, t, r.Outcome, r.Err) + failure(r)
-	case r.Plan != nil:
-		return planSummary(command, t, r.Plan) + failure(r)
-	}
-	label := "Skipped"
-	if r.Status != deploy.StackSkipped {
-		label = strings.ToUpper(string(r.Status[:1])) + string(r.Status[1:])
-	}
-	return fmt.Sprintf("### %s: %s/%s\n\n**%s:** %s\n\n", command, r.Stack, env, label, mdText(r.Reason))
-}
-
-func failure(r deploy.StackResult) string {
-	if r.Status == deploy.StackFailed && r.Reason != "" {
-		return fmt.Sprintf("**Failed:** %s\n\n", mdText(r.Reason))
-	}
-	return ""
-}
-
-// Stack writes one stack's section of the job summary as it finishes, and
-// annotates its failure, under GitHub Actions.
-func (gh *GitHubReporter) Stack(env string, r deploy.StackResult) {
-	gh.summarize(stackSummary(gh.Command(), env, r))
-	if r.Status == deploy.StackFailed && gh.Env().Actions {
-		msg := r.Reason
-		if r.Err != nil {
-			msg = Remedy(r.Err)
-		}
-		gh.annotate(ghactions.Error, fmt.Sprintf("Stack %s failed", r.Stack), msg)
-	}
-}
-
-// Stacks sets the step outputs of a --all run: changes (any stack), and
-// the stacks that failed.
-func (gh *GitHubReporter) Stacks(results []deploy.StackResult) {
-	var failed []string
-	for _, res := range results {
-		if res.Status == deploy.StackFailed {
-			failed = append(failed, res.Stack)
-		}
-	}
-	gh.setOutputs(ghactions.Output{Name: "changes", Value: strconv.FormatBool(anyChanges(results))},
-		ghactions.Output{Name: "failed-stacks", Value: strings.Join(failed, " ")})
 }
 
 // table is a tabwriter whose lines end without padding.

@@ -11,6 +11,7 @@ import (
 
 	"github.com/deployer-dev/deployer/internal/deploy"
 	"github.com/deployer-dev/deployer/internal/plan"
+	"github.com/deployer-dev/deployer/internal/planview"
 	"github.com/deployer-dev/deployer/internal/statestore"
 )
 
@@ -34,7 +35,7 @@ type DeployOptions struct {
 	// run test sets a fake).
 	Apply func(ctx context.Context, req deploy.ApplyRequest, eng EngineOptions) (*deploy.Outcome, error)
 	// Report writes the GitHub Actions summary, outputs and annotations of
-	// the run (docs/github-actions.md): GitHubReporter.Deploy; nil writes
+	// the run (docs/github-actions.md): ghactions.Reporter.Deploy; nil writes
 	// nothing.
 	Report func(t deploy.Target, out *deploy.Outcome, err error)
 }
@@ -167,7 +168,7 @@ func runDeploy(ctx context.Context, opts *DeployOptions) error {
 			if opts.JSON {
 				return nil
 			}
-			return NewHumanPlanRenderer(opts.IO.ColorOut()).Render(opts.IO.Out, p)
+			return planview.NewHuman(opts.IO.ColorOut()).Render(opts.IO.Out, p)
 		},
 	}
 	if !opts.Yes {
@@ -233,7 +234,7 @@ func toSummaryJSON(s deploy.Summary) *summaryJSON {
 	j := &summaryJSON{Created: s.Created, Updated: s.Updated, Replaced: s.Replaced, Deleted: s.Deleted, Failed: []failedJSON{},
 		Cancelled: s.Cancelled, Pending: s.Pending, Unchanged: s.Unchanged, NotStarted: s.NotStarted}
 	for _, r := range s.Failed {
-		j.Failed = append(j.Failed, failedJSON{Address: r.Address, Error: oneLine(r.Err)})
+		j.Failed = append(j.Failed, failedJSON{Address: r.Address, Error: planview.OneLine(r.Err)})
 	}
 	return j
 }

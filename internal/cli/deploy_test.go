@@ -14,6 +14,7 @@ import (
 	"github.com/deployer-dev/deployer/internal/deploy"
 	"github.com/deployer-dev/deployer/internal/engine"
 	"github.com/deployer-dev/deployer/internal/lockmgr"
+	"github.com/deployer-dev/deployer/internal/planview"
 	"github.com/deployer-dev/deployer/internal/statestore"
 )
 
@@ -83,7 +84,7 @@ func TestRunDeploy(t *testing.T) {
 		}
 	}
 	var planText strings.Builder
-	if err := NewHumanPlanRenderer(false).Render(&planText, p); err != nil {
+	if err := planview.NewHuman(false).Render(&planText, p); err != nil {
 		t.Fatal(err)
 	}
 	held := &lockmgr.HeldError{Record: lockmgr.Record{LockKey: "stack:shop:dev"}}

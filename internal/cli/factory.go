@@ -30,7 +30,7 @@ import (
 // Factory is what the commands are built from, as GitHub CLI's
 // cmdutil.Factory: the process's streams, environment and global flags,
 // the two reporters every command shares (the Masker and the
-// GitHubReporter), and lazy constructors. A constructor builds its value on
+// ghactions.Reporter), and lazy constructors. A constructor builds its value on
 // its first call and hands the same one out after (deployer.yaml, the audit
 // log, the metrics recorder); the backends it opens are closed by Close. A
 // command takes the values and constructors it needs into its options when
@@ -64,7 +64,7 @@ type Factory struct {
 	// GitHub reports a run under GitHub Actions (job summary, outputs,
 	// annotations); outside Actions it writes nothing. Commands take it in
 	// their options.
-	GitHub *GitHubReporter
+	GitHub *ghactions.Reporter
 
 	// NewEngines builds the engines of a run: by default every engine of
 	// the registry (internal/engines); tests give their own. Nil means none.
@@ -137,7 +137,8 @@ func NewFactory(io *IOStreams) *Factory {
 		f.RawOut = io.Out
 		io.Out, io.ErrOut = f.Masker.Writer(io.Out), f.Masker.Writer(io.ErrOut)
 		// The environment is read when first reported: tests set Getenv after.
-		f.GitHub = newGitHubReporter(func(k string) string { return f.Getenv(k) }, io.ErrOut, f.Masker)
+		f.GitHub = ghactions.NewReporter(func(k string) string { return f.Getenv(k) }, io.ErrOut, f.Masker,
+			ghactions.Hints{Remedy: Remedy, UnlockCommand: unlockCommand})
 	}
 	s := &session{f: f}
 	f.NewEngines = s.registryEngines
@@ -323,7 +324,7 @@ func (s *session) onLockWait() func(lockmgr.WaitEvent) {
 	rep := newWaitReporter(s.f.IO.ErrOut, s.f.IO.ErrTTY())
 	return func(ev lockmgr.WaitEvent) {
 		if !ev.Done && ev.Retrying == nil {
-			s.f.GitHub.lockWait(ev.Holder)
+			s.f.GitHub.LockWait(ev.Holder)
 		}
 		rep.event(ev)
 	}
@@ -362,7 +363,7 @@ func (s *session) openStore(ctx context.Context, cfg *config.Config, writes bool
 	}
 	s.addCloser(closerFunc(b.Close))
 	if backends.IsLocal(cfg.Backend.State) {
-		s.f.GitHub.warnFileState(cfg.Backend.State)
+		s.f.GitHub.WarnFileState(cfg.Backend.State)
 	}
 	opts = append([]statestore.Option{statestore.WithMaxDocumentBytes(cfg.Backend.MaxStateSize)}, opts...)
 	return statestore.New(b, opts...), nil

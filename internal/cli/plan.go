@@ -11,6 +11,7 @@ import (
 	"github.com/deployer-dev/deployer/internal/deploy"
 	"github.com/deployer-dev/deployer/internal/engine"
 	"github.com/deployer-dev/deployer/internal/plan"
+	"github.com/deployer-dev/deployer/internal/planview"
 )
 
 // PlanOptions are the options of `deployer plan` (docs/commands.md, docs/plan.md).
@@ -177,7 +178,7 @@ func runPlan(ctx context.Context, opts *PlanOptions) error {
 	if len(drift) > 0 && !p.HasChanges() && !opts.JSON {
 		// "Infrastructure matches the configuration" would contradict the
 		// drift just printed (docs/plan.md#drift).
-		fmt.Fprintln(opts.IO.Out, NoChangesButDrift)
+		fmt.Fprintln(opts.IO.Out, planview.NoChangesButDrift)
 	} else if err := planRenderer(opts.IO, opts.JSON).Render(opts.IO.Out, p); err != nil {
 		return err
 	}
@@ -206,11 +207,6 @@ func runPlan(ctx context.Context, opts *PlanOptions) error {
 	return nil
 }
 
-// NoChangesButDrift is plan --refresh's last line when deployer.yaml has no
-// change to apply but what is live drifted from the state (docs/plan.md#drift).
-const NoChangesButDrift = "No changes to apply: deployer.yaml matches the state, but what is live does not (the drift above).\n" +
-	"A deploy with no changes runs nothing and leaves the drift as it is."
-
 // renderDrift prints plan --refresh's drift report (stderr in --json mode,
 // so stdout stays the plan document); the use case masked its secrets.
 func renderDrift(ios *IOStreams, drift []engine.Drift, asJSON bool) error {
@@ -238,9 +234,9 @@ func renderDrift(ios *IOStreams, drift []engine.Drift, asJSON bool) error {
 	return nil
 }
 
-func planRenderer(ios *IOStreams, asJSON bool) PlanRenderer {
+func planRenderer(ios *IOStreams, asJSON bool) planview.Renderer {
 	if asJSON {
-		return NewJSONPlanRenderer()
+		return planview.NewJSON()
 	}
-	return NewHumanPlanRenderer(ios.ColorOut())
+	return planview.NewHuman(ios.ColorOut())
 }

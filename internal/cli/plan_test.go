@@ -15,6 +15,7 @@ import (
 	"github.com/deployer-dev/deployer/internal/deploy"
 	"github.com/deployer-dev/deployer/internal/engine"
 	"github.com/deployer-dev/deployer/internal/plan"
+	"github.com/deployer-dev/deployer/internal/planview"
 )
 
 func TestNewCmdPlan(t *testing.T) {
@@ -52,10 +53,10 @@ func TestRunPlan(t *testing.T) {
 	cfg := shopConfig(t)
 	p := shopPlan(t)
 	var human, asJSON strings.Builder
-	if err := NewHumanPlanRenderer(false).Render(&human, p); err != nil {
+	if err := planview.NewHuman(false).Render(&human, p); err != nil {
 		t.Fatal(err)
 	}
-	if err := NewJSONPlanRenderer().Render(&asJSON, p); err != nil {
+	if err := planview.NewJSON().Render(&asJSON, p); err != nil {
 		t.Fatal(err)
 	}
 	out := filepath.Join(t.TempDir(), "dev.plan")
@@ -86,7 +87,7 @@ func TestRunPlan(t *testing.T) {
 		{name: "drift and no changes", opts: PlanOptions{StackOptions: StackOptions{Target: targetFlags{Env: "dev"}}, Refresh: true}, noChanges: true,
 			wantCalls: "preflight plan drift report(drift true)",
 			wantOut: "Drift between actual_state and what is live (1 components):\n  ! app/api\n      outputs.password: (sensitive) -> (sensitive)\n      outputs.replicas: 2 -> 3\n\n" +
-				NoChangesButDrift + "\n"},
+				planview.NoChangesButDrift + "\n"},
 		{name: "out", opts: PlanOptions{StackOptions: StackOptions{Target: targetFlags{Env: "dev"}}, Out: out}, wantCalls: "plan report(drift false)", wantOut: human.String(),
 			wantErrOut: "Saved the plan to " + out + " (bound to state serial 3). Apply it with: deployer deploy -s shop -e dev --plan " + out + "\n"},
 		{name: "preflight fails", opts: PlanOptions{StackOptions: StackOptions{Target: targetFlags{Env: "dev"}}, Preview: true}, preflight: preflightErr, wantCalls: "preflight", wantErr: preflightErr},

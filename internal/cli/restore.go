@@ -3,14 +3,12 @@ package cli
 import (
 	"context"
 	"fmt"
-	"strconv"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/deployer-dev/deployer/internal/config"
 	"github.com/deployer-dev/deployer/internal/deploy"
-	"github.com/deployer-dev/deployer/internal/ghactions"
 )
 
 // RestoreOptions are the options of `deployer restore`.
@@ -125,13 +123,4 @@ func runRestore(ctx context.Context, opts *RestoreOptions) error {
 	fmt.Fprintf(opts.IO.Out, "Restored %s/%s from serial %d as serial %d (%d resources). The infrastructure was not changed: run deployer plan to compare.\n",
 		t.Stack, t.Env, res.RestoredFrom, res.Head.Serial, len(res.State.Resources))
 	return nil
-}
-
-// Restore writes the job summary and the serial and deployment-id step
-// outputs of a restore under GitHub Actions.
-func (r *GitHubReporter) Restore(t deploy.Target, res *deploy.RestoreResult) {
-	r.summarize(fmt.Sprintf("### %s: %s/%s\n\nRestored the snapshot of serial %d as serial %d (%d resources), deployment `%s`. The infrastructure was not changed.\n\n",
-		r.Command(), t.Stack, t.Env, res.RestoredFrom, res.Head.Serial, len(res.State.Resources), res.DeploymentID))
-	r.setOutputs(ghactions.Output{Name: "serial", Value: strconv.FormatInt(res.Head.Serial, 10)},
-		ghactions.Output{Name: "deployment-id", Value: res.DeploymentID})
 }

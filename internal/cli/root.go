@@ -36,7 +36,7 @@ func NewRootCmd(f *Factory) *cobra.Command {
 			if f.NoColor {
 				f.IO.DisableColor()
 			}
-			f.GitHub.setCommand(cmd.CommandPath())
+			f.GitHub.SetCommand(cmd.CommandPath())
 			return nil
 		},
 	}

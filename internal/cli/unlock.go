@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/deployer-dev/deployer/internal/deploy"
+	"github.com/deployer-dev/deployer/internal/ghactions"
 	"github.com/deployer-dev/deployer/internal/lockmgr"
 )
 
@@ -35,7 +36,7 @@ type UnlockOptions struct {
 // NewCmdUnlock returns `deployer unlock --force`; runF replaces runUnlock in
 // tests.
 func NewCmdUnlock(f *Factory, runF func(context.Context, *UnlockOptions) error) *cobra.Command {
-	opts := &UnlockOptions{IO: f.IO, Summarize: f.GitHub.summarize}
+	opts := &UnlockOptions{IO: f.IO, Summarize: f.GitHub.Summarize}
 	opts.Unlock = func(ctx context.Context, req deploy.UnlockRequest) (*deploy.UnlockResult, error) {
 		cfg, err := projectConfig(f, "unlock")
 		if err != nil {
@@ -109,7 +110,7 @@ func runUnlock(ctx context.Context, opts *UnlockOptions) error {
 		fmt.Fprintf(opts.IO.Out, "Lock %s (lock id %s, held by %s) released.\n", s.LockKey, s.LockID, s.LockedBy)
 		if opts.Summarize != nil {
 			opts.Summarize(fmt.Sprintf("### %s: %s\n\nBroke lock `%s` (lock id `%s`, held by %s since %s).\n\n",
-				opts.Command, s.LockKey, s.LockKey, s.LockID, mdText(s.LockedBy), time.Unix(s.LockedAt, 0).UTC().Format(time.RFC3339)))
+				opts.Command, s.LockKey, s.LockKey, s.LockID, ghactions.EscapeMarkdown(s.LockedBy), time.Unix(s.LockedAt, 0).UTC().Format(time.RFC3339)))
 		}
 	}
 	res, err := opts.Unlock(ctx, req)

@@ -1,9 +1,10 @@
-// Package ghactions is deployer's one home for GitHub Actions: detecting a
-// runner from its standard environment variables, workflow commands
-// (annotations and log groups), step outputs (GITHUB_OUTPUT) and the job
-// summary (GITHUB_STEP_SUMMARY). Formats follow GitHub's "Workflow commands
-// for GitHub Actions" reference; docs/github-actions.md describes what
-// deployer writes.
+// Package ghactions is deployer's one home for reporting to GitHub:
+// detecting a runner from its standard environment variables, workflow
+// commands (annotations and log groups), step outputs (GITHUB_OUTPUT), the
+// job summary (GITHUB_STEP_SUMMARY), the plan comment on a pull request,
+// and the Reporter that renders each command's results into them. Formats
+// follow GitHub's "Workflow commands for GitHub Actions" reference;
+// docs/github-actions.md describes what deployer writes.
 package ghactions
 
 import (

@@ -1,28 +1,29 @@
-package cli
+package ghactions
 
 import (
 	"fmt"
 	"io"
 	"sync"
 
-	"github.com/deployer-dev/deployer/internal/ghactions"
+	"github.com/deployer-dev/deployer/internal/lockmgr"
 	"github.com/deployer-dev/deployer/internal/secrets"
 )
 
-// GitHubReporter writes what a run reports under GitHub Actions
+// Reporter writes what a run reports under GitHub Actions
 // (docs/github-actions.md): the Markdown job summary, step outputs and
 // annotations. Outside Actions (no GITHUB_ACTIONS=true, no
 // GITHUB_STEP_SUMMARY/GITHUB_OUTPUT) it writes nothing. One serves a whole
 // process, the stacks of a --all run concurrently; it remembers what was
 // already said (an error annotated, the file-state warning, the lock-wait
 // notice) so each is said once.
-type GitHubReporter struct {
+type Reporter struct {
 	getenv func(string) string
+	hints  Hints
 	errOut io.Writer       // stderr, masked
 	masker *secrets.Masker // secret values as ***
 
 	envOnce sync.Once
-	env     ghactions.Env
+	env     Env
 
 	mu              sync.Mutex
 	command         string // "deployer deploy", for titles
@@ -31,35 +32,43 @@ type GitHubReporter struct {
 	noticedWait     bool
 }
 
-// newGitHubReporter returns a reporter of the runner getenv describes
-// (read on first use), writing annotations to errOut and masking what it
-// writes with masker.
-func newGitHubReporter(getenv func(string) string, errOut io.Writer, masker *secrets.Masker) *GitHubReporter {
-	return &GitHubReporter{getenv: getenv, errOut: errOut, masker: masker}
+// Hints are what the CLI adds to an error, supplied by it: Remedy is the
+// error's message with what to do next, UnlockCommand the exact command
+// that breaks a held lock.
+type Hints struct {
+	Remedy        func(error) string
+	UnlockCommand func(lockmgr.Record) string
+}
+
+// NewReporter returns a reporter of the runner getenv describes (read on
+// first use), writing annotations to errOut, masking what it writes with
+// masker and wording errors with hints.
+func NewReporter(getenv func(string) string, errOut io.Writer, masker *secrets.Masker, hints Hints) *Reporter {
+	return &Reporter{getenv: getenv, errOut: errOut, masker: masker, hints: hints}
 }
 
 // Env is the runner's settings, read once.
-func (r *GitHubReporter) Env() ghactions.Env {
-	r.envOnce.Do(func() { r.env = ghactions.Detect(r.getenv) })
+func (r *Reporter) Env() Env {
+	r.envOnce.Do(func() { r.env = Detect(r.getenv) })
 	return r.env
 }
 
-// setCommand names the running command ("deployer deploy") for titles.
-func (r *GitHubReporter) setCommand(c string) {
+// SetCommand names the running command ("deployer deploy") for titles.
+func (r *Reporter) SetCommand(c string) {
 	r.mu.Lock()
 	r.command = c
 	r.mu.Unlock()
 }
 
 // Command is the running command's path, "" before one runs.
-func (r *GitHubReporter) Command() string {
+func (r *Reporter) Command() string {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return r.command
 }
 
 // first reports whether *flag was unset, and sets it: true exactly once.
-func (r *GitHubReporter) first(flag *bool) bool {
+func (r *Reporter) first(flag *bool) bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if *flag {
@@ -69,37 +78,37 @@ func (r *GitHubReporter) first(flag *bool) bool {
 	return true
 }
 
-// markAnnotated records that the run's failure was annotated where it was
+// MarkAnnotated records that the run's failure was annotated where it was
 // seen, so the final error is not annotated again.
-func (r *GitHubReporter) markAnnotated() { r.first(&r.annotated) }
+func (r *Reporter) MarkAnnotated() { r.first(&r.annotated) }
 
-func (r *GitHubReporter) wasAnnotated() bool {
+func (r *Reporter) wasAnnotated() bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return r.annotated
 }
 
 // annotate prints a workflow command on stderr under GitHub Actions.
-func (r *GitHubReporter) annotate(level, title, msg string) {
+func (r *Reporter) annotate(level, title, msg string) {
 	if r.Env().Actions {
-		fmt.Fprint(r.errOut, ghactions.Annotation(level, title, msg))
+		fmt.Fprint(r.errOut, Annotation(level, title, msg))
 	}
 }
 
-// summarize appends Markdown to the job summary when GITHUB_STEP_SUMMARY is
+// Summarize appends Markdown to the job summary when GITHUB_STEP_SUMMARY is
 // set; a failure to write it is a warning, never the command's error.
-func (r *GitHubReporter) summarize(md string) {
+func (r *Reporter) Summarize(md string) {
 	if p := r.Env().StepSummary; p != "" {
-		if err := ghactions.AppendSummary(p, r.masker.Mask(md)); err != nil { // secrets as ***
+		if err := AppendSummary(p, r.masker.Mask(md)); err != nil { // secrets as ***
 			fmt.Fprintf(r.errOut, "Warning: %v\n", err)
 		}
 	}
 }
 
 // setOutputs writes step outputs when GITHUB_OUTPUT is set.
-func (r *GitHubReporter) setOutputs(outs ...ghactions.Output) {
+func (r *Reporter) setOutputs(outs ...Output) {
 	if p := r.Env().Output; p != "" {
-		if err := ghactions.WriteOutputs(p, outs...); err != nil {
+		if err := WriteOutputs(p, outs...); err != nil {
 			fmt.Fprintf(r.errOut, "Warning: %v\n", err)
 		}
 	}

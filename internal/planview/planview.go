@@ -1,4 +1,8 @@
-package cli
+// Package planview renders plans for people and for programs (the human
+// tree of plan and deploy, and plan --json), and the cells every view of a
+// many-stacks run shares. The terminal (internal/cli) and the GitHub job
+// summary and pull request comment (internal/ghactions) render through it.
+package planview
 
 import (
 	"bufio"
@@ -15,13 +19,13 @@ import (
 	"github.com/deployer-dev/deployer/internal/plan"
 )
 
-// PlanRenderer writes a plan for people or for programs (Terraform's
+// Renderer writes a plan for people or for programs (Terraform's
 // views). Both renderers mask secrets (docs/plan.md#secrets).
-type PlanRenderer interface {
+type Renderer interface {
 	Render(w io.Writer, p *plan.Plan) error
 }
 
-// NewHumanPlanRenderer returns the tree renderer of `plan` and `deploy`:
+// NewHuman returns the tree renderer of `plan` and `deploy`:
 //
 //	user-service
 //	  + api (MicroService) create
@@ -34,7 +38,7 @@ type PlanRenderer interface {
 // Services are sorted by name, components in apply order; unchanged
 // components are only counted. color adds ANSI colours (the CLI passes true
 // only on a TTY without NO_COLOR or --no-color); false writes plain text.
-func NewHumanPlanRenderer(color bool) PlanRenderer {
+func NewHuman(color bool) Renderer {
 	h := &humanPlan{}
 	if color {
 		r := lipgloss.NewRenderer(io.Discard)
@@ -64,6 +68,10 @@ func (h *humanPlan) style(name, s string) string {
 }
 
 var actionMarker = map[plan.Action]string{plan.Create: "+", plan.Update: "~", plan.Replace: "±", plan.Delete: "-"}
+
+// Marker is the sign of an action in every view: + create, ~ update,
+// ± replace, - delete.
+func Marker(a plan.Action) string { return actionMarker[a] }
 
 var opMarker = map[string]string{plan.OpAdd: "+", plan.OpChange: "~", plan.OpRemove: "-"}
 
@@ -95,9 +103,9 @@ func (h *humanPlan) Render(w io.Writer, p *plan.Plan) error {
 			m := actionMarker[s.Action]
 			fmt.Fprintf(bw, "  %s %s (%s) %s\n", h.style(m, m), s.Component, s.Kind, h.style(m, string(s.Action)))
 			for _, f := range s.Diffs {
-				h.field(bw, maskDiff(f))
+				h.field(bw, MaskDiff(f))
 			}
-			if line := deletedByLine(s); line != "" {
+			if line := DeletedByLine(s); line != "" {
 				fmt.Fprintf(bw, "      %s\n", line)
 			}
 			if line := runsLine(s); line != "" {
@@ -123,10 +131,10 @@ func (h *humanPlan) Render(w io.Writer, p *plan.Plan) error {
 	return bw.Flush()
 }
 
-// deletedByLine says, on a replace across engines (plan.Step.DeletedBy),
+// DeletedByLine says, on a replace across engines (plan.Step.DeletedBy),
 // which engine deletes the existing instance before the new one is
 // created; "" otherwise.
-func deletedByLine(s plan.Step) string {
+func DeletedByLine(s plan.Step) string {
 	if s.DeletedBy == "" {
 		return ""
 	}
@@ -168,11 +176,11 @@ func (h *humanPlan) field(w io.Writer, f plan.FieldDiff) {
 	var val string
 	switch f.Op {
 	case plan.OpAdd:
-		val = formatValue(f.New, f.Sensitive)
+		val = FormatValue(f.New, f.Sensitive)
 	case plan.OpRemove:
-		val = formatValue(f.Old, f.Sensitive)
+		val = FormatValue(f.Old, f.Sensitive)
 	default:
-		val = formatValue(f.Old, f.Sensitive) + " -> " + formatValue(f.New, f.Sensitive)
+		val = FormatValue(f.Old, f.Sensitive) + " -> " + FormatValue(f.New, f.Sensitive)
 	}
 	line := fmt.Sprintf("      %s %s: %s", h.style(m, m), f.Path, val)
 	if f.ForcesReplacement {
@@ -181,9 +189,9 @@ func (h *humanPlan) field(w io.Writer, f plan.FieldDiff) {
 	fmt.Fprintln(w, line)
 }
 
-// formatValue renders a diff value: strings quoted, numbers and booleans as
+// FormatValue renders a diff value: strings quoted, numbers and booleans as
 // written, maps and lists as compact JSON, masked values as (sensitive).
-func formatValue(v any, sensitive bool) string {
+func FormatValue(v any, sensitive bool) string {
 	switch t := v.(type) {
 	case nil:
 		return "null"
@@ -202,9 +210,9 @@ func formatValue(v any, sensitive bool) string {
 	return string(b)
 }
 
-// maskDiff masks a diff again before output: plan.Build already did, but a
+// MaskDiff masks a diff again before output: plan.Build already did, but a
 // renderer must never print a secret whatever built its plan.
-func maskDiff(f plan.FieldDiff) plan.FieldDiff {
+func MaskDiff(f plan.FieldDiff) plan.FieldDiff {
 	if f.Sensitive {
 		if f.Old != nil {
 			f.Old = plan.Masked
@@ -218,9 +226,9 @@ func maskDiff(f plan.FieldDiff) plan.FieldDiff {
 	return f
 }
 
-// NewJSONPlanRenderer returns the renderer of `plan --json`: the Plan as
+// NewJSON returns the renderer of `plan --json`: the Plan as
 // indented JSON (schema "deployer-plan-v1", docs/plan.md), diffs masked.
-func NewJSONPlanRenderer() PlanRenderer { return jsonPlan{} }
+func NewJSON() Renderer { return jsonPlan{} }
 
 type jsonPlan struct{}
 
@@ -230,7 +238,7 @@ func (jsonPlan) Render(w io.Writer, p *plan.Plan) error {
 	for i, s := range p.Steps {
 		diffs := make([]plan.FieldDiff, len(s.Diffs))
 		for j, f := range s.Diffs {
-			diffs[j] = maskDiff(f)
+			diffs[j] = MaskDiff(f)
 		}
 		s.Diffs = diffs
 		out.Steps[i] = s

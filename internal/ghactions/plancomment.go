@@ -1,4 +1,4 @@
-package cli
+package ghactions
 
 import (
 	"bytes"
@@ -15,8 +15,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/deployer-dev/deployer/internal/deploy"
-	"github.com/deployer-dev/deployer/internal/ghactions"
 	"github.com/deployer-dev/deployer/internal/plan"
+	"github.com/deployer-dev/deployer/internal/planview"
 )
 
 // commentTimeout bounds the requests of one plan comment.
@@ -28,7 +28,7 @@ const commentTimeout = 30 * time.Second
 // cannot be posted never fails the plan: the reason is printed (an
 // ::error annotation under Actions); outside a
 // pull request it prints a note.
-func (r *GitHubReporter) CommentPlan(ctx context.Context, t deploy.Target, p *plan.Plan) {
+func (r *Reporter) CommentPlan(ctx context.Context, t deploy.Target, p *plan.Plan) {
 	r.upsertComment(ctx, "the plan itself succeeded", func(runURL string) (string, string) {
 		return planComment(t, p, runURL, r.masker.Mask)
 	})
@@ -38,10 +38,10 @@ func (r *GitHubReporter) CommentPlan(ctx context.Context, t deploy.Target, p *pl
 // given the run's URL) on the workflow run's pull request, or updates the
 // comment that holds the marker, and prints what it did. A failure is
 // printed with outcome (what it leaves as it was) and never returned.
-func (r *GitHubReporter) upsertComment(ctx context.Context, outcome string, render func(runURL string) (marker, body string)) {
-	pr, err := ghactions.DetectPullRequest(r.getenv)
+func (r *Reporter) upsertComment(ctx context.Context, outcome string, render func(runURL string) (marker, body string)) {
+	pr, err := DetectPullRequest(r.getenv)
 	r.masker.Add(pr.Token)
-	if errors.Is(err, ghactions.ErrNotPullRequest) {
+	if errors.Is(err, ErrNotPullRequest) {
 		fmt.Fprintf(r.errOut, "No plan comment: %v.\n", err)
 		return
 	}
@@ -51,7 +51,7 @@ func (r *GitHubReporter) upsertComment(ctx context.Context, outcome string, rend
 		defer cancel()
 		var url string
 		var created bool
-		url, created, err = ghactions.UpsertComment(cctx, &http.Client{Timeout: commentTimeout}, pr, marker, body)
+		url, created, err = UpsertComment(cctx, &http.Client{Timeout: commentTimeout}, pr, marker, body)
 		if err == nil {
 			verb := "Updated"
 			if created {
@@ -63,7 +63,7 @@ func (r *GitHubReporter) upsertComment(ctx context.Context, outcome string, rend
 	}
 	msg := r.masker.Mask(fmt.Sprintf("the plan comment was not posted on pull request #%d: %v; %s", pr.Number, err, outcome))
 	if r.Env().Actions {
-		r.annotate(ghactions.Error, "Plan comment not posted", msg)
+		r.annotate(Error, "Plan comment not posted", msg)
 		return
 	}
 	fmt.Fprintln(r.errOut, "Error: "+msg)
@@ -71,7 +71,7 @@ func (r *GitHubReporter) upsertComment(ctx context.Context, outcome string, rend
 
 // runURL is the link to this workflow run, whose summary holds the whole
 // plan ("" outside Actions).
-func (r *GitHubReporter) runURL() string {
+func (r *Reporter) runURL() string {
 	gh := r.Env()
 	if gh.ServerURL == "" || gh.Repository == "" || gh.RunID == "" {
 		return ""
@@ -91,14 +91,14 @@ func commentMarker(t deploy.Target) string {
 
 // planComment renders the pull request comment of plan p: the marker, the
 // plan table of the job summary and the human plan as a collapsible diff,
-// passed through mask, and cut to fit in ghactions.MaxCommentChars with a
+// passed through mask, and cut to fit in MaxCommentChars with a
 // link to runURL (the run's summary holds the whole plan).
 func planComment(t deploy.Target, p *plan.Plan, runURL string, mask func(string) string) (marker, body string) {
 	marker = commentMarker(t)
 	headM := mask(marker + "\n" + fmt.Sprintf("### deployer plan: %s/%s\n\n", t.Stack, t.Env))
 	footM, cutM := mask(commentFoot(runURL)), mask(cutNote("The plan is cut here", "The whole plan is", runURL))
 	pb := newPlanBody(p, mask)
-	room := ghactions.MaxCommentChars - runeLen(headM) - runeLen(footM)
+	room := MaxCommentChars - runeLen(headM) - runeLen(footM)
 	text, cut := pb.fit(room)
 	if cut {
 		text, _ = pb.fit(room - runeLen(cutM))
@@ -137,7 +137,7 @@ func newPlanBody(p *plan.Plan, mask func(string) string) planBody {
 	var table strings.Builder
 	writePlanTable(&table, p)
 	var text bytes.Buffer
-	_ = NewHumanPlanRenderer(false).Render(&text, p)
+	_ = planview.NewHuman(false).Render(&text, p)
 	return planBody{table: mask(table.String()), diff: mask(diffBlock(text.String())), changes: p.HasChanges()}
 }
 
@@ -206,17 +206,17 @@ func runeLen(s string) int { return utf8.RuneCountInString(s) }
 // collapsible section. none, when not "", says why no stack was planned.
 // Failures are printed as CommentPlan's are, and never change the exit
 // code.
-func (r *GitHubReporter) CommentStacks(ctx context.Context, env string, results []deploy.StackResult, none string) {
+func (r *Reporter) CommentStacks(ctx context.Context, env string, results []deploy.StackResult, none string) {
 	root := r.stacksRoot()
 	r.upsertComment(ctx, "the plans are as printed above", func(runURL string) (string, string) {
-		return stacksComment(env, root, results, none, runURL, r.masker.Mask)
+		return stacksComment(env, root, results, none, runURL, r.masker.Mask, r.hints.Remedy)
 	})
 }
 
 // stacksRoot names the directory --all ran in: relative to
 // GITHUB_WORKSPACE (the repository's checkout; "." at its top) when it is
 // inside it, else its absolute path.
-func (r *GitHubReporter) stacksRoot() string {
+func (r *Reporter) stacksRoot() string {
 	wd, err := os.Getwd()
 	if err != nil {
 		return "."
@@ -240,11 +240,12 @@ func stacksMarker(env, root string) string {
 // stacksComment renders the comment of a plan --all run: the marker, a
 // table of every stack (result, changes, note) with the counts, and one
 // <details> section per stack with changes (its plan, as planComment
-// shows it) or that failed (its error), passed through mask. Too long for
-// ghactions.MaxCommentChars, the sections share the room left by the table
+// shows it) or that failed (its error as remedy words it), passed through
+// mask. Too long for
+// MaxCommentChars, the sections share the room left by the table
 // fairly (one short plan stays whole; long ones are cut to an equal share,
 // at whole lines) and a note links runURL.
-func stacksComment(env, root string, results []deploy.StackResult, none, runURL string, mask func(string) string) (marker, body string) {
+func stacksComment(env, root string, results []deploy.StackResult, none, runURL string, mask func(string) string, remedy func(error) string) (marker, body string) {
 	marker = stacksMarker(env, root)
 	head := marker + "\n" + fmt.Sprintf("### deployer plan --all: %s", env)
 	if root != "." {
@@ -256,7 +257,7 @@ func stacksComment(env, root string, results []deploy.StackResult, none, runURL 
 
 	var tb strings.Builder
 	if none != "" {
-		tb.WriteString(mdText(none) + "\n\n")
+		tb.WriteString(EscapeMarkdown(none) + "\n\n")
 	} else {
 		writeResultsTable(&tb, results)
 	}
@@ -268,23 +269,23 @@ func stacksComment(env, root string, results []deploy.StackResult, none, runURL 
 		case res.Status == deploy.StackFailed:
 			msg := res.Reason
 			if res.Err != nil {
-				msg = Remedy(res.Err)
+				msg = remedy(res.Err)
 			}
 			sections = append(sections, commentSection{open: mask(summary + "failed"), text: mask(strings.ReplaceAll(msg, "```", "'''"))})
 		case res.Plan != nil && res.Plan.HasChanges():
 			pb := newPlanBody(res.Plan, mask)
-			sections = append(sections, commentSection{open: mask(summary + changesCell(res)), plan: &pb})
+			sections = append(sections, commentSection{open: mask(summary + planview.ChangesCell(res)), plan: &pb})
 		}
 	}
 
 	rendered := make([]string, len(sections))
 	total := runeLen(headM) + runeLen(tableM) + runeLen(footM)
 	for i, s := range sections {
-		rendered[i], _ = s.fit(ghactions.MaxCommentChars)
+		rendered[i], _ = s.fit(MaxCommentChars)
 		total += runeLen(rendered[i])
 	}
-	if total > ghactions.MaxCommentChars {
-		room := ghactions.MaxCommentChars - runeLen(headM) - runeLen(tableM) - runeLen(cutM) - runeLen(footM)
+	if total > MaxCommentChars {
+		room := MaxCommentChars - runeLen(headM) - runeLen(tableM) - runeLen(cutM) - runeLen(footM)
 		if room < 0 {
 			return marker, headM + cutLines(tableM, room+runeLen(tableM)-1) + "\n" + cutM + footM
 		}
@@ -321,7 +322,7 @@ func writeResultsTable(b *strings.Builder, results []deploy.StackResult) {
 	counts := map[deploy.StackStatus]int{}
 	for _, res := range results {
 		counts[res.Status]++
-		note := noteCell(res)
+		note := planview.NoteCell(res)
 		if res.Status == deploy.StackFailed {
 			note = "the error is below"
 		}
@@ -329,7 +330,7 @@ func writeResultsTable(b *strings.Builder, results []deploy.StackResult) {
 			note = string(r[:300]) + "…"
 		}
 		fmt.Fprintf(b, "| `%s` | `%s` | %s | %s | %s |\n", mdCode(res.Stack), mdCode(res.Dir),
-			strings.ReplaceAll(string(res.Status), "-", " "), orDash(changesCell(res)), orDash(mdText(note)))
+			strings.ReplaceAll(string(res.Status), "-", " "), orDash(planview.ChangesCell(res)), orDash(EscapeMarkdown(note)))
 	}
 	fmt.Fprintf(b, "\n**%d stacks:** %d with changes, %d without changes, %d failed, %d skipped",
 		len(results), counts[deploy.StackChanges], counts[deploy.StackNoChanges], counts[deploy.StackFailed], counts[deploy.StackSkipped])

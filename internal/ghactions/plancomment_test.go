@@ -1,4 +1,4 @@
-package cli
+package ghactions
 
 import (
 	"errors"
@@ -7,7 +7,6 @@ import (
 	"testing"
 
 	"github.com/deployer-dev/deployer/internal/deploy"
-	"github.com/deployer-dev/deployer/internal/ghactions"
 	"github.com/deployer-dev/deployer/internal/plan"
 )
 
@@ -24,12 +23,12 @@ func TestStacksCommentMasksAndSharesHugeErrors(t *testing.T) {
 			Status: deploy.StackFailed, Err: errors.New(msg)})
 	}
 	results = append(results, deploy.StackResult{Stack: "after", Dir: "after", Status: deploy.StackSkipped, Reason: "producer s29 failed"})
-	marker, body := stacksComment("dev", "infra/live", results, "", "https://github.com/acme/infra/actions/runs/1", mask)
+	marker, body := stacksComment("dev", "infra/live", results, "", "https://github.com/acme/infra/actions/runs/1", mask, remedy)
 	if marker != "<!-- deployer-plan all environment=dev root=infra/live -->" || !strings.HasPrefix(body, marker+"\n") {
 		t.Errorf("marker %q, body starts %q", marker, body[:80])
 	}
-	if n := runeLen(body); n > ghactions.MaxCommentChars || n < ghactions.MaxCommentChars-2000 {
-		t.Errorf("the comment has %d characters, want just under %d", n, ghactions.MaxCommentChars)
+	if n := runeLen(body); n > MaxCommentChars || n < MaxCommentChars-2000 {
+		t.Errorf("the comment has %d characters, want just under %d", n, MaxCommentChars)
 	}
 	for _, want := range []string{"**31 stacks:** 0 with changes, 0 without changes, 30 failed, 1 skipped.",
 		"| `after` | `after` | skipped | - | producer s29 failed |", "**Plans are cut to share the comment**", "line of stack 29 with password *** '''\n"} {
@@ -64,23 +63,41 @@ func TestStacksCommentSharesTheRoomFairly(t *testing.T) {
 	for i := range 20 {
 		results = append(results, deploy.StackResult{Stack: fmt.Sprintf("big%02d", i), Dir: "d", Status: deploy.StackChanges, Plan: createPlan(200, 100)})
 	}
-	_, body := stacksComment("dev", ".", results, "", "", func(s string) string { return s })
-	if n := runeLen(body); n > ghactions.MaxCommentChars {
+	_, body := stacksComment("dev", ".", results, "", "", func(s string) string { return s }, remedy)
+	if n := runeLen(body); n > MaxCommentChars {
 		t.Fatalf("the comment has %d characters", n)
 	}
 	sections := strings.Split(body, "<details><summary><code>")[1:]
 	if len(sections) != 21 || !strings.Contains(sections[0], "c000 (Command) create") || !strings.HasSuffix(strings.TrimSpace(sections[0]), "</details>") {
 		t.Fatalf("want the small plan whole, then 20 sections: %d sections\n%s", len(sections), sections[0])
 	}
-	least, most := ghactions.MaxCommentChars, 0
+	least, most := MaxCommentChars, 0
 	for _, s := range sections[1:] {
 		least, most = min(least, runeLen(s)), max(most, runeLen(s))
 	}
 	if least < 2000 || most-least > 300 {
 		t.Errorf("the long plans should share the room equally: sections of %d to %d characters", least, most)
 	}
-	_, body = stacksComment("dev", ".", nil, "No stack changed since origin/main.", "", func(s string) string { return s })
+	_, body = stacksComment("dev", ".", nil, "No stack changed since origin/main.", "", func(s string) string { return s }, remedy)
 	if !strings.HasSuffix(body, "### deployer plan --all: dev\n\nNo stack changed since origin/main.\n\n") {
 		t.Errorf("with no stack planned:\n%s", body)
 	}
 }
+
+// A replace across engines says, in the job summary, which engine deletes
+// the existing instance and what that delete runs.
+func TestPlanSummaryReplaceAcrossEngines(t *testing.T) {
+	runs := "./down.sh"
+	p := &plan.Plan{Stack: "s", Environment: "dev", Summary: plan.Summary{Replace: 1}, Steps: []plan.Step{{
+		Address: "app/thing", Service: "app", Component: "thing", Kind: "PulumiResource", Action: plan.Replace,
+		Diffs:     []plan.FieldDiff{{Path: plan.PathKind, Old: "Command", New: "PulumiResource", Op: plan.OpChange, ForcesReplacement: true}},
+		DeletedBy: "command", Runs: &runs,
+	}}}
+	sum := planSummary("plan", deploy.Target{Stack: "s", Env: "dev"}, p)
+	if !strings.Contains(sum, "the command engine deletes the existing Command first, then the new PulumiResource is created<br>delete runs `./down.sh`") {
+		t.Errorf("job summary does not say who deletes and what runs:\n%s", sum)
+	}
+}
+
+// remedy words an error as the CLI's Remedy does one without a hint.
+func remedy(err error) string { return err.Error() }

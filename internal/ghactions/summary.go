@@ -1,4 +1,4 @@
-package cli
+package ghactions
 
 import (
 	"errors"
@@ -10,9 +10,9 @@ import (
 	"github.com/deployer-dev/deployer/internal/backendurl"
 	"github.com/deployer-dev/deployer/internal/deploy"
 	"github.com/deployer-dev/deployer/internal/engine"
-	"github.com/deployer-dev/deployer/internal/ghactions"
 	"github.com/deployer-dev/deployer/internal/lockmgr"
 	"github.com/deployer-dev/deployer/internal/plan"
+	"github.com/deployer-dev/deployer/internal/planview"
 )
 
 // What the commands write under GitHub Actions (docs/github-actions.md):
@@ -20,9 +20,9 @@ import (
 // (no GITHUB_ACTIONS=true, no GITHUB_STEP_SUMMARY/GITHUB_OUTPUT) nothing here
 // writes anything.
 
-// warnFileState prints, once, that the file:// state backend stateURL on a
+// WarnFileState prints, once, that the file:// state backend stateURL on a
 // CI runner vanishes with the runner.
-func (r *GitHubReporter) warnFileState(stateURL string) {
+func (r *Reporter) WarnFileState(stateURL string) {
 	if !r.Env().CI || !r.first(&r.warnedFileState) {
 		return
 	}
@@ -32,19 +32,19 @@ func (r *GitHubReporter) warnFileState(stateURL string) {
 		"and DEPLOYER_BACKEND_LOCK), create them with deployer backend init; see docs/github-actions.md",
 		backendurl.Redact(stateURL))
 	if r.Env().Actions {
-		r.annotate(ghactions.Warning, "State will be lost with the runner", msg)
+		r.annotate(Warning, "State will be lost with the runner", msg)
 		return
 	}
 	fmt.Fprintln(r.errOut, "Warning: "+msg)
 }
 
-// lockWait notices, once per run under GitHub Actions, a wait for the lock
+// LockWait notices, once per run under GitHub Actions, a wait for the lock
 // h holds (GitHub shows at most 10 notices per step).
-func (r *GitHubReporter) lockWait(h lockmgr.Record) {
+func (r *Reporter) LockWait(h lockmgr.Record) {
 	if !r.Env().Actions || !r.first(&r.noticedWait) {
 		return
 	}
-	r.annotate(ghactions.Notice, "Waiting for lock "+h.LockKey,
+	r.annotate(Notice, "Waiting for lock "+h.LockKey,
 		fmt.Sprintf("waiting for lock %s held by %s (%s, pid %d, since %s)", h.LockKey, h.LockedBy,
 			orDash(h.Metadata.Operation), h.Metadata.PID, time.Unix(h.LockedAt, 0).UTC().Format(time.RFC3339)))
 }
@@ -52,50 +52,51 @@ func (r *GitHubReporter) lockWait(h lockmgr.Record) {
 // ReportError annotates err under GitHub Actions (main has printed it) and,
 // for a held lock, adds the holder and the unlock command to the job
 // summary. Component failures were annotated by the command that saw them.
-func (gh *GitHubReporter) ReportError(err error) {
-	if err == nil || errors.As(err, new(*ExitCodeError)) {
+// main does not call it for an error that only sets the exit code.
+func (r *Reporter) ReportError(err error) {
+	if err == nil {
 		return
 	}
 	var held *lockmgr.HeldError
 	isHeld := errors.As(err, &held)
-	if isHeld && gh.Env().StepSummary != "" {
-		gh.summarize(heldSummary(gh.Command(), held.Record))
+	if isHeld && r.Env().StepSummary != "" {
+		r.Summarize(heldSummary(r.Command(), held.Record, r.hints.UnlockCommand(held.Record)))
 	}
-	if !gh.Env().Actions || gh.wasAnnotated() {
+	if !r.Env().Actions || r.wasAnnotated() {
 		return
 	}
 	title := "deployer failed"
-	if c := gh.Command(); c != "" {
+	if c := r.Command(); c != "" {
 		title = c + " failed"
 	}
 	if isHeld {
 		title = fmt.Sprintf("Lock %s held by %s", held.Record.LockKey, held.Record.LockedBy)
 	}
-	gh.annotate(ghactions.Error, title, Remedy(err))
+	r.annotate(Error, title, r.hints.Remedy(err))
 }
 
 // heldSummary is the summary section of a command stopped by a held lock.
-func heldSummary(command string, rec lockmgr.Record) string {
+func heldSummary(command string, rec lockmgr.Record, unlock string) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "### %s: lock held\n\n", orDefault(command, "deployer"))
-	fmt.Fprintf(&b, "Lock `%s` is held by **%s**", rec.LockKey, mdText(rec.LockedBy))
+	fmt.Fprintf(&b, "Lock `%s` is held by **%s**", rec.LockKey, EscapeMarkdown(rec.LockedBy))
 	if op := rec.Metadata.Operation; op != "" {
-		fmt.Fprintf(&b, " (%s", mdText(string(op)))
+		fmt.Fprintf(&b, " (%s", EscapeMarkdown(string(op)))
 		if id := rec.Metadata.DeploymentID; id != "" {
 			fmt.Fprintf(&b, " `%s`", id)
 		}
 		b.WriteString(")")
 	}
 	fmt.Fprintf(&b, " since %s.\n\n", time.Unix(rec.LockedAt, 0).UTC().Format(time.RFC3339))
-	fmt.Fprintf(&b, "Wait for it with `--lock-timeout` (the action's `lock-timeout` input), or, if the holder is gone, break it with:\n\n```sh\n%s\n```\n\n", unlockCommand(rec))
+	fmt.Fprintf(&b, "Wait for it with `--lock-timeout` (the action's `lock-timeout` input), or, if the holder is gone, break it with:\n\n```sh\n%s\n```\n\n", unlock)
 	return b.String()
 }
 
-// reportDrift writes, under GitHub Actions, one warning annotation per
+// Drift writes, under GitHub Actions, one warning annotation per
 // drifted component naming its fields, and the drift to the job summary
 // (docs/github-actions.md#nightly-drift-check). The values were masked by
 // the use case.
-func (r *GitHubReporter) Drift(t deploy.Target, drift []engine.Drift) {
+func (r *Reporter) Drift(t deploy.Target, drift []engine.Drift) {
 	if len(drift) == 0 {
 		return
 	}
@@ -103,7 +104,7 @@ func (r *GitHubReporter) Drift(t deploy.Target, drift []engine.Drift) {
 	fmt.Fprintf(&b, "### Drift: %s/%s\n\n| Component | Field | Recorded | Live |\n|---|---|---|---|\n", t.Stack, t.Env)
 	for _, d := range drift {
 		if d.Missing {
-			r.annotate(ghactions.Warning, "Drift in "+d.Address, "its live state is gone; a deploy with no change to it does not create it again (docs/plan.md#drift)")
+			r.annotate(Warning, "Drift in "+d.Address, "its live state is gone; a deploy with no change to it does not create it again (docs/plan.md#drift)")
 			fmt.Fprintf(&b, "| `%s` | – | – | (gone) |\n", d.Address)
 			continue
 		}
@@ -111,12 +112,12 @@ func (r *GitHubReporter) Drift(t deploy.Target, drift []engine.Drift) {
 		for _, fd := range d.Fields {
 			fields = append(fields, fd.Path)
 			fmt.Fprintf(&b, "| `%s` | `%s` | `%s` | `%s` |\n", d.Address, mdCode(fd.Path),
-				mdCode(formatValue(fd.Old, fd.Sensitive)), mdCode(formatValue(fd.New, fd.Sensitive)))
+				mdCode(planview.FormatValue(fd.Old, fd.Sensitive)), mdCode(planview.FormatValue(fd.New, fd.Sensitive)))
 		}
-		r.annotate(ghactions.Warning, "Drift in "+d.Address, "changed outside deployer: "+strings.Join(fields, ", "))
+		r.annotate(Warning, "Drift in "+d.Address, "changed outside deployer: "+strings.Join(fields, ", "))
 	}
 	b.WriteString("\n")
-	r.summarize(b.String())
+	r.Summarize(b.String())
 }
 
 // planSummary is the job summary of `plan`: the plan as a table.
@@ -138,10 +139,10 @@ func writePlanTable(b *strings.Builder, p *plan.Plan) {
 	for _, s := range p.Changes() {
 		var fields []string
 		for _, d := range s.Diffs {
-			fields = append(fields, mdField(maskDiff(d)))
+			fields = append(fields, mdField(planview.MaskDiff(d)))
 		}
-		if line := deletedByLine(s); line != "" {
-			fields = append(fields, mdText(line))
+		if line := planview.DeletedByLine(s); line != "" {
+			fields = append(fields, EscapeMarkdown(line))
 		}
 		if s.Runs != nil {
 			runs := "runs"
@@ -158,7 +159,7 @@ func writePlanTable(b *strings.Builder, p *plan.Plan) {
 		if cell == "" {
 			cell = "–"
 		}
-		fmt.Fprintf(b, "| `%s` | %s | %s %s | %s |\n", s.Address, mdText(s.Kind), actionMarker[s.Action], s.Action, cell)
+		fmt.Fprintf(b, "| `%s` | %s | %s %s | %s |\n", s.Address, EscapeMarkdown(s.Kind), planview.Marker(s.Action), s.Action, cell)
 	}
 	sum := p.Summary
 	fmt.Fprintf(b, "\n**Plan:** %d to create, %d to update, %d to replace, %d to delete, %d unchanged.\n\n",
@@ -167,7 +168,7 @@ func writePlanTable(b *strings.Builder, p *plan.Plan) {
 
 // mdField renders one masked field diff: `path`: `old` → `new`.
 func mdField(d plan.FieldDiff) string {
-	val := func(v any) string { return "`" + mdCode(formatValue(v, d.Sensitive)) + "`" }
+	val := func(v any) string { return "`" + mdCode(planview.FormatValue(v, d.Sensitive)) + "`" }
 	s := "`" + mdCode(d.Path) + "`: "
 	switch d.Op {
 	case plan.OpAdd:
@@ -208,7 +209,7 @@ func deploySummary(command string, t deploy.Target, out *deploy.Outcome, err err
 	if len(s.Failed) > 0 {
 		b.WriteString("Failed components:\n\n")
 		for _, r := range s.Failed {
-			fmt.Fprintf(&b, "- `%s`: %s\n", r.Address, mdText(oneLine(r.Err)))
+			fmt.Fprintf(&b, "- `%s`: %s\n", r.Address, EscapeMarkdown(planview.OneLine(r.Err)))
 		}
 		b.WriteString("\n")
 	}
@@ -219,50 +220,43 @@ func deploySummary(command string, t deploy.Target, out *deploy.Outcome, err err
 // plan under GitHub Actions. drifted says plan --refresh found drift (its
 // own section, Drift, comes first): a plan without changes then does not
 // say that the infrastructure matches (docs/plan.md#drift).
-func (r *GitHubReporter) Plan(t deploy.Target, p *plan.Plan, drifted bool) {
+func (r *Reporter) Plan(t deploy.Target, p *plan.Plan, drifted bool) {
 	if drifted && !p.HasChanges() {
-		r.summarize(fmt.Sprintf("### %s: %s/%s\n\n%s\n\n", r.Command(), t.Stack, t.Env, strings.ReplaceAll(NoChangesButDrift, "\n", " ")))
+		r.Summarize(fmt.Sprintf("### %s: %s/%s\n\n%s\n\n", r.Command(), t.Stack, t.Env, strings.ReplaceAll(planview.NoChangesButDrift, "\n", " ")))
 	} else {
-		r.summarize(planSummary(r.Command(), t, p))
+		r.Summarize(planSummary(r.Command(), t, p))
 	}
-	r.setOutputs(ghactions.Output{Name: "changes", Value: strconv.FormatBool(p.HasChanges())},
-		ghactions.Output{Name: "serial", Value: strconv.FormatInt(p.Serial, 10)})
+	r.setOutputs(Output{Name: "changes", Value: strconv.FormatBool(p.HasChanges())},
+		Output{Name: "serial", Value: strconv.FormatInt(p.Serial, 10)})
 }
 
 // Deploy writes the summary, outputs and component annotations of a
 // deploy or destroy under GitHub Actions, from its Outcome's Summary.
-func (r *GitHubReporter) Deploy(t deploy.Target, out *deploy.Outcome, err error) {
+func (r *Reporter) Deploy(t deploy.Target, out *deploy.Outcome, err error) {
 	if out == nil || out.Plan == nil {
 		return
 	}
-	r.summarize(deploySummary(r.Command(), t, out, err))
-	outs := []ghactions.Output{{Name: "changes", Value: strconv.FormatBool(out.Plan.HasChanges())}}
+	r.Summarize(deploySummary(r.Command(), t, out, err))
+	outs := []Output{{Name: "changes", Value: strconv.FormatBool(out.Plan.HasChanges())}}
 	if out.Head.Serial > 0 {
-		outs = append(outs, ghactions.Output{Name: "serial", Value: strconv.FormatInt(out.Head.Serial, 10)})
+		outs = append(outs, Output{Name: "serial", Value: strconv.FormatInt(out.Head.Serial, 10)})
 	} else {
-		outs = append(outs, ghactions.Output{Name: "serial", Value: strconv.FormatInt(out.Plan.Serial, 10)})
+		outs = append(outs, Output{Name: "serial", Value: strconv.FormatInt(out.Plan.Serial, 10)})
 	}
 	if id := out.Deployment.DeploymentID; id != "" {
-		outs = append(outs, ghactions.Output{Name: "deployment-id", Value: id})
+		outs = append(outs, Output{Name: "deployment-id", Value: id})
 	}
 	r.setOutputs(outs...)
 	if failed := out.Summary.Failed; len(failed) > 0 && r.Env().Actions {
 		for _, res := range failed {
-			r.annotate(ghactions.Error, "Component "+res.Address+" failed", oneLine(res.Err))
+			r.annotate(Error, "Component "+res.Address+" failed", planview.OneLine(res.Err))
 		}
-		r.markAnnotated()
+		r.MarkAnnotated()
 	}
 }
 
-func oneLine(err error) string {
-	if err == nil {
-		return "failed"
-	}
-	return strings.Join(strings.Fields(err.Error()), " ")
-}
-
-// mdText escapes text for a Markdown table cell or paragraph.
-func mdText(s string) string {
+// EscapeMarkdown escapes text for a Markdown table cell or paragraph.
+func EscapeMarkdown(s string) string {
 	return strings.NewReplacer("|", `\|`, "\n", " ", "<", "&lt;", ">", "&gt;", "*", `\*`, "_", `\_`, "`", "'").Replace(s)
 }
 
@@ -276,4 +270,69 @@ func orDefault(s, def string) string {
 		return def
 	}
 	return s
+}
+
+// stackSummary is one stack's section of the job summary.
+func stackSummary(command, env string, r deploy.StackResult) string {
+	t := deploy.Target{Stack: r.Stack, Env: env}
+	switch {
+	case r.Outcome != nil && r.Outcome.Plan != nil:
+		return deploySummary(command, t, r.Outcome, r.Err) + failure(r)
+	case r.Plan != nil:
+		return planSummary(command, t, r.Plan) + failure(r)
+	}
+	label := "Skipped"
+	if r.Status != deploy.StackSkipped {
+		label = strings.ToUpper(string(r.Status[:1])) + string(r.Status[1:])
+	}
+	return fmt.Sprintf("### %s: %s/%s\n\n**%s:** %s\n\n", command, r.Stack, env, label, EscapeMarkdown(r.Reason))
+}
+
+func failure(r deploy.StackResult) string {
+	if r.Status == deploy.StackFailed && r.Reason != "" {
+		return fmt.Sprintf("**Failed:** %s\n\n", EscapeMarkdown(r.Reason))
+	}
+	return ""
+}
+
+// Stack writes one stack's section of the job summary as it finishes, and
+// annotates its failure, under GitHub Actions.
+func (r *Reporter) Stack(env string, res deploy.StackResult) {
+	r.Summarize(stackSummary(r.Command(), env, res))
+	if res.Status == deploy.StackFailed && r.Env().Actions {
+		msg := res.Reason
+		if res.Err != nil {
+			msg = r.hints.Remedy(res.Err)
+		}
+		r.annotate(Error, fmt.Sprintf("Stack %s failed", res.Stack), msg)
+	}
+}
+
+// Stacks sets the step outputs of a --all run: changes (any stack), and
+// the stacks that failed.
+func (r *Reporter) Stacks(results []deploy.StackResult) {
+	var failed []string
+	for _, res := range results {
+		if res.Status == deploy.StackFailed {
+			failed = append(failed, res.Stack)
+		}
+	}
+	r.setOutputs(Output{Name: "changes", Value: strconv.FormatBool(planview.AnyChanges(results))},
+		Output{Name: "failed-stacks", Value: strings.Join(failed, " ")})
+}
+
+// Restore writes the job summary and the serial and deployment-id step
+// outputs of a restore under GitHub Actions.
+func (r *Reporter) Restore(t deploy.Target, res *deploy.RestoreResult) {
+	r.Summarize(fmt.Sprintf("### %s: %s/%s\n\nRestored the snapshot of serial %d as serial %d (%d resources), deployment `%s`. The infrastructure was not changed.\n\n",
+		r.Command(), t.Stack, t.Env, res.RestoredFrom, res.Head.Serial, len(res.State.Resources), res.DeploymentID))
+	r.setOutputs(Output{Name: "serial", Value: strconv.FormatInt(res.Head.Serial, 10)},
+		Output{Name: "deployment-id", Value: res.DeploymentID})
+}
+
+func orDash[S ~string](s S) string {
+	if s == "" {
+		return "-"
+	}
+	return string(s)
 }
