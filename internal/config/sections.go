@@ -5,6 +5,8 @@ import (
 	"maps"
 	"slices"
 	"strings"
+
+	"github.com/deployer-dev/deployer/internal/dag"
 )
 
 // checkBackendURL returns "" or what is wrong with a backend.state/lock URL
@@ -145,6 +147,9 @@ func (c *Config) component(addr string) *Component {
 	return nil
 }
 
+// CycleHint is what a depends_on cycle's error says to do.
+const CycleHint = "remove one of these depends_on entries"
+
 // checkCycles reports each depends_on cycle once, starting at its smallest
 // address.
 func (l *loader) checkCycles(c *Config) {
@@ -159,56 +164,9 @@ func (l *loader) checkCycles(c *Config) {
 			}
 		}
 	}
-	for _, cyc := range FindCycles(graph) {
+	for _, cyc := range dag.FindCycles(graph) {
 		svc, name := SplitAddress(cyc[0])
 		path := "services." + svc + ".components." + name
-		l.add(l.keyLine(path), path+".depends_on", "dependency cycle: %s (remove one of these depends_on entries)", strings.Join(cyc, " -> "))
+		l.add(l.keyLine(path), path+".depends_on", "%s", &dag.CycleError{Cycle: cyc, Hint: CycleHint})
 	}
-}
-
-// FindCycles returns the dependency cycles of graph (node -> the nodes it
-// depends on), each as a path that starts and ends at its smallest node, e.g.
-// [a/x a/y a/x]. It is deterministic: nodes and edges are visited sorted.
-func FindCycles(graph map[string][]string) [][]string {
-	const (
-		white = iota
-		grey
-		black
-	)
-	color := map[string]int{}
-	var stack []string
-	var cycles [][]string
-	seen := map[string]bool{}
-	var visit func(n string)
-	visit = func(n string) {
-		color[n] = grey
-		stack = append(stack, n)
-		deps := slices.Clone(graph[n])
-		slices.Sort(deps)
-		for _, d := range deps {
-			switch color[d] {
-			case white:
-				visit(d)
-			case grey:
-				i := slices.Index(stack, d)
-				cyc := slices.Clone(stack[i:])
-				// rotate to start at the smallest node
-				m := slices.Index(cyc, slices.Min(cyc))
-				cyc = append(cyc[m:], cyc[:m]...)
-				key := strings.Join(cyc, " ")
-				if !seen[key] {
-					seen[key] = true
-					cycles = append(cycles, append(cyc, cyc[0]))
-				}
-			}
-		}
-		stack = stack[:len(stack)-1]
-		color[n] = black
-	}
-	for _, n := range slices.Sorted(maps.Keys(graph)) {
-		if color[n] == white {
-			visit(n)
-		}
-	}
-	return cycles
 }

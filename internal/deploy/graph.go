@@ -2,7 +2,6 @@ package deploy
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"maps"
@@ -10,6 +9,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/deployer-dev/deployer/internal/dag"
 	"github.com/deployer-dev/deployer/internal/engine"
 	"github.com/deployer-dev/deployer/internal/plan"
 	"github.com/deployer-dev/deployer/internal/statestore"
@@ -17,13 +17,9 @@ import (
 
 // node is one step of the apply graph.
 type node struct {
-	step  plan.Step
-	eng   engine.Engine
-	preds int   // predecessors not finished yet
-	pred  []int // nodes this one waits for
-	succ  []int // nodes waiting for this one
-	state nodeState
-	half  half
+	step plan.Step
+	eng  engine.Engine
+	half half
 }
 
 // half says which part of a replace across engines a node is (replaceHalves).
@@ -35,14 +31,6 @@ const (
 	newCreate             // then the new kind's engine creates the new one
 )
 
-type nodeState int
-
-const (
-	waiting nodeState = iota
-	running
-	finished
-)
-
 // completion is what one engine call reports back to the scheduler.
 type completion struct {
 	ids     []int
@@ -50,9 +38,10 @@ type completion struct {
 	err     error
 }
 
-// scheduler applies a plan's changes as a graph: every step starts once the
-// steps it depends on have finished, at most limit engine calls at a time.
-// A failure stops new work; running calls finish (or see ctx cancelled).
+// scheduler applies a plan's changes as a graph (a dag.Executor): every
+// step starts once the steps it depends on have finished, at most limit
+// engine calls at a time. A failure stops new work; running calls finish
+// (or see ctx cancelled).
 type scheduler struct {
 	s       *Service
 	st      *statestore.State
@@ -62,6 +51,8 @@ type scheduler struct {
 	planned map[string]plan.Step // every step of the plan, by address
 
 	nodes []*node
+	graph *dag.Graph
+	busy  map[engine.Engine]bool // batch engines with a call running
 
 	mu        sync.Mutex // guards the fields below, written as calls complete
 	outputs   map[string]map[string]any
@@ -100,7 +91,7 @@ func (s *Service) runEngines(ctx context.Context, p *plan.Plan, st *statestore.S
 	g := &scheduler{
 		s: s, st: st, base: in, destroy: destroy, limit: limit, planned: make(map[string]plan.Step, len(p.Steps)),
 		outputs: in.Outputs, applied: map[string]plan.Step{}, deleted: map[string]bool{}, inputs: map[string]*statestore.ResolvedInputs{},
-		halfDone: map[string]engine.Result{}, gone: map[string]bool{},
+		halfDone: map[string]engine.Result{}, gone: map[string]bool{}, busy: map[engine.Engine]bool{},
 	}
 	if g.outputs == nil {
 		g.outputs = map[string]map[string]any{}
@@ -112,17 +103,18 @@ func (s *Service) runEngines(ctx context.Context, p *plan.Plan, st *statestore.S
 	steps := p.Changes()
 	preds := plan.Predecessors(steps)
 	last := make([]int, len(steps)) // the node of each step its successors wait for
+	var pred [][]int                // the nodes each node waits for
 	for i, step := range steps {
 		halves, err := s.replaceHalves(step)
 		if err != nil {
 			return applyRun{}, err
 		}
 		for k, h := range halves {
-			n := &node{step: h.step, eng: h.eng, half: h.half}
+			g.nodes = append(g.nodes, &node{step: h.step, eng: h.eng, half: h.half})
+			pred = append(pred, nil)
 			if k > 0 {
-				n.pred = []int{len(g.nodes) - 1} // the create waits for the delete
+				pred[len(pred)-1] = []int{len(g.nodes) - 2} // the create waits for the delete
 			}
-			g.nodes = append(g.nodes, n)
 		}
 		last[i] = len(g.nodes) - 1
 	}
@@ -132,13 +124,17 @@ func (s *Service) runEngines(ctx context.Context, p *plan.Plan, st *statestore.S
 			first--
 		}
 		for _, j := range ps {
-			g.nodes[first].pred = append(g.nodes[first].pred, last[j])
+			pred[first] = append(pred[first], last[j])
 		}
 	}
+	names := make([]string, len(g.nodes))
 	for i, n := range g.nodes {
-		n.preds = len(n.pred)
-		for _, j := range n.pred {
-			g.nodes[j].succ = append(g.nodes[j].succ, i)
+		names[i] = n.step.Address
+	}
+	g.graph = dag.New(names)
+	for i, ps := range pred {
+		for _, j := range ps {
+			g.graph.Edge(j, i)
 		}
 	}
 	err := g.run(ctx)
@@ -146,83 +142,57 @@ func (s *Service) runEngines(ctx context.Context, p *plan.Plan, st *statestore.S
 	return applyRun{results: g.results, inputs: g.inputs, unchanged: g.unchanged, gone: g.gone}, err
 }
 
-// run is the scheduling loop: it starts what can go, then waits for one
-// call to complete, until nothing runs.
+// run runs the graph: engine calls as next and batch pick them, their
+// results merged by complete.
 func (g *scheduler) run(ctx context.Context) error {
-	done := make(chan completion)
-	busy := map[engine.Engine]bool{} // batch engines with a call running
-	calls := 0
-	var errs []error
-	stopped := false
-	for {
-		if !stopped && ctx.Err() != nil {
-			stopped = true
-			errs = append(errs, context.Cause(ctx))
-		}
-		for !stopped && calls < g.limit {
-			ids := g.next(busy)
-			if ids == nil {
-				break
-			}
-			calls++
-			eng := g.nodes[ids[0]].eng
-			if !eng.Capabilities().ConcurrentSteps {
-				busy[eng] = true
-			}
+	ex := &dag.Executor[completion]{
+		Limit:  g.limit,
+		Policy: dag.StopOnFailure,
+		Pick:   g.next,
+		Call: func(ctx context.Context, ids []int) completion {
 			steps := make([]plan.Step, len(ids))
 			for k, i := range ids {
 				steps[k] = g.nodes[i].step
 			}
-			go func() { done <- g.call(ctx, eng, ids, steps) }()
-		}
-		if calls == 0 {
-			break
-		}
-		c := <-done
-		calls--
-		delete(busy, g.nodes[c.ids[0]].eng)
-		if err := g.complete(c); err != nil {
-			stopped = true
-			errs = append(errs, err)
+			return g.call(ctx, g.nodes[ids[0]].eng, ids, steps)
+		},
+		Done: g.complete,
+	}
+	r, err := ex.Run(ctx, g.graph)
+	if err != nil {
+		return err
+	}
+	for i, n := range g.nodes {
+		if r.State(i) != dag.Done {
+			return fmt.Errorf("apply: %s never became ready (report this as a bug)", n.step.Address)
 		}
 	}
-	if len(errs) == 0 {
-		for _, n := range g.nodes {
-			if n.state != finished {
-				return fmt.Errorf("apply: %s never became ready (report this as a bug)", n.step.Address)
-			}
-		}
-		return nil
-	}
-	if len(errs) == 1 {
-		return errs[0]
-	}
-	return errors.Join(errs...)
+	return nil
 }
 
-// next returns the nodes of the next engine call, in apply order, and marks
-// them running; nil when nothing can start now. Re-evaluated nodes whose
-// inputs came out unchanged are finished on the way, without a call.
-func (g *scheduler) next(busy map[engine.Engine]bool) []int {
+// next returns the nodes of the next engine call, in apply order; nil when
+// nothing can start now. Re-evaluated nodes whose inputs came out
+// unchanged are finished on the way, without a call.
+func (g *scheduler) next(r *dag.Run) []int {
 	for progressed := true; progressed; {
 		progressed = false
 		for i, n := range g.nodes {
-			if n.state == waiting && n.preds == 0 && n.step.Reevaluate && n.step.Action == plan.NoOp && !g.reevaluate(n) {
-				g.finish(i)
+			if r.IsReady(i) && n.step.Reevaluate && n.step.Action == plan.NoOp && !g.reevaluate(n) {
+				r.Finish(i)
 				progressed = true
 			}
 		}
 	}
 	for i, n := range g.nodes {
-		if n.state != waiting || n.preds > 0 {
+		if !r.IsReady(i) {
 			continue
 		}
 		if n.eng.Capabilities().ConcurrentSteps {
-			n.state = running
 			return []int{i}
 		}
-		if !busy[n.eng] {
-			return g.batch(i)
+		if !g.busy[n.eng] {
+			g.busy[n.eng] = true
+			return g.batch(r, i)
 		}
 	}
 	return nil
@@ -233,7 +203,7 @@ func (g *scheduler) next(busy map[engine.Engine]bool) []int {
 // predecessors are all in the batch (the engine orders them itself). With
 // parallelism 1 only the run of consecutive nodes from first is taken, the
 // order of a sequential apply.
-func (g *scheduler) batch(first int) []int {
+func (g *scheduler) batch(r *dag.Run, first int) []int {
 	eng := g.nodes[first].eng
 	in := map[int]bool{}
 	ids := []int{}
@@ -242,13 +212,12 @@ func (g *scheduler) batch(first int) []int {
 		if n.step.Reevaluate && n.step.Action == plan.NoOp {
 			n.step.Action = plan.Update // decided after the batch (settleReevaluated)
 		}
-		n.state = running
 		in[i] = true
 		ids = append(ids, i)
 	}
 	if g.limit == 1 {
-		for i := first; i < len(g.nodes) && g.nodes[i].eng == eng && g.nodes[i].state == waiting; i++ {
-			if i > first && !g.predsIn(i, in) {
+		for i := first; i < len(g.nodes) && g.nodes[i].eng == eng && r.State(i) == dag.Waiting; i++ {
+			if i > first && !r.WaitsOnlyFor(i, in) {
 				break
 			}
 			add(i)
@@ -256,25 +225,14 @@ func (g *scheduler) batch(first int) []int {
 		return ids
 	}
 	for i := first; i < len(g.nodes); i++ {
-		n := g.nodes[i]
-		if n.eng != eng || n.state != waiting {
+		if g.nodes[i].eng != eng || r.State(i) != dag.Waiting {
 			continue
 		}
-		if n.preds == 0 || g.predsIn(i, in) {
+		if r.IsReady(i) || r.WaitsOnlyFor(i, in) {
 			add(i)
 		}
 	}
 	return ids
-}
-
-// predsIn reports whether every unfinished predecessor of node i is in set.
-func (g *scheduler) predsIn(i int, set map[int]bool) bool {
-	for _, j := range g.nodes[i].pred {
-		if g.nodes[j].state != finished && !set[j] {
-			return false
-		}
-	}
-	return true
 }
 
 // reevaluate re-diffs a re-evaluated node whose dependencies are applied:
@@ -341,7 +299,8 @@ func (g *scheduler) call(ctx context.Context, eng engine.Engine, ids []int, step
 // complete merges a call's results: outputs, resolved inputs, and the
 // successors of every node that finished well. It returns the call's error,
 // or one naming a step that did not finish well when the engine gave none.
-func (g *scheduler) complete(c completion) error {
+func (g *scheduler) complete(run *dag.Run, ids []int, c completion) error {
+	delete(g.busy, g.nodes[ids[0]].eng)
 	ok := map[string]bool{}
 	g.mu.Lock()
 	for _, r := range c.results {
@@ -381,10 +340,10 @@ func (g *scheduler) complete(c completion) error {
 	err := c.err
 	for _, i := range c.ids {
 		if ok[g.nodes[i].step.Address] {
-			g.finish(i)
+			run.Finish(i)
 			continue
 		}
-		g.nodes[i].state = finished // failed, cancelled or not reached: successors never start
+		// failed, cancelled or not reached: successors never start
 		if err == nil {
 			err = fmt.Errorf("component %s: the %s engine did not apply it", g.nodes[i].step.Address, g.nodes[i].eng.Name())
 		}
@@ -416,14 +375,6 @@ func (g *scheduler) nodeOf(ids []int, addr string) *node {
 		}
 	}
 	return nil
-}
-
-// finish marks node i finished and releases its successors.
-func (g *scheduler) finish(i int) {
-	g.nodes[i].state = finished
-	for _, j := range g.nodes[i].succ {
-		g.nodes[j].preds--
-	}
 }
 
 // keep lists the components of eng's kinds that a batch leaves as they are

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/deployer-dev/deployer/internal/config"
+	"github.com/deployer-dev/deployer/internal/dag"
 	"github.com/deployer-dev/deployer/internal/plan"
 	"github.com/deployer-dev/deployer/internal/stacks"
 )
@@ -132,27 +133,21 @@ func RunStacks(ctx context.Context, req StacksRequest) ([]StackResult, error) {
 		limit = DefaultStackParallelism
 	}
 	r := newStackRun(req)
-	done := make(chan int)
-	running := 0
-	for {
-		for ctx.Err() == nil && running < limit && len(r.ready) > 0 {
-			i := r.ready[0]
-			r.ready = r.ready[1:]
-			running++
-			r.results[i].Started = req.Now()
-			go func() {
-				r.run(ctx, i)
-				done <- i
-			}()
-		}
-		if running == 0 {
-			break
-		}
-		i := <-done
-		running--
-		r.results[i].Finished = req.Now()
-		r.finish(i, ctx.Err() != nil)
+	ex := &dag.Executor[struct{}]{
+		Limit:   limit,
+		Policy:  dag.SkipDependents,
+		Exclude: func(i int) bool { return !r.stacks[i].InEnv },
+		Call: func(ctx context.Context, ids []int) struct{} {
+			r.run(ctx, ids[0])
+			return struct{}{}
+		},
+		Done: func(run *dag.Run, ids []int, _ struct{}) error {
+			r.finish(run, ids[0])
+			return nil
+		},
+		Skip: r.skip,
 	}
+	ex.Run(ctx, r.graph) // the results say what happened; RunStacks' error is built from them
 	var err *StacksError
 	for i := range r.results {
 		res := &r.results[i]
@@ -184,16 +179,14 @@ func RunStacks(ctx context.Context, req StacksRequest) ([]StackResult, error) {
 	return r.results, nil
 }
 
-// stackRun is the state of one RunStacks: only its loop goroutine writes
-// it, except results[i] by the stack i while it runs.
+// stackRun is the state of one RunStacks: only the executor's scheduling
+// goroutine writes it, except results[i] by the stack i while it runs.
 type stackRun struct {
 	req     StacksRequest
 	stacks  []*stacks.Stack
 	results []StackResult
 	index   map[string]int
-	waits   []int   // stacks each one still waits for
-	after   [][]int // stacks waiting for each one
-	ready   []int
+	graph   *dag.Graph // each stack after the stacks it goes after (destroy: its consumers)
 }
 
 func newStackRun(req StacksRequest) *stackRun {
@@ -206,7 +199,11 @@ func newStackRun(req StacksRequest) *stackRun {
 		r.stacks = append(r.stacks, st)
 		r.results = append(r.results, StackResult{Stack: st.Name, Dir: st.Dir})
 	}
-	r.waits, r.after = make([]int, len(r.stacks)), make([][]int, len(r.stacks))
+	names := make([]string, len(r.stacks))
+	for i, st := range r.stacks {
+		names[i] = st.Name
+	}
+	r.graph = dag.New(names)
 	for i, st := range r.stacks {
 		first := req.Set.Producers(st.Name) // deploy and plan: producers first
 		if req.Op == OpDestroy {
@@ -214,8 +211,7 @@ func newStackRun(req StacksRequest) *stackRun {
 		}
 		for _, name := range first {
 			if j, ok := r.index[name]; ok && r.stacks[j].InEnv {
-				r.waits[i]++
-				r.after[j] = append(r.after[j], i)
+				r.graph.Edge(j, i)
 			}
 		}
 	}
@@ -232,17 +228,13 @@ func newStackRun(req StacksRequest) *stackRun {
 			r.report(i)
 		}
 	}
-	for i, st := range r.stacks {
-		if st.InEnv && r.waits[i] == 0 {
-			r.ready = append(r.ready, i)
-		}
-	}
 	return r
 }
 
 // run does stack i's work and fills its result.
 func (r *stackRun) run(ctx context.Context, i int) {
 	st, res := r.stacks[i], &r.results[i]
+	res.Started = r.req.Now()
 	svc, err := r.req.Open(ctx, st)
 	if err != nil {
 		res.Status, res.Err = StackFailed, err
@@ -311,39 +303,24 @@ func (r *stackRun) unborn(st *stacks.Stack) string {
 	return ""
 }
 
-// finish reports stack i and releases the stacks waiting for it. Once the
-// run is cancelled they stay waiting: RunStacks reports them as not
+// finish reports stack i and, when it ended well, releases the stacks
+// waiting for it; when it did not the executor skips them (skip). Once
+// the run is cancelled they stay waiting: RunStacks reports them as not
 // started.
-func (r *stackRun) finish(i int, cancelled bool) {
+func (r *stackRun) finish(run *dag.Run, i int) {
 	res := &r.results[i]
+	res.Finished = r.req.Now()
 	if res.Err != nil && res.Reason == "" {
 		res.Reason = oneLine(res.Err.Error())
 	}
 	r.report(i)
-	if !cancelled {
-		r.release(i, res.Status.ok())
+	if res.Status.ok() {
+		run.Finish(i)
 	}
 }
 
-// release counts stack i as finished for the stacks waiting for it; when
-// it did not end well they are skipped (and so, in turn, theirs).
-func (r *stackRun) release(i int, ok bool) {
-	for _, j := range r.after[i] {
-		if r.results[j].Status != "" {
-			continue // already skipped through another stack
-		}
-		if !ok {
-			r.skip(j, i)
-			continue
-		}
-		if r.waits[j]--; r.waits[j] == 0 {
-			r.ready = append(r.ready, j)
-		}
-	}
-}
-
-// skip marks stack j skipped because of stack i, reports it and skips the
-// stacks waiting for j.
+// skip marks stack j skipped because of stack i and reports it; the
+// executor goes on with the stacks waiting for j.
 func (r *stackRun) skip(j, i int) {
 	role := "producer"
 	if r.req.Op == OpDestroy {
@@ -356,7 +333,6 @@ func (r *stackRun) skip(j, i int) {
 		r.results[j].Reason = fmt.Sprintf("%s %s was skipped: %s", role, cause.Stack, cause.Reason)
 	}
 	r.report(j)
-	r.release(j, false)
 }
 
 func (r *stackRun) report(i int) {

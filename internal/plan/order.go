@@ -1,20 +1,14 @@
 package plan
 
 import (
-	"container/heap"
-	"fmt"
-	"strings"
-
 	"github.com/deployer-dev/deployer/internal/config"
+	"github.com/deployer-dev/deployer/internal/dag"
 )
 
-// CycleError is a dependency cycle, as addresses from the first back to
-// itself: [a/x a/y a/x] means a/x depends on a/y, which depends on a/x.
-type CycleError struct{ Cycle []string }
-
-func (e *CycleError) Error() string {
-	return "dependency cycle: " + strings.Join(e.Cycle, " -> ") + " (remove one of these depends_on entries)"
-}
+// CycleError is a dependency cycle among a plan's steps, as addresses from
+// the first back to itself: [a/x a/y a/x] means a/x depends on a/y, which
+// depends on a/x.
+type CycleError = dag.CycleError
 
 // order sorts steps for apply (docs/plan.md). A step comes after:
 //   - create/update/replace/no-op X: the non-delete steps of X's depends_on;
@@ -24,53 +18,32 @@ func (e *CycleError) Error() string {
 //
 // Among steps whose predecessors are done, deletes come first, then by address.
 func order(steps []Step) ([]Step, error) {
-	n := len(steps)
-	idx := make(map[string]int, n)
+	idx := make(map[string]int, len(steps))
+	names := make([]string, len(steps))
 	for i, s := range steps {
 		idx[s.Address] = i
+		names[i] = s.Address
 	}
-	succ := make([][]int, n)
-	indeg := make([]int, n)
-	edges(steps, idx, func(before, after int) {
-		succ[before] = append(succ[before], after)
-		indeg[after]++
+	g := dag.New(names)
+	edges(steps, idx, g.Edge)
+	ids, err := g.Order(func(a, b int) bool {
+		sa, sb := &steps[a], &steps[b]
+		if da, db := sa.Action == Delete, sb.Action == Delete; da != db {
+			return da
+		}
+		return sa.Address < sb.Address
 	})
-	q := &readyQueue{steps: steps}
-	for i := range steps {
-		if indeg[i] == 0 {
-			q.items = append(q.items, i)
-		}
+	if ce, ok := err.(*dag.CycleError); ok {
+		ce.Hint = config.CycleHint
 	}
-	heap.Init(q)
-	out := make([]Step, 0, n)
-	for q.Len() > 0 {
-		i := heap.Pop(q).(int)
-		out = append(out, steps[i])
-		for _, j := range succ[i] {
-			if indeg[j]--; indeg[j] == 0 {
-				heap.Push(q, j)
-			}
-		}
+	if err != nil {
+		return nil, err
 	}
-	if len(out) == n {
-		return out, nil
+	out := make([]Step, len(ids))
+	for k, i := range ids {
+		out[k] = steps[i]
 	}
-	// Some steps never became ready: name a cycle among them.
-	graph := map[string][]string{}
-	for i := range steps {
-		if indeg[i] == 0 {
-			continue
-		}
-		for _, j := range succ[i] {
-			if indeg[j] > 0 { // j waits for i: j "depends on" i
-				graph[steps[j].Address] = append(graph[steps[j].Address], steps[i].Address)
-			}
-		}
-	}
-	if cycles := config.FindCycles(graph); len(cycles) > 0 {
-		return nil, &CycleError{Cycle: cycles[0]}
-	}
-	return nil, fmt.Errorf("plan order: %d steps could not be ordered (report this as a bug)", n-len(out))
+	return out, nil
 }
 
 // inputDeps are the steps a non-delete step waits for: InputDeps, or
@@ -117,27 +90,4 @@ func Predecessors(steps []Step) [][]int {
 	pred := make([][]int, len(steps))
 	edges(steps, idx, func(before, after int) { pred[after] = append(pred[after], before) })
 	return pred
-}
-
-// readyQueue pops deletes first, then by address.
-type readyQueue struct {
-	steps []Step
-	items []int
-}
-
-func (q *readyQueue) Len() int { return len(q.items) }
-func (q *readyQueue) Less(a, b int) bool {
-	sa, sb := &q.steps[q.items[a]], &q.steps[q.items[b]]
-	da, db := sa.Action == Delete, sb.Action == Delete
-	if da != db {
-		return da
-	}
-	return sa.Address < sb.Address
-}
-func (q *readyQueue) Swap(a, b int) { q.items[a], q.items[b] = q.items[b], q.items[a] }
-func (q *readyQueue) Push(x any)    { q.items = append(q.items, x.(int)) }
-func (q *readyQueue) Pop() any {
-	last := q.items[len(q.items)-1]
-	q.items = q.items[:len(q.items)-1]
-	return last
 }

@@ -1,11 +1,14 @@
 package stacks
 
 import (
+	"errors"
 	"fmt"
 	"maps"
 	"path"
 	"slices"
 	"strings"
+
+	"github.com/deployer-dev/deployer/internal/dag"
 )
 
 // Set is the stacks under a root, in dependency order.
@@ -63,9 +66,11 @@ func (s *Set) edge(r Ref) bool {
 }
 
 // CycleError: stacks that read each other's outputs, so none can go first.
+// It unwraps to the *dag.CycleError of the cycle.
 type CycleError struct {
 	// Cycle is the stacks in the order they read each other, the first
-	// repeated at the end: [a b a] means a reads b and b reads a.
+	// (the smallest name) repeated at the end: [a b a] means a reads b and
+	// b reads a.
 	Cycle []string
 	// Via names the StackReference of each step: "a (path) reads b through svc/comp".
 	Via []string
@@ -76,8 +81,11 @@ func (e *CycleError) Error() string {
 		strings.Join(e.Cycle, " -> "), strings.Join(e.Via, "; "))
 }
 
-// order fills the edges and Stacks (Kahn's algorithm, ties by name), or
-// returns a *CycleError.
+// Unwrap returns the cycle as the graph package names it.
+func (e *CycleError) Unwrap() error { return &dag.CycleError{Cycle: e.Cycle} }
+
+// order fills the edges and Stacks (ties by name), or returns a
+// *CycleError.
 func (s *Set) order() error {
 	s.producers, s.consumers = map[string][]string{}, map[string][]string{}
 	for _, st := range s.byName {
@@ -95,67 +103,43 @@ func (s *Set) order() error {
 			slices.Sort(v)
 		}
 	}
-	waiting := map[string]int{}
-	var ready []string
-	for name := range s.byName {
-		waiting[name] = len(s.producers[name])
-		if waiting[name] == 0 {
-			ready = append(ready, name)
+	names := slices.Sorted(maps.Keys(s.byName))
+	index := make(map[string]int, len(names))
+	for i, n := range names {
+		index[n] = i
+	}
+	g := dag.New(names)
+	for i, n := range names {
+		for _, p := range s.producers[n] {
+			g.Edge(index[p], i)
 		}
+	}
+	ids, err := g.Order(nil)
+	var ce *dag.CycleError
+	if errors.As(err, &ce) {
+		return s.cycle(ce.Cycle)
+	}
+	if err != nil {
+		return err
 	}
 	s.Stacks = s.Stacks[:0]
-	for len(ready) > 0 {
-		slices.Sort(ready)
-		n := ready[0]
-		ready = ready[1:]
-		s.Stacks = append(s.Stacks, s.byName[n])
-		for _, c := range s.consumers[n] {
-			if waiting[c]--; waiting[c] == 0 {
-				ready = append(ready, c)
-			}
-		}
+	for _, i := range ids {
+		s.Stacks = append(s.Stacks, s.byName[names[i]])
 	}
-	if len(s.Stacks) == len(s.byName) {
-		return nil
-	}
-	return s.cycle(waiting)
+	return nil
 }
 
-// cycle finds one cycle among the stacks still waiting.
-func (s *Set) cycle(waiting map[string]int) error {
-	var start string
-	for _, n := range slices.Sorted(maps.Keys(waiting)) {
-		if waiting[n] > 0 {
-			start = n
-			break
-		}
-	}
-	// Walk producers that are still waiting until a stack repeats: every
-	// waiting stack has one.
-	pos := map[string]int{}
-	var walked []string
-	for n := start; ; {
-		if i, ok := pos[n]; ok {
-			cyc := append(walked[i:], n)
-			e := &CycleError{Cycle: cyc}
-			for j := 0; j+1 < len(cyc); j++ {
-				st := s.byName[cyc[j]]
-				for _, r := range st.Refs {
-					if r.Stack == cyc[j+1] && s.edge(r) {
-						e.Via = append(e.Via, fmt.Sprintf("%s reads %s through %s in %s", cyc[j], cyc[j+1], r.Component, path.Join(st.Dir, ConfigFile)))
-						break
-					}
-				}
-			}
-			return e
-		}
-		pos[n] = len(walked)
-		walked = append(walked, n)
-		for _, p := range s.producers[n] {
-			if waiting[p] > 0 {
-				n = p
+// cycle names the StackReference behind each step of cyc.
+func (s *Set) cycle(cyc []string) error {
+	e := &CycleError{Cycle: cyc}
+	for j := 0; j+1 < len(cyc); j++ {
+		st := s.byName[cyc[j]]
+		for _, r := range st.Refs {
+			if r.Stack == cyc[j+1] && s.edge(r) {
+				e.Via = append(e.Via, fmt.Sprintf("%s reads %s through %s in %s", cyc[j], cyc[j+1], r.Component, path.Join(st.Dir, ConfigFile)))
 				break
 			}
 		}
 	}
+	return e
 }
