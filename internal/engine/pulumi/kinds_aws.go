@@ -4,7 +4,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
+	"math"
 	"slices"
+	"strconv"
 
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
 )
@@ -76,14 +78,17 @@ func registerRDS(r *Registration) (*Registered, error) {
 		"skipFinalSnapshot": pulumi.Bool(skipSnap),
 		"tags":              r.tags(),
 	}
-	setIf(in, "engineVersion", c, "engine.version")
-	setIf(in, "storageType", c, "instance.storage.type")
-	setIf(in, "storageEncrypted", c, "instance.storage.encrypted")
-	setIf(in, "identifier", c, "identifier")
-	setIf(in, "dbName", c, "database.name")
-	setIf(in, "dbSubnetGroupName", c, "network.subnetGroup")
-	setIf(in, "backupRetentionPeriod", c, "backup.retentionDays")
-	setIf(in, "deletionProtection", c, "deletion.protection")
+	f.setString(in, "engineVersion", "engine.version")
+	f.setString(in, "storageType", "instance.storage.type")
+	f.setBool(in, "storageEncrypted", "instance.storage.encrypted")
+	f.setString(in, "identifier", "identifier")
+	f.setString(in, "dbName", "database.name")
+	f.setString(in, "dbSubnetGroupName", "network.subnetGroup")
+	f.setInt(in, "backupRetentionPeriod", "backup.retentionDays")
+	f.setBool(in, "deletionProtection", "deletion.protection")
+	if f.err != nil {
+		return nil, f.err
+	}
 	if len(sgs) > 0 {
 		in["vpcSecurityGroupIds"] = pulumi.ToStringArray(sgs)
 	}
@@ -135,12 +140,15 @@ func registerRedis(r *Registration) (*Registered, error) {
 		"atRestEncryptionEnabled":  pulumi.Bool(atRest),
 		"tags":                     r.tags(),
 	}
-	setIf(in, "engineVersion", c, "engine.version")
-	setIf(in, "parameterGroupName", c, "engine.parameterGroup")
-	setIf(in, "replicationGroupId", c, "id")
-	setIf(in, "multiAzEnabled", c, "cluster.multiAZ")
-	setIf(in, "transitEncryptionEnabled", c, "encryption.inTransit")
-	setIf(in, "subnetGroupName", c, "network.subnetGroup")
+	f.setString(in, "engineVersion", "engine.version")
+	f.setString(in, "parameterGroupName", "engine.parameterGroup")
+	f.setString(in, "replicationGroupId", "id")
+	f.setBool(in, "multiAzEnabled", "cluster.multiAZ")
+	f.setBool(in, "transitEncryptionEnabled", "encryption.inTransit")
+	f.setString(in, "subnetGroupName", "network.subnetGroup")
+	if f.err != nil {
+		return nil, f.err
+	}
 	if len(sgs) > 0 {
 		in["securityGroupIds"] = pulumi.ToStringArray(sgs)
 	}
@@ -220,8 +228,11 @@ func registerMicroService(r *Registration) (*Registered, error) {
 		"requiresCompatibilities": pulumi.ToStringArray([]string{"FARGATE"}),
 		"tags":                    r.tags(),
 	}
-	setIf(tdIn, "executionRoleArn", c, "executionRoleArn")
-	setIf(tdIn, "taskRoleArn", c, "taskRoleArn")
+	f.setString(tdIn, "executionRoleArn", "executionRoleArn")
+	f.setString(tdIn, "taskRoleArn", "taskRoleArn")
+	if f.err != nil {
+		return nil, f.err
+	}
 	td, err := r.child("aws:ecs/taskDefinition:TaskDefinition", r.Name, tdIn)
 	if err != nil {
 		return nil, err
@@ -234,7 +245,10 @@ func registerMicroService(r *Registration) (*Registered, error) {
 		"healthCheck": pulumi.Map{"path": pulumi.String(str(c, "healthCheck.path", "/health"))},
 		"tags":        r.tags(),
 	}
-	setIf(tgIn, "vpcId", c, "network.vpcId")
+	f.setString(tgIn, "vpcId", "network.vpcId")
+	if f.err != nil {
+		return nil, f.err
+	}
 	tg, err := r.child("aws:lb/targetGroup:TargetGroup", r.Name, tgIn)
 	if err != nil {
 		return nil, err
@@ -304,6 +318,61 @@ func registerMicroService(r *Registration) (*Registered, error) {
 		Children: map[string]*Child{"taskDefinition": td, "targetGroup": tg, "service": svc,
 			"scalingTarget": st, "scalingPolicy": sp},
 	}, nil
+}
+
+// The set* methods set the input key of m from the config path when it is
+// present, as the type the pulumi-aws property has
+// (testdata/aws-schema.json): a value of another type is the fields' error,
+// naming the path.
+
+// setString sets a string property: a string as written, a number in
+// decimal (`engine.version: 16` is "16"; YAML reads an unquoted 7.10 as the
+// number 7.1, so a version is best quoted).
+func (f *fields) setString(m pulumi.Map, key, path string) {
+	switch v := get(f.cfg, path).(type) {
+	case nil:
+	case string:
+		m[key] = pulumi.String(v)
+	case int, int64, float64, json.Number:
+		m[key] = pulumi.String(decimal(v))
+	default:
+		f.fail(fmt.Errorf("config %s: %v is not a string", path, v))
+	}
+}
+
+// setInt sets an integer property from a whole number.
+func (f *fields) setInt(m pulumi.Map, key, path string) {
+	if get(f.cfg, path) == nil {
+		return
+	}
+	n := f.num(path, 0)
+	if n != math.Trunc(n) {
+		f.fail(fmt.Errorf("config %s: %v is not a whole number", path, n))
+	}
+	if f.err == nil {
+		m[key] = pulumi.Int(int(n))
+	}
+}
+
+// setBool sets a boolean property from true or false.
+func (f *fields) setBool(m pulumi.Map, key, path string) {
+	if get(f.cfg, path) == nil {
+		return
+	}
+	if b := f.boolean(path, false); f.err == nil {
+		m[key] = pulumi.Bool(b)
+	}
+}
+
+// decimal writes a number as its shortest decimal (16, 7.1).
+func decimal(v any) string {
+	switch n := v.(type) {
+	case float64:
+		return strconv.FormatFloat(n, 'f', -1, 64)
+	case json.Number:
+		return n.String()
+	}
+	return fmt.Sprint(v)
 }
 
 // asString renders a number output as a string, as the example state's outputs show (docs/state-format.md#example)

@@ -1,0 +1,3 @@
+module github.com/deployer-dev/deployer/scripts/awsschema
+
+go 1.26.8
