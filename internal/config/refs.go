@@ -10,7 +10,7 @@ import (
 	"strings"
 
 	"github.com/deployer-dev/deployer/internal/inputfile"
-	"github.com/deployer-dev/deployer/internal/secrets"
+	"github.com/deployer-dev/deployer/internal/secrets/sensitive"
 )
 
 // refPattern matches a reference to a value kept outside deployer.yaml
@@ -63,7 +63,7 @@ type refResolver struct {
 
 func (r *refResolver) mapValue(path string, m map[string]any, secret bool) map[string]any {
 	for k, v := range m {
-		m[k] = r.value(path+"."+k, v, secret || secrets.IsSecretKey(k))
+		m[k] = r.value(path+"."+k, v, secret || sensitive.IsSecretKey(k))
 	}
 	return m
 }
@@ -73,7 +73,7 @@ func (r *refResolver) value(path string, v any, secret bool) any {
 	case string:
 		return r.text(path, t, secret)
 	case map[string]any:
-		if secrets.IsSecretValue(t) {
+		if sensitive.IsSecretValue(t) {
 			t["value"] = r.value(path, t["value"], true)
 			return t
 		}
@@ -123,7 +123,7 @@ func (r *refResolver) text(path, s string, secret bool) any {
 		return ""
 	})
 	if marked && !secret {
-		return secrets.Wrap(out)
+		return sensitive.Wrap(out)
 	}
 	return out
 }
@@ -151,7 +151,7 @@ func wrapPath(m map[string]any, path string) {
 			rest = strings.TrimPrefix(after, "[")
 		}
 		for _, st := range steps {
-			if secrets.IsSecretValue(cur) {
+			if sensitive.IsSecretValue(cur) {
 				return
 			}
 			parent = cur
@@ -176,7 +176,7 @@ func wrapPath(m map[string]any, path string) {
 		}
 	}
 	if cur != nil && set != nil {
-		set(secrets.Wrap(cur))
+		set(sensitive.Wrap(cur))
 	}
 }
 

@@ -10,7 +10,7 @@ import (
 	"github.com/deployer-dev/deployer/internal/config"
 	"github.com/deployer-dev/deployer/internal/jsontree"
 	"github.com/deployer-dev/deployer/internal/plan"
-	"github.com/deployer-dev/deployer/internal/secrets"
+	"github.com/deployer-dev/deployer/internal/secrets/sensitive"
 	"github.com/deployer-dev/deployer/internal/statestore"
 )
 
@@ -71,11 +71,11 @@ func (s *Service) bind(ctx context.Context, res *config.Resolved, st *statestore
 func (s *Service) contentSecrets(res *config.Resolved) *config.Resolved {
 	wrap := func(v map[string]any) map[string]any {
 		out, _ := jsontree.Copy(v, func(_ string, x any) (any, bool) {
-			if secrets.IsSecretValue(x) {
+			if sensitive.IsSecretValue(x) {
 				return x, true
 			}
 			if str, ok := x.(string); ok && s.d.Masker.Contains(str) {
-				return secrets.Wrap(str), true
+				return sensitive.Wrap(str), true
 			}
 			return nil, false
 		}).(map[string]any)

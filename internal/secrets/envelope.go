@@ -9,25 +9,6 @@ import (
 	"fmt"
 )
 
-// Envelope keys: a secret value is stored, in place of the value, as
-// {"deployer:secret": "v1", "provider": P, "key": K, "ciphertext": C}
-// (docs/secrets.md). C is base64 of a 12-byte nonce followed by the AES-256-GCM
-// seal of the value's JSON.
-const (
-	EnvelopeMarker  = "deployer:secret"
-	EnvelopeVersion = "v1"
-)
-
-// IsEnvelope reports whether v is a sealed secret value.
-func IsEnvelope(v any) bool {
-	m, ok := v.(map[string]any)
-	if !ok {
-		return false
-	}
-	mark, ok := m[EnvelopeMarker].(string)
-	return ok && mark != ""
-}
-
 // EnvelopeKey returns the provider and key named by an envelope.
 func EnvelopeKey(v any) (provider, key string) {
 	m, _ := v.(map[string]any)

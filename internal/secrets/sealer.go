@@ -12,6 +12,7 @@ import (
 	"maps"
 	"sync"
 
+	"github.com/deployer-dev/deployer/internal/secrets/sensitive"
 	"github.com/deployer-dev/deployer/internal/statestore"
 )
 
@@ -256,7 +257,7 @@ func openMap(m map[string]any, open func(map[string]any) (any, error)) error {
 func openValue(v any, open func(map[string]any) (any, error)) (any, bool, error) {
 	switch t := v.(type) {
 	case map[string]any:
-		if IsEnvelope(t) {
+		if sensitive.IsEnvelope(t) {
 			nv, err := open(t)
 			return nv, err == nil, err
 		}
@@ -327,7 +328,7 @@ func (s *Sealer) sealOnce(ctx context.Context, st *statestore.State) (*statestor
 		if err != nil {
 			return nil, s.fail(err)
 		}
-		env = map[string]any{EnvelopeMarker: EnvelopeVersion, "provider": info.Provider, "key": info.Key, "ciphertext": ct}
+		env = map[string]any{sensitive.EnvelopeMarker: sensitive.EnvelopeVersion, "provider": info.Provider, "key": info.Key, "ciphertext": ct}
 		s.mu.Lock()
 		s.cache[ck] = env
 		s.mu.Unlock()
@@ -414,8 +415,8 @@ func (s *Sealer) sealMap(m map[string]any, seal func(any) (map[string]any, error
 		var nv any
 		changed := false
 		switch {
-		case v == nil || IsEnvelope(v):
-		case IsSecretValue(v) || IsSecretKey(k) || s.holdsSecret(v):
+		case v == nil || sensitive.IsEnvelope(v):
+		case sensitive.IsSecretValue(v) || sensitive.IsSecretKey(k) || s.holdsSecret(v):
 			env, err := seal(v)
 			if err != nil {
 				return nil, false, err
@@ -456,10 +457,10 @@ func (s *Sealer) sealValue(v any, seal func(any) (map[string]any, error)) (any, 
 	}
 	switch t := v.(type) {
 	case map[string]any:
-		if IsEnvelope(t) {
+		if sensitive.IsEnvelope(t) {
 			return v, false, nil
 		}
-		if IsSecretValue(t) {
+		if sensitive.IsSecretValue(t) {
 			env, err := seal(t)
 			return env, err == nil, err
 		}

@@ -13,6 +13,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/deployer-dev/deployer/internal/secrets"
+	"github.com/deployer-dev/deployer/internal/secrets/sensitive"
 	"github.com/deployer-dev/deployer/internal/statestore"
 	"github.com/deployer-dev/deployer/internal/statestore/file"
 )
@@ -87,7 +88,7 @@ func TestSealedStateKeepsNoPlainSecretAndOpensBack(t *testing.T) {
 	if err != nil {
 		t.Fatalf("verify without a key: %v", err)
 	}
-	if !secrets.IsEnvelope(sealed.Resources["app/db"].DesiredConfig["password"]) {
+	if !sensitive.IsEnvelope(sealed.Resources["app/db"].DesiredConfig["password"]) {
 		t.Errorf("password should stay an envelope without a key: %v", sealed.Resources["app/db"].DesiredConfig["password"])
 	}
 	// A new process with the passphrase opens every value as it was.

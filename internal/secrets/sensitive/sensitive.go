@@ -1,0 +1,126 @@
+package sensitive
+
+import (
+	"strings"
+	"sync"
+	"sync/atomic"
+	"unicode"
+)
+
+// Masked is what a secret value is shown as in plans and state output.
+const Masked = "(sensitive)"
+
+// secretSubstrings mark a key as secret wherever they appear in it
+// (case-insensitive): db_password, GITHUB_TOKEN, clientSecret.
+var secretSubstrings = []string{"password", "passwd", "passphrase", "secret", "token", "credential"}
+
+// secretWords mark a key as secret when they are a whole word of it; words
+// are split at '_', '-', '.', ':', '/', ' ' and lower-to-upper case changes: apiKey,
+// api_key, KEY, ssh-keys, db_pass, but not monkey or keyspace.
+var secretWords = []string{"key", "keys", "apikey", "pass", "pwd"}
+
+// IsSecretKey reports whether a config key names a secret (docs/secrets.md):
+// it contains password, passwd, passphrase, secret, token or credential in
+// any case, or one of its words is key, keys, apikey, pass or pwd.
+func IsSecretKey(k string) bool {
+	if v, ok := keyVerdicts.Load(k); ok {
+		return v.(bool)
+	}
+	secret := isSecretKey(k)
+	if keyVerdictCount.Add(1) <= maxKeyVerdicts {
+		keyVerdicts.Store(k, secret)
+	}
+	return secret
+}
+
+// keyVerdicts caches IsSecretKey by key: a state repeats the same few key
+// names in every resource. At most maxKeyVerdicts keys are kept.
+var (
+	keyVerdicts     sync.Map
+	keyVerdictCount atomic.Int64
+)
+
+const maxKeyVerdicts = 100_000
+
+func isSecretKey(k string) bool {
+	lower := strings.ToLower(k)
+	for _, s := range secretSubstrings {
+		if strings.Contains(lower, s) {
+			return true
+		}
+	}
+	for _, w := range words(k) {
+		for _, s := range secretWords {
+			if w == s {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// words splits a key into lower-case words at separators and camelCase humps.
+func words(k string) []string {
+	var out []string
+	var cur []rune
+	flush := func() {
+		if len(cur) > 0 {
+			out = append(out, strings.ToLower(string(cur)))
+			cur = cur[:0]
+		}
+	}
+	rs := []rune(k)
+	for i, r := range rs {
+		switch {
+		case r == '_' || r == '-' || r == '.' || r == ' ' || r == ':' || r == '/':
+			flush()
+			continue
+		case unicode.IsUpper(r) && i > 0 && (unicode.IsLower(rs[i-1]) || unicode.IsDigit(rs[i-1]) ||
+			(i+1 < len(rs) && unicode.IsLower(rs[i+1]) && unicode.IsUpper(rs[i-1]))):
+			flush()
+		}
+		cur = append(cur, r)
+	}
+	flush()
+	return out
+}
+
+// IsSecretValue reports whether v is a value written as {secret: true,
+// value: X} (exactly those two keys).
+func IsSecretValue(v any) bool {
+	m, ok := v.(map[string]any)
+	if !ok || len(m) != 2 {
+		return false
+	}
+	s, ok := m["secret"].(bool)
+	_, hasValue := m["value"]
+	return ok && s && hasValue
+}
+
+// Wrap returns v written as a secret value: {secret: true, value: v}. A
+// value that already is one is returned as it is.
+func Wrap(v any) any {
+	if IsSecretValue(v) {
+		return v
+	}
+	return map[string]any{"secret": true, "value": v}
+}
+
+// Envelope keys: a secret value is stored, in place of the value, as
+// {"deployer:secret": "v1", "provider": P, "key": K, "ciphertext": C}
+// (docs/secrets.md). C is base64 of a 12-byte nonce followed by the AES-256-GCM
+// seal of the value's JSON.
+const (
+	EnvelopeMarker  = "deployer:secret"
+	EnvelopeVersion = "v1"
+)
+
+// IsEnvelope reports whether v is a sealed secret value.
+func IsEnvelope(v any) bool {
+	m, ok := v.(map[string]any)
+	if !ok {
+		return false
+	}
+	mark, ok := m[EnvelopeMarker].(string)
+	return ok && mark != ""
+}
