@@ -21,11 +21,11 @@ type kindEngine struct {
 
 func (e kindEngine) Name() string             { return "fake" }
 func (e kindEngine) Handles(kind string) bool { return slices.Contains(e.kinds, kind) }
-func (e kindEngine) Apply(context.Context, []plan.Step, engine.Inputs) ([]engine.Result, error) {
-	return nil, nil
+func (e kindEngine) Apply(context.Context, engine.ApplyRequest) (engine.ApplyResponse, error) {
+	return engine.ApplyResponse{}, nil
 }
-func (e kindEngine) Destroy(context.Context, []plan.Step, engine.Inputs) ([]engine.Result, error) {
-	return nil, nil
+func (e kindEngine) Destroy(context.Context, engine.DestroyRequest) (engine.DestroyResponse, error) {
+	return engine.DestroyResponse{}, nil
 }
 
 // Pulumi's `up` deletes what its program does not declare: every Pulumi

@@ -56,15 +56,15 @@ func (e coverEngine) Kinds() []engine.Kind { return e.kinds }
 func (e coverEngine) Handles(kind string) bool {
 	return slices.ContainsFunc(e.kinds, func(k engine.Kind) bool { return k.Name == kind })
 }
-func (coverEngine) Preflight(context.Context, []plan.Step) error { return nil }
-func (e coverEngine) Preview(context.Context, []plan.Step, engine.Inputs) (string, error) {
+func (coverEngine) Preflight(context.Context, engine.PreflightRequest) error { return nil }
+func (e coverEngine) Preview(context.Context, engine.PreviewRequest) (engine.PreviewResponse, error) {
 	if e.previews == "" {
-		return "", engine.ErrNotSupported
+		return engine.PreviewResponse{}, engine.ErrNotSupported
 	}
-	return e.previews, nil
+	return engine.PreviewResponse{Text: e.previews}, nil
 }
-func (coverEngine) Refresh(context.Context, []plan.Step, engine.Inputs) ([]engine.Drift, error) {
-	return nil, engine.ErrNotSupported
+func (coverEngine) Refresh(context.Context, engine.RefreshRequest) (engine.RefreshResponse, error) {
+	return engine.RefreshResponse{}, engine.ErrNotSupported
 }
 
 // When nothing in scope can be previewed or refreshed, the error says which

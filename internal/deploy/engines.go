@@ -105,7 +105,7 @@ func preflight(ctx context.Context, cfg *config.Config, t Target, engines []engi
 		if len(comps) == 0 {
 			continue
 		}
-		if err := e.Preflight(ctx, comps); err != nil {
+		if err := e.Preflight(ctx, engine.PreflightRequest{Components: comps}); err != nil {
 			return err
 		}
 	}
@@ -271,14 +271,14 @@ func (s *Service) Preview(ctx context.Context, cfg *config.Config, t Target, p *
 	none := nothingTo(ErrNothingToPreview, "--preview", s.d.Engines, func(k engine.Kind) engine.Coverage { return k.Preview }, "")
 	err := s.eachEngine(ctx, cfg, t, p, none, func(r engineRun, in engine.Inputs, st *statestore.State) error {
 		in.Keep = keepFor(p, st, r.eng, r.changes)
-		text, err := r.eng.Preview(ctx, r.changes, in)
+		resp, err := r.eng.Preview(ctx, engine.PreviewRequest{Steps: r.changes, Inputs: in})
 		if err != nil {
 			return err
 		}
 		if out != "" {
 			out += "\n"
 		}
-		out += text
+		out += resp.Text
 		return nil
 	})
 	if err != nil {
@@ -302,9 +302,9 @@ func (s *Service) Refresh(ctx context.Context, cfg *config.Config, t Target, p *
 		"; deploy first if the components have no state yet")
 	err := s.eachEngine(ctx, cfg, t, p, none, func(r engineRun, in engine.Inputs, st *statestore.State) error {
 		in.Keep = keepFor(p, st, r.eng, r.prior)
-		drift, err := r.eng.Refresh(ctx, r.prior, in)
+		resp, err := r.eng.Refresh(ctx, engine.RefreshRequest{Steps: r.prior, Inputs: in})
 		if err == nil {
-			out = append(out, drift...)
+			out = append(out, resp.Drift...)
 		}
 		return err
 	})

@@ -284,16 +284,12 @@ func (g *scheduler) call(ctx context.Context, eng engine.Engine, ids []int, step
 		in.Keep = g.keep(eng, steps)
 	}
 	g.mu.Unlock()
-	var (
-		rs  []engine.Result
-		err error
-	)
 	if g.destroy {
-		rs, err = eng.Destroy(ctx, steps, in)
-	} else {
-		rs, err = eng.Apply(ctx, steps, in)
+		resp, err := eng.Destroy(ctx, engine.DestroyRequest{Steps: steps, Inputs: in})
+		return completion{ids: ids, results: resp.Results, err: err}
 	}
-	return completion{ids: ids, results: rs, err: err}
+	resp, err := eng.Apply(ctx, engine.ApplyRequest{Steps: steps, Inputs: in})
+	return completion{ids: ids, results: resp.Results, err: err}
 }
 
 // complete merges a call's results: outputs, resolved inputs, and the

@@ -30,7 +30,8 @@ type recEngine struct {
 
 func (e *recEngine) Name() string             { return e.kind }
 func (e *recEngine) Handles(kind string) bool { return kind == e.kind }
-func (e *recEngine) Apply(_ context.Context, steps []plan.Step, in engine.Inputs) ([]engine.Result, error) {
+func (e *recEngine) Apply(_ context.Context, req engine.ApplyRequest) (engine.ApplyResponse, error) {
+	steps, in := req.Steps, req.Inputs
 	n := e.inflight.Add(1)
 	defer e.inflight.Add(-1)
 	for {
@@ -56,10 +57,11 @@ func (e *recEngine) Apply(_ context.Context, steps []plan.Step, in engine.Inputs
 	e.calls = append(e.calls, addrs)
 	e.keeps = append(e.keeps, keep)
 	e.mu.Unlock()
-	return rs, nil
+	return engine.ApplyResponse{Results: rs}, nil
 }
-func (e *recEngine) Destroy(ctx context.Context, steps []plan.Step, in engine.Inputs) ([]engine.Result, error) {
-	return e.Apply(ctx, steps, in)
+func (e *recEngine) Destroy(ctx context.Context, req engine.DestroyRequest) (engine.DestroyResponse, error) {
+	resp, err := e.Apply(ctx, engine.ApplyRequest(req))
+	return engine.DestroyResponse(resp), err
 }
 
 // Kinds is empty: no config path forces a replace in these tests.

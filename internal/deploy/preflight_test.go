@@ -35,9 +35,9 @@ func (e checkEngine) Kinds() []engine.Kind {
 	}
 	return out
 }
-func (e checkEngine) Preflight(_ context.Context, steps []plan.Step) error {
+func (e checkEngine) Preflight(_ context.Context, req engine.PreflightRequest) error {
 	var addrs []string
-	for _, s := range steps {
+	for _, s := range req.Components {
 		addrs = append(addrs, s.Address)
 	}
 	*e.events = append(*e.events, "preflight "+e.name+" "+strings.Join(addrs, ","))

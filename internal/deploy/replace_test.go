@@ -31,7 +31,8 @@ func (e *stepEngine) Handles(kind string) bool { return kind == e.kind }
 func (e *stepEngine) Capabilities() engine.Capabilities {
 	return engine.Capabilities{ConcurrentSteps: e.concurrent}
 }
-func (e *stepEngine) Apply(_ context.Context, steps []plan.Step, _ engine.Inputs) ([]engine.Result, error) {
+func (e *stepEngine) Apply(_ context.Context, req engine.ApplyRequest) (engine.ApplyResponse, error) {
+	steps := req.Steps
 	e.mu.Lock()
 	e.steps = append(e.steps, steps...)
 	e.mu.Unlock()
@@ -43,11 +44,11 @@ func (e *stepEngine) Apply(_ context.Context, steps []plan.Step, _ engine.Inputs
 		}
 		if e.fail[s.Address] {
 			r.Status, r.Outputs, r.Err = engine.StatusFailed, nil, errors.New(s.Address+" failed in "+e.kind)
-			return append(rs, r), r.Err
+			return engine.ApplyResponse{Results: append(rs, r)}, r.Err
 		}
 		rs = append(rs, r)
 	}
-	return rs, nil
+	return engine.ApplyResponse{Results: rs}, nil
 }
 
 // replaceAcross is a plan where x/thing, a P (batch engine) component that

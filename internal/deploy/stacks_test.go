@@ -73,15 +73,17 @@ func (e stackEngine) Kinds() []engine.Kind {
 		return out, ok
 	}}}}
 }
-func (e stackEngine) Handles(k string) bool                        { return k == "Command" || k == "StackReference" }
-func (e stackEngine) Preflight(context.Context, []plan.Step) error { return nil }
-func (e stackEngine) Kill()                                        {}
-func (e stackEngine) Capabilities() engine.Capabilities            { return engine.Capabilities{} }
-func (e stackEngine) Apply(ctx context.Context, steps []plan.Step, in engine.Inputs) ([]engine.Result, error) {
-	return e.run(ctx, steps, in, "ready")
+func (e stackEngine) Handles(k string) bool                                    { return k == "Command" || k == "StackReference" }
+func (e stackEngine) Preflight(context.Context, engine.PreflightRequest) error { return nil }
+func (e stackEngine) Kill()                                                    {}
+func (e stackEngine) Capabilities() engine.Capabilities                        { return engine.Capabilities{} }
+func (e stackEngine) Apply(ctx context.Context, req engine.ApplyRequest) (engine.ApplyResponse, error) {
+	rs, err := e.run(ctx, req.Steps, req.Inputs, "ready")
+	return engine.ApplyResponse{Results: rs}, err
 }
-func (e stackEngine) Destroy(ctx context.Context, steps []plan.Step, in engine.Inputs) ([]engine.Result, error) {
-	return e.run(ctx, steps, in, "deleted")
+func (e stackEngine) Destroy(ctx context.Context, req engine.DestroyRequest) (engine.DestroyResponse, error) {
+	rs, err := e.run(ctx, req.Steps, req.Inputs, "deleted")
+	return engine.DestroyResponse{Results: rs}, err
 }
 
 func (e stackEngine) run(ctx context.Context, steps []plan.Step, in engine.Inputs, status engine.Status) ([]engine.Result, error) {

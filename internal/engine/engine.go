@@ -170,20 +170,20 @@ type Engine interface {
 	// Capabilities says how the scheduler may call Apply and Destroy.
 	Capabilities() Capabilities
 	// Preflight checks, before any lock is taken or backend opened, what
-	// applying comps (steps with Address, Kind and Config) needs: for Pulumi
-	// the CLI, the provider plugins and the secrets passphrase. The error
-	// says what to install or set.
-	Preflight(ctx context.Context, comps []plan.Step) error
-	// Preview returns the engine's own preview of applying steps (plan
+	// applying req.Components needs: for Pulumi the CLI, the provider
+	// plugins and the secrets passphrase. The error says what to install
+	// or set.
+	Preflight(ctx context.Context, req PreflightRequest) error
+	// Preview returns the engine's own preview of applying req.Steps (plan
 	// --preview), as lines headed by one naming the engine ("Pulumi
 	// preview:"), or ErrNotSupported when it covers none of them
 	// (Kind.Preview).
-	Preview(ctx context.Context, steps []plan.Step, in Inputs) (string, error)
-	// Refresh compares the actual_state of steps (with Prior) and in.Keep
-	// with the cloud (plan --refresh) and returns the components that
-	// drifted, or ErrNotSupported when it covers none of them
+	Preview(ctx context.Context, req PreviewRequest) (PreviewResponse, error)
+	// Refresh compares the actual_state of req.Steps (with Prior) and
+	// req.Keep with the cloud (plan --refresh) and returns the components
+	// that drifted, or ErrNotSupported when it covers none of them
 	// (Kind.Refresh).
-	Refresh(ctx context.Context, steps []plan.Step, in Inputs) ([]Drift, error)
+	Refresh(ctx context.Context, req RefreshRequest) (RefreshResponse, error)
 	// Kill stops the engine's running processes at once (the second
 	// Ctrl-C); the running Apply or Destroy then returns promptly with what
 	// it knows, having cleaned up after itself.
@@ -191,7 +191,67 @@ type Engine interface {
 	// Apply runs create/update/replace/delete steps in the given (topological)
 	// order, stopping at the first failure. It returns a Result for every step
 	// it started, even on error; err is the first failure or ctx's error.
-	Apply(ctx context.Context, steps []plan.Step, in Inputs) ([]Result, error)
-	// Destroy deletes the components of steps (all Delete), in the given order.
-	Destroy(ctx context.Context, steps []plan.Step, in Inputs) ([]Result, error)
+	Apply(ctx context.Context, req ApplyRequest) (ApplyResponse, error)
+	// Destroy deletes the components of req.Steps (all Delete), in the
+	// given order; it returns as Apply does.
+	Destroy(ctx context.Context, req DestroyRequest) (DestroyResponse, error)
+}
+
+// Each call of an Engine takes a request and returns a response (as
+// Terraform's providers do), so the contract grows by new fields without
+// breaking the engines or their callers.
+
+// PreflightRequest is one Engine.Preflight.
+type PreflightRequest struct {
+	// Components are the components of the engine's kinds in scope: steps
+	// with Address, Kind and Config.
+	Components []plan.Step
+}
+
+// PreviewRequest is one Engine.Preview: the steps to preview and what
+// every call needs besides them.
+type PreviewRequest struct {
+	Steps []plan.Step
+	Inputs
+}
+
+// PreviewResponse is the engine's preview, as lines.
+type PreviewResponse struct {
+	Text string
+}
+
+// RefreshRequest is one Engine.Refresh: the steps whose actual_state is
+// compared with the cloud (with Prior), and Inputs.Keep besides.
+type RefreshRequest struct {
+	Steps []plan.Step
+	Inputs
+}
+
+// RefreshResponse lists the components that drifted.
+type RefreshResponse struct {
+	Drift []Drift
+}
+
+// ApplyRequest is one Engine.Apply: the steps in the order to run them,
+// and what every call needs besides them.
+type ApplyRequest struct {
+	Steps []plan.Step
+	Inputs
+}
+
+// ApplyResponse holds a Result for every step the engine started.
+type ApplyResponse struct {
+	Results []Result
+}
+
+// DestroyRequest is one Engine.Destroy: the steps whose components are
+// deleted, in the order to delete them.
+type DestroyRequest struct {
+	Steps []plan.Step
+	Inputs
+}
+
+// DestroyResponse holds a Result for every step the engine started.
+type DestroyResponse struct {
+	Results []Result
 }

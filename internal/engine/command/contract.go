@@ -6,7 +6,6 @@ import (
 
 	"github.com/deployer-dev/deployer/internal/config"
 	"github.com/deployer-dev/deployer/internal/engine"
-	"github.com/deployer-dev/deployer/internal/plan"
 	"github.com/deployer-dev/deployer/internal/proc"
 )
 
@@ -21,11 +20,31 @@ func (e *Engine) Kinds() []engine.Kind {
 }
 
 // Preflight has nothing to check: commands run with the local shell.
-func (e *Engine) Preflight(context.Context, []plan.Step) error { return nil }
+func (e *Engine) Preflight(context.Context, engine.PreflightRequest) error { return nil }
 
 // Preview is not supported: a command cannot tell what it would do.
-func (e *Engine) Preview(context.Context, []plan.Step, engine.Inputs) (string, error) {
-	return "", engine.ErrNotSupported
+func (e *Engine) Preview(context.Context, engine.PreviewRequest) (engine.PreviewResponse, error) {
+	return engine.PreviewResponse{}, engine.ErrNotSupported
+}
+
+// Apply runs req.Steps in order, one command at a time (apply).
+func (e *Engine) Apply(ctx context.Context, req engine.ApplyRequest) (engine.ApplyResponse, error) {
+	rs, err := e.apply(ctx, req.Steps, req.Inputs)
+	return engine.ApplyResponse{Results: rs}, err
+}
+
+// Destroy runs command.delete of every step of req.Steps in order
+// (destroy).
+func (e *Engine) Destroy(ctx context.Context, req engine.DestroyRequest) (engine.DestroyResponse, error) {
+	rs, err := e.destroy(ctx, req.Steps, req.Inputs)
+	return engine.DestroyResponse{Results: rs}, err
+}
+
+// Refresh runs the read command of the components of req.Steps that have
+// one (refresh).
+func (e *Engine) Refresh(ctx context.Context, req engine.RefreshRequest) (engine.RefreshResponse, error) {
+	drift, err := e.refresh(ctx, req.Steps, req.Inputs)
+	return engine.RefreshResponse{Drift: drift}, err
 }
 
 // ErrKilled is wrapped by the error of an Apply or Destroy whose command

@@ -82,7 +82,7 @@ func (e *Engine) Capabilities() engine.Capabilities {
 	return engine.Capabilities{ConcurrentSteps: true}
 }
 
-// Apply runs the steps in order (no-op steps are skipped): create runs
+// apply runs the steps in order (no-op steps are skipped): create runs
 // command.create; update runs command.update or, when empty, command.create,
 // and nothing when only command.delete or command.timeout changed
 // (stateOnly);
@@ -96,7 +96,7 @@ func (e *Engine) Capabilities() engine.Capabilities {
 // *StepError for a non-zero exit, a timeout or bad outputs, an error
 // wrapping context.Cause(ctx) when ctx was cancelled, or one wrapping
 // ErrKilled after Kill (the step then is cancelled).
-func (e *Engine) Apply(ctx context.Context, steps []plan.Step, in engine.Inputs) ([]engine.Result, error) {
+func (e *Engine) apply(ctx context.Context, steps []plan.Step, in engine.Inputs) ([]engine.Result, error) {
 	if in.Outputs == nil {
 		in.Outputs = map[string]map[string]any{}
 	}
@@ -120,15 +120,15 @@ func (e *Engine) Apply(ctx context.Context, steps []plan.Step, in engine.Inputs)
 	return results, nil
 }
 
-// Destroy runs command.delete of every step in the given order, whatever the
+// destroy runs command.delete of every step in the given order, whatever the
 // steps' actions; errors as Apply.
-func (e *Engine) Destroy(ctx context.Context, steps []plan.Step, in engine.Inputs) ([]engine.Result, error) {
+func (e *Engine) destroy(ctx context.Context, steps []plan.Step, in engine.Inputs) ([]engine.Result, error) {
 	del := make([]plan.Step, 0, len(steps))
 	for _, st := range steps {
 		st.Action = plan.Delete
 		del = append(del, st)
 	}
-	return e.Apply(ctx, del, in)
+	return e.apply(ctx, del, in)
 }
 
 // applyStep runs one step and records its outputs in in.Outputs.

@@ -29,7 +29,7 @@ func TestApplyGivesStdinAndEnvironment(t *testing.T) {
 		Update: `cat > stdin.json; env | grep '^DEPLOYER_' | grep -v '^DEPLOYER_OUTPUTS=' | sort > env.txt; test -f "$DEPLOYER_OUTPUTS"`,
 	}, cfg, "db/main")
 
-	if _, err := testEngine().Apply(context.Background(), []plan.Step{st}, in); err != nil {
+	if _, err := apply(testEngine(), context.Background(), []plan.Step{st}, in); err != nil {
 		t.Fatalf("Apply: %v", err)
 	}
 
@@ -83,7 +83,7 @@ func TestOutputsFlowToDependent(t *testing.T) {
 			Create: `printf '{"seen":"%s","n":"%s"}' "$DEPLOYER_DEP_CONFIG_RENDER_PATH" "$DEPLOYER_DEP_CONFIG_RENDER_LINES" > "$DEPLOYER_OUTPUTS"`,
 		}, nil, "config/render"),
 	}
-	results, err := testEngine().Apply(context.Background(), steps, in)
+	results, err := apply(testEngine(), context.Background(), steps, in)
 	if err != nil {
 		t.Fatalf("Apply: %v", err)
 	}
@@ -111,7 +111,7 @@ func TestFailureStopsDependents(t *testing.T) {
 		step("a/broken", plan.Create, Spec{Create: `echo 'disk full' >&2; exit 3`}, nil, "a/first"),
 		step("b/after", plan.Create, Spec{Create: `touch ran`}, nil, "a/broken"),
 	}
-	results, err := testEngine().Apply(context.Background(), steps, in)
+	results, err := apply(testEngine(), context.Background(), steps, in)
 	var se *StepError
 	if !errors.As(err, &se) {
 		t.Fatalf("Apply error = %v, want *StepError", err)
@@ -146,7 +146,7 @@ func TestInvalidOutputsFailTheStep(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			st := step("web/site", plan.Create, Spec{Create: tc.write + ` > "$DEPLOYER_OUTPUTS"`}, nil)
-			results, err := testEngine().Apply(context.Background(), []plan.Step{st}, in)
+			results, err := apply(testEngine(), context.Background(), []plan.Step{st}, in)
 			if err == nil || !strings.Contains(err.Error(), "DEPLOYER_OUTPUTS") || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("Apply error = %v, want one naming $DEPLOYER_OUTPUTS and %q", err, tc.want)
 			}
@@ -187,11 +187,11 @@ func TestActionsRunTheRightCommands(t *testing.T) {
 			if tc.action == plan.Replace {
 				st.PriorSettings = st.Settings // applied with the same commands
 			}
-			apply := testEngine().Apply
+			call := apply
 			if tc.destroy {
-				apply = testEngine().Destroy
+				call = destroy
 			}
-			results, err := apply(context.Background(), []plan.Step{st}, in)
+			results, err := call(testEngine(), context.Background(), []plan.Step{st}, in)
 			if err != nil {
 				t.Fatalf("apply: %v", err)
 			}
@@ -215,7 +215,7 @@ func TestActionsRunTheRightCommands(t *testing.T) {
 func TestNoOpStepsAreSkipped(t *testing.T) {
 	in := inputs(t, &syncBuffer{})
 	st := step("web/site", plan.NoOp, Spec{Create: "touch ran"}, nil)
-	results, err := testEngine().Apply(context.Background(), []plan.Step{st}, in)
+	results, err := apply(testEngine(), context.Background(), []plan.Step{st}, in)
 	if err != nil || len(results) != 0 || exists(join(in.Dir, "ran")) {
 		t.Errorf("no-op step: results %v, err %v, ran %v; want nothing run", results, err, exists(join(in.Dir, "ran")))
 	}
@@ -224,7 +224,7 @@ func TestNoOpStepsAreSkipped(t *testing.T) {
 func TestMissingCreateCommandSaysWhatToSet(t *testing.T) {
 	in := inputs(t, &syncBuffer{})
 	st := step("web/site", plan.Create, Spec{}, nil)
-	_, err := testEngine().Apply(context.Background(), []plan.Step{st}, in)
+	_, err := apply(testEngine(), context.Background(), []plan.Step{st}, in)
 	if err == nil || !strings.Contains(err.Error(), "services.web.components.site.command.create") {
 		t.Errorf("error = %v, want one naming services.web.components.site.command.create", err)
 	}

@@ -2,6 +2,7 @@ package command
 
 import (
 	"bytes"
+	"context"
 	"os"
 	"path/filepath"
 	"strings"
@@ -81,3 +82,19 @@ func exists(path string) bool {
 }
 
 func join(dir, name string) string { return filepath.Join(dir, name) }
+
+// apply, destroy and refresh make one call of e's contract with steps and in.
+func apply(e engine.Engine, ctx context.Context, steps []plan.Step, in engine.Inputs) ([]engine.Result, error) {
+	resp, err := e.Apply(ctx, engine.ApplyRequest{Steps: steps, Inputs: in})
+	return resp.Results, err
+}
+
+func destroy(e engine.Engine, ctx context.Context, steps []plan.Step, in engine.Inputs) ([]engine.Result, error) {
+	resp, err := e.Destroy(ctx, engine.DestroyRequest{Steps: steps, Inputs: in})
+	return resp.Results, err
+}
+
+func refresh(e engine.Engine, ctx context.Context, steps []plan.Step, in engine.Inputs) ([]engine.Drift, error) {
+	resp, err := e.Refresh(ctx, engine.RefreshRequest{Steps: steps, Inputs: in})
+	return resp.Drift, err
+}

@@ -42,7 +42,7 @@ func startApplies(t *testing.T, e *Engine, ctx context.Context, n int) (runs []*
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			r.results, r.err = e.Apply(ctx, []plan.Step{st}, r.in)
+			r.results, r.err = apply(e, ctx, []plan.Step{st}, r.in)
 		}()
 		<-progress.notify
 	}
@@ -108,7 +108,7 @@ func TestKillStopsEveryRunningCommandAtOnce(t *testing.T) {
 	}
 
 	in := inputs(t, &syncBuffer{})
-	results, err := e.Apply(context.Background(), []plan.Step{step("web/later", plan.Create, Spec{Create: "touch ran"}, nil)}, in)
+	results, err := apply(e, context.Background(), []plan.Step{step("web/later", plan.Create, Spec{Create: "touch ran"}, nil)}, in)
 	if !errors.Is(err, ErrKilled) || len(results) != 0 || exists(join(in.Dir, "ran")) {
 		t.Errorf("Apply after Kill = %+v, %v; want ErrKilled and nothing run", results, err)
 	}

@@ -104,7 +104,7 @@ func TestApplyRecordsItsCommands(t *testing.T) {
 	st := step("web/site", plan.Update, Spec{Create: "true", Delete: "rm -f x", Timeout: time.Minute}, nil)
 	st.Prior = recordedResource(map[string]any{legacyDeleteKey: "./old.sh", "exit_code": 0})
 	st.Diffs = []plan.FieldDiff{{Path: "version", Old: "1", New: "2", Op: plan.OpChange}}
-	res, err := testEngine().Apply(t.Context(), []plan.Step{st}, inputs(t, &syncBuffer{}))
+	res, err := apply(testEngine(), t.Context(), []plan.Step{st}, inputs(t, &syncBuffer{}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -141,7 +141,7 @@ func TestReplaceRunsTheRecordedDelete(t *testing.T) {
 				t.Fatalf("plan: %s %+v runs %v, want a replace whose delete runs %q", st.Action, st.Diffs, st.Runs, tc.runs)
 			}
 			in := inputs(t, &syncBuffer{})
-			res, err := testEngine().Apply(t.Context(), []plan.Step{st}, in)
+			res, err := apply(testEngine(), t.Context(), []plan.Step{st}, in)
 			if err != nil {
 				t.Fatal(err)
 			}

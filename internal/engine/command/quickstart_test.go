@@ -108,7 +108,7 @@ func TestQuickstartExample(t *testing.T) {
 	if len(steps) < 5 {
 		t.Fatalf("quickstart has %d components, want at least 5", len(steps))
 	}
-	first, err := e.Apply(context.Background(), steps, in)
+	first, err := apply(e, context.Background(), steps, in)
 	if err != nil {
 		t.Fatalf("create: %v\nprogress:\n%s", err, progress)
 	}
@@ -123,7 +123,7 @@ func TestQuickstartExample(t *testing.T) {
 	}
 
 	updates, _ := quickstartSteps(t, dir, "prod", plan.Update)
-	again, err := e.Apply(context.Background(), updates, in)
+	again, err := apply(e, context.Background(), updates, in)
 	if err != nil {
 		t.Fatalf("update: %v\nprogress:\n%s", err, progress)
 	}
@@ -140,7 +140,7 @@ func TestQuickstartExample(t *testing.T) {
 		}
 	}
 	publish.Config = map[string]any{"channel": "canary"}
-	if _, err := e.Apply(context.Background(), []plan.Step{publish}, in); err != nil {
+	if _, err := apply(e, context.Background(), []plan.Step{publish}, in); err != nil {
 		t.Fatalf("update docs/publish: %v\nprogress:\n%s", err, progress)
 	}
 	if exists(filepath.Join(dir, "out/prod/published/stable")) || !exists(filepath.Join(dir, "out/prod/published/canary/index.html")) {
@@ -148,7 +148,7 @@ func TestQuickstartExample(t *testing.T) {
 	}
 
 	slices.Reverse(updates)
-	if _, err := e.Destroy(context.Background(), updates, in); err != nil {
+	if _, err := destroy(e, context.Background(), updates, in); err != nil {
 		t.Fatalf("destroy: %v\nprogress:\n%s", err, progress)
 	}
 	t.Logf("progress:\n%s", progress)

@@ -82,13 +82,13 @@ func (e *Engine) recordLive(ctx context.Context, st plan.Step, in engine.Inputs,
 	return nil
 }
 
-// Refresh runs the read command of every component of steps that has one
+// refresh runs the read command of every component of steps that has one
 // and state (Prior), and returns those whose live state differs from what
 // their last apply recorded (actual_state.live), with field diffs relative
 // to the read JSON; a component whose read printed nothing is Missing. A
 // failing read stops the refresh with an error naming the component.
 // engine.ErrNotSupported when no component of steps has a read command.
-func (e *Engine) Refresh(ctx context.Context, steps []plan.Step, in engine.Inputs) ([]engine.Drift, error) {
+func (e *Engine) refresh(ctx context.Context, steps []plan.Step, in engine.Inputs) ([]engine.Drift, error) {
 	var out []engine.Drift
 	seen := map[string]bool{}
 	for _, st := range steps {

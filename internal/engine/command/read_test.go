@@ -27,7 +27,7 @@ func TestApplyRecordsWhatReadPrints(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			in := inputs(t, &syncBuffer{})
 			st := step("web/site", plan.Create, Spec{Create: "true", Read: tc.read}, nil)
-			res, err := testEngine().Apply(context.Background(), []plan.Step{st}, in)
+			res, err := apply(testEngine(), context.Background(), []plan.Step{st}, in)
 			if tc.wantErr == "" {
 				live, _ := res[0].ActualState[LiveKey].(map[string]any)
 				if err != nil || res[0].Status != engine.StatusReady || live["replicas"] == nil {
@@ -50,12 +50,12 @@ func TestRefreshReadsOnlyComponentsWithReadAndState(t *testing.T) {
 	noRead := step("a/no-read", plan.NoOp, Spec{Create: "true"}, nil)
 	noRead.Prior = prior
 	noState := step("a/no-state", plan.Create, Spec{Create: "true", Read: "exit 9"}, nil)
-	if _, err := testEngine().Refresh(context.Background(), []plan.Step{noRead, noState}, in); !errors.Is(err, engine.ErrNotSupported) {
+	if _, err := refresh(testEngine(), context.Background(), []plan.Step{noRead, noState}, in); !errors.Is(err, engine.ErrNotSupported) {
 		t.Fatalf("Refresh without read commands = %v, want ErrNotSupported", err)
 	}
 	same := step("a/same", plan.NoOp, Spec{Create: "true", Read: `echo '{"n": 1.0}'`}, nil)
 	same.Prior = prior
-	drift, err := testEngine().Refresh(context.Background(), []plan.Step{noRead, same}, in)
+	drift, err := refresh(testEngine(), context.Background(), []plan.Step{noRead, same}, in)
 	if err != nil || len(drift) != 0 {
 		t.Fatalf("Refresh = %v, %+v; want no drift (1 and 1.0 are the same number)", err, drift)
 	}

@@ -16,7 +16,7 @@ import (
 func TestTimeoutFailsTheStep(t *testing.T) {
 	in := inputs(t, &syncBuffer{})
 	st := step("web/slow", plan.Create, Spec{Create: "sleep 30", Timeout: 100 * time.Millisecond}, nil)
-	results, err := testEngine().Apply(context.Background(), []plan.Step{st}, in)
+	results, err := apply(testEngine(), context.Background(), []plan.Step{st}, in)
 	if !errors.Is(err, context.DeadlineExceeded) || !strings.Contains(err.Error(), "timed out after 100ms") {
 		t.Fatalf("Apply error = %v, want a timeout naming 100ms", err)
 	}
@@ -39,7 +39,7 @@ func cancelAfter(t *testing.T, e *Engine, st plan.Step) (string, []engine.Status
 		case <-ctx.Done():
 		}
 	}()
-	results, err := e.Apply(ctx, []plan.Step{st, step("web/after", plan.Create, Spec{Create: "touch after"}, nil)}, in)
+	results, err := apply(e, ctx, []plan.Step{st, step("web/after", plan.Create, Spec{Create: "touch after"}, nil)}, in)
 	var statuses []engine.Status
 	for _, r := range results {
 		statuses = append(statuses, r.Status)
@@ -86,7 +86,7 @@ func TestCancelledContextStartsNothing(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	st := step("web/site", plan.Create, Spec{Create: "touch ran"}, nil)
-	results, err := testEngine().Apply(ctx, []plan.Step{st}, in)
+	results, err := apply(testEngine(), ctx, []plan.Step{st}, in)
 	if !errors.Is(err, context.Canceled) || len(results) != 0 || exists(join(in.Dir, "ran")) {
 		t.Errorf("Apply = %v, %v; want context.Canceled and nothing run", results, err)
 	}
@@ -98,7 +98,7 @@ func TestOutputIsStreamedWithTheAddressPrefix(t *testing.T) {
 	st := step("web/site", plan.Create, Spec{
 		Create: `echo building; printf 'two\nlines\n'; printf 'no newline at end' >&2`,
 	}, nil)
-	if _, err := testEngine().Apply(context.Background(), []plan.Step{st}, in); err != nil {
+	if _, err := apply(testEngine(), context.Background(), []plan.Step{st}, in); err != nil {
 		t.Fatalf("Apply: %v", err)
 	}
 	got := progress.String()
@@ -120,7 +120,7 @@ func TestStderrTailKeepsTheLastLines(t *testing.T) {
 	st := step("web/site", plan.Create, Spec{
 		Create: `i=1; while [ $i -le 15 ]; do echo "line $i" >&2; i=$((i+1)); done; exit 1`,
 	}, nil)
-	_, err := testEngine().Apply(context.Background(), []plan.Step{st}, in)
+	_, err := apply(testEngine(), context.Background(), []plan.Step{st}, in)
 	var se *StepError
 	if !errors.As(err, &se) {
 		t.Fatalf("Apply error = %v, want *StepError", err)
@@ -138,7 +138,7 @@ func TestBackgroundChildHoldingStdoutDoesNotHang(t *testing.T) {
 		Create: `(while [ -d "$PWD" ] && [ ! -f "$PWD/release" ]; do sleep 0.05; done) & echo '{"started":true}' > "$DEPLOYER_OUTPUTS"`,
 	}, nil)
 	t.Cleanup(func() { _ = os.WriteFile(join(in.Dir, "release"), nil, 0o644) })
-	results, err := New(WithGrace(100*time.Millisecond)).Apply(context.Background(), []plan.Step{st}, in)
+	results, err := apply(New(WithGrace(100*time.Millisecond)), context.Background(), []plan.Step{st}, in)
 	if err != nil || results[0].Status != engine.StatusReady || results[0].Outputs["started"] != true {
 		t.Errorf("Apply = %+v, %v; want ready with outputs {started: true}", results, err)
 	}
@@ -150,7 +150,7 @@ func TestCarriageReturnStartsAPrefixedLine(t *testing.T) {
 	st := step("web/site", plan.Create, Spec{
 		Create: `printf 'ok\r::error::injected\r\nnext\n\rprogress 1\rprogress 2\r\n'`,
 	}, nil)
-	if _, err := testEngine().Apply(context.Background(), []plan.Step{st}, in); err != nil {
+	if _, err := apply(testEngine(), context.Background(), []plan.Step{st}, in); err != nil {
 		t.Fatalf("Apply: %v", err)
 	}
 	got := progress.String()
@@ -172,7 +172,7 @@ func TestLearnSeesOutputsBeforeTheDependentStarts(t *testing.T) {
 		step("db/main", plan.Create, Spec{Create: `printf '{"password":{"secret":true,"value":"pw-123456"}}' > "$DEPLOYER_OUTPUTS"`}, nil),
 		step("app/web", plan.Create, Spec{Create: `echo "dep password $DEPLOYER_DEP_DB_MAIN_PASSWORD"`}, nil, "db/main"),
 	}
-	if _, err := testEngine().Apply(context.Background(), steps, in); err != nil {
+	if _, err := apply(testEngine(), context.Background(), steps, in); err != nil {
 		t.Fatalf("Apply: %v", err)
 	}
 	got := progress.String()

@@ -138,11 +138,11 @@ func planned(t *testing.T, kind engine.Kind, st plan.Step, in engine.Inputs) map
 func one(t *testing.T, e engine.Engine, kind engine.Kind, st plan.Step, in engine.Inputs, destroy bool, want engine.Status) engine.Result {
 	t.Helper()
 	read := planned(t, kind, st, in)
-	call := e.Apply
+	call := apply
 	if destroy {
-		call = e.Destroy
+		call = destroyAll
 	}
-	rs, err := call(context.Background(), []plan.Step{st}, in)
+	rs, err := call(context.Background(), e, []plan.Step{st}, in)
 	if err != nil {
 		t.Fatalf("%s %s: %v", st.Action, st.Address, err)
 	}
@@ -204,7 +204,7 @@ func lifecycle(t *testing.T, f Fixture, kind engine.Kind) {
 	create.Action = plan.Create
 	// deploy runs the engine's preflight for the components in scope
 	// before any lock: the fixture's own step must pass it.
-	if err := e.Preflight(context.Background(), []plan.Step{create}); err != nil {
+	if err := e.Preflight(context.Background(), engine.PreflightRequest{Components: []plan.Step{create}}); err != nil {
 		t.Fatalf("preflight: %v", err)
 	}
 	r := one(t, e, kind, create, in, false, engine.StatusReady)
@@ -217,7 +217,7 @@ func lifecycle(t *testing.T, f Fixture, kind engine.Kind) {
 	noop := f.Step(t, addr, 1)
 	noop.Action, noop.Prior = plan.NoOp, p
 	planned(t, kind, noop, in)
-	if rs, err := e.Apply(context.Background(), []plan.Step{noop}, in); err != nil || len(rs) > 1 || (len(rs) == 1 && rs[0].Status != engine.StatusReady) {
+	if rs, err := apply(context.Background(), e, []plan.Step{noop}, in); err != nil || len(rs) > 1 || (len(rs) == 1 && rs[0].Status != engine.StatusReady) {
 		t.Fatalf("no-op: results %+v, err %v; want nothing done", rs, err)
 	}
 	live(t, f, kind, in, addr, "no-op", true)
@@ -265,7 +265,8 @@ func refresh(t *testing.T, f Fixture, kind engine.Kind) {
 	st.Action = plan.Create
 	r := one(t, e, kind, st, in, false, engine.StatusReady)
 	st.Action, st.Prior = plan.NoOp, prior(st, r)
-	drift, err := e.Refresh(context.Background(), []plan.Step{st}, in)
+	resp, err := e.Refresh(context.Background(), engine.RefreshRequest{Steps: []plan.Step{st}, Inputs: in})
+	drift := resp.Drift
 	if errors.Is(err, engine.ErrNotSupported) {
 		if kind.Refresh.Covered && kind.Refresh.When == "" {
 			t.Errorf("refresh: %v, but the catalog says it covers every %s component (Kind.Refresh)", err, kind.Name)
@@ -294,7 +295,8 @@ func preview(t *testing.T, e engine.Engine, kind engine.Kind, st plan.Step, in e
 		return // covered for some components only: nothing to require here
 	}
 	st.Action = plan.Update
-	text, err := e.Preview(context.Background(), []plan.Step{st}, in)
+	resp, err := e.Preview(context.Background(), engine.PreviewRequest{Steps: []plan.Step{st}, Inputs: in})
+	text := resp.Text
 	switch {
 	case kind.Preview.Covered && (err != nil || strings.TrimSpace(text) == ""):
 		t.Errorf("preview: %q, %v; the catalog says it covers every %s component (Kind.Preview)", text, err, kind.Name)
@@ -312,7 +314,7 @@ func recordsRead(t *testing.T, f Fixture, kind engine.Kind) {
 	st.Action = plan.Create
 	read := planned(t, kind, st, in)
 	f.Step(t, "svc/comp", 2) // what Read finds moves on after the plan
-	rs, err := e.Apply(context.Background(), []plan.Step{st}, in)
+	rs, err := apply(context.Background(), e, []plan.Step{st}, in)
 	if err != nil || len(rs) != 1 || rs[0].Status != engine.StatusReady {
 		t.Fatalf("apply: results %+v, err %v; want one ready result", rs, err)
 	}
@@ -381,7 +383,7 @@ func kill(t *testing.T, f Fixture, kind engine.Kind) {
 	// A killed engine starts nothing more.
 	after := f.Step(t, "svc/after", 1)
 	after.Action = plan.Create
-	if rs, err := r.engine.Apply(context.Background(), []plan.Step{after}, in); err == nil || slices.ContainsFunc(rs, func(r engine.Result) bool { return r.Status.Succeeded() }) {
+	if rs, err := apply(context.Background(), r.engine, []plan.Step{after}, in); err == nil || slices.ContainsFunc(rs, func(r engine.Result) bool { return r.Status.Succeeded() }) {
 		t.Errorf("apply after Kill: results %+v, err %v; want an error and nothing done", rs, err)
 	}
 	applyAfter(t, f, kind, in, "an apply after the killed one")
@@ -412,7 +414,7 @@ func startSlow(t *testing.T, f Fixture, ctx context.Context, how string) *slowRu
 	r.in.Progress = w
 	go func() {
 		defer close(r.done)
-		r.rs, r.err = r.engine.Apply(ctx, []plan.Step{st}, r.in)
+		r.rs, r.err = apply(ctx, r.engine, []plan.Step{st}, r.in)
 	}()
 	select {
 	case <-w.seen:
@@ -456,4 +458,15 @@ func (w *watch) Write(p []byte) (int, error) {
 		w.once.Do(func() { close(w.seen) })
 	}
 	return len(p), nil
+}
+
+// apply and destroyAll make one Apply or Destroy call of e with steps and in.
+func apply(ctx context.Context, e engine.Engine, steps []plan.Step, in engine.Inputs) ([]engine.Result, error) {
+	resp, err := e.Apply(ctx, engine.ApplyRequest{Steps: steps, Inputs: in})
+	return resp.Results, err
+}
+
+func destroyAll(ctx context.Context, e engine.Engine, steps []plan.Step, in engine.Inputs) ([]engine.Result, error) {
+	resp, err := e.Destroy(ctx, engine.DestroyRequest{Steps: steps, Inputs: in})
+	return resp.Results, err
 }

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/deployer-dev/deployer/internal/engine"
 	"github.com/deployer-dev/deployer/internal/plan"
 )
 
@@ -158,7 +159,7 @@ func TestBackendFor(t *testing.T) {
 func TestPreflightWithoutCLINamesTheScopesKinds(t *testing.T) {
 	t.Setenv("PATH", t.TempDir())
 	e := New(Options{BackendURL: "file://" + t.TempDir()})
-	err := e.Preflight(context.Background(), []plan.Step{{Kind: "RDS"}, {Kind: "Command"}, {Kind: "RDS"}})
+	err := e.Preflight(context.Background(), engine.PreflightRequest{Components: []plan.Step{{Kind: "RDS"}, {Kind: "Command"}, {Kind: "RDS"}}})
 	var missing *CLIMissingError
 	if !errors.As(err, &missing) {
 		t.Fatalf("Preflight without pulumi = %v, want *CLIMissingError", err)

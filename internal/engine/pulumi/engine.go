@@ -175,11 +175,11 @@ func (e *Engine) stack(ctx context.Context, in engine.Inputs, comps []Component)
 	return st, nil
 }
 
-// Apply runs one `pulumi up` whose program declares in.Keep plus the
+// apply runs one `pulumi up` whose program declares in.Keep plus the
 // non-delete steps; components absent from it are deleted by Pulumi. It
 // returns one Result per step. On cancellation (ctx done) the results of
 // unfinished steps are "cancelled" and carry what Pulumi recorded.
-func (e *Engine) Apply(ctx context.Context, steps []plan.Step, in engine.Inputs) ([]engine.Result, error) {
+func (e *Engine) apply(ctx context.Context, steps []plan.Step, in engine.Inputs) ([]engine.Result, error) {
 	started := time.Now()
 	comps := Components(in.Keep, steps)
 	st, err := e.stack(ctx, in, comps)
@@ -198,12 +198,12 @@ func (e *Engine) Apply(ctx context.Context, steps []plan.Step, in engine.Inputs)
 	return e.collect(ctx, st, steps, in, started, upErr, ev.wait(), nil, verb)
 }
 
-// Destroy deletes the components of steps: `pulumi destroy` when nothing
+// destroy deletes the components of steps: `pulumi destroy` when nothing
 // else of the stack stays (in.Keep has no Pulumi component), else an `up`
 // whose program declares only in.Keep.
-func (e *Engine) Destroy(ctx context.Context, steps []plan.Step, in engine.Inputs) ([]engine.Result, error) {
+func (e *Engine) destroy(ctx context.Context, steps []plan.Step, in engine.Inputs) ([]engine.Result, error) {
 	if len(Components(in.Keep, nil)) > 0 {
-		return e.Apply(ctx, steps, in)
+		return e.apply(ctx, steps, in)
 	}
 	started := time.Now()
 	st, err := e.stack(ctx, in, nil)
@@ -217,11 +217,11 @@ func (e *Engine) Destroy(ctx context.Context, steps []plan.Step, in engine.Input
 	return e.collect(ctx, st, steps, in, started, derr, nil, nil, "destroy")
 }
 
-// Preview runs `pulumi preview` of the program Apply would run and returns,
+// preview runs `pulumi preview` of the program Apply would run and returns,
 // under the heading "Pulumi preview:", Pulumi's resource-level preview
 // text followed by its change summary ("create 3, same 2"), for `plan
 // --preview`.
-func (e *Engine) Preview(ctx context.Context, steps []plan.Step, in engine.Inputs) (string, error) {
+func (e *Engine) preview(ctx context.Context, steps []plan.Step, in engine.Inputs) (string, error) {
 	st, err := e.stack(ctx, in, Components(in.Keep, steps))
 	if err != nil {
 		return "", err
@@ -238,11 +238,11 @@ func (e *Engine) Preview(ctx context.Context, steps []plan.Step, in engine.Input
 	return "Pulumi preview:\n" + strings.TrimRight(res.StdOut, "\n") + "\n\nPulumi changes: " + strings.Join(sum, ", ") + "\n", nil
 }
 
-// Refresh runs `pulumi refresh` (which updates Pulumi's own state in the
+// refresh runs `pulumi refresh` (which updates Pulumi's own state in the
 // backend, not deployer's) and returns, per component of steps and in.Keep,
 // the actual_state fields that differ between deployer's state (Prior) and
 // the cloud. Components without drift are left out.
-func (e *Engine) Refresh(ctx context.Context, steps []plan.Step, in engine.Inputs) ([]engine.Drift, error) {
+func (e *Engine) refresh(ctx context.Context, steps []plan.Step, in engine.Inputs) ([]engine.Drift, error) {
 	st, err := e.stack(ctx, in, Components(in.Keep, steps))
 	if err != nil {
 		return nil, err

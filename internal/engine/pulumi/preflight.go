@@ -65,12 +65,12 @@ func (e *PluginMissingError) Error() string {
 	return b.String()
 }
 
-// Preflight checks, before any lock is taken, what the Pulumi components
+// preflight checks, before any lock is taken, what the Pulumi components
 // of comps need: a file:// or s3:// state backend to hold Pulumi's, the
 // CLI (installed first with --install-pulumi), the passphrase of the
 // passphrase secrets provider, and every provider plugin
 // (*PluginMissingError with the install commands).
-func (e *Engine) Preflight(ctx context.Context, comps []plan.Step) error {
+func (e *Engine) preflight(ctx context.Context, comps []plan.Step) error {
 	var kinds []string
 	seen := map[string]bool{}
 	for _, c := range comps {

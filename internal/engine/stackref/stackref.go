@@ -47,8 +47,8 @@ func (*Engine) Capabilities() engine.Capabilities {
 
 // Preflight checks each component's config: stack is a stack name and
 // environment, when set, an environment name.
-func (*Engine) Preflight(_ context.Context, comps []plan.Step) error {
-	for _, c := range comps {
+func (*Engine) Preflight(_ context.Context, req engine.PreflightRequest) error {
+	for _, c := range req.Components {
 		if _, _, err := target(c, "dev"); err != nil {
 			return err
 		}
@@ -57,26 +57,28 @@ func (*Engine) Preflight(_ context.Context, comps []plan.Step) error {
 }
 
 // Preview is not supported: there is nothing to preview.
-func (*Engine) Preview(context.Context, []plan.Step, engine.Inputs) (string, error) {
-	return "", engine.ErrNotSupported
+func (*Engine) Preview(context.Context, engine.PreviewRequest) (engine.PreviewResponse, error) {
+	return engine.PreviewResponse{}, engine.ErrNotSupported
 }
 
 // Refresh is not supported: a reference has no actual state.
-func (*Engine) Refresh(context.Context, []plan.Step, engine.Inputs) ([]engine.Drift, error) {
-	return nil, engine.ErrNotSupported
+func (*Engine) Refresh(context.Context, engine.RefreshRequest) (engine.RefreshResponse, error) {
+	return engine.RefreshResponse{}, engine.ErrNotSupported
 }
 
 // Kill does nothing: no process runs.
 func (*Engine) Kill() {}
 
-// Apply records, for each create, update or replace step, the outputs its
-// plan read (in.Outputs[address], put there by the deploy from the plan);
+// Apply records, for each create, update or replace step of req.Steps,
+// the outputs its plan read (req.Outputs[address], put there by the
+// deploy from the plan);
 // when the plan read none (a caller that did not read) it reads them now.
 // A delete forgets the component. Results are ready or deleted; the first
 // read error fails its step and stops.
-func (e *Engine) Apply(ctx context.Context, steps []plan.Step, in engine.Inputs) ([]engine.Result, error) {
+func (e *Engine) Apply(ctx context.Context, req engine.ApplyRequest) (engine.ApplyResponse, error) {
 	var out []engine.Result
-	for _, st := range steps {
+	in := req.Inputs
+	for _, st := range req.Steps {
 		r := engine.Result{Address: st.Address, Action: st.Action, Started: timeNow()}
 		switch st.Action {
 		case plan.NoOp:
@@ -92,7 +94,7 @@ func (e *Engine) Apply(ctx context.Context, steps []plan.Step, in engine.Inputs)
 				var err error
 				if outs, err = Read(ctx, st, in); err != nil {
 					r.Status, r.Err, r.Finished = engine.StatusFailed, err, timeNow()
-					return append(out, r), err
+					return engine.ApplyResponse{Results: append(out, r)}, err
 				}
 			}
 			r.Status, r.Outputs = engine.StatusReady, maps.Clone(outs)
@@ -103,17 +105,18 @@ func (e *Engine) Apply(ctx context.Context, steps []plan.Step, in engine.Inputs)
 		r.Finished = timeNow()
 		out = append(out, r)
 	}
-	return out, nil
+	return engine.ApplyResponse{Results: out}, nil
 }
 
-// Destroy forgets every component of steps: a reference holds nothing.
-func (e *Engine) Destroy(ctx context.Context, steps []plan.Step, in engine.Inputs) ([]engine.Result, error) {
-	del := make([]plan.Step, len(steps))
-	for i, st := range steps {
+// Destroy forgets every component of req.Steps: a reference holds nothing.
+func (e *Engine) Destroy(ctx context.Context, req engine.DestroyRequest) (engine.DestroyResponse, error) {
+	del := make([]plan.Step, len(req.Steps))
+	for i, st := range req.Steps {
 		st.Action = plan.Delete
 		del[i] = st
 	}
-	return e.Apply(ctx, del, in)
+	resp, err := e.Apply(ctx, engine.ApplyRequest{Steps: del, Inputs: req.Inputs})
+	return engine.DestroyResponse(resp), err
 }
 
 // Read returns the outputs of the stack/environment c references

@@ -64,13 +64,19 @@ func TestApplyRecordsWhatThePlanRead(t *testing.T) {
 			t.Error("Apply read the referenced stack again")
 			return nil, nil
 		}}
-	res, err := New().Apply(context.Background(), []plan.Step{ref(map[string]any{"stack": "base"})}, in)
+	res, err := apply(New(), context.Background(), []plan.Step{ref(map[string]any{"stack": "base"})}, in)
 	if err != nil || len(res) != 1 || res[0].Status != "ready" || !cmp.Equal(res[0].Outputs, read) {
 		t.Fatalf("Apply = %+v, %v; want ready with the plan's outputs", res, err)
 	}
 	del := ref(map[string]any{"stack": "base"})
 	del.Action = plan.Delete
-	if res, err := New().Apply(context.Background(), []plan.Step{del}, in); err != nil || res[0].Status != "deleted" {
+	if res, err := apply(New(), context.Background(), []plan.Step{del}, in); err != nil || res[0].Status != "deleted" {
 		t.Errorf("delete = %+v, %v", res, err)
 	}
+}
+
+// apply makes one Apply call of e with steps and in.
+func apply(e engine.Engine, ctx context.Context, steps []plan.Step, in engine.Inputs) ([]engine.Result, error) {
+	resp, err := e.Apply(ctx, engine.ApplyRequest{Steps: steps, Inputs: in})
+	return resp.Results, err
 }
