@@ -84,7 +84,7 @@ const (
 // on the test's PATH (Pulumi runs pulumi-resource-NAME from PATH). A fresh
 // PULUMI_HOME keeps the user's plugins and credentials out of the test.
 // When they are missing the test fails in CI and is skipped elsewhere.
-func Pulumi(t *testing.T) (cli, plugins string) {
+func Pulumi(t testing.TB) (cli, plugins string) {
 	t.Helper()
 	cli = Require(t, PulumiCLI, "the Pulumi CLI")
 	plugins = Require(t, PulumiPlugins, "the test provider pulumi-resource-deployertest")
