@@ -150,6 +150,7 @@ type StatePushOptions struct {
 	Target      targetFlags
 	File        string
 	Yes         bool
+	Force       bool
 	LockTimeout time.Duration
 	// Config loads deployer.yaml, or the defaults and DEPLOYER_BACKEND_*
 	// without one.
@@ -176,8 +177,9 @@ func NewCmdStatePush(f *Factory, runF func(context.Context, *StatePushOptions) e
 		Use:   "push FILE",
 		Short: "Write a saved state file (deployer-errored-*.json) as the next serial",
 		Long: "Writes a state saved by a failed deploy (./deployer-errored-STACK-ENV.json, when the state\n" +
-			"write failed after infrastructure changed) as the next serial, under the stack lock. Its\n" +
-			"lineage must match the stored state's.",
+			"write failed after infrastructure changed) as the next serial, under the stack lock. It must\n" +
+			"be the next version of the stored state: the same lineage, written from the stored serial.\n" +
+			"--force writes any other file, recorded in the history and the audit log.",
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := opts.Target.validateFlags(); err != nil {
@@ -192,6 +194,7 @@ func NewCmdStatePush(f *Factory, runF func(context.Context, *StatePushOptions) e
 	}
 	opts.Target.bind(cmd, false)
 	cmd.Flags().BoolVarP(&opts.Yes, "yes", "y", false, "write without asking")
+	cmd.Flags().BoolVar(&opts.Force, "force", false, "write a file of another lineage or not written from the stored serial (audited)")
 	cmd.Flags().DurationVar(&opts.LockTimeout, "lock-timeout", 0, "wait up to DUR for a held lock")
 	return cmd
 }
@@ -203,7 +206,7 @@ func runStatePush(ctx context.Context, opts *StatePushOptions) error {
 	if err != nil {
 		return err
 	}
-	req := deploy.PushRequest{Target: t, File: opts.File, LockTimeout: opts.LockTimeout, MaxStateSize: cfg.Backend.MaxStateSize}
+	req := deploy.PushRequest{Target: t, File: opts.File, LockTimeout: opts.LockTimeout, Force: opts.Force, MaxStateSize: cfg.Backend.MaxStateSize}
 	if !opts.Yes {
 		req.Confirm = func(t deploy.Target, st *statestore.State) error {
 			ok, err := opts.IO.Confirm(fmt.Sprintf("Write %s (%d resources) as the next serial of %s/%s?", opts.File, len(st.Resources), t.Stack, t.Env))

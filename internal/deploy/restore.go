@@ -1,6 +1,7 @@
 package deploy
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -163,36 +164,73 @@ func (s *Service) findSnapshot(ctx context.Context, t Target, req RestoreRequest
 }
 
 // Push writes a state document (an errored state saved by a failed deploy)
-// as the next serial, under the stack lock: its lineage must match the
-// stored state (docs/state-format.md#checksums-and-canonical-json).
-func (s *Service) Push(ctx context.Context, t Target, st *statestore.State, lockTimeout time.Duration) (statestore.Head, error) {
+// as the next serial, under the stack lock. The document must be the next
+// version of the stored state: the same lineage, and the serial one above
+// the stored one (a state written from serial N has serial N+1, so its own
+// serial records what it was based on; docs/design.md#state-writes). Any
+// other document is refused with a *statestore.ConflictError, since writing
+// it would drop what was written after it. force writes it anyway, as the
+// next serial, with a state-push-forced deployment record and a
+// state.push_forced audit event naming what was overridden.
+func (s *Service) Push(ctx context.Context, t Target, st *statestore.State, lockTimeout time.Duration, force bool) (statestore.Head, error) {
 	if err := s.open(ctx); err != nil {
 		return statestore.Head{}, err
+	}
+	if st.Metadata.Stack != t.Stack || st.Metadata.Environment != t.Env {
+		return statestore.Head{}, fmt.Errorf("the pushed state is of %s/%s, not %s/%s", st.Metadata.Stack, st.Metadata.Environment, t.Stack, t.Env)
 	}
 	lease, err := s.lease(ctx, leaseRequest{Key: t.LockKey(), Op: lockmgr.OpStatePush, Timeout: lockTimeout})
 	if err != nil {
 		return statestore.Head{}, err
 	}
 	defer lease.release() // a failure is reported on the progress stream
-	cur, head, err := s.loadOrNew(lease.Context(), t)
+	by := lease.By
+	_, head, err := s.loadOrNew(lease.Context(), t)
 	if err != nil {
 		return statestore.Head{}, err
 	}
-	if head.Lineage != "" && st.Lineage != head.Lineage {
+	reason := pushMismatch(st, head)
+	if reason != "" && !force {
 		return statestore.Head{}, &statestore.ConflictError{Location: s.d.Store.Location(t.Stack, t.Env),
-			Reason: fmt.Sprintf("the pushed state has lineage %s but the stored state has lineage %s", st.Lineage, head.Lineage)}
+			Reason: reason + fmt.Sprintf(": writing it would drop what was written since; "+
+				"compare it with `deployer state show -s %s -e %s`, or write it anyway with `deployer state push FILE -s %s -e %s --force`",
+				t.Stack, t.Env, t.Stack, t.Env)}
 	}
-	if st.Metadata.Stack != t.Stack || st.Metadata.Environment != t.Env {
-		return statestore.Head{}, fmt.Errorf("the pushed state is of %s/%s, not %s/%s", st.Metadata.Stack, st.Metadata.Environment, t.Stack, t.Env)
+	fileSerial, fileLineage := st.Serial, st.Lineage
+	rec := lease.Record()
+	if reason != "" {
+		now := s.d.Now().UTC()
+		dep := statestore.Deployment{DeploymentID: NewDeploymentID(), Type: "state-push-forced", Timestamp: now, TriggeredBy: by,
+			Status: statestore.DeploymentSuccess, Scope: t.LockKey()}
+		st.Serial = head.Serial // apply raises it to the next one
+		changeSet{}.apply(st, dep, rec, by, st.Metadata.GitCommit, st.Metadata.GitBranch, now)
+	} else {
+		st.Serial = head.Serial + 1
 	}
-	_ = cur
-	if st.Lineage == "" {
-		st.Lineage = head.Lineage
-	}
-	st.Serial = head.Serial + 1
+	st.Lineage = cmp.Or(head.Lineage, st.Lineage)
 	newHead, err := s.d.Store.Save(lease.Context(), st, head, lease.ref())
-	if err == nil {
-		s.d.Audit.Info("state.saved", "stack", t.Stack, "environment", t.Env, "serial", newHead.Serial, "lineage", newHead.Lineage, "operation", "push")
+	if err != nil {
+		return newHead, err
 	}
-	return newHead, err
+	if reason != "" {
+		s.d.Audit.Warn("state.push_forced", "stack", t.Stack, "environment", t.Env, "serial", newHead.Serial,
+			"lineage", newHead.Lineage, "file_serial", fileSerial, "file_lineage", fileLineage,
+			"stored_serial", head.Serial, "stored_lineage", head.Lineage, "reason", reason, "lock_id", rec.LockID)
+	}
+	s.d.Audit.Info("state.saved", "stack", t.Stack, "environment", t.Env, "serial", newHead.Serial, "lineage", newHead.Lineage, "operation", "push")
+	return newHead, nil
+}
+
+// pushMismatch says why st is not the next version of the state at head,
+// or "" when it is: the same lineage (or none stored yet), and a serial one
+// above the stored one.
+func pushMismatch(st *statestore.State, head statestore.Head) string {
+	if head.Lineage != "" && st.Lineage != head.Lineage {
+		return fmt.Sprintf("the pushed state has lineage %s but the stored state has lineage %s: it is a different state", st.Lineage, head.Lineage)
+	}
+	if st.Serial != head.Serial+1 {
+		return fmt.Sprintf("the pushed state has serial %d, so it was written from serial %d, but the stored state is at serial %d",
+			st.Serial, st.Serial-1, head.Serial)
+	}
+	return ""
 }

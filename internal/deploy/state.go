@@ -94,6 +94,10 @@ type PushRequest struct {
 	MaxStateSize int64
 	// LockTimeout is how long to wait for a held stack lock (0: fail at once).
 	LockTimeout time.Duration
+	// Force writes a file that is not the next version of the stored state
+	// (another lineage, or a serial not one above the stored one), audited
+	// (Service.Push).
+	Force bool
 	// Confirm is called with the target and the state read, before any
 	// backend is opened; an error stops the push and is returned as is.
 	// Nil: no confirmation.
@@ -123,7 +127,7 @@ func PushFile(ctx context.Context, service func(context.Context) (*Service, erro
 	if err != nil {
 		return nil, err
 	}
-	head, err := svc.Push(ctx, req.Target, st, req.LockTimeout)
+	head, err := svc.Push(ctx, req.Target, st, req.LockTimeout, req.Force)
 	if err != nil {
 		return nil, err
 	}

@@ -100,6 +100,7 @@ func TestPushFile(t *testing.T) {
 
 	// The file a failed state write leaves: the next state, not yet written.
 	st.Outputs = map[string]any{"n": float64(42)}
+	st.Serial++
 	doc, err := statestore.Encode(st)
 	if err != nil {
 		t.Fatal(err)
