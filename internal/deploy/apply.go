@@ -64,132 +64,146 @@ type ApplyError struct {
 func (e *ApplyError) Error() string { return e.Err.Error() }
 func (e *ApplyError) Unwrap() error { return e.Err }
 
-// Apply runs the main job (docs/design.md#the-main-job): the engines'
-// preflight for the components in scope, then, with the backends opened,
-// the lock, plan, apply and save. It returns the Outcome and: the
-// preflight's error (nothing touched);
-// *lockmgr.HeldError (exit 3); *statestore.ChecksumError or ConflictError
-// (exit 4); ErrDeclined; ErrPlanStale; *ApplyError when a component failed or
-// the run was cancelled (whatever succeeded is saved first).
+// Apply runs the main job (docs/design.md#the-main-job) as its phases:
+// prepare (resolve the config once, the engines' preflight, open the
+// backends, check the secrets provider), take the lease, plan under it
+// (the planning path of Plan), show and confirm, run the engines, record
+// the deployment and save the state. It returns the Outcome and: the
+// preflight's error (nothing touched); *lockmgr.HeldError (exit 3);
+// *statestore.ChecksumError or ConflictError (exit 4); ErrDeclined;
+// ErrPlanStale; *ApplyError when a component failed or the run was
+// cancelled (whatever succeeded is saved first).
 func (s *Service) Apply(ctx context.Context, req ApplyRequest) (*Outcome, error) {
-	t := req.Target
-	if err := s.preflight(ctx, req.Config, t); err != nil {
-		return nil, err
-	}
-	res, err := s.resolve(req.Config, t)
+	pr, err := s.prepare(ctx, req.Config, req.Target, true)
 	if err != nil {
 		return nil, err
 	}
-	if err := s.open(ctx); err != nil {
-		return nil, err
-	}
-	if err := s.checkSecrets(ctx, t, s.learnSecrets(res)); err != nil {
+	if err := s.checkSecrets(ctx, pr.t, pr.secrets); err != nil {
 		return nil, err
 	}
 	if req.SavedPlan != nil {
-		if err := s.checkSavedBeforeLock(ctx, req.SavedPlan, res, t, req.Destroy); err != nil {
+		if err := s.checkSavedBeforeLock(ctx, req.SavedPlan, pr.res, pr.t, req.Destroy); err != nil {
 			return nil, err
 		}
 	}
-	op := lockmgr.OpDeploy
-	if req.Destroy {
-		op = lockmgr.OpDestroy
+	run, err := s.startRun(ctx, pr, req)
+	if err != nil {
+		return nil, err
 	}
-	depID := NewDeploymentID()
-	commit, branch := s.gitInfo(req.Config.Dir)
-	holders := s.watchHolders(ctx, t.LockKey())
-	lease, err := s.lease(ctx, leaseRequest{Key: t.LockKey(), Op: op, DeploymentID: depID, GitCommit: commit, GitBranch: branch,
+	defer run.lease.release() // a failure is reported on the progress stream
+	out := &Outcome{Lock: run.lease.Record()}
+	pl, err := s.planUnderLease(run, pr, req, out)
+	if err != nil {
+		return out, err
+	}
+	if proceed, err := confirm(pl.plan, req); !proceed || err != nil {
+		return out, err
+	}
+	return s.execute(ctx, run, pr, pl, req, out)
+}
+
+// deployRun is one deploy or destroy holding its lease.
+type deployRun struct {
+	id             string // the deployment id
+	op             lockmgr.Operation
+	commit, branch string
+	lease          *lease
+}
+
+// startRun takes the lease of the target's level for the deploy or destroy
+// of req (its Acquired line printed), and records as abandoned the
+// deployments whose expired locks stood in its way
+// (docs/design.md#abandoned-deployments).
+func (s *Service) startRun(ctx context.Context, pr *prepared, req ApplyRequest) (*deployRun, error) {
+	run := &deployRun{id: NewDeploymentID(), op: lockmgr.OpDeploy}
+	if req.Destroy {
+		run.op = lockmgr.OpDestroy
+	}
+	run.commit, run.branch = s.gitInfo(pr.cfg.Dir)
+	key := pr.t.LockKey()
+	holders := s.watchHolders(ctx, key)
+	lease, err := s.lease(ctx, leaseRequest{Key: key, Op: run.op, DeploymentID: run.id, GitCommit: run.commit, GitBranch: run.branch,
 		Timeout: req.LockTimeout, OnWait: holders.onWait, Announce: true})
 	if err != nil {
 		return nil, err
 	}
-	defer lease.release() // a failure is reported on the progress stream
-	rec := lease.Record()
-	by := lease.By
-	work := lease.Context()
-	out := &Outcome{Lock: rec}
-	s.recordAbandoned(work, lease, t, holders.abandoned(rec), "taken over after it expired")
+	run.lease = lease
+	s.recordAbandoned(lease.Context(), lease, pr.t, holders.abandoned(lease.Record()), "taken over after it expired")
+	return run, nil
+}
 
-	st, head, err := s.loadOrNew(work, t)
-	if err != nil {
-		return out, err
-	}
-	read, err := s.readData(work, res, t, req.Destroy)
-	if err != nil {
-		return out, err
-	}
-	p, err := s.buildPlan(res, st, head, t, req.Destroy, read)
-	if err != nil {
-		return out, err
-	}
+// planUnderLease plans under the lease, by the planning path of Plan
+// (planFor), and checks a saved plan (deploy --plan) against it; out.Plan
+// is the plan made.
+func (s *Service) planUnderLease(run *deployRun, pr *prepared, req ApplyRequest, out *Outcome) (*planned, error) {
 	var saved *plan.Binding
 	if req.SavedPlan != nil {
 		saved = req.SavedPlan.Binding
 	}
-	if p.Binding, err = s.bind(work, res, st, t, read, saved, req.SavedPlan != nil); err != nil {
-		return out, err
+	pl, err := s.planFor(run.lease.Context(), pr, req.Destroy, saved, req.SavedPlan != nil)
+	if err != nil {
+		return nil, err
 	}
-	out.Plan = p
+	out.Plan = pl.plan
 	if req.SavedPlan != nil {
-		if err := checkSavedPlan(req.SavedPlan, p); err != nil {
-			return out, err
+		if err := checkSavedPlan(req.SavedPlan, pl.plan); err != nil {
+			return nil, err
 		}
 	}
+	return pl, nil
+}
+
+// confirm shows p (req.ShowPlan) and asks to apply it (req.Confirm; nil
+// is --yes). It says whether to go on: not when p changes nothing, nor
+// when the user declines (ErrDeclined).
+func confirm(p *plan.Plan, req ApplyRequest) (bool, error) {
 	if req.ShowPlan != nil {
 		if err := req.ShowPlan(p); err != nil {
-			return out, err
+			return false, err
 		}
 	}
 	if !p.HasChanges() {
-		return out, nil
+		return false, nil
 	}
-	if req.Confirm != nil {
-		ok, err := req.Confirm(p)
-		if err != nil {
-			return out, err
-		}
-		if !ok {
-			return out, ErrDeclined
-		}
+	if req.Confirm == nil {
+		return true, nil
 	}
+	ok, err := req.Confirm(p)
+	if err != nil {
+		return false, err
+	}
+	if !ok {
+		return false, ErrDeclined
+	}
+	return true, nil
+}
 
+// execute runs the engines on the confirmed plan under the lease, then
+// records the deployment and saves the state, even when an engine failed
+// or ctx was cancelled: what finished is saved (docs/design.md#the-main-job).
+func (s *Service) execute(ctx context.Context, run *deployRun, pr *prepared, pl *planned, req ApplyRequest, out *Outcome) (*Outcome, error) {
+	t, rec := pr.t, run.lease.Record()
 	start := s.d.Now()
-	s.d.Audit.Info("deploy.started", "deployment_id", depID, "stack", t.Stack, "environment", t.Env,
-		"scope", t.LockKey(), "operation", string(op), "lock_id", lease.Record().LockID)
+	s.d.Audit.Info("deploy.started", "deployment_id", run.id, "stack", t.Stack, "environment", t.Env,
+		"scope", t.LockKey(), "operation", string(run.op), "lock_id", rec.LockID)
 	in := engine.Inputs{
-		Stack: t.Stack, Env: t.Env, Dir: req.Config.Dir, EnvConfig: res.EnvConfig,
-		DeploymentID: depID, Outputs: withRead(outputsOf(st), read), Progress: s.d.Masker.Writer(s.d.Progress), StackOutputs: s.stackOutputs,
+		Stack: t.Stack, Env: t.Env, Dir: pr.cfg.Dir, EnvConfig: pr.res.EnvConfig,
+		DeploymentID: run.id, Outputs: withRead(outputsOf(pl.st), pl.read), Progress: s.d.Masker.Writer(s.d.Progress), StackOutputs: s.stackOutputs,
 		Learn: s.learnOutputs,
 	}
-	run, applyErr := s.runEngines(work, p, st, in, req.Destroy, req.parallelism())
-	out.Results, out.Unchanged = run.results, run.unchanged
-
-	status := statestore.DeploymentSuccess
+	ran, applyErr := s.runEngines(run.lease.Context(), pl.plan, pl.st, in, req.Destroy, req.parallelism())
+	out.Results, out.Unchanged = ran.results, ran.unchanged
 	cancelled := applyErr != nil && ctx.Err() != nil
-	switch {
-	case cancelled:
-		status = statestore.DeploymentCancelled
-	case applyErr != nil:
-		status = statestore.DeploymentFailed
-	}
-	dep := statestore.Deployment{
-		DeploymentID: depID, Type: string(op), Timestamp: start.UTC(), TriggeredBy: by, GitCommit: commit,
-		Status: status, DurationSeconds: s.d.Now().Sub(start).Seconds(), Scope: t.LockKey(),
-	}
-	if applyErr != nil {
-		dep.Error = s.d.Masker.Mask(applyErr.Error())
-	}
-	ch := changesFrom(p, run, s.d.Now().UTC(), depID, dep.DurationSeconds)
-	dep.ResourcesChanged = ch.counts
-	out.Summary = summarize(ch, run, len(p.Changes()))
+	dep, ch := s.record(run, pl, ran, start, applyErr, cancelled)
+	out.Summary = summarize(ch, ran, len(pl.plan.Changes()))
 
 	saveCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 	defer cancel()
-	newHead, err := s.save(saveCtx, lease, t, st, head, ch, dep, commit, branch)
+	newHead, err := s.save(saveCtx, run.lease, t, pl.st, pl.head, ch, dep, run.commit, run.branch)
 	out.Head = newHead
 	out.Deployment = dep
-	s.d.Audit.Info("deploy.finished", "deployment_id", depID, "stack", t.Stack, "environment", t.Env,
-		"status", status, "duration_seconds", dep.DurationSeconds, "serial", newHead.Serial,
+	s.d.Audit.Info("deploy.finished", "deployment_id", run.id, "stack", t.Stack, "environment", t.Env,
+		"status", dep.Status, "duration_seconds", dep.DurationSeconds, "serial", newHead.Serial,
 		"created", dep.ResourcesChanged.Created, "updated", dep.ResourcesChanged.Updated, "deleted", dep.ResourcesChanged.Deleted)
 	s.finished(t, dep, out.Summary, err)
 	if err != nil {
@@ -197,11 +211,34 @@ func (s *Service) Apply(ctx context.Context, req ApplyRequest) (*Outcome, error)
 	}
 	if applyErr != nil {
 		if cancelled {
-			return out, &ApplyError{Err: fmt.Errorf("%s %w; what finished is saved in the state: %v", op, ErrCancelled, applyErr), Cancelled: true}
+			return out, &ApplyError{Err: fmt.Errorf("%s %w; what finished is saved in the state: %v", run.op, ErrCancelled, applyErr), Cancelled: true}
 		}
 		return out, &ApplyError{Err: applyErr}
 	}
 	return out, nil
+}
+
+// record is the deployment entry of a run that started at start and the
+// changes it makes to the state: its status (success, failed, cancelled),
+// duration, counts and masked error.
+func (s *Service) record(run *deployRun, pl *planned, ran applyRun, start time.Time, applyErr error, cancelled bool) (statestore.Deployment, changeSet) {
+	status := statestore.DeploymentSuccess
+	switch {
+	case cancelled:
+		status = statestore.DeploymentCancelled
+	case applyErr != nil:
+		status = statestore.DeploymentFailed
+	}
+	dep := statestore.Deployment{
+		DeploymentID: run.id, Type: string(run.op), Timestamp: start.UTC(), TriggeredBy: run.lease.By, GitCommit: run.commit,
+		Status: status, DurationSeconds: s.d.Now().Sub(start).Seconds(), Scope: run.lease.Record().LockKey,
+	}
+	if applyErr != nil {
+		dep.Error = s.d.Masker.Mask(applyErr.Error())
+	}
+	ch := changesFrom(pl.plan, ran, s.d.Now().UTC(), run.id, dep.DurationSeconds)
+	dep.ResourcesChanged = ch.counts
+	return dep, ch
 }
 
 // parallelism is the bound of engine calls at once: the request's, else

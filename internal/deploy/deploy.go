@@ -72,6 +72,8 @@ type Service struct {
 	openErr  error // and failed
 	checked  bool  // the engines' preflight passed
 	checkErr error
+
+	prepared map[prepareKey]*prepared // each target's config, resolved once
 }
 
 // New returns a Service; zero fields of d take defaults.
@@ -213,37 +215,18 @@ type PlanRequest struct {
 
 // Plan builds the plan of the target against the stored state without
 // locking (like `terraform plan -lock=false`; the deploy re-plans under its
-// lock).
+// lock): the planning path of Apply (prepare, then planFor), stopped before
+// the confirmation.
 func (s *Service) Plan(ctx context.Context, req PlanRequest) (*plan.Plan, error) {
-	cfg, t, destroy := req.Config, req.Target, req.Destroy
-	if req.CheckEngines {
-		if err := s.preflight(ctx, cfg, t); err != nil {
-			return nil, err
-		}
-	}
-	res, err := s.resolve(cfg, t)
+	pr, err := s.prepare(ctx, req.Config, req.Target, req.CheckEngines)
 	if err != nil {
 		return nil, err
 	}
-	if err := s.open(ctx); err != nil {
-		return nil, err
-	}
-	st, head, err := s.loadOrNew(ctx, t)
+	pl, err := s.planFor(ctx, pr, req.Destroy, nil, req.Save)
 	if err != nil {
 		return nil, err
 	}
-	read, err := s.readData(ctx, res, t, destroy)
-	if err != nil {
-		return nil, err
-	}
-	p, err := s.buildPlan(res, st, head, t, destroy, read)
-	if err != nil {
-		return nil, err
-	}
-	if p.Binding, err = s.bind(ctx, res, st, t, read, nil, req.Save); err != nil {
-		return nil, err
-	}
-	return p, nil
+	return pl.plan, nil
 }
 
 // buildPlan diffs res against st; read holds the outputs of data components
@@ -259,22 +242,6 @@ func (s *Service) buildPlan(res *config.Resolved, st *statestore.State, head sta
 		return nil, err
 	}
 	return p, s.markDeletedBy(p)
-}
-
-// resolve applies the environment's overrides, resolves ${env:...} and
-// ${file:...} references (the Masker learns every secret) and checks the
-// scope; the stack name is the target's (--stack overrides deployer.yaml's
-// stack:).
-func (s *Service) resolve(cfg *config.Config, t Target) (*config.Resolved, error) {
-	res, err := resolve(cfg, t)
-	if err != nil {
-		return nil, err
-	}
-	if err := config.ResolveReferences(cfg, res, s.d.Getenv); err != nil {
-		return nil, err
-	}
-	s.learnSecrets(res)
-	return res, nil
 }
 
 // resolve applies the environment's overrides (references left as they

@@ -78,21 +78,17 @@ func joinLast(s []string, last string) string {
 // missing Pulumi CLI or provider plugin stops the use case there, touching
 // neither lock nor state (docs/pulumi.md, "Before the lock"). A failure is
 // returned again on the next call.
-func (s *Service) preflight(ctx context.Context, cfg *config.Config, t Target) error {
+func (s *Service) preflight(ctx context.Context, res *config.Resolved, t Target) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if !s.checked {
 		s.checked = true
-		s.checkErr = preflight(ctx, cfg, t, s.d.Engines)
+		s.checkErr = preflight(ctx, res, t, s.d.Engines)
 	}
 	return s.checkErr
 }
 
-func preflight(ctx context.Context, cfg *config.Config, t Target, engines []engine.Engine) error {
-	res, err := resolve(cfg, t)
-	if err != nil {
-		return err
-	}
+func preflight(ctx context.Context, res *config.Resolved, t Target, engines []engine.Engine) error {
 	for _, e := range engines {
 		var comps []plan.Step
 		for _, addr := range slices.Sorted(maps.Keys(res.Components)) {
@@ -242,20 +238,19 @@ func (s *Service) engineRuns(p *plan.Plan) []engineRun {
 	return runs
 }
 
-func (s *Service) inputs(ctx context.Context, cfg *config.Config, t Target) (engine.Inputs, *statestore.State, error) {
+// inputs are the engines' Inputs of a preview or refresh of pr, and the
+// state they come from.
+func (s *Service) inputs(ctx context.Context, pr *prepared) (engine.Inputs, *statestore.State, error) {
+	t := pr.t
 	st, _, err := s.loadOrNew(ctx, t)
 	if err != nil {
 		return engine.Inputs{}, nil, err
 	}
-	res, err := s.resolve(cfg, t)
+	read, err := s.readData(ctx, pr.res, t, false)
 	if err != nil {
 		return engine.Inputs{}, nil, err
 	}
-	read, err := s.readData(ctx, res, t, false)
-	if err != nil {
-		return engine.Inputs{}, nil, err
-	}
-	return engine.Inputs{Stack: t.Stack, Env: t.Env, Dir: cfg.Dir, EnvConfig: res.EnvConfig, DeploymentID: NewDeploymentID(),
+	return engine.Inputs{Stack: t.Stack, Env: t.Env, Dir: pr.cfg.Dir, EnvConfig: pr.res.EnvConfig, DeploymentID: NewDeploymentID(),
 		Outputs: withRead(outputsOf(st), read), Progress: s.d.Masker.Writer(s.d.Progress), StackOutputs: s.stackOutputs, Learn: s.learnOutputs}, st, nil
 }
 
@@ -264,12 +259,13 @@ func (s *Service) inputs(ctx context.Context, cfg *config.Config, t Target) (eng
 // between them. An error wrapping ErrNothingToPreview, naming
 // the components that preview, when no engine previews anything in scope.
 func (s *Service) Preview(ctx context.Context, cfg *config.Config, t Target, p *plan.Plan) (string, error) {
-	if err := s.preflight(ctx, cfg, t); err != nil {
+	pr, err := s.prepare(ctx, cfg, t, true)
+	if err != nil {
 		return "", err
 	}
 	var out string
 	none := nothingTo(ErrNothingToPreview, "--preview", s.d.Engines, func(k engine.Kind) engine.Coverage { return k.Preview }, "")
-	err := s.eachEngine(ctx, cfg, t, p, none, func(r engineRun, in engine.Inputs, st *statestore.State) error {
+	err = s.eachEngine(ctx, pr, p, none, func(r engineRun, in engine.Inputs, st *statestore.State) error {
 		in.Keep = keepFor(p, st, r.eng, r.changes)
 		resp, err := r.eng.Preview(ctx, engine.PreviewRequest{Steps: r.changes, Inputs: in})
 		if err != nil {
@@ -294,13 +290,14 @@ func (s *Service) Preview(ctx context.Context, cfg *config.Config, t Target, p *
 // ErrNothingToRefresh, naming the components that refresh, when no engine
 // refreshes anything in scope.
 func (s *Service) Refresh(ctx context.Context, cfg *config.Config, t Target, p *plan.Plan) ([]engine.Drift, error) {
-	if err := s.preflight(ctx, cfg, t); err != nil {
+	pr, err := s.prepare(ctx, cfg, t, true)
+	if err != nil {
 		return nil, err
 	}
 	var out []engine.Drift
 	none := nothingTo(ErrNothingToRefresh, "--refresh", s.d.Engines, func(k engine.Kind) engine.Coverage { return k.Refresh },
 		"; deploy first if the components have no state yet")
-	err := s.eachEngine(ctx, cfg, t, p, none, func(r engineRun, in engine.Inputs, st *statestore.State) error {
+	err = s.eachEngine(ctx, pr, p, none, func(r engineRun, in engine.Inputs, st *statestore.State) error {
 		in.Keep = keepFor(p, st, r.eng, r.prior)
 		resp, err := r.eng.Refresh(ctx, engine.RefreshRequest{Steps: r.prior, Inputs: in})
 		if err == nil {
@@ -319,12 +316,9 @@ func (s *Service) Refresh(ctx context.Context, cfg *config.Config, t Target, p *
 // inputs and the state they come from. A call that returns
 // engine.ErrNotSupported skips its engine; another error stops the walk and
 // is returned. none when no engine supported the operation.
-func (s *Service) eachEngine(ctx context.Context, cfg *config.Config, t Target, p *plan.Plan, none error,
+func (s *Service) eachEngine(ctx context.Context, pr *prepared, p *plan.Plan, none error,
 	call func(r engineRun, in engine.Inputs, st *statestore.State) error) error {
-	if err := s.open(ctx); err != nil {
-		return err
-	}
-	in, st, err := s.inputs(ctx, cfg, t)
+	in, st, err := s.inputs(ctx, pr)
 	if err != nil {
 		return err
 	}

@@ -21,9 +21,9 @@ import (
 // walks them. A new engine is its own package (its kinds, their config, its
 // preflight, apply and destroy) plus one line here.
 var registry = []Entry{
-	{Name: "command", Title: "Command", New: newCommand},
-	{Name: "stackref", Title: "StackReference", New: func(Options) engine.Engine { return stackref.New() }},
-	{Name: "pulumi", Title: "Pulumi", New: newPulumi},
+	{Name: "command", Title: "Command", New: newCommand, Catalog: command.Catalog},
+	{Name: "stackref", Title: "StackReference", New: func(Options) engine.Engine { return stackref.New() }, Catalog: stackref.Catalog},
+	{Name: "pulumi", Title: "Pulumi", New: newPulumi, Catalog: pulumi.Catalog},
 }
 
 // Entry is one engine of the registry.
@@ -33,6 +33,9 @@ type Entry struct {
 	Title string
 	// New builds the engine for one run.
 	New func(Options) engine.Engine
+	// Catalog is the engine's kind catalog (engine.Engine.Kinds), read
+	// without building an engine.
+	Catalog func() []engine.Kind
 }
 
 // Options are what a run gives its engines.
@@ -64,7 +67,7 @@ func New(o Options) []engine.Engine {
 func Kinds() []config.Kind {
 	var kinds []config.Kind
 	for _, e := range registry {
-		for _, k := range e.New(Options{}).Kinds() {
+		for _, k := range e.Catalog() {
 			kinds = append(kinds, config.Kind{Name: k.Name, Engine: e.Title, Sections: k.Sections, Requires: k.Requires, Decode: k.Decode})
 		}
 	}

@@ -12,7 +12,11 @@ import (
 // Kinds is the Command engine's catalog: the one kind "Command", replaced
 // when command.triggers changes (ReplaceOn). Refresh covers the components
 // with a read command (Refresh); nothing previews (Preview).
-func (e *Engine) Kinds() []engine.Kind {
+func (e *Engine) Kinds() []engine.Kind { return Catalog() }
+
+// Catalog is the kind catalog of every Command engine (Engine.Kinds), read
+// without building one.
+func Catalog() []engine.Kind {
 	return []engine.Kind{{Name: Kind, Sections: []string{Section}, Decode: decode, Settings: planSettings,
 		ReplaceOn: []string{Section + ".triggers"},
 		Requires:  []config.Requirement{{Path: Section + ".create", Why: "the shell command that creates it, run in the directory of deployer.yaml"}},

@@ -19,7 +19,11 @@ import (
 // Refresh cover every component of every kind: `pulumi preview` and
 // `pulumi refresh` of the stack's program (docs/pulumi.md, "What a run
 // does").
-func (e *Engine) Kinds() []engine.Kind {
+func (e *Engine) Kinds() []engine.Kind { return Catalog() }
+
+// Catalog is the kind catalog of every Pulumi engine (Engine.Kinds),
+// read without building one.
+func Catalog() []engine.Kind {
 	out := make([]engine.Kind, 0, len(catalog))
 	every := engine.Coverage{Covered: true}
 	for _, name := range Kinds() {

@@ -33,7 +33,11 @@ func (*Engine) Name() string { return "stackref" }
 
 // Kinds is the one kind StackReference: replaced when stack or environment
 // changes, read by Read.
-func (*Engine) Kinds() []engine.Kind {
+func (*Engine) Kinds() []engine.Kind { return Catalog() }
+
+// Catalog is the kind catalog of every StackReference engine
+// (Engine.Kinds), read without building one.
+func Catalog() []engine.Kind {
 	return []engine.Kind{{Name: Kind, ReplaceOn: []string{"stack", "environment"}, Read: Read}}
 }
 
