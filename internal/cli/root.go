@@ -82,6 +82,7 @@ func NewRootCmd(f *Factory) *cobra.Command {
 		backendCmd,
 		NewCmdVersion(f, nil),
 		NewCmdGuard(f),
+		NewCmdPolicy(f),
 	)
 	return root
 }

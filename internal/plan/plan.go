@@ -195,7 +195,7 @@ func diffStep(c *config.ResolvedComponent, old *statestore.Resource, replaceOn f
 	s := Step{
 		Address: c.Address, Service: c.Service, Component: c.Name, Kind: c.Kind,
 		DependsOn: slices.Clone(c.DependsOn), Config: c.Config, Settings: c.Settings, Prior: old,
-		InputDeps: InputDeps(c.DependsOn),
+		InputDeps: InputDeps(c.DependsOn), Secrets: c.Secrets,
 	}
 	if s.Config == nil {
 		s.Config = map[string]any{}

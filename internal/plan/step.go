@@ -76,4 +76,12 @@ type Step struct {
 	DeletedBy string `json:"deleted_by,omitempty"`
 	// Prior is the resource in state; nil on create.
 	Prior *statestore.Resource `json:"-"`
+	// Secrets are the dotted paths the component lists under secrets:
+	// (config.ResolvedComponent.Secrets): masked wherever it is shown.
+	Secrets []string `json:"-"`
+	// ShownConfig and ShownSettings are Config and Settings masked, set only
+	// in Plan.Document (plan --json, the policy input): config omitted on
+	// deletes, settings when the kind has none (docs/plan.md "JSON").
+	ShownConfig   map[string]any            `json:"config,omitempty"`
+	ShownSettings map[string]map[string]any `json:"settings,omitempty"`
 }

@@ -210,21 +210,9 @@ func FormatValue(v any, sensitive bool) string {
 	return string(b)
 }
 
-// MaskDiff masks a diff again before output: plan.Build already did, but a
-// renderer must never print a secret whatever built its plan.
-func MaskDiff(f plan.FieldDiff) plan.FieldDiff {
-	if f.Sensitive {
-		if f.Old != nil {
-			f.Old = plan.Masked
-		}
-		if f.New != nil {
-			f.New = plan.Masked
-		}
-		return f
-	}
-	f.Old, f.New = plan.Mask(f.Old), plan.Mask(f.New)
-	return f
-}
+// MaskDiff masks a diff again before output (plan.MaskDiff): plan.Build
+// already did, but a renderer must never print a secret whatever built its plan.
+func MaskDiff(f plan.FieldDiff) plan.FieldDiff { return plan.MaskDiff(f) }
 
 // NewJSON returns the renderer of `plan --json`: the Plan as
 // indented JSON (schema "deployer-plan-v1", docs/plan.md), diffs masked.
@@ -233,19 +221,9 @@ func NewJSON() Renderer { return jsonPlan{} }
 type jsonPlan struct{}
 
 func (jsonPlan) Render(w io.Writer, p *plan.Plan) error {
-	out := *p
-	out.Steps = make([]plan.Step, len(p.Steps))
-	for i, s := range p.Steps {
-		diffs := make([]plan.FieldDiff, len(s.Diffs))
-		for j, f := range s.Diffs {
-			diffs[j] = MaskDiff(f)
-		}
-		s.Diffs = diffs
-		out.Steps[i] = s
-	}
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
-	if err := enc.Encode(&out); err != nil {
+	if err := enc.Encode(p.Document()); err != nil {
 		return fmt.Errorf("write plan JSON: %w", err)
 	}
 	return nil

@@ -160,7 +160,10 @@ func TestPlanViewJSON(t *testing.T) {
       "service": "docs",
       "component": "site",
       "kind": "Command",
-      "action": "no-op"
+      "action": "no-op",
+      "config": {
+        "title": "Users API"
+      }
     },
     {
       "address": "user-service/cache",
@@ -176,7 +179,12 @@ func TestPlanViewJSON(t *testing.T) {
           "op": "change",
           "forces_replacement": true
         }
-      ]
+      ],
+      "config": {
+        "engine": {
+          "version": "7.0"
+        }
+      }
     },
     {
       "address": "user-service/database",
@@ -198,7 +206,13 @@ func TestPlanViewJSON(t *testing.T) {
           "op": "change",
           "sensitive": true
         }
-      ]
+      ],
+      "config": {
+        "instance": {
+          "class": "db.r6g.xlarge"
+        },
+        "master_password": "(sensitive)"
+      }
     },
     {
       "address": "user-service/api",
@@ -224,7 +238,13 @@ func TestPlanViewJSON(t *testing.T) {
       ],
       "inputs_from": [
         "user-service/database"
-      ]
+      ],
+      "config": {
+        "apiKey": "(sensitive)",
+        "image": {
+          "tag": "v1.2.3"
+        }
+      }
     }
   ],
   "summary": {
