@@ -51,27 +51,7 @@ func changesFrom(p *plan.Plan, run applyRun, now time.Time, depID string, dur fl
 			cs.resources[r.Address] = nil
 			cs.counts.Deleted++
 		case engine.StatusReady:
-			res := &statestore.Resource{
-				Kind: st.Kind, APIVersion: statestore.APIVersion, Status: statestore.ResourceReady,
-				Lifecycle:     statestore.Lifecycle{CreatedAt: now, LastUpdated: now, Version: 1},
-				DesiredConfig: st.Config, ActualState: r.ActualState, Outputs: r.Outputs,
-				EngineData: r.EngineData, Dependencies: st.DependsOn, Inputs: run.inputs[r.Address],
-				Health: &statestore.Health{Status: "healthy", LastCheck: &now},
-				Deployment: &statestore.ResourceDeployment{
-					LastDeploymentID: depID, LastDeploymentAt: now,
-					LastDeploymentDurationSeconds: r.Finished.Sub(r.Started).Seconds(), RolloutStatus: "completed",
-				},
-			}
-			if res.Dependencies == nil {
-				res.Dependencies = []string{}
-			}
-			// The engine's action wins: Pulumi may replace what the plan saw
-			// as an update.
-			replaced := st.Action == plan.Replace || r.Action == plan.Replace
-			if st.Prior != nil && !replaced {
-				res.Lifecycle.CreatedAt = st.Prior.Lifecycle.CreatedAt
-				res.Lifecycle.Version = st.Prior.Lifecycle.Version + 1
-			}
+			res, replaced := readyEntry(st, r, run, now, depID)
 			cs.resources[r.Address] = res
 			switch {
 			case st.Action == plan.Create:
@@ -83,44 +63,86 @@ func changesFrom(p *plan.Plan, run applyRun, now time.Time, depID string, dur fl
 				cs.counts.Updated++
 			}
 		default: // failed, cancelled, pending
-			switch {
-			case st.Prior != nil && !run.gone[r.Address]:
-				prev := *st.Prior
-				prev.Status = statestore.ResourceFailed
-				prev.Lifecycle.LastUpdated = now
-				if r.EngineData != nil {
-					// What the engine holds now: an update may have
-					// reached the cloud before the run stopped.
-					prev.EngineData = r.EngineData
-					if r.Outputs != nil {
-						prev.Outputs = r.Outputs
-					}
-					if r.ActualState != nil {
-						prev.ActualState = r.ActualState
-					}
-				}
-				cs.resources[r.Address] = &prev
-			case r.EngineData != nil:
-				// A create that did not finish but left resources (a
-				// cancelled Pulumi update): recorded as failed, so the
-				// state lists everything the engine has and the next
-				// plan applies it again.
-				cs.resources[r.Address] = &statestore.Resource{
-					Kind: st.Kind, APIVersion: statestore.APIVersion, Status: statestore.ResourceFailed,
-					Lifecycle:     statestore.Lifecycle{CreatedAt: now, LastUpdated: now, Version: 1},
-					DesiredConfig: st.Config, ActualState: r.ActualState, Outputs: r.Outputs,
-					EngineData: r.EngineData, Dependencies: nonNil(st.DependsOn),
-				}
-			case run.gone[r.Address]:
-				// A replace across engines deleted the existing
-				// instance and created nothing: the state holds neither,
-				// and the next plan creates it.
-				cs.resources[r.Address] = nil
+			res, keep := failedEntry(st, r, run, now)
+			if !keep {
+				continue
+			}
+			cs.resources[r.Address] = res
+			if res == nil {
 				cs.counts.Deleted++
 			}
 		}
 	}
 	return cs
+}
+
+// readyEntry is the state entry of step st that the engine applied (r),
+// and whether it was replaced.
+func readyEntry(st plan.Step, r engine.Result, run applyRun, now time.Time, depID string) (*statestore.Resource, bool) {
+	res := &statestore.Resource{
+		Kind: st.Kind, APIVersion: statestore.APIVersion, Status: statestore.ResourceReady,
+		Lifecycle:     statestore.Lifecycle{CreatedAt: now, LastUpdated: now, Version: 1},
+		DesiredConfig: st.Config, ActualState: r.ActualState, Outputs: r.Outputs,
+		EngineData: r.EngineData, Dependencies: st.DependsOn, Inputs: run.inputs[r.Address],
+		Health: &statestore.Health{Status: "healthy", LastCheck: &now},
+		Deployment: &statestore.ResourceDeployment{
+			LastDeploymentID: depID, LastDeploymentAt: now,
+			LastDeploymentDurationSeconds: r.Finished.Sub(r.Started).Seconds(), RolloutStatus: "completed",
+		},
+	}
+	if res.Dependencies == nil {
+		res.Dependencies = []string{}
+	}
+	// The engine's action wins: Pulumi may replace what the plan saw
+	// as an update.
+	replaced := st.Action == plan.Replace || r.Action == plan.Replace
+	if st.Prior != nil && !replaced {
+		res.Lifecycle.CreatedAt = st.Prior.Lifecycle.CreatedAt
+		res.Lifecycle.Version = st.Prior.Lifecycle.Version + 1
+	}
+	return res, replaced
+}
+
+// failedEntry is the state entry of step st that failed, was cancelled or
+// is pending (r): keep false leaves the state's entry as it was; a nil
+// entry kept removes it (a replace across engines whose old instance is
+// gone and whose create made nothing).
+func failedEntry(st plan.Step, r engine.Result, run applyRun, now time.Time) (res *statestore.Resource, keep bool) {
+	switch {
+	case st.Prior != nil && !run.gone[r.Address]:
+		prev := *st.Prior
+		prev.Status = statestore.ResourceFailed
+		prev.Lifecycle.LastUpdated = now
+		if r.EngineData != nil {
+			// What the engine holds now: an update may have
+			// reached the cloud before the run stopped.
+			prev.EngineData = r.EngineData
+			if r.Outputs != nil {
+				prev.Outputs = r.Outputs
+			}
+			if r.ActualState != nil {
+				prev.ActualState = r.ActualState
+			}
+		}
+		return &prev, true
+	case r.EngineData != nil:
+		// A create that did not finish but left resources (a
+		// cancelled Pulumi update): recorded as failed, so the
+		// state lists everything the engine has and the next
+		// plan applies it again.
+		return &statestore.Resource{
+			Kind: st.Kind, APIVersion: statestore.APIVersion, Status: statestore.ResourceFailed,
+			Lifecycle:     statestore.Lifecycle{CreatedAt: now, LastUpdated: now, Version: 1},
+			DesiredConfig: st.Config, ActualState: r.ActualState, Outputs: r.Outputs,
+			EngineData: r.EngineData, Dependencies: nonNil(st.DependsOn),
+		}, true
+	case run.gone[r.Address]:
+		// A replace across engines deleted the existing
+		// instance and created nothing: the state holds neither,
+		// and the next plan creates it.
+		return nil, true
+	}
+	return nil, false
 }
 
 func nonNil(s []string) []string {

@@ -122,20 +122,7 @@ func (e *Engine) run(ctx context.Context, s runSpec) (*runOutcome, error) {
 
 	runCtx, cancel := context.WithTimeout(ctx, s.timeout)
 	defer cancel()
-	cmd := proc.Command(runCtx, "sh", "-c", s.command)
-	cmd.Grace = e.grace
-	cmd.Dir = s.dir
-	cmd.Env = s.payload.environ(e.environ(), outPath)
-	cmd.Stdin = bytes.NewReader(stdin)
-	cmd.Stdout = stream.stdout()
-	var captured *proc.Capped
-	if s.captureStdout {
-		captured = &proc.Capped{Max: inputfile.MaxOutputsBytes}
-		cmd.Stdout = captured
-	}
-	cmd.Stderr = stream.stderr()
-	// A background child that keeps stdout open must not hang the deploy.
-	cmd.WaitDelay = e.grace
+	cmd, captured := e.process(runCtx, s, stdin, outPath, stream)
 
 	out := &runOutcome{command: s.command, exitCode: -1}
 	start := e.now()
@@ -194,6 +181,27 @@ func (e *Engine) run(ctx context.Context, s runSpec) (*runOutcome, error) {
 	out.outputs = outputs
 	fmt.Fprintf(s.progress, "%s%s done in %s\n", prefix, s.action, out.duration.Round(time.Millisecond))
 	return out, nil
+}
+
+// process is the process of s: `sh -c` of its command in s.dir, the
+// payload on stdin, DEPLOYER_OUTPUTS naming outPath, its output streamed,
+// or with s.captureStdout its stdout kept (captured, within
+// inputfile.MaxOutputsBytes).
+func (e *Engine) process(ctx context.Context, s runSpec, stdin []byte, outPath string, stream *streamer) (cmd *proc.Cmd, captured *proc.Capped) {
+	cmd = proc.Command(ctx, "sh", "-c", s.command)
+	cmd.Grace = e.grace
+	cmd.Dir = s.dir
+	cmd.Env = s.payload.environ(e.environ(), outPath)
+	cmd.Stdin = bytes.NewReader(stdin)
+	cmd.Stdout = stream.stdout()
+	if s.captureStdout {
+		captured = &proc.Capped{Max: inputfile.MaxOutputsBytes}
+		cmd.Stdout = captured
+	}
+	cmd.Stderr = stream.stderr()
+	// A background child that keeps stdout open must not hang the deploy.
+	cmd.WaitDelay = e.grace
+	return cmd, captured
 }
 
 // readOutputs parses the outputs file: empty (or only whitespace) means no
