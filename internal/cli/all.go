@@ -45,7 +45,7 @@ func newStackOptions(f *Factory) StackOptions {
 
 // bind adds the target flags, narrowing ones included, and the --all flags.
 func (o *StackOptions) bind(cmd *cobra.Command) {
-	o.Target.bind(cmd, true)
+	o.Target.bindMany(cmd)
 	o.All.bind(cmd)
 }
 
@@ -53,7 +53,7 @@ func (o *StackOptions) bind(cmd *cobra.Command) {
 // that act on one stack (single), and the --all flags without it; then it
 // takes --json. Target.validateFlags comes first, in each command.
 func (o *StackOptions) check(cmd *cobra.Command, f *Factory, single ...string) error {
-	if err := o.All.check(cmd, f.ConfigPath, append([]string{"stack", "service", "component"}, single...)...); err != nil {
+	if err := o.All.check(cmd, f.ConfigPath, append([]string{"stack", "service", "component", "exclude"}, single...)...); err != nil {
 		return err
 	}
 	o.JSON = f.JSON

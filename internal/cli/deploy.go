@@ -151,6 +151,11 @@ func runDeploy(ctx context.Context, opts *DeployOptions) error {
 		if saved, err = plan.ReadFile(opts.PlanFile); err != nil {
 			return err
 		}
+		if t.Scope() == "" {
+			// The saved plan binds its targets (docs/plan.md "Saved plans"):
+			// without target flags, deploy --plan applies the plan's scope.
+			t = t.WithScope(saved.Scope)
+		}
 	}
 	if !opts.Yes && !opts.IO.CanPrompt() {
 		verb := "deploy"

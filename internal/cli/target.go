@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -15,6 +16,10 @@ import (
 // targetFlags are -s/--stack, -e/--environment and the narrowing flags.
 type targetFlags struct {
 	Stack, Env, Service, Component string
+	// Components and Exclude are plan's, deploy's and destroy's
+	// --component (repeatable, comma lists) and --exclude (bindMany).
+	// validateFlags keeps a single --component in Component.
+	Components, Exclude []string
 }
 
 func (t *targetFlags) bind(cmd *cobra.Command, narrow bool) {
@@ -26,16 +31,55 @@ func (t *targetFlags) bind(cmd *cobra.Command, narrow bool) {
 	}
 }
 
+// bindMany adds the target flags with a repeatable --component (a comma
+// list too) and --exclude, for the commands that plan (docs/plan.md#scope).
+func (t *targetFlags) bindMany(cmd *cobra.Command) {
+	t.bind(cmd, false)
+	cmd.Flags().StringVar(&t.Service, "service", "", "act on one service (service-level lock)")
+	cmd.Flags().StringSliceVar(&t.Components, "component", nil, "act on component SERVICE/COMPONENT (component-level lock); repeat it or give a comma list for several (their service's lock, or the stack's)")
+	cmd.Flags().StringSliceVar(&t.Exclude, "exclude", nil, "leave SERVICE or SERVICE/COMPONENT out of the plan; repeatable")
+}
+
 // validateFlags checks what can be checked before deployer.yaml is read.
 func (t *targetFlags) validateFlags() error {
 	if t.Env == "" {
 		return &UsageError{Msg: "--environment (-e) is required"}
+	}
+	if len(t.Components) > 0 || len(t.Exclude) > 0 {
+		if err := t.validateMany(); err != nil {
+			return err
+		}
 	}
 	if t.Service != "" && t.Component != "" {
 		return &UsageError{Msg: "use either --service or --component, not both"}
 	}
 	if t.Component != "" && !strings.Contains(t.Component, "/") {
 		return &UsageError{Msg: fmt.Sprintf("--component %q: want SERVICE/COMPONENT, e.g. user-service/api", t.Component)}
+	}
+	return nil
+}
+
+// validateMany checks --component and --exclude as lists and keeps one
+// --component in Component.
+func (t *targetFlags) validateMany() error {
+	comps := slices.Compact(slices.Sorted(slices.Values(t.Components)))
+	for _, c := range comps {
+		if !strings.Contains(c, "/") {
+			return &UsageError{Msg: fmt.Sprintf("--component %q: want SERVICE/COMPONENT, e.g. user-service/api", c)}
+		}
+	}
+	t.Component = ""
+	if len(comps) == 1 {
+		t.Component, comps = comps[0], nil
+	}
+	t.Components = comps
+	if t.Service != "" && len(comps) > 0 {
+		return &UsageError{Msg: "use either --service or --component, not both"}
+	}
+	for _, e := range t.Exclude {
+		if e == "" {
+			return &UsageError{Msg: "--exclude needs SERVICE or SERVICE/COMPONENT"}
+		}
 	}
 	return nil
 }
@@ -53,6 +97,7 @@ func (t *targetFlags) resolve(cfg *config.Config) (deploy.Target, error) {
 	if t.Component != "" {
 		out.Service, out.Component, _ = strings.Cut(t.Component, "/")
 	}
+	out.Components, out.Exclude = strings.Join(t.Components, ","), strings.Join(t.Exclude, ",")
 	if err := out.Validate(); err != nil {
 		return out, &UsageError{Msg: err.Error()}
 	}

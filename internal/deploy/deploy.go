@@ -108,31 +108,81 @@ func (s *Service) open(ctx context.Context) error {
 }
 
 // Target is what a command acts on: a stack/environment, optionally narrowed
-// to one service or one component (docs/commands.md#deploy, docs/plan.md#scope).
+// to one service, one component or several components, less the services
+// and components excluded (docs/commands.md#deploy, docs/plan.md#scope).
 type Target struct {
 	Stack, Env string
 	Service    string // --service
 	Component  string // --component SVC/C: Service and Component both set
+	// Components are --component given more than once (or as a comma
+	// list), "svc/comp" each, joined by commas; Service and Component are
+	// then empty. A string, so that a Target stays comparable.
+	Components string
+	// Exclude are --exclude, "svc" or "svc/comp" each, joined by commas:
+	// left out of the plan.
+	Exclude string
 }
 
-// LockKey returns the key of the target's lock level (docs/design.md#lock-keys).
+// LockKey returns the key of the target's lock level (docs/design.md#lock-keys):
+// several components take their service's lock when they share one, else
+// the stack's.
 func (t Target) LockKey() string {
 	switch {
 	case t.Component != "":
 		return lockmgr.ComponentKey(t.Stack, t.Env, t.Service, t.Component)
 	case t.Service != "":
 		return lockmgr.ServiceKey(t.Stack, t.Env, t.Service)
+	case t.Components != "":
+		addrs := strings.Split(t.Components, ",")
+		svc, _ := config.SplitAddress(addrs[0])
+		for _, addr := range addrs[1:] {
+			if s, _ := config.SplitAddress(addr); s != svc {
+				return lockmgr.StackKey(t.Stack, t.Env)
+			}
+		}
+		return lockmgr.ServiceKey(t.Stack, t.Env, svc)
 	default:
 		return lockmgr.StackKey(t.Stack, t.Env)
 	}
 }
 
-// Scope returns the plan scope: "", "svc" or "svc/comp".
+// Scope returns the plan scope (plan.InScope): "", "svc", "svc/comp", or
+// the components and exclusions as a list.
 func (t Target) Scope() string {
-	if t.Component != "" {
-		return config.Address(t.Service, t.Component)
+	var targets []string
+	switch {
+	case t.Component != "":
+		targets = []string{config.Address(t.Service, t.Component)}
+	case t.Service != "":
+		targets = []string{t.Service}
+	case t.Components != "":
+		targets = strings.Split(t.Components, ",")
 	}
-	return t.Service
+	return plan.Scope(targets, list(t.Exclude))
+}
+
+// WithScope returns t narrowed to scope (a plan's, plan.Scope), as the
+// flags that made it would have.
+func (t Target) WithScope(scope string) Target {
+	targets, exclude := plan.ScopeTerms(scope)
+	t.Service, t.Component, t.Components, t.Exclude = "", "", "", strings.Join(exclude, ",")
+	switch {
+	case len(targets) == 1 && strings.Contains(targets[0], "/"):
+		t.Service, t.Component = config.SplitAddress(targets[0])
+	case len(targets) == 1:
+		t.Service = targets[0]
+	default:
+		t.Components = strings.Join(targets, ",")
+	}
+	return t
+}
+
+// list splits a comma list; "" is none.
+func list(s string) []string {
+	if s == "" {
+		return nil
+	}
+	return strings.Split(s, ",")
 }
 
 // Validate checks the target's names (docs/configuration.md#names) before any backend is touched.
@@ -143,6 +193,13 @@ func (t Target) Validate() error {
 	}
 	if t.Component != "" {
 		checks = append(checks, struct{ what, v string }{"component", t.Component})
+	}
+	for _, addr := range slices.Concat(list(t.Components), list(t.Exclude)) {
+		svc, comp, isComp := strings.Cut(addr, "/")
+		checks = append(checks, struct{ what, v string }{"service", svc})
+		if isComp {
+			checks = append(checks, struct{ what, v string }{"component", comp})
+		}
 	}
 	for _, c := range checks {
 		if err := config.ValidateName(c.what, c.v); err != nil {
@@ -255,30 +312,45 @@ func resolve(cfg *config.Config, t Target) (*config.Resolved, error) {
 	return res, checkScope(res, t)
 }
 
-// checkScope refuses --service/--component names absent from the config
-// with a *TargetError that suggests the closest name.
+// checkScope refuses --service/--component/--exclude names absent from
+// the config with a *TargetError that suggests the closest name.
 func checkScope(res *config.Resolved, t Target) error {
-	if t.Service == "" {
-		return nil
-	}
 	services := map[string]bool{}
 	var comps []string
 	for addr := range res.Components {
-		svc, comp := config.SplitAddress(addr)
-		if svc == t.Service && (t.Component == "" || comp == t.Component) {
-			return nil
-		}
+		svc, _ := config.SplitAddress(addr)
 		services[svc] = true
 		comps = append(comps, addr)
 	}
+	slices.Sort(comps)
 	known := slices.Sorted(maps.Keys(services))
-	if t.Component != "" {
-		addr := config.Address(t.Service, t.Component)
-		slices.Sort(comps)
-		return &TargetError{Msg: fmt.Sprintf("component %s is not in deployer.yaml%s: check --component (SERVICE/COMPONENT)",
-			addr, hint(addr, comps))}
+	targets, exclude := plan.ScopeTerms(t.Scope())
+	for _, term := range targets {
+		if err := checkTerm(res, term, known, comps, "--component (SERVICE/COMPONENT)", "--service"); err != nil {
+			return err
+		}
 	}
-	return &TargetError{Msg: fmt.Sprintf("service %q is not in deployer.yaml%s: check --service", t.Service, hint(t.Service, known))}
+	for _, term := range exclude {
+		if err := checkTerm(res, term, known, comps, "--exclude", "--exclude"); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// checkTerm refuses a scope term (a service, or a component "svc/comp")
+// that names nothing in res.
+func checkTerm(res *config.Resolved, term string, services, comps []string, compFlag, svcFlag string) error {
+	if strings.Contains(term, "/") {
+		if _, ok := res.Components[term]; ok {
+			return nil
+		}
+		return &TargetError{Msg: fmt.Sprintf("component %s is not in deployer.yaml%s: check %s", term, hint(term, comps), compFlag)}
+	}
+	if slices.Contains(services, term) {
+		return nil
+	}
+	return &TargetError{Msg: fmt.Sprintf("service %q is not in deployer.yaml%s: check %s", term, hint(term, services), svcFlag)}
 }
 
 // hint is ` (did you mean "x"?)`, or the known names when none is close.

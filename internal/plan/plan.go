@@ -2,7 +2,6 @@ package plan
 
 import (
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/deployer-dev/deployer/internal/config"
@@ -47,7 +46,7 @@ type Plan struct {
 	// and 0 when there was no state yet.
 	Lineage string  `json:"lineage"`
 	Serial  int64   `json:"serial"`
-	Scope   string  `json:"scope"` // "", "svc" or "svc/comp"
+	Scope   string  `json:"scope"` // "", "svc", "svc/comp" or a list (InScope)
 	Destroy bool    `json:"destroy"`
 	Steps   []Step  `json:"steps"` // in apply order, no-ops included
 	Summary Summary `json:"summary"`
@@ -95,11 +94,6 @@ func (p *Plan) Changes() []Step {
 		}
 	}
 	return out
-}
-
-// InScope reports whether address "svc/comp" is in scope "", "svc" or "svc/comp".
-func InScope(addr, scope string) bool {
-	return scope == "" || addr == scope || (strings.HasPrefix(addr, scope) && len(addr) > len(scope) && addr[len(scope)] == '/')
 }
 
 // Build diffs desired against st (nil: no state yet) and returns the plan, its

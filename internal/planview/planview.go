@@ -121,8 +121,8 @@ func (h *humanPlan) Render(w io.Writer, p *plan.Plan) error {
 	fmt.Fprintf(bw, "\n%s %d to create, %d to update, %d to replace, %d to delete%s, %d unchanged.\n",
 		h.style("summary", "Plan:"), sum.Create, sum.Update, sum.Replace, sum.Delete, reeval, sum.NoOp-sum.Reevaluate)
 	if len(p.OutOfScope) > 0 {
-		fmt.Fprintf(bw, "\nOutside --%s %s, these components take inputs from this plan's changes; they are not applied without their own lock:\n",
-			scopeFlag(p.Scope), p.Scope)
+		fmt.Fprintf(bw, "\nOutside %s, these components take inputs from this plan's changes; they are not applied without their own lock:\n",
+			scopeFlags(p.Scope))
 		for _, d := range p.OutOfScope {
 			fmt.Fprintf(bw, "  %s %s: inputs from %s may change\n", h.style("~", "~"), d.Address, strings.Join(d.InputsFrom, ", "))
 		}
@@ -164,11 +164,26 @@ func runsLine(s plan.Step) string {
 	return "runs: " + strings.ReplaceAll(*s.Runs, "\n", "\n            ")
 }
 
-func scopeFlag(scope string) string {
-	if strings.Contains(scope, "/") {
-		return "component"
+func scopeFlags(scope string) string {
+	targets, exclude := plan.ScopeTerms(scope)
+	var b strings.Builder
+	for _, t := range targets {
+		if b.Len() > 0 {
+			b.WriteByte(' ')
+		}
+		if strings.Contains(t, "/") {
+			b.WriteString("--component " + t)
+		} else {
+			b.WriteString("--service " + t)
+		}
 	}
-	return "service"
+	for _, e := range exclude {
+		if b.Len() > 0 {
+			b.WriteByte(' ')
+		}
+		b.WriteString("--exclude " + e)
+	}
+	return b.String()
 }
 
 func (h *humanPlan) field(w io.Writer, f plan.FieldDiff) {
