@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"strconv"
 	"sync"
 
 	"github.com/deployer-dev/deployer/internal/secrets/sensitive"
@@ -20,10 +21,14 @@ import (
 const checkText = "deployer-secrets-check"
 
 // Sealer seals and opens the secret values of states with one Provider
-// (statestore.Sealer). It derives or fetches each data key once, and keeps
-// the envelope of every value it opened or sealed, so a value that did not
-// change is written with the same ciphertext (its history stays stable and
-// a load-save round trip keeps the checksums). Safe for concurrent use.
+// (statestore.Sealer). It derives or fetches each data key once. Every seal
+// draws a fresh random nonce, so equal values have unrelated ciphertexts
+// and a reader of the state cannot tell which secrets are the same. It keeps
+// the envelope of every value it opened or sealed by its place in the state
+// (resource, field, path) and its plaintext, so a value that did not change
+// at its place is written with the same ciphertext (its history stays
+// stable and a load-save round trip keeps the checksums). Safe for
+// concurrent use.
 type Sealer struct {
 	p      Provider
 	masker *Masker
@@ -33,7 +38,7 @@ type Sealer struct {
 	infos map[string]bool           // block ids whose Check was verified
 	fresh *statestore.SecretsInfo   // the block of a key made for a state without one
 	mac   map[string][]byte         // block id -> digest key (DigestKey)
-	cache map[string]map[string]any // block id + "\x00" + plaintext JSON -> envelope
+	cache map[string]map[string]any // block id + "\x00" + place + "\x00" + plaintext JSON -> envelope
 }
 
 var _ statestore.Sealer = (*Sealer)(nil)
@@ -192,7 +197,7 @@ func (s *Sealer) Open(ctx context.Context, st *statestore.State) error {
 	var a cipher.AEAD
 	var learned []string
 	defer func() { s.masker.Add(learned...) }()
-	open := func(env map[string]any) (any, error) {
+	open := func(place string, env map[string]any) (any, error) {
 		provider, key := EnvelopeKey(env)
 		if st.Secrets == nil {
 			return nil, s.fail(fmt.Errorf("the state holds a value encrypted by %s key %s but has no secrets block", provider, key))
@@ -218,32 +223,38 @@ func (s *Sealer) Open(ctx context.Context, st *statestore.State) error {
 			return nil, s.fail(fmt.Errorf("a secret value does not decode: %w", err))
 		}
 		s.mu.Lock()
-		s.cache[blockID(*st.Secrets)+"\x00"+string(plain)] = env
+		s.cache[blockID(*st.Secrets)+"\x00"+place+"\x00"+string(plain)] = env
 		s.mu.Unlock()
 		learned = append(learned, Strings(v)...)
 		return v, nil
 	}
-	for _, r := range st.Resources {
-		for _, m := range []map[string]any{r.DesiredConfig, r.ActualState, r.Outputs} {
-			if err := openMap(m, open); err != nil {
+	for addr, r := range st.Resources {
+		for i, m := range []map[string]any{r.DesiredConfig, r.ActualState, r.Outputs} {
+			if err := openMap(resourcePlace(addr, i), m, open); err != nil {
 				return err
 			}
 		}
 		if r.Inputs != nil {
-			for _, m := range r.Inputs.Dependencies {
-				if err := openMap(m, open); err != nil {
+			for dep, m := range r.Inputs.Dependencies {
+				if err := openMap(inputsPlace(addr, dep), m, open); err != nil {
 					return err
 				}
 			}
 		}
 	}
-	return openMap(st.Outputs, open)
+	return openMap("outputs", st.Outputs, open)
 }
 
-// openMap replaces the envelopes under m in place.
-func openMap(m map[string]any, open func(map[string]any) (any, error)) error {
+// resourcePlace names field i (desired_config, actual_state, outputs) of
+// the resource at addr; inputsPlace the outputs of dep recorded as its
+// inputs. With the path below them, a place keys the envelope cache.
+func resourcePlace(addr string, i int) string { return addr + "\x00" + strconv.Itoa(i) }
+func inputsPlace(addr, dep string) string     { return addr + "\x00inputs\x00" + dep }
+
+// openMap replaces the envelopes under m in place; place names m.
+func openMap(place string, m map[string]any, open func(string, map[string]any) (any, error)) error {
 	for k, v := range m {
-		nv, changed, err := openValue(v, open)
+		nv, changed, err := openValue(place+"\x00"+k, v, open)
 		if err != nil {
 			return err
 		}
@@ -254,17 +265,17 @@ func openMap(m map[string]any, open func(map[string]any) (any, error)) error {
 	return nil
 }
 
-func openValue(v any, open func(map[string]any) (any, error)) (any, bool, error) {
+func openValue(place string, v any, open func(string, map[string]any) (any, error)) (any, bool, error) {
 	switch t := v.(type) {
 	case map[string]any:
 		if sensitive.IsEnvelope(t) {
-			nv, err := open(t)
+			nv, err := open(place, t)
 			return nv, err == nil, err
 		}
-		return nil, false, openMap(t, open)
+		return nil, false, openMap(place, t, open)
 	case []any:
 		for i, x := range t {
-			nv, changed, err := openValue(x, open)
+			nv, changed, err := openValue(place+"\x00"+strconv.Itoa(i), x, open)
 			if err != nil {
 				return nil, false, err
 			}
@@ -296,7 +307,7 @@ func (s *Sealer) Seal(ctx context.Context, st *statestore.State) (*statestore.St
 func (s *Sealer) sealOnce(ctx context.Context, st *statestore.State) (*statestore.State, error) {
 	info := st.Secrets
 	var a cipher.AEAD
-	seal := func(v any) (map[string]any, error) {
+	seal := func(place string, v any) (map[string]any, error) {
 		if a == nil {
 			var err error
 			if info == nil {
@@ -317,7 +328,7 @@ func (s *Sealer) sealOnce(ctx context.Context, st *statestore.State) (*statestor
 		} else {
 			s.masker.Add(Strings(v)...)
 		}
-		ck := blockID(*info) + "\x00" + string(plain)
+		ck := blockID(*info) + "\x00" + place + "\x00" + string(plain)
 		s.mu.Lock()
 		env, ok := s.cache[ck]
 		s.mu.Unlock()
@@ -341,14 +352,14 @@ func (s *Sealer) sealOnce(ctx context.Context, st *statestore.State) (*statestor
 		}
 		c := *r
 		changed := false
-		for _, m := range []*map[string]any{&c.DesiredConfig, &c.ActualState, &c.Outputs} {
-			sealed, ch, err := s.sealMap(*m, seal)
+		for i, m := range []*map[string]any{&c.DesiredConfig, &c.ActualState, &c.Outputs} {
+			sealed, ch, err := s.sealMap(resourcePlace(addr, i), *m, seal)
 			if err != nil {
 				return nil, err
 			}
 			*m, changed = sealed, changed || ch
 		}
-		in, ch, err := s.sealInputs(r.Inputs, seal)
+		in, ch, err := s.sealInputs(addr, r.Inputs, seal)
 		if err != nil {
 			return nil, err
 		}
@@ -364,7 +375,7 @@ func (s *Sealer) sealOnce(ctx context.Context, st *statestore.State) (*statestor
 		c.Inputs = in
 		res[addr] = &c
 	}
-	outs, changed, err := s.sealMap(st.Outputs, seal)
+	outs, changed, err := s.sealMap("outputs", st.Outputs, seal)
 	if err != nil {
 		return nil, err
 	}
@@ -383,13 +394,13 @@ func (s *Sealer) sealOnce(ctx context.Context, st *statestore.State) (*statestor
 // sealInputs seals the dependency outputs recorded as a resource's resolved
 // inputs (their secret-keyed values are digests there; strings holding a
 // secret are not), copying only what changes.
-func (s *Sealer) sealInputs(in *statestore.ResolvedInputs, seal func(any) (map[string]any, error)) (*statestore.ResolvedInputs, bool, error) {
+func (s *Sealer) sealInputs(owner string, in *statestore.ResolvedInputs, seal func(string, any) (map[string]any, error)) (*statestore.ResolvedInputs, bool, error) {
 	if in == nil {
 		return nil, false, nil
 	}
 	var deps map[string]map[string]any
 	for addr, m := range in.Dependencies {
-		nm, changed, err := s.sealMap(m, seal)
+		nm, changed, err := s.sealMap(inputsPlace(owner, addr), m, seal)
 		if err != nil {
 			return nil, false, err
 		}
@@ -409,7 +420,7 @@ func (s *Sealer) sealInputs(in *statestore.ResolvedInputs, seal func(any) (map[s
 // sealMap returns m with its secret values sealed, and whether it changed;
 // an unchanged m is returned as it is, a changed one is a copy (m is never
 // written).
-func (s *Sealer) sealMap(m map[string]any, seal func(any) (map[string]any, error)) (map[string]any, bool, error) {
+func (s *Sealer) sealMap(place string, m map[string]any, seal func(string, any) (map[string]any, error)) (map[string]any, bool, error) {
 	var out map[string]any
 	for k, v := range m {
 		var nv any
@@ -417,14 +428,14 @@ func (s *Sealer) sealMap(m map[string]any, seal func(any) (map[string]any, error
 		switch {
 		case v == nil || sensitive.IsEnvelope(v):
 		case sensitive.IsSecretValue(v) || sensitive.IsSecretKey(k) || s.holdsSecret(v):
-			env, err := seal(v)
+			env, err := seal(place+"\x00"+k, v)
 			if err != nil {
 				return nil, false, err
 			}
 			nv, changed = env, true
 		default:
 			var err error
-			if nv, changed, err = s.sealValue(v, seal); err != nil {
+			if nv, changed, err = s.sealValue(place+"\x00"+k, v, seal); err != nil {
 				return nil, false, err
 			}
 		}
@@ -450,9 +461,9 @@ func (s *Sealer) holdsSecret(v any) bool {
 	return ok && s.masker.Contains(str)
 }
 
-func (s *Sealer) sealValue(v any, seal func(any) (map[string]any, error)) (any, bool, error) {
+func (s *Sealer) sealValue(place string, v any, seal func(string, any) (map[string]any, error)) (any, bool, error) {
 	if s.holdsSecret(v) {
-		env, err := seal(v)
+		env, err := seal(place, v)
 		return env, err == nil, err
 	}
 	switch t := v.(type) {
@@ -461,14 +472,14 @@ func (s *Sealer) sealValue(v any, seal func(any) (map[string]any, error)) (any, 
 			return v, false, nil
 		}
 		if sensitive.IsSecretValue(t) {
-			env, err := seal(t)
+			env, err := seal(place, t)
 			return env, err == nil, err
 		}
-		return s.sealMap(t, seal)
+		return s.sealMap(place, t, seal)
 	case []any:
 		var out []any
 		for i, x := range t {
-			nv, changed, err := s.sealValue(x, seal)
+			nv, changed, err := s.sealValue(place+"\x00"+strconv.Itoa(i), x, seal)
 			if err != nil {
 				return nil, false, err
 			}
