@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"regexp"
 	"strings"
 	"time"
 
@@ -39,8 +38,9 @@ func Remedy(err error) string {
 		return b.String()
 	}
 	var sum *statestore.ChecksumError
-	if errors.As(err, &sum) && !strings.Contains(err.Error(), "deployer restore") {
-		return err.Error() + "\n" + restoreHint(sum.Location)
+	var hinted *toldError
+	if errors.As(err, &sum) && !errors.As(err, &hinted) {
+		return err.Error() + "\n" + restoreHint(sum.Stack, sum.Env)
 	}
 	var fx interface {
 		error
@@ -100,17 +100,27 @@ func unlockCommand(rec lockmgr.Record) string {
 	return cmd + " --force --lock-id " + rec.LockID
 }
 
-// stateDir finds stack and environment in a state location
-// (".../stacks/{stack}/{env}/state.json", or a history snapshot below it).
-var stateDir = regexp.MustCompile(`(?:^|/)stacks/([a-z0-9][a-z0-9-]*)/([a-z0-9][a-z0-9-]*)/`)
+// toldError is an error whose message already says what to do about it
+// (told): Remedy adds no hint of its own.
+type toldError struct {
+	err  error
+	what string
+}
 
-// restoreHint is what to do about a state that failed verification
-// (docs/exit-codes.md): nothing was written; find an intact snapshot with
-// history and restore it.
-func restoreHint(location string) string {
+// told returns err followed, on a line of its own, by what to do.
+func told(err error, what string) error { return &toldError{err: err, what: what} }
+
+func (e *toldError) Error() string { return e.err.Error() + "\n" + e.what }
+func (e *toldError) Unwrap() error { return e.err }
+
+// restoreHint is what to do about the state of stack/env that failed
+// verification (docs/exit-codes.md): nothing was written; find an intact
+// snapshot with history and restore it. Without a stack (a state file
+// read by state push) it names -e ENV.
+func restoreHint(stack, env string) string {
 	target := "-e ENV"
-	if m := stateDir.FindStringSubmatch(location); m != nil {
-		target = "-s " + m[1] + " -e " + m[2]
+	if stack != "" && env != "" {
+		target = "-s " + stack + " -e " + env
 	}
 	return fmt.Sprintf("Nothing was written. Find the last intact serial with `deployer history %s`, then roll the state back to it with `deployer restore %s --serial N` (docs/state-format.md#history-snapshots).", target, target)
 }

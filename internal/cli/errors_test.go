@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/deployer-dev/deployer/internal/lockmgr"
+	"github.com/deployer-dev/deployer/internal/statestore"
 )
 
 // fixErr is an error that knows its cause and fix, as a missing table or
@@ -24,6 +25,7 @@ func TestRemedy(t *testing.T) {
 	rec := lockmgr.Record{LockKey: "stack:shop:env:dev", LockID: "id-1", LockedBy: "alice@laptop", LockedAt: 1705329600,
 		LastHeartbeat: 1705329600, ExpiresAt: 1705333200, Metadata: lockmgr.Metadata{Operation: "deploy", Hostname: "laptop", PID: 42}}
 	sdk := errors.New("ResourceNotFoundException: Requested resource not found")
+	badState := &statestore.ChecksumError{Location: "postgres://db (shop/dev)", Stack: "shop", Env: "dev", Field: "resources", Stored: "sha256:aa", Computed: "sha256:bb"}
 	for _, tt := range []struct {
 		name     string
 		err      error
@@ -44,6 +46,13 @@ func TestRemedy(t *testing.T) {
 		{name: "a fix alone", err: &fixErr{cause: sdk}, wantHead: `dynamodb table "locks" in us-east-1 not found: run deployer backend init`,
 			want: []string{"\n  (ResourceNotFoundException: Requested resource not found)"}},
 		{name: "other errors as they are", err: errors.New("boom"), wantHead: "boom"},
+		{name: "a state that failed verification names its restore", err: fmt.Errorf("load: %w", badState),
+			wantHead: "load: " + badState.Error(),
+			want:     []string{"\nNothing was written. Find the last intact serial with `deployer history -s shop -e dev`, then roll the state back to it with `deployer restore -s shop -e dev --serial N`"}},
+		{name: "a state file without a stack", err: &statestore.ChecksumError{Location: "deployer-errored-shop-dev.json", Field: "outputs"},
+			want: []string{"`deployer history -e ENV`"}, wantHead: `state deployer-errored-shop-dev.json failed verification: checksum of outputs is  but the file records `},
+		{name: "a message that already says what to do", err: told(badState, "restore one"),
+			wantHead: badState.Error(), want: []string{"\nrestore one"}, wantNot: []string{"Nothing was written"}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			got := Remedy(tt.err)

@@ -86,7 +86,7 @@ func runHistory(ctx context.Context, opts *HistoryOptions) error {
 	}
 	var stateErr error
 	if res.StateErr != nil {
-		stateErr = fmt.Errorf("%w\nthe snapshots above are intact: restore one with deployer restore -s %s -e %s --serial N", res.StateErr, t.Stack, t.Env)
+		stateErr = told(res.StateErr, fmt.Sprintf("the snapshots above are intact: restore one with deployer restore -s %s -e %s --serial N", t.Stack, t.Env))
 	}
 	if opts.JSON {
 		return errors.Join(opts.IO.PrintJSON(res.Entries), stateErr)

@@ -92,10 +92,14 @@ func (e *ConflictError) Error() string {
 // (or it does not parse). Exit code 4.
 type ChecksumError struct {
 	Location string
-	Field    string // "resources" | "outputs" | "document"
-	Stored   string // digest written in the file
-	Computed string // digest of the content read
-	Detail   string
+	// Stack and Env name the state that failed verification, when a Store
+	// loaded it ("" for a document read from a file, as state push reads
+	// one): the restore the CLI suggests names them.
+	Stack, Env string
+	Field      string // "resources" | "outputs" | "document"
+	Stored     string // digest written in the file
+	Computed   string // digest of the content read
+	Detail     string
 }
 
 func (e *ChecksumError) Error() string {

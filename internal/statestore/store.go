@@ -94,11 +94,11 @@ func (s *Store) Load(ctx context.Context, stack, env string) (*State, Head, erro
 	}
 	st, err := Decode(data, loc)
 	if err != nil {
-		return nil, Head{}, err
+		return nil, Head{}, ofState(err, stack, env)
 	}
 	if st.Metadata.Stack != stack || st.Metadata.Environment != env {
-		return nil, Head{}, corrupt(loc, data, fmt.Sprintf("the document is the state of %s/%s, not %s/%s",
-			st.Metadata.Stack, st.Metadata.Environment, stack, env))
+		return nil, Head{}, ofState(corrupt(loc, data, fmt.Sprintf("the document is the state of %s/%s, not %s/%s",
+			st.Metadata.Stack, st.Metadata.Environment, stack, env)), stack, env)
 	}
 	if err := s.open(ctx, st); err != nil {
 		return nil, Head{}, fmt.Errorf("open the secrets of %s: %w", loc, err)
@@ -167,4 +167,13 @@ func (s *Store) Save(ctx context.Context, st *State, base Head, lock *LockRef) (
 		return Head{}, fmt.Errorf("save state %s serial %d: %w", loc, st.Serial, err)
 	}
 	return Head{Version: ver, Serial: st.Serial, Lineage: st.Lineage}, nil
+}
+
+// ofState names stack/env in err when it is a *ChecksumError.
+func ofState(err error, stack, env string) error {
+	var ce *ChecksumError
+	if errors.As(err, &ce) {
+		ce.Stack, ce.Env = stack, env
+	}
+	return err
 }

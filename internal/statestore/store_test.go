@@ -108,7 +108,7 @@ func TestLoadRefusesAnotherStacksDocument(t *testing.T) {
 	}
 	_, _, err = statestore.New(&recorder{doc: doc}).Load(context.Background(), "shop", "prod")
 	var ce *statestore.ChecksumError
-	if !errors.As(err, &ce) || !strings.Contains(err.Error(), "other/prod") {
+	if !errors.As(err, &ce) || !strings.Contains(err.Error(), "other/prod") || ce.Stack != "shop" || ce.Env != "prod" {
 		t.Fatalf("Load of another stack's document: %v, want *ChecksumError naming it", err)
 	}
 	three := []statestore.SnapshotInfo{{Serial: 3, Name: "2024-01-15T14-20-00.000Z-3.json"}}

@@ -98,10 +98,10 @@ func (s *Store) ReadSnapshot(ctx context.Context, stack, env string, sn Snapshot
 	}
 	st, err := Decode(data, loc)
 	if err != nil {
-		return nil, err
+		return nil, ofState(err, stack, env)
 	}
 	if st.Serial != sn.Serial || st.Metadata.Stack != stack || st.Metadata.Environment != env {
-		return nil, corrupt(loc, data, fmt.Sprintf("the snapshot holds serial %d of %s/%s", st.Serial, st.Metadata.Stack, st.Metadata.Environment))
+		return nil, ofState(corrupt(loc, data, fmt.Sprintf("the snapshot holds serial %d of %s/%s", st.Serial, st.Metadata.Stack, st.Metadata.Environment)), stack, env)
 	}
 	if err := s.open(ctx, st); err != nil {
 		return nil, fmt.Errorf("open the secrets of %s: %w", loc, err)

@@ -186,6 +186,9 @@ func testTampered(t *testing.T, open func(*testing.T) statestore.Backend) {
 		t.Fatalf("ChecksumError %+v: want location %s, field resources, stored %s and a different computed digest",
 			ce, b.Location(stack, env), st.Checksums.Resources)
 	}
+	if ce.Stack != stack || ce.Env != env {
+		t.Fatalf("ChecksumError names %s/%s, want %s/%s (the restore the CLI suggests names them)", ce.Stack, ce.Env, stack, env)
+	}
 	for _, part := range []string{ce.Location, ce.Stored, ce.Computed} {
 		if !strings.Contains(err.Error(), part) {
 			t.Fatalf("error %q does not name %s", err, part)
