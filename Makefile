@@ -37,6 +37,9 @@ test:
 docs:
 	$(GO) generate ./cmd/gendocs
 
+# Runs the Go benchmarks against the test servers. BENCH=regexp picks some:
+# `make bench BENCH=PulumiSideBySide` is deployer's Pulumi engine against the
+# Automation API directly, with a table of the ratios (docs/pulumi.md#speed).
 bench:
 	bash scripts/test.sh bench
 

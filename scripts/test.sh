@@ -6,7 +6,8 @@
 # (the real-CLI Pulumi tests verbosely), and stops them. In CI (CI=true) a
 # server that cannot start fails the run;
 # elsewhere the tests that need it skip, printing why.
-# `scripts/test.sh bench` runs the benchmarks against the same servers;
+# `scripts/test.sh bench` runs the benchmarks against the same servers
+# (BENCH=regexp picks some: BENCH=PulumiSideBySide);
 # `scripts/test.sh go test -run X ./pkg/` runs one command against them.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -46,7 +47,7 @@ if [ "${1:-}" = "go" ]; then
 fi
 
 if [ "${1:-}" = "bench" ]; then
-	go test -run '^$' -bench . -benchmem -benchtime "${BENCHTIME:-2s}" ./...
+	go test -run '^$' -bench "${BENCH:-.}" -benchmem -benchtime "${BENCHTIME:-2s}" -timeout 2h ./...
 	exit 0
 fi
 

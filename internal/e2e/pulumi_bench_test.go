@@ -39,7 +39,8 @@ import (
 // and their ratio (deployer / Automation API) per operation. A shim in front
 // of the CLI logs every Pulumi CLI run, so the summary also says which runs
 // each operation made and how long each took. Sizes: 100 and 1000, or
-// DEPLOYER_BENCH_PULUMI_SIZES ("100,1000"). `make bench` runs it.
+// DEPLOYER_BENCH_PULUMI_SIZES ("100,1000"). `make bench` runs it;
+// `make bench BENCH=PulumiSideBySide` runs it alone.
 func BenchmarkPulumiSideBySide(b *testing.B) {
 	cli, _ := testenv.Pulumi(b)
 	b.Setenv("PULUMI_CONFIG_PASSPHRASE", "deployer-bench")
@@ -87,7 +88,8 @@ func (sz *benchSize) median(op string) (deployer, autoAPI float64) {
 func (sz *benchSize) round(b *testing.B, shim *cliShim, round int) {
 	dir := b.TempDir()
 	dp := newBenchDeployer(b, dir, sz.n)
-	ap := &benchAutoAPI{b: b, n: sz.n, backend: "file://" + filepath.Join(dir, "autoapi")}
+	ap := &benchAutoAPI{b: b, n: sz.n, backend: "file://" + filepath.Join(dir, "autoapi"),
+		components: os.Getenv("DEPLOYER_BENCH_PULUMI_AUTOAPI_COMPONENTS") == "1"}
 	if err := os.MkdirAll(filepath.Join(dir, "autoapi"), 0o755); err != nil {
 		b.Fatal(err)
 	}
@@ -175,7 +177,14 @@ type benchAutoAPI struct {
 	n       int
 	backend string
 	prefix  string
+	// components declares each resource under a component resource of
+	// its own with stamped outputs, and exports its value, as deployer's
+	// program does (DEPLOYER_BENCH_PULUMI_AUTOAPI_COMPONENTS=1): what the
+	// per-component wrapper costs Pulumi itself.
+	components bool
 }
+
+type benchComponent struct{ pulumi.ResourceState }
 
 func (a *benchAutoAPI) run(op string) {
 	ctx := context.Background()
@@ -184,13 +193,30 @@ func (a *benchAutoAPI) run(op string) {
 		a.prefix = "b"
 	}
 	prefix := a.prefix
+	stamp := fmt.Sprint(time.Now().UnixNano())
 	program := func(ctx *pulumi.Context) error {
 		for i := range a.n {
 			var r benchResource
+			name := fmt.Sprintf("app-r%d", i)
 			props := pulumi.Map{"prefix": pulumi.String(prefix), "length": pulumi.Int(1)}
-			if err := ctx.RegisterResource("deployertest:index:RandomName", fmt.Sprintf("app-r%d", i), props, &r); err != nil {
+			if !a.components {
+				if err := ctx.RegisterResource("deployertest:index:RandomName", name, props, &r); err != nil {
+					return err
+				}
+				continue
+			}
+			var comp benchComponent
+			if err := ctx.RegisterComponentResource("bench:component:Wrap", name, &comp); err != nil {
 				return err
 			}
+			if err := ctx.RegisterResource("deployertest:index:RandomName", name, props, &r, pulumi.Parent(&comp)); err != nil {
+				return err
+			}
+			value := pulumi.Map{"outputs": pulumi.Map{"name": r.Name}, "pulumi": pulumi.Map{"urn": r.URN(), "id": r.ID()}}
+			if err := ctx.RegisterResourceOutputs(&comp, pulumi.Map{"deployer": value, "deployment_id": pulumi.String(stamp)}); err != nil {
+				return err
+			}
+			ctx.Export(name, value)
 		}
 		return nil
 	}

@@ -29,6 +29,26 @@ func ensureLocalBackend(backend string) error {
 	return nil
 }
 
+// localStackExists reports whether the file:// Pulumi backend holds stack
+// env of project: its checkpoint .pulumi/stacks/{project}/{env}.json (or
+// .json.gz) exists. False for other backends: then the CLI is asked.
+func localStackExists(backend, project, env string) bool {
+	if !strings.HasPrefix(backend, "file://") {
+		return false
+	}
+	u, err := url.Parse(backend)
+	if err != nil {
+		return false
+	}
+	base := filepath.Join(u.Path, ".pulumi", "stacks", project, env+".json")
+	for _, p := range []string{base, base + ".gz"} {
+		if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() {
+			return true
+		}
+	}
+	return false
+}
+
 // configString renders a stack config value as Pulumi stores it: strings as
 // they are, anything else as JSON.
 func configString(v any) string {

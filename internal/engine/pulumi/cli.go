@@ -62,7 +62,9 @@ func (e *CLIMissingError) Unwrap() error { return e.Err }
 // FindCLI locates the Pulumi CLI: command (pulumi.command of deployer.yaml)
 // when set, else "pulumi" on PATH; runs `pulumi version` and checks it is at
 // least MinCLIVersion. It returns the absolute path and the version
-// ("v3.263.0"), or *CLIMissingError.
+// ("v3.263.0"), or *CLIMissingError. A version read before from the same
+// binary (same path, modification time and size) is taken from deployer's
+// cache instead of running `pulumi version` again (clicache.go).
 func FindCLI(command string) (path, version string, err error) {
 	name := command
 	if name == "" {
@@ -74,6 +76,11 @@ func FindCLI(command string) (path, version string, err error) {
 	}
 	if abs, aerr := filepath.Abs(path); aerr == nil {
 		path = abs
+	}
+	if facts := loadFacts(path); facts != nil {
+		if v, err := semver.ParseTolerant(facts.Version); err == nil && !v.LT(MinCLIVersion) {
+			return path, facts.Version, nil
+		}
 	}
 	out, err := runQuiet(context.Background(), path, "version")
 	if err != nil {
@@ -87,6 +94,7 @@ func FindCLI(command string) (path, version string, err error) {
 	if v.LT(MinCLIVersion) {
 		return "", "", &CLIMissingError{Command: path, Version: version}
 	}
+	saveFacts(path, cliFacts{Version: version})
 	return path, version, nil
 }
 
@@ -158,6 +166,9 @@ func (c *cliCommand) Version() semver.Version { return c.version }
 func (c *cliCommand) Run(ctx context.Context, workdir string, stdin io.Reader, additionalOutput, additionalErrorOutput []io.Writer,
 	additionalEnv []string, args ...string,
 ) (string, string, int, error) {
+	if out, ok := knownAnswer(ctx, args); ok {
+		return out, "", 0, nil
+	}
 	if !slices.Contains(args, "--non-interactive") {
 		args = append([]string{"--non-interactive"}, args...)
 	}
@@ -208,6 +219,57 @@ func (c *cliCommand) Run(ctx context.Context, workdir string, stdin io.Reader, a
 		err = fmt.Errorf("%w (%w)", err, ctx.Err())
 	}
 	return stdout.String(), stderr.String(), code, err
+}
+
+// answersKey marks the context of an engine operation (withAnswers): the
+// questions the Automation API asks around it that deployer already has
+// the answer to are answered by cliCommand without running the CLI.
+type answersKey struct{}
+
+type answers struct {
+	// stackExists: the stack is known to exist in its backend, so
+	// `pulumi stack select` (which the Automation API runs to open a
+	// stack and which only checks that) succeeds.
+	stackExists bool
+}
+
+// withAnswers returns ctx marked for knownAnswer. An `up`, `destroy` or
+// `refresh` of the Automation API ends by asking the CLI for the stack's
+// outputs (`stack output --json`, twice: with and without
+// --show-secrets) and its last update (`stack history`), about 0.4 s a
+// run; the engine reads none of that: it reads outputs, resources and
+// pending operations from the one `stack export` it runs after the
+// operation (docs/pulumi.md#what-deployer-asks-pulumi). Those questions get
+// empty answers; every other command runs.
+func withAnswers(ctx context.Context, a answers) context.Context {
+	return context.WithValue(ctx, answersKey{}, a)
+}
+
+// knownAnswer returns the stdout of args when ctx carries withAnswers and
+// args is one of the questions it answers.
+func knownAnswer(ctx context.Context, args []string) (string, bool) {
+	a, ok := ctx.Value(answersKey{}).(answers)
+	if !ok {
+		return "", false
+	}
+	var words []string
+	for _, w := range args {
+		if !strings.HasPrefix(w, "-") {
+			words = append(words, w)
+		}
+		if len(words) == 2 {
+			break
+		}
+	}
+	switch strings.Join(words, " ") {
+	case "stack output":
+		return "{}", true
+	case "stack history":
+		return "[]", true
+	case "stack select":
+		return "", a.stackExists
+	}
+	return "", false
 }
 
 // errKilled is the error of an operation command started after kill.

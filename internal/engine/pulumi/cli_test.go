@@ -24,6 +24,7 @@ func fakePulumi(t *testing.T, body string) string {
 		t.Fatal(err)
 	}
 	t.Setenv("PATH", dir+string(os.PathListSeparator)+os.Getenv("PATH"))
+	t.Setenv("XDG_CACHE_HOME", t.TempDir()) // deployer's cache of what the CLI said
 	return dir
 }
 

@@ -144,6 +144,10 @@ func (e *Engine) stack(ctx context.Context, in engine.Inputs, comps []Component)
 	if err := ensureLocalBackend(backend); err != nil {
 		return auto.Stack{}, err
 	}
+	// The Automation API opens a stack with `pulumi stack select`, which
+	// only checks that it exists: a file:// backend tells that without the
+	// CLI (a new stack is then created with `pulumi stack init`, as before).
+	ctx = withAnswers(ctx, answers{stackExists: localStackExists(backend, in.Stack, in.Env)})
 	env := map[string]string{}
 	for _, k := range []string{"PULUMI_CONFIG_PASSPHRASE", "PULUMI_CONFIG_PASSPHRASE_FILE"} {
 		if v, ok := os.LookupEnv(k); ok {
@@ -181,6 +185,7 @@ func (e *Engine) stack(ctx context.Context, in engine.Inputs, comps []Component)
 // unfinished steps are "cancelled" and carry what Pulumi recorded.
 func (e *Engine) apply(ctx context.Context, steps []plan.Step, in engine.Inputs) ([]engine.Result, error) {
 	started := time.Now()
+	ctx = withAnswers(ctx, answers{})
 	comps := Components(in.Keep, steps)
 	st, err := e.stack(ctx, in, comps)
 	if err != nil {
@@ -205,6 +210,7 @@ func (e *Engine) destroy(ctx context.Context, steps []plan.Step, in engine.Input
 	if len(Components(in.Keep, nil)) > 0 {
 		return e.apply(ctx, steps, in)
 	}
+	ctx = withAnswers(ctx, answers{})
 	started := time.Now()
 	st, err := e.stack(ctx, in, nil)
 	if err != nil {
@@ -222,6 +228,7 @@ func (e *Engine) destroy(ctx context.Context, steps []plan.Step, in engine.Input
 // text followed by its change summary ("create 3, same 2"), for `plan
 // --preview`.
 func (e *Engine) preview(ctx context.Context, steps []plan.Step, in engine.Inputs) (string, error) {
+	ctx = withAnswers(ctx, answers{})
 	st, err := e.stack(ctx, in, Components(in.Keep, steps))
 	if err != nil {
 		return "", err
@@ -243,6 +250,7 @@ func (e *Engine) preview(ctx context.Context, steps []plan.Step, in engine.Input
 // the actual_state fields that differ between deployer's state (Prior) and
 // the cloud. Components without drift are left out.
 func (e *Engine) refresh(ctx context.Context, steps []plan.Step, in engine.Inputs) ([]engine.Drift, error) {
+	ctx = withAnswers(ctx, answers{})
 	st, err := e.stack(ctx, in, Components(in.Keep, steps))
 	if err != nil {
 		return nil, err

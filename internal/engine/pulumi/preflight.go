@@ -106,19 +106,22 @@ func (e *Engine) preflight(ctx context.Context, comps []plan.Step) error {
 	if len(need) == 0 {
 		return nil
 	}
-	installed, err := installedPlugins(ctx, cmd.path)
-	if err != nil {
-		return err
-	}
-	var missing []Plugin
+	var notOnPath []Plugin
 	for _, p := range need {
-		if _, err := exec.LookPath("pulumi-resource-" + p.Name); err == nil {
-			continue
+		if _, err := exec.LookPath("pulumi-resource-" + p.Name); err != nil {
+			notOnPath = append(notOnPath, p)
 		}
-		if vs := installed[p.Name]; len(vs) > 0 && (p.Version == "" || vs[strings.TrimPrefix(p.Version, "v")]) {
-			continue
+	}
+	if len(notOnPath) == 0 {
+		return nil
+	}
+	missing := missingPlugins(notOnPath, cachedPlugins(cmd.path))
+	if len(missing) > 0 {
+		installed, err := installedPlugins(ctx, cmd.path)
+		if err != nil {
+			return err
 		}
-		missing = append(missing, p)
+		missing = missingPlugins(notOnPath, installed)
 	}
 	if len(missing) > 0 {
 		return &PluginMissingError{Plugins: missing}
@@ -159,9 +162,37 @@ func neededPlugins(comps []plan.Step) []Plugin {
 	return out
 }
 
+// missingPlugins returns the plugins of need that installed (name ->
+// versions without "v") lacks.
+func missingPlugins(need []Plugin, installed map[string]map[string]bool) []Plugin {
+	var missing []Plugin
+	for _, p := range need {
+		if vs := installed[p.Name]; len(vs) > 0 && (p.Version == "" || vs[strings.TrimPrefix(p.Version, "v")]) {
+			continue
+		}
+		missing = append(missing, p)
+	}
+	return missing
+}
+
+// cachedPlugins returns what `pulumi plugin ls` listed when last run with
+// the CLI at cli, if neither the CLI binary nor the plugin directory changed
+// since (clicache.go); else nil.
+func cachedPlugins(cli string) map[string]map[string]bool {
+	facts := loadFacts(cli)
+	dir := pluginDir()
+	if facts == nil || facts.PluginDir != dir || facts.PluginDirTime == 0 || facts.PluginDirTime != dirTime(dir) {
+		return nil
+	}
+	return facts.Plugins
+}
+
 // installedPlugins runs `pulumi plugin ls --json` and returns the resource
-// plugins in the plugin cache: name -> versions (without "v").
+// plugins in the plugin cache: name -> versions (without "v"). It records
+// them in deployer's cache of the CLI (cachedPlugins).
 func installedPlugins(ctx context.Context, cli string) (map[string]map[string]bool, error) {
+	dir := pluginDir()
+	before := dirTime(dir)
 	out, err := runQuiet(ctx, cli, "plugin", "ls", "--json")
 	if err != nil {
 		return nil, fmt.Errorf("list the installed Pulumi plugins: %w", err)
@@ -183,6 +214,10 @@ func installedPlugins(ctx context.Context, cli string) (map[string]map[string]bo
 			m[p.Name] = map[string]bool{}
 		}
 		m[p.Name][strings.TrimPrefix(p.Version, "v")] = true
+	}
+	if facts := loadFacts(cli); facts != nil && before != 0 && before == dirTime(dir) {
+		facts.PluginDir, facts.PluginDirTime, facts.Plugins = dir, before, m
+		saveFacts(cli, *facts)
 	}
 	return m, nil
 }

@@ -16,6 +16,10 @@ type Component struct {
 	Kind      string
 	Config    map[string]any
 	DependsOn []string // full addresses; those not in the program are ignored
+	// Kept marks a component the run keeps as it is (not one of its
+	// steps): its outputs are recorded without the deployment id, so
+	// Pulumi sees them unchanged and skips rewriting its checkpoint for it.
+	Kept bool
 }
 
 // Name is the URN-safe name of the component and of its children:
@@ -29,11 +33,11 @@ func (c Component) Name() string { return strings.ReplaceAll(c.Address, "/", "-"
 func Components(keep, apply []plan.Step) []Component {
 	byAddr := map[string]int{}
 	var out []Component
-	add := func(s plan.Step, cfg map[string]any) {
+	add := func(s plan.Step, cfg map[string]any, kept bool) {
 		if !IsPulumiKind(s.Kind) {
 			return
 		}
-		c := Component{Address: s.Address, Kind: s.Kind, Config: cfg, DependsOn: s.DependsOn}
+		c := Component{Address: s.Address, Kind: s.Kind, Config: cfg, DependsOn: s.DependsOn, Kept: kept}
 		if i, ok := byAddr[s.Address]; ok {
 			out[i] = c
 			return
@@ -46,11 +50,11 @@ func Components(keep, apply []plan.Step) []Component {
 		if s.Prior != nil && s.Prior.DesiredConfig != nil {
 			cfg = s.Prior.DesiredConfig
 		}
-		add(s, cfg)
+		add(s, cfg, true)
 	}
 	for _, s := range apply {
 		if s.Action != plan.Delete {
-			add(s, s.Config)
+			add(s, s.Config, false)
 		}
 	}
 	return out
@@ -124,7 +128,7 @@ func (d *Declared) dependsOn() []pulumi.Resource {
 // engines, for ${address.key} references. Each component resource records
 // {"deployer": value, "deployment_id": deploymentID} as its outputs, so a
 // failed or cancelled run can tell from Pulumi's state which components it
-// finished.
+// finished; a kept one (Component.Kept) records {"deployer": value} only.
 func Declare(ctx *pulumi.Context, comps []Component, external map[string]map[string]any, deploymentID string) (map[string]*Declared, error) {
 	ordered, err := order(comps)
 	if err != nil {
@@ -166,7 +170,11 @@ func Declare(ctx *pulumi.Context, comps []Component, external map[string]map[str
 			"outputs": out.Outputs,
 			"pulumi":  pulumiInfo(out),
 		}.ToMapOutput()
-		if err := ctx.RegisterResourceOutputs(comp, pulumi.Map{"deployer": value, "deployment_id": pulumi.String(deploymentID)}); err != nil {
+		recorded := pulumi.Map{"deployer": value}
+		if !c.Kept {
+			recorded["deployment_id"] = pulumi.String(deploymentID)
+		}
+		if err := ctx.RegisterResourceOutputs(comp, recorded); err != nil {
 			return nil, fmt.Errorf("register outputs of %s: %w", c.Address, err)
 		}
 		children := make([]pulumi.Resource, 0, len(out.Children))
