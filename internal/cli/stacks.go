@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/deployer-dev/deployer/internal/config"
 	"github.com/deployer-dev/deployer/internal/stacks"
 )
 
@@ -19,6 +20,12 @@ type StacksOptions struct {
 	Env   string // -e: resolve references with this environment's overrides
 	Graph string // --graph mermaid|dot
 	JSON  bool
+	// Matrix is --matrix: the GitHub Actions matrix of the run
+	// (stacksmatrix.go), with ChangedSince (--changed-since).
+	Matrix       bool
+	ChangedSince string
+	// Load loads one stack's deployer.yaml (--matrix).
+	Load func(path string) (*config.Config, error)
 
 	// Discover finds the stacks under the working directory
 	// (stacks.Discover with the Factory's loader).
@@ -27,7 +34,7 @@ type StacksOptions struct {
 
 // NewCmdStacks returns `deployer stacks`; runF replaces runStacks in tests.
 func NewCmdStacks(f *Factory, runF func(context.Context, *StacksOptions) error) *cobra.Command {
-	opts := &StacksOptions{IO: f.IO, Discover: func(env string) (*stacks.Set, error) {
+	opts := &StacksOptions{IO: f.IO, Load: f.StackConfig, Discover: func(env string) (*stacks.Set, error) {
 		return stacks.Discover(".", stacks.Options{Env: env, Load: f.StackConfig})
 	}}
 	cmd := &cobra.Command{
@@ -40,7 +47,8 @@ func NewCmdStacks(f *Factory, runF func(context.Context, *StacksOptions) error) 
 		Example: `  deployer stacks
   deployer stacks -e prod --json
   deployer stacks --graph mermaid > stacks.mmd
-  deployer stacks --graph dot | dot -Tsvg > stacks.svg`,
+  deployer stacks --graph dot | dot -Tsvg > stacks.svg
+  deployer stacks -e prod --matrix --changed-since origin/main`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if opts.Graph != "" && opts.Graph != "mermaid" && opts.Graph != "dot" {
@@ -58,14 +66,22 @@ func NewCmdStacks(f *Factory, runF func(context.Context, *StacksOptions) error) 
 			if opts.JSON && opts.Graph != "" {
 				return &UsageError{Msg: "use either --json or --graph"}
 			}
+			if err := opts.checkMatrix(); err != nil {
+				return err
+			}
 			if runF != nil {
 				return runF(cmd.Context(), opts)
+			}
+			if opts.Matrix {
+				return runStacksMatrix(cmd.Context(), opts)
 			}
 			return runStacks(opts)
 		},
 	}
 	cmd.Flags().StringVarP(&opts.Env, "environment", "e", "", "resolve references with this environment's overrides (default: as written)")
 	cmd.Flags().StringVar(&opts.Graph, "graph", "", "print the graph as mermaid or dot instead of the table")
+	cmd.Flags().BoolVar(&opts.Matrix, "matrix", false, "print the GitHub Actions matrix of the run (needs -e): {\"include\": [{stack, dir, upstream}]}")
+	cmd.Flags().StringVar(&opts.ChangedSince, "changed-since", "", "with --matrix: only the stacks changed since git revision REF, and the stacks that read them")
 	return cmd
 }
 
