@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"strings"
 	"time"
 
 	"github.com/deployer-dev/deployer/internal/config"
@@ -81,7 +80,7 @@ func Exec(ctx context.Context, d LockDeps, req ExecRequest) (*ExecResult, error)
 	d = d.withDefaults()
 	// nil progress: a failed release is ExecResult.ReleaseErr, reported by the caller
 	lease, err := takeLease(ctx, d.Locks, d.Getenv, nil, leaseRequest{Key: lockmgr.CustomKey(req.Key), Op: lockmgr.OpExec,
-		Command: strings.Join(req.Args, " "), Timeout: req.LockTimeout})
+		Command: secrets.CommandLine(req.Args), Timeout: req.LockTimeout})
 	var held *lockmgr.HeldError
 	if errors.As(err, &held) && req.SkipIfLocked {
 		holder := held.Record

@@ -231,3 +231,20 @@ func isEnvelope(v any) bool {
 	m, ok := v.(map[string]any)
 	return ok && m["deployer:secret"] == "v1"
 }
+
+// lock exec records its command line with the values of secret-looking
+// NAME=value arguments masked: in the lock record, state locks --json and
+// the audit log.
+func TestLockExecRecordsNoSecretArgument(t *testing.T) {
+	p := newProject(t, "stack: qs\nbackend: {state: file://.deployer, lock: file://.deployer}\nenvironments: {dev: {}}\n")
+	audit := filepath.Join(p.dir, "audit.log")
+	r := p.mustRun(0, "lock", "exec", "--key", "k", "--audit-log", audit, "--",
+		"env", "PULUMI_CONFIG_PASSPHRASE=pass-in-argv-123", "sh", "-c", "cat .deployer/locks/* 2>/dev/null; "+bin+" state locks --json")
+	if strings.Contains(r.stdout+r.stderr, "pass-in-argv-123") {
+		t.Errorf("the passphrase is shown:\n%s", r)
+	}
+	if !strings.Contains(r.stdout, "PULUMI_CONFIG_PASSPHRASE=***") {
+		t.Errorf("state locks should show the masked command line:\n%s", r)
+	}
+	grepTree(t, p.dir, "pass-in-argv-123")
+}
