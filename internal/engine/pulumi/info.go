@@ -28,9 +28,9 @@ func (i *Info) Data() statestore.EngineData {
 	enc := json.NewEncoder(&b)
 	enc.SetEscapeHTML(false)
 	if err := enc.Encode(i); err != nil {
-		// unreachable: Info holds strings and string slices only, which
-		// encoding/json always encodes.
-		panic(fmt.Sprintf("pulumi: encode %+v: %v", i, err))
+		// Info holds strings and string slices only, which encoding/json
+		// always encodes.
+		panic(fmt.Sprintf("pulumi: encode %+v: %v", i, err)) // unreachable
 	}
 	return statestore.EngineData(bytes.TrimSuffix(b.Bytes(), []byte("\n")))
 }
