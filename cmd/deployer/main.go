@@ -48,7 +48,9 @@ func run() int {
 	// signal notified, writes fail with EPIPE instead, and IOStreams drops
 	// them. Children still start with SIGPIPE's default action.
 	signal.Notify(make(chan os.Signal, 1), syscall.SIGPIPE)
-	f := cli.NewFactory(cli.System())
+	// The Factory builds the commands; the Session behind it is what this
+	// process opened, which only the signal handling below reads.
+	f, s := cli.NewSession(cli.System())
 	defer f.Close()
 
 	// The first SIGINT/SIGTERM cancels the running command cleanly (the
@@ -69,20 +71,20 @@ func run() int {
 		case <-done:
 			return
 		}
-		if f.HoldsLeases() {
+		if s.HoldsLeases() {
 			fmt.Fprintln(os.Stderr, "\ndeployer: cancelling; the lock is released when the running step stops (signal again to stop at once)")
 		} else {
 			fmt.Fprintln(os.Stderr, "\ndeployer: cancelling")
 		}
 		cancel()
-		go exitWhenNoLease(f)
+		go exitWhenNoLease(s)
 		select {
 		case <-sigs:
 		case <-done:
 			return
 		}
 		fmt.Fprintln(os.Stderr, "\ndeployer: stopping the engines now; saving what was done and releasing the lock (signal again to exit at once)")
-		f.KillEngines()
+		s.KillEngines()
 		select {
 		case <-done:
 		case <-sigs:
@@ -120,7 +122,7 @@ func run() int {
 // watch its context (parsing a large file, building a plan): with no lease
 // there is nothing to release or record. A process holding a lease keeps
 // to the graceful path, which releases it (docs/exit-codes.md).
-func exitWhenNoLease(f *cli.Factory) {
+func exitWhenNoLease(s *cli.Session) {
 	const (
 		tick    = 50 * time.Millisecond
 		grace   = 400 * time.Millisecond // from the signal: let a quick command finish on its own
@@ -129,13 +131,13 @@ func exitWhenNoLease(f *cli.Factory) {
 	start, free := time.Now(), time.Duration(0)
 	for {
 		time.Sleep(tick)
-		if f.HoldsLeases() || f.Stacking() {
+		if s.HoldsLeases() || s.Stacking() {
 			free = 0
 			continue
 		}
 		free += tick
 		if time.Since(start) >= grace && free >= settled {
-			f.KillEngines()
+			s.KillEngines()
 			os.Exit(exitCancelled)
 		}
 	}

@@ -129,13 +129,13 @@ type allRunner struct {
 	io    *IOStreams
 	gh    *ghactions.Reporter
 	load  func(path string) (*config.Config, error)
-	open  func(ctx context.Context, cfg *config.Config, opts EngineOptions, withLocks bool) (*deploy.Service, error)
+	open  func(ctx context.Context, cfg *config.Config, opts ServiceOptions) (*deploy.Service, error)
 	now   func() time.Time
-	track func() (done func()) // counts the run in Factory.Stacking
+	track func() (done func()) // counts the run in Session.Stacking
 }
 
 func newAllRunner(f *Factory) *allRunner {
-	return &allRunner{io: f.IO, gh: f.GitHub, load: f.StackConfig, open: f.StackService, now: f.Now, track: f.track}
+	return &allRunner{io: f.IO, gh: f.GitHub, load: f.StackConfig, open: f.Service, now: f.Now, track: f.session.track}
 }
 
 // run finds the stacks, selects them (--changed-since), asks once
@@ -179,7 +179,8 @@ func (a *allRunner) run(ctx context.Context, r AllRequest) error {
 		Set: set, Env: r.Env, Op: r.Op, Only: sel.Only,
 		Parallelism: r.Flags.StackParallelism, ComponentParallelism: r.Parallelism, LockTimeout: r.LockTimeout,
 		Open: func(ctx context.Context, st *stacks.Stack) (*deploy.Service, error) {
-			return a.open(ctx, st.Config, EngineOptions{InstallPulumi: r.InstallPulumi}, r.Op != deploy.OpPlan)
+			return a.open(ctx, st.Config, ServiceOptions{EngineOptions: EngineOptions{InstallPulumi: r.InstallPulumi},
+				ReadOnly: r.Op == deploy.OpPlan, Stack: true})
 		},
 		ShowPlan: v.showPlan,
 		OnDone:   v.done,

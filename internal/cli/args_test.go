@@ -12,6 +12,8 @@ import (
 // parse runs cmd with argv, capturing the options given to runF.
 func parse(t *testing.T, cmd *cobra.Command, argv ...string) error {
 	t.Helper()
+	cmd.SetGlobalNormalizationFunc(normalizeFlag) // --env, as under the root
+	cmd.SetFlagErrorFunc(flagError)
 	cmd.SetArgs(argv)
 	cmd.SetOut(io.Discard)
 	cmd.SetErr(io.Discard)

@@ -76,18 +76,16 @@ func shopPlan(t *testing.T) *plan.Plan {
 	return p
 }
 
-// parseCmd builds newCmd's command on a fresh Factory whose global flags the
-// root command binds (json is --json), parses argv, and returns the options
+// parseCmd builds newCmd's command on a fresh Factory (json is --json, the
+// global flag the root command would bind), parses argv, and returns the options
 // runF got (nil when run was not called), the Factory and parse's error.
 func parseCmd[O any](t *testing.T, json bool, newCmd func(*Factory, func(context.Context, *O) error) *cobra.Command, argv ...string) (*O, *Factory, error) {
 	t.Helper()
 	io, _, _ := Test("")
 	f := NewFactory(io)
-	root := NewRootCmd(f) // binds the global flags: set them after
 	f.JSON = json
 	var got *O
 	cmd := newCmd(f, func(_ context.Context, o *O) error { got = o; return nil })
-	cmd.SetGlobalNormalizationFunc(root.GlobalNormalizationFunc())
 	err := parse(t, cmd, argv...)
 	return got, f, err
 }

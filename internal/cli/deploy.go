@@ -88,7 +88,7 @@ func newDeployOptions(f *Factory, destroy bool) *DeployOptions {
 		StackOptions: newStackOptions(f),
 		Destroy:      destroy,
 		Apply: func(ctx context.Context, req deploy.ApplyRequest, eng EngineOptions) (*deploy.Outcome, error) {
-			svc, err := f.Service(ctx, req.Config, eng)
+			svc, err := f.Service(ctx, req.Config, ServiceOptions{EngineOptions: eng})
 			if err != nil {
 				return nil, err
 			}

@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/spf13/cobra"
 
 	"github.com/deployer-dev/deployer/internal/config"
 	"github.com/deployer-dev/deployer/internal/deploy"
@@ -51,9 +50,7 @@ func TestNewCmdDeploy(t *testing.T) {
 			if tt.destroy {
 				cmd = NewCmdDestroy(f, runF)
 			}
-			cmd.SetGlobalNormalizationFunc(NewRootCmd(f).GlobalNormalizationFunc())
-			cmd.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &UsageError{Msg: err.Error()} })
-			f.JSON = tt.json // --json is the root's flag (NewRootCmd resets it)
+			f.JSON = tt.json // --json is the root's flag
 			err := parse(t, cmd, tt.argv...)
 			checkParsed(t, err, got, tt.want, tt.wantErr)
 		})

@@ -159,7 +159,9 @@ func newGuard(f *Factory) (*config.Config, *guard.Guard, error) {
 		return nil, nil, err
 	}
 	return cfg, guard.New(guard.Deps{
-		Locks: f.Locks, Dir: cfg.Dir, Audit: al, Now: f.Now, Log: f.IO.ErrOut, Output: f.IO.ErrOut,
+		Locks: func(ctx context.Context, cfg *config.Config) (*lockmgr.Manager, error) {
+			return f.Locks(ctx, cfg, ReadWrite)
+		}, Dir: cfg.Dir, Audit: al, Now: f.Now, Log: f.IO.ErrOut, Output: f.IO.ErrOut,
 		Holder: func() (string, lockmgr.Metadata) { return lockmgr.Holder(f.Getenv) }, Environ: f.Environ,
 	}), nil
 }

@@ -38,7 +38,7 @@ func NewCmdHistory(f *Factory, runF func(context.Context, *HistoryOptions) error
 		IO:     f.IO,
 		Config: func() (*config.Config, error) { return projectConfig(f, "history") },
 		History: func(ctx context.Context, cfg *config.Config, req deploy.HistoryRequest) (*deploy.HistoryResult, error) {
-			store, err := f.SealedStore(ctx, cfg) // history shows no secret: no key needed
+			store, err := f.Store(ctx, cfg, ReadSealed) // history shows no secret: no key needed
 			if err != nil {
 				return nil, err
 			}

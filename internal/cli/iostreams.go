@@ -127,3 +127,11 @@ func (e *UsageError) Error() string { return e.Msg }
 type ExitCodeError struct{ Code int }
 
 func (e *ExitCodeError) Error() string { return fmt.Sprintf("exit status %d", e.Code) }
+
+// orDash is s, or "-" when it is empty (a table cell).
+func orDash[S ~string](s S) string {
+	if s == "" {
+		return "-"
+	}
+	return string(s)
+}

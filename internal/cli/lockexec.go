@@ -39,7 +39,7 @@ func NewCmdLockExec(f *Factory, runF func(context.Context, *LockExecOptions) err
 		}
 		withTTL := *cfg // the Factory's config stays as deployer.yaml says
 		deploy.WithLeaseTTL(&withTTL.Backend, opts.TTL)
-		m, err := f.Locks(ctx, &withTTL)
+		m, err := f.Locks(ctx, &withTTL, ReadWrite)
 		if err != nil {
 			return nil, err
 		}

@@ -43,7 +43,7 @@ func NewCmdStateLocks(f *Factory, runF func(context.Context, *StateLocksOptions)
 				}
 			}
 		}
-		m, err := f.ReadLocks(ctx, cfg)
+		m, err := f.Locks(ctx, cfg, ReadOnly)
 		if err != nil {
 			return nil, err
 		}

@@ -101,7 +101,7 @@ func newPlanOptions(f *Factory) *PlanOptions {
 		if svc != nil {
 			return svc, nil
 		}
-		s, err := f.PlanService(ctx, cfg, EngineOptions{})
+		s, err := f.Service(ctx, cfg, ServiceOptions{ReadOnly: true})
 		if err != nil {
 			return nil, err
 		}

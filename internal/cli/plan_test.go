@@ -41,8 +41,7 @@ func TestNewCmdPlan(t *testing.T) {
 			f := NewFactory(ios)
 			var got *PlanOptions
 			cmd := NewCmdPlan(f, func(_ context.Context, o *PlanOptions) error { got = o; return nil })
-			cmd.SetGlobalNormalizationFunc(NewRootCmd(f).GlobalNormalizationFunc())
-			f.JSON = tt.json // --json is the root's flag (NewRootCmd resets it)
+			f.JSON = tt.json // --json is the root's flag
 			err := parse(t, cmd, tt.argv...)
 			checkParsed(t, err, got, tt.want, tt.wantErr)
 		})

@@ -41,7 +41,7 @@ func NewCmdRestore(f *Factory, runF func(context.Context, *RestoreOptions) error
 		IO:     f.IO,
 		Config: func() (*config.Config, error) { return projectConfig(f, "restore") },
 		Restore: func(ctx context.Context, cfg *config.Config, req deploy.RestoreRequest) (*deploy.RestoreResult, error) {
-			svc, err := f.Service(ctx, cfg, EngineOptions{})
+			svc, err := f.Service(ctx, cfg, ServiceOptions{})
 			if err != nil {
 				return nil, err
 			}

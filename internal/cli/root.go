@@ -30,9 +30,11 @@ func NewRootCmd(f *Factory) *cobra.Command {
 		SilenceErrors: true,
 		SilenceUsage:  true,
 		PersistentPreRunE: func(cmd *cobra.Command, args []string) error {
-			if err := bindGlobals(f, cmd); err != nil {
+			g, err := bindGlobals(cmd)
+			if err != nil {
 				return err
 			}
+			f.Globals = g
 			if f.NoColor {
 				f.IO.DisableColor()
 			}
@@ -46,19 +48,14 @@ func NewRootCmd(f *Factory) *cobra.Command {
 	pf.BoolVar(&f.NoColor, "no-color", false, "disable colour (also NO_COLOR or TERM=dumb)")
 	pf.BoolVarP(&f.Verbose, "verbose", "v", false, "print more detail on stderr")
 	pf.StringVar(&f.AuditPath, "audit-log", "", "append audit events as JSON lines to FILE")
-	root.SetGlobalNormalizationFunc(func(_ *pflag.FlagSet, name string) pflag.NormalizedName {
-		if name == "env" {
-			name = "environment"
-		}
-		return pflag.NormalizedName(name)
-	})
+	root.SetGlobalNormalizationFunc(normalizeFlag)
 	// --version prints what `deployer version` prints, as terraform and gh do.
 	root.Version = BuildVersion().Line(platform)
 	root.SetVersionTemplate("{{.Version}}\n")
 	root.InitDefaultVersionFlag()
 	root.SetOut(f.IO.Out) // --version and --help: data on stdout through IOStreams
 	root.Flags().Lookup("version").Usage = "print the version (as deployer version)"
-	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &UsageError{Msg: err.Error()} })
+	root.SetFlagErrorFunc(flagError)
 
 	stateCmd := groupCmd("state", "Inspect and manage state and locks")
 	stateCmd.AddCommand(NewCmdStateShow(f, nil), NewCmdStateLocks(f, nil), NewCmdStatePush(f, nil))
@@ -86,6 +83,17 @@ func NewRootCmd(f *Factory) *cobra.Command {
 	)
 	return root
 }
+
+// normalizeFlag makes --env an alias of --environment in every command.
+func normalizeFlag(_ *pflag.FlagSet, name string) pflag.NormalizedName {
+	if name == "env" {
+		name = "environment"
+	}
+	return pflag.NormalizedName(name)
+}
+
+// flagError makes a flag cobra cannot parse a usage error (exit 2).
+func flagError(_ *cobra.Command, err error) error { return &UsageError{Msg: err.Error()} }
 
 // groupCmd is a command that only holds subcommands: alone it prints its
 // help; with an unknown subcommand it is a usage error (exit 2) that
@@ -119,24 +127,25 @@ func groupCmd(use, short string) *cobra.Command {
 // DEPLOYER_JSON, --no-color and DEPLOYER_NO_COLOR, --verbose and
 // DEPLOYER_VERBOSE. deployer.yaml's own keys are layered by config.ApplyEnv,
 // which validates them with the file's error messages.
-func bindGlobals(f *Factory, cmd *cobra.Command) error {
+func bindGlobals(cmd *cobra.Command) (Globals, error) {
 	v := viper.New()
 	v.SetEnvPrefix("DEPLOYER")
 	v.SetEnvKeyReplacer(strings.NewReplacer("-", "_"))
 	for _, name := range []string{"config", "audit-log", "json", "no-color", "verbose"} {
 		if err := v.BindEnv(name); err != nil {
-			return err
+			return Globals{}, err
 		}
 		if fl := cmd.Flags().Lookup(name); fl != nil {
 			if err := v.BindPFlag(name, fl); err != nil {
-				return err
+				return Globals{}, err
 			}
 		}
 	}
-	f.ConfigPath = v.GetString("config")
-	f.AuditPath = v.GetString("audit-log")
-	f.JSON = v.GetBool("json")
-	f.NoColor = v.GetBool("no-color")
-	f.Verbose = v.GetBool("verbose")
-	return nil
+	return Globals{
+		ConfigPath: v.GetString("config"),
+		AuditPath:  v.GetString("audit-log"),
+		JSON:       v.GetBool("json"),
+		NoColor:    v.GetBool("no-color"),
+		Verbose:    v.GetBool("verbose"),
+	}, nil
 }

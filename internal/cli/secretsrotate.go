@@ -54,7 +54,7 @@ func NewCmdSecretsRotate(f *Factory, runF func(context.Context, *SecretsRotateOp
 			return secrets.NewRotationProvider(spec, f.Getenv)
 		},
 		Rotate: func(ctx context.Context, cfg *config.Config, t deploy.Target, to secrets.Provider, lockTimeout time.Duration) (statestore.Head, error) {
-			svc, err := f.Service(ctx, cfg, EngineOptions{})
+			svc, err := f.Service(ctx, cfg, ServiceOptions{})
 			if err != nil {
 				return statestore.Head{}, err
 			}

@@ -34,8 +34,7 @@ func TestNewCmdSecretsRotate(t *testing.T) {
 			f := NewFactory(ios)
 			var got *SecretsRotateOptions
 			cmd := NewCmdSecretsRotate(f, func(_ context.Context, o *SecretsRotateOptions) error { got = o; return nil })
-			cmd.SetFlagErrorFunc(NewRootCmd(f).FlagErrorFunc())
-			f.JSON = tt.json // --json is the root's flag (NewRootCmd resets it)
+			f.JSON = tt.json // --json is the root's flag
 			err := parse(t, cmd, tt.argv...)
 			checkParsed(t, err, got, tt.want, tt.wantErr)
 		})

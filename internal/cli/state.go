@@ -46,11 +46,11 @@ func NewCmdStateShow(f *Factory, runF func(context.Context, *StateShowOptions) e
 		IO:     f.IO,
 		Config: func() (*config.Config, error) { return projectConfig(f, "state show") },
 		Show: func(ctx context.Context, cfg *config.Config, req deploy.ShowStateRequest) (*deploy.ShowStateResult, error) {
-			open := f.SealedStore
+			access := ReadSealed
 			if req.ShowSecrets {
-				open = f.ReadStore
+				access = ReadOnly
 			}
-			store, err := open(ctx, cfg)
+			store, err := f.Store(ctx, cfg, access)
 			if err != nil {
 				return nil, err
 			}
@@ -169,7 +169,7 @@ func NewCmdStatePush(f *Factory, runF func(context.Context, *StatePushOptions) e
 		Config: func() (*config.Config, error) { return projectConfig(f, "state push") },
 		Push: func(ctx context.Context, cfg *config.Config, req deploy.PushRequest) (*deploy.PushResult, error) {
 			return deploy.PushFile(ctx, func(ctx context.Context) (*deploy.Service, error) {
-				return f.Service(ctx, cfg, EngineOptions{})
+				return f.Service(ctx, cfg, ServiceOptions{})
 			}, req)
 		},
 	}

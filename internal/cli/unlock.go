@@ -47,12 +47,12 @@ func NewCmdUnlock(f *Factory, runF func(context.Context, *UnlockOptions) error) 
 				return nil, err
 			}
 		}
-		m, err := f.Locks(ctx, cfg)
+		m, err := f.Locks(ctx, cfg, ReadWrite)
 		if err != nil {
 			return nil, err
 		}
 		return deploy.Unlock(ctx, deploy.LockDeps{Locks: m, Getenv: f.Getenv,
-			Service: func(ctx context.Context) (*deploy.Service, error) { return f.Service(ctx, cfg, EngineOptions{}) }}, req)
+			Service: func(ctx context.Context) (*deploy.Service, error) { return f.Service(ctx, cfg, ServiceOptions{}) }}, req)
 	}
 	cmd := &cobra.Command{
 		Use:   "unlock",
