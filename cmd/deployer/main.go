@@ -19,6 +19,7 @@ import (
 	"github.com/deployer-dev/deployer/internal/config"
 	"github.com/deployer-dev/deployer/internal/deploy"
 	"github.com/deployer-dev/deployer/internal/lockmgr"
+	"github.com/deployer-dev/deployer/internal/policy"
 	"github.com/deployer-dev/deployer/internal/statestore"
 	"github.com/deployer-dev/deployer/internal/termguard"
 )
@@ -30,6 +31,7 @@ const (
 	exitUsage     = 2
 	exitLockHeld  = 3
 	exitState     = 4
+	exitPolicy    = 5
 	exitCancelled = 130
 )
 
@@ -154,6 +156,8 @@ func exitCode(err error) int {
 		applyErr *deploy.ApplyError
 		invalid  *config.ValidationError
 		target   *deploy.TargetError
+		denied   *policy.DeniedError
+		notOver  *policy.NotOverridableError
 	)
 	switch {
 	case errors.As(err, &ec):
@@ -166,6 +170,8 @@ func exitCode(err error) int {
 		return exitState
 	case errors.As(err, &held), errors.Is(err, lockmgr.ErrLockLost):
 		return exitLockHeld
+	case errors.As(err, &denied), errors.As(err, &notOver):
+		return exitPolicy
 	case errors.As(err, &usage), errors.As(err, &target), isCobraUsage(err):
 		return exitUsage
 	case errors.As(err, &invalid):

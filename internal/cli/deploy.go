@@ -12,6 +12,7 @@ import (
 	"github.com/deployer-dev/deployer/internal/deploy"
 	"github.com/deployer-dev/deployer/internal/plan"
 	"github.com/deployer-dev/deployer/internal/planview"
+	"github.com/deployer-dev/deployer/internal/policy"
 	"github.com/deployer-dev/deployer/internal/statestore"
 )
 
@@ -30,6 +31,7 @@ type DeployOptions struct {
 	// Parallelism is --parallelism; 0 when not given (DEPLOYER_PARALLELISM,
 	// then deployer.yaml's parallelism:, then 10).
 	Parallelism int
+	Policy      PolicyFlags
 
 	// Apply is the use case, deploy.Service.Apply (bound by NewCmdDeploy; a
 	// run test sets a fake).
@@ -120,6 +122,7 @@ func bindApplyFlags(cmd *cobra.Command, opts *DeployOptions) {
 	cmd.Flags().BoolVarP(&opts.Yes, "yes", "y", false, "apply without asking (required without a terminal)")
 	cmd.Flags().DurationVar(&opts.LockTimeout, "lock-timeout", 0, "wait up to DUR for a held lock (0: fail at once)")
 	cmd.Flags().BoolVar(&opts.InstallPulumi, "install-pulumi", false, "install the Pulumi CLI when it is missing")
+	bindPolicyFlags(cmd, &opts.Policy, true)
 	cmd.Flags().IntVar(&opts.Parallelism, "parallelism", 0, "apply at most N independent components at once (default 10; 1 applies one at a time; with --all, in each stack)")
 }
 
@@ -146,6 +149,13 @@ func runDeploy(ctx context.Context, opts *DeployOptions) error {
 	if err != nil {
 		return err
 	}
+	if err := opts.Policy.validate(); err != nil {
+		return err
+	}
+	check, err := opts.Policy.check(ctx, cfg)
+	if err != nil {
+		return err
+	}
 	var saved *plan.Plan
 	if opts.PlanFile != "" {
 		if saved, err = plan.ReadFile(opts.PlanFile); err != nil {
@@ -166,7 +176,7 @@ func runDeploy(ctx context.Context, opts *DeployOptions) error {
 	}
 	req := deploy.ApplyRequest{
 		Config: cfg, Target: t, Destroy: opts.Destroy, SavedPlan: saved, LockTimeout: opts.LockTimeout,
-		Parallelism: opts.Parallelism,
+		Parallelism: opts.Parallelism, Policy: check,
 		// The plan is data of the command: stdout in human mode, and part
 		// of the JSON result in --json mode.
 		ShowPlan: func(p *plan.Plan) error {
@@ -188,6 +198,15 @@ func runDeploy(ctx context.Context, opts *DeployOptions) error {
 	out, err := opts.Apply(ctx, req, EngineOptions{InstallPulumi: opts.InstallPulumi})
 	if opts.Report != nil {
 		opts.Report(t, out, err)
+	}
+	var denied *policy.DeniedError
+	if errors.As(err, &denied) && out != nil && out.Plan != nil && !opts.JSON {
+		// Denied before any engine ran: the plan and its policy results
+		// say why; nothing was applied or written.
+		if rerr := planview.NewHuman(opts.IO.ColorOut()).Render(opts.IO.Out, out.Plan); rerr != nil {
+			return rerr
+		}
+		return err
 	}
 	if opts.JSON && out != nil {
 		if jerr := opts.IO.PrintJSON(deployResultJSON(out, err)); jerr != nil {

@@ -12,6 +12,7 @@ import (
 	"github.com/deployer-dev/deployer/internal/engine"
 	"github.com/deployer-dev/deployer/internal/plan"
 	"github.com/deployer-dev/deployer/internal/planview"
+	"github.com/deployer-dev/deployer/internal/policy"
 )
 
 // PlanOptions are the options of `deployer plan` (docs/commands.md, docs/plan.md).
@@ -27,6 +28,7 @@ type PlanOptions struct {
 	Preview          bool
 	Refresh          bool
 	GitHubComment    bool
+	Policy           PolicyFlags
 
 	// Plan, DetectDrift and PreviewEngines are the use cases
 	// (deploy.Service's Plan, Refresh and Preview, on backends opened once
@@ -89,6 +91,7 @@ func NewCmdPlan(f *Factory, runF func(context.Context, *PlanOptions) error) *cob
 	cmd.Flags().BoolVar(&opts.Destroy, "destroy", false, "plan the deletion of everything in scope")
 	cmd.Flags().BoolVar(&opts.Preview, "preview", false, "add Pulumi's resource-level preview (needs the Pulumi CLI)")
 	cmd.Flags().BoolVar(&opts.GitHubComment, "github-comment", false, "post the plan as a comment on the workflow run's pull request, updated in place on each run (GitHub Actions, GITHUB_TOKEN; with --all: one comment for every stack)")
+	bindPolicyFlags(cmd, &opts.Policy, false)
 	cmd.Flags().BoolVar(&opts.Refresh, "refresh", false, "read what is live (Pulumi components, Command components with command.read) and report drift from actual_state")
 	return cmd
 }
@@ -150,7 +153,11 @@ func runPlan(ctx context.Context, opts *PlanOptions) error {
 	if err != nil {
 		return err
 	}
-	p, err := opts.Plan(ctx, deploy.PlanRequest{Config: cfg, Target: t, Destroy: opts.Destroy, CheckEngines: opts.Preview || opts.Refresh,
+	check, err := opts.Policy.check(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	p, err := opts.Plan(ctx, deploy.PlanRequest{Config: cfg, Target: t, Destroy: opts.Destroy, CheckEngines: opts.Preview || opts.Refresh, Policy: check,
 		Save: opts.Out != ""})
 	if err != nil {
 		return err
@@ -198,6 +205,11 @@ func runPlan(ctx context.Context, opts *PlanOptions) error {
 			w = opts.IO.ErrOut // --json keeps stdout a single JSON document
 		}
 		fmt.Fprintf(w, "\n%s", text)
+	}
+	// A deny is what --detailed-exitcode reports first: the plan cannot be
+	// deployed as it is (exit 5, docs/exit-codes.md).
+	if d := p.Policy.Denied(); opts.DetailedExitcode && len(d) > 0 {
+		return &policy.DeniedError{Results: d}
 	}
 	// Drift is a difference like a change: 2, as terraform plan
 	// -refresh-only -detailed-exitcode exits.

@@ -29,6 +29,16 @@ type Config struct {
 	// guard` (docs/guard.md).
 	Shared  map[string]*Shared `yaml:"shared" names:"shared resource"`
 	Metrics Metrics            `yaml:"metrics"`
+	// Policy names the Rego policies every plan is checked against
+	// (docs/policy.md).
+	Policy Policy `yaml:"policy"`
+}
+
+// Policy configures policy checks on plans (docs/policy.md).
+type Policy struct {
+	// Paths are directories of .rego files, relative to deployer.yaml's
+	// directory; --policy DIR adds to them.
+	Paths []string `yaml:"paths"`
 }
 
 // Backend selects where state and locks live and the lease timings.

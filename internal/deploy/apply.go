@@ -31,6 +31,10 @@ type ApplyRequest struct {
 	ShowPlan func(*plan.Plan) error
 	// Confirm asks the user; nil means --yes.
 	Confirm func(*plan.Plan) (bool, error)
+	// Policy checks the plan before the lease is taken and again under
+	// it, before any engine runs (docs/policy.md): a deny left after the
+	// overrides stops the deploy with *policy.DeniedError, nothing written.
+	Policy *PolicyCheck
 }
 
 // Outcome is what a deploy did.
@@ -82,8 +86,21 @@ func (s *Service) Apply(ctx context.Context, req ApplyRequest) (*Outcome, error)
 		return nil, err
 	}
 	if req.SavedPlan != nil {
+		if err := checkSavedPolicies(req.SavedPlan, req.Policy); err != nil {
+			return nil, err
+		}
 		if err := s.checkSavedBeforeLock(ctx, req.SavedPlan, pr.res, pr.t, req.Destroy); err != nil {
 			return nil, err
+		}
+	}
+	if req.Policy.active() {
+		// Denied before the lease: the lock, like the state, is untouched.
+		pl, err := s.planFor(ctx, pr, req.Destroy, nil, false)
+		if err != nil {
+			return nil, err
+		}
+		if err := s.checkPolicy(ctx, pl.plan, req.Policy, opName(req.Destroy, "deploy"), pr.cfg.Dir); err != nil {
+			return &Outcome{Plan: pl.plan}, err
 		}
 	}
 	run, err := s.startRun(ctx, pr, req)
@@ -150,6 +167,9 @@ func (s *Service) planUnderLease(run *deployRun, pr *prepared, req ApplyRequest,
 			return nil, err
 		}
 	}
+	if err := s.checkPolicy(run.lease.Context(), pl.plan, req.Policy, opName(req.Destroy, "deploy"), pr.cfg.Dir); err != nil {
+		return nil, err
+	}
 	return pl, nil
 }
 
@@ -184,6 +204,7 @@ func confirm(p *plan.Plan, req ApplyRequest) (bool, error) {
 func (s *Service) execute(ctx context.Context, run *deployRun, pr *prepared, pl *planned, req ApplyRequest, out *Outcome) (*Outcome, error) {
 	t, rec := pr.t, run.lease.Record()
 	start := s.d.Now()
+	s.auditOverrides(pl.plan, run.id, t)
 	s.d.Audit.Info("deploy.started", "deployment_id", run.id, "stack", t.Stack, "environment", t.Env,
 		"scope", t.LockKey(), "operation", string(run.op), "lock_id", rec.LockID)
 	in := engine.Inputs{
@@ -235,6 +256,13 @@ func (s *Service) record(run *deployRun, pl *planned, ran applyRun, start time.T
 	}
 	if applyErr != nil {
 		dep.Error = s.d.Masker.Mask(applyErr.Error())
+	}
+	if pl.plan.Policy != nil {
+		for _, r := range pl.plan.Policy.Results {
+			if r.Override != nil && len(r.Deny) > 0 {
+				dep.PolicyOverrides = append(dep.PolicyOverrides, statestore.PolicyOverride{Policy: r.Policy, Reason: r.Override.Reason, By: r.Override.By, Denies: r.Deny})
+			}
+		}
 	}
 	ch := changesFrom(pl.plan, ran, s.d.Now().UTC(), run.id, dep.DurationSeconds)
 	dep.ResourcesChanged = ch.counts

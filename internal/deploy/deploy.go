@@ -25,6 +25,7 @@ import (
 	"github.com/deployer-dev/deployer/internal/engine"
 	"github.com/deployer-dev/deployer/internal/lockmgr"
 	"github.com/deployer-dev/deployer/internal/plan"
+	"github.com/deployer-dev/deployer/internal/policy"
 	"github.com/deployer-dev/deployer/internal/proc"
 	"github.com/deployer-dev/deployer/internal/secrets"
 	"github.com/deployer-dev/deployer/internal/statestore"
@@ -268,6 +269,17 @@ type PlanRequest struct {
 	// yet fails without a secrets key (docs/plan.md "Saved plans");
 	// otherwise such a plan has no Binding.
 	Save bool
+	// Policy checks the plan (docs/policy.md): its results are the plan's
+	// Policy; a deny is not an error of Plan (the caller decides).
+	Policy *PolicyCheck
+}
+
+// opName is input.deployment.operation: "destroy" for a destroy, else op.
+func opName(destroy bool, op string) string {
+	if destroy {
+		return "destroy"
+	}
+	return op
 }
 
 // Plan builds the plan of the target against the stored state without
@@ -282,6 +294,11 @@ func (s *Service) Plan(ctx context.Context, req PlanRequest) (*plan.Plan, error)
 	pl, err := s.planFor(ctx, pr, req.Destroy, nil, req.Save)
 	if err != nil {
 		return nil, err
+	}
+	if err := s.checkPolicy(ctx, pl.plan, req.Policy, opName(req.Destroy, "plan"), pr.cfg.Dir); err != nil {
+		if _, denied := err.(*policy.DeniedError); !denied {
+			return nil, err
+		}
 	}
 	return pl.plan, nil
 }

@@ -33,6 +33,9 @@ type Binding struct {
 	EnvironmentConfig map[string]any `json:"environment_config,omitempty"`
 	// Components are the components in the plan's scope, by address.
 	Components map[string]BoundComponent `json:"components"`
+	// PolicyDigest is the digest of the policy files the plan was checked
+	// against (policy.Set.Digest; docs/policy.md#saved-plans); "" when none.
+	PolicyDigest string `json:"policy_digest,omitempty"`
 }
 
 // BoundComponent is one component as the plan resolved it.

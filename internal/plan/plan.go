@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/deployer-dev/deployer/internal/config"
+	"github.com/deployer-dev/deployer/internal/policy"
 	"github.com/deployer-dev/deployer/internal/statestore"
 )
 
@@ -58,6 +59,9 @@ type Plan struct {
 	// Binding is what a saved plan binds (docs/plan.md "Saved plans");
 	// set by the deploy use case, nil in a plan built by Build alone.
 	Binding *Binding `json:"binding,omitempty"`
+	// Policy is the results of the policies the plan was checked against
+	// (docs/policy.md#results); nil when none were.
+	Policy *policy.Report `json:"policy,omitempty"`
 }
 
 // Summary counts the steps by action.

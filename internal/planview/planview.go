@@ -17,6 +17,7 @@ import (
 	"github.com/muesli/termenv"
 
 	"github.com/deployer-dev/deployer/internal/plan"
+	"github.com/deployer-dev/deployer/internal/policy"
 )
 
 // Renderer writes a plan for people or for programs (Terraform's
@@ -79,6 +80,7 @@ func (h *humanPlan) Render(w io.Writer, p *plan.Plan) error {
 	bw := bufio.NewWriter(w)
 	if !p.HasChanges() {
 		fmt.Fprintln(bw, "No changes. Infrastructure matches the configuration.")
+		h.policySection(bw, p.Policy)
 		return bw.Flush()
 	}
 	bySvc := map[string][]plan.Step{}
@@ -128,6 +130,7 @@ func (h *humanPlan) Render(w io.Writer, p *plan.Plan) error {
 		}
 		fmt.Fprintf(bw, "Apply them afterwards with: deployer deploy -s %s -e %s\n", p.Stack, p.Environment)
 	}
+	h.policySection(bw, p.Policy)
 	return bw.Flush()
 }
 
@@ -242,4 +245,41 @@ func (jsonPlan) Render(w io.Writer, p *plan.Plan) error {
 		return fmt.Errorf("write plan JSON: %w", err)
 	}
 	return nil
+}
+
+// policySection writes the "Policy" section under a plan: one line per
+// policy that denies, is overridden or warns, with its messages, then the
+// ones that pass (docs/policy.md#results). Nothing when r is nil.
+func (h *humanPlan) policySection(w io.Writer, r *policy.Report) {
+	if r == nil {
+		return
+	}
+	fmt.Fprintf(w, "\n%s %d policies (%s)\n", h.style("summary", "Policy:"), len(r.Results), r.Digest)
+	var passed []string
+	for _, x := range r.Results {
+		switch x.Status() {
+		case policy.StatusPass:
+			passed = append(passed, x.Policy)
+			continue
+		case policy.StatusDeny:
+			note := ""
+			if !x.Overridable {
+				note = " (not overridable)"
+			}
+			fmt.Fprintf(w, "  %s %s: deny%s\n", h.style("-", "x"), x.Policy, note)
+		case policy.StatusOverridden:
+			fmt.Fprintf(w, "  %s %s: overridden by %s: %s\n", h.style("~", "!"), x.Policy, x.Override.By, x.Override.Reason)
+		case policy.StatusWarn:
+			fmt.Fprintf(w, "  %s %s: warn\n", h.style("~", "!"), x.Policy)
+		}
+		for _, m := range x.Deny {
+			fmt.Fprintf(w, "      %s\n", m)
+		}
+		for _, m := range x.Warn {
+			fmt.Fprintf(w, "      warn: %s\n", m)
+		}
+	}
+	if len(passed) > 0 {
+		fmt.Fprintf(w, "  %s pass: %s\n", h.style("+", "+"), strings.Join(passed, ", "))
+	}
 }

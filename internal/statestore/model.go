@@ -184,6 +184,19 @@ type Deployment struct {
 	RestoredFrom     int64            `json:"restored_from,omitempty"`
 	Scope            string           `json:"scope,omitempty"` // lock key the deployment held
 	Error            string           `json:"error,omitempty"`
+	// PolicyOverrides are the policies whose denies the deployment
+	// overrode (deploy --override-policy, docs/policy.md#overrides);
+	// omitted when none.
+	PolicyOverrides []PolicyOverride `json:"policy_overrides,omitempty"`
+}
+
+// PolicyOverride is one policy a deployment overrode: who did, why, and
+// the denies it went past.
+type PolicyOverride struct {
+	Policy string   `json:"policy"`
+	Reason string   `json:"reason"`
+	By     string   `json:"by"`
+	Denies []string `json:"denies"`
 }
 
 // ResourcesChanged counts what a deployment changed.

@@ -1,0 +1,71 @@
+package cli
+
+import (
+	"context"
+	"path/filepath"
+
+	"github.com/spf13/cobra"
+
+	"github.com/deployer-dev/deployer/internal/config"
+	"github.com/deployer-dev/deployer/internal/deploy"
+	"github.com/deployer-dev/deployer/internal/policy"
+)
+
+// PolicyFlags are --policy DIR (repeatable) and, for deploy,
+// --override-policy NAME (repeatable) with --reason TEXT (docs/policy.md).
+type PolicyFlags struct {
+	Dirs      []string
+	Overrides []string
+	Reason    string
+}
+
+func bindPolicyFlags(cmd *cobra.Command, p *PolicyFlags, overrides bool) {
+	cmd.Flags().StringArrayVar(&p.Dirs, "policy", nil, "check the plan against the Rego policies in DIR, besides deployer.yaml's policy.paths (repeatable; docs/policy.md)")
+	if overrides {
+		cmd.Flags().StringArrayVar(&p.Overrides, "override-policy", nil, "deploy past the denies of the overridable policy NAME, recorded with --reason (repeatable)")
+		cmd.Flags().StringVar(&p.Reason, "reason", "", "why the policies of --override-policy are overridden (recorded in the deployment and the audit log)")
+	}
+}
+
+// validate checks the flags alone: an override needs a reason.
+func (p PolicyFlags) validate() error {
+	if len(p.Overrides) > 0 && p.Reason == "" {
+		return &UsageError{Msg: "--override-policy needs --reason TEXT: say why the policy is overridden"}
+	}
+	if p.Reason != "" && len(p.Overrides) == 0 {
+		return &UsageError{Msg: "--reason goes with --override-policy NAME"}
+	}
+	return nil
+}
+
+// check loads and compiles the policies of cfg's policy.paths (relative to
+// deployer.yaml's directory) and of --policy; nil when there are none.
+func (p PolicyFlags) check(ctx context.Context, cfg *config.Config) (*deploy.PolicyCheck, error) {
+	var dirs []string
+	for _, d := range cfg.Policy.Paths {
+		if !filepath.IsAbs(d) {
+			d = filepath.Join(cfg.Dir, d)
+		}
+		dirs = append(dirs, d)
+	}
+	dirs = append(dirs, p.Dirs...)
+	if len(dirs) == 0 {
+		if len(p.Overrides) > 0 {
+			return nil, &UsageError{Msg: "--override-policy: no policy is configured (policy.paths in deployer.yaml, or --policy DIR)"}
+		}
+		return nil, nil
+	}
+	set, err := policy.Load(dirs)
+	if err != nil {
+		return nil, err
+	}
+	eng, err := set.Compile(ctx)
+	if err != nil {
+		return nil, err
+	}
+	c := &deploy.PolicyCheck{Engine: eng}
+	for _, name := range p.Overrides {
+		c.Overrides = append(c.Overrides, policy.Override{Policy: name, Reason: p.Reason})
+	}
+	return c, nil
+}

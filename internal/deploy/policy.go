@@ -1,0 +1,99 @@
+package deploy
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"github.com/deployer-dev/deployer/internal/lockmgr"
+	"github.com/deployer-dev/deployer/internal/plan"
+	"github.com/deployer-dev/deployer/internal/policy"
+)
+
+// PolicyCheck is what a plan's policies are evaluated with
+// (docs/policy.md): the compiled policies and, for a deploy, the overrides
+// of --override-policy NAME --reason TEXT. A nil *PolicyCheck, or one
+// without Engine, checks nothing.
+type PolicyCheck struct {
+	Engine    *policy.Engine
+	Overrides []policy.Override
+}
+
+func (c *PolicyCheck) active() bool { return c != nil && c.Engine != nil }
+
+// checkPolicy evaluates the policies against p's document (as plan --json
+// prints it, with the deployment's metadata: docs/policy.md#input), sets
+// p.Policy, binds the policies' digest in p's Binding and applies the
+// overrides. It returns *policy.DeniedError when a deny is left, an
+// override's error (an unknown or not overridable policy), or the
+// evaluation's (*policy.BoundError).
+func (s *Service) checkPolicy(ctx context.Context, p *plan.Plan, c *PolicyCheck, op, dir string) error {
+	if !c.active() {
+		return nil
+	}
+	doc := p.Document()
+	doc.Binding, doc.Policy = nil, nil
+	b, err := json.Marshal(doc)
+	if err != nil {
+		return fmt.Errorf("policy input: %w", err)
+	}
+	who, _ := lockmgr.Holder(s.d.Getenv)
+	commit, branch := s.gitInfo(dir)
+	in, err := policy.Input(b, policy.Deployment{Operation: op, Who: who, Commit: commit, Branch: branch,
+		CI: s.d.Getenv("CI") == "true" || s.d.Getenv("GITHUB_ACTIONS") == "true", Time: s.d.Now()})
+	if err != nil {
+		return err
+	}
+	r, err := c.Engine.Evaluate(ctx, in)
+	if err != nil {
+		return err
+	}
+	by := who
+	overrides := make([]policy.Override, len(c.Overrides))
+	for i, o := range c.Overrides {
+		o.By = by
+		overrides[i] = o
+	}
+	p.Policy = r
+	if p.Binding != nil {
+		p.Binding.PolicyDigest = r.Digest
+	}
+	if err := r.Override(overrides); err != nil {
+		return err
+	}
+	if d := r.Denied(); len(d) > 0 {
+		return &policy.DeniedError{Results: d}
+	}
+	return nil
+}
+
+// checkSavedPolicies refuses a saved plan made under other policies than
+// c's (docs/policy.md#saved-plans): ErrPlanStale at path "policies".
+func checkSavedPolicies(saved *plan.Plan, c *PolicyCheck) error {
+	var planned, now string
+	if saved.Binding != nil {
+		planned = saved.Binding.PolicyDigest
+	}
+	if c.active() {
+		now = c.Engine.Digest
+	}
+	if planned == now {
+		return nil
+	}
+	return &PlanStaleError{Path: "policies", Planned: orNone(planned), Now: orNone(now)}
+}
+
+// auditOverrides writes one policy.overridden audit event per policy
+// whose denies the deployment overrides.
+func (s *Service) auditOverrides(p *plan.Plan, depID string, t Target) {
+	if p.Policy == nil {
+		return
+	}
+	for _, r := range p.Policy.Results {
+		if r.Override == nil || len(r.Deny) == 0 {
+			continue
+		}
+		s.d.Audit.Warn("policy.overridden", "deployment_id", depID, "stack", t.Stack, "environment", t.Env,
+			"policy", r.Policy, "reason", r.Override.Reason, "by", r.Override.By, "denies", r.Deny)
+	}
+}
