@@ -70,15 +70,19 @@ func (e *ApplyError) Unwrap() error { return e.Err }
 
 // Apply runs the main job (docs/design.md#the-main-job) as its phases:
 // prepare (resolve the config once, the engines' preflight, open the
-// backends, check the secrets provider), take the lease, plan under it
-// (the planning path of Plan), show and confirm, run the engines, record
+// backends, check the secrets provider), with policies plan and check
+// them (then the preflight), take the lease, plan under it (the planning
+// path of Plan, checked again), show and confirm, run the engines, record
 // the deployment and save the state. It returns the Outcome and: the
-// preflight's error (nothing touched); *lockmgr.HeldError (exit 3);
+// preflight's error (nothing touched); *policy.DeniedError (the Outcome's
+// Plan says why; nothing touched, no engine run); *lockmgr.HeldError (exit 3);
 // *statestore.ChecksumError or ConflictError (exit 4); ErrDeclined;
 // ErrPlanStale; *ApplyError when a component failed or the run was
 // cancelled (whatever succeeded is saved first).
 func (s *Service) Apply(ctx context.Context, req ApplyRequest) (*Outcome, error) {
-	pr, err := s.prepare(ctx, req.Config, req.Target, true)
+	// With policies the engines' preflight waits for their verdict: a
+	// denied plan runs no engine at all (docs/policy.md#where-policies-apply).
+	pr, err := s.prepare(ctx, req.Config, req.Target, !req.Policy.active())
 	if err != nil {
 		return nil, err
 	}
@@ -101,6 +105,9 @@ func (s *Service) Apply(ctx context.Context, req ApplyRequest) (*Outcome, error)
 		}
 		if err := s.checkPolicy(ctx, pl.plan, req.Policy, opName(req.Destroy, "deploy"), pr.cfg.Dir); err != nil {
 			return &Outcome{Plan: pl.plan}, err
+		}
+		if err := s.preflight(ctx, pr.res, pr.t); err != nil {
+			return nil, err
 		}
 	}
 	run, err := s.startRun(ctx, pr, req)
