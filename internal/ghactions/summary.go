@@ -129,8 +129,14 @@ func planSummary(command string, t deploy.Target, p *plan.Plan) string {
 }
 
 // writePlanTable writes the changes of p as a Markdown table (component,
-// kind, action, changed fields with masked values) and the plan's counts.
+// kind, action, changed fields with masked values) and the plan's counts,
+// then the policies' results (writePolicyTable).
 func writePlanTable(b *strings.Builder, p *plan.Plan) {
+	writeChangesTable(b, p)
+	writePolicyTable(b, p.Policy)
+}
+
+func writeChangesTable(b *strings.Builder, p *plan.Plan) {
 	if !p.HasChanges() {
 		b.WriteString("No changes. Infrastructure matches the configuration.\n\n")
 		return
