@@ -31,26 +31,6 @@ func (e *Engine) Preview(context.Context, engine.PreviewRequest) (engine.Preview
 	return engine.PreviewResponse{}, engine.ErrNotSupported
 }
 
-// Apply runs req.Steps in order, one command at a time (apply).
-func (e *Engine) Apply(ctx context.Context, req engine.ApplyRequest) (engine.ApplyResponse, error) {
-	rs, err := e.apply(ctx, req.Steps, req.Inputs)
-	return engine.ApplyResponse{Results: rs}, err
-}
-
-// Destroy runs command.delete of every step of req.Steps in order
-// (destroy).
-func (e *Engine) Destroy(ctx context.Context, req engine.DestroyRequest) (engine.DestroyResponse, error) {
-	rs, err := e.destroy(ctx, req.Steps, req.Inputs)
-	return engine.DestroyResponse{Results: rs}, err
-}
-
-// Refresh runs the read command of the components of req.Steps that have
-// one (refresh).
-func (e *Engine) Refresh(ctx context.Context, req engine.RefreshRequest) (engine.RefreshResponse, error) {
-	drift, err := e.refresh(ctx, req.Steps, req.Inputs)
-	return engine.RefreshResponse{Drift: drift}, err
-}
-
 // ErrKilled is wrapped by the error of an Apply or Destroy whose command
 // Kill stopped, or that Kill kept from starting one.
 var ErrKilled = errors.New("the Command engine was stopped (second Ctrl-C)")

@@ -82,7 +82,26 @@ func (e *Engine) Capabilities() engine.Capabilities {
 	return engine.Capabilities{ConcurrentSteps: true}
 }
 
-// apply runs the steps in order (no-op steps are skipped): create runs
+// Apply runs req.Steps in order, one command at a time (apply); see
+// runSteps.
+func (e *Engine) Apply(ctx context.Context, req engine.ApplyRequest) (engine.ApplyResponse, error) {
+	rs, err := e.runSteps(ctx, req.Steps, req.Inputs)
+	return engine.ApplyResponse{Results: rs}, err
+}
+
+// Destroy runs command.delete of every step of req.Steps in the given
+// order, whatever the steps' actions (destroy); errors as Apply.
+func (e *Engine) Destroy(ctx context.Context, req engine.DestroyRequest) (engine.DestroyResponse, error) {
+	del := make([]plan.Step, 0, len(req.Steps))
+	for _, st := range req.Steps {
+		st.Action = plan.Delete
+		del = append(del, st)
+	}
+	rs, err := e.runSteps(ctx, del, req.Inputs)
+	return engine.DestroyResponse{Results: rs}, err
+}
+
+// runSteps runs the steps in order (no-op steps are skipped): create runs
 // command.create; update runs command.update or, when empty, command.create,
 // and nothing when only command.delete or command.timeout changed
 // (stateOnly);
@@ -96,7 +115,7 @@ func (e *Engine) Capabilities() engine.Capabilities {
 // *StepError for a non-zero exit, a timeout or bad outputs, an error
 // wrapping context.Cause(ctx) when ctx was cancelled, or one wrapping
 // ErrKilled after Kill (the step then is cancelled).
-func (e *Engine) apply(ctx context.Context, steps []plan.Step, in engine.Inputs) ([]engine.Result, error) {
+func (e *Engine) runSteps(ctx context.Context, steps []plan.Step, in engine.Inputs) ([]engine.Result, error) {
 	if in.Outputs == nil {
 		in.Outputs = map[string]map[string]any{}
 	}
@@ -118,17 +137,6 @@ func (e *Engine) apply(ctx context.Context, steps []plan.Step, in engine.Inputs)
 		}
 	}
 	return results, nil
-}
-
-// destroy runs command.delete of every step in the given order, whatever the
-// steps' actions; errors as Apply.
-func (e *Engine) destroy(ctx context.Context, steps []plan.Step, in engine.Inputs) ([]engine.Result, error) {
-	del := make([]plan.Step, 0, len(steps))
-	for _, st := range steps {
-		st.Action = plan.Delete
-		del = append(del, st)
-	}
-	return e.apply(ctx, del, in)
 }
 
 // applyStep runs one step and records its outputs in in.Outputs.

@@ -82,23 +82,24 @@ func (e *Engine) recordLive(ctx context.Context, st plan.Step, in engine.Inputs,
 	return nil
 }
 
-// refresh runs the read command of every component of steps that has one
+// Refresh runs (refresh) the read command of every component of req.Steps
+// that has one
 // and state (Prior), and returns those whose live state differs from what
 // their last apply recorded (actual_state.live), with field diffs relative
 // to the read JSON; a component whose read printed nothing is Missing. A
 // failing read stops the refresh with an error naming the component.
 // engine.ErrNotSupported when no component of steps has a read command.
-func (e *Engine) refresh(ctx context.Context, steps []plan.Step, in engine.Inputs) ([]engine.Drift, error) {
+func (e *Engine) Refresh(ctx context.Context, req engine.RefreshRequest) (engine.RefreshResponse, error) {
 	var out []engine.Drift
 	seen := map[string]bool{}
-	for _, st := range steps {
+	for _, st := range req.Steps {
 		if st.Prior == nil || stepSpec(st).Read == "" || seen[st.Address] {
 			continue
 		}
 		seen[st.Address] = true
-		live, gone, err := e.readLive(ctx, st, in, st.Prior.DesiredConfig, st.Prior.Outputs)
+		live, gone, err := e.readLive(ctx, st, req.Inputs, st.Prior.DesiredConfig, st.Prior.Outputs)
 		if err != nil {
-			return nil, fmt.Errorf("refresh: %w", err)
+			return engine.RefreshResponse{}, fmt.Errorf("refresh: %w", err)
 		}
 		if gone {
 			out = append(out, engine.Drift{Address: st.Address, Missing: true})
@@ -117,7 +118,7 @@ func (e *Engine) refresh(ctx context.Context, steps []plan.Step, in engine.Input
 		out = append(out, engine.Drift{Address: st.Address, Fields: fields, ActualState: actual})
 	}
 	if len(seen) == 0 {
-		return nil, engine.ErrNotSupported
+		return engine.RefreshResponse{}, engine.ErrNotSupported
 	}
-	return out, nil
+	return engine.RefreshResponse{Drift: out}, nil
 }

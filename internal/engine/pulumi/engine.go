@@ -179,17 +179,19 @@ func (e *Engine) stack(ctx context.Context, in engine.Inputs, comps []Component)
 	return st, nil
 }
 
-// apply runs one `pulumi up` whose program declares in.Keep plus the
-// non-delete steps; components absent from it are deleted by Pulumi. It
-// returns one Result per step. On cancellation (ctx done) the results of
-// unfinished steps are "cancelled" and carry what Pulumi recorded.
-func (e *Engine) apply(ctx context.Context, steps []plan.Step, in engine.Inputs) ([]engine.Result, error) {
+// Apply runs one `pulumi up` whose program declares req.Keep plus the
+// non-delete steps of req.Steps; components absent from it are deleted by
+// Pulumi (apply). It returns one Result per step. On cancellation (ctx
+// done) the results of unfinished steps are "cancelled" and carry what
+// Pulumi recorded.
+func (e *Engine) Apply(ctx context.Context, req engine.ApplyRequest) (engine.ApplyResponse, error) {
+	steps, in := req.Steps, req.Inputs
 	started := time.Now()
 	ctx = withAnswers(ctx, answers{})
 	comps := Components(in.Keep, steps)
 	st, err := e.stack(ctx, in, comps)
 	if err != nil {
-		return failAll(steps, started, err), err
+		return engine.ApplyResponse{Results: failAll(steps, started, err)}, err
 	}
 	progress, flush := pulumiProgress(in.Progress)
 	defer flush()
@@ -200,75 +202,81 @@ func (e *Engine) apply(ctx context.Context, steps []plan.Step, in engine.Inputs)
 	if len(steps) > 0 && allDeletes(steps) {
 		verb = "destroy"
 	}
-	return e.collect(ctx, st, steps, in, started, upErr, ev.wait(), nil, verb)
+	rs, err := e.collect(ctx, st, steps, in, started, upErr, ev.wait(), nil, verb)
+	return engine.ApplyResponse{Results: rs}, err
 }
 
-// destroy deletes the components of steps: `pulumi destroy` when nothing
-// else of the stack stays (in.Keep has no Pulumi component), else an `up`
-// whose program declares only in.Keep.
-func (e *Engine) destroy(ctx context.Context, steps []plan.Step, in engine.Inputs) ([]engine.Result, error) {
+// Destroy deletes the components of req.Steps (destroy): `pulumi destroy`
+// when nothing else of the stack stays (req.Keep has no Pulumi component),
+// else an `up` whose program declares only req.Keep.
+func (e *Engine) Destroy(ctx context.Context, req engine.DestroyRequest) (engine.DestroyResponse, error) {
+	steps, in := req.Steps, req.Inputs
 	if len(Components(in.Keep, nil)) > 0 {
-		return e.apply(ctx, steps, in)
+		res, err := e.Apply(ctx, engine.ApplyRequest(req))
+		return engine.DestroyResponse(res), err
 	}
 	ctx = withAnswers(ctx, answers{})
 	started := time.Now()
 	st, err := e.stack(ctx, in, nil)
 	if err != nil {
-		return failAll(steps, started, err), err
+		return engine.DestroyResponse{Results: failAll(steps, started, err)}, err
 	}
 	progress, flush := pulumiProgress(in.Progress)
 	defer flush()
 	_, derr := st.Destroy(ctx, optdestroy.ProgressStreams(progress), optdestroy.ErrorProgressStreams(progress),
 		optdestroy.Message("deployer "+in.DeploymentID))
-	return e.collect(ctx, st, steps, in, started, derr, nil, nil, "destroy")
+	rs, err := e.collect(ctx, st, steps, in, started, derr, nil, nil, "destroy")
+	return engine.DestroyResponse{Results: rs}, err
 }
 
-// preview runs `pulumi preview` of the program Apply would run and returns,
-// under the heading "Pulumi preview:", Pulumi's resource-level preview
-// text followed by its change summary ("create 3, same 2"), for `plan
-// --preview`.
-func (e *Engine) preview(ctx context.Context, steps []plan.Step, in engine.Inputs) (string, error) {
+// Preview runs `pulumi preview` of the program Apply would run (preview)
+// and returns, under the heading "Pulumi preview:", Pulumi's
+// resource-level preview text followed by its change summary ("create 3,
+// same 2"), for `plan --preview`.
+func (e *Engine) Preview(ctx context.Context, req engine.PreviewRequest) (engine.PreviewResponse, error) {
+	in := req.Inputs
 	ctx = withAnswers(ctx, answers{})
-	st, err := e.stack(ctx, in, Components(in.Keep, steps))
+	st, err := e.stack(ctx, in, Components(in.Keep, req.Steps))
 	if err != nil {
-		return "", err
+		return engine.PreviewResponse{}, err
 	}
 	res, err := st.Preview(ctx)
 	if err != nil {
-		return "", fmt.Errorf("pulumi preview of %s/%s: %w", in.Stack, in.Env, shorten(err))
+		return engine.PreviewResponse{}, fmt.Errorf("pulumi preview of %s/%s: %w", in.Stack, in.Env, shorten(err))
 	}
 	var sum []string
 	for op, n := range res.ChangeSummary {
 		sum = append(sum, fmt.Sprintf("%s %d", op, n))
 	}
 	sort.Strings(sum)
-	return "Pulumi preview:\n" + strings.TrimRight(res.StdOut, "\n") + "\n\nPulumi changes: " + strings.Join(sum, ", ") + "\n", nil
+	return engine.PreviewResponse{Text: "Pulumi preview:\n" + strings.TrimRight(res.StdOut, "\n") + "\n\nPulumi changes: " + strings.Join(sum, ", ") + "\n"}, nil
 }
 
-// refresh runs `pulumi refresh` (which updates Pulumi's own state in the
-// backend, not deployer's) and returns, per component of steps and in.Keep,
-// the actual_state fields that differ between deployer's state (Prior) and
-// the cloud. Components without drift are left out.
-func (e *Engine) refresh(ctx context.Context, steps []plan.Step, in engine.Inputs) ([]engine.Drift, error) {
+// Refresh runs `pulumi refresh` (refresh; it updates Pulumi's own state in
+// the backend, not deployer's) and returns, per component of req.Steps and
+// req.Keep, the actual_state fields that differ between deployer's state
+// (Prior) and the cloud. Components without drift are left out.
+func (e *Engine) Refresh(ctx context.Context, req engine.RefreshRequest) (engine.RefreshResponse, error) {
+	in := req.Inputs
 	ctx = withAnswers(ctx, answers{})
-	st, err := e.stack(ctx, in, Components(in.Keep, steps))
+	st, err := e.stack(ctx, in, Components(in.Keep, req.Steps))
 	if err != nil {
-		return nil, err
+		return engine.RefreshResponse{}, err
 	}
 	progress, flush := pulumiProgress(in.Progress)
 	defer flush()
 	if _, err := st.Refresh(ctx, optrefresh.ProgressStreams(progress)); err != nil {
-		return nil, fmt.Errorf("pulumi refresh of %s/%s: %w", in.Stack, in.Env, shorten(err))
+		return engine.RefreshResponse{}, fmt.Errorf("pulumi refresh of %s/%s: %w", in.Stack, in.Env, shorten(err))
 	}
 	dep, err := st.Export(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("export Pulumi stack %s/%s after refresh: %w", in.Stack, in.Env, shorten(err))
+		return engine.RefreshResponse{}, fmt.Errorf("export Pulumi stack %s/%s after refresh: %w", in.Stack, in.Env, shorten(err))
 	}
 	snap, err := parseDeployment(dep.Deployment)
 	if err != nil {
-		return nil, err
+		return engine.RefreshResponse{}, err
 	}
-	return drift(snap, append(append([]plan.Step(nil), in.Keep...), steps...)), nil
+	return engine.RefreshResponse{Drift: drift(snap, append(append([]plan.Step(nil), in.Keep...), req.Steps...))}, nil
 }
 
 // pulumiPrefix starts every line of Pulumi's streamed output, as the

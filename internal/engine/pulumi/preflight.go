@@ -69,15 +69,15 @@ func (e *PluginMissingError) Error() string {
 	return b.String()
 }
 
-// preflight checks, before any lock is taken, what the Pulumi components
-// of comps need: a file:// or s3:// state backend to hold Pulumi's, the
+// Preflight checks (preflight), before any lock is taken, what the Pulumi
+// components of req.Components need: a file:// or s3:// state backend to hold Pulumi's, the
 // CLI (installed first with --install-pulumi), the passphrase of the
 // passphrase secrets provider, and every provider plugin
 // (*PluginMissingError with the install commands).
-func (e *Engine) preflight(ctx context.Context, comps []plan.Step) error {
+func (e *Engine) Preflight(ctx context.Context, req engine.PreflightRequest) error {
 	var kinds []string
 	seen := map[string]bool{}
-	for _, c := range comps {
+	for _, c := range req.Components {
 		if IsPulumiKind(c.Kind) && !seen[c.Kind] {
 			seen[c.Kind] = true
 			kinds = append(kinds, c.Kind)
@@ -102,7 +102,7 @@ func (e *Engine) preflight(ctx context.Context, comps []plan.Step) error {
 		os.Getenv("PULUMI_CONFIG_PASSPHRASE") == "" && os.Getenv("PULUMI_CONFIG_PASSPHRASE_FILE") == "" {
 		return errors.New("pulumi.secrets_provider is passphrase but PULUMI_CONFIG_PASSPHRASE is not set: export it (the same value on every run), or use an awskms:// secrets provider")
 	}
-	need := neededPlugins(comps)
+	need := neededPlugins(req.Components)
 	if len(need) == 0 {
 		return nil
 	}
