@@ -156,16 +156,9 @@ func runDeploy(ctx context.Context, opts *DeployOptions) error {
 	if err != nil {
 		return err
 	}
-	var saved *plan.Plan
-	if opts.PlanFile != "" {
-		if saved, err = plan.ReadFile(opts.PlanFile); err != nil {
-			return err
-		}
-		if t.Scope() == "" {
-			// The saved plan binds its targets (docs/plan.md "Saved plans"):
-			// without target flags, deploy --plan applies the plan's scope.
-			t = t.WithScope(saved.Scope)
-		}
+	saved, t, err := opts.savedPlan(t)
+	if err != nil {
+		return err
 	}
 	if !opts.Yes && !opts.IO.CanPrompt() {
 		verb := "deploy"
@@ -199,21 +192,44 @@ func runDeploy(ctx context.Context, opts *DeployOptions) error {
 	if opts.Report != nil {
 		opts.Report(t, out, err)
 	}
+	return opts.render(t, out, err)
+}
+
+// savedPlan reads --plan FILE (nil without one); the saved plan binds its
+// targets (docs/plan.md "Saved plans"): without target flags, deploy
+// --plan applies the plan's scope, so t comes back with it.
+func (o *DeployOptions) savedPlan(t deploy.Target) (*plan.Plan, deploy.Target, error) {
+	if o.PlanFile == "" {
+		return nil, t, nil
+	}
+	saved, err := plan.ReadFile(o.PlanFile)
+	if err != nil {
+		return nil, t, err
+	}
+	if t.Scope() == "" {
+		t = t.WithScope(saved.Scope)
+	}
+	return saved, t, nil
+}
+
+// render shows the outcome of a deploy or destroy of t: the JSON result,
+// the plan a policy denied, or the summary; it returns err.
+func (o *DeployOptions) render(t deploy.Target, out *deploy.Outcome, err error) error {
 	var denied *policy.DeniedError
-	if errors.As(err, &denied) && out != nil && out.Plan != nil && !opts.JSON {
+	if errors.As(err, &denied) && out != nil && out.Plan != nil && !o.JSON {
 		// Denied before any engine ran: the plan and its policy results
 		// say why; nothing was applied or written.
-		if rerr := planview.NewHuman(opts.IO.ColorOut()).Render(opts.IO.Out, out.Plan); rerr != nil {
+		if rerr := planview.NewHuman(o.IO.ColorOut()).Render(o.IO.Out, out.Plan); rerr != nil {
 			return rerr
 		}
 		return err
 	}
-	if opts.JSON && out != nil {
-		if jerr := opts.IO.PrintJSON(deployResultJSON(out, err)); jerr != nil {
+	if o.JSON && out != nil {
+		if jerr := o.IO.PrintJSON(deployResultJSON(out, err)); jerr != nil {
 			return jerr
 		}
 	} else if out != nil && out.Plan != nil {
-		printDeploySummary(opts.IO.Out, t, out, err)
+		printDeploySummary(o.IO.Out, t, out, err)
 	}
 	return err
 }

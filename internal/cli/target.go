@@ -106,13 +106,14 @@ func (t *targetFlags) resolve(cfg *config.Config) (deploy.Target, error) {
 
 // resolveWithConfig is resolve plus the environment check against
 // deployer.yaml, for commands that plan: an unknown environment is a usage
-// error found before any backend is opened.
+// error found before any backend is opened. It does not resolve the
+// environment: the use case does that once (docs/design.md#the-main-job).
 func (t *targetFlags) resolveWithConfig(cfg *config.Config) (deploy.Target, error) {
 	out, err := t.resolve(cfg)
 	if err != nil {
 		return out, err
 	}
-	if _, err := cfg.Resolve(out.Env); err != nil {
+	if err := cfg.CheckEnvironment(out.Env); err != nil {
 		return out, &UsageError{Msg: err.Error()}
 	}
 	return out, nil

@@ -52,28 +52,38 @@ func (r *Resolved) Addresses() []string {
 	return slices.Sorted(maps.Keys(r.Components))
 }
 
-// Resolve returns the components as environment env sees them: each
-// component's environments[env] override deep-merged into its config (maps
-// merge key by key at every depth; any other value, lists included, replaces;
-// an explicit null removes the key). env must be a valid name and one of
-// environments:, else the error lists the known ones.
-func (c *Config) Resolve(env string) (*Resolved, error) {
+// CheckEnvironment returns the error Resolve gives for env without
+// resolving anything: env must be a valid name and one of environments:,
+// else the error lists the known ones.
+func (c *Config) CheckEnvironment(env string) error {
 	if err := ValidateName("environment", env); err != nil {
-		return nil, err
+		return err
 	}
-	e, ok := c.Environments[env]
-	if !ok {
+	if _, ok := c.Environments[env]; !ok {
 		file := "deployer.yaml"
 		if c.Path != "" {
 			file = filepath.Base(c.Path)
 		}
 		known := slices.Sorted(maps.Keys(c.Environments))
 		if len(known) == 0 {
-			return nil, fmt.Errorf("environment %q is not in %s, which defines no environments: add it under the environments key", env, file)
+			return fmt.Errorf("environment %q is not in %s, which defines no environments: add it under the environments key", env, file)
 		}
-		return nil, fmt.Errorf("environment %q is not in %s (known: %s)%s: pick one of those or add it under the environments key",
+		return fmt.Errorf("environment %q is not in %s (known: %s)%s: pick one of those or add it under the environments key",
 			env, file, strings.Join(known, ", "), didYouMean(env, known, ""))
 	}
+	return nil
+}
+
+// Resolve returns the components as environment env sees them: each
+// component's environments[env] override deep-merged into its config (maps
+// merge key by key at every depth; any other value, lists included, replaces;
+// an explicit null removes the key). env must be a valid name and one of
+// environments:, else the error lists the known ones.
+func (c *Config) Resolve(env string) (*Resolved, error) {
+	if err := c.CheckEnvironment(env); err != nil {
+		return nil, err
+	}
+	e := c.Environments[env]
 	r := &Resolved{Stack: c.Stack, Env: env, Components: map[string]*ResolvedComponent{}}
 	if e != nil {
 		r.EnvConfig = DeepCopy(e.Config)

@@ -174,31 +174,87 @@ func registerRedis(r *Registration) (*Registered, error) {
 	}, nil
 }
 
+// microService is one MicroService being registered: its config read
+// once (the image, the numbers with their defaults, the network lists) and
+// the children made from it, in the order registerMicroService makes them.
+type microService struct {
+	r            *Registration
+	f            *fields
+	image        string
+	nums         map[string]float64
+	port         int
+	subnets, sgs []string
+	cluster      string
+}
+
 func registerMicroService(r *Registration) (*Registered, error) {
+	m, err := newMicroService(r)
+	if err != nil {
+		return nil, err
+	}
+	td, err := m.taskDefinition()
+	if err != nil {
+		return nil, err
+	}
+	tg, err := m.targetGroup()
+	if err != nil {
+		return nil, err
+	}
+	svc, err := m.service(td, tg)
+	if err != nil {
+		return nil, err
+	}
+	st, sp, err := m.scaling(svc)
+	if err != nil {
+		return nil, err
+	}
+	outs := pulumi.Map{
+		"url":               pulumi.String(fmt.Sprintf("http://%s.%s.local:%d", r.Name, r.Ctx.Project(), m.port)),
+		"targetGroupArn":    tg.Out("arn"),
+		"serviceName":       svc.Out("name"),
+		"taskDefinitionArn": td.Out("arn"),
+	}
+	setIf(outs, "loadBalancerUrl", r.Config, "loadBalancer.url")
+	return &Registered{
+		Outputs: outs,
+		Children: map[string]*Child{"taskDefinition": td, "targetGroup": tg, "service": svc,
+			"scalingTarget": st, "scalingPolicy": sp},
+	}, nil
+}
+
+// newMicroService reads the config of r: image.repository is required;
+// the numbers take their defaults, and maxReplicas is at least minReplicas.
+func newMicroService(r *Registration) (*microService, error) {
 	c := r.Config
 	repo := str(c, "image.repository", "")
 	if repo == "" {
 		return nil, fmt.Errorf("%s: config image.repository is required (a container image repository)", r.Address)
 	}
-	image := repo + ":" + str(c, "image.tag", "latest")
-	f := r.fields()
-	nums := map[string]float64{"resources.cpu": 256, "resources.memory": 512, "port": 8080,
+	m := &microService{r: r, f: r.fields(), image: repo + ":" + str(c, "image.tag", "latest"), cluster: str(c, "cluster", "default")}
+	m.nums = map[string]float64{"resources.cpu": 256, "resources.memory": 512, "port": 8080,
 		"scaling.minReplicas": 1, "scaling.maxReplicas": 1, "scaling.targetCPU": 70}
-	for _, path := range slices.Sorted(maps.Keys(nums)) {
-		nums[path] = f.num(path, nums[path])
+	for _, path := range slices.Sorted(maps.Keys(m.nums)) {
+		m.nums[path] = m.f.num(path, m.nums[path])
 	}
-	if nums["scaling.maxReplicas"] < nums["scaling.minReplicas"] {
-		nums["scaling.maxReplicas"] = nums["scaling.minReplicas"]
+	if m.nums["scaling.maxReplicas"] < m.nums["scaling.minReplicas"] {
+		m.nums["scaling.maxReplicas"] = m.nums["scaling.minReplicas"]
 	}
-	subnets := f.list("network.subnets")
-	sgs := f.list("network.securityGroups")
-	if f.err != nil {
-		return nil, f.err
+	m.subnets = m.f.list("network.subnets")
+	m.sgs = m.f.list("network.securityGroups")
+	if m.f.err != nil {
+		return nil, m.f.err
 	}
-	port := int(nums["port"])
+	m.port = int(m.nums["port"])
+	return m, nil
+}
+
+// containerDefinitions is the task's one container as JSON, marked secret
+// when an environment variable holds a secret value.
+func (m *microService) containerDefinitions() (pulumi.Input, error) {
+	r, c := m.r, m.r.Config
 	container := map[string]any{
-		"name": r.Name, "image": image, "essential": true,
-		"portMappings": []any{map[string]any{"containerPort": port, "protocol": "tcp"}},
+		"name": r.Name, "image": m.image, "essential": true,
+		"portMappings": []any{map[string]any{"containerPort": m.port, "protocol": "tcp"}},
 	}
 	secretEnv := false
 	if env, ok := asMap(get(c, "environment")); ok {
@@ -219,11 +275,21 @@ func registerMicroService(r *Registration) (*Registered, error) {
 	if secretEnv {
 		defsIn = pulumi.ToSecret(defsIn)
 	}
+	return defsIn, nil
+}
+
+// taskDefinition registers the Fargate task definition.
+func (m *microService) taskDefinition() (*Child, error) {
+	r, f := m.r, m.f
+	defsIn, err := m.containerDefinitions()
+	if err != nil {
+		return nil, err
+	}
 	tdIn := pulumi.Map{
 		"family":                  pulumi.String(r.Ctx.Project() + "-" + r.Ctx.Stack() + "-" + r.Name),
 		"containerDefinitions":    defsIn,
-		"cpu":                     pulumi.String(fmt.Sprint(int(nums["resources.cpu"]))),
-		"memory":                  pulumi.String(fmt.Sprint(int(nums["resources.memory"]))),
+		"cpu":                     pulumi.String(fmt.Sprint(int(m.nums["resources.cpu"]))),
+		"memory":                  pulumi.String(fmt.Sprint(int(m.nums["resources.memory"]))),
 		"networkMode":             pulumi.String("awsvpc"),
 		"requiresCompatibilities": pulumi.ToStringArray([]string{"FARGATE"}),
 		"tags":                    r.tags(),
@@ -233,13 +299,14 @@ func registerMicroService(r *Registration) (*Registered, error) {
 	if f.err != nil {
 		return nil, f.err
 	}
-	td, err := r.child("aws:ecs/taskDefinition:TaskDefinition", r.Name, tdIn)
-	if err != nil {
-		return nil, err
-	}
+	return r.child("aws:ecs/taskDefinition:TaskDefinition", r.Name, tdIn)
+}
 
+// targetGroup registers the load balancer's target group of the port.
+func (m *microService) targetGroup() (*Child, error) {
+	r, c, f := m.r, m.r.Config, m.f
 	tgIn := pulumi.Map{
-		"port":        pulumi.Int(port),
+		"port":        pulumi.Int(m.port),
 		"protocol":    pulumi.String(str(c, "protocol", "HTTP")),
 		"targetType":  pulumi.String("ip"),
 		"healthCheck": pulumi.Map{"path": pulumi.String(str(c, "healthCheck.path", "/health"))},
@@ -249,75 +316,64 @@ func registerMicroService(r *Registration) (*Registered, error) {
 	if f.err != nil {
 		return nil, f.err
 	}
-	tg, err := r.child("aws:lb/targetGroup:TargetGroup", r.Name, tgIn)
-	if err != nil {
-		return nil, err
-	}
+	return r.child("aws:lb/targetGroup:TargetGroup", r.Name, tgIn)
+}
 
-	cluster := str(c, "cluster", "default")
+// service registers the ECS service of td behind tg; its desired count is
+// the autoscaler's after creation (IgnoreChanges).
+func (m *microService) service(td, tg *Child) (*Child, error) {
+	r := m.r
 	svcIn := pulumi.Map{
-		"cluster":        pulumi.String(cluster),
+		"cluster":        pulumi.String(m.cluster),
 		"taskDefinition": td.Out("arn"),
-		"desiredCount":   pulumi.Int(int(nums["scaling.minReplicas"])),
+		"desiredCount":   pulumi.Int(int(m.nums["scaling.minReplicas"])),
 		"launchType":     pulumi.String("FARGATE"),
 		"loadBalancers": pulumi.Array{pulumi.Map{
 			"targetGroupArn": tg.Out("arn"),
 			"containerName":  pulumi.String(r.Name),
-			"containerPort":  pulumi.Int(port),
+			"containerPort":  pulumi.Int(m.port),
 		}},
 		"tags": r.tags(),
 	}
-	if len(subnets) > 0 || len(sgs) > 0 {
+	if len(m.subnets) > 0 || len(m.sgs) > 0 {
 		svcIn["networkConfiguration"] = pulumi.Map{
-			"subnets":        pulumi.ToStringArray(subnets),
-			"securityGroups": pulumi.ToStringArray(sgs),
+			"subnets":        pulumi.ToStringArray(m.subnets),
+			"securityGroups": pulumi.ToStringArray(m.sgs),
 		}
 	}
-	svc, err := r.child("aws:ecs/service:Service", r.Name, svcIn, pulumi.IgnoreChanges([]string{"desiredCount"}))
-	if err != nil {
-		return nil, err
-	}
+	return r.child("aws:ecs/service:Service", r.Name, svcIn, pulumi.IgnoreChanges([]string{"desiredCount"}))
+}
 
+// scaling registers the service's scaling target and its CPU
+// target-tracking policy.
+func (m *microService) scaling(svc *Child) (st, sp *Child, err error) {
+	r, cluster := m.r, m.cluster
 	resourceID := svc.Out("name").ApplyT(func(name any) string {
 		return fmt.Sprintf("service/%s/%v", cluster, name)
 	}).(pulumi.StringOutput)
-	st, err := r.child("aws:appautoscaling/target:Target", r.Name, pulumi.Map{
-		"minCapacity":       pulumi.Int(int(nums["scaling.minReplicas"])),
-		"maxCapacity":       pulumi.Int(int(nums["scaling.maxReplicas"])),
+	st, err = r.child("aws:appautoscaling/target:Target", r.Name, pulumi.Map{
+		"minCapacity":       pulumi.Int(int(m.nums["scaling.minReplicas"])),
+		"maxCapacity":       pulumi.Int(int(m.nums["scaling.maxReplicas"])),
 		"resourceId":        resourceID,
 		"scalableDimension": pulumi.String("ecs:service:DesiredCount"),
 		"serviceNamespace":  pulumi.String("ecs"),
 	})
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	sp, err := r.child("aws:appautoscaling/policy:Policy", r.Name+"-cpu", pulumi.Map{
+	sp, err = r.child("aws:appautoscaling/policy:Policy", r.Name+"-cpu", pulumi.Map{
 		"policyType":        pulumi.String("TargetTrackingScaling"),
 		"resourceId":        st.Out("resourceId"),
 		"scalableDimension": st.Out("scalableDimension"),
 		"serviceNamespace":  st.Out("serviceNamespace"),
 		"targetTrackingScalingPolicyConfiguration": pulumi.Map{
-			"targetValue": pulumi.Float64(nums["scaling.targetCPU"]),
+			"targetValue": pulumi.Float64(m.nums["scaling.targetCPU"]),
 			"predefinedMetricSpecification": pulumi.Map{
 				"predefinedMetricType": pulumi.String("ECSServiceAverageCPUUtilization"),
 			},
 		},
 	})
-	if err != nil {
-		return nil, err
-	}
-	outs := pulumi.Map{
-		"url":               pulumi.String(fmt.Sprintf("http://%s.%s.local:%d", r.Name, r.Ctx.Project(), port)),
-		"targetGroupArn":    tg.Out("arn"),
-		"serviceName":       svc.Out("name"),
-		"taskDefinitionArn": td.Out("arn"),
-	}
-	setIf(outs, "loadBalancerUrl", c, "loadBalancer.url")
-	return &Registered{
-		Outputs: outs,
-		Children: map[string]*Child{"taskDefinition": td, "targetGroup": tg, "service": svc,
-			"scalingTarget": st, "scalingPolicy": sp},
-	}, nil
+	return st, sp, err
 }
 
 // The set* methods set the input key of m from the config path when it is

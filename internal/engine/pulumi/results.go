@@ -263,27 +263,7 @@ func results(steps []plan.Step, snap *snapshot, deploymentID string, started, fi
 			r.Status, r.Err = notDone, opErr
 		}
 		if held {
-			for _, k := range kids {
-				if replaced[k.URN] && s.Action != plan.Create {
-					r.Action = plan.Replace
-				}
-			}
-			if kind != nil {
-				r.ActualState = actualFrom(kind, comp, snap)
-			}
-			if r.Status == engine.StatusReady {
-				fill(&r, value, comp, snap)
-			} else {
-				// What Pulumi holds now, whatever its children reached:
-				// the outputs of the last run may be out of date.
-				r.EngineData = heldInfo(kids).Data()
-				switch {
-				case kind != nil && kind.OutputsFrom != nil:
-					r.Outputs = kind.OutputsFrom(kids)
-				case value != nil:
-					r.Outputs = asMapOrNil(value["outputs"])
-				}
-			}
+			heldResult(&r, kind, comp, kids, snap, value, replaced)
 		}
 		if k, ok := known[s.Address]; ok && r.Status == engine.StatusReady {
 			r.Outputs = k
@@ -291,6 +271,35 @@ func results(steps []plan.Step, snap *snapshot, deploymentID string, started, fi
 		out = append(out, r)
 	}
 	return out
+}
+
+// heldResult completes r of a step whose component holds kids (a step
+// not deleted): a replace when Pulumi replaced a child of a component it
+// did not create, the actual_state of its kind, and either the outputs and
+// info of a ready component (fill) or what Pulumi holds now.
+func heldResult(r *engine.Result, kind *Kind, comp *snapResource, kids []snapResource, snap *snapshot,
+	value map[string]any, replaced map[string]bool) {
+	for _, k := range kids {
+		if replaced[k.URN] && r.Action != plan.Create {
+			r.Action = plan.Replace
+		}
+	}
+	if kind != nil {
+		r.ActualState = actualFrom(kind, comp, snap)
+	}
+	if r.Status == engine.StatusReady {
+		fill(r, value, comp, snap)
+		return
+	}
+	// What Pulumi holds now, whatever its children reached: the outputs of
+	// the last run may be out of date.
+	r.EngineData = heldInfo(kids).Data()
+	switch {
+	case kind != nil && kind.OutputsFrom != nil:
+		r.Outputs = kind.OutputsFrom(kids)
+	case value != nil:
+		r.Outputs = asMapOrNil(value["outputs"])
+	}
 }
 
 // heldInfo is the Pulumi info of what a component holds: its only child's
