@@ -19,6 +19,7 @@ import (
 	"github.com/deployer-dev/deployer/internal/config"
 	"github.com/deployer-dev/deployer/internal/deploy"
 	"github.com/deployer-dev/deployer/internal/lockmgr"
+	"github.com/deployer-dev/deployer/internal/plan"
 	"github.com/deployer-dev/deployer/internal/policy"
 	"github.com/deployer-dev/deployer/internal/statestore"
 	"github.com/deployer-dev/deployer/internal/termguard"
@@ -32,6 +33,7 @@ const (
 	exitLockHeld  = 3
 	exitState     = 4
 	exitPolicy    = 5
+	exitRefused   = 6
 	exitCancelled = 130
 )
 
@@ -158,6 +160,8 @@ func exitCode(err error) int {
 		target   *deploy.TargetError
 		denied   *policy.DeniedError
 		notOver  *policy.NotOverridableError
+		guarded  *plan.ProtectedError
+		needed   *plan.DependentsError
 	)
 	switch {
 	case errors.As(err, &ec):
@@ -172,6 +176,8 @@ func exitCode(err error) int {
 		return exitLockHeld
 	case errors.As(err, &denied), errors.As(err, &notOver):
 		return exitPolicy
+	case errors.As(err, &guarded), errors.As(err, &needed):
+		return exitRefused
 	case errors.As(err, &usage), errors.As(err, &target), isCobraUsage(err):
 		return exitUsage
 	case errors.As(err, &invalid):

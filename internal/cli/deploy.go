@@ -32,6 +32,8 @@ type DeployOptions struct {
 	// then deployer.yaml's parallelism:, then 10).
 	Parallelism int
 	Policy      PolicyFlags
+	// WithDependents is destroy --with-dependents.
+	WithDependents bool
 
 	// Apply is the use case, deploy.Service.Apply (bound by NewCmdDeploy; a
 	// run test sets a fake).
@@ -80,6 +82,7 @@ func NewCmdDestroy(f *Factory, runF func(context.Context, *DeployOptions) error)
 		},
 	}
 	bindApplyFlags(cmd, opts)
+	cmd.Flags().BoolVar(&opts.WithDependents, "with-dependents", false, "with --service/--component: destroy the components that depend on them too, dependents first (without it such a destroy is refused, exit 6)")
 	return cmd
 }
 
@@ -169,7 +172,7 @@ func runDeploy(ctx context.Context, opts *DeployOptions) error {
 	}
 	req := deploy.ApplyRequest{
 		Config: cfg, Target: t, Destroy: opts.Destroy, SavedPlan: saved, LockTimeout: opts.LockTimeout,
-		Parallelism: opts.Parallelism, Policy: check,
+		Parallelism: opts.Parallelism, Policy: check, WithDependents: opts.WithDependents,
 		// The plan is data of the command: stdout in human mode, and part
 		// of the JSON result in --json mode.
 		ShowPlan: func(p *plan.Plan) error {

@@ -95,6 +95,10 @@ type Component struct {
 	Environments map[string]map[string]any `yaml:"environments" keys:"environment"`
 	// Secrets lists config paths ("db.password") whose values are masked.
 	Secrets []string `yaml:"secrets"`
+	// Protect refuses any plan that would delete or replace the component
+	// (docs/configuration.md#protect); recorded in its state entry so that
+	// it holds after the component leaves deployer.yaml.
+	Protect bool `yaml:"protect"`
 	// Sections are the kind's own sections as written in deployer.yaml
 	// ("command"), by key, with their lines: config does not read them; the
 	// engine that declares the kind decodes and checks them (Kind.Decode).

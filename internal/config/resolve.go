@@ -34,6 +34,8 @@ type ResolvedComponent struct {
 	// Settings are a copy of the kind's own sections as its engine decoded
 	// them (Component.Settings); nil when it has none.
 	Settings map[string]map[string]any
+	// Protect is Component.Protect.
+	Protect bool
 }
 
 // Address returns the address of component name of service: "service/name"
@@ -94,7 +96,7 @@ func (c *Config) Resolve(env string) (*Resolved, error) {
 			rc := &ResolvedComponent{
 				Address: addr, Service: svcName, Name: name, Kind: comp.Kind,
 				Config:  DeepMerge(comp.Config, comp.Environments[env]),
-				Secrets: slices.Clone(comp.Secrets),
+				Secrets: slices.Clone(comp.Secrets), Protect: comp.Protect,
 			}
 			for _, d := range comp.DependsOn {
 				if full, ok := normalizeDep(svcName, d); ok && !slices.Contains(rc.DependsOn, full) {

@@ -35,6 +35,10 @@ type ApplyRequest struct {
 	// it, before any engine runs (docs/policy.md): a deny left after the
 	// overrides stops the deploy with *policy.DeniedError, nothing written.
 	Policy *PolicyCheck
+	// WithDependents widens a destroy of some components to the
+	// components that depend on them (destroy --with-dependents); without
+	// it such a destroy is refused with *plan.DependentsError.
+	WithDependents bool
 }
 
 // Outcome is what a deploy did.
@@ -87,6 +91,9 @@ func (s *Service) Apply(ctx context.Context, req ApplyRequest) (*Outcome, error)
 		return nil, err
 	}
 	if err := s.checkSecrets(ctx, pr.t, pr.secrets); err != nil {
+		return nil, err
+	}
+	if pr, err = s.refuseBeforeLease(ctx, pr, &req); err != nil {
 		return nil, err
 	}
 	if req.SavedPlan != nil {
@@ -169,6 +176,9 @@ func (s *Service) planUnderLease(run *deployRun, pr *prepared, req ApplyRequest,
 		return nil, err
 	}
 	out.Plan = pl.plan
+	if err := refuseUnderLease(pl, pr, req.Destroy); err != nil {
+		return nil, err
+	}
 	if req.SavedPlan != nil {
 		if err := checkSavedPlan(req.SavedPlan, pl.plan); err != nil {
 			return nil, err
@@ -331,7 +341,7 @@ func declared(planned map[string]plan.Step, addr string, r *statestore.Resource)
 	}
 	svc, comp := config.SplitAddress(addr)
 	return plan.Step{Address: addr, Service: svc, Component: comp, Kind: r.Kind, Action: plan.NoOp,
-		DependsOn: r.Dependencies, Config: r.DesiredConfig, Prior: r}
+		DependsOn: r.Dependencies, Config: r.DesiredConfig, Prior: r, Protect: r.Lifecycle.Protect}
 }
 
 func outputsOf(st *statestore.State) map[string]map[string]any {

@@ -295,6 +295,9 @@ func (s *Service) Plan(ctx context.Context, req PlanRequest) (*plan.Plan, error)
 	if err != nil {
 		return nil, err
 	}
+	if err := plan.CheckProtected(pl.plan); err != nil {
+		return nil, err
+	}
 	if err := s.checkPolicy(ctx, pl.plan, req.Policy, opName(req.Destroy, "plan"), pr.cfg.Dir); err != nil {
 		if _, denied := err.(*policy.DeniedError); !denied {
 			return nil, err

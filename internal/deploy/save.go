@@ -81,7 +81,7 @@ func changesFrom(p *plan.Plan, run applyRun, now time.Time, depID string, dur fl
 func readyEntry(st plan.Step, r engine.Result, run applyRun, now time.Time, depID string) (*statestore.Resource, bool) {
 	res := &statestore.Resource{
 		Kind: st.Kind, APIVersion: statestore.APIVersion, Status: statestore.ResourceReady,
-		Lifecycle:     statestore.Lifecycle{CreatedAt: now, LastUpdated: now, Version: 1},
+		Lifecycle:     statestore.Lifecycle{CreatedAt: now, LastUpdated: now, Version: 1, Protect: st.Protect},
 		DesiredConfig: st.Config, ActualState: r.ActualState, Outputs: r.Outputs,
 		EngineData: r.EngineData, Dependencies: st.DependsOn, Inputs: run.inputs[r.Address],
 		Health: &statestore.Health{Status: "healthy", LastCheck: &now},

@@ -126,6 +126,7 @@ func Build(desired *config.Resolved, st *statestore.State, o Options) (*Plan, er
 		if o.Destroy {
 			if old != nil {
 				s := deleteStep(addr, old, o.kind(old.Kind))
+				s.Protect = c.Protect
 				if c.Settings != nil {
 					s.Settings = c.Settings
 				}
@@ -185,7 +186,7 @@ func deleteStep(addr string, old *statestore.Resource, k KindSettings) Step {
 	svc, comp := config.SplitAddress(addr)
 	settings, _ := k.recorded(old)
 	return Step{Address: addr, Service: svc, Component: comp, Kind: old.Kind, Action: Delete, DependsOn: slices.Clone(old.Dependencies),
-		Prior: old, Settings: settings, Runs: k.runs(settings)}
+		Prior: old, Settings: settings, Runs: k.runs(settings), Protect: old.Lifecycle.Protect}
 }
 
 // diffStep compares one desired component with its state entry (nil: create).
@@ -193,7 +194,7 @@ func diffStep(c *config.ResolvedComponent, old *statestore.Resource, replaceOn f
 	s := Step{
 		Address: c.Address, Service: c.Service, Component: c.Name, Kind: c.Kind,
 		DependsOn: slices.Clone(c.DependsOn), Config: c.Config, Settings: c.Settings, Prior: old,
-		InputDeps: InputDeps(c.DependsOn), Secrets: c.Secrets,
+		InputDeps: InputDeps(c.DependsOn), Secrets: c.Secrets, Protect: c.Protect,
 	}
 	if s.Config == nil {
 		s.Config = map[string]any{}
@@ -230,6 +231,9 @@ func diffStep(c *config.ResolvedComponent, old *statestore.Resource, replaceOn f
 	if !sameSet(old.Dependencies, c.DependsOn) {
 		d.out = append(d.out, FieldDiff{Path: PathDependsOn, Old: sortedSet(old.Dependencies), New: sortedSet(c.DependsOn), Op: OpChange})
 	}
+	s.Diffs = d.out
+	protectDiff(&s)
+	d.out = s.Diffs
 	if len(d.out) == 0 && old.Status != "" && old.Status != statestore.ResourceReady {
 		d.out = append(d.out, FieldDiff{Path: PathStatus, Old: string(old.Status), New: string(statestore.ResourceReady), Op: OpChange})
 	}

@@ -81,7 +81,7 @@ func propagate(ordered []Step) {
 		if len(s.InputsFrom) > 0 && s.Action == NoOp {
 			s.Reevaluate = true
 		}
-		if s.Action != NoOp || s.Reevaluate {
+		if (s.Action != NoOp && !s.LifecycleOnly()) || s.Reevaluate {
 			changing[s.Address] = true
 		}
 	}
@@ -100,7 +100,7 @@ func outOfScope(desired *config.Resolved, ordered []Step, scope string) []Depend
 	from := map[string]map[string]bool{}
 	var queue []string
 	for _, s := range ordered {
-		if s.Action != Delete && (s.Action != NoOp || s.Reevaluate) {
+		if s.Action != Delete && ((s.Action != NoOp && !s.LifecycleOnly()) || s.Reevaluate) {
 			queue = append(queue, s.Address)
 		}
 	}

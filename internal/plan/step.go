@@ -74,6 +74,11 @@ type Step struct {
 	// one ("pulumi"); set by the deploy use case, which knows the engines,
 	// "" otherwise (docs/plan.md#actions).
 	DeletedBy string `json:"deleted_by,omitempty"`
+	// Protect says the component is protected (docs/configuration.md#protect):
+	// its configured protect: flag, or for a component no longer in
+	// deployer.yaml the one its state recorded. CheckProtected refuses a
+	// plan that deletes or replaces it.
+	Protect bool `json:"protect,omitempty"`
 	// Prior is the resource in state; nil on create.
 	Prior *statestore.Resource `json:"-"`
 	// Secrets are the dotted paths the component lists under secrets:

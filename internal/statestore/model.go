@@ -108,11 +108,14 @@ type ResolvedInputs struct {
 	Dependencies map[string]map[string]any `json:"dependencies"`
 }
 
-// Lifecycle: creation and update times; Version counts applies of the resource.
+// Lifecycle: creation and update times; Version counts applies of the
+// resource; Protect records the component's protect: true when it was last
+// applied (docs/configuration.md#protect), omitted when false.
 type Lifecycle struct {
 	CreatedAt   time.Time `json:"created_at"`
 	LastUpdated time.Time `json:"last_updated"`
 	Version     int       `json:"version"`
+	Protect     bool      `json:"protect,omitempty"`
 }
 
 // EngineData is the private record an engine keeps of one resource

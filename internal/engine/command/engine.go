@@ -238,12 +238,20 @@ func (e *Engine) recordOnly(ctx context.Context, st plan.Step, in engine.Inputs,
 		if readChanged {
 			delete(res.ActualState, LiveKey) // read removed: nothing live is recorded any more
 		}
-		fmt.Fprintf(progress(in), "[%s] only command.delete, command.timeout or command.read changed: recorded, nothing runs\n", st.Address)
+		fmt.Fprintf(progress(in), "[%s] only %s changed: recorded, nothing runs\n", st.Address, recordedWhat(st))
 	}
 	res.Finished, res.Status = e.now(), engine.StatusReady
 	res.ActualState = recordCommands(res.ActualState, st)
 	in.Outputs[st.Address] = maps.Clone(prev)
 	return res, nil
+}
+
+// recordedWhat names what a record-only update records.
+func recordedWhat(st plan.Step) string {
+	if st.LifecycleOnly() {
+		return "protect"
+	}
+	return "command.delete, command.timeout or command.read"
 }
 
 // runAction runs cmd, one shell command of a step from spec, bounded by

@@ -20,6 +20,9 @@ type Component struct {
 	// steps): its outputs are recorded without the deployment id, so
 	// Pulumi sees them unchanged and skips rewriting its checkpoint for it.
 	Kept bool
+	// Protect is the component's protect: (plan.Step.Protect), passed as
+	// Pulumi's protect option; its children inherit it.
+	Protect bool
 }
 
 // Name is the URN-safe name of the component and of its children:
@@ -37,7 +40,7 @@ func Components(keep, apply []plan.Step) []Component {
 		if !IsPulumiKind(s.Kind) {
 			return
 		}
-		c := Component{Address: s.Address, Kind: s.Kind, Config: cfg, DependsOn: s.DependsOn, Kept: kept}
+		c := Component{Address: s.Address, Kind: s.Kind, Config: cfg, DependsOn: s.DependsOn, Kept: kept, Protect: s.Protect}
 		if i, ok := byAddr[s.Address]; ok {
 			out[i] = c
 			return
@@ -154,7 +157,7 @@ func Declare(ctx *pulumi.Context, comps []Component, external map[string]map[str
 			}
 		}
 		comp := &componentResource{}
-		if err := ctx.RegisterComponentResource(ComponentType+c.Kind, c.Name(), comp, pulumi.DependsOn(deps)); err != nil {
+		if err := ctx.RegisterComponentResource(ComponentType+c.Kind, c.Name(), comp, pulumi.DependsOn(deps), pulumi.Protect(c.Protect)); err != nil {
 			return nil, fmt.Errorf("register component %s: %w", c.Address, err)
 		}
 		reg := &Registration{Ctx: ctx, Address: c.Address, Name: c.Name(), Config: c.Config, Parent: comp,
