@@ -28,7 +28,7 @@ func (s *Service) refuseBeforeLease(ctx context.Context, pr *prepared, req *Appl
 		}
 		if scope != pr.t.Scope() {
 			req.Target = pr.t.WithScope(scope)
-			if pr, err = s.prepare(ctx, req.Config, req.Target, true); err != nil {
+			if pr, err = s.prepare(ctx, req.Config, req.Target, !req.Policy.active()); err != nil {
 				return nil, err
 			}
 		}
