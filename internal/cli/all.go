@@ -43,9 +43,11 @@ func newStackOptions(f *Factory) StackOptions {
 	return StackOptions{Config: f.Config, RunAll: newAllRunner(f).run}
 }
 
-// bind adds the target flags, narrowing ones included, and the --all flags.
-func (o *StackOptions) bind(cmd *cobra.Command) {
-	o.Target.bindMany(cmd)
+// bind adds the target flags, narrowing ones included, and the --all flags;
+// locks says whether the command takes the lock the narrowing flags name
+// (plan takes none).
+func (o *StackOptions) bind(cmd *cobra.Command, locks bool) {
+	o.Target.bindMany(cmd, locks)
 	o.All.bind(cmd)
 }
 

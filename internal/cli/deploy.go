@@ -121,7 +121,7 @@ func (o *DeployOptions) runE(cmd *cobra.Command, f *Factory, runF func(context.C
 }
 
 func bindApplyFlags(cmd *cobra.Command, opts *DeployOptions) {
-	opts.bind(cmd)
+	opts.bind(cmd, true)
 	cmd.Flags().BoolVarP(&opts.Yes, "yes", "y", false, "apply without asking (required without a terminal)")
 	cmd.Flags().DurationVar(&opts.LockTimeout, "lock-timeout", 0, "wait up to DUR for a held lock (0: fail at once)")
 	cmd.Flags().BoolVar(&opts.InstallPulumi, "install-pulumi", false, "install the Pulumi CLI when it is missing")

@@ -85,7 +85,7 @@ func NewCmdPlan(f *Factory, runF func(context.Context, *PlanOptions) error) *cob
 			return runPlan(cmd.Context(), opts)
 		},
 	}
-	opts.bind(cmd)
+	opts.bind(cmd, false)
 	cmd.Flags().StringVar(&opts.Out, "out", "", "save the plan to FILE for deploy --plan")
 	cmd.Flags().BoolVar(&opts.DetailedExitcode, "detailed-exitcode", false, "exit 0 when there are no changes, 2 when there are, 1 on error")
 	cmd.Flags().BoolVar(&opts.Destroy, "destroy", false, "plan the deletion of everything in scope")

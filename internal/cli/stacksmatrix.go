@@ -11,7 +11,7 @@ import (
 )
 
 // matrixEntry is one job of `deployer stacks --matrix`
-// (docs/many-stacks.md#one-job-per-stack).
+// (docs/many-stacks.md#one-job-per-stack-the-matrix).
 type matrixEntry struct {
 	Stack string `json:"stack"`
 	Dir   string `json:"dir"`

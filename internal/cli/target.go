@@ -32,11 +32,17 @@ func (t *targetFlags) bind(cmd *cobra.Command, narrow bool) {
 }
 
 // bindMany adds the target flags with a repeatable --component (a comma
-// list too) and --exclude, for the commands that plan (docs/plan.md#scope).
-func (t *targetFlags) bindMany(cmd *cobra.Command) {
+// list too) and --exclude, for the commands that plan (docs/plan.md#scope);
+// locks says whether the command takes the lock they narrow to.
+func (t *targetFlags) bindMany(cmd *cobra.Command, locks bool) {
 	t.bind(cmd, false)
-	cmd.Flags().StringVar(&t.Service, "service", "", "act on one service (service-level lock)")
-	cmd.Flags().StringSliceVar(&t.Components, "component", nil, "act on component SERVICE/COMPONENT (component-level lock); repeat it or give a comma list for several (their service's lock, or the stack's)")
+	service, component := "act on one service", "act on component SERVICE/COMPONENT; repeat it or give a comma list for several"
+	if locks {
+		service += " (service-level lock)"
+		component = "act on component SERVICE/COMPONENT (component-level lock); repeat it or give a comma list for several (their service's lock, or the stack's)"
+	}
+	cmd.Flags().StringVar(&t.Service, "service", "", service)
+	cmd.Flags().StringSliceVar(&t.Components, "component", nil, component)
 	cmd.Flags().StringSliceVar(&t.Exclude, "exclude", nil, "leave SERVICE or SERVICE/COMPONENT out of the plan; repeatable")
 }
 

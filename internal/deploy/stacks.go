@@ -364,7 +364,7 @@ type Selection struct {
 	// stack that declares the environment.
 	Only map[string]bool
 	// Changed are the stacks a change since ChangedSince touches, sorted
-	// (docs/many-stacks.md#changed-since); Only adds every stack that reads
+	// (docs/many-stacks.md#--changed-since); Only adds every stack that reads
 	// their outputs, directly or not.
 	Changed []string
 }

@@ -117,7 +117,7 @@ type Kind struct {
 	// Preview and Refresh say which of the kind's components the engine's
 	// Preview (plan --preview) and Refresh (plan --refresh) cover. When
 	// nothing in scope is covered, deploy's error names the kinds that are,
-	// from these (docs/plan.md#drift-plan---refresh). The zero value: none.
+	// from these (docs/plan.md#drift). The zero value: none.
 	Preview, Refresh Coverage
 }
 

@@ -1,5 +1,5 @@
 // Package engines is the engine registry: one line per engine, as
-// internal/backends is for backends (docs/design.md#engine-registry). Only
+// internal/backends is for backends (docs/design.md#engines). Only
 // the CLI builds engines, through New; deploy and the commands see them as
 // engine.Engine, and config learns the kinds deployer.yaml may name from
 // Kinds.

@@ -60,7 +60,7 @@ type Plan struct {
 	// set by the deploy use case, nil in a plan built by Build alone.
 	Binding *Binding `json:"binding,omitempty"`
 	// Policy is the results of the policies the plan was checked against
-	// (docs/policy.md#results); nil when none were.
+	// (docs/policy.md#where-policies-apply); nil when none were.
 	Policy *policy.Report `json:"policy,omitempty"`
 }
 

@@ -249,7 +249,7 @@ func (jsonPlan) Render(w io.Writer, p *plan.Plan) error {
 
 // policySection writes the "Policy" section under a plan: one line per
 // policy that denies, is overridden or warns, with its messages, then the
-// ones that pass (docs/policy.md#results). Nothing when r is nil.
+// ones that pass (docs/policy.md#where-policies-apply). Nothing when r is nil.
 func (h *humanPlan) policySection(w io.Writer, r *policy.Report) {
 	if r == nil {
 		return

@@ -7,7 +7,7 @@ import (
 )
 
 // Report is the results of evaluating every policy against one plan:
-// `policy` in plan --json and in saved plans (docs/policy.md#results).
+// `policy` in plan --json and in saved plans (docs/policy.md#where-policies-apply).
 type Report struct {
 	// Digest is Set.Digest of the files evaluated.
 	Digest  string   `json:"digest"`

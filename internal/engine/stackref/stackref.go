@@ -1,7 +1,7 @@
 // Package stackref is the engine of the StackReference kind: a component
 // whose outputs are another deployer stack's outputs, read from deployer's
-// own state (docs/kinds.md#stackreference). It needs no tool: a stack of
-// Command components references another stack without the Pulumi CLI. Its
+// own state (docs/kinds.md#stackreference--another-deployer-stacks-outputs).
+// It needs no tool: a stack of Command components references another stack without the Pulumi CLI. Its
 // kind is a data source (engine.Kind.Read): plans read the referenced
 // outputs, and an apply records what its plan read.
 package stackref
