@@ -123,6 +123,9 @@ type AllRequest struct {
 	// GitHubComment is plan --all --github-comment: the run's plans as one
 	// pull request comment (ghactions.Reporter.CommentStacks).
 	GitHubComment bool
+	// Policy is --policy DIR: checked, with each stack's policy.paths,
+	// against each stack's plan (docs/policy.md#many-stacks).
+	Policy PolicyFlags
 }
 
 // allRunner runs plan, deploy and destroy --all with what it took from the
@@ -184,6 +187,9 @@ func (a *allRunner) run(ctx context.Context, r AllRequest) error {
 			return a.open(ctx, st.Config, ServiceOptions{EngineOptions: EngineOptions{InstallPulumi: r.InstallPulumi},
 				ReadOnly: r.Op == deploy.OpPlan, Stack: true})
 		},
+		Policy: func(ctx context.Context, st *stacks.Stack) (*deploy.PolicyCheck, error) {
+			return r.Policy.check(ctx, st.Config)
+		},
 		ShowPlan: v.showPlan,
 		OnDone:   v.done,
 		Now:      a.now,
@@ -196,8 +202,13 @@ func (a *allRunner) run(ctx context.Context, r AllRequest) error {
 		a.gh.CommentStacks(ctx, r.Env, results, "")
 	}
 	if err != nil {
-		a.gh.MarkAnnotated() // each failed stack was annotated
+		a.gh.MarkAnnotated() // each failed or denied stack was annotated
 		return err
+	}
+	// A denied plan cannot be deployed as it is: exit 5 before the changes' 2.
+	if d := deploy.Denied(results); r.DetailedExitcode && d != nil {
+		a.gh.MarkAnnotated()
+		return d
 	}
 	if r.DetailedExitcode && planview.AnyChanges(results) {
 		return &ExitCodeError{Code: 2}
@@ -284,7 +295,7 @@ func (v *allView) table(results []deploy.StackResult) {
 	}
 	tw.Flush()
 	var parts []string
-	for _, s := range []deploy.StackStatus{deploy.StackApplied, deploy.StackDestroyed, deploy.StackChanges, deploy.StackNoChanges, deploy.StackFailed, deploy.StackCancelled, deploy.StackSkipped} {
+	for _, s := range []deploy.StackStatus{deploy.StackApplied, deploy.StackDestroyed, deploy.StackChanges, deploy.StackNoChanges, deploy.StackFailed, deploy.StackDenied, deploy.StackCancelled, deploy.StackSkipped} {
 		if n := counts[s]; n > 0 {
 			parts = append(parts, fmt.Sprintf("%d %s", n, s))
 		}

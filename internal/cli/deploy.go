@@ -111,7 +111,7 @@ func (o *DeployOptions) runE(cmd *cobra.Command, f *Factory, runF func(context.C
 	if err := o.checkParallelism(cmd); err != nil {
 		return err
 	}
-	if err := o.check(cmd, f, "plan"); err != nil {
+	if err := o.check(cmd, f, "plan", "override-policy", "reason"); err != nil {
 		return err
 	}
 	if runF != nil {
@@ -146,7 +146,7 @@ func runDeploy(ctx context.Context, opts *DeployOptions) error {
 			op = deploy.OpDestroy
 		}
 		return opts.RunAll(ctx, AllRequest{Op: op, Env: opts.Target.Env, Flags: opts.All, Parallelism: opts.Parallelism,
-			LockTimeout: opts.LockTimeout, Yes: opts.Yes, InstallPulumi: opts.InstallPulumi, JSON: opts.JSON})
+			LockTimeout: opts.LockTimeout, Yes: opts.Yes, InstallPulumi: opts.InstallPulumi, JSON: opts.JSON, Policy: opts.Policy})
 	}
 	cfg, t, err := opts.load()
 	if err != nil {

@@ -147,7 +147,7 @@ func newPlanOptions(f *Factory) *PlanOptions {
 func runPlan(ctx context.Context, opts *PlanOptions) error {
 	if opts.All.All {
 		return opts.RunAll(ctx, AllRequest{Op: deploy.OpPlan, Env: opts.Target.Env, Flags: opts.All,
-			DetailedExitcode: opts.DetailedExitcode, JSON: opts.JSON, GitHubComment: opts.GitHubComment})
+			DetailedExitcode: opts.DetailedExitcode, JSON: opts.JSON, GitHubComment: opts.GitHubComment, Policy: opts.Policy})
 	}
 	cfg, t, err := opts.load()
 	if err != nil {

@@ -38,6 +38,9 @@ func (s *Service) checkPolicy(ctx context.Context, p *plan.Plan, c *PolicyCheck,
 		return fmt.Errorf("policy input: %w", err)
 	}
 	who, _ := lockmgr.Holder(s.d.Getenv)
+	if a := s.d.Getenv("GITHUB_ACTOR"); a != "" && s.d.Getenv("GITHUB_ACTIONS") == "true" {
+		who = a // the person, not the run's lock holder name (github-actions-run-ID)
+	}
 	commit, branch := s.gitInfo(dir)
 	in, err := policy.Input(b, policy.Deployment{Operation: op, Who: who, Commit: commit, Branch: branch,
 		CI: s.d.Getenv("CI") == "true" || s.d.Getenv("GITHUB_ACTIONS") == "true", Time: s.d.Now()})

@@ -7,6 +7,8 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
+	"sync"
 	"testing"
 
 	"github.com/deployer-dev/deployer/internal/config"
@@ -14,6 +16,7 @@ import (
 	"github.com/deployer-dev/deployer/internal/lockmgr"
 	filelock "github.com/deployer-dev/deployer/internal/lockmgr/file"
 	"github.com/deployer-dev/deployer/internal/policy"
+	"github.com/deployer-dev/deployer/internal/stacks"
 	"github.com/deployer-dev/deployer/internal/statestore"
 	filestate "github.com/deployer-dev/deployer/internal/statestore/file"
 )
@@ -105,6 +108,54 @@ func TestPolicyIsCheckedBeforeTheEnginesPreflight(t *testing.T) {
 			if recs, err := locks.List(context.Background(), ""); err != nil || len(recs) != 0 {
 				t.Errorf("locks %+v, %v: want none taken", recs, err)
 			}
+		})
+	}
+}
+
+// deploy --all and plan --all check each stack's plan: a denied stack
+// runs no engine and skips the stacks that read it, as a failed one does;
+// the others go on. A deploy run with denied stacks and no failed one is
+// a *policy.DeniedError (exit 5); a plan run is not an error.
+func TestRunStacksDeniedStackSkipsItsReaders(t *testing.T) {
+	for _, op := range []StackOp{OpDeploy, OpPlan} {
+		t.Run(string(op), func(t *testing.T) {
+			d := newDiamond(t)
+			if op == OpPlan { // every stack deployed: each has a state to plan against
+				if _, err := RunStacks(context.Background(), d.request(OpDeploy)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			req := d.request(op)
+			check := policyCheck(t, fmt.Sprintf(denyStacks, `{"left"}`))
+			var mu sync.Mutex
+			var asked []string
+			req.Policy = func(_ context.Context, st *stacks.Stack) (*PolicyCheck, error) {
+				mu.Lock()
+				defer mu.Unlock()
+				asked = append(asked, st.Name)
+				return check, nil
+			}
+			res, err := RunStacks(context.Background(), req)
+			want := "alone=applied, root=applied, left=denied, right=applied, leaf=skipped (producer left denied)"
+			if op == OpPlan {
+				want = strings.ReplaceAll(want, "applied", "no-changes")
+			}
+			if got := statuses(res); got != want {
+				t.Fatalf("results = %s, want %s", got, want)
+			}
+			if slices.Contains(d.j.events, "start:left") && op == OpDeploy || len(asked) != 4 {
+				t.Errorf("engine events %v, policies asked for %v", d.j.events, asked)
+			}
+			var denied *policy.DeniedError
+			switch {
+			case op == OpPlan && err != nil:
+				t.Errorf("plan --all with a denied stack: %v", err)
+			case op == OpDeploy && (!errors.As(err, &denied) || err.Error() != "1 stack(s) denied by policy: left; the stacks that read them were skipped"):
+				t.Errorf("deploy --all error %v, want the denied stacks and a *policy.DeniedError", err)
+			case op == OpDeploy && denied.Error() != "denied by policy: frozen (stack left): left is frozen":
+				t.Errorf("denied: %v", denied)
+			}
+			d.noLocksLeft()
 		})
 	}
 }

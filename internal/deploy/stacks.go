@@ -11,6 +11,7 @@ import (
 	"github.com/deployer-dev/deployer/internal/config"
 	"github.com/deployer-dev/deployer/internal/dag"
 	"github.com/deployer-dev/deployer/internal/plan"
+	"github.com/deployer-dev/deployer/internal/policy"
 	"github.com/deployer-dev/deployer/internal/stacks"
 )
 
@@ -38,6 +39,7 @@ const (
 	StackApplied   StackStatus = "applied"    // deploy --all: changes applied and saved
 	StackDestroyed StackStatus = "destroyed"  // destroy --all: components deleted and saved
 	StackFailed    StackStatus = "failed"
+	StackDenied    StackStatus = "denied"    // a policy denies its plan (docs/policy.md): nothing applied
 	StackCancelled StackStatus = "cancelled" // stopped by Ctrl-C while it ran
 	StackSkipped   StackStatus = "skipped"   // never started: Reason says why
 )
@@ -72,6 +74,10 @@ type StacksRequest struct {
 	OnDone func(StackResult)
 	// Now is the clock of Started and Finished (default time.Now).
 	Now func() time.Time
+	// Policy returns the policies a stack's plan is checked against
+	// (docs/policy.md), nil for none; called once per stack, after Open.
+	// A denied stack skips the stacks waiting for it, as a failed one does.
+	Policy func(ctx context.Context, st *stacks.Stack) (*PolicyCheck, error)
 }
 
 // StackResult is what happened to one stack.
@@ -96,18 +102,39 @@ type StackResult struct {
 	Stale []string
 }
 
-// StacksError is RunStacks' error when a stack failed or the run was
-// cancelled; the results say which and why.
+// StacksError is RunStacks' error when a stack failed, a deploy or
+// destroy was denied by policy, or the run was cancelled; the results say
+// which and why.
 type StacksError struct {
 	Failed    []string // failed stacks, in dependency order
+	Denied    []string // stacks whose deploy or destroy a policy denied
 	Cancelled bool
+	// denied is what the policies denied (Denied's): the error a run
+	// with denied stacks and no failed one unwraps to (exit 5).
+	denied *policy.DeniedError
 }
 
 func (e *StacksError) Error() string {
 	if e.Cancelled {
 		return "cancelled: stacks not started were skipped; running ones saved what they did and released their locks"
 	}
-	return fmt.Sprintf("%d stack(s) failed: %s; the stacks that read them were skipped", len(e.Failed), strings.Join(e.Failed, ", "))
+	var parts []string
+	if len(e.Failed) > 0 {
+		parts = append(parts, fmt.Sprintf("%d stack(s) failed: %s", len(e.Failed), strings.Join(e.Failed, ", ")))
+	}
+	if len(e.Denied) > 0 {
+		parts = append(parts, fmt.Sprintf("%d stack(s) denied by policy: %s", len(e.Denied), strings.Join(e.Denied, ", ")))
+	}
+	return strings.Join(parts, "; ") + "; the stacks that read them were skipped"
+}
+
+// Unwrap is a *policy.DeniedError when stacks were denied and none failed:
+// the run exits as a denied deploy does.
+func (e *StacksError) Unwrap() error {
+	if e.Cancelled || len(e.Failed) > 0 || len(e.Denied) == 0 {
+		return nil
+	}
+	return e.denied
 }
 
 // Is makes a cancelled run errors.Is(err, ErrCancelled) (exit 130).
@@ -161,6 +188,14 @@ func RunStacks(ctx context.Context, req StacksRequest) ([]StackResult, error) {
 				err = &StacksError{}
 			}
 			err.Failed = append(err.Failed, res.Stack)
+		case StackDenied:
+			if req.Op == OpPlan { // a denied plan is a plan: plan --all --detailed-exitcode says so
+				continue
+			}
+			if err == nil {
+				err = &StacksError{}
+			}
+			err.Denied = append(err.Denied, res.Stack)
 		case StackCancelled:
 			if err == nil {
 				err = &StacksError{}
@@ -174,6 +209,7 @@ func RunStacks(ctx context.Context, req StacksRequest) ([]StackResult, error) {
 		err.Cancelled = true
 	}
 	if err != nil {
+		err.denied = Denied(r.results)
 		return r.results, err
 	}
 	return r.results, nil
@@ -240,35 +276,57 @@ func (r *stackRun) run(ctx context.Context, i int) {
 		res.Status, res.Err = StackFailed, err
 		return
 	}
-	t := Target{Stack: st.Name, Env: r.req.Env}
-	cfg := st.Config
-	if r.req.Op == OpPlan {
-		if name := r.unborn(st); name != "" {
-			res.Status = StackSkipped
-			res.Reason = fmt.Sprintf("reads %s, which has no state yet: deploy --all creates it first, then plans this stack", name)
+	var check *PolicyCheck
+	if r.req.Policy != nil {
+		if check, err = r.req.Policy(ctx, st); err != nil {
+			res.Status, res.Err = StackFailed, err
 			return
 		}
-		p, err := svc.Plan(ctx, PlanRequest{Config: cfg, Target: t})
-		res.Plan, res.Err = p, err
-		if err == nil && r.req.ShowPlan != nil {
-			res.Err = r.req.ShowPlan(st, p)
-		}
-		switch {
-		case res.Err != nil:
-			res.Status = StackFailed
-		case p.HasChanges():
-			res.Status = StackChanges
-		default:
-			res.Status = StackNoChanges
-		}
-		for _, name := range r.req.Set.Producers(st.Name) {
-			if j, ok := r.index[name]; ok && (r.results[j].Status == StackChanges || len(r.results[j].Stale) > 0) {
-				res.Stale = append(res.Stale, name)
-			}
-		}
+	}
+	if r.req.Op == OpPlan {
+		r.plan(ctx, i, svc, check)
 		return
 	}
-	req := ApplyRequest{Config: cfg, Target: t, Destroy: r.req.Op == OpDestroy, LockTimeout: r.req.LockTimeout, Parallelism: r.req.ComponentParallelism}
+	r.apply(ctx, i, svc, check)
+}
+
+// plan plans stack i (plan --all) and checks its policies: a denied plan
+// is the status denied.
+func (r *stackRun) plan(ctx context.Context, i int, svc *Service, check *PolicyCheck) {
+	st, res := r.stacks[i], &r.results[i]
+	if name := r.unborn(st); name != "" {
+		res.Status = StackSkipped
+		res.Reason = fmt.Sprintf("reads %s, which has no state yet: deploy --all creates it first, then plans this stack", name)
+		return
+	}
+	p, err := svc.Plan(ctx, PlanRequest{Config: st.Config, Target: Target{Stack: st.Name, Env: r.req.Env}, Policy: check})
+	res.Plan, res.Err = p, err
+	if err == nil && r.req.ShowPlan != nil {
+		res.Err = r.req.ShowPlan(st, p)
+	}
+	switch {
+	case res.Err != nil:
+		res.Status = StackFailed
+	case len(p.Policy.Denied()) > 0:
+		res.Status, res.Reason = StackDenied, (&policy.DeniedError{Results: p.Policy.Denied()}).Error()
+	case p.HasChanges():
+		res.Status = StackChanges
+	default:
+		res.Status = StackNoChanges
+	}
+	for _, name := range r.req.Set.Producers(st.Name) {
+		if j, ok := r.index[name]; ok && (r.results[j].Status == StackChanges || len(r.results[j].Stale) > 0) {
+			res.Stale = append(res.Stale, name)
+		}
+	}
+}
+
+// apply deploys or destroys stack i under its own lock, its policies
+// checked as a single deploy checks them.
+func (r *stackRun) apply(ctx context.Context, i int, svc *Service, check *PolicyCheck) {
+	st, res := r.stacks[i], &r.results[i]
+	req := ApplyRequest{Config: st.Config, Target: Target{Stack: st.Name, Env: r.req.Env}, Destroy: r.req.Op == OpDestroy,
+		LockTimeout: r.req.LockTimeout, Parallelism: r.req.ComponentParallelism, Policy: check}
 	if r.req.ShowPlan != nil {
 		req.ShowPlan = func(p *plan.Plan) error { return r.req.ShowPlan(st, p) }
 	}
@@ -278,9 +336,13 @@ func (r *stackRun) run(ctx context.Context, i int) {
 		res.Plan = out.Plan
 	}
 	var ae *ApplyError
+	var denied *policy.DeniedError
+	var notOverridable *policy.NotOverridableError
 	switch {
 	case err != nil && (errors.As(err, &ae) && ae.Cancelled || ctx.Err() != nil):
 		res.Status = StackCancelled
+	case errors.As(err, &denied), errors.As(err, &notOverridable):
+		res.Status = StackDenied
 	case err != nil:
 		res.Status = StackFailed
 	case out != nil && out.Deployment.DeploymentID != "" && r.req.Op == OpDestroy:
@@ -290,6 +352,26 @@ func (r *stackRun) run(ctx context.Context, i int) {
 	default:
 		res.Status = StackNoChanges
 	}
+}
+
+// Denied returns what the policies denied in the stacks of results, each
+// policy named with its stack ("freeze (stack shop)"); nil when no stack
+// was denied.
+func Denied(results []StackResult) *policy.DeniedError {
+	var out []policy.Result
+	for _, res := range results {
+		if res.Status != StackDenied || res.Plan == nil {
+			continue
+		}
+		for _, x := range res.Plan.Policy.Denied() {
+			x.Policy = fmt.Sprintf("%s (stack %s)", x.Policy, res.Stack)
+			out = append(out, x)
+		}
+	}
+	if len(out) == 0 {
+		return nil
+	}
+	return &policy.DeniedError{Results: out}
 }
 
 // unborn returns a producer of st in this run whose plan creates its

@@ -272,9 +272,13 @@ func stacksComment(env, root string, results []deploy.StackResult, none, runURL 
 				msg = remedy(res.Err)
 			}
 			sections = append(sections, commentSection{open: mask(summary + "failed"), text: mask(strings.ReplaceAll(msg, "```", "'''"))})
-		case res.Plan != nil && res.Plan.HasChanges():
+		case res.Plan != nil && (res.Plan.HasChanges() || res.Status == deploy.StackDenied):
 			pb := newPlanBody(res.Plan, mask)
-			sections = append(sections, commentSection{open: mask(summary + planview.ChangesCell(res)), plan: &pb})
+			open := planview.ChangesCell(res)
+			if res.Status == deploy.StackDenied {
+				open = strings.TrimSpace(open + " denied by policy")
+			}
+			sections = append(sections, commentSection{open: mask(summary + open), plan: &pb})
 		}
 	}
 
@@ -323,8 +327,11 @@ func writeResultsTable(b *strings.Builder, results []deploy.StackResult) {
 	for _, res := range results {
 		counts[res.Status]++
 		note := planview.NoteCell(res)
-		if res.Status == deploy.StackFailed {
+		switch res.Status {
+		case deploy.StackFailed:
 			note = "the error is below"
+		case deploy.StackDenied:
+			note = "the policies' results are below"
 		}
 		if r := []rune(note); len(r) > 300 {
 			note = string(r[:300]) + "…"
@@ -334,6 +341,9 @@ func writeResultsTable(b *strings.Builder, results []deploy.StackResult) {
 	}
 	fmt.Fprintf(b, "\n**%d stacks:** %d with changes, %d without changes, %d failed, %d skipped",
 		len(results), counts[deploy.StackChanges], counts[deploy.StackNoChanges], counts[deploy.StackFailed], counts[deploy.StackSkipped])
+	if n := counts[deploy.StackDenied]; n > 0 {
+		fmt.Fprintf(b, ", %d denied by policy", n)
+	}
 	if n := counts[deploy.StackCancelled]; n > 0 {
 		fmt.Fprintf(b, ", %d cancelled", n)
 	}

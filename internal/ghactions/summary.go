@@ -305,12 +305,12 @@ func failure(r deploy.StackResult) string {
 // annotates its failure, under GitHub Actions.
 func (r *Reporter) Stack(env string, res deploy.StackResult) {
 	r.Summarize(stackSummary(r.Command(), env, res))
-	if res.Status == deploy.StackFailed && r.Env().Actions {
+	if (res.Status == deploy.StackFailed || res.Status == deploy.StackDenied) && r.Env().Actions {
 		msg := res.Reason
 		if res.Err != nil {
 			msg = r.hints.Remedy(res.Err)
 		}
-		r.annotate(Error, fmt.Sprintf("Stack %s failed", res.Stack), msg)
+		r.annotate(Error, fmt.Sprintf("Stack %s %s", res.Stack, res.Status), msg)
 	}
 }
 
