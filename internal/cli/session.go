@@ -82,13 +82,14 @@ type Session struct {
 }
 
 // componentEnviron is the environment Command components start from:
-// deployer's own (Factory.Environ), without the variables of the state's
-// secrets key (secrets.ChildEnviron, docs/secrets.md).
+// deployer's own (Factory.Environ), of which the Command engine passes what
+// the rule of children allows (proc.Environ,
+// docs/secrets.md#what-children-get).
 func (s *Session) componentEnviron() []string {
 	if s.f.Environ == nil {
 		return []string{}
 	}
-	return secrets.ChildEnviron(s.f.Environ())
+	return s.f.Environ()
 }
 
 // registryEngines builds every engine of the registry for a run on cfg.

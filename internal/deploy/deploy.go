@@ -236,6 +236,7 @@ func (s *Service) gitInfo(dir string) (commit, branch string) {
 // or prints more.
 func gitLine(dir string, args ...string) string {
 	c := proc.Command(context.Background(), "git", append([]string{"-C", dir}, args...)...)
+	c.Env = proc.Environ(proc.Git, os.Environ())
 	out, over, err := c.OutputAtMost(4 << 10)
 	if err != nil || over {
 		return ""

@@ -61,7 +61,7 @@ type ExecResult struct {
 // req.LockTimeout), starts the command under the supervisor (proc.Cmd: its
 // own process group, dying with deployer) with DEPLOYER_LOCK_KEY,
 // DEPLOYER_LOCK_ID and DEPLOYER_LOCK_FENCE added to d.Environ's environment
-// less the secrets key's variables (secrets.ChildEnviron), waits for it,
+// less the secrets key's variables (proc.Environ), waits for it,
 // and releases the lock. When the lease is lost (broken with unlock --force,
 // or not renewable) or ctx ends, the command's group gets SIGTERM and, after
 // req.Grace, SIGKILL.
@@ -92,7 +92,7 @@ func Exec(ctx context.Context, d LockDeps, req ExecRequest) (*ExecResult, error)
 	rec := lease.Record()
 	res := &ExecResult{Lock: rec, ExitCode: -1}
 
-	env := secrets.ChildEnviron(d.Environ()) // no secrets key unless passed explicitly
+	env := proc.Environ(proc.UserCommand, d.Environ()) // no secrets key unless passed explicitly
 	stopped, runErr := runUnderLease(ctx, lease, req, env, res)
 	lost := stopped && lease.Lost() != nil
 	if relErr := lease.release(); relErr != nil && !lost {

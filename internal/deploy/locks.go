@@ -23,7 +23,7 @@ type LockDeps struct {
 	Getenv func(string) string
 	// Environ is the environment a lock exec command starts from
 	// (Factory.Environ), before the variables of the secrets key are
-	// removed (secrets.ChildEnviron) and DEPLOYER_LOCK_* added; default
+	// removed (proc.Environ) and DEPLOYER_LOCK_* added; default
 	// os.Environ.
 	Environ func() []string
 	// Service opens the Service that records the deployment of a broken lock

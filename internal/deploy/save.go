@@ -221,8 +221,10 @@ func (s *Service) save(ctx context.Context, lease *lease, t Target, st *statesto
 // saveErrored keeps the state that could not be written (docs/design.md#state-writes).
 // When its secrets cannot be sealed because the state has no key yet and
 // none is available (no passphrase set, a component returned a secret),
-// the file is sealed with a generated passphrase that the error shows once
-// (docs/decisions.md#secrets-created-at-run-time).
+// the file is sealed with a generated passphrase that the error shows once,
+// or, under CI (where the log is read by everyone who reads the run), that
+// goes to a file of mode 0600 beside it, deployer-errored-{stack}-{env}.passphrase,
+// which the error names (docs/decisions.md#secrets-created-at-run-time).
 func (s *Service) saveErrored(ctx context.Context, t Target, st *statestore.State, cs changeSet, dep statestore.Deployment,
 	rec lockmgr.Record, commit, branch string, now time.Time, cause error) error {
 	if len(cs.resources) == 0 {
@@ -240,11 +242,26 @@ func (s *Service) saveErrored(ctx context.Context, t Target, st *statestore.Stat
 	if err != nil {
 		return errors.Join(cause, err)
 	}
-	path := filepath.Join(s.d.Dir, fmt.Sprintf("deployer-errored-%s-%s.json", t.Stack, t.Env))
+	base := filepath.Join(s.d.Dir, fmt.Sprintf("deployer-errored-%s-%s", t.Stack, t.Env))
+	path := base + ".json"
 	if err := writePrivate(path, data); err != nil {
 		return errors.Join(cause, fmt.Errorf("also failed to save the new state to %s: %w", path, err))
 	}
-	return &ErroredStateError{Err: cause, Path: path, Stack: t.Stack, Env: t.Env, Passphrase: generated}
+	es := &ErroredStateError{Err: cause, Path: path, Stack: t.Stack, Env: t.Env, Passphrase: generated}
+	if generated != "" && s.inCI() {
+		es.Passphrase, es.PassphraseFile = "", base+".passphrase"
+		if err := writePrivate(es.PassphraseFile, []byte(generated)); err != nil {
+			return errors.Join(cause, fmt.Errorf("also failed to save the generated passphrase of %s to %s: %w", path, es.PassphraseFile, err))
+		}
+	}
+	return es
+}
+
+// inCI reports a run under CI (CI=true or 1, GITHUB_ACTIONS=true), whose
+// log is read by everyone who can read the run.
+func (s *Service) inCI() bool {
+	ci := s.d.Getenv("CI")
+	return ci == "true" || ci == "1" || s.d.Getenv("GITHUB_ACTIONS") == "true"
 }
 
 // encodeWithGeneratedKey seals st with the passphrase provider under a new
@@ -307,9 +324,19 @@ type ErroredStateError struct {
 	// Passphrase, when set, is the generated passphrase that seals the
 	// secrets of Path: the state had no key and none was set.
 	Passphrase string
+	// PassphraseFile, when set, holds that passphrase instead (under CI,
+	// where it is never printed): a file of mode 0600 beside Path.
+	PassphraseFile string
 }
 
 func (e *ErroredStateError) Error() string {
+	if e.PassphraseFile != "" {
+		return fmt.Sprintf("%v\nthe infrastructure changed but the state could not be written: it holds secret values and no secrets key is set. "+
+			"The new state was saved to %s, its secrets encrypted with a generated passphrase that is not printed under CI: it is in %s (mode 0600).\n"+
+			"Keep both files (e.g. upload them as a short-lived artifact), then write the state with: DEPLOYER_SECRETS_PASSPHRASE_FILE=%s deployer state push %s -s %s -e %s\n"+
+			"From then on that passphrase opens the state; keep it in your CI's secrets, or change it with deployer secrets rotate.",
+			e.Err, e.Path, e.PassphraseFile, e.PassphraseFile, e.Path, e.Stack, e.Env)
+	}
 	if e.Passphrase != "" {
 		return fmt.Sprintf("%v\nthe infrastructure changed but the state could not be written: it holds secret values and no secrets key is set. "+
 			"The new state was saved to %s, its secrets encrypted with this generated passphrase, shown only now:\n\n    %s\n\n"+

@@ -4,6 +4,9 @@ package e2e
 
 import (
 	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -73,4 +76,104 @@ func TestGuardMisconfiguredStatusURLNeverStops(t *testing.T) {
 			}
 		})
 	}
+}
+
+// childEnv is deployer's environment in the tests of what children get:
+// key material and CI tokens no child may see, and variables a component or
+// Pulumi provider needs (cloud credentials, the user's own).
+var childEnv = []string{"DEPLOYER_SECRETS_PASSPHRASE=pp-deployer-1", "DEPLOYER_SECRETS_NEW_PASSPHRASE=pp-new-3",
+	"GITHUB_TOKEN=ghs_e2eToken", "GH_TOKEN=gho_e2eToken", "ACTIONS_RUNTIME_TOKEN=rt-e2e", "ACTIONS_ID_TOKEN_REQUEST_TOKEN=idt-e2e",
+	"AWS_SECRET_ACCESS_KEY=aws-e2e-secret", "E2E_PLAIN=plain"}
+
+// withheld are the names no child gets; passed are the names Command
+// components and Pulumi get.
+var (
+	withheld = []string{"DEPLOYER_SECRETS_PASSPHRASE", "DEPLOYER_SECRETS_NEW_PASSPHRASE", "GITHUB_TOKEN", "GH_TOKEN",
+		"ACTIONS_RUNTIME_TOKEN", "ACTIONS_ID_TOKEN_REQUEST_TOKEN"}
+	passed = []string{"AWS_SECRET_ACCESS_KEY", "E2E_PLAIN", "PATH", "HOME"}
+)
+
+// namesProbe writes the names of the child's environment variables to FILE.
+const namesProbe = `env | sed 's/=.*//' | sort > FILE`
+
+// checkNames fails unless the names in data hold every name of want and
+// none of deny.
+func checkNames(t *testing.T, child, data string, want, deny []string) {
+	t.Helper()
+	names := map[string]bool{}
+	for _, n := range strings.Fields(data) {
+		names[n] = true
+	}
+	for _, n := range want {
+		if !names[n] {
+			t.Errorf("%s should get %s; it got %v", child, n, strings.Fields(data))
+		}
+	}
+	for _, n := range deny {
+		if names[n] {
+			t.Errorf("%s got %s", child, n)
+		}
+	}
+}
+
+// Command components, lock exec commands and git start without deployer's
+// key material and the CI's tokens (docs/secrets.md#what-children-get); git
+// gets only what git needs; a component still gets cloud credentials and
+// the user's variables.
+func TestChildrenStartFromTheEnvironmentRule(t *testing.T) {
+	realGit, err := exec.LookPath("git")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := newProject(t, `stack: qs
+backend: {state: file://.deployer, lock: file://.deployer}
+environments: {dev: {}}
+services:
+  s:
+    components:
+      c:
+        kind: Command
+        command: {create: "cat >/dev/null; `+strings.ReplaceAll(namesProbe, "FILE", "component.env")+`", delete: "true"}
+`)
+	gitDir := filepath.Join(t.TempDir(), "bin")
+	if err := os.MkdirAll(gitDir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	fakeGit := "#!/bin/sh\nenv | sed 's/=.*//' | sort > " + filepath.Join(p.dir, "git.env") + "\nexec " + realGit + " \"$@\"\n"
+	if err := os.WriteFile(filepath.Join(gitDir, "git"), []byte(fakeGit), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	p.env = append(append([]string{}, childEnv...), "PATH="+gitDir+":"+os.Getenv("PATH"), "GITHUB_SHA=", "GITHUB_REF_NAME=", "CI=")
+	p.mustRun(0, "deploy", "-e", "dev", "--yes")
+	p.mustRun(0, "lock", "exec", "--key", "k", "--", "sh", "-c", strings.ReplaceAll(namesProbe, "FILE", "exec.env"))
+	checkNames(t, "a Command component", string(p.read("component.env")), passed, withheld)
+	checkNames(t, "a lock exec command", string(p.read("exec.env")), passed, withheld)
+	checkNames(t, "git", string(p.read("git.env")), []string{"PATH", "HOME"},
+		append([]string{"AWS_SECRET_ACCESS_KEY", "E2E_PLAIN"}, withheld...))
+}
+
+// The Pulumi CLI and its plugins (a provider process, as
+// command:local:Command's would be) get what Pulumi needs, the passphrase
+// of Pulumi's own secrets and cloud credentials, and neither deployer's key
+// material nor the CI's tokens.
+func TestRealPulumiPluginsDoNotGetDeployersKey(t *testing.T) {
+	pp := newPulumiProject(t)
+	p := pp.stack("envprobe", `stack: envprobe
+backend: {state: file://../.deployer, lock: file://../.deployer}
+environments: {dev: {}}
+services:
+  app:
+    components:
+      name:
+        kind: PulumiResource
+        config: {type: "deployertest:index:RandomName", properties: {length: 1}}
+`)
+	probe := filepath.Join(t.TempDir(), "provider.env")
+	p.env = append(append([]string{}, childEnv...), "DEPLOYERTEST_ENVFILE="+probe)
+	p.mustRun(0, "deploy", "-e", "dev", "--yes")
+	data, err := os.ReadFile(probe)
+	if err != nil {
+		t.Fatalf("the provider did not start: %v", err)
+	}
+	checkNames(t, "the Pulumi provider", string(data), append([]string{"PULUMI_CONFIG_PASSPHRASE"}, passed...), withheld)
 }

@@ -3,6 +3,7 @@ package ghactions
 import (
 	"errors"
 	"fmt"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -204,13 +205,17 @@ func deploySummary(command string, t deploy.Target, out *deploy.Outcome, err err
 		return b.String()
 	}
 	s := out.Summary
-	fmt.Fprintf(&b, "**Result:** %s: %d created, %d updated, %d replaced, %d deleted, %d failed.\n\n",
-		d.Status, s.Created, s.Updated, s.Replaced, s.Deleted, len(s.Failed))
-	b.WriteString("| Deployment | Serial | Duration |\n|---|---|---|\n")
-	serial := "–"
+	serial, status := "–", string(d.Status)
 	if out.Head.Serial > 0 {
 		serial = strconv.FormatInt(out.Head.Serial, 10)
 	}
+	if err != nil && out.Head.Serial == 0 {
+		writeNotSaved(&b, err)
+		serial, status = "not saved", "state not saved"
+	}
+	fmt.Fprintf(&b, "**Result:** %s: %d created, %d updated, %d replaced, %d deleted, %d failed.\n\n",
+		status, s.Created, s.Updated, s.Replaced, s.Deleted, len(s.Failed))
+	b.WriteString("| Deployment | Serial | Duration |\n|---|---|---|\n")
 	fmt.Fprintf(&b, "| `%s` | %s | %.1fs |\n\n", d.DeploymentID, serial, d.DurationSeconds)
 	if len(s.Failed) > 0 {
 		b.WriteString("Failed components:\n\n")
@@ -220,6 +225,18 @@ func deploySummary(command string, t deploy.Target, out *deploy.Outcome, err err
 		b.WriteString("\n")
 	}
 	return b.String()
+}
+
+// writeNotSaved says, first, that a deploy or destroy that ran did not write
+// its state (err ended it after the changes were applied), and where the new
+// state is when it was kept in an errored file.
+func writeNotSaved(b *strings.Builder, err error) {
+	b.WriteString("**The state was NOT saved**: the infrastructure may have changed, the state does not say so yet.")
+	var es *deploy.ErroredStateError
+	if errors.As(err, &es) {
+		fmt.Fprintf(b, " The new state is in `%s`; write it with `deployer state push` (the error says how).", mdCode(filepath.Base(es.Path)))
+	}
+	b.WriteString("\n\n")
 }
 
 // Plan writes the job summary and the changes and serial step outputs of a

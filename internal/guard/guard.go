@@ -151,7 +151,7 @@ type Deps struct {
 	Holder func() (string, lockmgr.Metadata)
 	// Environ is the environment the stop command starts from
 	// (Factory.Environ), before the variables of the secrets key are
-	// removed (secrets.ChildEnviron) and DEPLOYER_GUARD_* added; default
+	// removed (proc.Environ) and DEPLOYER_GUARD_* added; default
 	// os.Environ.
 	Environ func() []string
 	// Grace is the time between SIGTERM and SIGKILL when a running stop

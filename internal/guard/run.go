@@ -7,7 +7,6 @@ import (
 	"sync"
 
 	"github.com/deployer-dev/deployer/internal/proc"
-	"github.com/deployer-dev/deployer/internal/secrets"
 )
 
 const maxStopOutput = 64 << 10
@@ -24,7 +23,7 @@ func (g *Guard) runStop(ctx context.Context, command, resource, as string) (Stop
 	c := proc.Command(ctx, "sh", "-c", command)
 	c.Grace = g.Grace
 	c.Dir = g.Dir
-	c.Env = append(secrets.ChildEnviron(g.Environ()), "DEPLOYER_GUARD_RESOURCE="+resource, "DEPLOYER_GUARD_AS="+as)
+	c.Env = append(proc.Environ(proc.UserCommand, g.Environ()), "DEPLOYER_GUARD_RESOURCE="+resource, "DEPLOYER_GUARD_AS="+as)
 	tail := &tailBuffer{max: maxStopOutput}
 	w := io.MultiWriter(g.Output, tail)
 	c.Stdout, c.Stderr = w, w

@@ -28,7 +28,9 @@ import (
 //     from the error of not being able to wait for it.
 //
 // Set the embedded exec.Cmd's Dir, Env, Stdin, Stdout, Stderr and WaitDelay
-// before Start (WaitDelay also counts from a stop, so keep it at least
+// before Start (Env from Environ, the rule of what each class of child
+// gets; a nil Env is deployer's environment under the rule of user
+// commands, never all of it) (WaitDelay also counts from a stop, so keep it at least
 // Grace); use Start, Wait and Run of Cmd, not of the embedded
 // exec.Cmd.
 type Cmd struct {
@@ -70,6 +72,9 @@ func Command(ctx context.Context, name string, args ...string) *Cmd {
 // under the watchdog. It fails, starting nothing, when the context is
 // already done (the context's error) or the command cannot be started.
 func (c *Cmd) Start() error {
+	if c.Env == nil {
+		c.Env = environ()
+	}
 	if err := c.Cmd.Start(); err != nil {
 		return err
 	}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
@@ -98,6 +99,7 @@ func (s *Set) owners(files []string) []string {
 // 64 KiB).
 func git(ctx context.Context, dir string, args ...string) ([]byte, error) {
 	cmd := proc.Command(ctx, "git", append([]string{"-C", dir}, args...)...)
+	cmd.Env = proc.Environ(proc.Git, os.Environ())
 	stderr := &proc.Capped{Max: 64 << 10}
 	cmd.Stderr = stderr
 	out, over, err := cmd.OutputAtMost(maxGitOutput)

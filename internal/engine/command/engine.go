@@ -52,8 +52,9 @@ func WithGrace(d time.Duration) Option { return func(e *Engine) { e.grace = d } 
 // (default 10 min).
 func WithDefaultTimeout(d time.Duration) Option { return func(e *Engine) { e.timeout = d } }
 
-// WithEnviron sets the base environment of every command (default os.Environ);
-// the DEPLOYER_* variables of docs/command-kind.md#environment-variables are added to it.
+// WithEnviron sets the base environment of every command (default
+// os.Environ), of which a command gets what proc.Environ gives user
+// commands (docs/secrets.md#what-children-get); the DEPLOYER_* variables of docs/command-kind.md#environment-variables are added to it.
 func WithEnviron(f func() []string) Option { return func(e *Engine) { e.environ = f } }
 
 // WithClock sets the clock used for Result.Started/Finished and durations.

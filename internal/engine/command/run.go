@@ -191,7 +191,7 @@ func (e *Engine) process(ctx context.Context, s runSpec, stdin []byte, outPath s
 	cmd = proc.Command(ctx, "sh", "-c", s.command)
 	cmd.Grace = e.grace
 	cmd.Dir = s.dir
-	cmd.Env = s.payload.environ(e.environ(), outPath)
+	cmd.Env = s.payload.environ(proc.Environ(proc.UserCommand, e.environ()), outPath)
 	cmd.Stdin = bytes.NewReader(stdin)
 	cmd.Stdout = stream.stdout()
 	if s.captureStdout {

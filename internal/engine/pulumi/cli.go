@@ -181,7 +181,10 @@ func (c *cliCommand) Run(ctx context.Context, workdir string, stdin io.Reader, a
 	}
 	cmd.Dir = workdir
 	cmd.Stdin = stdin
-	cmd.Env = append(append(os.Environ(), additionalEnv...), "PULUMI_AUTOMATION_API=true", "PULUMI_SKIP_UPDATE_CHECK=true")
+	// The CLI and its plugins start from the rule of what children get
+	// (docs/secrets.md#what-children-get): Pulumi's passphrase, no
+	// deployer key material, no CI token.
+	cmd.Env = append(append(proc.Environ(proc.PulumiCLI, os.Environ()), additionalEnv...), "PULUMI_AUTOMATION_API=true", "PULUMI_SKIP_UPDATE_CHECK=true")
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout = io.MultiWriter(append(additionalOutput, &stdout)...)
 	cmd.Stderr = io.MultiWriter(append(additionalErrorOutput, &stderr)...)
@@ -301,7 +304,7 @@ const maxQuietOutput = 16 << 20
 // the Pulumi CLI) is stopped and named.
 func runQuiet(ctx context.Context, cli string, args ...string) ([]byte, error) {
 	c := proc.Command(ctx, cli, args...)
-	c.Env = append(os.Environ(), "PULUMI_SKIP_UPDATE_CHECK=true")
+	c.Env = append(proc.Environ(proc.PulumiCLI, os.Environ()), "PULUMI_SKIP_UPDATE_CHECK=true")
 	stderr := &proc.Capped{Max: maxQuietOutput}
 	c.Stderr = stderr
 	out, over, err := c.OutputAtMost(maxQuietOutput)

@@ -29,6 +29,10 @@
 //	DEPLOYERTEST_JOURNAL  a file the provider appends one line to when an
 //	                      operation starts and when it ends:
 //	                      "PID start|done|failed create|update|delete URN".
+//	DEPLOYERTEST_ENVFILE  a file the provider writes, when it starts, the
+//	                      names (never the values) of its environment
+//	                      variables to, one a line: what a plugin such as
+//	                      command:local:Command could read.
 package main
 
 import (
@@ -62,6 +66,18 @@ const (
 // main serves the provider over gRPC as Pulumi expects of a plugin: it
 // prints the port it listens on and serves until Pulumi sends SIGINT.
 func main() {
+	if f := os.Getenv("DEPLOYERTEST_ENVFILE"); f != "" {
+		var names []string
+		for _, kv := range os.Environ() {
+			name, _, _ := strings.Cut(kv, "=")
+			names = append(names, name)
+		}
+		sort.Strings(names)
+		if err := os.WriteFile(f, []byte(strings.Join(names, "\n")+"\n"), 0o600); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
 	cancel := make(chan bool)
