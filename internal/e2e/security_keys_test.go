@@ -60,3 +60,52 @@ services:
 		t.Errorf("the pushed state should open with the key file:\n%s", r)
 	}
 }
+
+// After a deploy with a numeric, a boolean and a string secret in config
+// and in generated outputs (one component fails, so the error is recorded),
+// no file the run wrote or changed (state, history, lock records, the audit
+// log, the job summary, the step outputs, its home and temporary
+// directories) holds any of them; the boolean is looked for as its
+// key-value pair.
+func TestSecurityNoFileTheRunTouchedHoldsASecret(t *testing.T) {
+	p := newProject(t, typedSecretYAML)
+	p.write("db.sh", typedDBScript)
+	p.write("app.sh", typedAppScript)
+	root := p.dir
+	for _, d := range []string{"tmp", "home"} {
+		if err := os.Mkdir(filepath.Join(root, d), 0o700); err != nil {
+			t.Fatal(err)
+		}
+	}
+	before := map[string]bool{}
+	_ = filepath.WalkDir(root, func(path string, d os.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			before[path] = true
+		}
+		return nil
+	})
+	p.env = []string{"DEPLOYER_SECRETS_PASSPHRASE=typed-pass", "PULUMI_CONFIG_PASSPHRASE=", "TMPDIR=" + filepath.Join(root, "tmp"),
+		"HOME=" + filepath.Join(root, "home"), "GITHUB_ACTIONS=true", "CI=true", "GITHUB_RUN_ID=42",
+		"GITHUB_STEP_SUMMARY=" + filepath.Join(root, "summary.md"), "GITHUB_OUTPUT=" + filepath.Join(root, "outputs")}
+	p.mustRun(1, "deploy", "-e", "dev", "--yes", "--audit-log", filepath.Join(root, "audit.log"))
+	touched := 0
+	_ = filepath.WalkDir(root, func(path string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() || before[path] {
+			return nil
+		}
+		touched++
+		data, _ := os.ReadFile(path)
+		for _, v := range typedSecrets {
+			if strings.Contains(string(data), v) {
+				t.Errorf("%s holds %s", path, v)
+			}
+		}
+		if compact := strings.Join(strings.Fields(string(data)), ""); strings.Contains(compact, `"tls_secret":true`) {
+			t.Errorf("%s holds the boolean secret in plain text", path)
+		}
+		return nil
+	})
+	if touched < 5 {
+		t.Errorf("the run wrote %d files; want state, history, audit log, summary and outputs at least", touched)
+	}
+}
