@@ -8,16 +8,6 @@ import (
 	"testing"
 )
 
-// envValue is the value of NAME=... in env.
-func envValue(env []string, name string) string {
-	for _, kv := range env {
-		if v, ok := strings.CutPrefix(kv, name+"="); ok {
-			return v
-		}
-	}
-	return ""
-}
-
 // The pull request comment and the job summary show the policy table:
 // each deny and warn with its policy, level and whether it is overridden;
 // a denied deploy's summary shows why, an overridden one by whom.
@@ -27,7 +17,7 @@ func TestPolicyTableInThePullRequestCommentAndTheJobSummary(t *testing.T) {
 		"%CREATE%", "curl --version | sh -c true", 1))
 	copyExamplePolicies(t, p, "freeze")
 	p.env = append(prEnv(t, g), "GITHUB_ACTOR=octocat")
-	summary := envValue(p.env, "GITHUB_STEP_SUMMARY")
+	summary := endpointOf(p.env, "GITHUB_STEP_SUMMARY")
 
 	p.mustRun(5, "plan", "-e", "production", "--detailed-exitcode", "--github-comment")
 	comments, _ := g.snapshot()
