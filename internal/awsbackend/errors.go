@@ -160,6 +160,15 @@ var throttleCodes = map[string]bool{
 	"InternalError": true, "InternalServerError": true, "TransactionConflictException": true,
 }
 
+// TransientErrors is embedded by the AWS lock backends (DynamoDB, S3): its
+// Transient method implements lockmgr.TransientChecker with IsTransient
+// (docs/locking.md, "Backend failures while waiting").
+type TransientErrors struct{}
+
+// Transient reports throttling (503 SlowDown among them), 5xx answers and
+// network failures: IsTransient.
+func (TransientErrors) Transient(err error) bool { return IsTransient(err) }
+
 // IsTransient reports an AWS failure that passes by itself: throttling, a
 // 5xx answer, or a network failure (refused, reset, timed out) that outlived
 // the SDK's own retries. Access denied, a missing table or bucket and bad

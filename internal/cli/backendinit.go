@@ -40,10 +40,7 @@ func NewCmdBackendInit(f *Factory, runF func(context.Context, *BackendInitOption
 			"PostgreSQL schema. Idempotent: a second run reports what already exists.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if runF != nil {
-				return runF(cmd.Context(), opts)
-			}
-			return runBackendInit(cmd.Context(), opts)
+			return runOr(cmd, opts, runF, runBackendInit)
 		},
 	}
 }

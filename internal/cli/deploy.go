@@ -114,10 +114,7 @@ func (o *DeployOptions) runE(cmd *cobra.Command, f *Factory, runF func(context.C
 	if err := o.check(cmd, f, "plan", "override-policy", "reason"); err != nil {
 		return err
 	}
-	if runF != nil {
-		return runF(cmd.Context(), o)
-	}
-	return runDeploy(cmd.Context(), o)
+	return runOr(cmd, o, runF, runDeploy)
 }
 
 func bindApplyFlags(cmd *cobra.Command, opts *DeployOptions) {

@@ -85,10 +85,7 @@ func NewCmdGuardStop(f *Factory, runF func(context.Context, *GuardStopOptions) e
 				return err
 			}
 			opts.JSON = f.JSON
-			if runF != nil {
-				return runF(cmd.Context(), opts)
-			}
-			return runGuardStop(cmd.Context(), opts)
+			return runOr(cmd, opts, runF, runGuardStop)
 		},
 	}
 	stop.Flags().StringVar(&opts.As, "as", "", "the application being stopped (left out of the checks)")
@@ -112,10 +109,7 @@ func NewCmdGuardStatus(f *Factory, runF func(context.Context, *GuardStatusOption
 				return err
 			}
 			opts.JSON = f.JSON
-			if runF != nil {
-				return runF(cmd.Context(), opts)
-			}
-			return runGuardStatus(cmd.Context(), opts)
+			return runOr(cmd, opts, runF, runGuardStatus)
 		},
 	}
 }

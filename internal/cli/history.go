@@ -60,10 +60,7 @@ func NewCmdHistory(f *Factory, runF func(context.Context, *HistoryOptions) error
 				return &UsageError{Msg: fmt.Sprintf("--limit %d: want 0 (all entries) or a positive number", opts.Limit)}
 			}
 			opts.JSON = f.JSON
-			if runF != nil {
-				return runF(cmd.Context(), opts)
-			}
-			return runHistory(cmd.Context(), opts)
+			return runOr(cmd, opts, runF, runHistory)
 		},
 	}
 	opts.Target.bind(cmd, false)

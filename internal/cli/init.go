@@ -36,10 +36,7 @@ func NewCmdInit(f *Factory, runF func(context.Context, *InitOptions) error) *cob
 			if opts.Path == "" {
 				opts.Path = "deployer.yaml"
 			}
-			if runF != nil {
-				return runF(cmd.Context(), opts)
-			}
-			return runInit(cmd.Context(), opts)
+			return runOr(cmd, opts, runF, runInit)
 		},
 	}
 	cmd.Flags().BoolVar(&opts.Force, "force", false, "overwrite an existing file")

@@ -22,7 +22,7 @@ type LockExecOptions struct {
 	Grace        time.Duration
 	Args         []string
 
-	// Exec is the use case (deploy.Exec over the configured lock backend,
+	// Exec is the use case (deploy.Locking.Exec over the configured lock backend,
 	// with --ttl applied; bound by NewCmdLockExec, a run test sets a fake).
 	Exec func(ctx context.Context, req deploy.ExecRequest) (*deploy.ExecResult, error)
 }
@@ -43,7 +43,7 @@ func NewCmdLockExec(f *Factory, runF func(context.Context, *LockExecOptions) err
 		if err != nil {
 			return nil, err
 		}
-		return deploy.Exec(ctx, deploy.LockDeps{Locks: m, Getenv: f.Getenv, Environ: f.Environ}, req)
+		return deploy.NewLocking(deploy.LockDeps{Locks: m, Getenv: f.Getenv, Environ: f.Environ}).Exec(ctx, req)
 	}
 	cmd := &cobra.Command{
 		Use:   "exec --key NAME [flags] -- COMMAND [ARGS...]",
@@ -66,10 +66,7 @@ func NewCmdLockExec(f *Factory, runF func(context.Context, *LockExecOptions) err
 				return &UsageError{Msg: "put the command after --: deployer lock exec --key NAME -- COMMAND [ARGS...]"}
 			}
 			opts.Args = args
-			if runF != nil {
-				return runF(cmd.Context(), opts)
-			}
-			return runLockExec(cmd.Context(), opts)
+			return runOr(cmd, opts, runF, runLockExec)
 		},
 	}
 	cmd.Flags().StringVar(&opts.Key, "key", "", "lock name; the lock key is custom:NAME")

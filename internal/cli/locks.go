@@ -19,7 +19,7 @@ type StateLocksOptions struct {
 	// from argv
 	Stack, Env string
 	JSON       bool
-	// Locks is the use case (deploy.Locks on the configured lock backend),
+	// Locks is the use case (deploy.Locking.Locks on the configured lock backend),
 	// bound by NewCmdStateLocks; a run test sets a fake.
 	Locks func(context.Context, deploy.LocksRequest) (*deploy.LocksResult, error)
 }
@@ -47,7 +47,7 @@ func NewCmdStateLocks(f *Factory, runF func(context.Context, *StateLocksOptions)
 		if err != nil {
 			return nil, err
 		}
-		return deploy.Locks(ctx, deploy.LockDeps{Locks: m, Observer: f.Metrics(ctx, cfg)}, req)
+		return deploy.NewLocking(deploy.LockDeps{Locks: m, Observer: f.Metrics(ctx, cfg)}).Locks(ctx, req)
 	}
 	cmd := &cobra.Command{
 		Use:   "locks",
@@ -58,10 +58,7 @@ func NewCmdStateLocks(f *Factory, runF func(context.Context, *StateLocksOptions)
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			opts.JSON = f.JSON
-			if runF != nil {
-				return runF(cmd.Context(), opts)
-			}
-			return runStateLocks(cmd.Context(), opts)
+			return runOr(cmd, opts, runF, runStateLocks)
 		},
 	}
 	cmd.Flags().StringVarP(&opts.Stack, "stack", "s", "", "only locks of this stack")

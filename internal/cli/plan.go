@@ -79,10 +79,7 @@ func NewCmdPlan(f *Factory, runF func(context.Context, *PlanOptions) error) *cob
 			if err := opts.check(cmd, f, "out", "preview", "refresh", "destroy"); err != nil {
 				return err
 			}
-			if runF != nil {
-				return runF(cmd.Context(), opts)
-			}
-			return runPlan(cmd.Context(), opts)
+			return runOr(cmd, opts, runF, runPlan)
 		},
 	}
 	opts.bind(cmd, false)
@@ -126,14 +123,14 @@ func newPlanOptions(f *Factory) *PlanOptions {
 			if err != nil {
 				return nil, err
 			}
-			return s.Refresh(ctx, cfg, t, p)
+			return s.Refresh(ctx, deploy.RefreshRequest{Config: cfg, Target: t, Plan: p})
 		},
 		PreviewEngines: func(ctx context.Context, cfg *config.Config, t deploy.Target, p *plan.Plan) (string, error) {
 			s, err := service(ctx, cfg)
 			if err != nil {
 				return "", err
 			}
-			return s.Preview(ctx, cfg, t, p)
+			return s.Preview(ctx, deploy.PreviewRequest{Config: cfg, Target: t, Plan: p})
 		},
 		ReportDrift: f.GitHub.Drift,
 		Comment:     f.GitHub.CommentPlan,

@@ -39,10 +39,7 @@ func NewCmdPolicyTest(f *Factory, runF func(context.Context, *PolicyTestOptions)
 				return &UsageError{Msg: "policy test needs the directory of the policies: deployer policy test DIR..."}
 			}
 			opts.Dirs = args
-			if runF != nil {
-				return runF(cmd.Context(), opts)
-			}
-			return runPolicyTest(cmd.Context(), opts)
+			return runOr(cmd, opts, runF, runPolicyTest)
 		},
 	}
 }

@@ -66,10 +66,7 @@ func NewCmdRestore(f *Factory, runF func(context.Context, *RestoreOptions) error
 				return &UsageError{Msg: "restore needs exactly one of --serial N or --timestamp T (RFC 3339); see deployer history"}
 			}
 			opts.JSON = f.JSON
-			if runF != nil {
-				return runF(cmd.Context(), opts)
-			}
-			return runRestore(cmd.Context(), opts)
+			return runOr(cmd, opts, runF, runRestore)
 		},
 	}
 	opts.Target.bind(cmd, false)

@@ -4,6 +4,7 @@
 package cli
 
 import (
+	"context"
 	"fmt"
 	"strings"
 
@@ -148,4 +149,14 @@ func bindGlobals(cmd *cobra.Command) (Globals, error) {
 		NoColor:    v.GetBool("no-color"),
 		Verbose:    v.GetBool("verbose"),
 	}, nil
+}
+
+// runOr hands a command's options to runF when a test gave one, else to
+// run: the one place every command's RunE ends (options struct per
+// command, docs/design.md#package-map).
+func runOr[O any](cmd *cobra.Command, opts O, runF, run func(context.Context, O) error) error {
+	if runF != nil {
+		return runF(cmd.Context(), opts)
+	}
+	return run(cmd.Context(), opts)
 }

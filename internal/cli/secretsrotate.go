@@ -58,7 +58,7 @@ func NewCmdSecretsRotate(f *Factory, runF func(context.Context, *SecretsRotateOp
 			if err != nil {
 				return statestore.Head{}, err
 			}
-			return svc.Rotate(ctx, t, secrets.NewSealer(to, f.Masker), lockTimeout)
+			return svc.Rotate(ctx, deploy.RotateRequest{Target: t, To: secrets.NewSealer(to, f.Masker), LockTimeout: lockTimeout})
 		},
 	}
 	cmd := &cobra.Command{
@@ -76,10 +76,7 @@ in deployer.yaml).`,
 				return err
 			}
 			opts.JSON = f.JSON
-			if runF != nil {
-				return runF(cmd.Context(), opts)
-			}
-			return runSecretsRotate(cmd.Context(), opts)
+			return runOr(cmd, opts, runF, runSecretsRotate)
 		},
 	}
 	opts.Target.bind(cmd, false)

@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -278,7 +277,7 @@ func (s *Session) stackService(ctx context.Context, cfg *config.Config, opts Eng
 	s.mu.Lock()
 	s.perStack = append(s.perStack, engines...)
 	s.mu.Unlock()
-	return s.newService(ctx, cfg, withLocks, engines, &prefixWriter{mu: &s.errMu, w: s.f.IO.ErrOut, prefix: "[" + cfg.Stack + "] "})
+	return s.newService(ctx, cfg, withLocks, engines, prefixLines(&s.errMu, s.f.IO.ErrOut, "["+cfg.Stack+"] "))
 }
 
 // newService wires a deploy.Service; its backends are opened by the use
@@ -394,25 +393,11 @@ type closerFunc func() error
 
 func (c closerFunc) Close() error { return c() }
 
-// prefixWriter writes each line with a prefix, whole, under mu (shared by
+// prefixLines writes each line with a prefix, whole, under mu (shared by
 // the stacks of a run); a partial line waits for its end.
-type prefixWriter struct {
-	mu     *sync.Mutex
-	w      io.Writer
-	prefix string
-	part   []byte
-}
-
-func (p *prefixWriter) Write(b []byte) (int, error) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.part = append(p.part, b...)
-	for {
-		i := bytes.IndexByte(p.part, '\n')
-		if i < 0 {
-			return len(b), nil
-		}
-		_, _ = io.WriteString(p.w, p.prefix+string(p.part[:i+1]))
-		p.part = p.part[i+1:]
-	}
+func prefixLines(mu *sync.Mutex, w io.Writer, prefix string) io.Writer {
+	return &engine.WholeLines{Mu: mu, Line: func(line []byte) error {
+		_, _ = io.WriteString(w, prefix+string(line))
+		return nil
+	}}
 }

@@ -70,10 +70,7 @@ func NewCmdStateShow(f *Factory, runF func(context.Context, *StateShowOptions) e
 			}
 			opts.JSON = f.JSON
 			opts.SecretOut = f.RawOut
-			if runF != nil {
-				return runF(cmd.Context(), opts)
-			}
-			return runStateShow(cmd.Context(), opts)
+			return runOr(cmd, opts, runF, runStateShow)
 		},
 	}
 	opts.Target.bind(cmd, false)
@@ -186,10 +183,7 @@ func NewCmdStatePush(f *Factory, runF func(context.Context, *StatePushOptions) e
 				return err
 			}
 			opts.File = args[0]
-			if runF != nil {
-				return runF(cmd.Context(), opts)
-			}
-			return runStatePush(cmd.Context(), opts)
+			return runOr(cmd, opts, runF, runStatePush)
 		},
 	}
 	opts.Target.bind(cmd, false)

@@ -24,7 +24,7 @@ type UnlockOptions struct {
 	Yes    bool
 	// Command is the command's path ("deployer unlock"), for the job summary.
 	Command string
-	// Unlock is the use case (deploy.Unlock on the configured lock backend,
+	// Unlock is the use case (deploy.Locking.Unlock on the configured lock backend,
 	// with the target resolved against deployer.yaml), bound by
 	// NewCmdUnlock; a run test sets a fake.
 	Unlock func(context.Context, deploy.UnlockRequest) (*deploy.UnlockResult, error)
@@ -51,8 +51,8 @@ func NewCmdUnlock(f *Factory, runF func(context.Context, *UnlockOptions) error) 
 		if err != nil {
 			return nil, err
 		}
-		return deploy.Unlock(ctx, deploy.LockDeps{Locks: m, Getenv: f.Getenv,
-			Service: func(ctx context.Context) (*deploy.Service, error) { return f.Service(ctx, cfg, ServiceOptions{}) }}, req)
+		return deploy.NewLocking(deploy.LockDeps{Locks: m, Getenv: f.Getenv,
+			Service: func(ctx context.Context) (*deploy.Service, error) { return f.Service(ctx, cfg, ServiceOptions{}) }}).Unlock(ctx, req)
 	}
 	cmd := &cobra.Command{
 		Use:   "unlock",
@@ -73,10 +73,7 @@ func NewCmdUnlock(f *Factory, runF func(context.Context, *UnlockOptions) error) 
 				return &UsageError{Msg: "unlock breaks another holder's lock: pass --force to confirm you mean it"}
 			}
 			opts.Command = cmd.CommandPath()
-			if runF != nil {
-				return runF(cmd.Context(), opts)
-			}
-			return runUnlock(cmd.Context(), opts)
+			return runOr(cmd, opts, runF, runUnlock)
 		},
 	}
 	opts.Target.bind(cmd, true)

@@ -89,10 +89,7 @@ func NewCmdVersion(f *Factory, runF func(context.Context, *VersionOptions) error
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			opts.JSON = f.JSON
-			if runF != nil {
-				return runF(cmd.Context(), opts)
-			}
-			return runVersion(cmd.Context(), opts)
+			return runOr(cmd, opts, runF, runVersion)
 		},
 	}
 }

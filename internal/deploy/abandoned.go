@@ -149,13 +149,21 @@ func orUnknown(s string) string {
 	return s
 }
 
+// BrokenRequest names a lock unlock --force just broke: its record and the
+// target whose lock it was.
+type BrokenRequest struct {
+	Target Target
+	Lock   lockmgr.Record
+}
+
 // RecordBroken records the deployment whose lock unlock --force just broke
-// (rec) as abandoned: it takes the lock of t itself (no wait), writes the
+// (req.Lock) as abandoned: it takes the lock of req.Target itself (no wait), writes the
 // entry and releases. Locks of lock exec and records without a deployment
 // are left alone. When someone else took the lock first, that holder's
 // deploy does not see the broken record, so the entry is not written and
 // the returned error says so.
-func (s *Service) RecordBroken(ctx context.Context, t Target, rec lockmgr.Record) error {
+func (s *Service) RecordBroken(ctx context.Context, req BrokenRequest) error {
+	t, rec := req.Target, req.Lock
 	if rec.Metadata.DeploymentID == "" {
 		return nil
 	}

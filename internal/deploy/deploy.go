@@ -3,6 +3,13 @@
 // the same lock and follow the same state rules, the use cases that read
 // or break what a project holds: state show, state locks and unlock, and
 // lock exec, which runs a command under a lease.
+//
+// A use case takes ctx and its request struct (XRequest) and returns its
+// result: methods of Service for the use cases on a stack's state, of
+// Locking for the lock use cases that need no state (Locks, Unlock, Exec).
+// ShowState, PushFile, RunStacks and SelectStacks run before any Service
+// exists (they read, confirm or order first) and are functions of their
+// request.
 package deploy
 
 import (

@@ -101,11 +101,11 @@ func TestNothingToPreviewOrRefreshNamesWhatTheEnginesCover(t *testing.T) {
 			svc, cfg := coverService(t, tt.engines)
 			p := &plan.Plan{Steps: []plan.Step{{Address: "app/x", Kind: "Alpha"}, {Address: "app/y", Kind: "Delta"}}}
 			tg := Target{Stack: "shop", Env: "dev"}
-			_, err := svc.Preview(context.Background(), cfg, tg, p)
+			_, err := svc.Preview(context.Background(), PreviewRequest{Config: cfg, Target: tg, Plan: p})
 			if !errors.Is(err, ErrNothingToPreview) || err.Error() != tt.preview {
 				t.Errorf("preview:\n got %v\nwant %s (wrapping ErrNothingToPreview)", err, tt.preview)
 			}
-			_, err = svc.Refresh(context.Background(), cfg, tg, p)
+			_, err = svc.Refresh(context.Background(), RefreshRequest{Config: cfg, Target: tg, Plan: p})
 			if !errors.Is(err, ErrNothingToRefresh) || err.Error() != tt.refresh {
 				t.Errorf("refresh:\n got %v\nwant %s (wrapping ErrNothingToRefresh)", err, tt.refresh)
 			}
@@ -123,7 +123,7 @@ func TestPreviewJoinsTheEnginesThatCoverTheScope(t *testing.T) {
 	two := coverEngine{kinds: []engine.Kind{{Name: "Delta", Preview: every}}, previews: "Two preview:\n+ app/y\n"}
 	svc, cfg := coverService(t, []engine.Engine{one, none, two})
 	p := &plan.Plan{Steps: []plan.Step{{Address: "app/x", Kind: "Alpha"}, {Address: "app/y", Kind: "Delta"}, {Address: "app/z", Kind: "Beta"}}}
-	out, err := svc.Preview(context.Background(), cfg, Target{Stack: "shop", Env: "dev"}, p)
+	out, err := svc.Preview(context.Background(), PreviewRequest{Config: cfg, Target: Target{Stack: "shop", Env: "dev"}, Plan: p})
 	if want := "One preview:\n~ app/x\n\nTwo preview:\n+ app/y\n"; err != nil || out != want {
 		t.Errorf("preview %q, %v; want %q", out, err, want)
 	}

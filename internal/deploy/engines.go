@@ -254,12 +254,20 @@ func (s *Service) inputs(ctx context.Context, pr *prepared) (engine.Inputs, *sta
 		Outputs: withRead(outputsOf(st), read), Progress: s.d.Masker.Writer(s.d.Progress), StackOutputs: s.stackOutputs, Learn: s.learnOutputs}, st, nil
 }
 
-// Preview adds the engines' own previews to plan p (plan --preview), in
+// PreviewRequest asks for the engines' previews of a plan (plan --preview).
+type PreviewRequest struct {
+	Config *config.Config
+	Target Target
+	Plan   *plan.Plan // made by Plan for Config and Target
+}
+
+// Preview adds the engines' own previews to plan req.Plan (plan --preview), in
 // the order of Deps.Engines, each under its own heading, a blank line
 // between them. An error wrapping ErrNothingToPreview, naming
 // the components that preview, when no engine previews anything in scope.
-func (s *Service) Preview(ctx context.Context, cfg *config.Config, t Target, p *plan.Plan) (string, error) {
-	pr, err := s.prepare(ctx, cfg, t, true)
+func (s *Service) Preview(ctx context.Context, req PreviewRequest) (string, error) {
+	p := req.Plan
+	pr, err := s.prepare(ctx, req.Config, req.Target, true)
 	if err != nil {
 		return "", err
 	}
@@ -283,14 +291,23 @@ func (s *Service) Preview(ctx context.Context, cfg *config.Config, t Target, p *
 	return out, nil
 }
 
+// RefreshRequest asks for the drift of the components of a plan (plan
+// --refresh).
+type RefreshRequest struct {
+	Config *config.Config
+	Target Target
+	Plan   *plan.Plan // made by Plan for Config and Target
+}
+
 // Refresh reports drift between the state's actual_state and the cloud for
 // the components in scope whose engine refreshes (plan --refresh). The
 // engines' own state is refreshed; deployer's is not written. Secret values
 // in the drift are masked (docs/plan.md#secrets). An error wrapping
 // ErrNothingToRefresh, naming the components that refresh, when no engine
 // refreshes anything in scope.
-func (s *Service) Refresh(ctx context.Context, cfg *config.Config, t Target, p *plan.Plan) ([]engine.Drift, error) {
-	pr, err := s.prepare(ctx, cfg, t, true)
+func (s *Service) Refresh(ctx context.Context, req RefreshRequest) ([]engine.Drift, error) {
+	p := req.Plan
+	pr, err := s.prepare(ctx, req.Config, req.Target, true)
 	if err != nil {
 		return nil, err
 	}

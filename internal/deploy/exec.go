@@ -56,7 +56,7 @@ type ExecResult struct {
 	ReleaseErr error
 }
 
-// Exec runs req.Args while holding the lock custom:req.Key of d.Locks, with
+// Exec runs req.Args while holding the lock custom:req.Key of LockDeps.Locks, with
 // heartbeats (docs/commands.md#lock-exec): it acquires the lock (waiting up to
 // req.LockTimeout), starts the command under the supervisor (proc.Cmd: its
 // own process group, dying with deployer) with DEPLOYER_LOCK_KEY,
@@ -73,11 +73,11 @@ type ExecResult struct {
 // ran, or context.Cause(ctx) when ctx ended. The result is non-nil whenever
 // the lock was acquired.
 // The holder is named from d.Getenv (lockmgr.Holder: user, host, CI run).
-func Exec(ctx context.Context, d LockDeps, req ExecRequest) (*ExecResult, error) {
+func (l *Locking) Exec(ctx context.Context, req ExecRequest) (*ExecResult, error) {
 	if len(req.Args) == 0 {
 		return nil, errors.New("lock exec: no command to run")
 	}
-	d = d.withDefaults()
+	d := l.d
 	// nil progress: a failed release is ExecResult.ReleaseErr, reported by the caller
 	lease, err := takeLease(ctx, d.Locks, d.Getenv, nil, leaseRequest{Key: lockmgr.CustomKey(req.Key), Op: lockmgr.OpExec,
 		Command: secrets.CommandLine(req.Args), Timeout: req.LockTimeout})

@@ -10,8 +10,15 @@ import (
 	"github.com/deployer-dev/deployer/internal/lockmgr"
 )
 
-// LockDeps are the collaborators of the lock use cases, Locks, Unlock and
-// Exec.
+// Locking runs the lock use cases, which need the lock backend and no
+// state: Locks, Unlock and Exec. Like Service's, each is a method taking
+// ctx and its request.
+type Locking struct{ d LockDeps }
+
+// NewLocking returns the Locking of d; zero fields of d take defaults.
+func NewLocking(d LockDeps) *Locking { return &Locking{d: d.withDefaults()} }
+
+// LockDeps are the collaborators of Locking.
 type LockDeps struct {
 	// Locks is the Manager of the lock backend: verdicts come from its
 	// clock and its configured stale_after.
@@ -72,7 +79,8 @@ type LocksResult struct {
 // Locks lists the locks of req's scope with their verdicts (ACTIVE, STALE,
 // EXPIRED at the Manager's clock and configured stale_after) and reports
 // each STALE one to d.Observer. Errors: the backend's.
-func Locks(ctx context.Context, d LockDeps, req LocksRequest) (*LocksResult, error) {
+func (l *Locking) Locks(ctx context.Context, req LocksRequest) (*LocksResult, error) {
+	d := l.d
 	if !d.Locks.Enabled() {
 		return &LocksResult{LockingOff: true}, nil
 	}
@@ -177,7 +185,8 @@ func (e *notHeldError) Unwrap() error { return lockmgr.ErrNotFound }
 // Errors: *UnlockRefusedError; an error wrapping lockmgr.ErrNotFound when
 // no lock is held; Confirm's error; an error when the lock changed hands
 // before it was broken; the backend's.
-func Unlock(ctx context.Context, d LockDeps, req UnlockRequest) (*UnlockResult, error) {
+func (l *Locking) Unlock(ctx context.Context, req UnlockRequest) (*UnlockResult, error) {
+	d := l.d
 	key := lockmgr.CustomKey(req.Key)
 	if req.Key == "" {
 		key = req.Target.LockKey()
@@ -197,7 +206,7 @@ func Unlock(ctx context.Context, d LockDeps, req UnlockRequest) (*UnlockResult, 
 			return nil, err
 		}
 	}
-	by, _ := lockmgr.Holder(d.withDefaults().Getenv)
+	by, _ := lockmgr.Holder(d.Getenv)
 	if err := d.Locks.ForceUnlock(ctx, key, st.LockID, by); err != nil {
 		if errors.Is(err, lockmgr.ErrLockLost) {
 			return nil, fmt.Errorf("lock %s changed hands while unlocking (lock id %s is gone): nothing was broken; check deployer state locks", key, st.LockID)
@@ -211,7 +220,7 @@ func Unlock(ctx context.Context, d LockDeps, req UnlockRequest) (*UnlockResult, 
 	if req.Key == "" && st.Metadata.DeploymentID != "" && d.Service != nil {
 		svc, err := d.Service(ctx)
 		if err == nil {
-			err = svc.RecordBroken(ctx, req.Target, st.Record)
+			err = svc.RecordBroken(ctx, BrokenRequest{Target: req.Target, Lock: st.Record})
 		}
 		res.RecordErr = err
 	}

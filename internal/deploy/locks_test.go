@@ -86,7 +86,7 @@ func TestLocksListsTheScopeWithTheConfiguredStaleAfter(t *testing.T) {
 	} {
 		var stale staleCounter
 		m := lockmgr.NewManager(b, lockmgr.Options{StaleAfter: c.staleAfter, Now: clock})
-		res, err := deploy.Locks(ctx, deploy.LockDeps{Locks: m, Observer: &stale}, c.req)
+		res, err := deploy.NewLocking(deploy.LockDeps{Locks: m, Observer: &stale}).Locks(ctx, c.req)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -98,7 +98,7 @@ func TestLocksListsTheScopeWithTheConfiguredStaleAfter(t *testing.T) {
 		}
 	}
 	m := lockmgr.NewManager(b, lockmgr.Options{Now: clock})
-	res, err := deploy.Locks(ctx, deploy.LockDeps{Locks: m}, deploy.LocksRequest{Stack: "shop", Env: "dev"})
+	res, err := deploy.NewLocking(deploy.LockDeps{Locks: m}).Locks(ctx, deploy.LocksRequest{Stack: "shop", Env: "dev"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -108,7 +108,7 @@ func TestLocksListsTheScopeWithTheConfiguredStaleAfter(t *testing.T) {
 	}
 
 	off := lockmgr.NewManager(none.New(), lockmgr.Options{})
-	if res, err := deploy.Locks(ctx, deploy.LockDeps{Locks: off}, deploy.LocksRequest{}); err != nil || !res.LockingOff || len(res.Locks) != 0 {
+	if res, err := deploy.NewLocking(deploy.LockDeps{Locks: off}).Locks(ctx, deploy.LocksRequest{}); err != nil || !res.LockingOff || len(res.Locks) != 0 {
 		t.Errorf("with lock: none, Locks = %+v, %v; want locking off", res, err)
 	}
 }
@@ -155,8 +155,8 @@ func TestUnlockPolicy(t *testing.T) {
 				}
 			}
 			req.Broken = func(s lockmgr.Status) { broken = append(broken, s.LockID) }
-			res, err := deploy.Unlock(ctx, deploy.LockDeps{Locks: m, Getenv: func(string) string { return "" },
-				Service: func(context.Context) (*deploy.Service, error) { t.Fatal("no deployment to record"); return nil, nil }}, req)
+			res, err := deploy.NewLocking(deploy.LockDeps{Locks: m, Getenv: func(string) string { return "" },
+				Service: func(context.Context) (*deploy.Service, error) { t.Fatal("no deployment to record"); return nil, nil }}).Unlock(ctx, req)
 			if c.wantErr != "" {
 				if err == nil || err.Error() != c.wantErr {
 					t.Fatalf("error %v, want %q", err, c.wantErr)
@@ -188,7 +188,7 @@ func TestUnlockPolicy(t *testing.T) {
 	}
 	// Not held at all: the error wraps ErrNotFound.
 	_, b := lockDir(t)
-	_, err := deploy.Unlock(ctx, deploy.LockDeps{Locks: lockmgr.NewManager(b, lockmgr.Options{Now: clock})}, deploy.UnlockRequest{Target: tg})
+	_, err := deploy.NewLocking(deploy.LockDeps{Locks: lockmgr.NewManager(b, lockmgr.Options{Now: clock})}).Unlock(ctx, deploy.UnlockRequest{Target: tg})
 	if !errors.Is(err, lockmgr.ErrNotFound) {
 		t.Errorf("unlock of a free lock = %v, want ErrNotFound", err)
 	}
@@ -201,7 +201,7 @@ func TestUnlockLeavesALockThatChangedHands(t *testing.T) {
 	tg := deploy.Target{Stack: "shop", Env: "dev"}
 	hold(t, b, tg.LockKey(), "L-1", 10*time.Minute, lockmgr.Metadata{})
 	m := lockmgr.NewManager(b, lockmgr.Options{Now: clock})
-	_, err := deploy.Unlock(ctx, deploy.LockDeps{Locks: m}, deploy.UnlockRequest{Target: tg, Confirm: func(s lockmgr.Status) error {
+	_, err := deploy.NewLocking(deploy.LockDeps{Locks: m}).Unlock(ctx, deploy.UnlockRequest{Target: tg, Confirm: func(s lockmgr.Status) error {
 		if err := b.Release(ctx, s.LockKey, s.LockID); err != nil {
 			return err
 		}
@@ -237,7 +237,7 @@ func TestUnlockRecordsTheBrokenDeployment(t *testing.T) {
 	}}
 	tg := deploy.Target{Stack: "shop", Env: "dev"}
 	hold(t, b, tg.LockKey(), "L-1", 10*time.Minute, lockmgr.Metadata{Operation: "deploy", DeploymentID: "dep-0123456789ab", PID: 4242, Hostname: "runner"})
-	res, err := deploy.Unlock(ctx, deps, deploy.UnlockRequest{Target: tg})
+	res, err := deploy.NewLocking(deps).Unlock(ctx, deploy.UnlockRequest{Target: tg})
 	if err != nil || res.RecordErr != nil {
 		t.Fatalf("unlock: %v, record: %v", err, res.RecordErr)
 	}
@@ -261,7 +261,7 @@ func TestUnlockRecordsTheBrokenDeployment(t *testing.T) {
 	}
 
 	hold(t, b, lockmgr.CustomKey("nightly"), "L-2", 10*time.Minute, lockmgr.Metadata{Operation: "exec", DeploymentID: "dep-ffffffffffff"})
-	if _, err := deploy.Unlock(ctx, deps, deploy.UnlockRequest{Key: "nightly"}); err != nil {
+	if _, err := deploy.NewLocking(deps).Unlock(ctx, deploy.UnlockRequest{Key: "nightly"}); err != nil {
 		t.Fatal(err)
 	}
 	if opened != 1 {
@@ -270,7 +270,7 @@ func TestUnlockRecordsTheBrokenDeployment(t *testing.T) {
 
 	hold(t, b, tg.LockKey(), "L-3", 10*time.Minute, lockmgr.Metadata{Operation: "deploy", DeploymentID: "dep-aaaaaaaaaaaa"})
 	deps.Service = func(context.Context) (*deploy.Service, error) { return nil, errors.New("open state: denied") }
-	res, err = deploy.Unlock(ctx, deps, deploy.UnlockRequest{Target: tg})
+	res, err = deploy.NewLocking(deps).Unlock(ctx, deploy.UnlockRequest{Target: tg})
 	if err != nil || res.RecordErr == nil || res.RecordErr.Error() != "open state: denied" {
 		t.Errorf("a failed recording is the result's RecordErr, not the unlock's error: %v, %+v", err, res)
 	}

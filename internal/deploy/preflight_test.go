@@ -116,7 +116,7 @@ func TestPreflightRunsBeforeAnyBackendIsOpened(t *testing.T) {
 				if _, err := s.Plan(ctx, PlanRequest{Config: cfg, Target: t, CheckEngines: true}); !errors.Is(err, errBackend) {
 					return err
 				}
-				_, err := s.Refresh(ctx, cfg, t, &plan.Plan{})
+				_, err := s.Refresh(ctx, RefreshRequest{Config: cfg, Target: t, Plan: &plan.Plan{}})
 				return err
 			},
 			want: []string{"preflight pul a/stack", "preflight cmd a/api,b/db", "open"}, wantErr: errBackend},

@@ -163,23 +163,24 @@ func (s *Service) findSnapshot(ctx context.Context, t Target, req RestoreRequest
 	return pick, snap, err
 }
 
-// Push writes a state document (an errored state saved by a failed deploy)
-// as the next serial, under the stack lock. The document must be the next
+// Push writes req.State (an errored state saved by a failed deploy) to
+// req.Target as the next serial, under the stack lock. The document must be the next
 // version of the stored state: the same lineage, and the serial one above
 // the stored one (a state written from serial N has serial N+1, so its own
 // serial records what it was based on; docs/design.md#state-writes). Any
 // other document is refused with a *statestore.ConflictError, since writing
-// it would drop what was written after it. force writes it anyway, as the
+// it would drop what was written after it. req.Force writes it anyway, as the
 // next serial, with a state-push-forced deployment record and a
 // state.push_forced audit event naming what was overridden.
-func (s *Service) Push(ctx context.Context, t Target, st *statestore.State, lockTimeout time.Duration, force bool) (statestore.Head, error) {
+func (s *Service) Push(ctx context.Context, req PushRequest) (statestore.Head, error) {
+	t, st := req.Target, req.State
 	if err := s.open(ctx); err != nil {
 		return statestore.Head{}, err
 	}
 	if st.Metadata.Stack != t.Stack || st.Metadata.Environment != t.Env {
 		return statestore.Head{}, fmt.Errorf("the pushed state is of %s/%s, not %s/%s", st.Metadata.Stack, st.Metadata.Environment, t.Stack, t.Env)
 	}
-	lease, err := s.lease(ctx, leaseRequest{Key: t.LockKey(), Op: lockmgr.OpStatePush, Timeout: lockTimeout})
+	lease, err := s.lease(ctx, leaseRequest{Key: t.LockKey(), Op: lockmgr.OpStatePush, Timeout: req.LockTimeout})
 	if err != nil {
 		return statestore.Head{}, err
 	}
@@ -190,7 +191,7 @@ func (s *Service) Push(ctx context.Context, t Target, st *statestore.State, lock
 		return statestore.Head{}, err
 	}
 	reason := pushMismatch(st, head)
-	if reason != "" && !force {
+	if reason != "" && !req.Force {
 		return statestore.Head{}, &statestore.ConflictError{Location: s.d.Store.Location(t.Stack, t.Env),
 			Reason: reason + fmt.Sprintf(": writing it would drop what was written since; "+
 				"compare it with `deployer state show -s %s -e %s`, or write it anyway with `deployer state push FILE -s %s -e %s --force`",

@@ -44,13 +44,23 @@ func (s *Service) checkSecrets(ctx context.Context, t Target, needKey bool) erro
 	return s.d.Store.CheckSecrets(ctx, t.Stack, t.Env, needKey)
 }
 
-// Rotate re-encrypts the secrets of t's state with to (a Sealer of the new
-// passphrase or key) under the stack lock, as a new serial with a deployment
+// RotateRequest asks to re-encrypt the secrets of a state (`secrets
+// rotate`, docs/secrets.md).
+type RotateRequest struct {
+	Target Target // its stack and environment
+	// To is the Sealer of the new passphrase or key.
+	To *secrets.Sealer
+	// LockTimeout is how long to wait for a held stack lock (0: fail at once).
+	LockTimeout time.Duration
+}
+
+// Rotate re-encrypts the secrets of req.Target's state with req.To under
+// the stack lock, as a new serial with a deployment
 // entry of type rotate-secrets (docs/secrets.md). The state is opened with
 // the Store's own Sealer first; a state without secrets is rewritten as it
 // is, with its secrets block removed.
-func (s *Service) Rotate(ctx context.Context, t Target, to *secrets.Sealer, lockTimeout time.Duration) (statestore.Head, error) {
-	t = Target{Stack: t.Stack, Env: t.Env}
+func (s *Service) Rotate(ctx context.Context, req RotateRequest) (statestore.Head, error) {
+	t, to := Target{Stack: req.Target.Stack, Env: req.Target.Env}, req.To
 	if err := s.open(ctx); err != nil {
 		return statestore.Head{}, err
 	}
@@ -61,7 +71,7 @@ func (s *Service) Rotate(ctx context.Context, t Target, to *secrets.Sealer, lock
 		return statestore.Head{}, err
 	}
 	depID := NewDeploymentID()
-	lease, err := s.lease(ctx, leaseRequest{Key: t.LockKey(), Op: lockmgr.OpRotateSecrets, DeploymentID: depID, Timeout: lockTimeout})
+	lease, err := s.lease(ctx, leaseRequest{Key: t.LockKey(), Op: lockmgr.OpRotateSecrets, DeploymentID: depID, Timeout: req.LockTimeout})
 	if err != nil {
 		return statestore.Head{}, err
 	}

@@ -87,8 +87,10 @@ func ShowState(ctx context.Context, d StateDeps, req ShowStateRequest) (*ShowSta
 type PushRequest struct {
 	Target Target
 	// File is a state document, e.g. the deployer-errored-S-E.json a failed
-	// state write left behind.
-	File string
+	// state write left behind: PushFile reads it into State, which
+	// Service.Push writes.
+	File  string
+	State *statestore.State
 	// MaxStateSize is the largest document read, in bytes (0: the default
 	// backend.max_state_size).
 	MaxStateSize int64
@@ -127,7 +129,8 @@ func PushFile(ctx context.Context, service func(context.Context) (*Service, erro
 	if err != nil {
 		return nil, err
 	}
-	head, err := svc.Push(ctx, req.Target, st, req.LockTimeout, req.Force)
+	req.State = st
+	head, err := svc.Push(ctx, req)
 	if err != nil {
 		return nil, err
 	}

@@ -84,3 +84,39 @@ func (p *prefixWriter) flush() {
 	defer p.mu.Unlock()
 	p.lines.Flush(p.emit)
 }
+
+// WholeLines hands each "\n"-terminated line written to it (its "\n"
+// kept) to Line, one line at a time under Mu; a partial line waits for its
+// end (Rest). Several writers over one stream may share Mu, so their lines
+// never interleave. Write returns Line's first error (that line stays
+// buffered). Unlike PrefixLines it splits at "\n" only: it carries lines
+// that are already whole, such as the engines' prefixed ones.
+type WholeLines struct {
+	Mu   *sync.Mutex
+	Line func(line []byte) error
+	buf  []byte
+}
+
+// Write implements io.Writer.
+func (w *WholeLines) Write(p []byte) (int, error) {
+	w.Mu.Lock()
+	defer w.Mu.Unlock()
+	w.buf = append(w.buf, p...)
+	for {
+		i := bytes.IndexByte(w.buf, '\n')
+		if i < 0 {
+			return len(p), nil
+		}
+		if err := w.Line(w.buf[:i+1]); err != nil {
+			return len(p), err
+		}
+		w.buf = w.buf[i+1:]
+	}
+}
+
+// Rest returns the partial last line and forgets it; the caller holds Mu.
+func (w *WholeLines) Rest() []byte {
+	rest := w.buf
+	w.buf = nil
+	return rest
+}

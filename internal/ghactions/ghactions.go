@@ -13,6 +13,8 @@ import (
 	"os"
 	"strings"
 	"sync"
+
+	"github.com/deployer-dev/deployer/internal/engine"
 )
 
 // Env is what deployer reads from a runner's environment.
@@ -129,32 +131,21 @@ func appendFile(path, what, s string) error {
 // Close ends the open group. Writes are whole lines or are buffered until
 // their newline.
 type GroupWriter struct {
-	mu   sync.Mutex
-	w    io.Writer
-	buf  []byte
-	open string // address of the open group
+	mu    sync.Mutex
+	w     io.Writer
+	lines engine.WholeLines
+	open  string // address of the open group
 }
 
 // NewGroupWriter returns a GroupWriter over w.
-func NewGroupWriter(w io.Writer) *GroupWriter { return &GroupWriter{w: w} }
+func NewGroupWriter(w io.Writer) *GroupWriter {
+	g := &GroupWriter{w: w}
+	g.lines = engine.WholeLines{Mu: &g.mu, Line: func(line []byte) error { return g.line(string(line)) }}
+	return g
+}
 
 // Write implements io.Writer.
-func (g *GroupWriter) Write(p []byte) (int, error) {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	g.buf = append(g.buf, p...)
-	for {
-		i := strings.IndexByte(string(g.buf), '\n')
-		if i < 0 {
-			return len(p), nil
-		}
-		line := g.buf[:i+1]
-		if err := g.line(string(line)); err != nil {
-			return len(p), err
-		}
-		g.buf = g.buf[i+1:]
-	}
-}
+func (g *GroupWriter) Write(p []byte) (int, error) { return g.lines.Write(p) }
 
 func (g *GroupWriter) line(line string) error {
 	addr := ""
@@ -183,10 +174,9 @@ func (g *GroupWriter) Close() error {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	var b strings.Builder
-	if len(g.buf) > 0 {
-		b.Write(g.buf)
+	if rest := g.lines.Rest(); len(rest) > 0 {
+		b.Write(rest)
 		b.WriteByte('\n')
-		g.buf = nil
 	}
 	if g.open != "" {
 		b.WriteString("::endgroup::\n")

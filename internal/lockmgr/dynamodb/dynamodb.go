@@ -29,6 +29,8 @@ type API interface {
 
 // Backend is the DynamoDB lock backend. It is safe for concurrent use.
 type Backend struct {
+	awsbackend.TransientErrors // Transient
+
 	api   API
 	table string
 	res   awsbackend.Resource

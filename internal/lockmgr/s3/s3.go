@@ -39,6 +39,8 @@ type cached struct {
 
 // Backend is the S3 lock backend. It is safe for concurrent use.
 type Backend struct {
+	awsbackend.TransientErrors // Transient
+
 	api   awsbackend.S3API
 	url   awsbackend.S3URL
 	res   awsbackend.Resource

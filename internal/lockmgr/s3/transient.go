@@ -11,12 +11,8 @@ import (
 	"github.com/deployer-dev/deployer/internal/lockmgr"
 )
 
+// Transient comes from the embedded awsbackend.TransientErrors.
 var _ lockmgr.TransientChecker = (*Backend)(nil)
-
-// Transient reports throttling (503 SlowDown), 5xx answers and network
-// failures (awsbackend.IsTransient; docs/locking.md, "Backend failures while
-// waiting").
-func (b *Backend) Transient(err error) bool { return awsbackend.IsTransient(err) }
 
 var _ lockmgr.Remover = (*Backend)(nil)
 
