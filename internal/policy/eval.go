@@ -200,8 +200,8 @@ func (e *BoundError) Error() string {
 
 var errMemory = errors.New("memory bound")
 
-// Evaluate evaluates every policy against input (Input's ast.Value, or a
-// JSON-shaped Go value: the document of docs/policy.md#input) and returns their results, in policy
+// Evaluate evaluates every policy against input (a JSON-shaped value: the
+// document of docs/policy.md#input) and returns their results, in policy
 // name order. Errors: *BoundError when the evaluation of all policies
 // together takes longer than Timeout or grows the heap by more than
 // MaxMemory; an evaluation error naming the policy.
@@ -210,12 +210,9 @@ func (e *Engine) Evaluate(ctx context.Context, input any) (*Report, error) {
 	if len(e.Policies) == 0 {
 		return r, nil
 	}
-	value, ok := input.(ast.Value) // Input's
-	if !ok {
-		var err error
-		if value, err = ast.InterfaceToValue(input); err != nil {
-			return nil, fmt.Errorf("policy input: %w", err)
-		}
+	value, err := ast.InterfaceToValue(input)
+	if err != nil {
+		return nil, fmt.Errorf("policy input: %w", err)
 	}
 	timeout, limit := e.Timeout, e.MaxMemory
 	if timeout <= 0 {
