@@ -199,15 +199,15 @@ func (s *Service) Push(ctx context.Context, req PushRequest) (statestore.Head, e
 	}
 	fileSerial, fileLineage := st.Serial, st.Lineage
 	rec := lease.Record()
+	// Every push is recorded: who pushed, and whether it was forced.
+	now := s.d.Now().UTC()
+	dep := statestore.Deployment{DeploymentID: NewDeploymentID(), Type: string(lockmgr.OpStatePush), Timestamp: now, TriggeredBy: by,
+		Status: statestore.DeploymentSuccess, Scope: t.LockKey()}
 	if reason != "" {
-		now := s.d.Now().UTC()
-		dep := statestore.Deployment{DeploymentID: NewDeploymentID(), Type: "state-push-forced", Timestamp: now, TriggeredBy: by,
-			Status: statestore.DeploymentSuccess, Scope: t.LockKey()}
-		st.Serial = head.Serial // apply raises it to the next one
-		changeSet{}.apply(st, dep, rec, by, st.Metadata.GitCommit, st.Metadata.GitBranch, now)
-	} else {
-		st.Serial = head.Serial + 1
+		dep.Type = "state-push-forced"
 	}
+	st.Serial = head.Serial // apply raises it to the next one
+	changeSet{}.apply(st, dep, rec, by, st.Metadata.GitCommit, st.Metadata.GitBranch, now)
 	st.Lineage = cmp.Or(head.Lineage, st.Lineage)
 	newHead, err := s.d.Store.Save(lease.Context(), st, head, lease.ref())
 	if err != nil {

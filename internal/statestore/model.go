@@ -175,7 +175,7 @@ type ResourceDeployment struct {
 // operation and, for restores, the serial restored from.
 type Deployment struct {
 	DeploymentID     string           `json:"deployment_id"`
-	Type             string           `json:"type,omitempty"` // deploy | destroy | restore
+	Type             string           `json:"type,omitempty"` // deploy | destroy | restore | state-push | state-push-forced | state-rm | ...
 	Timestamp        time.Time        `json:"timestamp"`
 	TriggeredBy      string           `json:"triggered_by"`
 	GitCommit        string           `json:"git_commit"`
@@ -191,6 +191,9 @@ type Deployment struct {
 	// overrode (deploy --override-policy, docs/policy.md#overrides);
 	// omitted when none.
 	PolicyOverrides []PolicyOverride `json:"policy_overrides,omitempty"`
+	// Removed are the components a state-rm removed from the state
+	// without deleting them (deployer state rm); omitted otherwise.
+	Removed []string `json:"removed,omitempty"`
 }
 
 // PolicyOverride is one policy a deployment overrode: who did, why, and

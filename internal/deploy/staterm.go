@@ -1,0 +1,71 @@
+package deploy
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/deployer-dev/deployer/internal/lockmgr"
+	"github.com/deployer-dev/deployer/internal/statestore"
+)
+
+// StateRmRequest is one `deployer state rm ADDR...` (docs/operations.md).
+type StateRmRequest struct {
+	Target      Target
+	Addresses   []string // "service/component" each, in the state
+	LockTimeout time.Duration
+}
+
+// StateRm removes components from the state without running their delete,
+// under the stack lock, as a new serial whose history record (type
+// state-rm) names who removed what. The instances stay where they are; a
+// component still in deployer.yaml is created again by the next deploy.
+// Errors: an address not in the state (nothing written), no state, the
+// lock's and the state store's.
+func (s *Service) StateRm(ctx context.Context, req StateRmRequest) (statestore.Head, error) {
+	if err := s.open(ctx); err != nil {
+		return statestore.Head{}, err
+	}
+	t := req.Target
+	id := NewDeploymentID()
+	lease, err := s.lease(ctx, leaseRequest{Key: lockmgr.StackKey(t.Stack, t.Env), Op: lockmgr.OpStateRm, DeploymentID: id, Timeout: req.LockTimeout})
+	if err != nil {
+		return statestore.Head{}, err
+	}
+	defer lease.release() // a failure is reported on the progress stream
+	st, head, err := s.d.Store.Load(lease.Context(), t.Stack, t.Env)
+	if errors.Is(err, statestore.ErrNotFound) {
+		return statestore.Head{}, fmt.Errorf("%s/%s has no state (nothing at %s): nothing to remove", t.Stack, t.Env, s.d.Store.Location(t.Stack, t.Env))
+	}
+	if err != nil {
+		return statestore.Head{}, err
+	}
+	cs := changeSet{resources: map[string]*statestore.Resource{}}
+	for _, addr := range req.Addresses {
+		if st.Resources[addr] == nil {
+			return statestore.Head{}, fmt.Errorf("%s is not in the state of %s/%s (it holds: %s); nothing was removed",
+				addr, t.Stack, t.Env, orNone(strings.Join(slices.Sorted(maps.Keys(st.Resources)), ", ")))
+		}
+		if _, dup := cs.resources[addr]; !dup {
+			cs.resources[addr] = nil
+			cs.counts.Deleted++
+		}
+	}
+	now := s.d.Now().UTC()
+	removed := slices.Sorted(maps.Keys(cs.resources))
+	dep := statestore.Deployment{DeploymentID: id, Type: string(lockmgr.OpStateRm), Timestamp: now, TriggeredBy: lease.By,
+		Status: statestore.DeploymentSuccess, ResourcesChanged: cs.counts, Scope: lease.Record().LockKey, Removed: removed}
+	commit, branch := s.gitInfo(s.d.Dir)
+	cs.apply(st, dep, lease.Record(), lease.By, commit, branch, now)
+	newHead, err := s.d.Store.Save(lease.Context(), st, head, lease.ref())
+	if err != nil {
+		return newHead, err
+	}
+	s.d.Audit.Info("state.removed", "stack", t.Stack, "environment", t.Env, "serial", newHead.Serial,
+		"removed", strings.Join(removed, ","), "by", lease.By, "lock_id", lease.Record().LockID)
+	return newHead, nil
+}
