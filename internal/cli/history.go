@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -94,6 +95,9 @@ func runHistory(ctx context.Context, opts *HistoryOptions) error {
 		changes, typ := "-", orDash(e.Type)
 		if e.Changed != nil {
 			changes = fmt.Sprintf("+%d ~%d -%d", e.Changed.Created, e.Changed.Updated, e.Changed.Deleted)
+		}
+		if len(e.Moved) > 0 {
+			changes += " moved " + strings.Join(e.Moved, ", ")
 		}
 		if e.RestoredFrom > 0 {
 			typ = fmt.Sprintf("restore (from %d)", e.RestoredFrom)

@@ -59,7 +59,7 @@ func NewRootCmd(f *Factory) *cobra.Command {
 	root.SetFlagErrorFunc(flagError)
 
 	stateCmd := groupCmd("state", "Inspect and manage state and locks")
-	stateCmd.AddCommand(NewCmdStateShow(f, nil), NewCmdStateLocks(f, nil), NewCmdStatePush(f, nil), NewCmdStateRm(f, nil), NewCmdStateList(f))
+	stateCmd.AddCommand(NewCmdStateShow(f, nil), NewCmdStateLocks(f, nil), NewCmdStatePush(f, nil), NewCmdStateRm(f, nil), NewCmdStateList(f), NewCmdStateMove(f, nil))
 	lockCmd := groupCmd("lock", "Run jobs under a lease")
 	lockCmd.AddCommand(NewCmdLockExec(f, nil))
 	backendCmd := groupCmd("backend", "Prepare state and lock backends")

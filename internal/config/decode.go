@@ -201,6 +201,8 @@ func (l *loader) decode(k, n *yaml.Node, path string, f field, dst reflect.Value
 		p := reflect.New(t.Elem())
 		l.decodeStruct(n, path, p.Elem())
 		dst.Set(p)
+	case reflect.Slice:
+		l.decodeList(n, path, dst)
 	case reflect.Map:
 		m := reflect.MakeMap(t)
 		l.entries(n, path, f.names+" names", func(name string, k, v *yaml.Node) {
@@ -221,6 +223,28 @@ func (l *loader) decode(k, n *yaml.Node, path string, f field, dst reflect.Value
 		// the package's tests.
 		panic("config: no decoder for " + t.String() + " at " + path) // unreachable: see above
 	}
+}
+
+// decodeList fills dst, a slice of structs, from the sequence n: each
+// element a mapping decoded at PATH[i]; null is an empty list.
+func (l *loader) decodeList(n *yaml.Node, path string, dst reflect.Value) {
+	if isNull(n) {
+		return
+	}
+	if n.Kind != yaml.SequenceNode {
+		l.add(n.Line, path, "want a list, found %s", kindName(n))
+		return
+	}
+	out := reflect.MakeSlice(dst.Type(), 0, len(n.Content))
+	for i, e := range n.Content {
+		p := fmt.Sprintf("%s[%d]", path, i)
+		e = deref(e)
+		l.at[p] = at{val: e}
+		v := reflect.New(dst.Type().Elem()).Elem()
+		l.decodeStruct(e, p, v)
+		out = reflect.Append(out, v)
+	}
+	dst.Set(out)
 }
 
 // nameProblem is what is wrong with name, a key under a map of names of

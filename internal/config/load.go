@@ -209,6 +209,7 @@ func (l *loader) parse(data []byte) *Config {
 	l.checkShared(c)
 	if len(l.probs) == 0 {
 		l.checkComponents(c)
+		l.checkMoves(c)
 	}
 	return c
 }

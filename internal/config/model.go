@@ -32,6 +32,10 @@ type Config struct {
 	// Policy names the Rego policies every plan is checked against
 	// (docs/policy.md).
 	Policy Policy `yaml:"policy"`
+	// Moved lists the components and services renamed in this file: their
+	// state entries move to the new address instead of being deleted and
+	// created (docs/operations.md#moves).
+	Moved []Move `yaml:"moved"`
 }
 
 // Policy configures policy checks on plans (docs/policy.md).

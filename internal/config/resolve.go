@@ -18,6 +18,9 @@ type Resolved struct {
 	EnvConfig map[string]any
 	// Components by address "service/component".
 	Components map[string]*ResolvedComponent
+	// Moves are the moved: entries, in the order written
+	// (docs/operations.md#moves).
+	Moves []Move
 }
 
 // ResolvedComponent is one component with its environment's overrides merged.
@@ -86,7 +89,7 @@ func (c *Config) Resolve(env string) (*Resolved, error) {
 		return nil, err
 	}
 	e := c.Environments[env]
-	r := &Resolved{Stack: c.Stack, Env: env, Components: map[string]*ResolvedComponent{}}
+	r := &Resolved{Stack: c.Stack, Env: env, Components: map[string]*ResolvedComponent{}, Moves: slices.Clone(c.Moved)}
 	if e != nil {
 		r.EnvConfig = DeepCopy(e.Config)
 	}

@@ -281,6 +281,7 @@ func (s *Service) record(run *deployRun, pl *planned, ran applyRun, start time.T
 			}
 		}
 	}
+	dep.Moved = movedLines(pl.plan)
 	ch := changesFrom(pl.plan, ran, s.d.Now().UTC(), run.id, dep.DurationSeconds)
 	dep.ResourcesChanged = ch.counts
 	return dep, ch

@@ -317,12 +317,12 @@ func (s *Service) Plan(ctx context.Context, req PlanRequest) (*plan.Plan, error)
 // buildPlan diffs res against st; read holds the outputs of data components
 // read for this plan (readData).
 func (s *Service) buildPlan(res *config.Resolved, st *statestore.State, head statestore.Head, t Target, destroy bool,
-	read map[string]map[string]any) (*plan.Plan, error) {
+	read map[string]map[string]any, moves []plan.Move) (*plan.Plan, error) {
 	stored := st
 	if head.Version == "" {
 		stored = nil // no state yet: the plan is bound to no lineage
 	}
-	p, err := plan.Build(res, stored, plan.Options{ReplaceOn: s.d.ReplaceOn, Settings: kindSettings(s.d.Engines), Scope: t.Scope(), Destroy: destroy, Read: read})
+	p, err := plan.Build(res, stored, plan.Options{ReplaceOn: s.d.ReplaceOn, Settings: kindSettings(s.d.Engines), Scope: t.Scope(), Destroy: destroy, Read: read, Moves: moves})
 	if err != nil {
 		return nil, err
 	}

@@ -211,7 +211,7 @@ func (s *Service) engineRuns(p *plan.Plan) []engineRun {
 		r := engineRun{eng: e}
 		has := false
 		for _, st := range p.Steps {
-			if st.Action != plan.NoOp {
+			if st.Action != plan.NoOp || st.MovedFrom != "" {
 				halves, err := s.replaceHalves(st)
 				if err != nil {
 					halves = nil // a kind no engine handles: apply reports it

@@ -36,6 +36,8 @@ type HistoryEntry struct {
 	Changed      *statestore.ResourcesChanged `json:"resources_changed,omitempty"`
 	RestoredFrom int64                        `json:"restored_from,omitempty"`
 	Uncommitted  bool                         `json:"uncommitted,omitempty"`
+	// Moved are the state entries the deployment moved ("FROM -> TO").
+	Moved []string `json:"moved,omitempty"`
 }
 
 // StatusUncommitted is the Status of a history entry whose snapshot never
@@ -107,7 +109,7 @@ func (s *Service) History(ctx context.Context, req HistoryRequest) (*HistoryResu
 			c := d.ResourcesChanged
 			e.DeploymentID, e.Type, e.TriggeredBy, e.GitCommit = d.DeploymentID, d.Type, d.TriggeredBy, d.GitCommit
 			e.Status, e.Duration, e.Changed, e.RestoredFrom = d.Status, d.DurationSeconds, &c, d.RestoredFrom
-			e.Started = d.Timestamp.UTC()
+			e.Started, e.Moved = d.Timestamp.UTC(), d.Moved
 		}
 		res.Entries = append(res.Entries, e)
 	}

@@ -89,11 +89,15 @@ func (s *Service) planFor(ctx context.Context, pr *prepared, destroy bool, saved
 	if err != nil {
 		return nil, err
 	}
+	st, moves, err := movedState(st, pr.res, pr.t)
+	if err != nil {
+		return nil, err
+	}
 	read, err := s.readData(ctx, pr.res, pr.t, destroy)
 	if err != nil {
 		return nil, err
 	}
-	p, err := s.buildPlan(pr.res, st, head, pr.t, destroy, read)
+	p, err := s.buildPlan(pr.res, st, head, pr.t, destroy, read, moves)
 	if err != nil {
 		return nil, err
 	}

@@ -18,6 +18,10 @@ func (s *Service) refuseBeforeLease(ctx context.Context, pr *prepared, req *Appl
 	if err != nil {
 		return nil, err
 	}
+	st, moves, err := movedState(st, pr.res, pr.t)
+	if err != nil {
+		return nil, err
+	}
 	if req.Destroy && pr.t.Scope() != "" {
 		scope := pr.t.Scope()
 		if req.WithDependents {
@@ -33,7 +37,7 @@ func (s *Service) refuseBeforeLease(ctx context.Context, pr *prepared, req *Appl
 			}
 		}
 	}
-	p, err := s.buildPlan(pr.res, st, head, pr.t, req.Destroy, nil)
+	p, err := s.buildPlan(pr.res, st, head, pr.t, req.Destroy, nil, moves)
 	if err != nil {
 		return nil, err
 	}

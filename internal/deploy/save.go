@@ -51,6 +51,10 @@ func changesFrom(p *plan.Plan, run applyRun, now time.Time, depID string, dur fl
 			cs.resources[r.Address] = nil
 			cs.counts.Deleted++
 		case engine.StatusReady:
+			if st.Action == plan.NoOp && st.MovedFrom != "" && st.Prior != nil {
+				cs.resources[r.Address] = movedEntry(st, r) // only moved: not counted as a change
+				continue
+			}
 			res, replaced := readyEntry(st, r, run, now, depID)
 			cs.resources[r.Address] = res
 			switch {
@@ -101,6 +105,24 @@ func readyEntry(st plan.Step, r engine.Result, run applyRun, now time.Time, depI
 		res.Lifecycle.Version = st.Prior.Lifecycle.Version + 1
 	}
 	return res, replaced
+}
+
+// movedEntry is the state entry of a component a move brought to st's
+// address and nothing else changed (docs/operations.md#moves): its entry
+// as it was, lifecycle and last deployment included, with what the engine
+// keeps of it now (a Pulumi component's URNs change with its address).
+func movedEntry(st plan.Step, r engine.Result) *statestore.Resource {
+	res := *st.Prior
+	if r.EngineData != nil {
+		res.EngineData = r.EngineData
+	}
+	if r.Outputs != nil {
+		res.Outputs = r.Outputs
+	}
+	if r.ActualState != nil {
+		res.ActualState = r.ActualState
+	}
+	return &res
 }
 
 // failedEntry is the state entry of step st that failed, was cancelled or

@@ -60,6 +60,8 @@ type planStep struct {
 	Action  string     `json:"action"`
 	Runs    *string    `json:"runs"`
 	Diffs   []planDiff `json:"diffs"`
+	// MovedFrom is the address a move brought the component from.
+	MovedFrom string `json:"moved_from"`
 }
 
 type planDiff struct {

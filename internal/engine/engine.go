@@ -189,7 +189,10 @@ type Engine interface {
 	// it knows, having cleaned up after itself.
 	Kill()
 	// Apply runs create/update/replace/delete steps in the given (topological)
-	// order, stopping at the first failure. It returns a Result for every step
+	// order, stopping at the first failure. A no-op step with MovedFrom
+	// only moves its component to a new address: the engine moves what it
+	// keeps under the old one (Pulumi: an alias) and reports it ready,
+	// running nothing else (Moved, for engines that keep nothing). It returns a Result for every step
 	// it started, even on error; err is the first failure or ctx's error.
 	Apply(ctx context.Context, req ApplyRequest) (ApplyResponse, error)
 	// Destroy deletes the components of req.Steps (all Delete), in the

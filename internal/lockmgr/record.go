@@ -55,6 +55,7 @@ const (
 	OpRestore       Operation = "restore"        // deployer restore
 	OpStatePush     Operation = "state-push"     // deployer state push
 	OpStateRm       Operation = "state-rm"       // deployer state rm
+	OpStateMove     Operation = "state-mv"       // deployer state mv
 	OpRotateSecrets Operation = "rotate-secrets" // deployer secrets rotate
 	OpUnlock        Operation = "unlock"         // unlock --force recording the broken holder's deployment as abandoned
 	OpExec          Operation = "exec"           // deployer lock exec; metadata.command names the command

@@ -34,6 +34,10 @@ type Options struct {
 	// Settings gives, per kind, how the plan treats the kind's own
 	// settings (KindSettings); nil: every kind records none.
 	Settings func(kind string) KindSettings
+	// Moves are the moves applied to the state the plan is built against
+	// (ApplyMoves): the step of each destination shows where it moved
+	// from (Step.MovedFrom).
+	Moves []Move
 }
 
 // Plan is the ordered steps that bring one stack/environment from its state
@@ -73,6 +77,9 @@ type Summary struct {
 	NoOp    int `json:"no_op"`
 	// Reevaluate counts the no-op steps marked Reevaluate (also in NoOp).
 	Reevaluate int `json:"reevaluate"`
+	// Move counts the steps that move a state entry (Step.MovedFrom; also
+	// counted under their action); omitted when none.
+	Move int `json:"move,omitempty"`
 }
 
 // Dependent is a component outside the plan's scope whose inputs come from
@@ -85,15 +92,15 @@ type Dependent struct {
 // HasChanges reports whether any step is not a no-op or is re-evaluated.
 func (p *Plan) HasChanges() bool {
 	s := p.Summary
-	return s.Create+s.Update+s.Replace+s.Delete+s.Reevaluate > 0
+	return s.Create+s.Update+s.Replace+s.Delete+s.Reevaluate+s.Move > 0
 }
 
 // Changes returns the steps that are not no-ops, and the re-evaluated
-// no-ops, in apply order.
+// and moved no-ops, in apply order.
 func (p *Plan) Changes() []Step {
-	out := make([]Step, 0, len(p.Steps)-p.Summary.NoOp+p.Summary.Reevaluate)
+	out := make([]Step, 0, len(p.Steps)-p.Summary.NoOp+p.Summary.Reevaluate+p.Summary.Move)
 	for _, s := range p.Steps {
-		if s.Action != NoOp || s.Reevaluate {
+		if s.Changes() {
 			out = append(out, s)
 		}
 	}
@@ -116,6 +123,10 @@ func Build(desired *config.Resolved, st *statestore.State, o Options) (*Plan, er
 			p.Stack = st.Metadata.Stack
 		}
 	}
+	movedFrom := map[string]string{}
+	for _, m := range o.Moves {
+		movedFrom[m.To] = m.From
+	}
 	steps := make([]Step, 0, len(desired.Components)+len(prior))
 	inputs := newStateInputs(prior, o.Read)
 	for addr, c := range desired.Components {
@@ -136,6 +147,9 @@ func Build(desired *config.Resolved, st *statestore.State, o Options) (*Plan, er
 			continue
 		}
 		s := diffStep(c, old, o.ReplaceOn, o.kind(c.Kind))
+		if old != nil {
+			s.MovedFrom = movedFrom[addr]
+		}
 		if s.Action == Replace {
 			s.PriorSettings = priorSettings(old, c, o)
 			s.Runs = o.kind(old.Kind).runs(s.PriorSettings) // the existing instance's kind deletes it
@@ -163,6 +177,9 @@ func Build(desired *config.Resolved, st *statestore.State, o Options) (*Plan, er
 	for _, s := range ordered {
 		if s.Reevaluate {
 			p.Summary.Reevaluate++
+		}
+		if s.MovedFrom != "" {
+			p.Summary.Move++
 		}
 		switch s.Action {
 		case Create:

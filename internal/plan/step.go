@@ -79,6 +79,12 @@ type Step struct {
 	// deployer.yaml the one its state recorded. CheckProtected refuses a
 	// plan that deletes or replaces it.
 	Protect bool `json:"protect,omitempty"`
+	// MovedFrom is, on a component whose state entry a move brought to
+	// Address (Options.Moves), the address it had: the step applies its
+	// action (a no-op when only the address changed) to the moved entry,
+	// and nothing is deleted or created for the move
+	// (docs/operations.md#moves). "" otherwise.
+	MovedFrom string `json:"moved_from,omitempty"`
 	// Prior is the resource in state; nil on create.
 	Prior *statestore.Resource `json:"-"`
 	// Secrets are the dotted paths the component lists under secrets:
@@ -89,4 +95,10 @@ type Step struct {
 	// deletes, settings when the kind has none (docs/plan.md "JSON").
 	ShownConfig   map[string]any            `json:"config,omitempty"`
 	ShownSettings map[string]map[string]any `json:"settings,omitempty"`
+}
+
+// Changes reports whether the step changes anything: an action other
+// than no-op, a re-evaluation or a move.
+func (s Step) Changes() bool {
+	return s.Action != NoOp || s.Reevaluate || s.MovedFrom != ""
 }

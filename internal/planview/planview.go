@@ -84,9 +84,12 @@ func (h *humanPlan) Render(w io.Writer, p *plan.Plan) error {
 		return bw.Flush()
 	}
 	bySvc := map[string][]plan.Step{}
+	unchanged := 0
 	for _, s := range p.Steps {
-		if s.Action != plan.NoOp || s.Reevaluate {
+		if s.Changes() {
 			bySvc[s.Service] = append(bySvc[s.Service], s)
+		} else {
+			unchanged++
 		}
 	}
 	svcs := make([]string, 0, len(bySvc))
@@ -97,6 +100,12 @@ func (h *humanPlan) Render(w io.Writer, p *plan.Plan) error {
 	for _, svc := range svcs {
 		fmt.Fprintln(bw, h.style("service", svc))
 		for _, s := range bySvc[svc] {
+			if s.MovedFrom != "" {
+				fmt.Fprintf(bw, "  %s %s -> %s %s\n", h.style("~", ">"), s.MovedFrom, s.Address, h.style("~", "(moved)"))
+				if s.Action == plan.NoOp && !s.Reevaluate {
+					continue
+				}
+			}
 			if s.Action == plan.NoOp { // re-evaluated: "known after apply"
 				fmt.Fprintf(bw, "  %s %s (%s) %s\n", h.style("~", "~"), s.Component, s.Kind,
 					h.style("~", "inputs from "+strings.Join(s.InputsFrom, ", ")+" may change"))
@@ -120,8 +129,11 @@ func (h *humanPlan) Render(w io.Writer, p *plan.Plan) error {
 	if sum.Reevaluate > 0 {
 		reeval = fmt.Sprintf(", %d to re-evaluate", sum.Reevaluate)
 	}
+	if sum.Move > 0 {
+		reeval += fmt.Sprintf(", %d to move", sum.Move)
+	}
 	fmt.Fprintf(bw, "\n%s %d to create, %d to update, %d to replace, %d to delete%s, %d unchanged.\n",
-		h.style("summary", "Plan:"), sum.Create, sum.Update, sum.Replace, sum.Delete, reeval, sum.NoOp-sum.Reevaluate)
+		h.style("summary", "Plan:"), sum.Create, sum.Update, sum.Replace, sum.Delete, reeval, unchanged)
 	if len(p.OutOfScope) > 0 {
 		fmt.Fprintf(bw, "\nOutside %s, these components take inputs from this plan's changes; they are not applied without their own lock:\n",
 			scopeFlags(p.Scope))

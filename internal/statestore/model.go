@@ -194,6 +194,9 @@ type Deployment struct {
 	// Removed are the components a state-rm removed from the state
 	// without deleting them (deployer state rm); omitted otherwise.
 	Removed []string `json:"removed,omitempty"`
+	// Moved lists the state entries the deployment moved, "FROM -> TO"
+	// each (docs/operations.md#moves); omitted when none.
+	Moved []string `json:"moved,omitempty"`
 }
 
 // PolicyOverride is one policy a deployment overrode: who did, why, and

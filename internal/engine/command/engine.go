@@ -123,6 +123,9 @@ func (e *Engine) runSteps(ctx context.Context, steps []plan.Step, in engine.Inpu
 	var results []engine.Result
 	for _, st := range steps {
 		if st.Action == plan.NoOp {
+			if st.MovedFrom != "" {
+				results = append(results, engine.Moved(st, in.Outputs, progress(in), e.now()))
+			}
 			continue
 		}
 		if ctx.Err() != nil {

@@ -86,6 +86,9 @@ func (e *Engine) Apply(ctx context.Context, req engine.ApplyRequest) (engine.App
 		r := engine.Result{Address: st.Address, Action: st.Action, Started: timeNow()}
 		switch st.Action {
 		case plan.NoOp:
+			if st.MovedFrom != "" {
+				out = append(out, engine.Moved(st, in.Outputs, nil, timeNow()))
+			}
 			continue
 		case plan.Delete:
 			r.Status = engine.StatusDeleted

@@ -1,0 +1,81 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/deployer-dev/deployer/internal/config"
+	"github.com/deployer-dev/deployer/internal/deploy"
+)
+
+// StateMoveOptions are the flags and arguments of `deployer state mv`.
+type StateMoveOptions struct {
+	IO          *IOStreams
+	Target      targetFlags
+	From, To    string
+	LockTimeout time.Duration
+	Config      func() (*config.Config, error)
+	// Move is the use case (deploy.Service.StateMove with the configured
+	// backends), bound by NewCmdStateMove; a run test sets a fake.
+	Move func(context.Context, *config.Config, deploy.StateMoveRequest) (*deploy.StateMoveResult, error)
+}
+
+// NewCmdStateMove returns `deployer state mv FROM TO`: moves state entries
+// to another address under the stack lock, running nothing
+// (docs/operations.md#state-mv); runF replaces runStateMove in tests.
+func NewCmdStateMove(f *Factory, runF func(context.Context, *StateMoveOptions) error) *cobra.Command {
+	opts := &StateMoveOptions{
+		IO:     f.IO,
+		Config: func() (*config.Config, error) { return projectConfig(f, "state mv") },
+		Move: func(ctx context.Context, cfg *config.Config, req deploy.StateMoveRequest) (*deploy.StateMoveResult, error) {
+			svc, err := f.Service(ctx, cfg, ServiceOptions{})
+			if err != nil {
+				return nil, err
+			}
+			return svc.StateMove(ctx, req)
+		},
+	}
+	cmd := &cobra.Command{
+		Use:   "mv FROM TO",
+		Short: "Move a component's (or a service's) state entries to another address, running nothing",
+		Long: "Moves the state entry of component FROM (SERVICE/NAME) to TO, or every component of service\n" +
+			"FROM to service TO, under the stack lock, as a new serial with a history record of type\n" +
+			"state-mv. The entries keep their outputs, engine record, lifecycle and history, and the\n" +
+			"components that depend on them follow. Nothing runs. To rename in deployer.yaml and have\n" +
+			"the next deploy move the entry, write a moved: entry instead (docs/operations.md).",
+		Args: cobra.ExactArgs(2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := opts.Target.validateFlags(); err != nil {
+				return err
+			}
+			opts.From, opts.To = args[0], args[1]
+			if runF != nil {
+				return runF(cmd.Context(), opts)
+			}
+			return runStateMove(cmd.Context(), opts)
+		},
+	}
+	opts.Target.bind(cmd, false)
+	cmd.Flags().DurationVar(&opts.LockTimeout, "lock-timeout", 0, "wait up to DUR for a held lock")
+	return cmd
+}
+
+// runStateMove resolves the target, calls the use case and says what moved.
+func runStateMove(ctx context.Context, opts *StateMoveOptions) error {
+	cfg, t, err := opts.Target.load(opts.Config, false)
+	if err != nil {
+		return err
+	}
+	res, err := opts.Move(ctx, cfg, deploy.StateMoveRequest{Target: t, From: opts.From, To: opts.To, LockTimeout: opts.LockTimeout, Dir: cfg.Dir})
+	if err != nil {
+		return err
+	}
+	for _, m := range res.Moves {
+		fmt.Fprintf(opts.IO.Out, "%s -> %s (moved)\n", m.From, m.To)
+	}
+	fmt.Fprintf(opts.IO.ErrOut, "Moved %d state entries: serial %d of %s/%s.\n", len(res.Moves), res.Head.Serial, t.Stack, t.Env)
+	return nil
+}
