@@ -53,10 +53,12 @@ func NewCmdDeploy(f *Factory, runF func(context.Context, *DeployOptions) error) 
 		Long: "Takes the lock of the level chosen (stack, or --service / --component), loads and verifies the\n" +
 			"state, plans, asks for confirmation (--yes without a terminal), applies in dependency order and\n" +
 			"writes the new state with a history snapshot and a deployment record, then releases the lock.\n" +
+			"--plan FILE applies a plan saved by plan --out: its stack and environment come from the file and\n" +
+			"it asks nothing (the saved plan was the review; docs/plan.md#saved-plans---out-deploy---plan).\n" +
 			"The steps, Ctrl-C and failures: docs/commands.md#deploy.",
 		Example: `  deployer deploy -e dev --yes
   deployer deploy -e prod --component user-service/api --lock-timeout 10m
-  deployer deploy -e prod --plan prod.plan --yes
+  deployer deploy --plan prod.plan
   deployer deploy -e dev --all --yes`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -64,7 +66,7 @@ func NewCmdDeploy(f *Factory, runF func(context.Context, *DeployOptions) error) 
 		},
 	}
 	bindApplyFlags(cmd, opts)
-	cmd.Flags().StringVar(&opts.PlanFile, "plan", "", "apply a plan saved with plan --out (refused if the state moved on)")
+	cmd.Flags().StringVar(&opts.PlanFile, "plan", "", "apply a plan saved with plan --out, for its stack and environment, without asking (refused if the state moved on)")
 	return cmd
 }
 
@@ -105,6 +107,9 @@ func newDeployOptions(f *Factory, destroy bool) *DeployOptions {
 
 // runE validates the flags, then runs the command.
 func (o *DeployOptions) runE(cmd *cobra.Command, f *Factory, runF func(context.Context, *DeployOptions) error) error {
+	if err := o.readSaved(); err != nil {
+		return err
+	}
 	if err := o.Target.validateFlags(); err != nil {
 		return err
 	}
@@ -160,7 +165,10 @@ func runDeploy(ctx context.Context, opts *DeployOptions) error {
 	if err != nil {
 		return err
 	}
-	if !opts.Yes && !opts.IO.CanPrompt() {
+	// A saved plan was the review: applying it asks nothing, as terraform
+	// apply PLANFILE does not.
+	ask := !opts.Yes && saved == nil
+	if ask && !opts.IO.CanPrompt() {
 		verb := "deploy"
 		if opts.Destroy {
 			verb = "destroy"
@@ -179,7 +187,7 @@ func runDeploy(ctx context.Context, opts *DeployOptions) error {
 			return planview.NewHuman(opts.IO.ColorOut()).Render(opts.IO.Out, p)
 		},
 	}
-	if !opts.Yes {
+	if ask {
 		req.Confirm = func(p *plan.Plan) (bool, error) {
 			verb := "Apply these changes"
 			if opts.Destroy {
@@ -195,9 +203,29 @@ func runDeploy(ctx context.Context, opts *DeployOptions) error {
 	return opts.render(t, out, err)
 }
 
-// savedPlan reads --plan FILE (nil without one); the saved plan binds its
-// targets (docs/plan.md "Saved plans"): without target flags, deploy
-// --plan applies the plan's scope, so t comes back with it.
+// readSaved takes the defaults of -s and -e from --plan FILE when they are
+// not given (nothing without --plan).
+func (o *DeployOptions) readSaved() error {
+	if o.PlanFile == "" || o.All.All || (o.Target.Env != "" && o.Target.Stack != "") {
+		return nil
+	}
+	saved, err := plan.ReadFile(o.PlanFile)
+	if err != nil {
+		return err
+	}
+	if o.Target.Env == "" {
+		o.Target.Env = saved.Environment
+	}
+	if o.Target.Stack == "" {
+		o.Target.Stack = saved.Stack
+	}
+	return nil
+}
+
+// savedPlan returns the plan of --plan FILE (nil without one); the saved
+// plan binds its targets (docs/plan.md "Saved plans"): a plan of another
+// stack or environment is refused as such, and without target flags,
+// deploy --plan applies the plan's scope, so t comes back with it.
 func (o *DeployOptions) savedPlan(t deploy.Target) (*plan.Plan, deploy.Target, error) {
 	if o.PlanFile == "" {
 		return nil, t, nil
@@ -205,6 +233,10 @@ func (o *DeployOptions) savedPlan(t deploy.Target) (*plan.Plan, deploy.Target, e
 	saved, err := plan.ReadFile(o.PlanFile)
 	if err != nil {
 		return nil, t, err
+	}
+	if saved.Stack != t.Stack || saved.Environment != t.Env {
+		return nil, t, &UsageError{Msg: fmt.Sprintf("%s is a plan for %s/%s, not %s/%s: deploy it without -s and -e (deployer deploy --plan %s), or make a plan of %s/%s (deployer plan -s %s -e %s --out FILE)",
+			o.PlanFile, saved.Stack, saved.Environment, t.Stack, t.Env, o.PlanFile, t.Stack, t.Env, t.Stack, t.Env)}
 	}
 	if t.Scope() == "" {
 		t = t.WithScope(saved.Scope)

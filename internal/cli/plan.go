@@ -51,6 +51,9 @@ type PlanOptions struct {
 	// Mask hides every known secret value in the saved plan file (--out):
 	// the process's Masker. Nil masks nothing.
 	Mask func(string) string
+	// configFlag is "--config PATH " when --config was given, for the
+	// command that applies a saved plan; "" otherwise.
+	configFlag string
 }
 
 // NewCmdPlan returns `deployer plan`; runF replaces runPlan in tests.
@@ -66,10 +69,11 @@ func NewCmdPlan(f *Factory, runF func(context.Context, *PlanOptions) error) *cob
 			"components' real state, and the JSON of Command components' command.read) and reports drift\n" +
 			"from actual_state, exiting 2 on drift with --detailed-exitcode (--preview and Pulumi's refresh\n" +
 			"need the Pulumi CLI; --refresh updates Pulumi's own checkpoint under stacks/S/E/pulumi/, never\n" +
-			"deployer's state). --out saves the plan for deploy --plan.",
+			"deployer's state). --out saves the plan for deploy --plan FILE, which applies it to the stack and\n" +
+			"environment it was made for without asking again; deployer show FILE prints it.",
 		Example: `  deployer plan -e dev
   deployer plan -e prod --component user-service/api --json
-  deployer plan -e prod --out prod.plan && deployer deploy -e prod --plan prod.plan
+  deployer plan -e prod --out prod.plan && deployer deploy --plan prod.plan
   deployer plan -e dev --all --changed-since origin/main --detailed-exitcode`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -136,7 +140,17 @@ func newPlanOptions(f *Factory) *PlanOptions {
 		Comment:     f.GitHub.CommentPlan,
 		Mask:        f.Masker.Mask,
 		Report:      f.GitHub.Plan,
+		configFlag:  configFlag(f.ConfigPath),
 	}
+}
+
+// configFlag is the --config flag that names path again in a command
+// deployer suggests; "" for the default ./deployer.yaml.
+func configFlag(path string) string {
+	if path == "" {
+		return ""
+	}
+	return "--config " + path + " "
 }
 
 // runPlan plans, reports drift (--refresh), saves the plan (--out), renders
@@ -176,8 +190,8 @@ func runPlan(ctx context.Context, opts *PlanOptions) error {
 		if err := plan.WriteFile(opts.Out, p, opts.Mask); err != nil {
 			return fmt.Errorf("save plan: %w", err)
 		}
-		fmt.Fprintf(opts.IO.ErrOut, "Saved the plan to %s (bound to state serial %d). Apply it with: deployer deploy -s %s -e %s --plan %s\n",
-			opts.Out, p.Serial, t.Stack, t.Env, opts.Out)
+		fmt.Fprintf(opts.IO.ErrOut, "Saved the plan of %s/%s to %s (bound to state serial %d). Apply it with: deployer %sdeploy --plan %s\n",
+			t.Stack, t.Env, opts.Out, p.Serial, opts.configFlag, opts.Out)
 	}
 	if len(drift) > 0 && !p.HasChanges() && !opts.JSON {
 		// "Infrastructure matches the configuration" would contradict the

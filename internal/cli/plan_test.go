@@ -88,7 +88,7 @@ func TestRunPlan(t *testing.T) {
 			wantOut: "Drift between actual_state and what is live (1 components):\n  ! app/api\n      outputs.password: (sensitive) -> (sensitive)\n      outputs.replicas: 2 -> 3\n\n" +
 				planview.NoChangesButDrift + "\n"},
 		{name: "out", opts: PlanOptions{StackOptions: StackOptions{Target: targetFlags{Env: "dev"}}, Out: out}, wantCalls: "plan report(drift false)", wantOut: human.String(),
-			wantErrOut: "Saved the plan to " + out + " (bound to state serial 3). Apply it with: deployer deploy -s shop -e dev --plan " + out + "\n"},
+			wantErrOut: "Saved the plan of shop/dev to " + out + " (bound to state serial 3). Apply it with: deployer deploy --plan " + out + "\n"},
 		{name: "preflight fails", opts: PlanOptions{StackOptions: StackOptions{Target: targetFlags{Env: "dev"}}, Preview: true}, preflight: preflightErr, wantCalls: "preflight", wantErr: preflightErr},
 		{name: "unknown environment", opts: PlanOptions{StackOptions: StackOptions{Target: targetFlags{Env: "prod"}}},
 			wantErr: &UsageError{Msg: `environment "prod" is not in deployer.yaml (known: dev): pick one of those or add it under the environments key`}},

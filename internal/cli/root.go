@@ -70,6 +70,7 @@ func NewRootCmd(f *Factory) *cobra.Command {
 		NewCmdPlan(f, nil),
 		NewCmdDeploy(f, nil),
 		NewCmdDestroy(f, nil),
+		NewCmdShow(f, nil),
 		NewCmdStacks(f, nil),
 		stateCmd,
 		NewCmdUnlock(f, nil),

@@ -7,7 +7,7 @@ import (
 )
 
 // refuseBeforeLease checks, before any lock is taken or engine runs, what a
-// deploy or destroy must not do (docs/operations.md): a destroy of
+// deploy or destroy must not do (docs/commands.md#deployer-destroy): a destroy of
 // components others outside its targets depend on (*plan.DependentsError;
 // with req.WithDependents the target widens to them, and the prepared
 // target returned is the wider one), and a plan that deletes or replaces

@@ -15,7 +15,7 @@ func TestSavedPlanIsBoundToTheStateItWasMadeAgainst(t *testing.T) {
 	p.mustRun(0, "deploy", "-e", "dev", "--yes")
 	p.write("deployer.yaml", strings.Replace(shopYAML, "tag: v1", "tag: v2", 1))
 	r := p.mustRun(0, "plan", "-e", "dev", "--out", "v2.plan")
-	if !strings.Contains(r.stderr, "deployer deploy -s shop -e dev --plan v2.plan") {
+	if !strings.Contains(r.stderr, "Apply it with: deployer deploy --plan v2.plan") {
 		t.Errorf("plan --out should say how to apply it: %s", r)
 	}
 	p.mustRun(0, "plan", "-e", "dev", "--out", "stale.plan")
@@ -26,6 +26,37 @@ func TestSavedPlanIsBoundToTheStateItWasMadeAgainst(t *testing.T) {
 	r = p.mustRun(4, "deploy", "-e", "dev", "--plan", "stale.plan", "--yes")
 	if !strings.Contains(r.stderr, "serial 1") || !strings.Contains(r.stderr, "serial 2") || !strings.Contains(r.stderr, "plan --out") {
 		t.Errorf("a stale plan should be refused naming both serials and the fix: %s", r)
+	}
+}
+
+// A saved plan is the review: deploy --plan FILE takes its stack and
+// environment from the file and asks nothing; a plan of another
+// environment is named as such; show prints it.
+func TestSavedPlanFlowsFromPlanToDeploy(t *testing.T) {
+	p := newShop(t)
+	r := p.mustRun(0, "plan", "-e", "dev", "--out", "dev.plan")
+	if !strings.Contains(r.stderr, "Saved the plan of shop/dev to dev.plan") || !strings.Contains(r.stderr, "Apply it with: deployer deploy --plan dev.plan\n") {
+		t.Errorf("plan --out should name the target and the command that applies it: %s", r)
+	}
+	r = p.mustRun(0, "show", "dev.plan")
+	if !strings.Contains(r.stderr, "Saved plan of shop/dev, bound to state serial 0") || !strings.Contains(r.stdout, "+ net (Command) create") {
+		t.Errorf("show should print the saved plan: %s", r)
+	}
+	r = p.mustRun(2, "deploy", "-e", "prod", "--plan", "dev.plan")
+	if !strings.Contains(r.stderr, "dev.plan is a plan for shop/dev, not shop/prod") || strings.Contains(r.stderr, "stale") {
+		t.Errorf("a plan of another environment should be named as such, not stale: %s", r)
+	}
+	if _, err := os.Stat(filepath.Join(p.dir, ".deployer", "stacks", "shop", "prod")); err == nil {
+		t.Errorf("a refused plan should leave prod untouched")
+	}
+	// No -e, no --yes, no terminal: the file is the target and the approval.
+	r = p.mustRun(0, "deploy", "--plan", "dev.plan")
+	if st := p.state("shop", "dev"); st.Serial != 1 {
+		t.Fatalf("deploy --plan should write serial 1, got %d: %s", st.Serial, r)
+	}
+	r = p.mustRun(0, "show", "dev.plan", "--json")
+	if !strings.Contains(r.stdout, `"environment": "dev"`) && !strings.Contains(r.stdout, `"environment":"dev"`) {
+		t.Errorf("show --json should print the plan document: %s", r)
 	}
 }
 

@@ -71,7 +71,7 @@ func excluded(addr, scope string) bool {
 }
 
 // DependentsError refuses a destroy of components that others outside its
-// targets still depend on (docs/operations.md); nothing was locked, run or
+// targets still depend on (docs/commands.md#deployer-destroy); nothing was locked, run or
 // written.
 type DependentsError struct {
 	// Dependents are, by address, the targeted components each depends on.

@@ -1,0 +1,59 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"github.com/deployer-dev/deployer/internal/plan"
+)
+
+// ShowOptions are the options of `deployer show FILE`.
+type ShowOptions struct {
+	IO   *IOStreams
+	File string
+	JSON bool
+}
+
+// NewCmdShow returns `deployer show FILE`, which prints a plan saved by
+// plan --out (as terraform show PLANFILE does); runF replaces runShow in
+// tests.
+func NewCmdShow(f *Factory, runF func(context.Context, *ShowOptions) error) *cobra.Command {
+	opts := &ShowOptions{IO: f.IO}
+	cmd := &cobra.Command{
+		Use:   "show FILE",
+		Short: "Print a plan saved with plan --out",
+		Long: "Prints the plan FILE holds as plan printed it (with --json, the plan document), after a line\n" +
+			"naming the stack, environment and state serial it was made for. It reads only the file: no\n" +
+			"deployer.yaml, backend or key is needed. deploy --plan FILE applies it.",
+		Example: `  deployer plan -e prod --out prod.plan
+  deployer show prod.plan
+  deployer deploy --plan prod.plan`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.File, opts.JSON = args[0], f.JSON
+			if runF != nil {
+				return runF(cmd.Context(), opts)
+			}
+			return runShow(cmd.Context(), opts)
+		},
+	}
+	return cmd
+}
+
+func runShow(_ context.Context, opts *ShowOptions) error {
+	p, err := plan.ReadFile(opts.File)
+	if err != nil {
+		return err
+	}
+	if !opts.JSON {
+		version := ""
+		if p.Binding != nil && p.Binding.DeployerVersion != "" {
+			version = ", made by deployer " + p.Binding.DeployerVersion
+		}
+		fmt.Fprintf(opts.IO.ErrOut, "Saved plan of %s/%s, bound to state serial %d%s. Apply it with: deployer deploy --plan %s\n",
+			p.Stack, p.Environment, p.Serial, version, opts.File)
+	}
+	return planRenderer(opts.IO, opts.JSON).Render(opts.IO.Out, p)
+}
