@@ -34,6 +34,7 @@ const (
 	exitState     = 4
 	exitPolicy    = 5
 	exitRefused   = 6
+	exitSkipped   = cli.ExitSkipped // deploy --run-id: an upstream stack of the run did not succeed
 	exitCancelled = 130
 )
 
@@ -162,6 +163,7 @@ func exitCode(err error) int {
 		notOver  *policy.NotOverridableError
 		guarded  *plan.ProtectedError
 		needed   *plan.DependentsError
+		skipped  *deploy.SkippedError
 	)
 	switch {
 	case errors.As(err, &ec):
@@ -178,6 +180,8 @@ func exitCode(err error) int {
 		return exitPolicy
 	case errors.As(err, &guarded), errors.As(err, &needed):
 		return exitRefused
+	case errors.As(err, &skipped):
+		return exitSkipped
 	case errors.As(err, &usage), errors.As(err, &target), isCobraUsage(err):
 		return exitUsage
 	case errors.As(err, &invalid):

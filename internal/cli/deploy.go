@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -34,6 +35,8 @@ type DeployOptions struct {
 	Policy      PolicyFlags
 	// WithDependents is destroy --with-dependents.
 	WithDependents bool
+	// Run is --run-id and its flags (deploy only).
+	Run RunFlags
 
 	// Apply is the use case, deploy.Service.Apply (bound by NewCmdDeploy; a
 	// run test sets a fake).
@@ -42,6 +45,10 @@ type DeployOptions struct {
 	// the run (docs/github-actions.md): ghactions.Reporter.Deploy; nil writes
 	// nothing.
 	Report func(t deploy.Target, out *deploy.Outcome, err error)
+	// ReportRun writes the wait for the upstream stacks of a --run-id
+	// deploy to the job summary: ghactions.Reporter.RunWait; nil writes
+	// nothing.
+	ReportRun func(t deploy.Target, runID string, waits []deploy.UpstreamWait, err error)
 }
 
 // NewCmdDeploy returns `deployer deploy`; runF replaces runDeploy in tests.
@@ -67,6 +74,7 @@ func NewCmdDeploy(f *Factory, runF func(context.Context, *DeployOptions) error) 
 	}
 	bindApplyFlags(cmd, opts)
 	cmd.Flags().StringVar(&opts.PlanFile, "plan", "", "apply a plan saved with plan --out, for its stack and environment, without asking (refused if the state moved on)")
+	opts.Run.bind(cmd)
 	return cmd
 }
 
@@ -101,7 +109,8 @@ func newDeployOptions(f *Factory, destroy bool) *DeployOptions {
 			}
 			return svc.Apply(ctx, req)
 		},
-		Report: f.GitHub.Deploy,
+		Report:    f.GitHub.Deploy,
+		ReportRun: f.GitHub.RunWait,
 	}
 }
 
@@ -116,7 +125,10 @@ func (o *DeployOptions) runE(cmd *cobra.Command, f *Factory, runF func(context.C
 	if err := o.checkParallelism(cmd); err != nil {
 		return err
 	}
-	if err := o.check(cmd, f, "plan", "override-policy", "reason"); err != nil {
+	if err := o.check(cmd, f, "plan", "override-policy", "reason", "run-id", "run-attempt", "upstream", "wait-timeout"); err != nil {
+		return err
+	}
+	if err := o.Run.check(cmd, f.Getenv); err != nil {
 		return err
 	}
 	return runOr(cmd, o, runF, runDeploy)
@@ -157,6 +169,10 @@ func runDeploy(ctx context.Context, opts *DeployOptions) error {
 	if err := opts.Policy.validate(); err != nil {
 		return err
 	}
+	run, err := opts.Run.request(t.Stack)
+	if err != nil {
+		return err
+	}
 	check, err := opts.Policy.check(ctx, cfg)
 	if err != nil {
 		return err
@@ -177,7 +193,7 @@ func runDeploy(ctx context.Context, opts *DeployOptions) error {
 	}
 	req := deploy.ApplyRequest{
 		Config: cfg, Target: t, Destroy: opts.Destroy, SavedPlan: saved, LockTimeout: opts.LockTimeout,
-		Parallelism: opts.Parallelism, Policy: check, WithDependents: opts.WithDependents,
+		Parallelism: opts.Parallelism, Policy: check, WithDependents: opts.WithDependents, Run: run,
 		// The plan is data of the command: stdout in human mode, and part
 		// of the JSON result in --json mode.
 		ShowPlan: func(p *plan.Plan) error {
@@ -200,7 +216,17 @@ func runDeploy(ctx context.Context, opts *DeployOptions) error {
 	if opts.Report != nil {
 		opts.Report(t, out, err)
 	}
-	return opts.render(t, out, err)
+	if run != nil && out != nil && opts.ReportRun != nil {
+		opts.ReportRun(t, run.ID, out.Upstream, err)
+	}
+	err = opts.render(t, out, err)
+	switch {
+	case run == nil:
+		return err
+	case opts.JSON:
+		return skippedExit(err)
+	}
+	return runOutcome(opts.IO.Out, t, out, err)
 }
 
 // readSaved takes the defaults of -s and -e from --plan FILE when they are
@@ -257,7 +283,9 @@ func (o *DeployOptions) render(t deploy.Target, out *deploy.Outcome, err error) 
 		return err
 	}
 	if o.JSON && out != nil {
-		if jerr := o.IO.PrintJSON(deployResultJSON(out, err)); jerr != nil {
+		j := deployResultJSON(out, err)
+		j.Stack, j.Environment = cmp.Or(j.Stack, t.Stack), cmp.Or(j.Environment, t.Env) // a skipped deploy has no plan
+		if jerr := o.IO.PrintJSON(j); jerr != nil {
 			return jerr
 		}
 	} else if out != nil && out.Plan != nil {
@@ -322,7 +350,11 @@ func deployResultJSON(out *deploy.Outcome, err error) deployJSON {
 	}
 	if err != nil {
 		j.Error = err.Error()
-		if j.Status == "no-changes" {
+		var skipped *deploy.SkippedError
+		switch {
+		case errors.As(err, &skipped):
+			j.Status = "skipped"
+		case j.Status == "no-changes":
 			j.Status = "failed"
 		}
 	}

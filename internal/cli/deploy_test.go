@@ -39,6 +39,14 @@ func TestNewCmdDeploy(t *testing.T) {
 		{name: "parallelism 0", argv: []string{"-e", "dev", "--parallelism", "0"}, wantErr: "--parallelism must be at least 1, got 0"},
 		{name: "destroy has no --plan", destroy: true, argv: []string{"-e", "dev", "--plan", "x"}, wantErr: "unknown flag: --plan"},
 		{name: "arguments", argv: []string{"-e", "dev", "extra"}, wantErr: `unknown command "extra"`},
+		{name: "run", argv: []string{"-e", "dev", "--run-id", "123", "--upstream", "net,db", "--upstream", "cache", "--wait-timeout", "5m"},
+			want: DeployOptions{StackOptions: StackOptions{Target: targetFlags{Env: "dev"}}, Run: RunFlags{ID: "123", Attempt: 1, Upstream: []string{"net", "db", "cache"}, WaitTimeout: 5 * time.Minute}}},
+		{name: "run of a matrix entry without upstream", argv: []string{"-e", "dev", "--run-id", "123", "--upstream", "", "--run-attempt", "2"},
+			want: DeployOptions{StackOptions: StackOptions{Target: targetFlags{Env: "dev"}}, Run: RunFlags{ID: "123", Attempt: 2, WaitTimeout: time.Hour}}},
+		{name: "upstream without run-id", argv: []string{"-e", "dev", "--upstream", "net"}, wantErr: "--upstream needs a non-empty --run-id"},
+		{name: "run-id with all", argv: []string{"-e", "dev", "--all", "--run-id", "1"}, wantErr: "--run-id"},
+		{name: "run-attempt 0", argv: []string{"-e", "dev", "--run-id", "1", "--run-attempt", "0"}, wantErr: "--run-attempt must be at least 1, got 0"},
+		{name: "destroy has no --run-id", destroy: true, argv: []string{"-e", "dev", "--run-id", "1"}, wantErr: "unknown flag: --run-id"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

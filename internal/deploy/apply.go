@@ -39,6 +39,11 @@ type ApplyRequest struct {
 	// components that depend on them (destroy --with-dependents); without
 	// it such a destroy is refused with *plan.DependentsError.
 	WithDependents bool
+	// Run makes the deploy one job of a CI run (deploy --run-id): it waits
+	// for the run's upstream stacks first, and records a deployment even
+	// when nothing changes (docs/many-stacks.md#one-job-per-stack); nil
+	// outside a run.
+	Run *Run
 }
 
 // Outcome is what a deploy did.
@@ -53,6 +58,12 @@ type Outcome struct {
 	Lock      lockmgr.Record
 	// Summary counts what the run did, for every renderer.
 	Summary Summary
+	// Upstream is how the wait for each upstream stack of the run ended
+	// (ApplyRequest.Run); nil outside a run.
+	Upstream []UpstreamWait
+	// AlreadyApplied: the run had already deployed this stack and nothing
+	// changed since, so nothing was written.
+	AlreadyApplied bool
 }
 
 // Errors of Apply besides the ones of lockmgr and statestore.
@@ -93,6 +104,10 @@ func (s *Service) Apply(ctx context.Context, req ApplyRequest) (*Outcome, error)
 	if err := s.checkSecrets(ctx, pr.t, pr.secrets); err != nil {
 		return nil, err
 	}
+	waits, err := s.waitUpstream(ctx, pr.t.Env, req.Run)
+	if err != nil {
+		return &Outcome{Upstream: waits}, err
+	}
 	if pr, err = s.refuseBeforeLease(ctx, pr, &req); err != nil {
 		return nil, err
 	}
@@ -122,13 +137,20 @@ func (s *Service) Apply(ctx context.Context, req ApplyRequest) (*Outcome, error)
 		return nil, err
 	}
 	defer run.lease.release() // a failure is reported on the progress stream
-	out := &Outcome{Lock: run.lease.Record()}
+	out := &Outcome{Lock: run.lease.Record(), Upstream: waits}
 	pl, err := s.planUnderLease(run, pr, req, out)
 	if err != nil {
 		return out, err
 	}
 	if proceed, err := confirm(pl.plan, req); !proceed || err != nil {
-		return out, err
+		if err != nil || req.Run == nil || pl.plan.HasChanges() {
+			return out, err
+		}
+		if out.AlreadyApplied = req.Run.appliedIn(pl.st); out.AlreadyApplied {
+			return out, nil
+		}
+		// Nothing to change, but the run's waiters need this stack's
+		// record: a deployment of no changes is written.
 	}
 	return s.execute(ctx, run, pr, pl, req, out)
 }
@@ -233,6 +255,7 @@ func (s *Service) execute(ctx context.Context, run *deployRun, pr *prepared, pl 
 	out.Results, out.Unchanged = ran.results, ran.unchanged
 	cancelled := applyErr != nil && ctx.Err() != nil
 	dep, ch := s.record(run, pl, ran, start, applyErr, cancelled)
+	req.Run.stamp(&dep)
 	out.Summary = summarize(ch, ran, len(pl.plan.Changes()))
 
 	saveCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)

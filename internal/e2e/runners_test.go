@@ -8,9 +8,13 @@ package e2e
 
 import (
 	"encoding/json"
+	"os"
 	"os/exec"
+	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/deployer-dev/deployer/internal/testenv"
 )
@@ -77,4 +81,117 @@ func TestStacksMatrixThroughTheBinary(t *testing.T) {
 	if !strings.Contains(res.stderr, "--matrix needs -e ENV") || res.stdout != "" {
 		t.Errorf("without -e: %s", res)
 	}
+}
+
+// runMatrix starts one `deploy --run-id ID` per entry of m at once, each in
+// its stack's directory with the entry's upstream, as the matrix jobs of
+// one CI run attempt do, and returns each job's result by stack.
+func (r *stackRepo) runMatrix(m []matrixEntry, id string, attempt int, extra ...string) map[string]result {
+	r.t.Helper()
+	jobs := map[string]*bgRun{}
+	for _, e := range m {
+		p := &project{t: r.t, dir: filepath.Join(r.dir, e.Dir), env: r.env}
+		args := []string{"deploy", "-e", "dev", "--yes", "--run-id", id, "--run-attempt", strconv.Itoa(attempt),
+			"--upstream", strings.Join(e.Upstream, ","), "--wait-timeout", "3m"}
+		jobs[e.Stack] = p.start(append(args, extra...)...)
+	}
+	out := map[string]result{}
+	for name, j := range jobs {
+		out[name] = j.wait(r.t, 5*time.Minute)
+	}
+	return out
+}
+
+// codes is "stack=exit" of every job, in the diamond's order.
+func codes(res map[string]result) string {
+	var parts []string
+	for _, n := range []string{"alone", "root", "left", "right", "leaf"} {
+		if r, ok := res[n]; ok {
+			parts = append(parts, n+"="+strconv.Itoa(r.code))
+		}
+	}
+	return strings.Join(parts, " ")
+}
+
+// runIDScenario is the acceptance run of deploy --run-id
+// (docs/many-stacks.md#one-job-per-stack) on one pair of backends: five
+// jobs started at once deploy the diamond in order; the same run again
+// writes nothing; a run whose root fails skips exactly root's consumers
+// (exit 7); its failed jobs re-run as attempt 2 finish the run.
+func runIDScenario(t *testing.T, backend string, env ...string) {
+	r := newStackRepo(t, backend, env...)
+	m := r.matrix()
+	r.write("barrier", "")
+	res := r.runMatrix(m, "100", 1)
+	if got := codes(res); got != "alone=0 root=0 left=0 right=0 leaf=0" {
+		t.Fatalf("run 100: %s\nleaf: %s", got, res["leaf"])
+	}
+	r.checkDiamondTimeline()
+	for _, want := range []string{"Waiting for 3 upstream stack(s) of run 100 (attempt 1, up to 3m0s): root, left, right",
+		"Upstream root: success (deployment dep-", "Upstream left: success", "Upstream right: success"} {
+		if !strings.Contains(res["leaf"].stderr, want) {
+			t.Errorf("leaf's log lacks %q:\n%s", want, res["leaf"])
+		}
+	}
+	if v := r.leafVersion(); v != "leaf-1(left-1(root-1()) right-1(root-1()))" {
+		t.Errorf("leaf read %q", v)
+	}
+
+	// The whole run again (GitHub's "re-run all jobs"): nothing to do.
+	r.resetEvents()
+	res = r.runMatrix(m, "100", 2)
+	if got := codes(res); got != "alone=0 root=0 left=0 right=0 leaf=0" {
+		t.Fatalf("run 100 again: %s", got)
+	}
+	for name, j := range res {
+		if !strings.Contains(j.stdout, "was already deployed in this run and nothing changed since: nothing written.") {
+			t.Errorf("%s in run 100 again:\n%s", name, j)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(r.dir, "events.log")); err == nil {
+		t.Errorf("a component ran again in run 100:\n%s", r.read("events.log"))
+	}
+
+	// Run 101: root changes and fails; alone has nothing to change.
+	r.fail["root"], r.version["root"] = true, "2"
+	r.writeStack("root")
+	res = r.runMatrix(m, "101", 1)
+	if got := codes(res); got != "alone=0 root=1 left=7 right=7 leaf=7" {
+		t.Fatalf("run 101: %s\nleft: %s", got, res["left"])
+	}
+	if want := "left/dev skipped: upstream root failed (deployment dep-"; !strings.Contains(res["left"].stdout, want) {
+		t.Errorf("left's output lacks %q:\n%s", want, res["left"])
+	}
+	if want := "No changes; deployment dep-"; !strings.Contains(res["alone"].stdout, want) {
+		t.Errorf("alone's output lacks %q:\n%s", want, res["alone"])
+	}
+	ran := r.intervals()
+	if len(ran["left"])+len(ran["right"])+len(ran["leaf"]) != 0 {
+		t.Errorf("a consumer of the failed root ran: %v", ran)
+	}
+
+	// "Re-run failed jobs": attempt 2 of the four that failed, root fixed.
+	// The consumers start with root's failed record of attempt 1 in place
+	// and wait for its attempt 2.
+	r.resetEvents()
+	r.fail["root"] = false
+	r.writeStack("root")
+	var failed []matrixEntry
+	for _, e := range m {
+		if e.Stack != "alone" {
+			failed = append(failed, e)
+		}
+	}
+	res = r.runMatrix(failed, "101", 2)
+	if got := codes(res); got != "root=0 left=0 right=0 leaf=0" {
+		t.Fatalf("run 101 attempt 2: %s\nleft: %s", got, res["left"])
+	}
+	if v := r.leafVersion(); v != "leaf-1(left-1(root-2()) right-1(root-2()))" {
+		t.Errorf("leaf read %q after attempt 2", v)
+	}
+	r.noLocks()
+}
+
+func TestRunIDDeploysTheMatrixInOrderOnFileBackends(t *testing.T) {
+	runIDScenario(t, "backend: {state: file://../.deployer, lock: file://../.deployer}\n")
 }

@@ -197,6 +197,12 @@ type Deployment struct {
 	// Moved lists the state entries the deployment moved, "FROM -> TO"
 	// each (docs/operations.md#moves); omitted when none.
 	Moved []string `json:"moved,omitempty"`
+	// RunID and RunAttempt name the CI run (deploy --run-id, --run-attempt)
+	// whose matrix job made this deployment: the stacks of the run that read
+	// this one wait for it (docs/many-stacks.md#one-job-per-stack); omitted
+	// for a deploy outside a run.
+	RunID      string `json:"run_id,omitempty"`
+	RunAttempt int    `json:"run_attempt,omitempty"`
 }
 
 // PolicyOverride is one policy a deployment overrode: who did, why, and
