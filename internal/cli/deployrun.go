@@ -22,7 +22,7 @@ const DefaultWaitTimeout = time.Hour
 
 // RunFlags are deploy's flags of one job of a CI run: --run-id,
 // --run-attempt, --upstream and --wait-timeout
-// (docs/many-stacks.md#one-job-per-stack).
+// (docs/many-stacks.md#one-job-per-stack-the-matrix).
 type RunFlags struct {
 	ID          string
 	Attempt     int

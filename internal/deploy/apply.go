@@ -41,7 +41,7 @@ type ApplyRequest struct {
 	WithDependents bool
 	// Run makes the deploy one job of a CI run (deploy --run-id): it waits
 	// for the run's upstream stacks first, and records a deployment even
-	// when nothing changes (docs/many-stacks.md#one-job-per-stack); nil
+	// when nothing changes (docs/many-stacks.md#one-job-per-stack-the-matrix); nil
 	// outside a run.
 	Run *Run
 }

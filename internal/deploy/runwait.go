@@ -14,7 +14,7 @@ import (
 )
 
 // Run is the CI run a deploy belongs to: one job of the matrix that
-// `stacks --matrix` prints (deploy --run-id, docs/many-stacks.md#one-job-per-stack).
+// `stacks --matrix` prints (deploy --run-id, docs/many-stacks.md#one-job-per-stack-the-matrix).
 // Before it takes its lock the deploy waits, reading only, until every
 // Upstream stack has a deployment record of the run; its own record
 // carries ID and Attempt.
@@ -111,7 +111,7 @@ func (r *Run) poll() backoff.BackOff {
 }
 
 // waitUpstream waits, reading only, until every upstream stack of run in
-// env has a final deployment record of the run (docs/many-stacks.md#one-job-per-stack),
+// env has a final deployment record of the run (docs/many-stacks.md#one-job-per-stack-the-matrix),
 // with a line per upstream on the progress stream. It returns how each
 // wait ended and *SkippedError when one did not succeed or the timeout
 // passed; a read error other than "no state yet" ends the wait with it.

@@ -2,7 +2,7 @@
 
 package e2e
 
-// Many stacks across CI jobs (docs/many-stacks.md#one-job-per-stack):
+// Many stacks across CI jobs (docs/many-stacks.md#one-job-per-stack-the-matrix):
 // `stacks --matrix` and `deploy --run-id`, through the built binary, on the
 // diamond of stacks_test.go.
 
@@ -114,7 +114,7 @@ func codes(res map[string]result) string {
 }
 
 // runIDScenario is the acceptance run of deploy --run-id
-// (docs/many-stacks.md#one-job-per-stack) on one pair of backends: five
+// (docs/many-stacks.md#one-job-per-stack-the-matrix) on one pair of backends: five
 // jobs started at once deploy the diamond in order; the same run again
 // writes nothing; a run whose root fails skips exactly root's consumers
 // (exit 7); its failed jobs re-run as attempt 2 finish the run.

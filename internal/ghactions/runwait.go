@@ -9,7 +9,7 @@ import (
 )
 
 // RunWait writes to the job summary how a deploy --run-id waited for the
-// upstream stacks of its run, one line each (docs/many-stacks.md#one-job-per-stack),
+// upstream stacks of its run, one line each (docs/many-stacks.md#one-job-per-stack-the-matrix),
 // and, when it was skipped, a warning annotation that says why.
 func (r *Reporter) RunWait(t deploy.Target, runID string, waits []deploy.UpstreamWait, err error) {
 	var skipped *deploy.SkippedError

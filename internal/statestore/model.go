@@ -199,7 +199,7 @@ type Deployment struct {
 	Moved []string `json:"moved,omitempty"`
 	// RunID and RunAttempt name the CI run (deploy --run-id, --run-attempt)
 	// whose matrix job made this deployment: the stacks of the run that read
-	// this one wait for it (docs/many-stacks.md#one-job-per-stack); omitted
+	// this one wait for it (docs/many-stacks.md#one-job-per-stack-the-matrix); omitted
 	// for a deploy outside a run.
 	RunID      string `json:"run_id,omitempty"`
 	RunAttempt int    `json:"run_attempt,omitempty"`
