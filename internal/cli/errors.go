@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/deployer-dev/deployer/internal/lockmgr"
+	"github.com/deployer-dev/deployer/internal/sanitize"
 	"github.com/deployer-dev/deployer/internal/statestore"
 )
 
@@ -19,7 +20,13 @@ import (
 // An error that knows its cause and fix in one sentence (a missing table,
 // bucket or schema: a Fix method) leads the message, and the context it was
 // found in follows in parentheses.
-func Remedy(err error) string {
+//
+// The message passes through sanitize.Text: an error quotes data (a config
+// key, a lock's holder, a command) that must not drive the terminal or
+// write a workflow command (docs/secrets.md#printed-data-is-sanitised).
+func Remedy(err error) string { return sanitize.Text(remedy(err)) }
+
+func remedy(err error) string {
 	var held *lockmgr.HeldError
 	if errors.As(err, &held) {
 		rec := held.Record
@@ -84,20 +91,22 @@ func heldStatus(held *lockmgr.HeldError) lockmgr.Status {
 	return lockmgr.Status{Record: held.Record, Level: pk.Level, HolderGone: lockmgr.HolderGone(held.Record)}
 }
 
-// unlockCommand is the exact command that breaks rec.
+// unlockCommand is the exact command that breaks rec, shell-quoted
+// (sanitize.Command): the record's key and lock id are data, and the
+// command is pasted into a shell.
 func unlockCommand(rec lockmgr.Record) string {
 	pk, ok := lockmgr.ParseKey(rec.LockKey)
 	if !ok || pk.Level == lockmgr.LevelCustom {
-		return fmt.Sprintf("deployer unlock --key %s --force --lock-id %s", pk.Name, rec.LockID)
+		return sanitize.Command("deployer", "unlock", "--key", pk.Name, "--force", "--lock-id", rec.LockID)
 	}
-	cmd := fmt.Sprintf("deployer unlock -s %s -e %s", pk.Stack, pk.Env)
+	args := []string{"deployer", "unlock", "-s", pk.Stack, "-e", pk.Env}
 	switch pk.Level {
 	case lockmgr.LevelService:
-		cmd += " --service " + pk.Service
+		args = append(args, "--service", pk.Service)
 	case lockmgr.LevelComponent:
-		cmd += " --component " + pk.Service + "/" + pk.Component
+		args = append(args, "--component", pk.Service+"/"+pk.Component)
 	}
-	return cmd + " --force --lock-id " + rec.LockID
+	return sanitize.Command(append(args, "--force", "--lock-id", rec.LockID)...)
 }
 
 // toldError is an error whose message already says what to do about it

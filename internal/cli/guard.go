@@ -228,8 +228,9 @@ func renderGuardResult(w io.Writer, r *guard.Result) {
 	if l := r.Lock; l != nil {
 		switch {
 		case l.Holder != nil && !l.Acquired:
-			fmt.Fprintf(w, "lock %s held by %s (%s, pid %d) since %s", l.Key, l.Holder.LockedBy, orDash(l.Holder.Metadata.Operation),
-				l.Holder.Metadata.PID, time.Unix(l.Holder.LockedAt, 0).UTC().Format(time.RFC3339))
+			h := l.Holder.Printable()
+			fmt.Fprintf(w, "lock %s held by %s (%s, pid %d) since %s", l.Key, h.LockedBy, orDash(h.Metadata.Operation),
+				h.Metadata.PID, time.Unix(l.Holder.LockedAt, 0).UTC().Format(time.RFC3339))
 			if !r.DryRun {
 				fmt.Fprintf(w, "; gave up after %d retries", l.Retries)
 			}

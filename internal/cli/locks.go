@@ -11,6 +11,7 @@ import (
 
 	"github.com/deployer-dev/deployer/internal/deploy"
 	"github.com/deployer-dev/deployer/internal/lockmgr"
+	"github.com/deployer-dev/deployer/internal/sanitize"
 )
 
 // StateLocksOptions are the inputs of `deployer state locks`.
@@ -127,9 +128,10 @@ func runStateLocks(ctx context.Context, opts *StateLocksOptions) error {
 	tw := tabwriter.NewWriter(opts.IO.Out, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "LOCK\tLEVEL\tHOLDER\tOPERATION\tHOST\tPID\tAGE\tHEARTBEAT\tSTATUS\tLOCK ID")
 	for _, s := range res.Locks {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%s\t%s ago\t%s\t%s\n", s.LockKey, s.Level, s.LockedBy,
-			orDash(s.Metadata.Operation), orDash(s.Metadata.Hostname), s.Metadata.PID,
-			humanAge(s.Age), humanAge(s.HeartbeatAge), verdictText(string(s.Verdict), s.HolderGone), s.LockID)
+		rec := s.Record.Printable()
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%s\t%s ago\t%s\t%s\n", rec.LockKey, s.Level, rec.LockedBy,
+			orDash(rec.Metadata.Operation), orDash(rec.Metadata.Hostname), rec.Metadata.PID,
+			humanAge(s.Age), humanAge(s.HeartbeatAge), verdictText(string(s.Verdict), s.HolderGone), rec.LockID)
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -147,8 +149,9 @@ func printWaiters(w io.Writer, ws []lockmgr.Waiter) error {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "LOCK\tPOSITION\tWAITER\tOPERATION\tHOST\tPID\tWAITING")
 	for _, x := range ws {
-		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%d\t%s\n", x.Key, x.Position, x.LockedBy,
-			orDash(x.Metadata.Operation), orDash(x.Metadata.Hostname), x.Metadata.PID, humanAge(x.Age))
+		rec := x.Record.Printable()
+		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%d\t%s\n", sanitize.Line(x.Key), x.Position, rec.LockedBy,
+			orDash(rec.Metadata.Operation), orDash(rec.Metadata.Hostname), rec.Metadata.PID, humanAge(x.Age))
 	}
 	return tw.Flush()
 }
@@ -174,7 +177,7 @@ func humanAge(d time.Duration) string {
 // layout of docs/locking.md#verdicts-state-locks). Ages are the verdict's,
 // taken at the Manager's clock; a lock without a verdict has no ages.
 func printRecord(w io.Writer, s lockmgr.Status) {
-	rec := s.Record
+	rec := s.Record.Printable()
 	at := func(sec int64, age time.Duration) string {
 		t := time.Unix(sec, 0).UTC().Format("2006-01-02 15:04:05 UTC")
 		if s.Verdict == "" {

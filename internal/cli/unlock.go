@@ -9,8 +9,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/deployer-dev/deployer/internal/deploy"
-	"github.com/deployer-dev/deployer/internal/ghactions"
 	"github.com/deployer-dev/deployer/internal/lockmgr"
+	"github.com/deployer-dev/deployer/internal/sanitize"
 )
 
 // UnlockOptions are the inputs of `deployer unlock`.
@@ -104,10 +104,11 @@ func runUnlock(ctx context.Context, opts *UnlockOptions) error {
 		return nil
 	}
 	req.Broken = func(s lockmgr.Status) {
-		fmt.Fprintf(opts.IO.Out, "Lock %s (lock id %s, held by %s) released.\n", s.LockKey, s.LockID, s.LockedBy)
+		rec := s.Record.Printable()
+		fmt.Fprintf(opts.IO.Out, "Lock %s (lock id %s, held by %s) released.\n", rec.LockKey, rec.LockID, rec.LockedBy)
 		if opts.Summarize != nil {
 			opts.Summarize(fmt.Sprintf("### %s: %s\n\nBroke lock `%s` (lock id `%s`, held by %s since %s).\n\n",
-				opts.Command, s.LockKey, s.LockKey, s.LockID, ghactions.EscapeMarkdown(s.LockedBy), time.Unix(s.LockedAt, 0).UTC().Format(time.RFC3339)))
+				opts.Command, sanitize.Markdown(s.LockKey), sanitize.CodeSpan(s.LockKey), sanitize.CodeSpan(s.LockID), sanitize.Markdown(s.LockedBy), time.Unix(s.LockedAt, 0).UTC().Format(time.RFC3339)))
 		}
 	}
 	res, err := opts.Unlock(ctx, req)

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/deployer-dev/deployer/internal/lockmgr"
+	"github.com/deployer-dev/deployer/internal/sanitize"
 )
 
 // waitEvery is how often a wait for a held lock is reported in a log.
@@ -54,14 +55,14 @@ func (r *waitReporter) event(ev lockmgr.WaitEvent) {
 			fmt.Fprintln(r.w)
 			r.open = false
 		}
-		h := ev.Holder
+		h := ev.Holder.Printable()
 		fmt.Fprintf(r.w, "waiting for lock %s (up to %s%s): held by %s (%s, pid %d on %s, since %s, lock id %s)\n",
 			ev.Key, roundWait(ev.Elapsed+ev.Left), positionText(ev.Position), h.LockedBy, orDash(h.Metadata.Operation), h.Metadata.PID,
 			orDash(h.Metadata.Hostname), time.Unix(h.LockedAt, 0).UTC().Format(time.RFC3339), h.LockID)
 		r.holder, r.last = h.LockID, now
 		return
 	}
-	status := fmt.Sprintf("still waiting for lock %s held by %s: %s waited, %s left%s", ev.Key, ev.Holder.LockedBy,
+	status := fmt.Sprintf("still waiting for lock %s held by %s: %s waited, %s left%s", ev.Key, sanitize.Line(ev.Holder.LockedBy),
 		roundWait(ev.Elapsed), roundWait(ev.Left), positionText(ev.Position))
 	if r.tty {
 		fmt.Fprintf(r.w, "\r\033[K%s", status)

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/deployer-dev/deployer/internal/lockmgr"
+	"github.com/deployer-dev/deployer/internal/sanitize"
 )
 
 // Locking runs the lock use cases, which need the lock backend and no
@@ -157,13 +158,14 @@ type UnlockRefusedError struct {
 }
 
 func (e *UnlockRefusedError) Error() string {
-	key := e.Lock.LockKey
+	rec := e.Lock.Record.Printable()
 	if e.LockID != "" && e.LockID != e.Lock.LockID {
+		asked := sanitize.Line(e.LockID)
 		return fmt.Sprintf("lock %s is held with lock id %s, not %s: nothing was broken (%s is mistyped, or names a holder that no longer holds it); check the id with deployer state locks",
-			key, e.Lock.LockID, e.LockID, e.LockID)
+			rec.LockKey, rec.LockID, asked, asked)
 	}
 	return fmt.Sprintf("lock %s is ACTIVE (heartbeat %s ago, by %s): breaking it needs --lock-id %s",
-		key, max(e.Lock.HeartbeatAge.Round(time.Second), 0), e.Lock.LockedBy, e.Lock.LockID)
+		rec.LockKey, max(e.Lock.HeartbeatAge.Round(time.Second), 0), rec.LockedBy, sanitize.Command(e.Lock.LockID))
 }
 
 // notHeldError: no record holds the key.

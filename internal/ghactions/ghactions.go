@@ -15,6 +15,7 @@ import (
 	"sync"
 
 	"github.com/deployer-dev/deployer/internal/engine"
+	"github.com/deployer-dev/deployer/internal/sanitize"
 )
 
 // Env is what deployer reads from a runner's environment.
@@ -55,8 +56,11 @@ const (
 
 // Annotation formats a workflow command that annotates the run:
 // "::error title=T::message\n". An empty title is left out. The message
-// keeps its lines (escaped as %0A, as the runner expects).
+// keeps its lines (escaped as %0A, as the runner expects). Title and
+// message pass through the sanitiser first (sanitize.Line, sanitize.Text):
+// they quote data.
 func Annotation(level, title, msg string) string {
+	title, msg = sanitize.Line(title), sanitize.Text(msg)
 	var b strings.Builder
 	b.WriteString("::")
 	b.WriteString(level)
@@ -160,7 +164,7 @@ func (g *GroupWriter) line(line string) error {
 			b.WriteString("::endgroup::\n")
 		}
 		if addr != "" {
-			b.WriteString("::group::" + escapeData(addr) + "\n")
+			b.WriteString("::group::" + escapeData(sanitize.Line(addr)) + "\n")
 		}
 		g.open = addr
 	}

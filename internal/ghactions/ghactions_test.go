@@ -34,7 +34,9 @@ func TestAnnotationEscapes(t *testing.T) {
 		{Error, "", "plain", "::error::plain\n"},
 		{Error, "Component app/build failed", "exit status 1", "::error title=Component app/build failed::exit status 1\n"},
 		{Notice, "Waiting for lock stack:a:env:b", "held by x, since 10:00", "::notice title=Waiting for lock stack%3Aa%3Aenv%3Ab::held by x, since 10:00\n"},
-		{Warning, "100% sure", "line one\nline two\r\n50%", "::warning title=100%25 sure::line one%0Aline two%0D%0A50%25\n"},
+		{Warning, "100% sure", "line one\nline two\r\n50%", "::warning title=100%25 sure::line one%0Aline two%0A50%25\n"},
+		// Data in an annotation is sanitised: no control character, no command of its own.
+		{Error, "held by x\x1b[2J", "a\rb\n::warning::c", "::error title=held by x\\x1b[2J::a\\rb%0A\\::warning::c\n"},
 	} {
 		if got := Annotation(tc.level, tc.title, tc.msg); got != tc.want {
 			t.Errorf("Annotation(%q, %q, %q) = %q, want %q", tc.level, tc.title, tc.msg, got, tc.want)

@@ -17,6 +17,7 @@ import (
 	"github.com/deployer-dev/deployer/internal/deploy"
 	"github.com/deployer-dev/deployer/internal/plan"
 	"github.com/deployer-dev/deployer/internal/planview"
+	"github.com/deployer-dev/deployer/internal/sanitize"
 )
 
 // commentTimeout bounds the requests of one plan comment.
@@ -127,10 +128,13 @@ func cutNote(cut, whole, runURL string) string {
 }
 
 // planBody is one plan as a comment shows it, masked: the plan table of
-// the job summary and, with changes, the human plan as a collapsible diff.
+// the job summary and, with changes, the human plan as a collapsible diff
+// (sanitize.Text) between open and closing, whose code fence is longer
+// than any run of backticks in it (sanitize.Fence).
 type planBody struct {
-	table, diff string
-	changes     bool
+	table, diff   string
+	open, closing string
+	changes       bool
 }
 
 func newPlanBody(p *plan.Plan, mask func(string) string) planBody {
@@ -138,13 +142,11 @@ func newPlanBody(p *plan.Plan, mask func(string) string) planBody {
 	writePlanTable(&table, p)
 	var text bytes.Buffer
 	_ = planview.NewHuman(false).Render(&text, p)
-	return planBody{table: mask(table.String()), diff: mask(diffBlock(text.String())), changes: p.HasChanges()}
+	diff := sanitize.Text(mask(diffBlock(text.String())))
+	fence := sanitize.Fence(diff)
+	return planBody{table: mask(table.String()), diff: diff, changes: p.HasChanges(),
+		open: "<details><summary>Plan diff</summary>\n\n" + fence + "diff\n", closing: fence + "\n\n</details>\n\n"}
 }
-
-const (
-	diffOpen  = "<details><summary>Plan diff</summary>\n\n```diff\n"
-	diffClose = "```\n\n</details>\n\n"
-)
 
 // fit renders b in at most room characters: whole, else the table and as
 // many whole lines of the diff as fit, else as many lines of the table as
@@ -152,13 +154,13 @@ const (
 func (b planBody) fit(room int) (text string, cut bool) {
 	full := b.table
 	if b.changes {
-		full += diffOpen + b.diff + diffClose
+		full += b.open + b.diff + b.closing
 	}
 	if runeLen(full) <= room {
 		return full, false
 	}
-	if rest := room - runeLen(b.table) - runeLen(diffOpen) - runeLen(diffClose); rest > 0 && b.changes {
-		return b.table + diffOpen + cutLines(b.diff, rest) + diffClose, true
+	if rest := room - runeLen(b.table) - runeLen(b.open) - runeLen(b.closing); rest > 0 && b.changes {
+		return b.table + b.open + cutLines(b.diff, rest) + b.closing, true
 	}
 	return cutLines(b.table, room-1) + "\n", true
 }
@@ -249,7 +251,7 @@ func stacksComment(env, root string, results []deploy.StackResult, none, runURL 
 	marker = stacksMarker(env, root)
 	head := marker + "\n" + fmt.Sprintf("### deployer plan --all: %s", env)
 	if root != "." {
-		head += fmt.Sprintf(" in `%s`", mdCode(root))
+		head += fmt.Sprintf(" in `%s`", sanitize.CodeSpan(root))
 	}
 	headM := mask(head + "\n\n")
 	footM := mask(commentFoot(runURL))
@@ -257,7 +259,7 @@ func stacksComment(env, root string, results []deploy.StackResult, none, runURL 
 
 	var tb strings.Builder
 	if none != "" {
-		tb.WriteString(EscapeMarkdown(none) + "\n\n")
+		tb.WriteString(sanitize.Markdown(none) + "\n\n")
 	} else {
 		writeResultsTable(&tb, results)
 	}
@@ -271,7 +273,7 @@ func stacksComment(env, root string, results []deploy.StackResult, none, runURL 
 			if res.Err != nil {
 				msg = remedy(res.Err)
 			}
-			sections = append(sections, commentSection{open: mask(summary + "failed"), text: mask(strings.ReplaceAll(msg, "```", "'''"))})
+			sections = append(sections, commentSection{open: mask(summary + "failed"), text: mask(sanitize.Text(msg))})
 		case res.Plan != nil && (res.Plan.HasChanges() || res.Status == deploy.StackDenied):
 			pb := newPlanBody(res.Plan, mask)
 			open := planview.ChangesCell(res)
@@ -336,8 +338,8 @@ func writeResultsTable(b *strings.Builder, results []deploy.StackResult) {
 		if r := []rune(note); len(r) > 300 {
 			note = string(r[:300]) + "…"
 		}
-		fmt.Fprintf(b, "| `%s` | `%s` | %s | %s | %s |\n", mdCode(res.Stack), mdCode(res.Dir),
-			strings.ReplaceAll(string(res.Status), "-", " "), orDash(planview.ChangesCell(res)), orDash(EscapeMarkdown(note)))
+		fmt.Fprintf(b, "| `%s` | `%s` | %s | %s | %s |\n", sanitize.CodeSpan(res.Stack), sanitize.CodeSpan(res.Dir),
+			strings.ReplaceAll(string(res.Status), "-", " "), orDash(planview.ChangesCell(res)), orDash(sanitize.Markdown(note)))
 	}
 	fmt.Fprintf(b, "\n**%d stacks:** %d with changes, %d without changes, %d failed, %d skipped",
 		len(results), counts[deploy.StackChanges], counts[deploy.StackNoChanges], counts[deploy.StackFailed], counts[deploy.StackSkipped])
@@ -370,8 +372,8 @@ func (s commentSection) fit(room int) (string, bool) {
 		text, cut := s.plan.fit(inner)
 		return open + text + closing, cut
 	}
-	const fence, end = "```text\n", "```\n\n"
 	text := strings.TrimRight(s.text, "\n") + "\n"
+	fence, end := sanitize.Fence(text)+"text\n", sanitize.Fence(text)+"\n\n"
 	if runeLen(fence+text+end) <= inner {
 		return open + fence + text + end + closing, false
 	}

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/deployer-dev/deployer/internal/policy"
+	"github.com/deployer-dev/deployer/internal/sanitize"
 )
 
 // writePolicyTable writes the results of the policies a plan was checked
@@ -20,7 +21,7 @@ func writePolicyTable(b *strings.Builder, r *policy.Report) {
 	for _, x := range r.Results {
 		counts[x.Status()]++
 		if x.Status() == policy.StatusPass {
-			passed = append(passed, "`"+mdCode(x.Policy)+"`")
+			passed = append(passed, "`"+sanitize.CodeSpan(x.Policy)+"`")
 		}
 	}
 	noun := "policies"
@@ -33,10 +34,10 @@ func writePolicyTable(b *strings.Builder, r *policy.Report) {
 		b.WriteString("| Policy | Level | Message | Overridden |\n|---|---|---|---|\n")
 		for _, x := range r.Results {
 			for _, m := range x.Deny {
-				fmt.Fprintf(b, "| `%s` | deny | %s | %s |\n", mdCode(x.Policy), EscapeMarkdown(m), overriddenCell(x))
+				fmt.Fprintf(b, "| `%s` | deny | %s | %s |\n", sanitize.CodeSpan(x.Policy), sanitize.Markdown(m), overriddenCell(x))
 			}
 			for _, m := range x.Warn {
-				fmt.Fprintf(b, "| `%s` | warn | %s | – |\n", mdCode(x.Policy), EscapeMarkdown(m))
+				fmt.Fprintf(b, "| `%s` | warn | %s | – |\n", sanitize.CodeSpan(x.Policy), sanitize.Markdown(m))
 			}
 		}
 		b.WriteString("\n")
@@ -51,7 +52,7 @@ func writePolicyTable(b *strings.Builder, r *policy.Report) {
 func overriddenCell(x policy.Result) string {
 	switch {
 	case x.Override != nil:
-		return fmt.Sprintf("yes, by %s: %s", EscapeMarkdown(x.Override.By), EscapeMarkdown(x.Override.Reason))
+		return fmt.Sprintf("yes, by %s: %s", sanitize.Markdown(x.Override.By), sanitize.Markdown(x.Override.Reason))
 	case !x.Overridable:
 		return "no (not overridable)"
 	}

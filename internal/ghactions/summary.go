@@ -14,6 +14,7 @@ import (
 	"github.com/deployer-dev/deployer/internal/lockmgr"
 	"github.com/deployer-dev/deployer/internal/plan"
 	"github.com/deployer-dev/deployer/internal/planview"
+	"github.com/deployer-dev/deployer/internal/sanitize"
 )
 
 // What the commands write under GitHub Actions (docs/github-actions.md):
@@ -80,16 +81,16 @@ func (r *Reporter) ReportError(err error) {
 func heldSummary(command string, rec lockmgr.Record, unlock string) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "### %s: lock held\n\n", orDefault(command, "deployer"))
-	fmt.Fprintf(&b, "Lock `%s` is held by **%s**", rec.LockKey, EscapeMarkdown(rec.LockedBy))
+	fmt.Fprintf(&b, "Lock `%s` is held by **%s**", sanitize.CodeSpan(rec.LockKey), sanitize.Markdown(rec.LockedBy))
 	if op := rec.Metadata.Operation; op != "" {
-		fmt.Fprintf(&b, " (%s", EscapeMarkdown(string(op)))
+		fmt.Fprintf(&b, " (%s", sanitize.Markdown(string(op)))
 		if id := rec.Metadata.DeploymentID; id != "" {
-			fmt.Fprintf(&b, " `%s`", id)
+			fmt.Fprintf(&b, " `%s`", sanitize.CodeSpan(id))
 		}
 		b.WriteString(")")
 	}
 	fmt.Fprintf(&b, " since %s.\n\n", time.Unix(rec.LockedAt, 0).UTC().Format(time.RFC3339))
-	fmt.Fprintf(&b, "Wait for it with `--lock-timeout` (the action's `lock-timeout` input), or, if the holder is gone, break it with:\n\n```sh\n%s\n```\n\n", unlock)
+	fmt.Fprintf(&b, "Wait for it with `--lock-timeout` (the action's `lock-timeout` input), or, if the holder is gone, break it with:\n\n%s\n", sanitize.CodeBlock("sh", unlock))
 	return b.String()
 }
 
@@ -106,14 +107,14 @@ func (r *Reporter) Drift(t deploy.Target, drift []engine.Drift) {
 	for _, d := range drift {
 		if d.Missing {
 			r.annotate(Warning, "Drift in "+d.Address, "its live state is gone; a deploy with no change to it does not create it again (docs/plan.md#drift)")
-			fmt.Fprintf(&b, "| `%s` | – | – | (gone) |\n", d.Address)
+			fmt.Fprintf(&b, "| `%s` | – | – | (gone) |\n", sanitize.CodeSpan(d.Address))
 			continue
 		}
 		var fields []string
 		for _, fd := range d.Fields {
 			fields = append(fields, fd.Path)
-			fmt.Fprintf(&b, "| `%s` | `%s` | `%s` | `%s` |\n", d.Address, mdCode(fd.Path),
-				mdCode(planview.FormatValue(fd.Old, fd.Sensitive)), mdCode(planview.FormatValue(fd.New, fd.Sensitive)))
+			fmt.Fprintf(&b, "| `%s` | `%s` | `%s` | `%s` |\n", sanitize.CodeSpan(d.Address), sanitize.CodeSpan(fd.Path),
+				sanitize.CodeSpan(planview.FormatValue(fd.Old, fd.Sensitive)), sanitize.CodeSpan(planview.FormatValue(fd.New, fd.Sensitive)))
 		}
 		r.annotate(Warning, "Drift in "+d.Address, "changed outside deployer: "+strings.Join(fields, ", "))
 	}
@@ -149,7 +150,7 @@ func writeChangesTable(b *strings.Builder, p *plan.Plan) {
 			fields = append(fields, mdField(planview.MaskDiff(d)))
 		}
 		if line := planview.DeletedByLine(s); line != "" {
-			fields = append(fields, EscapeMarkdown(line))
+			fields = append(fields, sanitize.Markdown(line))
 		}
 		if s.Runs != nil {
 			runs := "runs"
@@ -157,7 +158,7 @@ func writeChangesTable(b *strings.Builder, p *plan.Plan) {
 				runs = "delete runs"
 			}
 			if *s.Runs != "" {
-				fields = append(fields, runs+" `"+mdCode(*s.Runs)+"`")
+				fields = append(fields, runs+" `"+sanitize.CodeSpan(*s.Runs)+"`")
 			} else {
 				fields = append(fields, runs+" nothing (no delete command)")
 			}
@@ -166,7 +167,7 @@ func writeChangesTable(b *strings.Builder, p *plan.Plan) {
 		if cell == "" {
 			cell = "–"
 		}
-		fmt.Fprintf(b, "| `%s` | %s | %s %s | %s |\n", s.Address, EscapeMarkdown(s.Kind), planview.Marker(s.Action), s.Action, cell)
+		fmt.Fprintf(b, "| `%s` | %s | %s %s | %s |\n", sanitize.CodeSpan(s.Address), sanitize.Markdown(s.Kind), planview.Marker(s.Action), s.Action, cell)
 	}
 	sum := p.Summary
 	fmt.Fprintf(b, "\n**Plan:** %d to create, %d to update, %d to replace, %d to delete, %d unchanged.\n\n",
@@ -175,8 +176,8 @@ func writeChangesTable(b *strings.Builder, p *plan.Plan) {
 
 // mdField renders one masked field diff: `path`: `old` → `new`.
 func mdField(d plan.FieldDiff) string {
-	val := func(v any) string { return "`" + mdCode(planview.FormatValue(v, d.Sensitive)) + "`" }
-	s := "`" + mdCode(d.Path) + "`: "
+	val := func(v any) string { return "`" + sanitize.CodeSpan(planview.FormatValue(v, d.Sensitive)) + "`" }
+	s := "`" + sanitize.CodeSpan(d.Path) + "`: "
 	switch d.Op {
 	case plan.OpAdd:
 		s += val(d.New)
@@ -220,7 +221,7 @@ func deploySummary(command string, t deploy.Target, out *deploy.Outcome, err err
 	if len(s.Failed) > 0 {
 		b.WriteString("Failed components:\n\n")
 		for _, r := range s.Failed {
-			fmt.Fprintf(&b, "- `%s`: %s\n", r.Address, EscapeMarkdown(planview.OneLine(r.Err)))
+			fmt.Fprintf(&b, "- `%s`: %s\n", sanitize.CodeSpan(r.Address), sanitize.Markdown(planview.OneLine(r.Err)))
 		}
 		b.WriteString("\n")
 	}
@@ -234,7 +235,7 @@ func writeNotSaved(b *strings.Builder, err error) {
 	b.WriteString("**The state was NOT saved**: the infrastructure may have changed, the state does not say so yet.")
 	var es *deploy.ErroredStateError
 	if errors.As(err, &es) {
-		fmt.Fprintf(b, " The new state is in `%s`; write it with `deployer state push` (the error says how).", mdCode(filepath.Base(es.Path)))
+		fmt.Fprintf(b, " The new state is in `%s`; write it with `deployer state push` (the error says how).", sanitize.CodeSpan(filepath.Base(es.Path)))
 	}
 	b.WriteString("\n\n")
 }
@@ -278,16 +279,6 @@ func (r *Reporter) Deploy(t deploy.Target, out *deploy.Outcome, err error) {
 	}
 }
 
-// EscapeMarkdown escapes text for a Markdown table cell or paragraph.
-func EscapeMarkdown(s string) string {
-	return strings.NewReplacer("|", `\|`, "\n", " ", "<", "&lt;", ">", "&gt;", "*", `\*`, "_", `\_`, "`", "'").Replace(s)
-}
-
-// mdCode escapes text inside a code span in a table cell.
-func mdCode(s string) string {
-	return strings.NewReplacer("|", `\|`, "\n", " ", "`", "'").Replace(s)
-}
-
 func orDefault(s, def string) string {
 	if s == "" {
 		return def
@@ -308,12 +299,12 @@ func stackSummary(command, env string, r deploy.StackResult) string {
 	if r.Status != deploy.StackSkipped {
 		label = strings.ToUpper(string(r.Status[:1])) + string(r.Status[1:])
 	}
-	return fmt.Sprintf("### %s: %s/%s\n\n**%s:** %s\n\n", command, r.Stack, env, label, EscapeMarkdown(r.Reason))
+	return fmt.Sprintf("### %s: %s/%s\n\n**%s:** %s\n\n", command, r.Stack, env, label, sanitize.Markdown(r.Reason))
 }
 
 func failure(r deploy.StackResult) string {
 	if r.Status == deploy.StackFailed && r.Reason != "" {
-		return fmt.Sprintf("**Failed:** %s\n\n", EscapeMarkdown(r.Reason))
+		return fmt.Sprintf("**Failed:** %s\n\n", sanitize.Markdown(r.Reason))
 	}
 	return ""
 }

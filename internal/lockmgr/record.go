@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/deployer-dev/deployer/internal/sanitize"
 )
 
 // Level is the scope a lock covers (docs/design.md#lock-keys).
@@ -175,4 +177,20 @@ func Conflicts(a, b string) bool {
 	}
 	// same service: service vs anything conflicts; component vs component only if equal (handled above)
 	return pa.Level == LevelService || pb.Level == LevelService
+}
+
+// Printable returns r with every text field passed through sanitize.Line:
+// a record is read from a backend anyone with write access to it can
+// plant, so its holder, host, operation or command must not drive a
+// terminal or write a workflow command (docs/secrets.md#printed-data-is-sanitised).
+// Every view of a record (state locks, the held-lock error, waits, the job
+// summary) shows this copy; JSON output shows the record as stored.
+func (r Record) Printable() Record {
+	r.LockKey, r.LockID, r.LockedBy = sanitize.Line(r.LockKey), sanitize.Line(r.LockID), sanitize.Line(r.LockedBy)
+	m := &r.Metadata
+	for _, f := range []*string{&m.User, &m.CISystem, &m.CIRunID, &m.DeploymentID, &m.GitCommit, &m.GitBranch, &m.Hostname, &m.Command} {
+		*f = sanitize.Line(*f)
+	}
+	m.Operation = Operation(sanitize.Line(string(m.Operation)))
+	return r
 }

@@ -18,6 +18,7 @@ import (
 
 	"github.com/deployer-dev/deployer/internal/plan"
 	"github.com/deployer-dev/deployer/internal/policy"
+	"github.com/deployer-dev/deployer/internal/sanitize"
 )
 
 // Renderer writes a plan for people or for programs (Terraform's
@@ -98,7 +99,7 @@ func (h *humanPlan) Render(w io.Writer, p *plan.Plan) error {
 	}
 	slices.Sort(svcs)
 	for _, svc := range svcs {
-		fmt.Fprintln(bw, h.style("service", svc))
+		fmt.Fprintln(bw, h.style("service", sanitize.Line(svc)))
 		for _, s := range bySvc[svc] {
 			if s.MovedFrom != "" {
 				fmt.Fprintf(bw, "  %s %s -> %s %s\n", h.style("~", ">"), s.MovedFrom, s.Address, h.style("~", "(moved)"))
@@ -107,12 +108,12 @@ func (h *humanPlan) Render(w io.Writer, p *plan.Plan) error {
 				}
 			}
 			if s.Action == plan.NoOp { // re-evaluated: "known after apply"
-				fmt.Fprintf(bw, "  %s %s (%s) %s\n", h.style("~", "~"), s.Component, s.Kind,
-					h.style("~", "inputs from "+strings.Join(s.InputsFrom, ", ")+" may change"))
+				fmt.Fprintf(bw, "  %s %s (%s) %s\n", h.style("~", "~"), sanitize.Line(s.Component), sanitize.Line(s.Kind),
+					h.style("~", "inputs from "+sanitize.Line(strings.Join(s.InputsFrom, ", "))+" may change"))
 				continue
 			}
 			m := actionMarker[s.Action]
-			fmt.Fprintf(bw, "  %s %s (%s) %s\n", h.style(m, m), s.Component, s.Kind, h.style(m, string(s.Action)))
+			fmt.Fprintf(bw, "  %s %s (%s) %s\n", h.style(m, m), sanitize.Line(s.Component), sanitize.Line(s.Kind), h.style(m, string(s.Action)))
 			for _, f := range s.Diffs {
 				h.field(bw, MaskDiff(f))
 			}
@@ -138,7 +139,7 @@ func (h *humanPlan) Render(w io.Writer, p *plan.Plan) error {
 		fmt.Fprintf(bw, "\nOutside %s, these components take inputs from this plan's changes; they are not applied without their own lock:\n",
 			scopeFlags(p.Scope))
 		for _, d := range p.OutOfScope {
-			fmt.Fprintf(bw, "  %s %s: inputs from %s may change\n", h.style("~", "~"), d.Address, strings.Join(d.InputsFrom, ", "))
+			fmt.Fprintf(bw, "  %s %s: inputs from %s may change\n", h.style("~", "~"), sanitize.Line(d.Address), sanitize.Line(strings.Join(d.InputsFrom, ", ")))
 		}
 		fmt.Fprintf(bw, "Apply them afterwards with: deployer deploy -s %s -e %s\n", p.Stack, p.Environment)
 	}
@@ -159,12 +160,13 @@ func DeletedByLine(s plan.Step) string {
 			old = fmt.Sprint(f.Old)
 		}
 	}
-	return fmt.Sprintf("the %s engine deletes the existing %s first, then the new %s is created", s.DeletedBy, old, s.Kind)
+	return sanitize.Line(fmt.Sprintf("the %s engine deletes the existing %s first, then the new %s is created", s.DeletedBy, old, s.Kind))
 }
 
 // runsLine says what a delete step runs (plan.Step.Runs): "runs: CMD", or
 // that nothing runs; for a replace, what the delete of the existing
 // instance runs ("delete runs: CMD"); "" when the step has no commands.
+// CMD keeps its lines, passed through sanitize.Text.
 func runsLine(s plan.Step) string {
 	switch {
 	case s.Runs == nil:
@@ -172,11 +174,11 @@ func runsLine(s plan.Step) string {
 	case s.Action == plan.Replace && *s.Runs == "":
 		return "delete runs nothing (no delete command): the new instance is created"
 	case s.Action == plan.Replace:
-		return "delete runs: " + strings.ReplaceAll(*s.Runs, "\n", "\n                   ")
+		return "delete runs: " + strings.ReplaceAll(sanitize.Text(*s.Runs), "\n", "\n                   ")
 	case *s.Runs == "":
 		return "runs nothing (no delete command): only removed from the state"
 	}
-	return "runs: " + strings.ReplaceAll(*s.Runs, "\n", "\n            ")
+	return "runs: " + strings.ReplaceAll(sanitize.Text(*s.Runs), "\n", "\n            ")
 }
 
 func scopeFlags(scope string) string {
@@ -212,7 +214,7 @@ func (h *humanPlan) field(w io.Writer, f plan.FieldDiff) {
 	default:
 		val = FormatValue(f.Old, f.Sensitive) + " -> " + FormatValue(f.New, f.Sensitive)
 	}
-	line := fmt.Sprintf("      %s %s: %s", h.style(m, m), f.Path, val)
+	line := fmt.Sprintf("      %s %s: %s", h.style(m, m), sanitize.Line(f.Path), sanitize.Line(val))
 	if f.ForcesReplacement {
 		line += "  " + h.style("forces", "# forces replacement")
 	}
@@ -271,24 +273,24 @@ func (h *humanPlan) policySection(w io.Writer, r *policy.Report) {
 	for _, x := range r.Results {
 		switch x.Status() {
 		case policy.StatusPass:
-			passed = append(passed, x.Policy)
+			passed = append(passed, sanitize.Line(x.Policy))
 			continue
 		case policy.StatusDeny:
 			note := ""
 			if !x.Overridable {
 				note = " (not overridable)"
 			}
-			fmt.Fprintf(w, "  %s %s: deny%s\n", h.style("-", "x"), x.Policy, note)
+			fmt.Fprintf(w, "  %s %s: deny%s\n", h.style("-", "x"), sanitize.Line(x.Policy), note)
 		case policy.StatusOverridden:
-			fmt.Fprintf(w, "  %s %s: overridden by %s: %s\n", h.style("~", "!"), x.Policy, x.Override.By, x.Override.Reason)
+			fmt.Fprintf(w, "  %s %s: overridden by %s: %s\n", h.style("~", "!"), sanitize.Line(x.Policy), sanitize.Line(x.Override.By), sanitize.Line(x.Override.Reason))
 		case policy.StatusWarn:
-			fmt.Fprintf(w, "  %s %s: warn\n", h.style("~", "!"), x.Policy)
+			fmt.Fprintf(w, "  %s %s: warn\n", h.style("~", "!"), sanitize.Line(x.Policy))
 		}
 		for _, m := range x.Deny {
-			fmt.Fprintf(w, "      %s\n", m)
+			fmt.Fprintf(w, "      %s\n", sanitize.Line(m))
 		}
 		for _, m := range x.Warn {
-			fmt.Fprintf(w, "      warn: %s\n", m)
+			fmt.Fprintf(w, "      warn: %s\n", sanitize.Line(m))
 		}
 	}
 	if len(passed) > 0 {

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/deployer-dev/deployer/internal/deploy"
+	"github.com/deployer-dev/deployer/internal/sanitize"
 )
 
 // NoChangesButDrift is plan --refresh's last line when deployer.yaml has no
@@ -31,7 +32,7 @@ func ChangesCell(r deploy.StackResult) string {
 func NoteCell(r deploy.StackResult) string {
 	switch {
 	case r.Reason != "":
-		return r.Reason
+		return sanitize.Line(r.Reason)
 	case len(r.Stale) > 0:
 		return fmt.Sprintf("reads %s (changes pending upstream: deploy --all plans this again after them)", strings.Join(r.Stale, ", "))
 	}
