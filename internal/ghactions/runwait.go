@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/deployer-dev/deployer/internal/deploy"
+	"github.com/deployer-dev/deployer/internal/sanitize"
 )
 
 // RunWait writes to the job summary how a deploy --run-id waited for the
@@ -25,7 +26,7 @@ func (r *Reporter) RunWait(t deploy.Target, runID string, waits []deploy.Upstrea
 
 func runWaitSummary(command string, t deploy.Target, runID string, waits []deploy.UpstreamWait, skipped *deploy.SkippedError) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "### %s: %s/%s, run `%s`\n\n", orDefault(command, "deployer deploy"), t.Stack, t.Env, mdCode(runID))
+	fmt.Fprintf(&b, "### %s: %s/%s, run `%s`\n\n", orDefault(command, "deployer deploy"), t.Stack, t.Env, sanitize.CodeSpan(runID))
 	if len(waits) > 0 {
 		b.WriteString("| Upstream | Result | Deployment | Waited | Reads |\n|---|---|---|---|---|\n")
 		for _, w := range waits {
@@ -37,12 +38,12 @@ func runWaitSummary(command string, t deploy.Target, runID string, waits []deplo
 			if w.Reads == 0 {
 				status = "not read"
 			}
-			fmt.Fprintf(&b, "| `%s` | %s | %s | %.1fs | %d |\n", w.Stack, status, dep, w.Waited.Seconds(), w.Reads)
+			fmt.Fprintf(&b, "| `%s` | %s | %s | %.1fs | %d |\n", sanitize.CodeSpan(w.Stack), status, dep, w.Waited.Seconds(), w.Reads)
 		}
 		b.WriteString("\n")
 	}
 	if skipped != nil {
-		fmt.Fprintf(&b, "**Result:** %s. Nothing was deployed.\n\n", EscapeMarkdown(skipped.Error()))
+		fmt.Fprintf(&b, "**Result:** %s. Nothing was deployed.\n\n", sanitize.Markdown(skipped.Error()))
 	}
 	return b.String()
 }
