@@ -413,6 +413,7 @@ func TestAWSKindsReadProviderOutputs(t *testing.T) {
 	// Per Register function: the child variables' tokens and the roles of Children.
 	type fn struct{ vars, roles map[string]string }
 	fns := map[string]fn{}
+	var decls []*ast.FuncDecl         // the functions, Register and helpers
 	registerOf := map[string]string{} // kind -> Register function
 	for _, d := range f.Decls {
 		fd, ok := d.(*ast.FuncDecl)
@@ -459,6 +460,15 @@ func TestAWSKindsReadProviderOutputs(t *testing.T) {
 			return true
 		})
 		fns[fd.Name.Name] = info
+		decls = append(decls, fd)
+	}
+	varsOf := map[string]map[string]string{}
+	for name, info := range fns {
+		varsOf[name] = info.vars
+	}
+	followHelpers(t, decls, varsOf)
+	for _, fd := range decls {
+		info := fns[fd.Name.Name]
 		checkOut := func(call *ast.CallExpr, numeric bool) {
 			t.Helper()
 			pos := fset.Position(call.Pos())
@@ -625,4 +635,77 @@ func TestAWSKindsRefuseMistypedConfig(t *testing.T) {
 			t.Errorf("%v: error = %v, want it to contain %q", tc.comp.Config, err, tc.want)
 		}
 	}
+}
+
+// followHelpers gives the child variables of kinds_aws.go's helpers their
+// tokens: a helper that returns r.child(TOKEN, ...) gives TOKEN to its
+// caller's variable, a helper's named results give theirs, and a caller's
+// child variables passed as arguments name the helper's parameters.
+func followHelpers(t *testing.T, decls []*ast.FuncDecl, varsOf map[string]map[string]string) {
+	t.Helper()
+	declOf, returns := map[string]*ast.FuncDecl{}, map[string]string{}
+	for _, fd := range decls {
+		declOf[fd.Name.Name] = fd
+		ast.Inspect(fd, func(n ast.Node) bool {
+			if rs, ok := n.(*ast.ReturnStmt); ok && len(rs.Results) > 0 {
+				if call, ok := rs.Results[0].(*ast.CallExpr); ok && callName(call) == "child" {
+					returns[fd.Name.Name] = unquote(t, call.Args[0])
+				}
+			}
+			return true
+		})
+	}
+	for range 3 { // helpers of helpers, up to three deep
+		for _, fd := range decls {
+			vars := varsOf[fd.Name.Name]
+			ast.Inspect(fd, func(n ast.Node) bool {
+				switch n := n.(type) {
+				case *ast.AssignStmt:
+					call, ok := n.Rhs[0].(*ast.CallExpr)
+					if !ok || len(n.Rhs) != 1 {
+						return true
+					}
+					if tok, ok := returns[callName(call)]; ok {
+						vars[fmt.Sprint(n.Lhs[0])] = tok
+					}
+					if cd := declOf[callName(call)]; cd != nil {
+						for i, res := range fieldNames(cd.Type.Results) {
+							if tok, ok := varsOf[cd.Name.Name][res]; ok && i < len(n.Lhs) {
+								vars[fmt.Sprint(n.Lhs[i])] = tok
+							}
+						}
+					}
+				case *ast.CallExpr:
+					cd := declOf[callName(n)]
+					if cd == nil {
+						return true
+					}
+					for i, param := range fieldNames(cd.Type.Params) {
+						if i >= len(n.Args) {
+							break
+						}
+						if id, ok := n.Args[i].(*ast.Ident); ok {
+							if tok, ok := vars[id.Name]; ok {
+								varsOf[cd.Name.Name][param] = tok
+							}
+						}
+					}
+				}
+				return true
+			})
+		}
+	}
+}
+
+// fieldNames are the names of a parameter or result list, in order.
+func fieldNames(fl *ast.FieldList) []string {
+	var out []string
+	if fl != nil {
+		for _, field := range fl.List {
+			for _, n := range field.Names {
+				out = append(out, n.Name)
+			}
+		}
+	}
+	return out
 }
