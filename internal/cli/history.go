@@ -1,9 +1,11 @@
 package cli
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -51,7 +53,8 @@ func NewCmdHistory(f *Factory, runF func(context.Context, *HistoryOptions) error
 		Short: "List state snapshots and deployments, newest first",
 		Long: "Lists the history snapshots joined with the deployment records, newest first. A snapshot whose\n" +
 			"state.json write never completed is marked uncommitted (docs/state-format.md#history-snapshots);\n" +
-			"an abandoned deployment shows when it started. Read-only.",
+			"an abandoned deployment shows when it started, and a failed one its error on a line under its row\n" +
+			"(whitespace folded, long ones shortened in the middle; --json has it whole, as error). Read-only.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := opts.Target.validateFlags(); err != nil {
@@ -89,7 +92,11 @@ func runHistory(ctx context.Context, opts *HistoryOptions) error {
 	if opts.JSON {
 		return errors.Join(opts.IO.PrintJSON(res.Entries), stateErr)
 	}
-	tw := tabwriter.NewWriter(opts.IO.Out, 0, 4, 2, ' ', 0)
+	// The table is aligned first, then each failed deployment's error goes
+	// on a line under its row (a line without cells would break tabwriter's
+	// columns in two).
+	var table bytes.Buffer
+	tw := tabwriter.NewWriter(&table, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "SERIAL\tTIME\tTYPE\tSTATUS\tDEPLOYMENT\tBY\tCOMMIT\tDURATION\tCHANGES")
 	for _, e := range res.Entries {
 		changes, typ := "-", orDash(e.Type)
@@ -115,5 +122,18 @@ func runHistory(ctx context.Context, opts *HistoryOptions) error {
 		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", e.Serial, at.UTC().Format(time.RFC3339), typ,
 			orDash(string(e.Status)), orDash(e.DeploymentID), orDash(e.TriggeredBy), orDash(commit), took, changes)
 	}
-	return errors.Join(tw.Flush(), stateErr)
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	rows := strings.SplitAfter(table.String(), "\n")
+	var out strings.Builder
+	out.WriteString(rows[0])
+	for i, e := range res.Entries {
+		out.WriteString(rows[i+1])
+		if e.Error != "" {
+			fmt.Fprintf(&out, "  error: %s\n", errorLine(e.Error))
+		}
+	}
+	_, err = io.WriteString(opts.IO.Out, out.String())
+	return errors.Join(err, stateErr)
 }

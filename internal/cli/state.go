@@ -62,7 +62,9 @@ func NewCmdStateShow(f *Factory, runF func(context.Context, *StateShowOptions) e
 		Short: "Show the state of a stack/environment (verified)",
 		Long: "Prints the state of the stack/environment, or a history snapshot (--serial), after verifying\n" +
 			"its checksums. Every secret is shown as (sensitive); --show-secrets decrypts them (asks first;\n" +
-			"audited). Read-only: works with a role that may only read the state.",
+			"audited). When the newest deployment did not succeed, its error is printed under the table, and a\n" +
+			"component whose create failed (a failed create adds no state entry) is listed as failed (create).\n" +
+			"Read-only: works with a role that may only read the state.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := opts.Target.validateFlags(); err != nil {
@@ -137,7 +139,18 @@ func runStateShow(ctx context.Context, opts *StateShowOptions) error {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%d\n", a, r.Kind, r.Status, r.Lifecycle.Version,
 			r.Lifecycle.LastUpdated.UTC().Format(time.RFC3339), len(r.Outputs))
 	}
-	return tw.Flush()
+	if f := res.Failure; f != nil {
+		for _, a := range f.NotCreated {
+			fmt.Fprintf(tw, "%s\t-\tfailed (create)\t-\t%s\t-\n", a, f.Deployment.Timestamp.UTC().Format(time.RFC3339))
+		}
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	if res.Failure != nil {
+		printFailure(w, res.Failure)
+	}
+	return nil
 }
 
 // StatePushOptions are the inputs of `deployer state push`.

@@ -38,6 +38,9 @@ type HistoryEntry struct {
 	Uncommitted  bool                         `json:"uncommitted,omitempty"`
 	// Moved are the state entries the deployment moved ("FROM -> TO").
 	Moved []string `json:"moved,omitempty"`
+	// Error is why the deployment failed, as its record keeps it (secrets
+	// masked when it was written); empty when it did not fail.
+	Error string `json:"error,omitempty"`
 }
 
 // StatusUncommitted is the Status of a history entry whose snapshot never
@@ -109,7 +112,7 @@ func (s *Service) History(ctx context.Context, req HistoryRequest) (*HistoryResu
 			c := d.ResourcesChanged
 			e.DeploymentID, e.Type, e.TriggeredBy, e.GitCommit = d.DeploymentID, d.Type, d.TriggeredBy, d.GitCommit
 			e.Status, e.Duration, e.Changed, e.RestoredFrom = d.Status, d.DurationSeconds, &c, d.RestoredFrom
-			e.Started, e.Moved = d.Timestamp.UTC(), d.Moved
+			e.Started, e.Moved, e.Error = d.Timestamp.UTC(), d.Moved, d.Error
 		}
 		res.Entries = append(res.Entries, e)
 	}

@@ -30,6 +30,9 @@ type ShowStateResult struct {
 	State *statestore.State
 	// Location is where the state of the target lives (a path or URL).
 	Location string
+	// Failure is the newest deployment record when it did not succeed,
+	// with the components it failed to create; nil otherwise.
+	Failure *Failure
 }
 
 // StateDeps are the collaborators of ShowState.
@@ -79,7 +82,7 @@ func ShowState(ctx context.Context, d StateDeps, req ShowStateRequest) (*ShowSta
 			al.Info("state.secrets_shown", "stack", t.Stack, "environment", t.Env, "serial", req.Serial)
 		}
 	}
-	return &ShowStateResult{State: st, Location: loc}, nil
+	return &ShowStateResult{State: st, Location: loc, Failure: lastFailure(st)}, nil
 }
 
 // PushRequest asks to write a saved state file as the next serial
