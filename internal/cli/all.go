@@ -164,21 +164,13 @@ func (a *allRunner) run(ctx context.Context, r AllRequest) error {
 		fmt.Fprintf(a.io.ErrOut, "Changed since %s: %s; with the stacks that read them: %s.\n", ref,
 			strings.Join(sel.Changed, ", "), strings.Join(sel.Order(deploy.OpPlan), ", "))
 	}
+	v := &allView{io: a.io, gh: a.gh, req: r, width: nameWidth(set)}
+	showPlan := v.showPlan
 	if r.Op != deploy.OpPlan && !r.Yes {
-		if !a.io.CanPrompt() {
-			return &UsageError{Msg: fmt.Sprintf("%s --all needs confirmation but there is no terminal to ask on: pass --yes to proceed", r.Op)}
-		}
-		order := sel.Order(r.Op)
-		fmt.Fprintf(a.io.ErrOut, "Stacks to %s in %s, in this order: %s\n", r.Op, r.Env, strings.Join(order, ", "))
-		ok, err := a.io.Confirm(fmt.Sprintf("%s %d stacks?", strings.ToUpper(string(r.Op[:1]))+string(r.Op[1:]), len(order)))
-		if err != nil {
+		if showPlan, err = a.confirm(ctx, r, sel, v); err != nil {
 			return err
 		}
-		if !ok {
-			return deploy.ErrDeclined
-		}
 	}
-	v := &allView{io: a.io, gh: a.gh, req: r, width: nameWidth(set)}
 	defer a.track()()
 	results, err := deploy.RunStacks(ctx, deploy.StacksRequest{
 		Set: set, Env: r.Env, Op: r.Op, Only: sel.Only,
@@ -190,7 +182,7 @@ func (a *allRunner) run(ctx context.Context, r AllRequest) error {
 		Policy: func(ctx context.Context, st *stacks.Stack) (*deploy.PolicyCheck, error) {
 			return r.Policy.check(ctx, st.Config)
 		},
-		ShowPlan: v.showPlan,
+		ShowPlan: showPlan,
 		OnDone:   v.done,
 		Now:      a.now,
 	})
@@ -234,12 +226,18 @@ type allView struct {
 	mu    sync.Mutex
 }
 
-// showPlan prints a plan with changes under a header naming its stack, in
-// one write (stacks plan at the same time).
+// showPlan prints a plan with changes under a header naming its stack
+// (nothing in --json mode).
 func (v *allView) showPlan(st *stacks.Stack, p *plan.Plan) error {
 	if v.req.JSON || !p.HasChanges() {
 		return nil
 	}
+	return v.render(v.io.Out, st, p)
+}
+
+// render prints p under a header naming its stack, in one write (stacks
+// plan at the same time).
+func (v *allView) render(w io.Writer, st *stacks.Stack, p *plan.Plan) error {
 	var b bytes.Buffer
 	fmt.Fprintf(&b, "\n=== %s (%s)\n", st.Name, st.Dir)
 	if err := planview.NewHuman(v.io.ColorOut()).Render(&b, p); err != nil {
@@ -247,7 +245,7 @@ func (v *allView) showPlan(st *stacks.Stack, p *plan.Plan) error {
 	}
 	v.mu.Lock()
 	defer v.mu.Unlock()
-	_, err := v.io.Out.Write(b.Bytes())
+	_, err := w.Write(b.Bytes())
 	return err
 }
 

@@ -85,7 +85,8 @@ func NewCmdDestroy(f *Factory, runF func(context.Context, *DeployOptions) error)
 		Use:   "destroy",
 		Short: "Delete every component in scope and record it in the state",
 		Long: "Deletes every component in scope, dependents first (independent ones at once), under the lock,\n" +
-			"and records the deployment in the state's history.",
+			"and records the deployment in the state's history. It shows what it deletes, then asks (--yes\n" +
+			"without a terminal): only yes or the stack's name, typed in full, confirms.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return opts.runE(cmd, f, runF)
@@ -203,13 +204,14 @@ func runDeploy(ctx context.Context, opts *DeployOptions) error {
 			return planview.NewHuman(opts.IO.ColorOut()).Render(opts.IO.Out, p)
 		},
 	}
-	if ask {
+	switch {
+	case ask && opts.Destroy:
 		req.Confirm = func(p *plan.Plan) (bool, error) {
-			verb := "Apply these changes"
-			if opts.Destroy {
-				verb = "Destroy these components"
-			}
-			return opts.IO.Confirm(fmt.Sprintf("%s to %s/%s?", verb, t.Stack, t.Env))
+			return confirmDestroy(opts.IO, fmt.Sprintf("Destroy these components from %s/%s?", t.Stack, t.Env), t.Stack)
+		}
+	case ask:
+		req.Confirm = func(p *plan.Plan) (bool, error) {
+			return opts.IO.Confirm(fmt.Sprintf("Apply these changes to %s/%s?", t.Stack, t.Env))
 		}
 	}
 	out, err := opts.Apply(ctx, req, EngineOptions{InstallPulumi: opts.InstallPulumi})

@@ -81,8 +81,12 @@ func TestRunDeploy(t *testing.T) {
 				return nil, err
 			}
 			if req.Confirm != nil {
-				if ok, err := req.Confirm(p); err != nil || !ok {
-					return &deploy.Outcome{Plan: p}, errors.Join(deploy.ErrDeclined, err)
+				ok, err := req.Confirm(p)
+				if err == nil && !ok {
+					err = deploy.ErrDeclined
+				}
+				if err != nil {
+					return &deploy.Outcome{Plan: p}, err
 				}
 			}
 			return out, nil
@@ -137,8 +141,12 @@ func TestRunDeploy(t *testing.T) {
 		{name: "confirmed on a terminal", opts: DeployOptions{StackOptions: StackOptions{Target: targetFlags{Env: "dev"}}}, stdin: "yes\n", tty: true, apply: applies(done),
 			wantOut:    planText.String() + "\nDeployment d-1 success in 1.2s: 1 created, 0 updated, 0 deleted. State shop/dev is at serial 4.\n",
 			wantErrOut: "Apply these changes to shop/dev? (yes/no): "},
-		{name: "declined destroy", opts: DeployOptions{StackOptions: StackOptions{Target: targetFlags{Env: "dev"}}, Destroy: true}, stdin: "no\n", tty: true, apply: applies(done),
-			wantOut: planText.String(), wantErrOut: "Destroy these components to shop/dev? (yes/no): ", wantErr: deploy.ErrDeclined},
+		{name: "destroy declined by y", opts: DeployOptions{StackOptions: StackOptions{Target: targetFlags{Env: "dev"}}, Destroy: true}, stdin: "y\n", tty: true, apply: applies(done),
+			wantOut: planText.String(), wantErrOut: destroyPrompt,
+			wantErr: errors.New("destroy cancelled: nothing was deleted (only yes or shop, typed in full, confirms a destroy)")},
+		{name: "destroy confirmed by the stack name", opts: DeployOptions{StackOptions: StackOptions{Target: targetFlags{Env: "dev"}}, Destroy: true}, stdin: "shop\n", tty: true, apply: applies(done),
+			wantOut:    planText.String() + "\nDeployment d-1 success in 1.2s: 1 created, 0 updated, 0 deleted. State shop/dev is at serial 4.\n",
+			wantErrOut: destroyPrompt},
 		{name: "no terminal and no --yes", opts: DeployOptions{StackOptions: StackOptions{Target: targetFlags{Env: "dev"}}, Destroy: true},
 			wantErr: &UsageError{Msg: "destroy needs confirmation but there is no terminal to ask on: pass --yes to proceed"}},
 		{name: "unknown environment", opts: DeployOptions{StackOptions: StackOptions{Target: targetFlags{Env: "prod"}}, Yes: true},
@@ -175,6 +183,8 @@ func TestRunDeploy(t *testing.T) {
 		})
 	}
 }
+
+const destroyPrompt = "Destroy these components from shop/dev? There is no undo. Type yes or shop to confirm: "
 
 func TestRunDeployRequest(t *testing.T) {
 	cfg := shopConfig(t)

@@ -98,16 +98,35 @@ func (s *IOStreams) DisableColor() { s.noColor = true }
 // Confirm asks question on ErrOut and reads "yes" (or "y") from In. Without a
 // TTY it returns an error telling the user to pass --yes (docs/exit-codes.md).
 func (s *IOStreams) Confirm(question string) (bool, error) {
-	if !s.CanPrompt() {
-		return false, &UsageError{Msg: "confirmation required but there is no terminal to ask on: pass --yes to proceed"}
+	a, err := s.ask(question + " (yes/no): ")
+	a = strings.ToLower(a)
+	return a == "yes" || a == "y", err
+}
+
+// ConfirmTyped asks question on ErrOut and reads the answer from In: only
+// "yes" or name (when not ""), typed in full, confirms; "y" does not, as
+// terraform destroy takes only "yes". Without a TTY it fails as Confirm does.
+func (s *IOStreams) ConfirmTyped(question, name string) (bool, error) {
+	accept := "yes"
+	if name != "" {
+		accept += " or " + name
 	}
-	fmt.Fprintf(s.ErrOut, "%s (yes/no): ", question)
+	a, err := s.ask(fmt.Sprintf("%s There is no undo. Type %s to confirm: ", question, accept))
+	return a == "yes" || (name != "" && a == name), err
+}
+
+// ask prints prompt on ErrOut and returns the line read from In, trimmed
+// ("" at end of input).
+func (s *IOStreams) ask(prompt string) (string, error) {
+	if !s.CanPrompt() {
+		return "", &UsageError{Msg: "confirmation required but there is no terminal to ask on: pass --yes to proceed"}
+	}
+	fmt.Fprint(s.ErrOut, prompt)
 	line, err := bufio.NewReader(s.In).ReadString('\n')
 	if err != nil && line == "" {
-		return false, nil
+		return "", nil
 	}
-	a := strings.ToLower(strings.TrimSpace(line))
-	return a == "yes" || a == "y", nil
+	return strings.TrimSpace(line), nil
 }
 
 // PrintJSON writes v to Out as indented JSON (the --json output).
