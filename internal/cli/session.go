@@ -32,6 +32,9 @@ import (
 func NewSession(io *IOStreams) (*Factory, *Session) {
 	f := &Factory{IO: io, Getenv: os.Getenv, Environ: os.Environ}
 	f.Masker = secrets.NewMasker()
+	// The CI's tokens and AWS secret keys are masked from the first byte
+	// of output, whatever reads them later (docs/secrets.md#masked-everywhere).
+	f.Masker.Add(secrets.EnvironSecrets(f.Environ())...)
 	if io != nil {
 		if f.Getenv("GITHUB_ACTIONS") == "true" {
 			f.Masker.AnnounceTo(io.ErrOut)

@@ -4,6 +4,8 @@ import (
 	"os"
 	"runtime"
 	"strings"
+
+	"github.com/deployer-dev/deployer/internal/secrets/sensitive"
 )
 
 // Child is a class of child process, for Environ
@@ -30,9 +32,9 @@ const (
 //
 //   - deployer's key material, DEPLOYER_SECRETS_* (the passphrase, the new
 //     one of a rotation, their _FILE forms), reaches no child;
-//   - the CI's tokens (GITHUB_TOKEN, GH_TOKEN, GH_ENTERPRISE_TOKEN,
-//     GITHUB_ENTERPRISE_TOKEN, ACTIONS_RUNTIME_TOKEN,
-//     ACTIONS_ID_TOKEN_REQUEST_TOKEN) reach no child;
+//   - the CI's tokens (sensitive.IsCIToken: GITHUB_TOKEN, GH_TOKEN,
+//     GH_ENTERPRISE_TOKEN, GITHUB_ENTERPRISE_TOKEN, ACTIONS_*_TOKEN) reach
+//     no child;
 //   - Pulumi's own passphrase (PULUMI_CONFIG_PASSPHRASE and its _FILE form)
 //     reaches the Pulumi CLI only;
 //   - git gets an allow-list only: PATH, HOME, the user's name, locale,
@@ -54,10 +56,6 @@ func Environ(c Child, env []string) []string {
 	return out
 }
 
-// ciTokens are the CI runner's credentials: no child needs them.
-var ciTokens = map[string]bool{"GITHUB_TOKEN": true, "GH_TOKEN": true, "GH_ENTERPRISE_TOKEN": true, "GITHUB_ENTERPRISE_TOKEN": true,
-	"ACTIONS_RUNTIME_TOKEN": true, "ACTIONS_ID_TOKEN_REQUEST_TOKEN": true}
-
 // gitNames and gitPrefixes are git's allow-list.
 var (
 	gitNames = map[string]bool{"PATH": true, "HOME": true, "USER": true, "LOGNAME": true, "LANG": true, "LANGUAGE": true,
@@ -73,7 +71,7 @@ func allowed(c Child, name string) bool {
 		name = strings.ToUpper(name) // Path, SystemRoot
 	}
 	switch {
-	case strings.HasPrefix(name, "DEPLOYER_SECRETS_"), ciTokens[name]:
+	case strings.HasPrefix(name, "DEPLOYER_SECRETS_"), sensitive.IsCIToken(name):
 		return false
 	case name == "PULUMI_CONFIG_PASSPHRASE", name == "PULUMI_CONFIG_PASSPHRASE_FILE":
 		return c == PulumiCLI

@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strings"
 	"sync"
+
+	"github.com/deployer-dev/deployer/internal/secrets/sensitive"
 )
 
 // Hidden replaces a secret value in text output (GitHub Actions' mask).
@@ -228,4 +230,18 @@ func (mw *maskWriter) Write(p []byte) (int, error) {
 		return 0, err
 	}
 	return len(p), nil
+}
+
+// EnvironSecrets returns the values of env ("NAME=value" entries) that are
+// known secrets of the CI environment (sensitive.IsKnownSecretVar: the CI's
+// tokens, AWS secret keys): the Masker is given them before any output.
+func EnvironSecrets(env []string) []string {
+	var out []string
+	for _, kv := range env {
+		name, v, ok := strings.Cut(kv, "=")
+		if ok && v != "" && sensitive.IsKnownSecretVar(strings.ToUpper(name)) {
+			out = append(out, v)
+		}
+	}
+	return out
 }

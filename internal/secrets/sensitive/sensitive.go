@@ -124,3 +124,25 @@ func IsEnvelope(v any) bool {
 	mark, ok := m[EnvelopeMarker].(string)
 	return ok && mark != ""
 }
+
+// ciTokenNames are the CI runner's credentials by exact name: GitHub's
+// tokens and the Actions runtime's (docs/secrets.md#what-children-get).
+var ciTokenNames = map[string]bool{"GITHUB_TOKEN": true, "GH_TOKEN": true, "GH_ENTERPRISE_TOKEN": true, "GITHUB_ENTERPRISE_TOKEN": true,
+	"ACTIONS_RUNTIME_TOKEN": true, "ACTIONS_ID_TOKEN_REQUEST_TOKEN": true}
+
+// IsCIToken reports whether the environment variable name holds a CI
+// runner's credential: GITHUB_TOKEN, GH_TOKEN, GH_ENTERPRISE_TOKEN,
+// GITHUB_ENTERPRISE_TOKEN, or any ACTIONS_*_TOKEN (ACTIONS_RUNTIME_TOKEN,
+// ACTIONS_ID_TOKEN_REQUEST_TOKEN, and those the runner adds later). No child
+// process gets them and the Masker knows their values from the start.
+func IsCIToken(name string) bool {
+	return ciTokenNames[name] || strings.HasPrefix(name, "ACTIONS_") && strings.HasSuffix(name, "_TOKEN")
+}
+
+// IsKnownSecretVar reports whether the environment variable name holds a
+// secret of the CI environment whose value deployer masks in all its
+// output from the first byte (docs/secrets.md#masked-everywhere): a CI
+// token (IsCIToken), AWS_SECRET_ACCESS_KEY or AWS_SESSION_TOKEN.
+func IsKnownSecretVar(name string) bool {
+	return IsCIToken(name) || name == "AWS_SECRET_ACCESS_KEY" || name == "AWS_SESSION_TOKEN"
+}
