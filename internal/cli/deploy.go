@@ -138,7 +138,7 @@ func (o *DeployOptions) runE(cmd *cobra.Command, f *Factory, runF func(context.C
 func bindApplyFlags(cmd *cobra.Command, opts *DeployOptions) {
 	opts.bind(cmd, true)
 	cmd.Flags().BoolVarP(&opts.Yes, "yes", "y", false, "apply without asking (required without a terminal)")
-	cmd.Flags().DurationVar(&opts.LockTimeout, "lock-timeout", 0, "wait up to DUR for a held lock (0: fail at once)")
+	bindLockTimeout(cmd, &opts.LockTimeout)
 	cmd.Flags().BoolVar(&opts.InstallPulumi, "install-pulumi", false, "install the Pulumi CLI when it is missing")
 	bindPolicyFlags(cmd, &opts.Policy, true)
 	cmd.Flags().IntVar(&opts.Parallelism, "parallelism", 0, "apply at most N independent components at once (default 10; 1 applies one at a time; with --all, in each stack)")

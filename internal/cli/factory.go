@@ -142,3 +142,18 @@ func NewFactory(io *IOStreams) *Factory {
 	f, _ := NewSession(io)
 	return f
 }
+
+// useCase binds the deploy.Service use case call (a method expression such
+// as (*deploy.Service).Restore) to the backends a command's config names:
+// the returned function opens the Service (f.Service, default options) and
+// calls it with req. Errors: f.Service's, then the use case's.
+func useCase[Req, Res any](f *Factory, call func(*deploy.Service, context.Context, Req) (Res, error)) func(context.Context, *config.Config, Req) (Res, error) {
+	return func(ctx context.Context, cfg *config.Config, req Req) (Res, error) {
+		svc, err := f.Service(ctx, cfg, ServiceOptions{})
+		if err != nil {
+			var zero Res
+			return zero, err
+		}
+		return call(svc, ctx, req)
+	}
+}

@@ -71,7 +71,7 @@ func NewCmdLockExec(f *Factory, runF func(context.Context, *LockExecOptions) err
 	}
 	cmd.Flags().StringVar(&opts.Key, "key", "", "lock name; the lock key is custom:NAME")
 	cmd.Flags().DurationVar(&opts.TTL, "ttl", 0, "lease TTL (default: backend.lock_ttl)")
-	cmd.Flags().DurationVar(&opts.LockTimeout, "lock-timeout", 0, "wait up to DUR for a held lock (0: fail at once)")
+	bindLockTimeout(cmd, &opts.LockTimeout)
 	cmd.Flags().BoolVar(&opts.SkipIfLocked, "skip-if-locked", false, "exit 0 at once when the lock is held")
 	cmd.Flags().DurationVar(&opts.Grace, "grace", deploy.DefaultExecGrace, "time between SIGTERM and SIGKILL when the lease is lost")
 	return cmd

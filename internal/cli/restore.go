@@ -38,16 +38,10 @@ type RestoreOptions struct {
 // NewCmdRestore returns `deployer restore`; runF replaces runRestore in tests.
 func NewCmdRestore(f *Factory, runF func(context.Context, *RestoreOptions) error) *cobra.Command {
 	opts := &RestoreOptions{
-		IO:     f.IO,
-		Config: func() (*config.Config, error) { return projectConfig(f, "restore") },
-		Restore: func(ctx context.Context, cfg *config.Config, req deploy.RestoreRequest) (*deploy.RestoreResult, error) {
-			svc, err := f.Service(ctx, cfg, ServiceOptions{})
-			if err != nil {
-				return nil, err
-			}
-			return svc.Restore(ctx, req)
-		},
-		Report: f.GitHub.Restore,
+		IO:      f.IO,
+		Config:  func() (*config.Config, error) { return projectConfig(f, "restore") },
+		Restore: useCase(f, (*deploy.Service).Restore),
+		Report:  f.GitHub.Restore,
 	}
 	cmd := &cobra.Command{
 		Use:   "restore",
@@ -73,7 +67,7 @@ func NewCmdRestore(f *Factory, runF func(context.Context, *RestoreOptions) error
 	cmd.Flags().Int64Var(&opts.Serial, "serial", 0, "restore the snapshot with this serial")
 	cmd.Flags().StringVar(&opts.Timestamp, "timestamp", "", "restore the newest snapshot at or before this RFC 3339 time")
 	cmd.Flags().BoolVarP(&opts.Yes, "yes", "y", false, "do not ask for confirmation")
-	cmd.Flags().DurationVar(&opts.LockTimeout, "lock-timeout", 0, "wait up to DUR for a held lock")
+	bindLockTimeout(cmd, &opts.LockTimeout)
 	return cmd
 }
 

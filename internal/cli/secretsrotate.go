@@ -81,7 +81,7 @@ in deployer.yaml).`,
 	}
 	opts.Target.bind(cmd, false)
 	cmd.Flags().StringVar(&opts.NewProvider, "new-provider", "", "provider to re-encrypt with: passphrase or awskms://KEY_ID?region=R (default: the current one)")
-	cmd.Flags().DurationVar(&opts.LockTimeout, "lock-timeout", 0, "wait up to DUR for a held lock")
+	bindLockTimeout(cmd, &opts.LockTimeout)
 	return cmd
 }
 

@@ -202,7 +202,7 @@ func NewCmdStatePush(f *Factory, runF func(context.Context, *StatePushOptions) e
 	opts.Target.bind(cmd, false)
 	cmd.Flags().BoolVarP(&opts.Yes, "yes", "y", false, "write without asking")
 	cmd.Flags().BoolVar(&opts.Force, "force", false, "write a file of another lineage or not written from the stored serial (audited)")
-	cmd.Flags().DurationVar(&opts.LockTimeout, "lock-timeout", 0, "wait up to DUR for a held lock")
+	bindLockTimeout(cmd, &opts.LockTimeout)
 	return cmd
 }
 

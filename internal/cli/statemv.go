@@ -30,13 +30,7 @@ func NewCmdStateMove(f *Factory, runF func(context.Context, *StateMoveOptions) e
 	opts := &StateMoveOptions{
 		IO:     f.IO,
 		Config: func() (*config.Config, error) { return projectConfig(f, "state mv") },
-		Move: func(ctx context.Context, cfg *config.Config, req deploy.StateMoveRequest) (*deploy.StateMoveResult, error) {
-			svc, err := f.Service(ctx, cfg, ServiceOptions{})
-			if err != nil {
-				return nil, err
-			}
-			return svc.StateMove(ctx, req)
-		},
+		Move:   useCase(f, (*deploy.Service).StateMove),
 	}
 	cmd := &cobra.Command{
 		Use:   "mv FROM TO",
@@ -59,7 +53,7 @@ func NewCmdStateMove(f *Factory, runF func(context.Context, *StateMoveOptions) e
 		},
 	}
 	opts.Target.bind(cmd, false)
-	cmd.Flags().DurationVar(&opts.LockTimeout, "lock-timeout", 0, "wait up to DUR for a held lock")
+	bindLockTimeout(cmd, &opts.LockTimeout)
 	return cmd
 }
 

@@ -34,13 +34,7 @@ func NewCmdStateRm(f *Factory, runF func(context.Context, *StateRmOptions) error
 	opts := &StateRmOptions{
 		IO:     f.IO,
 		Config: func() (*config.Config, error) { return projectConfig(f, "state rm") },
-		Rm: func(ctx context.Context, cfg *config.Config, req deploy.StateRmRequest) (statestore.Head, error) {
-			svc, err := f.Service(ctx, cfg, ServiceOptions{})
-			if err != nil {
-				return statestore.Head{}, err
-			}
-			return svc.StateRm(ctx, req)
-		},
+		Rm:     useCase(f, (*deploy.Service).StateRm),
 	}
 	cmd := &cobra.Command{
 		Use:   "rm ADDR...",
@@ -73,7 +67,7 @@ func NewCmdStateRm(f *Factory, runF func(context.Context, *StateRmOptions) error
 	}
 	opts.Target.bind(cmd, false)
 	cmd.Flags().BoolVarP(&opts.Yes, "yes", "y", false, "remove without asking")
-	cmd.Flags().DurationVar(&opts.LockTimeout, "lock-timeout", 0, "wait up to DUR for a held lock")
+	bindLockTimeout(cmd, &opts.LockTimeout)
 	return cmd
 }
 

@@ -6,6 +6,7 @@ import (
 	"os"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -181,4 +182,11 @@ func validateName(what, v string) error {
 		return &UsageError{Msg: err.Error()}
 	}
 	return nil
+}
+
+// bindLockTimeout adds --lock-timeout, how long a command that takes a lock
+// waits for a held one (docs/locking.md), bound to d; 0 fails at once with
+// exit code 3.
+func bindLockTimeout(cmd *cobra.Command, d *time.Duration) {
+	cmd.Flags().DurationVar(d, "lock-timeout", 0, "wait up to DUR for a held lock (0: fail at once)")
 }

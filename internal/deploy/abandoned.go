@@ -162,7 +162,7 @@ type BrokenRequest struct {
 // are left alone. When someone else took the lock first, that holder's
 // deploy does not see the broken record, so the entry is not written and
 // the returned error says so.
-func (s *Service) RecordBroken(ctx context.Context, req BrokenRequest) error {
+func (s *Service) RecordBroken(ctx context.Context, req BrokenRequest) (err error) {
 	t, rec := req.Target, req.Lock
 	if rec.Metadata.DeploymentID == "" {
 		return nil
@@ -177,6 +177,6 @@ func (s *Service) RecordBroken(ctx context.Context, req BrokenRequest) error {
 	if err != nil {
 		return fmt.Errorf("deployment %s was not recorded as abandoned: %w", rec.Metadata.DeploymentID, err)
 	}
-	defer lease.release() // a failure is reported on the progress stream
+	defer lease.releaseInto(&err)
 	return s.writeAbandoned(lease.Context(), lease, t, []lockmgr.Record{rec}, "broken with unlock --force")
 }

@@ -94,7 +94,7 @@ func (e *ApplyError) Unwrap() error { return e.Err }
 // *statestore.ChecksumError or ConflictError (exit 4); ErrDeclined;
 // ErrPlanStale; *ApplyError when a component failed or the run was
 // cancelled (whatever succeeded is saved first).
-func (s *Service) Apply(ctx context.Context, req ApplyRequest) (*Outcome, error) {
+func (s *Service) Apply(ctx context.Context, req ApplyRequest) (_ *Outcome, err error) {
 	// With policies the engines' preflight waits for their verdict: a
 	// denied plan runs no engine at all (docs/policy.md#where-policies-apply).
 	pr, err := s.prepare(ctx, req.Config, req.Target, !req.Policy.active())
@@ -136,7 +136,7 @@ func (s *Service) Apply(ctx context.Context, req ApplyRequest) (*Outcome, error)
 	if err != nil {
 		return nil, err
 	}
-	defer run.lease.release() // a failure is reported on the progress stream
+	defer run.lease.releaseInto(&err)
 	out := &Outcome{Lock: run.lease.Record(), Upstream: waits}
 	pl, err := s.planUnderLease(run, pr, req, out)
 	if err != nil {

@@ -78,7 +78,7 @@ func (l *Locking) Exec(ctx context.Context, req ExecRequest) (*ExecResult, error
 		return nil, errors.New("lock exec: no command to run")
 	}
 	d := l.d
-	// nil progress: a failed release is ExecResult.ReleaseErr, reported by the caller
+	// a failed release is ExecResult.ReleaseErr, reported by the caller
 	lease, err := takeLease(ctx, d.Locks, d.Getenv, nil, leaseRequest{Key: lockmgr.CustomKey(req.Key), Op: lockmgr.OpExec,
 		Command: secrets.CommandLine(req.Args), Timeout: req.LockTimeout})
 	var held *lockmgr.HeldError

@@ -2,6 +2,7 @@ package deploy
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"time"
@@ -37,15 +38,15 @@ type lease struct {
 	*lockmgr.Lease
 	By string // the record's lockedBy
 
-	progress io.Writer // where a failed release is reported; nil: by the caller
+	progress io.Writer // where the Acquired and Released lines go
 	announce bool
 }
 
 // takeLease is the one place a use case takes a lock: it builds the holder
 // record from getenv (lockmgr.Holder) and req, acquires req.Key from m
-// and, with req.Announce, prints the Acquired line on progress. A release
-// that fails is reported on progress (lease.release). Errors: Acquire's
-// (*lockmgr.HeldError when the lock stays held).
+// and, with req.Announce, prints the Acquired line on progress. The caller
+// releases it with releaseInto (or release, reporting the error itself).
+// Errors: Acquire's (*lockmgr.HeldError when the lock stays held).
 func takeLease(ctx context.Context, m *lockmgr.Manager, getenv func(string) string, progress io.Writer, req leaseRequest) (*lease, error) {
 	by, md := lockmgr.Holder(getenv)
 	md.Operation, md.DeploymentID, md.Command = req.Op, req.DeploymentID, req.Command
@@ -74,25 +75,29 @@ func (s *Service) lease(ctx context.Context, req leaseRequest) (*lease, error) {
 }
 
 // release releases the lease within 30 s, waiting out passing backend
-// failures (docs/locking.md#backend-failures-while-waiting). A failure is
-// never hidden (docs/design.md#lock-protocol): it is printed as a warning
-// on the progress stream, when the lease has one, and returned:
-// lockmgr.ErrLockLost when the lease was broken or taken over first, or
-// the backend's error (the record then stays until it expires or is broken
-// with unlock --force). An announced lease prints "Released lock" after a
-// successful release.
+// failures (docs/locking.md#backend-failures-while-waiting), and returns
+// the failure: lockmgr.ErrLockLost when the lease was broken or taken over
+// first, or the backend's error (the record then stays until it expires or
+// is broken with unlock --force). An announced lease prints "Released
+// lock" after a successful release.
 func (l *lease) release() error {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	err := l.Release(ctx)
-	key := l.Record().LockKey
-	switch {
-	case err != nil && l.progress != nil:
-		fmt.Fprintf(l.progress, "warning: lock %s was not released: %v\n", key, err)
-	case err == nil && l.announce:
-		fmt.Fprintf(l.progress, "Released lock %s\n", key)
+	if err == nil && l.announce {
+		fmt.Fprintf(l.progress, "Released lock %s\n", l.Record().LockKey)
 	}
 	return err
+}
+
+// releaseInto releases the lease and joins a failure into *err, so that a
+// use case's deferred release is never hidden (docs/design.md#lock-protocol):
+// the use case then fails with "lock KEY was not released: ..." (wrapping
+// release's error) besides any error of its own.
+func (l *lease) releaseInto(err *error) {
+	if rerr := l.release(); rerr != nil {
+		*err = errors.Join(*err, fmt.Errorf("lock %s was not released: %w", l.Record().LockKey, rerr))
+	}
 }
 
 // ref is the lease as a state write checks and records it (the key, lock

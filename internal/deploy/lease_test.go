@@ -3,6 +3,7 @@ package deploy
 import (
 	"bytes"
 	"context"
+	"errors"
 	"strings"
 	"testing"
 
@@ -11,7 +12,7 @@ import (
 )
 
 // A lease broken while a restore holds it cannot be released: the restore
-// says so on the progress stream instead of dropping the error
+// fails saying so instead of dropping the error
 // (docs/design.md#lock-protocol).
 func TestRestoreReportsALeaseItCouldNotRelease(t *testing.T) {
 	fx := newTimeline(t)
@@ -25,7 +26,7 @@ func TestRestoreReportsALeaseItCouldNotRelease(t *testing.T) {
 	m := lockmgr.NewManager(lb, lockmgr.Options{})
 	var progress bytes.Buffer
 	svc := New(Deps{Store: fx.store, Locks: m, Now: fx.svc.d.Now, Getenv: func(string) string { return "" }, Progress: &progress})
-	_, _ = svc.Restore(context.Background(), RestoreRequest{Target: shopDev, Serial: 1,
+	_, err = svc.Restore(context.Background(), RestoreRequest{Target: shopDev, Serial: 1,
 		Confirm: func(RestorePreview) (bool, error) {
 			held, err := m.Get(context.Background(), shopDev.LockKey())
 			if err != nil {
@@ -36,8 +37,11 @@ func TestRestoreReportsALeaseItCouldNotRelease(t *testing.T) {
 			}
 			return true, m.ForceUnlock(context.Background(), held.LockKey, held.LockID, "admin")
 		}})
-	want := "warning: lock stack:shop:env:dev was not released: "
-	if !strings.Contains(progress.String(), want) {
-		t.Errorf("progress after a broken lease:\n%s\nwant a line starting %q", progress.String(), want)
+	want := "lock stack:shop:env:dev was not released: "
+	if err == nil || !strings.Contains(err.Error(), want) || !errors.Is(err, lockmgr.ErrLockLost) {
+		t.Errorf("restore after a broken lease returned %v, want an error saying %q and wrapping lockmgr.ErrLockLost", err, want)
+	}
+	if strings.Contains(progress.String(), "Released lock") {
+		t.Errorf("progress after a broken lease says it was released:\n%s", progress.String())
 	}
 }

@@ -13,6 +13,18 @@ import (
 	"github.com/deployer-dev/deployer/internal/statestore"
 )
 
+// loadMoved loads the state of pr's target as its plan sees it: its
+// checksums verified (loadOrNew) and the moved: entries applied
+// (movedState). Errors: loadOrNew's and movedState's.
+func (s *Service) loadMoved(ctx context.Context, pr *prepared) (*statestore.State, statestore.Head, []plan.Move, error) {
+	st, head, err := s.loadOrNew(ctx, pr.t)
+	if err != nil {
+		return nil, statestore.Head{}, nil, err
+	}
+	st, moves, err := movedState(st, pr.res, pr.t)
+	return st, head, moves, err
+}
+
 // movedState applies the moved: entries of res to st (plan.ApplyMoves)
 // for a plan of target t: the plan is then made, and the state saved,
 // with the entries at their new addresses (docs/operations.md#moves). A
@@ -88,7 +100,7 @@ func (s *Service) StateMove(ctx context.Context, req StateMoveRequest) (res *Sta
 	if err != nil {
 		return nil, err
 	}
-	defer func() { err = errors.Join(err, lease.release()) }()
+	defer lease.releaseInto(&err)
 	st, head, err := s.d.Store.Load(lease.Context(), t.Stack, t.Env)
 	if err != nil {
 		return nil, err

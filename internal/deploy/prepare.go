@@ -85,11 +85,7 @@ type planned struct {
 // deploy --plan applies (nil plans afresh); requireBinding says the plan
 // must have a binding (plan --out, deploy --plan).
 func (s *Service) planFor(ctx context.Context, pr *prepared, destroy bool, saved *plan.Binding, requireBinding bool) (*planned, error) {
-	st, head, err := s.loadOrNew(ctx, pr.t)
-	if err != nil {
-		return nil, err
-	}
-	st, moves, err := movedState(st, pr.res, pr.t)
+	st, head, moves, err := s.loadMoved(ctx, pr)
 	if err != nil {
 		return nil, err
 	}

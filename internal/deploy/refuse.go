@@ -14,11 +14,7 @@ import (
 // a protected component (*plan.ProtectedError). It reads the state without
 // a lock; planUnderLease checks again under it.
 func (s *Service) refuseBeforeLease(ctx context.Context, pr *prepared, req *ApplyRequest) (*prepared, error) {
-	st, head, err := s.loadOrNew(ctx, pr.t)
-	if err != nil {
-		return nil, err
-	}
-	st, moves, err := movedState(st, pr.res, pr.t)
+	st, head, moves, err := s.loadMoved(ctx, pr)
 	if err != nil {
 		return nil, err
 	}

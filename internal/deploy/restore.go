@@ -46,7 +46,7 @@ type RestoreResult struct {
 // state that failed verification. Errors: no such snapshot (wrapping
 // statestore.ErrNotFound), *lockmgr.HeldError, *statestore.ConflictError
 // (another lineage, or the state moved on), ErrDeclined.
-func (s *Service) Restore(ctx context.Context, req RestoreRequest) (*RestoreResult, error) {
+func (s *Service) Restore(ctx context.Context, req RestoreRequest) (_ *RestoreResult, err error) {
 	t := Target{Stack: req.Target.Stack, Env: req.Target.Env}
 	if err := s.open(ctx); err != nil {
 		return nil, err
@@ -62,7 +62,7 @@ func (s *Service) Restore(ctx context.Context, req RestoreRequest) (*RestoreResu
 	if err != nil {
 		return nil, err
 	}
-	defer lease.release() // a failure is reported on the progress stream
+	defer lease.releaseInto(&err)
 	by := lease.By
 	work := lease.Context()
 
@@ -172,7 +172,7 @@ func (s *Service) findSnapshot(ctx context.Context, t Target, req RestoreRequest
 // it would drop what was written after it. req.Force writes it anyway, as the
 // next serial, with a state-push-forced deployment record and a
 // state.push_forced audit event naming what was overridden.
-func (s *Service) Push(ctx context.Context, req PushRequest) (statestore.Head, error) {
+func (s *Service) Push(ctx context.Context, req PushRequest) (_ statestore.Head, err error) {
 	t, st := req.Target, req.State
 	if err := s.open(ctx); err != nil {
 		return statestore.Head{}, err
@@ -184,7 +184,7 @@ func (s *Service) Push(ctx context.Context, req PushRequest) (statestore.Head, e
 	if err != nil {
 		return statestore.Head{}, err
 	}
-	defer lease.release() // a failure is reported on the progress stream
+	defer lease.releaseInto(&err)
 	by := lease.By
 	_, head, err := s.loadOrNew(lease.Context(), t)
 	if err != nil {

@@ -113,16 +113,25 @@ func readyEntry(st plan.Step, r engine.Result, run applyRun, now time.Time, depI
 // keeps of it now (a Pulumi component's URNs change with its address).
 func movedEntry(st plan.Step, r engine.Result) *statestore.Resource {
 	res := *st.Prior
-	if r.EngineData != nil {
-		res.EngineData = r.EngineData
-	}
-	if r.Outputs != nil {
-		res.Outputs = r.Outputs
-	}
-	if r.ActualState != nil {
-		res.ActualState = r.ActualState
-	}
+	takeEngineResult(&res, r)
 	return &res
+}
+
+// takeEngineResult overlays on res what the engine reported in r: its
+// record, outputs and actual state, each where r has it.
+func takeEngineResult(res *statestore.Resource, r engine.Result) {
+	res.EngineData = reported(r.EngineData, res.EngineData)
+	res.Outputs = reported(r.Outputs, res.Outputs)
+	res.ActualState = reported(r.ActualState, res.ActualState)
+}
+
+// reported is what the engine reported (got), or prior where it reported
+// nothing (nil).
+func reported[T ~[]byte | ~map[string]any](got, prior T) T {
+	if got != nil {
+		return got
+	}
+	return prior
 }
 
 // failedEntry is the state entry of step st that failed, was cancelled or
@@ -138,13 +147,7 @@ func failedEntry(st plan.Step, r engine.Result, run applyRun, now time.Time) (re
 		if r.EngineData != nil {
 			// What the engine holds now: an update may have
 			// reached the cloud before the run stopped.
-			prev.EngineData = r.EngineData
-			if r.Outputs != nil {
-				prev.Outputs = r.Outputs
-			}
-			if r.ActualState != nil {
-				prev.ActualState = r.ActualState
-			}
+			takeEngineResult(&prev, r)
 		}
 		return &prev, true
 	case r.EngineData != nil:

@@ -59,7 +59,7 @@ type RotateRequest struct {
 // entry of type rotate-secrets (docs/secrets.md). The state is opened with
 // the Store's own Sealer first; a state without secrets is rewritten as it
 // is, with its secrets block removed.
-func (s *Service) Rotate(ctx context.Context, req RotateRequest) (statestore.Head, error) {
+func (s *Service) Rotate(ctx context.Context, req RotateRequest) (_ statestore.Head, err error) {
 	t, to := Target{Stack: req.Target.Stack, Env: req.Target.Env}, req.To
 	if err := s.open(ctx); err != nil {
 		return statestore.Head{}, err
@@ -75,7 +75,7 @@ func (s *Service) Rotate(ctx context.Context, req RotateRequest) (statestore.Hea
 	if err != nil {
 		return statestore.Head{}, err
 	}
-	defer lease.release() // a failure is reported on the progress stream
+	defer lease.releaseInto(&err)
 	by := lease.By
 	work := lease.Context()
 	st, head, err := s.d.Store.Load(work, t.Stack, t.Env)

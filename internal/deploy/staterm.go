@@ -26,7 +26,7 @@ type StateRmRequest struct {
 // component still in deployer.yaml is created again by the next deploy.
 // Errors: an address not in the state (nothing written), no state, the
 // lock's and the state store's.
-func (s *Service) StateRm(ctx context.Context, req StateRmRequest) (statestore.Head, error) {
+func (s *Service) StateRm(ctx context.Context, req StateRmRequest) (_ statestore.Head, err error) {
 	if err := s.open(ctx); err != nil {
 		return statestore.Head{}, err
 	}
@@ -36,7 +36,7 @@ func (s *Service) StateRm(ctx context.Context, req StateRmRequest) (statestore.H
 	if err != nil {
 		return statestore.Head{}, err
 	}
-	defer lease.release() // a failure is reported on the progress stream
+	defer lease.releaseInto(&err)
 	st, head, err := s.d.Store.Load(lease.Context(), t.Stack, t.Env)
 	if errors.Is(err, statestore.ErrNotFound) {
 		return statestore.Head{}, fmt.Errorf("%s/%s has no state (nothing at %s): nothing to remove", t.Stack, t.Env, s.d.Store.Location(t.Stack, t.Env))
