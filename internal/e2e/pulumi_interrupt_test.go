@@ -98,6 +98,7 @@ type pulumiResource struct {
 	ID      string         `json:"id"`
 	Parent  string         `json:"parent"`
 	Outputs map[string]any `json:"outputs"`
+	Protect bool           `json:"protect"`
 }
 
 // pulumiExport is what the tests read of `pulumi stack export`.

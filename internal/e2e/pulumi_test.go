@@ -45,13 +45,18 @@ func (pp *pulumiProject) stack(sub, yaml string) *project {
 	return p
 }
 
-// pulumi runs the Pulumi CLI against the Pulumi backend of stack/env.
-func (pp *pulumiProject) pulumi(stack, env string, args ...string) string {
-	pp.t.Helper()
+// pulumiCmd is the Pulumi CLI run against the Pulumi backend of stack/env.
+func (pp *pulumiProject) pulumiCmd(stack, env string, args ...string) *exec.Cmd {
 	cmd := exec.Command(pp.cli, append(args, "--non-interactive")...)
 	cmd.Dir = pp.t.TempDir()
 	cmd.Env = append(os.Environ(), "PULUMI_BACKEND_URL=file://"+filepath.Join(pp.dir, ".deployer", "stacks", stack, env, "pulumi"))
-	out, err := cmd.CombinedOutput()
+	return cmd
+}
+
+// pulumi runs the Pulumi CLI against the Pulumi backend of stack/env.
+func (pp *pulumiProject) pulumi(stack, env string, args ...string) string {
+	pp.t.Helper()
+	out, err := pp.pulumiCmd(stack, env, args...).CombinedOutput()
 	if err != nil {
 		pp.t.Fatalf("pulumi %v: %v\n%s", args, err, out)
 	}

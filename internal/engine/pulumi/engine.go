@@ -187,9 +187,6 @@ func (e *Engine) stack(ctx context.Context, in engine.Inputs, comps []Component)
 func (e *Engine) Apply(ctx context.Context, req engine.ApplyRequest) (engine.ApplyResponse, error) {
 	steps, in := req.Steps, req.Inputs
 	started := time.Now()
-	if err := refuseMoves(steps); err != nil {
-		return engine.ApplyResponse{Results: failAll(steps, started, err)}, err
-	}
 	ctx = withAnswers(ctx, answers{})
 	comps := Components(in.Keep, steps)
 	st, err := e.stack(ctx, in, comps)
@@ -238,9 +235,6 @@ func (e *Engine) Destroy(ctx context.Context, req engine.DestroyRequest) (engine
 // same 2"), for `plan --preview`.
 func (e *Engine) Preview(ctx context.Context, req engine.PreviewRequest) (engine.PreviewResponse, error) {
 	in := req.Inputs
-	if err := refuseMoves(req.Steps); err != nil {
-		return engine.PreviewResponse{}, err
-	}
 	ctx = withAnswers(ctx, answers{})
 	st, err := e.stack(ctx, in, Components(in.Keep, req.Steps))
 	if err != nil {
@@ -264,9 +258,6 @@ func (e *Engine) Preview(ctx context.Context, req engine.PreviewRequest) (engine
 // (Prior) and the cloud. Components without drift are left out.
 func (e *Engine) Refresh(ctx context.Context, req engine.RefreshRequest) (engine.RefreshResponse, error) {
 	in := req.Inputs
-	if err := refuseMoves(req.Steps); err != nil {
-		return engine.RefreshResponse{}, err
-	}
 	ctx = withAnswers(ctx, answers{})
 	st, err := e.stack(ctx, in, Components(in.Keep, req.Steps))
 	if err != nil {
@@ -322,18 +313,4 @@ func failAll(steps []plan.Step, started time.Time, err error) []engine.Result {
 		out = append(out, engine.Result{Address: s.Address, Action: s.Action, Status: engine.StatusFailed, Err: err, Started: started, Finished: now})
 	}
 	return out
-}
-
-// refuseMoves refuses steps that a move brought to a new address
-// (plan.Step.MovedFrom): the engine does not pass Pulumi an alias yet, so
-// Pulumi would replace the resources of a moved component
-// (docs/operations.md#moves). Nothing has run when it refuses.
-func refuseMoves(steps []plan.Step) error {
-	for _, st := range steps {
-		if st.MovedFrom != "" {
-			return fmt.Errorf("%s: moving a Pulumi component (from %s) is not supported yet: Pulumi would replace its resources; "+
-				"keep its old name (remove the moved: entry and rename it back), nothing was changed", st.Address, st.MovedFrom)
-		}
-	}
-	return nil
 }

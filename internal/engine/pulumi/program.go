@@ -23,6 +23,10 @@ type Component struct {
 	// Protect is the component's protect: (plan.Step.Protect), passed as
 	// Pulumi's protect option; its children inherit it.
 	Protect bool
+	// Aliases are the Pulumi names the component had before a move
+	// (formerNames), passed as Pulumi aliases so its resources are renamed,
+	// not replaced.
+	Aliases []string
 }
 
 // Name is the URN-safe name of the component and of its children:
@@ -40,7 +44,8 @@ func Components(keep, apply []plan.Step) []Component {
 		if !IsPulumiKind(s.Kind) {
 			return
 		}
-		c := Component{Address: s.Address, Kind: s.Kind, Config: cfg, DependsOn: s.DependsOn, Kept: kept, Protect: s.Protect}
+		c := Component{Address: s.Address, Kind: s.Kind, Config: cfg, DependsOn: s.DependsOn, Kept: kept, Protect: s.Protect,
+			Aliases: formerNames(s)}
 		if i, ok := byAddr[s.Address]; ok {
 			out[i] = c
 			return
@@ -157,7 +162,11 @@ func Declare(ctx *pulumi.Context, comps []Component, external map[string]map[str
 			}
 		}
 		comp := &componentResource{}
-		if err := ctx.RegisterComponentResource(ComponentType+c.Kind, c.Name(), comp, pulumi.DependsOn(deps), pulumi.Protect(c.Protect)); err != nil {
+		opts := []pulumi.ResourceOption{pulumi.DependsOn(deps), pulumi.Protect(c.Protect)}
+		if len(c.Aliases) > 0 {
+			opts = append(opts, pulumi.Aliases(aliases(c.Aliases)))
+		}
+		if err := ctx.RegisterComponentResource(ComponentType+c.Kind, c.Name(), comp, opts...); err != nil {
 			return nil, fmt.Errorf("register component %s: %w", c.Address, err)
 		}
 		reg := &Registration{Ctx: ctx, Address: c.Address, Name: c.Name(), Config: c.Config, Parent: comp,

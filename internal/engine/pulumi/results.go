@@ -49,13 +49,15 @@ func parseDeployment(raw json.RawMessage) (*snapshot, error) {
 	return &s, nil
 }
 
-// component returns the component resource of address, or nil.
-func (s *snapshot) component(address string) *snapResource {
-	name := "::" + Component{Address: address}.Name()
-	for i := range s.Resources {
-		r := &s.Resources[i]
-		if strings.HasPrefix(r.Type, ComponentType) && strings.HasSuffix(r.URN, name) {
-			return r
+// component returns the component resource of step st, under its own
+// name or, not yet renamed by an up, a former one (formerNames); or nil.
+func (s *snapshot) component(st plan.Step) *snapResource {
+	for _, n := range append([]string{Component{Address: st.Address}.Name()}, formerNames(st)...) {
+		for i := range s.Resources {
+			r := &s.Resources[i]
+			if strings.HasPrefix(r.Type, ComponentType) && strings.HasSuffix(r.URN, "::"+n) {
+				return r
+			}
 		}
 	}
 	return nil
@@ -192,8 +194,10 @@ func ownerOf(op pendingOp, steps []plan.Step) string {
 		return ""
 	}
 	for _, s := range steps {
-		if strings.HasSuffix(urn, "::"+Component{Address: s.Address}.Name()) {
-			return s.Address
+		for _, n := range append([]string{Component{Address: s.Address}.Name()}, formerNames(s)...) {
+			if strings.HasSuffix(urn, "::"+n) {
+				return s.Address
+			}
 		}
 	}
 	return ""
@@ -228,7 +232,7 @@ func results(steps []plan.Step, snap *snapshot, deploymentID string, started, fi
 			continue
 		}
 		kind, _ := Lookup(s.Kind)
-		comp := snap.component(s.Address)
+		comp := snap.component(s)
 		var kids []snapResource
 		if comp != nil {
 			kids = snap.children(comp.URN)
@@ -360,7 +364,7 @@ func drift(snap *snapshot, steps []plan.Step) []Drift {
 			continue
 		}
 		seen[s.Address] = true
-		comp := snap.component(s.Address)
+		comp := snap.component(s)
 		if comp == nil {
 			out = append(out, Drift{Address: s.Address, Missing: true})
 			continue
