@@ -175,26 +175,31 @@ func Build(desired *config.Resolved, st *statestore.State, o Options) (*Plan, er
 		p.OutOfScope = outOfScope(desired, ordered, o.Scope)
 	}
 	for _, s := range ordered {
-		if s.Reevaluate {
-			p.Summary.Reevaluate++
-		}
-		if s.MovedFrom != "" {
-			p.Summary.Move++
-		}
-		switch s.Action {
-		case Create:
-			p.Summary.Create++
-		case Update:
-			p.Summary.Update++
-		case Replace:
-			p.Summary.Replace++
-		case Delete:
-			p.Summary.Delete++
-		default:
-			p.Summary.NoOp++
-		}
+		p.Summary.count(s)
 	}
 	return p, nil
+}
+
+// count adds step s to the counts.
+func (c *Summary) count(s Step) {
+	if s.Reevaluate {
+		c.Reevaluate++
+	}
+	if s.MovedFrom != "" {
+		c.Move++
+	}
+	switch s.Action {
+	case Create:
+		c.Create++
+	case Update:
+		c.Update++
+	case Replace:
+		c.Replace++
+	case Delete:
+		c.Delete++
+	default:
+		c.NoOp++
+	}
 }
 
 // deleteStep deletes the state resource old at addr, with the settings the
