@@ -26,7 +26,7 @@ func TestNewCmdHistory(t *testing.T) {
 		{name: "all flags", argv: []string{"--stack", "shop", "--env", "prod", "--limit", "0"}, json: true,
 			want: HistoryOptions{Target: targetFlags{Stack: "shop", Env: "prod"}, Limit: 0, JSON: true}},
 		{name: "short flags", argv: []string{"-s", "shop", "-e", "prod", "--limit", "3"}, want: HistoryOptions{Target: targetFlags{Stack: "shop", Env: "prod"}, Limit: 3}},
-		{name: "no environment", argv: []string{"-s", "shop"}, usage: "--environment (-e) is required"},
+		{name: "no environment", argv: []string{"-s", "shop"}, usage: "--environment (-e) is required (or set DEPLOYER_ENVIRONMENT)"},
 		{name: "negative limit", argv: []string{"-e", "dev", "--limit", "-1"}, usage: "--limit -1: want 0 (all entries) or a positive number"},
 		{name: "an argument", argv: []string{"-e", "dev", "extra"}, usage: `unknown command "extra" for "history"`},
 	}

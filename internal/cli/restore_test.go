@@ -26,7 +26,7 @@ func TestNewCmdRestore(t *testing.T) {
 		{name: "by time, every flag", argv: []string{"--stack", "shop", "--env", "prod", "--timestamp", "2024-01-15T14:00:00Z", "--yes", "--lock-timeout", "2m"}, json: true,
 			want: RestoreOptions{Target: targetFlags{Stack: "shop", Env: "prod"}, Timestamp: "2024-01-15T14:00:00Z", Yes: true, LockTimeout: 2 * time.Minute, JSON: true}},
 		{name: "short flags", argv: []string{"-s", "shop", "-e", "prod", "--serial", "3", "-y"}, want: RestoreOptions{Target: targetFlags{Stack: "shop", Env: "prod"}, Serial: 3, Yes: true}},
-		{name: "no environment", argv: []string{"--serial", "3"}, usage: "--environment (-e) is required"},
+		{name: "no environment", argv: []string{"--serial", "3"}, usage: "--environment (-e) is required (or set DEPLOYER_ENVIRONMENT)"},
 		{name: "neither serial nor time", argv: []string{"-e", "dev"}, usage: "restore needs exactly one of --serial N or --timestamp T (RFC 3339); see deployer history"},
 		{name: "both serial and time", argv: []string{"-e", "dev", "--serial", "2", "--timestamp", "2024-01-01T00:00:00Z"},
 			usage: "restore needs exactly one of --serial N or --timestamp T (RFC 3339); see deployer history"},

@@ -83,7 +83,30 @@ func NewRootCmd(f *Factory) *cobra.Command {
 		NewCmdGuard(f),
 		NewCmdPolicy(f),
 	)
+	suggestFor(root)
+	registerCompletions(root, f)
 	return root
+}
+
+// otherToolsNames are the words users of Terraform, Pulumi and kubectl type
+// for deployer's commands: an unknown command that is one of them
+// suggests the command ("deployer apply" -> did you mean deploy?).
+var otherToolsNames = map[string][]string{
+	"deploy":  {"apply", "up", "install"},
+	"plan":    {"preview", "diff"},
+	"destroy": {"down", "delete", "remove", "uninstall"},
+	"history": {"log", "logs"},
+	"restore": {"rollback"},
+	"unlock":  {"force-unlock"},
+}
+
+// suggestFor sets SuggestFor of root's commands from otherToolsNames; cobra
+// adds those and the commands within edit distance 2 to its unknown
+// command error.
+func suggestFor(root *cobra.Command) {
+	for _, c := range root.Commands() {
+		c.SuggestFor = otherToolsNames[c.Name()]
+	}
 }
 
 // normalizeFlag makes --env an alias of --environment in every command.

@@ -14,6 +14,9 @@ import (
 	"github.com/deployer-dev/deployer/internal/deploy"
 )
 
+// EnvironmentVar names the environment of a command run without -e.
+const EnvironmentVar = "DEPLOYER_ENVIRONMENT"
+
 // targetFlags are -s/--stack, -e/--environment and the narrowing flags.
 type targetFlags struct {
 	Stack, Env, Service, Component string
@@ -50,7 +53,12 @@ func (t *targetFlags) bindMany(cmd *cobra.Command, locks bool) {
 // validateFlags checks what can be checked before deployer.yaml is read.
 func (t *targetFlags) validateFlags() error {
 	if t.Env == "" {
-		return &UsageError{Msg: "--environment (-e) is required"}
+		// The flag wins; DEPLOYER_ENVIRONMENT is the default, as
+		// DEPLOYER_STACK is the stack's (docs/configuration.md#environment-variables-and-flags).
+		t.Env = os.Getenv(EnvironmentVar)
+	}
+	if t.Env == "" {
+		return &UsageError{Msg: "--environment (-e) is required (or set " + EnvironmentVar + ")"}
 	}
 	if len(t.Components) > 0 || len(t.Exclude) > 0 {
 		if err := t.validateMany(); err != nil {
