@@ -2,6 +2,7 @@ package cli
 
 import (
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -100,9 +101,7 @@ func matching(names []string, prefix string) []string {
 func completeEnvironments(f *Factory, toComplete string) ([]string, cobra.ShellCompDirective) {
 	var names []string
 	if cfg := completionConfig(f); cfg != nil {
-		for name := range cfg.Environments {
-			names = append(names, name)
-		}
+		names = slices.Collect(maps.Keys(cfg.Environments))
 	}
 	return matching(names, toComplete), cobra.ShellCompDirectiveNoFileComp
 }
@@ -126,9 +125,7 @@ func completeStacks(f *Factory, toComplete string) ([]string, cobra.ShellCompDir
 func completeServices(f *Factory, toComplete string) ([]string, cobra.ShellCompDirective) {
 	var names []string
 	if cfg := completionConfig(f); cfg != nil {
-		for name := range cfg.Services {
-			names = append(names, name)
-		}
+		names = slices.Collect(maps.Keys(cfg.Services))
 	}
 	return matching(names, toComplete), cobra.ShellCompDirectiveNoFileComp
 }
