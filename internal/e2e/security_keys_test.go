@@ -61,17 +61,44 @@ services:
 	}
 }
 
+// keylessYAML: no secret in config, so a deploy without a key runs; db
+// generates a numeric, a string and a boolean secret output
+// (keylessScript).
+const keylessYAML = `stack: qs
+backend: {state: file://.deployer, lock: file://.deployer}
+environments: {dev: {}}
+services:
+  s:
+    components:
+      db:
+        kind: Command
+        command:
+          create: sh db.sh
+          delete: "true"
+`
+
+const keylessScript = `cat >/dev/null
+printf '{"password": %s, "api_token": "twin-secret-%s", "tls_secret": true}' "$((98765432100 + 1))" "value" > "$DEPLOYER_OUTPUTS"
+`
+
 // After a deploy with a numeric, a boolean and a string secret in config
-// and in generated outputs (one component fails, so the error is recorded),
-// no file the run wrote or changed (state, history, lock records, the audit
-// log, the job summary, the step outputs, its home and temporary
-// directories) holds any of them; the boolean is looked for as its
-// key-value pair.
+// and in generated outputs (one component fails, so the error is recorded)
+// and a plan posted as a pull-request comment, and a deploy of a stack
+// whose outputs are such secrets under CI without a key (its state goes to
+// the errored file, its generated key to a 0600 file), no file the runs wrote or changed (state,
+// history, lock records, the audit log, the errored state and its key
+// file, the job summary, the step outputs, their home and temporary
+// directories) and no request sent to the GitHub API (the comment body)
+// holds any of them; the boolean is looked for as its key-value pair.
 func TestSecurityNoFileTheRunTouchedHoldsASecret(t *testing.T) {
+	g := newFakeGitHub(t)
 	p := newProject(t, typedSecretYAML)
+	root := p.dir
+	keyless := &project{t: t, dir: filepath.Join(root, "keyless")}
 	p.write("db.sh", typedDBScript)
 	p.write("app.sh", typedAppScript)
-	root := p.dir
+	keyless.write("deployer.yaml", keylessYAML)
+	keyless.write("db.sh", keylessScript)
 	for _, d := range []string{"tmp", "home"} {
 		if err := os.Mkdir(filepath.Join(root, d), 0o700); err != nil {
 			t.Fatal(err)
@@ -84,28 +111,54 @@ func TestSecurityNoFileTheRunTouchedHoldsASecret(t *testing.T) {
 		}
 		return nil
 	})
-	p.env = []string{"DEPLOYER_SECRETS_PASSPHRASE=typed-pass", "PULUMI_CONFIG_PASSPHRASE=", "TMPDIR=" + filepath.Join(root, "tmp"),
-		"HOME=" + filepath.Join(root, "home"), "GITHUB_ACTIONS=true", "CI=true", "GITHUB_RUN_ID=42",
-		"GITHUB_STEP_SUMMARY=" + filepath.Join(root, "summary.md"), "GITHUB_OUTPUT=" + filepath.Join(root, "outputs")}
+	ci := append(prEnv(t, g), "TMPDIR="+filepath.Join(root, "tmp"), "HOME="+filepath.Join(root, "home"),
+		"GITHUB_STEP_SUMMARY="+filepath.Join(root, "summary.md"), "GITHUB_OUTPUT="+filepath.Join(root, "outputs"))
+	p.env = append([]string{"DEPLOYER_SECRETS_PASSPHRASE=typed-pass", "PULUMI_CONFIG_PASSPHRASE="}, ci...)
 	p.mustRun(1, "deploy", "-e", "dev", "--yes", "--audit-log", filepath.Join(root, "audit.log"))
-	touched := 0
+	p.mustRun(0, "plan", "-e", "dev", "--github-comment", "--audit-log", filepath.Join(root, "audit.log"))
+	keyless.env = append([]string{"DEPLOYER_SECRETS_PASSPHRASE=", "PULUMI_CONFIG_PASSPHRASE="}, ci...)
+	keyless.mustRun(1, "deploy", "-e", "dev", "--yes", "--audit-log", filepath.Join(root, "audit.log"))
+
+	comments, reqs := g.snapshot()
+	if len(comments) != 1 || !strings.Contains(comments[0].Body, "`api_token`: `(sensitive)`") {
+		t.Fatalf("want the plan comment showing api_token (sensitive): %+v", comments)
+	}
+	for _, rq := range reqs {
+		holdsNoTypedSecret(t, rq.Method+" "+rq.Path, rq.Body)
+	}
+	touched := map[string]bool{}
 	_ = filepath.WalkDir(root, func(path string, d os.DirEntry, err error) error {
 		if err != nil || d.IsDir() || before[path] {
 			return nil
 		}
-		touched++
+		touched[filepath.Base(path)] = true
 		data, _ := os.ReadFile(path)
-		for _, v := range typedSecrets {
-			if strings.Contains(string(data), v) {
-				t.Errorf("%s holds %s", path, v)
-			}
-		}
-		if compact := strings.Join(strings.Fields(string(data)), ""); strings.Contains(compact, `"tls_secret":true`) {
-			t.Errorf("%s holds the boolean secret in plain text", path)
-		}
+		holdsNoTypedSecret(t, path, string(data))
 		return nil
 	})
-	if touched < 5 {
-		t.Errorf("the run wrote %d files; want state, history, audit log, summary and outputs at least", touched)
+	for _, want := range []string{"state.json", "audit.log", "summary.md", "outputs", "deployer-errored-qs-dev.json", "deployer-errored-qs-dev.passphrase"} {
+		if !touched[want] {
+			t.Errorf("the runs wrote no %s; they wrote %v", want, touched)
+		}
+	}
+}
+
+// holdsNoTypedSecret fails the test when text (of what) holds one of
+// typedSecrets, or the boolean secret as its key-value pair in any quoting.
+func holdsNoTypedSecret(t *testing.T, what, text string) {
+	t.Helper()
+	for _, v := range typedSecrets {
+		if strings.Contains(text, v) {
+			t.Errorf("%s holds %s", what, v)
+		}
+	}
+	compact := strings.Map(func(r rune) rune {
+		if strings.ContainsRune(" \t\r\n\"'`", r) {
+			return -1
+		}
+		return r
+	}, text)
+	if strings.Contains(compact, "tls_secret:true") {
+		t.Errorf("%s holds the boolean secret in plain text", what)
 	}
 }
