@@ -147,7 +147,7 @@ func TestChainStopsWhereOutputsComeOutEqual(t *testing.T) {
 	p.write("deployer.yaml", strings.Replace(string(p.read("deployer.yaml")), "value: one", "value: two", 1))
 
 	plan := p.mustRun(2, "plan", "-e", "dev", "--detailed-exitcode")
-	for _, want := range []string{"~ a (Command) update", "~ b (Command) inputs from s/a may change", "~ c (Command) inputs from s/b may change", "2 to re-evaluate"} {
+	for _, want := range []string{"~ a (Command) update", "? b (Command) inputs from s/a may change", "? c (Command) inputs from s/b may change", "2 to re-evaluate"} {
 		if !strings.Contains(plan.stdout, want) {
 			t.Errorf("plan lacks %q:\n%s", want, plan.stdout)
 		}

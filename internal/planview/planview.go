@@ -9,7 +9,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"slices"
 	"strconv"
 	"strings"
 
@@ -37,8 +36,9 @@ type Renderer interface {
 //
 //	Plan: 1 to create, 1 to update, 0 to replace, 0 to delete, 3 unchanged.
 //
-// Services are sorted by name, components in apply order; unchanged
-// components are only counted. color adds ANSI colours (the CLI passes true
+// Components are in apply order, each under its service's name (again
+// when another service's step came between); unchanged components are only
+// counted; ? marks a re-evaluation (inputs may change), ~ an update. color adds ANSI colours (the CLI passes true
 // only on a TTY without NO_COLOR or --no-color); false writes plain text.
 func NewHuman(color bool) Renderer {
 	h := &humanPlan{}
@@ -49,6 +49,7 @@ func NewHuman(color bool) Renderer {
 			"+":       r.NewStyle().Foreground(lipgloss.Color("2")),
 			"~":       r.NewStyle().Foreground(lipgloss.Color("3")),
 			"-":       r.NewStyle().Foreground(lipgloss.Color("1")),
+			"?":       r.NewStyle().Foreground(lipgloss.Color("6")),
 			"±":       r.NewStyle().Foreground(lipgloss.Color("5")),
 			"service": r.NewStyle().Bold(true),
 			"forces":  r.NewStyle().Foreground(lipgloss.Color("1")),
@@ -75,6 +76,11 @@ var actionMarker = map[plan.Action]string{plan.Create: "+", plan.Update: "~", pl
 // ± replace, - delete.
 func Marker(a plan.Action) string { return actionMarker[a] }
 
+// ReevaluateMarker is the sign of a re-evaluated no-op, a step whose
+// inputs may change (docs/plan.md#actions): not ~, which is an update
+// that will run.
+const ReevaluateMarker = "?"
+
 var opMarker = map[string]string{plan.OpAdd: "+", plan.OpChange: "~", plan.OpRemove: "-"}
 
 func (h *humanPlan) Render(w io.Writer, p *plan.Plan) error {
@@ -84,46 +90,17 @@ func (h *humanPlan) Render(w io.Writer, p *plan.Plan) error {
 		h.policySection(bw, p.Policy)
 		return bw.Flush()
 	}
-	bySvc := map[string][]plan.Step{}
-	unchanged := 0
+	unchanged, svc := 0, "\x00"
 	for _, s := range p.Steps {
-		if s.Changes() {
-			bySvc[s.Service] = append(bySvc[s.Service], s)
-		} else {
+		if !s.Changes() {
 			unchanged++
+			continue
 		}
-	}
-	svcs := make([]string, 0, len(bySvc))
-	for s := range bySvc {
-		svcs = append(svcs, s)
-	}
-	slices.Sort(svcs)
-	for _, svc := range svcs {
-		fmt.Fprintln(bw, h.style("service", sanitize.Line(svc)))
-		for _, s := range bySvc[svc] {
-			if s.MovedFrom != "" {
-				fmt.Fprintf(bw, "  %s %s -> %s %s\n", h.style("~", ">"), s.MovedFrom, s.Address, h.style("~", "(moved)"))
-				if s.Action == plan.NoOp && !s.Reevaluate {
-					continue
-				}
-			}
-			if s.Action == plan.NoOp { // re-evaluated: "known after apply"
-				fmt.Fprintf(bw, "  %s %s (%s) %s\n", h.style("~", "~"), sanitize.Line(s.Component), sanitize.Line(s.Kind),
-					h.style("~", "inputs from "+sanitize.Line(strings.Join(s.InputsFrom, ", "))+" may change"))
-				continue
-			}
-			m := actionMarker[s.Action]
-			fmt.Fprintf(bw, "  %s %s (%s) %s\n", h.style(m, m), sanitize.Line(s.Component), sanitize.Line(s.Kind), h.style(m, string(s.Action)))
-			for _, f := range s.Diffs {
-				h.field(bw, MaskDiff(f))
-			}
-			if line := DeletedByLine(s); line != "" {
-				fmt.Fprintf(bw, "      %s\n", line)
-			}
-			if line := runsLine(s); line != "" {
-				fmt.Fprintf(bw, "      %s\n", line)
-			}
+		if s.Service != svc { // apply order: a service's header again when another's step came between
+			svc = s.Service
+			fmt.Fprintln(bw, h.style("service", sanitize.Line(svc)))
 		}
+		h.step(bw, s)
 	}
 	sum := p.Summary
 	reeval := ""
@@ -139,12 +116,39 @@ func (h *humanPlan) Render(w io.Writer, p *plan.Plan) error {
 		fmt.Fprintf(bw, "\nOutside %s, these components take inputs from this plan's changes; they are not applied without their own lock:\n",
 			scopeFlags(p.Scope))
 		for _, d := range p.OutOfScope {
-			fmt.Fprintf(bw, "  %s %s: inputs from %s may change\n", h.style("~", "~"), sanitize.Line(d.Address), sanitize.Line(strings.Join(d.InputsFrom, ", ")))
+			fmt.Fprintf(bw, "  %s %s: inputs from %s may change\n", h.style(ReevaluateMarker, ReevaluateMarker), sanitize.Line(d.Address), sanitize.Line(strings.Join(d.InputsFrom, ", ")))
 		}
 		fmt.Fprintf(bw, "Apply them afterwards with: deployer deploy -s %s -e %s\n", p.Stack, p.Environment)
 	}
 	h.policySection(bw, p.Policy)
 	return bw.Flush()
+}
+
+// step writes one step with changes: its marker line, then its diffs and
+// notes.
+func (h *humanPlan) step(bw io.Writer, s plan.Step) {
+	if s.MovedFrom != "" {
+		fmt.Fprintf(bw, "  %s %s -> %s %s\n", h.style("~", ">"), s.MovedFrom, s.Address, h.style("~", "(moved)"))
+		if s.Action == plan.NoOp && !s.Reevaluate {
+			return
+		}
+	}
+	if s.Action == plan.NoOp { // re-evaluated: "known after apply"
+		fmt.Fprintf(bw, "  %s %s (%s) %s\n", h.style(ReevaluateMarker, ReevaluateMarker), sanitize.Line(s.Component), sanitize.Line(s.Kind),
+			h.style(ReevaluateMarker, "inputs from "+sanitize.Line(strings.Join(s.InputsFrom, ", "))+" may change"))
+		return
+	}
+	m := actionMarker[s.Action]
+	fmt.Fprintf(bw, "  %s %s (%s) %s\n", h.style(m, m), sanitize.Line(s.Component), sanitize.Line(s.Kind), h.style(m, string(s.Action)))
+	for _, f := range s.Diffs {
+		h.field(bw, MaskDiff(f))
+	}
+	if line := DeletedByLine(s); line != "" {
+		fmt.Fprintf(bw, "      %s\n", line)
+	}
+	if line := runsLine(s); line != "" {
+		fmt.Fprintf(bw, "      %s\n", line)
+	}
 }
 
 // DeletedByLine says, on a replace across engines (plan.Step.DeletedBy),

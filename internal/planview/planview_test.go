@@ -312,3 +312,52 @@ func TestPlanViewReplaceAcrossEngines(t *testing.T) {
 		t.Errorf("human plan:\n%s\nwant it to start with:\n%s", out.String(), want)
 	}
 }
+
+// applyOrderPlan updates zeta/net, which app/db reads, which app/api
+// reads, and a/late, which reads app/api: apply order is not name order.
+func applyOrderPlan() *plan.Plan {
+	step := func(svc, name string, a plan.Action, from ...string) plan.Step {
+		return plan.Step{Address: svc + "/" + name, Service: svc, Component: name, Kind: "Command", Action: a,
+			Reevaluate: len(from) > 0, InputsFrom: from}
+	}
+	net := step("zeta", "net", plan.Update)
+	net.Diffs = []plan.FieldDiff{{Path: "cidr", Op: plan.OpChange, Old: "10.0.0.0/16", New: "10.1.0.0/16"}}
+	return &plan.Plan{FormatVersion: plan.FormatVersion, Stack: "shop", Environment: "dev", Steps: []plan.Step{
+		net, step("app", "db", plan.NoOp, "zeta/net"), step("app", "api", plan.NoOp, "app/db"), step("a", "late", plan.NoOp, "app/api"),
+	}, Summary: plan.Summary{Update: 1, NoOp: 3, Reevaluate: 3}}
+}
+
+// The tree follows the apply order (a service's header again when another
+// service's step came between) and marks a re-evaluation ? and an update ~,
+// in plain text and in colour.
+func TestPlanViewHumanApplyOrderAndReevaluateMarker(t *testing.T) {
+	var out, color bytes.Buffer
+	if err := NewHuman(false).Render(&out, applyOrderPlan()); err != nil {
+		t.Fatal(err)
+	}
+	want := `zeta
+  ~ net (Command) update
+      ~ cidr: "10.0.0.0/16" -> "10.1.0.0/16"
+app
+  ? db (Command) inputs from zeta/net may change
+  ? api (Command) inputs from app/db may change
+a
+  ? late (Command) inputs from app/api may change
+
+Plan: 0 to create, 1 to update, 0 to replace, 0 to delete, 3 to re-evaluate, 0 unchanged.
+`
+	if diff := cmp.Diff(want, out.String()); diff != "" {
+		t.Errorf("output (-want +got):\n%s", diff)
+	}
+	if err := NewHuman(true).Render(&color, applyOrderPlan()); err != nil {
+		t.Fatal(err)
+	}
+	for _, w := range []string{"\x1b[33m~\x1b[0m net", "\x1b[36m?\x1b[0m db"} {
+		if !strings.Contains(color.String(), w) {
+			t.Errorf("coloured output lacks %q:\n%q", w, color.String())
+		}
+	}
+	if diff := cmp.Diff(want, stripANSI(color.String())); diff != "" {
+		t.Errorf("coloured output differs from plain output in more than colour (-plain +coloured):\n%s", diff)
+	}
+}
