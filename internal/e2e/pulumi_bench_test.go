@@ -249,7 +249,6 @@ type benchResource struct {
 // cliShim is a script named pulumi, first on PATH, that runs the real CLI and
 // logs each run: its start and end (ns) and its arguments.
 type cliShim struct {
-	b   *testing.B
 	log string
 }
 
@@ -258,9 +257,9 @@ type cliRun struct {
 	secs float64
 }
 
-func pulumiShim(b *testing.B, cli string) *cliShim {
+func pulumiShim(b testing.TB, cli string) *cliShim {
 	dir := b.TempDir()
-	s := &cliShim{b: b, log: filepath.Join(dir, "runs.log")}
+	s := &cliShim{log: filepath.Join(dir, "runs.log")}
 	script := "#!/bin/bash\ns=$(date +%s%N)\n" + strconv.Quote(cli) + " \"$@\"\nrc=$?\n" +
 		"echo \"$s $(date +%s%N) $*\" >> " + strconv.Quote(s.log) + "\nexit $rc\n"
 	if err := os.WriteFile(filepath.Join(dir, "pulumi"), []byte(script), 0o755); err != nil {
@@ -291,12 +290,17 @@ func (s *cliShim) runs() []cliRun {
 		}
 		start, _ := strconv.ParseInt(f[0], 10, 64)
 		end, _ := strconv.ParseInt(f[1], 10, 64)
+		// The command's words: one, two for a command group ("stack
+		// export"); flags and their values are left out.
 		var words []string
 		for _, w := range f[2:] {
-			if strings.HasPrefix(w, "-") || strings.HasPrefix(w, "organization/") || len(words) == 2 {
+			if strings.HasPrefix(w, "-") {
 				continue
 			}
 			words = append(words, w)
+			if len(words) == 2 || !slices.Contains([]string{"stack", "plugin", "config"}, w) {
+				break
+			}
 		}
 		lines = append(lines, line{start, cliRun{what: strings.Join(words, " "), secs: float64(end-start) / 1e9}})
 	}

@@ -5,6 +5,7 @@ package e2e
 import (
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -131,5 +132,46 @@ func TestRealPulumiProtect(t *testing.T) {
 	p.mustRun(0, "destroy", "-e", "dev", "--yes")
 	if held := pp.export("evolve", "dev").held(); len(held) != 0 {
 		t.Errorf("destroy after protect: false should delete everything: %+v", held)
+	}
+}
+
+// TestRealPulumiCLIRuns counts the Pulumi CLI runs of each operation
+// through a logging shim (docs/pulumi.md#what-deployer-asks-pulumi), a
+// check that does not depend on the machine's load: the first deploy of a
+// stack asks the CLI's version (once per binary) and creates the stack; a
+// deploy that changes something runs `up` and one `stack export`; one that
+// changes nothing runs none; destroy runs `destroy` and one `stack export`.
+func TestRealPulumiCLIRuns(t *testing.T) {
+	pp := newPulumiProject(t)
+	shim := pulumiShim(t, pp.cli)
+	t.Setenv("XDG_CACHE_HOME", t.TempDir()) // the CLI's version is not known yet
+	p := pp.stack("evolve", evolveYAML("db", "", 1, ""))
+	runs := func(args ...string) []string {
+		t.Helper()
+		shim.reset()
+		p.mustRun(0, args...)
+		var out []string
+		for _, r := range shim.runs() {
+			out = append(out, r.what)
+		}
+		return out
+	}
+	for _, tc := range []struct {
+		what string
+		yaml string
+		args []string
+		want []string
+	}{
+		{"first deploy", "", []string{"deploy", "-e", "dev", "--yes"}, []string{"version", "stack select", "stack init", "up", "stack export"}},
+		{"update", evolveYAML("db", "", 2, ""), []string{"deploy", "-e", "dev", "--yes"}, []string{"up", "stack export"}},
+		{"no-op", "", []string{"deploy", "-e", "dev", "--yes"}, nil},
+		{"destroy", "", []string{"destroy", "-e", "dev", "--yes"}, []string{"destroy", "stack export"}},
+	} {
+		if tc.yaml != "" {
+			p.write("deployer.yaml", tc.yaml)
+		}
+		if got := runs(tc.args...); !slices.Equal(got, tc.want) {
+			t.Errorf("%s ran the Pulumi CLI %d times: %q, want %q", tc.what, len(got), got, tc.want)
+		}
 	}
 }
