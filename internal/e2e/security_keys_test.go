@@ -162,3 +162,48 @@ func holdsNoTypedSecret(t *testing.T, what, text string) {
 		t.Errorf("%s holds the boolean secret in plain text", what)
 	}
 }
+
+// The same grep after a run of the Pulumi engine: a numeric, a boolean and
+// a string secret in a PulumiResource's properties (which the test
+// provider returns as outputs too) and a password the provider generates
+// are in no file under the project, Pulumi's backend included.
+func TestSecurityNoFileAPulumiRunTouchedHoldsASecret(t *testing.T) {
+	pp := newPulumiProject(t)
+	p := pp.stack("typed", `stack: typed
+backend: {state: file://../.deployer, lock: file://../.deployer}
+environments: {dev: {}}
+services:
+  app:
+    components:
+      db:
+        kind: PulumiResource
+        config:
+          type: "deployertest:index:Secret"
+          properties: {length: 12, db_password: 87654321, pin: {secret: true, value: 4455667788}, tls_secret: true, api_token: twin-secret-value}
+`)
+	root := pp.dir
+	if err := os.Mkdir(filepath.Join(root, "tmp"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	p.env = []string{"DEPLOYER_SECRETS_PASSPHRASE=typed-pass", "TMPDIR=" + filepath.Join(root, "tmp"), "GITHUB_ACTIONS=true", "CI=true",
+		"GITHUB_RUN_ID=42", "GITHUB_STEP_SUMMARY=" + filepath.Join(root, "summary.md"), "GITHUB_OUTPUT=" + filepath.Join(root, "outputs")}
+	p.mustRun(0, "deploy", "-e", "dev", "--yes", "--audit-log", filepath.Join(root, "audit.log"))
+	generated := secretPassword(t, p.mustRun(0, "state", "show", "-e", "dev", "--show-secrets", "--yes", "--json").stdout)
+	files := 0
+	_ = filepath.WalkDir(root, func(path string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() || filepath.Base(path) == "deployer.yaml" {
+			return nil
+		}
+		files++
+		data, _ := os.ReadFile(path)
+		holdsNoTypedSecret(t, path, string(data))
+		if strings.Contains(string(data), generated) {
+			t.Errorf("%s holds the generated password", path)
+		}
+		return nil
+	})
+	holdsNoTypedSecret(t, "Pulumi's exported state", pp.pulumi("typed", "dev", "stack", "export", "--stack", "organization/typed/dev"))
+	if files < 5 {
+		t.Errorf("the run wrote %d files; want deployer's state and history, Pulumi's backend, the audit log and the summary at least", files)
+	}
+}
