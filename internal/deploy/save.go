@@ -140,6 +140,10 @@ func reported[T ~[]byte | ~map[string]any](got, prior T) T {
 // gone and whose create made nothing).
 func failedEntry(st plan.Step, r engine.Result, run applyRun, now time.Time) (res *statestore.Resource, keep bool) {
 	switch {
+	case r.Gone:
+		// The apply found it gone (its read printed null): the next
+		// plan creates it, rather than retrying an update of nothing.
+		return nil, true
 	case st.Prior != nil && !run.gone[r.Address]:
 		prev := *st.Prior
 		prev.Status = statestore.ResourceFailed

@@ -76,8 +76,13 @@ type Result struct {
 	// none.
 	EngineData statestore.EngineData
 	Err        error
-	Started    time.Time
-	Finished   time.Time
+	// Gone: the apply found the component no longer exists (a Command
+	// component's read printed null right after it, docs/command-kind.md#drift-read);
+	// the step failed and the state drops its entry, so the next plan
+	// creates it.
+	Gone     bool
+	Started  time.Time
+	Finished time.Time
 }
 
 // ErrNotSupported is returned by an engine's Preview or Refresh when it has

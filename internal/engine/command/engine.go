@@ -199,7 +199,7 @@ func (e *Engine) applyStep(ctx context.Context, st plan.Step, in engine.Inputs) 
 		if errors.Is(err, errCancelled) {
 			res.Status = engine.StatusCancelled
 		}
-		res.Err = err
+		res.Err, res.Gone = err, errors.Is(err, ErrGone)
 		return res, err
 	}
 	if st.Action == plan.Delete {
@@ -232,7 +232,7 @@ func (e *Engine) recordOnly(ctx context.Context, st plan.Step, in engine.Inputs,
 	if readChanged && stepSpec(st).Read != "" {
 		fmt.Fprintf(progress(in), "[%s] only commands changed: recording them and the new read's live state\n", st.Address)
 		if err := e.recordLive(ctx, st, in, prev, res.ActualState); err != nil {
-			res.Finished, res.Status, res.Err = e.now(), engine.StatusFailed, err
+			res.Finished, res.Status, res.Err, res.Gone = e.now(), engine.StatusFailed, err, errors.Is(err, ErrGone)
 			if errors.Is(err, errCancelled) {
 				res.Status = engine.StatusCancelled
 			}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"maps"
 
@@ -17,10 +18,10 @@ const LiveKey = "live"
 
 // readLive runs the read command of st (command.read) with config and
 // outputs as the component's own and returns the JSON object it printed on
-// stdout. gone is true when it printed nothing or null: the live thing no
-// longer exists. A failed command, or output that is not one JSON object,
-// is an error naming the component.
-func (e *Engine) readLive(ctx context.Context, st plan.Step, in engine.Inputs, config, outputs map[string]any) (live map[string]any, gone bool, err error) {
+// stdout. gone is true when it printed null (or nothing; empty says which):
+// the live thing no longer exists. A failed command, or output that is not
+// one JSON object, is an error naming the component.
+func (e *Engine) readLive(ctx context.Context, st plan.Step, in engine.Inputs, config, outputs map[string]any) (live map[string]any, gone, empty bool, err error) {
 	p := payload{
 		Stack: in.Stack, Environment: in.Env, Component: st.Address, Action: "read",
 		DeploymentID: in.DeploymentID,
@@ -39,11 +40,11 @@ func (e *Engine) readLive(ctx context.Context, st plan.Step, in engine.Inputs, c
 		payload: p, timeout: timeout, progress: progress(in), captureStdout: true,
 	})
 	if err != nil {
-		return nil, false, err
+		return nil, false, false, err
 	}
 	b := bytes.TrimSpace(out.stdout)
 	if len(b) == 0 || string(b) == "null" {
-		return nil, true, nil
+		return nil, true, len(b) == 0, nil
 	}
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.UseNumber()
@@ -52,31 +53,46 @@ func (e *Engine) readLive(ctx context.Context, st plan.Step, in engine.Inputs, c
 		if err == nil {
 			err = fmt.Errorf("more than one JSON value")
 		}
-		return nil, false, &StepError{Address: st.Address, Action: "read", Command: spec.Read, ExitCode: 0,
+		return nil, false, false, &StepError{Address: st.Address, Action: "read", Command: spec.Read, ExitCode: 0,
 			Reason: fmt.Sprintf("printed invalid JSON (%v): print one JSON object of the live state, such as {\"replicas\":3} (stdout held %d bytes)", err, len(b))}
 	}
 	m, ok := v.(map[string]any)
 	if !ok {
-		return nil, false, &StepError{Address: st.Address, Action: "read", Command: spec.Read, ExitCode: 0,
-			Reason: fmt.Sprintf("printed a JSON %s, not an object: print one JSON object of the live state, such as {\"replicas\":3}, or nothing when it is gone", jsonType(v))}
+		return nil, false, false, &StepError{Address: st.Address, Action: "read", Command: spec.Read, ExitCode: 0,
+			Reason: fmt.Sprintf("printed a JSON %s, not an object: print one JSON object of the live state, such as {\"replicas\":3}, or null when it is gone", jsonType(v))}
 	}
 	if in.Learn != nil {
 		in.Learn(st.Address, m) // its secrets are masked from here on, like outputs
 	}
-	return m, false, nil
+	return m, false, false, nil
 }
 
+// ErrGone is wrapped by the error of a step whose read printed null right
+// after its create, update or replace: the thing is gone
+// (docs/command-kind.md#drift-read). The step fails and its Result says
+// Gone, so the state drops its entry and the next plan creates it, rather
+// than retrying an update of something that is not there.
+var ErrGone = errors.New("the live thing is gone")
+
 // recordLive runs the read command after a successful create, update or
-// replace of st and records its JSON in actual[LiveKey]. A read that fails,
-// or finds nothing right after the apply, fails the step.
+// replace of st and records its JSON in actual[LiveKey]. A read that fails
+// fails the step; one that prints null fails it wrapping ErrGone; one that
+// prints nothing fails it saying what to print (an empty output right
+// after an apply is more likely a read that is wrong than a thing gone).
 func (e *Engine) recordLive(ctx context.Context, st plan.Step, in engine.Inputs, outputs, actual map[string]any) error {
-	live, gone, err := e.readLive(ctx, st, in, st.Config, outputs)
+	live, gone, empty, err := e.readLive(ctx, st, in, st.Config, outputs)
 	if err != nil {
 		return err
 	}
-	if gone {
+	switch {
+	case empty:
 		return &StepError{Address: st.Address, Action: "read", Command: stepSpec(st).Read, ExitCode: 0,
-			Reason: "printed nothing right after the " + string(st.Action) + ": print one JSON object of the live state"}
+			Reason: "printed nothing right after the " + string(st.Action) + ": print one JSON object of the live state, " +
+				"or null when the thing is gone, fix command.read and deploy again (docs/command-kind.md#drift-read)"}
+	case gone:
+		return &StepError{Address: st.Address, Action: "read", Command: stepSpec(st).Read, ExitCode: 0, Err: ErrGone,
+			Reason: "printed null right after the " + string(st.Action) + ": the thing is gone, so the state drops the " +
+				"component and the next deploy creates it (docs/command-kind.md#drift-read)"}
 	}
 	actual[LiveKey] = live
 	return nil
@@ -97,7 +113,7 @@ func (e *Engine) Refresh(ctx context.Context, req engine.RefreshRequest) (engine
 			continue
 		}
 		seen[st.Address] = true
-		live, gone, err := e.readLive(ctx, st, req.Inputs, st.Prior.DesiredConfig, st.Prior.Outputs)
+		live, gone, _, err := e.readLive(ctx, st, req.Inputs, st.Prior.DesiredConfig, st.Prior.Outputs)
 		if err != nil {
 			return engine.RefreshResponse{}, fmt.Errorf("refresh: %w", err)
 		}

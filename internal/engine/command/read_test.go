@@ -21,7 +21,8 @@ func TestApplyRecordsWhatReadPrints(t *testing.T) {
 		{"object", `echo '{"replicas": 2}'`, ""},
 		{"array", `echo '[1, 2]'`, "component web/site: read command \"echo '[1, 2]'\" printed a JSON array, not an object"},
 		{"two values", `echo '{} {}'`, "printed invalid JSON (more than one JSON value)"},
-		{"nothing", `true`, "printed nothing right after the create"},
+		{"nothing", `true`, "printed nothing right after the create: print one JSON object of the live state, or null when the thing is gone"},
+		{"null", `echo null`, "printed null right after the create: the thing is gone, so the state drops the component and the next deploy creates it"},
 		{"fails", `echo down >&2; exit 4`, "read command \"echo down >&2; exit 4\" exited with code 4; last stderr lines:\n  down"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -37,6 +38,9 @@ func TestApplyRecordsWhatReadPrints(t *testing.T) {
 			}
 			if err == nil || !strings.Contains(err.Error(), tc.wantErr) || res[0].Status != engine.StatusFailed {
 				t.Fatalf("Apply = %v (status %s), want a failed step saying %q", err, res[0].Status, tc.wantErr)
+			}
+			if res[0].Gone != (tc.name == "null") {
+				t.Fatalf("Apply: Gone = %v, want it only for a read that printed null", res[0].Gone)
 			}
 		})
 	}
