@@ -76,6 +76,7 @@ func NewRootCmd(f *Factory) *cobra.Command {
 		NewCmdUnlock(f, nil),
 		NewCmdHistory(f, nil),
 		NewCmdRestore(f, nil),
+		NewCmdOutput(f, nil),
 		NewCmdSecrets(f),
 		lockCmd,
 		backendCmd,

@@ -210,6 +210,7 @@ func (l *loader) parse(data []byte) *Config {
 	if len(l.probs) == 0 {
 		l.checkComponents(c)
 		l.checkMoves(c)
+		l.checkOutputs(c)
 	}
 	return c
 }

@@ -139,7 +139,7 @@ func TestLoadReportsProblems(t *testing.T) {
 		{"unknown top-level key", "stack: s\nservics: {}\n", []string{
 			`deployer.yaml:2: servics: unknown key (did you mean "services"?)`}},
 		{"unknown top-level key, nothing close", "stack: s\nfoo: 1\n", []string{
-			`deployer.yaml:2: foo: unknown key (allowed: stack, backend, pulumi, parallelism, environments, services, shared, metrics, policy, moved)`}},
+			`deployer.yaml:2: foo: unknown key (allowed: stack, backend, pulumi, parallelism, environments, services, shared, metrics, policy, moved, outputs)`}},
 		{"unknown backend key", "backend:\n  lok: none\n", []string{
 			`deployer.yaml:2: backend.lok: unknown key (did you mean "lock"?)`}},
 		{"duplicate key", "stack: a\nstack: b\n", []string{

@@ -36,6 +36,10 @@ type Config struct {
 	// state entries move to the new address instead of being deleted and
 	// created (docs/operations.md#moves).
 	Moved []Move `yaml:"moved"`
+	// Outputs names the stack's own outputs (docs/operations.md#stack-outputs):
+	// NAME: "${SERVICE/COMPONENT.KEY[.SUB...]}", a component's output.
+	// They fill the state's top-level outputs at every deploy.
+	Outputs map[string]string `yaml:"outputs" keys:"output"`
 }
 
 // Policy configures policy checks on plans (docs/policy.md).

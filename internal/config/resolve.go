@@ -21,6 +21,8 @@ type Resolved struct {
 	// Moves are the moved: entries, in the order written
 	// (docs/operations.md#moves).
 	Moves []Move
+	// Outputs are the stack's outputs by name (Config.Outputs, parsed).
+	Outputs map[string]OutputRef
 }
 
 // ResolvedComponent is one component with its environment's overrides merged.
@@ -89,7 +91,7 @@ func (c *Config) Resolve(env string) (*Resolved, error) {
 		return nil, err
 	}
 	e := c.Environments[env]
-	r := &Resolved{Stack: c.Stack, Env: env, Components: map[string]*ResolvedComponent{}, Moves: slices.Clone(c.Moved)}
+	r := &Resolved{Stack: c.Stack, Env: env, Components: map[string]*ResolvedComponent{}, Moves: slices.Clone(c.Moved), Outputs: c.outputRefs()}
 	if e != nil {
 		r.EnvConfig = DeepCopy(e.Config)
 	}

@@ -255,6 +255,7 @@ func (s *Service) execute(ctx context.Context, run *deployRun, pr *prepared, pl 
 	out.Results, out.Unchanged = ran.results, ran.unchanged
 	cancelled := applyErr != nil && ctx.Err() != nil
 	dep, ch := s.record(run, pl, ran, start, applyErr, cancelled)
+	ch.outputs, ch.setOutputs = pr.res.Outputs, true
 	req.Run.stamp(&dep)
 	out.Summary = summarize(ch, ran, len(pl.plan.Changes()))
 

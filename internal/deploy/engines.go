@@ -134,15 +134,15 @@ func kindSettings(engines []engine.Engine) func(kind string) plan.KindSettings {
 // stackOutputs reads the outputs of another stack/environment from the
 // state store, read-only and without a lock, for StackReference components
 // (engine.Inputs.StackOutputs).
-func (s *Service) stackOutputs(ctx context.Context, stack, env string) (map[string]map[string]any, error) {
+func (s *Service) stackOutputs(ctx context.Context, stack, env string) (engine.StackView, error) {
 	st, _, err := s.d.Store.Load(ctx, stack, env)
 	if errors.Is(err, statestore.ErrNotFound) {
-		return nil, fmt.Errorf("it has no state (nothing at %s): deploy it first", s.d.Store.Location(stack, env))
+		return engine.StackView{}, fmt.Errorf("it has no state (nothing at %s): deploy it first", s.d.Store.Location(stack, env))
 	}
 	if err != nil {
-		return nil, err
+		return engine.StackView{}, err
 	}
-	return outputsOf(st), nil
+	return engine.StackView{Components: outputsOf(st), Outputs: maps.Clone(st.Outputs)}, nil
 }
 
 // readData reads, without a lock and changing nothing, the outputs of the
@@ -155,9 +155,9 @@ func (s *Service) readData(ctx context.Context, res *config.Resolved, t Target, 
 		return nil, nil
 	}
 	kinds := KindsOf(s.d.Engines)
-	seen := map[string]map[string]map[string]any{}
+	seen := map[string]engine.StackView{}
 	in := engine.Inputs{Stack: t.Stack, Env: t.Env, EnvConfig: res.EnvConfig,
-		StackOutputs: func(ctx context.Context, stack, env string) (map[string]map[string]any, error) {
+		StackOutputs: func(ctx context.Context, stack, env string) (engine.StackView, error) {
 			if o, ok := seen[stack+"/"+env]; ok {
 				return o, nil
 			}

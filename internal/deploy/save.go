@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/deployer-dev/deployer/internal/config"
 	"github.com/deployer-dev/deployer/internal/engine"
 	"github.com/deployer-dev/deployer/internal/lockmgr"
 	"github.com/deployer-dev/deployer/internal/plan"
@@ -30,6 +31,12 @@ type changeSet struct {
 	// replaced counts the updates that were replacements (counted in
 	// counts.Updated too: the state's counters have no replace).
 	replaced int
+	// outputs, with setOutputs, are the stack outputs deployer.yaml names:
+	// apply records them from the resulting resources' outputs
+	// (docs/operations.md#stack-outputs). Without setOutputs the state's
+	// outputs stay as they are (state rm, state mv).
+	outputs    map[string]config.OutputRef
+	setOutputs bool
 }
 
 // changesFrom turns engine results into resource entries, each ready one
@@ -204,6 +211,15 @@ func (cs changeSet) apply(st *statestore.State, dep statestore.Deployment, lease
 	st.Metadata.Fence = lease.Fence
 	lockedAt, expiresAt := time.Unix(lease.LockedAt, 0).UTC(), time.Unix(lease.ExpiresAt, 0).UTC()
 	st.Lock = statestore.LockInfo{Locked: true, LockID: &lease.LockID, LockedBy: &lease.LockedBy, LockedAt: &lockedAt, ExpiresAt: &expiresAt}
+	if cs.setOutputs {
+		st.Outputs = plan.StackOutputs(cs.outputs, func(addr string) (map[string]any, bool) {
+			r := st.Resources[addr]
+			if r == nil {
+				return nil, false
+			}
+			return r.Outputs, true
+		})
+	}
 	if st.Outputs == nil {
 		st.Outputs = map[string]any{}
 	}

@@ -34,15 +34,25 @@ type Inputs struct {
 	// Progress receives human progress lines (stderr).
 	Progress io.Writer
 	// StackOutputs reads, from deployer's state, the outputs of every
-	// component of another stack/environment by address, as a
-	// StackReference component reads them (docs/pulumi.md, "Stack
-	// references"). Secret outputs keep their {secret: true, value: X} marker.
-	StackOutputs func(ctx context.Context, stack, env string) (map[string]map[string]any, error)
+	// component of another stack/environment by address and the stack's
+	// own outputs, as a StackReference component reads them (docs/pulumi.md,
+	// "Stack references"). Secret outputs keep their {secret: true, value: X} marker.
+	StackOutputs func(ctx context.Context, stack, env string) (StackView, error)
 	// Learn, when set, is called with a component's outputs the moment the
 	// engine has read them, before any step that depends on them starts:
 	// deploy registers their secret values with its masker, so no later
 	// line printed or stored shows them (docs/secrets.md#masked-everywhere).
 	Learn func(address string, outputs map[string]any)
+}
+
+// StackView is what one stack/environment's state shows another stack
+// (Inputs.StackOutputs).
+type StackView struct {
+	// Components are the outputs of every component, by address.
+	Components map[string]map[string]any
+	// Outputs are the stack's own outputs, by name: the state's top-level
+	// outputs (docs/operations.md#stack-outputs); empty when it names none.
+	Outputs map[string]any
 }
 
 // Status is how one step ended (Result.Status).

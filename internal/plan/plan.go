@@ -66,6 +66,9 @@ type Plan struct {
 	// Policy is the results of the policies the plan was checked against
 	// (docs/policy.md#where-policies-apply); nil when none were.
 	Policy *policy.Report `json:"policy,omitempty"`
+	// Outputs are the changes to the stack's outputs, by output name, values
+	// masked (docs/operations.md#stack-outputs); omitted when none.
+	Outputs []FieldDiff `json:"outputs,omitempty"`
 }
 
 // Summary counts the steps by action.
@@ -92,7 +95,7 @@ type Dependent struct {
 // HasChanges reports whether any step is not a no-op or is re-evaluated.
 func (p *Plan) HasChanges() bool {
 	s := p.Summary
-	return s.Create+s.Update+s.Replace+s.Delete+s.Reevaluate+s.Move > 0
+	return s.Create+s.Update+s.Replace+s.Delete+s.Reevaluate+s.Move > 0 || len(p.Outputs) > 0
 }
 
 // Changes returns the steps that are not no-ops, and the re-evaluated
@@ -171,6 +174,7 @@ func Build(desired *config.Resolved, st *statestore.State, o Options) (*Plan, er
 	}
 	p.Steps = ordered
 	propagate(ordered)
+	p.Outputs = outputDiffs(desired.Outputs, st, ordered)
 	if o.Scope != "" && !o.Destroy {
 		p.OutOfScope = outOfScope(desired, ordered, o.Scope)
 	}

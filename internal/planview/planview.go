@@ -112,6 +112,7 @@ func (h *humanPlan) Render(w io.Writer, p *plan.Plan) error {
 	}
 	fmt.Fprintf(bw, "\n%s %d to create, %d to update, %d to replace, %d to delete%s, %d unchanged.\n",
 		h.style("summary", "Plan:"), sum.Create, sum.Update, sum.Replace, sum.Delete, reeval, unchanged)
+	h.outputsSection(bw, p.Outputs)
 	if len(p.OutOfScope) > 0 {
 		fmt.Fprintf(bw, "\nOutside %s, these components take inputs from this plan's changes; they are not applied without their own lock:\n",
 			scopeFlags(p.Scope))
@@ -205,6 +206,35 @@ func scopeFlags(scope string) string {
 		b.WriteString("--exclude " + e)
 	}
 	return b.String()
+}
+
+// outputsSection writes the changes to the stack's outputs
+// (docs/operations.md#stack-outputs), one line per output, masked.
+func (h *humanPlan) outputsSection(w io.Writer, diffs []plan.FieldDiff) {
+	if len(diffs) == 0 {
+		return
+	}
+	fmt.Fprintln(w, "\nChanges to Outputs:")
+	for _, f := range diffs {
+		f = MaskDiff(f)
+		m := opMarker[f.Op]
+		show := func(v any) string {
+			if v == plan.KnownAfterApply {
+				return plan.KnownAfterApply
+			}
+			return FormatValue(v, f.Sensitive)
+		}
+		var val string
+		switch f.Op {
+		case plan.OpAdd:
+			val = show(f.New)
+		case plan.OpRemove:
+			val = show(f.Old)
+		default:
+			val = show(f.Old) + " -> " + show(f.New)
+		}
+		fmt.Fprintf(w, "  %s %s = %s\n", h.style(m, m), sanitize.Line(f.Path), sanitize.Line(val))
+	}
 }
 
 func (h *humanPlan) field(w io.Writer, f plan.FieldDiff) {

@@ -20,11 +20,11 @@ func TestConformance(t *testing.T) {
 		New: func(*testing.T) engine.Engine { return New() },
 		Inputs: func(*testing.T) engine.Inputs {
 			return engine.Inputs{Stack: "app", Env: "dev", DeploymentID: "dep-test",
-				StackOutputs: func(_ context.Context, stack, env string) (map[string]map[string]any, error) {
+				StackOutputs: func(_ context.Context, stack, env string) (engine.StackView, error) {
 					if stack != "base" {
 						t.Errorf("read stack %s/%s, want base", stack, env)
 					}
-					return map[string]map[string]any{"base/db": {"version": version, "env": env}}, nil
+					return engine.StackView{Components: map[string]map[string]any{"base/db": {"version": version, "env": env}}}, nil
 				}}
 		},
 		Step: func(_ *testing.T, addr string, v int) plan.Step {

@@ -129,10 +129,13 @@ func (e *Engine) Destroy(ctx context.Context, req engine.DestroyRequest) (engine
 // Read returns the outputs of the stack/environment c references
 // (config.stack, config.environment, default in.Env), from deployer's state
 // through in.StackOutputs: {stack: "organization/{stack}/{env}", outputs:
-// {address: outputs}}. Secret outputs keep their {secret: true, value: X}
-// marker. Errors: a bad config, a reference to the stack itself, a
-// referenced stack with no state or no components (both name it and say to
-// deploy it first), or the state's own read error.
+// {address: outputs}}, and stack_outputs: {name: value}, the stack's own
+// outputs (docs/operations.md#stack-outputs), when it names any (left out
+// otherwise, so references recorded before stack outputs existed read the
+// same). Secret outputs keep their {secret: true, value: X} marker. Errors:
+// a bad config, a reference to the stack itself, a referenced stack with no
+// state or no components (both name it and say to deploy it first), or the
+// state's own read error.
 func Read(ctx context.Context, c plan.Step, in engine.Inputs) (map[string]any, error) {
 	stack, env, err := target(c, in.Env)
 	if err != nil {
@@ -144,22 +147,26 @@ func Read(ctx context.Context, c plan.Step, in engine.Inputs) (map[string]any, e
 	if in.StackOutputs == nil {
 		return nil, fmt.Errorf("%s: this run cannot read other stacks' state", c.Address)
 	}
-	outs, err := in.StackOutputs(ctx, stack, env)
+	view, err := in.StackOutputs(ctx, stack, env)
 	if err != nil {
 		return nil, fmt.Errorf("%s: StackReference to stack %s environment %s: %w", c.Address, stack, env, err)
 	}
-	if len(outs) == 0 {
+	if len(view.Components) == 0 {
 		return nil, fmt.Errorf("%s: StackReference to stack %s environment %s: that stack has no components in its state (destroyed, or never deployed): deploy it first, or remove the reference",
 			c.Address, stack, env)
 	}
-	flat := make(map[string]any, len(outs))
-	for addr, o := range outs {
+	flat := make(map[string]any, len(view.Components))
+	for addr, o := range view.Components {
 		if o == nil {
 			o = map[string]any{}
 		}
 		flat[addr] = o
 	}
-	return map[string]any{"stack": Name(stack, env), "outputs": flat}, nil
+	out := map[string]any{"stack": Name(stack, env), "outputs": flat}
+	if len(view.Outputs) > 0 {
+		out["stack_outputs"] = maps.Clone(view.Outputs)
+	}
+	return out, nil
 }
 
 // Name is the referenced stack's name in the component's outputs,

@@ -18,14 +18,15 @@ func ref(cfg map[string]any) plan.Step {
 
 func TestReadGivesTheReferencedOutputsOrSaysWhatIsWrong(t *testing.T) {
 	secret := map[string]any{"secret": true, "value": "hunter2"}
-	stacks := map[string]map[string]map[string]any{
-		"base/dev":  {"base/pet": {"id": "p-1"}, "base/db": {"password": secret}},
+	stacks := map[string]engine.StackView{
+		"base/dev":  {Components: map[string]map[string]any{"base/pet": {"id": "p-1"}, "base/db": {"password": secret}}},
+		"named/dev": {Components: map[string]map[string]any{"base/pet": {"id": "p-1"}}, Outputs: map[string]any{"pet_id": "p-1", "db_password": secret}},
 		"empty/dev": {},
 	}
-	in := engine.Inputs{Stack: "app", Env: "dev", StackOutputs: func(_ context.Context, stack, env string) (map[string]map[string]any, error) {
+	in := engine.Inputs{Stack: "app", Env: "dev", StackOutputs: func(_ context.Context, stack, env string) (engine.StackView, error) {
 		o, ok := stacks[stack+"/"+env]
 		if !ok {
-			return nil, errors.New("it has no state: deploy it first")
+			return engine.StackView{}, errors.New("it has no state: deploy it first")
 		}
 		return o, nil
 	}}
@@ -37,6 +38,14 @@ func TestReadGivesTheReferencedOutputsOrSaysWhatIsWrong(t *testing.T) {
 		"base/pet": map[string]any{"id": "p-1"}, "base/db": map[string]any{"password": secret}}}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("Read (-want +got):\n%s", diff)
+	}
+	// A stack that names outputs shows them as stack_outputs, secrets still marked.
+	got, err = Read(context.Background(), ref(map[string]any{"stack": "named"}), in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(map[string]any{"pet_id": "p-1", "db_password": secret}, got["stack_outputs"]); diff != "" {
+		t.Errorf("Read of a stack with outputs: stack_outputs (-want +got):\n%s", diff)
 	}
 	for _, tc := range []struct {
 		cfg  map[string]any
@@ -60,9 +69,9 @@ func TestReadGivesTheReferencedOutputsOrSaysWhatIsWrong(t *testing.T) {
 func TestApplyRecordsWhatThePlanRead(t *testing.T) {
 	read := map[string]any{"stack": "organization/base/dev", "outputs": map[string]any{"base/pet": map[string]any{"id": "p-1"}}}
 	in := engine.Inputs{Stack: "app", Env: "dev", Outputs: map[string]map[string]any{"upstream/base": read},
-		StackOutputs: func(context.Context, string, string) (map[string]map[string]any, error) {
+		StackOutputs: func(context.Context, string, string) (engine.StackView, error) {
 			t.Error("Apply read the referenced stack again")
-			return nil, nil
+			return engine.StackView{}, nil
 		}}
 	res, err := apply(New(), context.Background(), []plan.Step{ref(map[string]any{"stack": "base"})}, in)
 	if err != nil || len(res) != 1 || res[0].Status != "ready" || !cmp.Equal(res[0].Outputs, read) {

@@ -1,0 +1,111 @@
+package plan
+
+import (
+	"maps"
+	"reflect"
+	"slices"
+
+	"github.com/deployer-dev/deployer/internal/config"
+	"github.com/deployer-dev/deployer/internal/jsontree"
+	"github.com/deployer-dev/deployer/internal/secrets/sensitive"
+	"github.com/deployer-dev/deployer/internal/statestore"
+)
+
+// KnownAfterApply is the value a plan shows for a new stack output whose
+// component this plan creates or changes.
+const KnownAfterApply = "(known after apply)"
+
+// StackOutputs returns the stack's outputs that refs name
+// (docs/operations.md#stack-outputs), each read from its component's
+// outputs (outputs(address); false when the component has no entry). An
+// output whose component or key is missing is left out. A value under a
+// key that names a secret (password, token, ...) is marked secret
+// ({secret: true, value: X}), so it is sealed in state and masked in output
+// as the component's own output is. Values are copies.
+func StackOutputs(refs map[string]config.OutputRef, outputs func(address string) (map[string]any, bool)) map[string]any {
+	out := make(map[string]any, len(refs))
+	for name, ref := range refs {
+		o, ok := outputs(ref.Address)
+		if !ok {
+			continue
+		}
+		v, ok := ref.Value(o)
+		if !ok {
+			continue
+		}
+		if IsSecretKey(ref.Path[len(ref.Path)-1]) {
+			v = sensitive.Wrap(v)
+		}
+		out[name] = jsontree.Copy(v, nil)
+	}
+	return out
+}
+
+// outputDiffs are the changes to the stack's outputs (st.Outputs) that
+// applying steps makes, by output name, values masked: an output whose
+// component is deleted is removed; one whose component changes keeps its
+// recorded value until the apply records the new one, and a new one shows
+// KnownAfterApply.
+func outputDiffs(refs map[string]config.OutputRef, st *statestore.State, steps []Step) []FieldDiff {
+	var old map[string]any
+	var prior map[string]*statestore.Resource
+	if st != nil {
+		old, prior = st.Outputs, st.Resources
+	}
+	if len(refs) == 0 && len(old) == 0 {
+		return nil
+	}
+	byAddr := make(map[string]Step, len(steps))
+	for _, s := range steps {
+		byAddr[s.Address] = s
+	}
+	unknown := map[string]bool{}
+	next := StackOutputs(refs, func(addr string) (map[string]any, bool) {
+		s, planned := byAddr[addr]
+		switch {
+		case planned && s.Action == Delete:
+			return nil, false
+		case planned && (s.Action != NoOp || s.Reevaluate):
+			unknown[addr] = true
+		}
+		r := prior[addr]
+		return outputsOrEmpty(r), r != nil
+	})
+	var diffs []FieldDiff
+	names := slices.Sorted(maps.Keys(refs))
+	for _, name := range slices.Sorted(maps.Keys(old)) {
+		if _, ok := refs[name]; !ok {
+			names = append(names, name)
+		}
+	}
+	for _, name := range names {
+		o, had := old[name]
+		n, has := next[name]
+		ref, declared := refs[name]
+		switch {
+		case declared && unknown[ref.Address] && !had:
+			diffs = append(diffs, FieldDiff{Path: name, Op: OpAdd, New: KnownAfterApply})
+		case declared && unknown[ref.Address]:
+			// recorded again by the apply
+		case has && !had:
+			diffs = append(diffs, MaskDiff(FieldDiff{Path: name, Op: OpAdd, New: n, Sensitive: isSecret(name, n)}))
+		case had && !has:
+			diffs = append(diffs, MaskDiff(FieldDiff{Path: name, Op: OpRemove, Old: o, Sensitive: isSecret(name, o)}))
+		case has && !reflect.DeepEqual(o, n):
+			diffs = append(diffs, MaskDiff(FieldDiff{Path: name, Op: OpChange, Old: o, New: n, Sensitive: isSecret(name, o) || isSecret(name, n)}))
+		}
+	}
+	return diffs
+}
+
+func outputsOrEmpty(r *statestore.Resource) map[string]any {
+	if r == nil || r.Outputs == nil {
+		return map[string]any{}
+	}
+	return r.Outputs
+}
+
+// isSecret: the stack output name holds a secret value.
+func isSecret(name string, v any) bool {
+	return IsSecretKey(name) || IsSecretValue(v) || sensitive.IsEnvelope(v)
+}
