@@ -44,15 +44,11 @@ func NewCmdOutput(f *Factory, runF func(context.Context, *OutputOptions) error) 
 		IO:     f.IO,
 		Config: func() (*config.Config, error) { return projectConfig(f, "output") },
 		Outputs: func(ctx context.Context, cfg *config.Config, req deploy.OutputsRequest) (*deploy.OutputsResult, error) {
-			access := ReadSealed
-			if req.ShowSecrets {
-				access = ReadOnly
-			}
-			store, err := f.Store(ctx, cfg, access)
+			d, err := stateDeps(ctx, f, cfg, req.ShowSecrets)
 			if err != nil {
 				return nil, err
 			}
-			return deploy.Outputs(ctx, deploy.StateDeps{Store: store, Audit: f.Audit}, req)
+			return deploy.Outputs(ctx, d, req)
 		},
 	}
 	cmd := &cobra.Command{

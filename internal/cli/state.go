@@ -39,6 +39,18 @@ type StateShowOptions struct {
 	Show func(context.Context, *config.Config, deploy.ShowStateRequest) (*deploy.ShowStateResult, error)
 }
 
+// stateDeps are the collaborators of a read-only use case on a state:
+// the state store, which opens secret values only when showSecrets
+// (read-only otherwise, sealed), and the audit log.
+func stateDeps(ctx context.Context, f *Factory, cfg *config.Config, showSecrets bool) (deploy.StateDeps, error) {
+	access := ReadSealed
+	if showSecrets {
+		access = ReadOnly
+	}
+	store, err := f.Store(ctx, cfg, access)
+	return deploy.StateDeps{Store: store, Audit: f.Audit}, err
+}
+
 // NewCmdStateShow returns `deployer state show`; runF replaces runStateShow
 // in tests.
 func NewCmdStateShow(f *Factory, runF func(context.Context, *StateShowOptions) error) *cobra.Command {
@@ -46,15 +58,11 @@ func NewCmdStateShow(f *Factory, runF func(context.Context, *StateShowOptions) e
 		IO:     f.IO,
 		Config: func() (*config.Config, error) { return projectConfig(f, "state show") },
 		Show: func(ctx context.Context, cfg *config.Config, req deploy.ShowStateRequest) (*deploy.ShowStateResult, error) {
-			access := ReadSealed
-			if req.ShowSecrets {
-				access = ReadOnly
-			}
-			store, err := f.Store(ctx, cfg, access)
+			d, err := stateDeps(ctx, f, cfg, req.ShowSecrets)
 			if err != nil {
 				return nil, err
 			}
-			return deploy.ShowState(ctx, deploy.StateDeps{Store: store, Audit: f.Audit}, req)
+			return deploy.ShowState(ctx, d, req)
 		},
 	}
 	cmd := &cobra.Command{
