@@ -87,7 +87,7 @@ func TestAllFlagsArgv(t *testing.T) {
 func writeStacks(t *testing.T, dir string) {
 	t.Helper()
 	for name, reads := range map[string][]string{"root": nil, "left": {"root"}, "right": {"root"}, "leaf": {"left", "right"}, "ext": {"elsewhere"}} {
-		y := "stack: " + name + "\nenvironments: {dev: {}}\nservices:\n  s:\n    components:\n"
+		y := "stack: " + name + "\nbackend: {state: file://../.deployer}\nenvironments: {dev: {}}\nservices:\n  s:\n    components:\n"
 		for _, r := range reads {
 			y += "      " + r + ": {kind: StackReference, config: {stack: " + r + "}}\n"
 		}

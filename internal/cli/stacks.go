@@ -90,6 +90,10 @@ func runStacks(opts *StacksOptions) error {
 	if err != nil {
 		return err
 	}
+	if err := set.CheckBackends(); err != nil {
+		// Listed all the same (the graph is right); --all runs refuse it.
+		fmt.Fprintf(opts.IO.ErrOut, "warning: %s; plan, deploy and destroy --all refuse these stacks until then\n", err)
+	}
 	switch {
 	case opts.JSON:
 		return opts.IO.PrintJSON(stacksJSON(set))

@@ -27,7 +27,8 @@ func writeMatrixStacks(t *testing.T, dir string, reads map[string][]string, devl
 			}
 		}
 		var b strings.Builder
-		fmt.Fprintf(&b, "stack: %s\n%sservices:\n  s:\n    components:\n      c: {kind: Command, command: {create: \"true\"}}\n", name, envs)
+		// One state backend for all: a reference reads the reader's own.
+		fmt.Fprintf(&b, "stack: %s\nbackend: {state: file://../.deployer}\n%sservices:\n  s:\n    components:\n      c: {kind: Command, command: {create: \"true\"}}\n", name, envs)
 		for _, r := range rs {
 			fmt.Fprintf(&b, "      ref-%s: {kind: StackReference, config: {stack: %s}}\n", r, r)
 		}

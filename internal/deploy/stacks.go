@@ -453,12 +453,15 @@ type Selection struct {
 
 // SelectStacks finds the stacks under req.Root and selects those of
 // --changed-since. Errors: the discovery's (an invalid deployer.yaml, a
-// reference cycle), git's for --changed-since, and a *TargetError when no
+// reference cycle), a *stacks.BackendsError, git's for --changed-since, and a *TargetError when no
 // stack declares req.Env.
 func SelectStacks(ctx context.Context, req SelectRequest) (*Selection, error) {
 	set, err := stacks.Discover(req.Root, stacks.Options{Env: req.Env, Load: req.Load})
 	if err != nil {
 		return nil, err
+	}
+	if err := set.CheckBackends(); err != nil {
+		return nil, err // refused before any plan: the readers could not find the producers' state
 	}
 	if !slices.ContainsFunc(set.Stacks, func(st *stacks.Stack) bool { return st.InEnv }) {
 		return nil, &TargetError{Msg: fmt.Sprintf("no stack under %s declares environment %q: check -e (deployer stacks lists them)", set.Root, req.Env)}
