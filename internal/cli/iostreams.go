@@ -11,6 +11,7 @@ import (
 	"sync"
 
 	"github.com/mattn/go-isatty"
+	"golang.org/x/term"
 )
 
 // IOStreams is the only output path of the commands: data on Out,
@@ -23,6 +24,7 @@ type IOStreams struct {
 
 	inTTY, outTTY, errTTY bool
 	noColor               bool
+	errWidth              func() int // stderr's columns; nil: 80
 }
 
 // System returns the process's streams. Writes to stdout and stderr never
@@ -35,6 +37,12 @@ func System() *IOStreams {
 		In: os.Stdin, Out: &bestEffort{w: os.Stdout}, ErrOut: &bestEffort{w: os.Stderr},
 		inTTY: isTTY(os.Stdin), outTTY: isTTY(os.Stdout), errTTY: isTTY(os.Stderr),
 		noColor: NoColorEnv(os.Getenv),
+		errWidth: func() int {
+			if w, _, err := term.GetSize(int(os.Stderr.Fd())); err == nil && w > 0 {
+				return w
+			}
+			return 80
+		},
 	}
 }
 
@@ -88,6 +96,18 @@ func (s *IOStreams) CanPrompt() bool { return s.inTTY && s.errTTY }
 // ErrTTY reports whether stderr is a terminal (progress lines may be
 // updated in place).
 func (s *IOStreams) ErrTTY() bool { return s.errTTY }
+
+// ErrWidth is the width of the terminal on stderr in columns (80 when it
+// is not known).
+func (s *IOStreams) ErrWidth() int {
+	if s.errWidth == nil {
+		return 80
+	}
+	return s.errWidth()
+}
+
+// ColorErr reports whether stderr gets colour: a TTY and no NO_COLOR.
+func (s *IOStreams) ColorErr() bool { return s.errTTY && !s.noColor }
 
 // ColorOut reports whether stdout gets colour: a TTY and no NO_COLOR.
 func (s *IOStreams) ColorOut() bool { return s.outTTY && !s.noColor }

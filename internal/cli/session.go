@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/deployer-dev/deployer/internal/audit"
 	"github.com/deployer-dev/deployer/internal/backends"
@@ -269,7 +270,7 @@ func (s *Session) service(ctx context.Context, cfg *config.Config, opts ServiceO
 	if opts.Stack {
 		return s.stackService(ctx, cfg, opts.EngineOptions, !opts.ReadOnly)
 	}
-	return s.newService(ctx, cfg, !opts.ReadOnly, s.engines(cfg, opts.EngineOptions), s.progress())
+	return s.newService(ctx, cfg, !opts.ReadOnly, s.engines(cfg, opts.EngineOptions), s.progress(), false)
 }
 
 func (s *Session) stackService(ctx context.Context, cfg *config.Config, opts EngineOptions, withLocks bool) (*deploy.Service, error) {
@@ -280,12 +281,12 @@ func (s *Session) stackService(ctx context.Context, cfg *config.Config, opts Eng
 	s.mu.Lock()
 	s.perStack = append(s.perStack, engines...)
 	s.mu.Unlock()
-	return s.newService(ctx, cfg, withLocks, engines, prefixLines(&s.errMu, s.f.IO.ErrOut, "["+cfg.Stack+"] "))
+	return s.newService(ctx, cfg, withLocks, engines, prefixLines(&s.errMu, s.f.IO.ErrOut, "["+cfg.Stack+"] "), true)
 }
 
 // newService wires a deploy.Service; its backends are opened by the use
 // case, after the engines' preflight (deploy.Deps.Open).
-func (s *Session) newService(ctx context.Context, cfg *config.Config, withLocks bool, engines []engine.Engine, progress io.Writer) (*deploy.Service, error) {
+func (s *Session) newService(ctx context.Context, cfg *config.Config, withLocks bool, engines []engine.Engine, progress io.Writer, prefixed bool) (*deploy.Service, error) {
 	al, err := s.audit()
 	if err != nil {
 		return nil, err
@@ -308,9 +309,17 @@ func (s *Session) newService(ctx context.Context, cfg *config.Config, withLocks 
 		}
 		return locks, store, nil
 	}
+	ios := s.f.IO
+	now := s.f.Now
+	if now == nil {
+		now = time.Now
+	}
+	// One live block on a terminal: the stacks of a --all run (prefixed
+	// progress) report in lines, as in a log.
+	live := newLiveProgress(progress, ios.ErrTTY() && !prefixed, ios.ColorErr(), progressEvery(s.f.Getenv), ios.ErrWidth, now)
 	return deploy.New(deploy.Deps{
-		Open: open, Engines: engines,
-		Audit: al, Now: s.f.Now, Progress: progress, Getenv: s.f.Getenv, Observer: s.metrics(ctx, cfg), Masker: s.f.Masker,
+		Open: open, Engines: engines, Steps: live,
+		Audit: al, Now: s.f.Now, Progress: live, Getenv: s.f.Getenv, Observer: s.metrics(ctx, cfg), Masker: s.f.Masker,
 		Version: BuildVersion().Identity(),
 	}), nil
 }

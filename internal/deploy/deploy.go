@@ -56,7 +56,10 @@ type Deps struct {
 	Audit     *slog.Logger
 	Now       func() time.Time
 	Progress  io.Writer // stderr
-	Getenv    func(string) string
+	// Steps, when set, hears each step start and end (the live progress of
+	// a deploy, docs/command-kind.md#progress); nil: nobody listens.
+	Steps  StepWatcher
+	Getenv func(string) string
 	// Dir is where an errored state is saved when the state write fails
 	// after infrastructure changed (docs/design.md#state-writes); default ".".
 	Dir string
@@ -69,6 +72,15 @@ type Deps struct {
 	// engines' progress and in recorded errors (docs/secrets.md); default:
 	// a Masker of its own.
 	Masker *secrets.Masker
+}
+
+// StepWatcher hears the steps of an apply run: StepStarted when the
+// engine call that runs a step starts (action: create, update, replace or
+// delete), StepEnded when that call returns. Calls come from the goroutines
+// of the calls.
+type StepWatcher interface {
+	StepStarted(address, action string)
+	StepEnded(address string)
 }
 
 // Service runs deployer's use cases.

@@ -277,6 +277,16 @@ func (g *scheduler) outputOf(addr string) map[string]any { return g.outputs[addr
 
 // call runs one engine call for nodes ids with a private copy of the outputs.
 func (g *scheduler) call(ctx context.Context, eng engine.Engine, ids []int, steps []plan.Step) completion {
+	if w := g.s.d.Steps; w != nil {
+		for _, st := range steps {
+			w.StepStarted(st.Address, string(st.Action))
+		}
+		defer func() {
+			for _, st := range steps {
+				w.StepEnded(st.Address)
+			}
+		}()
+	}
 	in := g.base
 	g.mu.Lock()
 	in.Outputs = maps.Clone(g.outputs)

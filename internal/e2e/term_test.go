@@ -127,3 +127,30 @@ func (tm *term) wait() (int, string) {
 	<-tm.done
 	return tm.code, strings.ReplaceAll(tm.out.String(), "\r\n", "\n")
 }
+
+// startPiped starts deployer ARGS... with stdout and stderr on one pipe, as
+// in a CI log; its term sends nothing.
+func (p *project) startPiped(args ...string) *term {
+	p.t.Helper()
+	cmd := p.command(args...)
+	tm := &term{t: p.t, cmd: cmd, out: &watched{}, done: make(chan struct{})}
+	tm.out.cond = sync.NewCond(&tm.out.mu)
+	cmd.Stdout, cmd.Stderr = tm.out, tm.out
+	if err := cmd.Start(); err != nil {
+		p.t.Fatal(err)
+	}
+	go func() {
+		err := cmd.Wait()
+		var ee *exec.ExitError
+		if errors.As(err, &ee) {
+			tm.code = ee.ExitCode()
+		}
+		tm.out.close()
+		close(tm.done)
+	}()
+	p.t.Cleanup(func() {
+		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		<-tm.done
+	})
+	return tm
+}
