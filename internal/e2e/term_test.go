@@ -88,13 +88,7 @@ func (p *project) startTerm(args ...string) *term {
 				break
 			}
 		}
-		err := cmd.Wait()
-		var ee *exec.ExitError
-		if errors.As(err, &ee) {
-			tm.code = ee.ExitCode()
-		}
-		tm.out.close()
-		close(tm.done)
+		tm.exited()
 	}()
 	p.t.Cleanup(func() {
 		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
@@ -102,6 +96,17 @@ func (p *project) startTerm(args ...string) *term {
 		ptmx.Close()
 	})
 	return tm
+}
+
+// exited waits for the process and records its exit code.
+func (tm *term) exited() {
+	err := tm.cmd.Wait()
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		tm.code = ee.ExitCode()
+	}
+	tm.out.close()
+	close(tm.done)
 }
 
 // waitFor blocks until the terminal shows s; it fails the test when
@@ -139,15 +144,7 @@ func (p *project) startPiped(args ...string) *term {
 	if err := cmd.Start(); err != nil {
 		p.t.Fatal(err)
 	}
-	go func() {
-		err := cmd.Wait()
-		var ee *exec.ExitError
-		if errors.As(err, &ee) {
-			tm.code = ee.ExitCode()
-		}
-		tm.out.close()
-		close(tm.done)
-	}()
+	go tm.exited()
 	p.t.Cleanup(func() {
 		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
 		<-tm.done
