@@ -1,6 +1,7 @@
 package config
 
 import (
+	"bytes"
 	"fmt"
 	"maps"
 	"path/filepath"
@@ -86,8 +87,10 @@ func (r *refResolver) value(path string, v any, secret bool) any {
 	return v
 }
 
-// text resolves the references in s; a reference marked secret, outside a
-// secret already, makes the result a secret value.
+// text resolves the references in s; a reference marked secret, a
+// ${env:NAME} of a CI secret (sensitive.IsKnownSecretVar) or a ${file:}
+// whose content holds one's value makes the result, outside a secret
+// already, a secret value (docs/secrets.md#masked-everywhere).
 func (r *refResolver) text(path, s string, secret bool) any {
 	if !strings.Contains(s, "${") {
 		return s
@@ -100,6 +103,7 @@ func (r *refResolver) text(path, s string, secret bool) any {
 		case "env":
 			name := m[3]
 			if v := r.getenv(name); v != "" {
+				marked = marked || sensitive.IsKnownSecretVar(name)
 				return v
 			}
 			r.problem(path, fmt.Sprintf("%s: environment variable %s is not set (export it before running deployer, e.g. from your CI's secrets)", ref, name))
@@ -112,6 +116,7 @@ func (r *refResolver) text(path, s string, secret bool) any {
 			data, err := inputfile.Read(p, "file referenced by ${file:}", limit)
 			if err == nil {
 				r.read += int64(len(data))
+				marked = marked || r.holdsKnownSecret(data)
 				v := strings.TrimSuffix(string(data), "\n")
 				return strings.TrimSuffix(v, "\r")
 			}
@@ -126,6 +131,17 @@ func (r *refResolver) text(path, s string, secret bool) any {
 		return sensitive.Wrap(out)
 	}
 	return out
+}
+
+// holdsKnownSecret reports whether data holds the value of a CI secret
+// variable set in the environment (sensitive.KnownSecretVarNames).
+func (r *refResolver) holdsKnownSecret(data []byte) bool {
+	for _, name := range sensitive.KnownSecretVarNames() {
+		if v := r.getenv(name); v != "" && bytes.Contains(data, []byte(v)) {
+			return true
+		}
+	}
+	return false
 }
 
 func (r *refResolver) problem(path, msg string) {

@@ -10,6 +10,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/deployer-dev/deployer/internal/secrets/sensitive"
+
 	"github.com/deployer-dev/deployer/internal/inputfile"
 )
 
@@ -128,5 +130,39 @@ func TestFileReferencesAreBounded(t *testing.T) {
 	res := &Resolved{Env: "dev", Components: map[string]*ResolvedComponent{"s/c": {Service: "s", Name: "c", Config: cfg}}}
 	if err := ResolveReferences(c, res, func(string) string { return "" }); err == nil || !strings.Contains(err.Error(), "all ${file:} references together may read 16 MiB") {
 		t.Errorf("17 MiB of references: %v", err)
+	}
+}
+
+// A CI secret read under a key that does not look secret is a secret all
+// the same: sealed in state, (sensitive) in plans, whether it comes by
+// ${env:} or inside a file ${file:} reads.
+func TestCISecretsReadUnderAnyKeyAreSecret(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "environ"), []byte("X=1\x00AWS_SECRET_ACCESS_KEY=wJalrXUtnFEMIK7MDENGbPxRfiCYEXAMPLEKEY\x00"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	c := &Config{Path: filepath.Join(dir, "deployer.yaml"), Dir: dir, Stack: "s",
+		Environments: map[string]*Environment{"dev": {}},
+		Services: map[string]*Service{"app": {Components: map[string]*Component{"db": {
+			Kind:   "Command",
+			Config: map[string]any{"note": "${env:AWS_SECRET_ACCESS_KEY}", "dump": "${file:environ}", "gh": "${env:GITHUB_TOKEN}", "region": "${env:REGION}"},
+		}}}},
+	}
+	res, err := c.Resolve("dev")
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := map[string]string{"AWS_SECRET_ACCESS_KEY": "wJalrXUtnFEMIK7MDENGbPxRfiCYEXAMPLEKEY", "GITHUB_TOKEN": "ghs_abc", "REGION": "eu-west-1"}
+	if err := ResolveReferences(c, res, func(k string) string { return env[k] }); err != nil {
+		t.Fatal(err)
+	}
+	got := res.Components["app/db"].Config
+	for _, k := range []string{"note", "dump", "gh"} {
+		if !sensitive.IsSecretValue(got[k]) {
+			t.Errorf("%s = %#v, want a secret value", k, got[k])
+		}
+	}
+	if got["region"] != "eu-west-1" {
+		t.Errorf("region = %#v, want the plain value", got["region"])
 	}
 }

@@ -1,6 +1,7 @@
 package sensitive
 
 import (
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -145,4 +146,16 @@ func IsCIToken(name string) bool {
 // token (IsCIToken), AWS_SECRET_ACCESS_KEY or AWS_SESSION_TOKEN.
 func IsKnownSecretVar(name string) bool {
 	return IsCIToken(name) || name == "AWS_SECRET_ACCESS_KEY" || name == "AWS_SESSION_TOKEN"
+}
+
+// KnownSecretVarNames lists, sorted, the names IsKnownSecretVar knows
+// exactly (every ACTIONS_*_TOKEN the runner sets today among them), for a
+// reader that has a getenv but no list of the environment.
+func KnownSecretVarNames() []string {
+	names := []string{"AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN"}
+	for n := range ciTokenNames {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	return names
 }
