@@ -50,9 +50,10 @@ const (
 // The CI's secrets in deployer's environment are masked from the first
 // byte of output: announced with ::add-mask:: before anything else, never
 // printed by the plan, the job summary or the pull request comment, even
-// when deployer.yaml reads them under keys that do not look secret. Values
-// read by ${env:}/${file:} under keys that look secret are secrets: shown
-// (sensitive), masked and sealed.
+// when deployer.yaml reads them under keys that do not look secret: read
+// so, they are secrets of the config, as are values read by
+// ${env:}/${file:} under keys that look secret: shown (sensitive), masked
+// and sealed.
 func TestKnownCISecretsAreMaskedFromTheFirstByte(t *testing.T) {
 	g := newFakeGitHub(t)
 	p := newProject(t, ciSecretsYAML)
@@ -96,7 +97,7 @@ func TestKnownCISecretsAreMaskedFromTheFirstByte(t *testing.T) {
 	if len(comments) != 1 {
 		t.Fatalf("want the plan comment, got %+v\n%s", comments, r)
 	}
-	commentHas(t, "the comment", comments[0].Body, "`api_key`: `(sensitive)`", "`db_pass`: `(sensitive)`", `"`+ciRegion+`"`, "`note`: `\"***\"`")
+	commentHas(t, "the comment", comments[0].Body, "`api_key`: `(sensitive)`", "`db_pass`: `(sensitive)`", `"`+ciRegion+`"`, "`note`: `(sensitive)`", "`blob`: `(sensitive)`")
 	var sent strings.Builder
 	for _, rq := range reqs {
 		sent.WriteString(rq.Body)
@@ -117,7 +118,7 @@ func TestKnownCISecretsAreMaskedFromTheFirstByte(t *testing.T) {
 	if !strings.Contains(r2.stdout+r2.stderr, "note *** blob ") || !strings.Contains(r2.stdout+r2.stderr, "key *** pw ***") {
 		t.Errorf("the component's output should show the values masked:\n%s", r2)
 	}
-	for _, v := range []string{fileKey, envDBPw} {
+	for _, v := range append([]string{fileKey, envDBPw}, secrets...) {
 		grepTree(t, filepath.Join(p.dir, ".deployer"), v)
 	}
 }
