@@ -39,15 +39,19 @@ docs:
 
 # Runs the Go benchmarks against the test servers. BENCH=regexp picks some:
 # `make bench BENCH=PulumiSideBySide` is deployer's Pulumi engine against the
-# Automation API directly, with a table of the ratios (docs/pulumi.md#speed).
+# Automation API directly, with a table of the ratios (docs/pulumi.md#speed);
+# `make bench BENCH=ManyStacksRunners` is 50 stacks as a matrix run on 5
+# simulated runners against one deploy --all (docs/many-stacks.md#one-runner-or-a-matrix;
+# DEPLOYER_BENCH_SLEEP=0.2 runs it small).
 bench:
 	bash scripts/test.sh bench
 
-# gofmt, go vet, staticcheck; actionlint on .github/workflows and goreleaser
+# gofmt, go vet, staticcheck; actionlint on .github/workflows and the example
+# matrix workflow (examples/many-stacks/.github/workflows), and goreleaser
 # check on .goreleaser.yaml (both installed into .tools by
 # scripts/test-servers/ghtools.sh, once).
 lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
 	$(GO) run honnef.co/go/tools/cmd/staticcheck@v0.8.2 ./...
-	@CI=true bash -c 'source scripts/test-servers/ghtools.sh && set -x && "$$DEPLOYER_TEST_ACTIONLINT" && "$$DEPLOYER_TEST_GORELEASER" check'
+	@CI=true bash -c 'source scripts/test-servers/ghtools.sh && set -x && "$$DEPLOYER_TEST_ACTIONLINT" && "$$DEPLOYER_TEST_ACTIONLINT" examples/many-stacks/.github/workflows/deploy-all.yml && "$$DEPLOYER_TEST_GORELEASER" check'

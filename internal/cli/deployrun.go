@@ -48,8 +48,8 @@ func (r *RunFlags) check(cmd *cobra.Command, getenv func(string) string) error {
 		}
 		return nil
 	}
-	if len(r.ID) > 100 || strings.ContainsAny(r.ID, " \t\r\n") {
-		return &UsageError{Msg: fmt.Sprintf("--run-id %q: at most 100 characters and no spaces", r.ID)}
+	if err := checkRunID(r.ID); err != nil {
+		return err
 	}
 	if r.WaitTimeout < 0 {
 		return &UsageError{Msg: "--wait-timeout must not be negative"}
@@ -73,6 +73,15 @@ func (r *RunFlags) check(cmd *cobra.Command, getenv func(string) string) error {
 		}
 	}
 	r.Upstream = ups
+	return nil
+}
+
+// checkRunID refuses a --run-id over 100 characters or with spaces ("" is
+// no run).
+func checkRunID(id string) error {
+	if len(id) > 100 || strings.ContainsAny(id, " \t\r\n") {
+		return &UsageError{Msg: fmt.Sprintf("--run-id %q: at most 100 characters and no spaces", id)}
+	}
 	return nil
 }
 

@@ -28,7 +28,11 @@ type PlanOptions struct {
 	Preview          bool
 	Refresh          bool
 	GitHubComment    bool
-	Policy           PolicyFlags
+	// RunID is --run-id: the plan is one job of a matrix run, and its
+	// comment (--github-comment) is this stack's section of the run's
+	// one comment (docs/many-stacks.md#pull-request-comment-of-a-matrix-run).
+	RunID  string
+	Policy PolicyFlags
 
 	// Plan, DetectDrift and PreviewEngines are the use cases
 	// (deploy.Service's Plan, Refresh and Preview, on backends opened once
@@ -48,6 +52,10 @@ type PlanOptions struct {
 	// Comment posts the plan on the pull request (--github-comment); it
 	// reports its own failures, which never fail the plan.
 	Comment func(ctx context.Context, t deploy.Target, p *plan.Plan)
+	// CommentRun posts the plan as t's section of the comment of run runID
+	// (--github-comment --run-id); like Comment, it reports its own
+	// failures.
+	CommentRun func(ctx context.Context, runID string, t deploy.Target, p *plan.Plan)
 	// Mask hides every known secret value in the saved plan file (--out):
 	// the process's Masker. Nil masks nothing.
 	Mask func(string) string
@@ -80,7 +88,10 @@ func NewCmdPlan(f *Factory, runF func(context.Context, *PlanOptions) error) *cob
 			if err := opts.Target.validateFlags(); err != nil {
 				return err
 			}
-			if err := opts.check(cmd, f, "out", "preview", "refresh", "destroy"); err != nil {
+			if err := opts.check(cmd, f, "out", "preview", "refresh", "destroy", "run-id"); err != nil {
+				return err
+			}
+			if err := checkRunID(opts.RunID); err != nil {
 				return err
 			}
 			return runOr(cmd, opts, runF, runPlan)
@@ -92,6 +103,7 @@ func NewCmdPlan(f *Factory, runF func(context.Context, *PlanOptions) error) *cob
 	cmd.Flags().BoolVar(&opts.Destroy, "destroy", false, "plan the deletion of everything in scope")
 	cmd.Flags().BoolVar(&opts.Preview, "preview", false, "add Pulumi's resource-level preview (needs the Pulumi CLI)")
 	cmd.Flags().BoolVar(&opts.GitHubComment, "github-comment", false, "post the plan as a comment on the workflow run's pull request, updated in place on each run (GitHub Actions, GITHUB_TOKEN; with --all: one comment for every stack)")
+	cmd.Flags().StringVar(&opts.RunID, "run-id", "", "plan as one job of the CI run ID (a matrix job): with --github-comment, the plan is this stack's section of the run's one comment (docs/many-stacks.md)")
 	bindPolicyFlags(cmd, &opts.Policy, false)
 	cmd.Flags().BoolVar(&opts.Refresh, "refresh", false, "read what is live (Pulumi components, Command components with command.read) and report drift from actual_state")
 	return cmd
@@ -138,6 +150,7 @@ func newPlanOptions(f *Factory) *PlanOptions {
 		},
 		ReportDrift: f.GitHub.Drift,
 		Comment:     f.GitHub.CommentPlan,
+		CommentRun:  f.GitHub.CommentRunPlan,
 		Mask:        f.Masker.Mask,
 		Report:      f.GitHub.Plan,
 		configFlag:  configFlag(f.ConfigPath),
@@ -203,7 +216,10 @@ func runPlan(ctx context.Context, opts *PlanOptions) error {
 	if opts.Report != nil {
 		opts.Report(t, p, len(drift) > 0)
 	}
-	if opts.GitHubComment && opts.Comment != nil {
+	switch {
+	case opts.GitHubComment && opts.RunID != "" && opts.CommentRun != nil:
+		opts.CommentRun(ctx, opts.RunID, t, p)
+	case opts.GitHubComment && opts.RunID == "" && opts.Comment != nil:
 		opts.Comment(ctx, t, p)
 	}
 	if opts.Preview {

@@ -86,24 +86,8 @@ func TestActWorkflowPlanDeployReplanAndFailure(t *testing.T) {
 	if runtime.GOOS != "linux" {
 		t.Skip("act's host mode runs the workflow on this machine; the release mirror holds a linux build")
 	}
-	root := actionPath(t)
 	ws := filepath.Join(t.TempDir(), "repo")
-	copyFile := func(src, dst string, mode os.FileMode) {
-		t.Helper()
-		data, err := os.ReadFile(filepath.Join(root, src))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := os.MkdirAll(filepath.Dir(filepath.Join(ws, dst)), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(ws, dst), data, mode); err != nil {
-			t.Fatal(err)
-		}
-	}
-	copyFile("action.yml", "action/action.yml", 0o644)
-	copyFile("scripts/github-action/install.sh", "action/scripts/github-action/install.sh", 0o755)
-	copyFile("scripts/github-action/run.sh", "action/scripts/github-action/run.sh", 0o755)
+	writeAction(t, filepath.Join(ws, "action"))
 
 	mirror, _ := releaseMirror(t, "1.2.3", runtime.GOARCH) // act's RUNNER_ARCH is this machine's
 	sh := func(dir, script string) {

@@ -67,7 +67,8 @@ func (r *runner) env(inputs map[string]string) []string {
 		"RUNNER_TEMP=" + r.temp, "RUNNER_TOOL_CACHE=/opt/hostedtoolcache", "RUNNER_WORKSPACE=" + filepath.Dir(r.workspace),
 		"DEPLOYER_BIN=" + bin, "DEPLOYER_ACTION_PATH=" + actionPath(r.t),
 	}
-	for _, in := range []string{"command", "stack", "environment", "lock-timeout", "args", "comment-on-pr", "all", "changed-since"} {
+	for _, in := range []string{"command", "stack", "environment", "lock-timeout", "args", "comment-on-pr", "all", "changed-since",
+		"matrix", "run-id", "run-attempt", "upstream", "wait-timeout"} {
 		env = append(env, "INPUT_"+strings.ToUpper(strings.ReplaceAll(in, "-", "_"))+"="+inputs[in])
 	}
 	return env

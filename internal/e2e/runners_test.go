@@ -195,3 +195,32 @@ func runIDScenario(t *testing.T, backend string, env ...string) {
 func TestRunIDDeploysTheMatrixInOrderOnFileBackends(t *testing.T) {
 	runIDScenario(t, "backend: {state: file://../.deployer, lock: file://../.deployer}\n")
 }
+
+// The action's matrix mode: matrix: true sets the outputs matrix and
+// stack-count; run-id (with upstream, run-attempt, wait-timeout) makes the
+// deploy step one job of the run, and is refused with all: true.
+func TestActionMatrixModeAndRunIDJobs(t *testing.T) {
+	r := newStackRepo(t, "backend: {state: file://../.deployer, lock: file://../.deployer}\n")
+	res, outputs, _ := newRunner(t, r.dir).runStep(map[string]string{"matrix": "true", "environment": "dev", "command": "ignored"})
+	want := `exit-code=0
+matrix={"include":[{"stack":"alone","dir":"alone","upstream":[]},{"stack":"root","dir":"root","upstream":[]},{"stack":"left","dir":"left","upstream":["root"]},{"stack":"right","dir":"right","upstream":["root"]},{"stack":"leaf","dir":"leaf","upstream":["root","left","right"]}]}
+stack-count=5
+`
+	if res.code != 0 || outputs != want {
+		t.Fatalf("matrix step: %s\noutputs:\n%s", res, outputs)
+	}
+	for _, job := range []struct{ stack, upstream, argv string }{
+		{"root", "", "deployer deploy --environment dev --run-id 7 --run-attempt 2 --wait-timeout 1m --yes\n"},
+		{"left", "root", "deployer deploy --environment dev --run-id 7 --run-attempt 2 --upstream root --wait-timeout 1m --yes\n"},
+	} {
+		res, outputs, _ := newRunner(t, filepath.Join(r.dir, job.stack)).runStep(map[string]string{"command": "deploy", "environment": "dev",
+			"run-id": "7", "run-attempt": "2", "upstream": job.upstream, "wait-timeout": "1m"})
+		if res.code != 0 || !strings.HasPrefix(res.stdout, job.argv) || !strings.Contains(outputs, "exit-code=0\n") {
+			t.Errorf("%s's job: want %q first\n%s", job.stack, job.argv, res)
+		}
+	}
+	res, _, _ = newRunner(t, r.dir).runStep(map[string]string{"command": "deploy", "environment": "dev", "all": "true", "run-id": "7"})
+	if res.code != 2 || !strings.Contains(res.stdout, "run-id is one stack per job: it does not go with all: true") {
+		t.Errorf("run-id with all: %s", res)
+	}
+}

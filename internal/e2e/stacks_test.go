@@ -407,7 +407,7 @@ func TestStacksCtrlCStopsTheQueueAndReleasesEveryLock(t *testing.T) {
 
 // pathWithout is $PATH without the directories that hold an executable
 // named name.
-func pathWithout(t *testing.T, name string) string {
+func pathWithout(t testing.TB, name string) string {
 	t.Helper()
 	var keep []string
 	for _, d := range filepath.SplitList(os.Getenv("PATH")) {

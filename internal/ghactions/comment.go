@@ -108,17 +108,16 @@ func UpsertComment(ctx context.Context, hc *http.Client, pr PullRequest, marker,
 	if n := len([]rune(body)); n > MaxCommentChars {
 		return "", false, fmt.Errorf("comment body has %d characters, more than GitHub's %d", n, MaxCommentChars)
 	}
-	base := strings.TrimSuffix(pr.APIURL, "/") + "/"
-	c, err := github.NewClient(github.WithHTTPClient(bounded(hc, maxResponseBytes)), github.WithAuthToken(pr.Token), github.WithURLs(&base, nil))
-	if err != nil {
-		return "", false, fmt.Errorf("GitHub API client for GITHUB_API_URL %q: %w", pr.APIURL, err)
-	}
-	existing, err := findComment(ctx, c, pr, marker)
+	c, err := newClient(hc, pr)
 	if err != nil {
 		return "", false, err
 	}
-	if existing != nil {
-		cm, resp, err := c.Issues.EditComment(ctx, pr.Owner, pr.Repo, existing.GetID(), &github.IssueComment{Body: github.Ptr(body)})
+	found, err := findComments(ctx, c, pr, marker)
+	if err != nil {
+		return "", false, err
+	}
+	if len(found) > 0 {
+		cm, resp, err := c.Issues.EditComment(ctx, pr.Owner, pr.Repo, found[0].GetID(), &github.IssueComment{Body: github.Ptr(body)})
 		if err != nil {
 			return "", false, commentErr("update comment", resp, err)
 		}
@@ -134,11 +133,24 @@ func UpsertComment(ctx context.Context, hc *http.Client, pr PullRequest, marker,
 // ActionsBot is the login of the comments the job's GITHUB_TOKEN writes.
 const ActionsBot = "github-actions[bot]"
 
-// findComment returns the first comment of pr that holds marker and was
-// written by the token's user, or nil. The user is asked for (GET /user)
-// only when a comment holds the marker.
-func findComment(ctx context.Context, c *github.Client, pr PullRequest, marker string) (*github.IssueComment, error) {
+// newClient is the REST client of pr's API with its token, reading at most
+// maxResponseBytes of an answer.
+func newClient(hc *http.Client, pr PullRequest) (*github.Client, error) {
+	base := strings.TrimSuffix(pr.APIURL, "/") + "/"
+	c, err := github.NewClient(github.WithHTTPClient(bounded(hc, maxResponseBytes)), github.WithAuthToken(pr.Token), github.WithURLs(&base, nil))
+	if err != nil {
+		return nil, fmt.Errorf("GitHub API client for GITHUB_API_URL %q: %w", pr.APIURL, err)
+	}
+	return c, nil
+}
+
+// findComments returns the comments of pr that hold marker and were
+// written by the token's user, oldest first (GitHub lists a pull
+// request's comments by creation). The user is asked for (GET /user) only
+// when a comment holds the marker. Errors are *CommentError.
+func findComments(ctx context.Context, c *github.Client, pr PullRequest, marker string) ([]*github.IssueComment, error) {
 	author := ""
+	var found []*github.IssueComment
 	opts := &github.IssueListCommentsOptions{ListOptions: github.ListOptions{PerPage: 100}}
 	for {
 		page, resp, err := c.Issues.ListComments(ctx, pr.Owner, pr.Repo, pr.Number, opts)
@@ -156,11 +168,11 @@ func findComment(ctx context.Context, c *github.Client, pr PullRequest, marker s
 			}
 			// GitHub logins are case-insensitive.
 			if strings.EqualFold(cm.GetUser().GetLogin(), author) {
-				return cm, nil
+				found = append(found, cm)
 			}
 		}
 		if resp.NextPage == 0 {
-			return nil, nil
+			return found, nil
 		}
 		opts.Page = resp.NextPage
 	}

@@ -40,6 +40,17 @@ func (r *Reporter) CommentPlan(ctx context.Context, t deploy.Target, p *plan.Pla
 // comment that holds the marker, and prints what it did. A failure is
 // printed with outcome (what it leaves as it was) and never returned.
 func (r *Reporter) upsertComment(ctx context.Context, outcome string, render func(runURL string) (marker, body string)) {
+	r.postComment(ctx, outcome, func(ctx context.Context, hc *http.Client, pr PullRequest, runURL string) (string, bool, error) {
+		marker, body := render(runURL)
+		return UpsertComment(ctx, hc, pr, marker, body)
+	})
+}
+
+// postComment runs post (which creates or updates a comment of pr) on the
+// workflow run's pull request within commentTimeout, and prints what it
+// did. A failure is printed with outcome (what it leaves as it was) and
+// never returned.
+func (r *Reporter) postComment(ctx context.Context, outcome string, post func(ctx context.Context, hc *http.Client, pr PullRequest, runURL string) (string, bool, error)) {
 	pr, err := DetectPullRequest(r.getenv)
 	r.masker.Add(pr.Token)
 	if errors.Is(err, ErrNotPullRequest) {
@@ -47,12 +58,11 @@ func (r *Reporter) upsertComment(ctx context.Context, outcome string, render fun
 		return
 	}
 	if err == nil {
-		marker, body := render(r.runURL())
 		cctx, cancel := context.WithTimeout(ctx, commentTimeout)
 		defer cancel()
 		var url string
 		var created bool
-		url, created, err = UpsertComment(cctx, &http.Client{Timeout: commentTimeout}, pr, marker, body)
+		url, created, err = post(cctx, &http.Client{Timeout: commentTimeout}, pr, r.runURL())
 		if err == nil {
 			verb := "Updated"
 			if created {

@@ -8,7 +8,11 @@
 # INPUT_STACK, INPUT_ENVIRONMENT, INPUT_LOCK_TIMEOUT, INPUT_ARGS (split on
 # whitespace), INPUT_COMMENT_ON_PR (true: plan gets --github-comment; with all, one comment for every stack),
 # INPUT_ALL (true: --all, every stack; no --stack, no saved plan),
-# INPUT_CHANGED_SINCE (with all: --changed-since REF),
+# INPUT_CHANGED_SINCE (with all or matrix: --changed-since REF),
+# INPUT_MATRIX (true: run stacks --matrix instead of the command and set the
+# outputs matrix and stack-count), INPUT_RUN_ID, INPUT_RUN_ATTEMPT,
+# INPUT_UPSTREAM, INPUT_WAIT_TIMEOUT (one job of a matrix run: deploy
+# --run-id with its flags; plan --run-id, the run's one comment),
 # DEPLOYER_BIN (default: deployer on PATH). The stack and environment
 # inputs are passed only to commands that take them.
 # deploy, destroy, restore and unlock get --yes (a runner has no terminal to
@@ -21,6 +25,26 @@ bin="${DEPLOYER_BIN:-deployer}"
 read -r -a cmd <<<"${INPUT_COMMAND:-plan}"
 read -r -a extra <<<"${INPUT_ARGS:-}"
 [ "${#cmd[@]}" -gt 0 ] || { echo "::error title=deployer action::the command input is empty: set it to plan, deploy, destroy, ..."; exit 2; }
+out="${GITHUB_OUTPUT:-/dev/null}"
+if [ "${INPUT_MATRIX:-false}" = true ]; then
+	# The planning job of a matrix run (docs/many-stacks.md#one-job-per-stack-the-matrix).
+	argv=(stacks --matrix)
+	[ -n "${INPUT_ENVIRONMENT:-}" ] && argv+=(--environment "$INPUT_ENVIRONMENT")
+	[ -n "${INPUT_CHANGED_SINCE:-}" ] && argv+=(--changed-since "$INPUT_CHANGED_SINCE")
+	echo "deployer ${argv[*]}"
+	matrix=$("$bin" "${argv[@]}")
+	code=$?
+	echo "exit-code=$code" >>"$out"
+	[ "$code" -eq 0 ] || exit "$code"
+	echo "$matrix"
+	# Every entry opens with {"stack": (JSON escapes a quote inside a string).
+	count=$(grep -o '{"stack":' <<<"$matrix" | wc -l)
+	{
+		echo "matrix=$matrix"
+		echo "stack-count=$((count))"
+	} >>"$out"
+	exit 0
+fi
 argv=("${cmd[@]}")
 # The stack and environment inputs go only to commands that take --stack /
 # --environment (not backend init, lock exec, version, ...): the command's own
@@ -47,6 +71,20 @@ else
 	pass stack "${INPUT_STACK:-}"
 fi
 pass environment "${INPUT_ENVIRONMENT:-}"
+if [ -n "${INPUT_RUN_ID:-}" ]; then
+	# One job of a matrix run: deploy waits for its upstream stacks of the
+	# run; plan writes its section of the run's one pull request comment.
+	$all && { echo "::error title=deployer action::run-id is one stack per job: it does not go with all: true"; exit 2; }
+	argv+=(--run-id "$INPUT_RUN_ID")
+	if [ "${cmd[0]}" = deploy ]; then
+		[ -n "${INPUT_RUN_ATTEMPT:-}" ] && argv+=(--run-attempt "$INPUT_RUN_ATTEMPT")
+		[ -n "${INPUT_UPSTREAM:-}" ] && argv+=(--upstream "$INPUT_UPSTREAM")
+		[ -n "${INPUT_WAIT_TIMEOUT:-}" ] && argv+=(--wait-timeout "$INPUT_WAIT_TIMEOUT")
+	elif [ "${cmd[0]}" != plan ]; then
+		echo "::error title=deployer action::run-id is for command deploy or plan, not ${cmd[*]}"
+		exit 2
+	fi
+fi
 
 plan_json=""
 case "${cmd[0]}" in
@@ -71,7 +109,6 @@ echo "deployer ${argv[*]}"
 "$bin" "${argv[@]}"
 code=$?
 
-out="${GITHUB_OUTPUT:-/dev/null}"
 echo "exit-code=$code" >>"$out"
 if [ -n "$plan_json" ] && [ -f "$plan_json" ]; then
 	echo "plan-json=$plan_json" >>"$out"
