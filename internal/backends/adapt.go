@@ -52,7 +52,7 @@ func always[B any](newB func() B) opener[B] {
 // against deployer.yaml's (FileDir).
 func inDir[B any](newB func(dir string) (B, error)) opener[B] {
 	return func(_ context.Context, raw string, o Options) (B, error) {
-		dir, err := FileDir(raw, o.BaseDir)
+		dir, err := backendurl.FileDir(raw, o.BaseDir)
 		if err != nil {
 			var none B
 			return none, err

@@ -10,8 +10,6 @@ package backends
 import (
 	"context"
 	"fmt"
-	"net/url"
-	"path/filepath"
 	"slices"
 	"strings"
 
@@ -180,20 +178,4 @@ func Init(ctx context.Context, stateURL, lockURL string, o Options) ([]string, e
 		}
 	}
 	return lines, nil
-}
-
-// FileDir returns the directory of a file:// URL: "file://.deployer" is
-// relative to base, "file:///abs" absolute.
-func FileDir(raw, base string) (string, error) {
-	rest, ok := strings.CutPrefix(raw, "file://")
-	if !ok || rest == "" {
-		return "", fmt.Errorf("backend %q: want file://DIR (relative to deployer.yaml) or file:///ABSOLUTE/DIR", raw)
-	}
-	if u, err := url.PathUnescape(rest); err == nil {
-		rest = u
-	}
-	if !filepath.IsAbs(rest) {
-		rest = filepath.Join(base, rest)
-	}
-	return filepath.Clean(rest), nil
 }

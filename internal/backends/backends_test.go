@@ -9,22 +9,6 @@ import (
 	"github.com/deployer-dev/deployer/internal/config"
 )
 
-func TestFileDirResolvesAgainstTheConfigDirectory(t *testing.T) {
-	for _, c := range []struct{ raw, want string }{
-		{"file://.deployer", "/proj/.deployer"},
-		{"file://state/../.deployer", "/proj/.deployer"},
-		{"file:///var/lib/deployer", "/var/lib/deployer"},
-	} {
-		got, err := FileDir(c.raw, "/proj")
-		if err != nil || got != c.want {
-			t.Errorf("FileDir(%q) = %q, %v; want %q", c.raw, got, err, c.want)
-		}
-	}
-	if _, err := FileDir("file://", "/proj"); err == nil || !strings.Contains(err.Error(), "file://DIR") {
-		t.Errorf("empty file:// URL: %v", err)
-	}
-}
-
 func TestUnknownSchemesSayWhatIsSupported(t *testing.T) {
 	ctx := context.Background()
 	if _, err := OpenLock(ctx, "etcd://x", Options{}); err == nil || !strings.Contains(err.Error(), "dynamodb://TABLE") {

@@ -5,7 +5,9 @@
 package backendurl
 
 import (
+	"fmt"
 	"net/url"
+	"path/filepath"
 	"strings"
 )
 
@@ -63,4 +65,21 @@ func redactQuery(q string) string {
 		}
 	}
 	return strings.Join(params, "&")
+}
+
+// FileDir returns the directory of a file:// URL: "file://.deployer" is
+// relative to base (the directory of deployer.yaml), "file:///abs"
+// absolute. Errors: raw is not file://DIR.
+func FileDir(raw, base string) (string, error) {
+	rest, ok := strings.CutPrefix(raw, "file://")
+	if !ok || rest == "" {
+		return "", fmt.Errorf("backend %q: want file://DIR (relative to deployer.yaml) or file:///ABSOLUTE/DIR", raw)
+	}
+	if u, err := url.PathUnescape(rest); err == nil {
+		rest = u
+	}
+	if !filepath.IsAbs(rest) {
+		rest = filepath.Join(base, rest)
+	}
+	return filepath.Clean(rest), nil
 }

@@ -1,6 +1,9 @@
 package backendurl
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 func TestRedactHidesOnlyThePassword(t *testing.T) {
 	for _, c := range []struct{ raw, want string }{
@@ -26,5 +29,21 @@ func TestScheme(t *testing.T) {
 		if got := Scheme(raw); got != want {
 			t.Errorf("Scheme(%q) = %q, want %q", raw, got, want)
 		}
+	}
+}
+
+func TestFileDirResolvesAgainstTheConfigDirectory(t *testing.T) {
+	for _, c := range []struct{ raw, want string }{
+		{"file://.deployer", "/proj/.deployer"},
+		{"file://state/../.deployer", "/proj/.deployer"},
+		{"file:///var/lib/deployer", "/var/lib/deployer"},
+	} {
+		got, err := FileDir(c.raw, "/proj")
+		if err != nil || got != c.want {
+			t.Errorf("FileDir(%q) = %q, %v; want %q", c.raw, got, err, c.want)
+		}
+	}
+	if _, err := FileDir("file://", "/proj"); err == nil || !strings.Contains(err.Error(), "file://DIR") {
+		t.Errorf("empty file:// URL: %v", err)
 	}
 }

@@ -99,7 +99,7 @@ func (s *Session) componentEnviron() []string {
 func (s *Session) registryEngines(cfg *config.Config, opts EngineOptions) []engine.Engine {
 	state := cfg.Backend.State
 	if strings.HasPrefix(state, "file://") {
-		if dir, err := backends.FileDir(state, cfg.Dir); err == nil {
+		if dir, err := backendurl.FileDir(state, cfg.Dir); err == nil {
 			state = "file://" + dir
 		}
 	}

@@ -5,7 +5,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/deployer-dev/deployer/internal/backends"
+	"github.com/deployer-dev/deployer/internal/backendurl"
 	"github.com/deployer-dev/deployer/internal/config"
 )
 
@@ -34,7 +34,7 @@ func (e *BackendsError) Error() string {
 func stateLocation(cfg *config.Config) string {
 	raw := cfg.Backend.State
 	if strings.HasPrefix(raw, "file://") {
-		if dir, err := backends.FileDir(raw, cfg.Dir); err == nil {
+		if dir, err := backendurl.FileDir(raw, cfg.Dir); err == nil {
 			return "file://" + dir
 		}
 	}
