@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"slices"
 	"text/tabwriter"
 	"time"
@@ -137,11 +138,7 @@ func runStateShow(ctx context.Context, opts *StateShowOptions) error {
 	fmt.Fprintf(w, "Checksums:   resources %s, outputs %s (verified)\n\n", st.Checksums.Resources, st.Checksums.Outputs)
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "RESOURCE\tKIND\tSTATUS\tVERSION\tUPDATED\tOUTPUTS")
-	addrs := make([]string, 0, len(st.Resources))
-	for a := range st.Resources {
-		addrs = append(addrs, a)
-	}
-	slices.Sort(addrs)
+	addrs := slices.Sorted(maps.Keys(st.Resources))
 	for _, a := range addrs {
 		r := st.Resources[a]
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%d\n", a, r.Kind, r.Status, r.Lifecycle.Version,

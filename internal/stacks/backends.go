@@ -2,6 +2,7 @@ package stacks
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
@@ -45,11 +46,7 @@ func stateLocation(cfg *config.Config) string {
 // consumer name, then reference) between two stacks of s whose state
 // backends differ; nil when every reference can be read.
 func (s *Set) CheckBackends() error {
-	names := make([]string, 0, len(s.byName))
-	for n := range s.byName {
-		names = append(names, n)
-	}
-	slices.Sort(names)
+	names := slices.Sorted(maps.Keys(s.byName))
 	for _, n := range names {
 		st := s.byName[n]
 		for _, r := range st.Refs {
