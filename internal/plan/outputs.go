@@ -1,9 +1,11 @@
 package plan
 
 import (
+	"fmt"
 	"maps"
 	"reflect"
 	"slices"
+	"strings"
 
 	"github.com/deployer-dev/deployer/internal/config"
 	"github.com/deployer-dev/deployer/internal/jsontree"
@@ -46,24 +48,25 @@ func StackOutputs(refs map[string]config.OutputRef, outputs func(address string)
 // component is deleted is removed; one whose component changes keeps its
 // recorded value until the apply records the new one, and a new one shows
 // KnownAfterApply.
-func outputDiffs(refs map[string]config.OutputRef, st *statestore.State, steps []Step) []FieldDiff {
+func outputDiffs(refs map[string]config.OutputRef, st *statestore.State, steps []Step) ([]FieldDiff, error) {
 	var old map[string]any
 	var prior map[string]*statestore.Resource
 	if st != nil {
 		old, prior = st.Outputs, st.Resources
 	}
 	if len(refs) == 0 && len(old) == 0 {
-		return nil
+		return nil, nil
 	}
 	byAddr := make(map[string]Step, len(steps))
 	for _, s := range steps {
 		byAddr[s.Address] = s
 	}
-	unknown := map[string]bool{}
+	unknown, gone := map[string]bool{}, map[string]bool{}
 	next := StackOutputs(refs, func(addr string) (map[string]any, bool) {
 		s, planned := byAddr[addr]
 		switch {
 		case planned && s.Action == Delete:
+			gone[addr] = true
 			return nil, false
 		case planned && (s.Action != NoOp || s.Reevaluate):
 			unknown[addr] = true
@@ -71,6 +74,9 @@ func outputDiffs(refs map[string]config.OutputRef, st *statestore.State, steps [
 		r := prior[addr]
 		return outputsOrEmpty(r), r != nil
 	})
+	if err := missingOutputs(refs, prior, func(addr string) bool { return unknown[addr] || gone[addr] }, next); err != nil {
+		return nil, err
+	}
 	var diffs []FieldDiff
 	names := slices.Sorted(maps.Keys(refs))
 	for _, name := range slices.Sorted(maps.Keys(old)) {
@@ -95,7 +101,32 @@ func outputDiffs(refs map[string]config.OutputRef, st *statestore.State, steps [
 			diffs = append(diffs, MaskDiff(FieldDiff{Path: name, Op: OpChange, Old: o, New: n, Sensitive: isSecret(name, o) || isSecret(name, n)}))
 		}
 	}
-	return diffs
+	return diffs, nil
+}
+
+// missingOutputs refuses a stack output that names a key its component,
+// recorded in the state and neither changed nor deleted by the plan, does
+// not have: a typo
+// would otherwise leave the output out without a word. Errors: one naming
+// the first such output (by name), the component and the keys it has.
+func missingOutputs(refs map[string]config.OutputRef, prior map[string]*statestore.Resource, changes func(addr string) bool, next map[string]any) error {
+	for _, name := range slices.Sorted(maps.Keys(refs)) {
+		ref := refs[name]
+		r := prior[ref.Address]
+		if _, ok := next[name]; ok || r == nil || changes(ref.Address) {
+			continue
+		}
+		return fmt.Errorf("outputs.%s: %s: component %s has no output %s (it has: %s); fix the reference in deployer.yaml (docs/operations.md#stack-outputs)",
+			name, ref, ref.Address, strings.Join(ref.Path, "."), orNone(slices.Sorted(maps.Keys(r.Outputs))))
+	}
+	return nil
+}
+
+func orNone(keys []string) string {
+	if len(keys) == 0 {
+		return "none"
+	}
+	return strings.Join(keys, ", ")
 }
 
 func outputsOrEmpty(r *statestore.Resource) map[string]any {

@@ -174,7 +174,9 @@ func Build(desired *config.Resolved, st *statestore.State, o Options) (*Plan, er
 	}
 	p.Steps = ordered
 	propagate(ordered)
-	p.Outputs = outputDiffs(desired.Outputs, st, ordered)
+	if p.Outputs, err = outputDiffs(desired.Outputs, st, ordered); err != nil {
+		return nil, err
+	}
 	if o.Scope != "" && !o.Destroy {
 		p.OutOfScope = outOfScope(desired, ordered, o.Scope)
 	}
