@@ -119,6 +119,7 @@ type AllRequest struct {
 	Yes              bool
 	DetailedExitcode bool
 	InstallPulumi    bool
+	Grace            time.Duration // deploy/destroy --grace
 	JSON             bool
 	// GitHubComment is plan --all --github-comment: the run's plans as one
 	// pull request comment (ghactions.Reporter.CommentStacks).
@@ -176,7 +177,7 @@ func (a *allRunner) run(ctx context.Context, r AllRequest) error {
 		Set: set, Env: r.Env, Op: r.Op, Only: sel.Only,
 		Parallelism: r.Flags.StackParallelism, ComponentParallelism: r.Parallelism, LockTimeout: r.LockTimeout,
 		Open: func(ctx context.Context, st *stacks.Stack) (*deploy.Service, error) {
-			return a.open(ctx, st.Config, ServiceOptions{EngineOptions: EngineOptions{InstallPulumi: r.InstallPulumi},
+			return a.open(ctx, st.Config, ServiceOptions{EngineOptions: EngineOptions{InstallPulumi: r.InstallPulumi, Grace: r.Grace},
 				ReadOnly: r.Op == deploy.OpPlan, Stack: true})
 		},
 		Policy: func(ctx context.Context, st *stacks.Stack) (*deploy.PolicyCheck, error) {

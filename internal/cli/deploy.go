@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/deployer-dev/deployer/internal/deploy"
+	"github.com/deployer-dev/deployer/internal/engines"
 	"github.com/deployer-dev/deployer/internal/plan"
 	"github.com/deployer-dev/deployer/internal/planview"
 	"github.com/deployer-dev/deployer/internal/policy"
@@ -28,7 +29,10 @@ type DeployOptions struct {
 	Yes           bool
 	LockTimeout   time.Duration
 	InstallPulumi bool
-	Destroy       bool
+	// Grace is --grace: SIGTERM to SIGKILL for Command components without
+	// command.grace.
+	Grace   time.Duration
+	Destroy bool
 	// Parallelism is --parallelism; 0 when not given (DEPLOYER_PARALLELISM,
 	// then deployer.yaml's parallelism:, then 10).
 	Parallelism int
@@ -126,6 +130,9 @@ func (o *DeployOptions) runE(cmd *cobra.Command, f *Factory, runF func(context.C
 	if err := o.checkParallelism(cmd); err != nil {
 		return err
 	}
+	if o.Grace <= 0 || o.Grace > engines.MaxGrace {
+		return &UsageError{Msg: fmt.Sprintf("--grace must be positive and at most %s, got %s", engines.MaxGrace, o.Grace)}
+	}
 	if err := o.check(cmd, f, "plan", "override-policy", "reason", "run-id", "run-attempt", "upstream", "wait-timeout"); err != nil {
 		return err
 	}
@@ -141,6 +148,7 @@ func bindApplyFlags(cmd *cobra.Command, opts *DeployOptions) {
 	bindLockTimeout(cmd, &opts.LockTimeout)
 	cmd.Flags().BoolVar(&opts.InstallPulumi, "install-pulumi", false, "install the Pulumi CLI when it is missing")
 	bindPolicyFlags(cmd, &opts.Policy, true)
+	cmd.Flags().DurationVar(&opts.Grace, "grace", engines.DefaultGrace, "time a cancelled Command component has between SIGTERM and SIGKILL to clean up, where command.grace sets none")
 	cmd.Flags().IntVar(&opts.Parallelism, "parallelism", 0, "apply at most N independent components at once (default 10; 1 applies one at a time; with --all, in each stack)")
 }
 
@@ -161,7 +169,7 @@ func runDeploy(ctx context.Context, opts *DeployOptions) error {
 			op = deploy.OpDestroy
 		}
 		return opts.RunAll(ctx, AllRequest{Op: op, Env: opts.Target.Env, Flags: opts.All, Parallelism: opts.Parallelism,
-			LockTimeout: opts.LockTimeout, Yes: opts.Yes, InstallPulumi: opts.InstallPulumi, JSON: opts.JSON, Policy: opts.Policy})
+			LockTimeout: opts.LockTimeout, Yes: opts.Yes, InstallPulumi: opts.InstallPulumi, Grace: opts.Grace, JSON: opts.JSON, Policy: opts.Policy})
 	}
 	cfg, t, err := opts.load()
 	if err != nil {
@@ -214,7 +222,7 @@ func runDeploy(ctx context.Context, opts *DeployOptions) error {
 			return opts.IO.Confirm(fmt.Sprintf("Apply these changes to %s/%s?", t.Stack, t.Env))
 		}
 	}
-	out, err := opts.Apply(ctx, req, EngineOptions{InstallPulumi: opts.InstallPulumi})
+	out, err := opts.Apply(ctx, req, EngineOptions{InstallPulumi: opts.InstallPulumi, Grace: opts.Grace})
 	if opts.Report != nil {
 		opts.Report(t, out, err)
 	}

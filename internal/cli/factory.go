@@ -119,6 +119,9 @@ const (
 // EngineOptions are engine flags of deploy/destroy/plan.
 type EngineOptions struct {
 	InstallPulumi bool
+	// Grace is deploy/destroy --grace: the Command components' time between
+	// SIGTERM and SIGKILL where command.grace sets none (0: the default).
+	Grace time.Duration
 }
 
 // ServiceOptions say how Factory.Service wires the use cases.

@@ -104,7 +104,7 @@ func (s *Session) registryEngines(cfg *config.Config, opts EngineOptions) []engi
 		}
 	}
 	return engines.New(engines.Options{StateURL: state, SecretsProvider: cfg.Pulumi.SecretsProvider, PulumiCommand: cfg.Pulumi.Command,
-		InstallPulumi: opts.InstallPulumi, Environ: s.componentEnviron})
+		InstallPulumi: opts.InstallPulumi, Environ: s.componentEnviron, Grace: opts.Grace})
 }
 
 func (s *Session) sealer(cfg *config.Config) (*secrets.Sealer, error) {

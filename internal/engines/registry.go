@@ -51,7 +51,19 @@ type Options struct {
 	// Environ is the environment Command components start from; nil is
 	// deployer's own.
 	Environ func() []string
+	// Grace is the time a Command component without command.grace has
+	// between SIGTERM and SIGKILL (deploy --grace); 0 is DefaultGrace.
+	Grace time.Duration
 }
+
+// DefaultGrace is the grace of Command components when neither
+// command.grace nor --grace sets one: a command that ignores SIGTERM is
+// killed after 3 s, so a cancelled deploy saves its state and releases the
+// lock within 5 s.
+const DefaultGrace = 3 * time.Second
+
+// MaxGrace bounds --grace as it bounds command.grace.
+const MaxGrace = command.MaxGrace
 
 // New builds every engine of the registry for one run.
 func New(o Options) []engine.Engine {
@@ -75,10 +87,14 @@ func Kinds() []config.Kind {
 	return kinds
 }
 
-// newCommand: a command that ignores SIGTERM is killed after 3 s, so a
-// cancelled deploy saves its state and releases the lock within 5 s.
+// newCommand: a command that ignores SIGTERM is killed after o.Grace
+// (DefaultGrace when 0).
 func newCommand(o Options) engine.Engine {
-	opts := []command.Option{command.WithGrace(3 * time.Second)}
+	grace := o.Grace
+	if grace <= 0 {
+		grace = DefaultGrace
+	}
+	opts := []command.Option{command.WithGrace(grace)}
 	if o.Environ != nil {
 		opts = append(opts, command.WithEnviron(o.Environ))
 	}

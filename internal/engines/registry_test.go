@@ -68,3 +68,26 @@ func TestEnginesDecodeTheirSections(t *testing.T) {
 		t.Errorf("k settings = %v, want the default timeout left out", got)
 	}
 }
+
+// command.grace is a positive duration of at most 10m, reported with its
+// line; a valid one is a setting the engine applies and the state records.
+func TestCommandGraceIsCheckedAndKept(t *testing.T) {
+	bad := "stack: s\nenvironments: {dev: {}}\nservices:\n  a:\n    components:\n" +
+		"      j: {kind: Command, command: {create: x, grace: 11m}}\n" +
+		"      k:\n        kind: Command\n        command:\n          create: x\n          grace: -1s\n"
+	_, err := config.Parse([]byte(bad), "deployer.yaml", config.WithKinds(Kinds()))
+	want := "deployer.yaml has 2 problems:\n" +
+		`  deployer.yaml:6: services.a.components.j.command.grace: duration "11m0s" is over the 10m0s maximum (a cancelled deploy holds its lock while the command cleans up)` + "\n" +
+		`  deployer.yaml:11: services.a.components.k.command.grace: duration "-1s" must be positive (e.g. 30s, 5m, 1h)`
+	if err == nil || err.Error() != want {
+		t.Errorf("err = %v\nwant %s", err, want)
+	}
+	good := "stack: s\nenvironments: {dev: {}}\nservices:\n  a:\n    components:\n      j: {kind: Command, command: {create: x, grace: 20s}}\n"
+	c, err := config.Parse([]byte(good), "deployer.yaml", config.WithKinds(Kinds()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := c.Services["a"].Components["j"].Settings; !reflect.DeepEqual(got, map[string]map[string]any{"command": {"create": "x", "grace": "20s"}}) {
+		t.Errorf("j settings = %v, want the grace as a Go duration", got)
+	}
+}

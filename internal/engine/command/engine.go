@@ -280,7 +280,7 @@ func (e *Engine) runAction(ctx context.Context, st plan.Step, in engine.Inputs, 
 	}
 	return e.run(ctx, runSpec{
 		address: st.Address, action: action, command: cmd, dir: in.Dir,
-		payload: p, timeout: timeout, progress: progress(in),
+		payload: p, timeout: timeout, grace: spec.Grace, progress: progress(in),
 	})
 }
 

@@ -37,7 +37,7 @@ func (e *Engine) readLive(ctx context.Context, st plan.Step, in engine.Inputs, c
 	}
 	out, err := e.run(ctx, runSpec{
 		address: st.Address, action: "read", command: spec.Read, dir: in.Dir,
-		payload: p, timeout: timeout, progress: progress(in), captureStdout: true,
+		payload: p, timeout: timeout, grace: spec.Grace, progress: progress(in), captureStdout: true,
 	})
 	if err != nil {
 		return nil, false, false, err

@@ -72,7 +72,7 @@ func stateOnly(s plan.Step) bool {
 		return false
 	}
 	for _, f := range s.Diffs {
-		if f.Path != Section+".delete" && f.Path != Section+".timeout" && f.Path != Section+".read" && f.Path != plan.PathProtect {
+		if f.Path != Section+".delete" && f.Path != Section+".timeout" && f.Path != Section+".grace" && f.Path != Section+".read" && f.Path != plan.PathProtect {
 			return false
 		}
 	}

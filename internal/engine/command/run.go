@@ -71,7 +71,9 @@ type runSpec struct {
 	address, action, command, dir string
 	payload                       payload
 	timeout                       time.Duration
-	progress                      io.Writer
+	// grace replaces the engine's grace when positive (command.grace).
+	grace    time.Duration
+	progress io.Writer
 	// captureStdout keeps stdout (at most inputfile.MaxOutputsBytes) in
 	// runOutcome.stdout instead of streaming it, and reads no outputs
 	// file: the read command.
@@ -101,7 +103,7 @@ const stderrTail = 10
 // run starts `sh -c command` under the supervisor (proc.Cmd: its own process
 // group, dying with deployer), feeds it the payload, streams its output and
 // reads its outputs file. On timeout or ctx cancellation the group gets
-// SIGTERM, then SIGKILL after e.grace; Kill sends SIGKILL at once.
+// SIGTERM, then SIGKILL after s.grace (else e.grace); Kill sends SIGKILL at once.
 func (e *Engine) run(ctx context.Context, s runSpec) (*runOutcome, error) {
 	stdin, err := json.Marshal(s.payload)
 	if err != nil {
@@ -189,7 +191,11 @@ func (e *Engine) run(ctx context.Context, s runSpec) (*runOutcome, error) {
 // inputfile.MaxOutputsBytes).
 func (e *Engine) process(ctx context.Context, s runSpec, stdin []byte, outPath string, stream *streamer) (cmd *proc.Cmd, captured *proc.Capped) {
 	cmd = proc.Command(ctx, "sh", "-c", s.command)
-	cmd.Grace = e.grace
+	grace := e.grace
+	if s.grace > 0 {
+		grace = s.grace
+	}
+	cmd.Grace = grace
 	cmd.Dir = s.dir
 	cmd.Env = s.payload.environ(proc.Environ(proc.UserCommand, e.environ()), outPath)
 	cmd.Stdin = bytes.NewReader(stdin)
@@ -200,7 +206,7 @@ func (e *Engine) process(ctx context.Context, s runSpec, stdin []byte, outPath s
 	}
 	cmd.Stderr = stream.stderr()
 	// A background child that keeps stdout open must not hang the deploy.
-	cmd.WaitDelay = e.grace
+	cmd.WaitDelay = grace
 	return cmd, captured
 }
 

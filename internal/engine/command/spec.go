@@ -3,6 +3,8 @@ package command
 import (
 	"time"
 
+	"gopkg.in/yaml.v3"
+
 	"github.com/deployer-dev/deployer/internal/config"
 	"github.com/deployer-dev/deployer/internal/plan"
 )
@@ -25,15 +27,25 @@ type Spec struct {
 	Read string `yaml:"read"`
 	// Timeout bounds each command; 0 is the engine's default (DefaultTimeout).
 	Timeout time.Duration `yaml:"timeout"`
+	// Grace is the time a command has between SIGTERM and SIGKILL when it
+	// is cancelled or times out; 0 is the engine's (deploy --grace,
+	// docs/command-kind.md#failure-timeout-and-cancellation). At most
+	// MaxGrace.
+	Grace time.Duration `yaml:"grace"`
 	// Triggers are values whose change replaces the component: the
 	// recorded delete runs, then create (docs/command-kind.md#replace).
 	Triggers []string `yaml:"triggers"`
 }
 
+// MaxGrace bounds command.grace and deploy --grace: a cancelled deploy
+// holds its lock while a command cleans up.
+const MaxGrace = 10 * time.Minute
+
 // Fields returns the commands as the settings a plan diffs under "command"
 // and the state records (actual_state.commands, docs/state-format.md):
 // create, update, delete and read as written (empty ones left out) and
 // timeout as a Go duration ("2m0s"; left out when it is the default),
+// grace likewise (left out when not set),
 // triggers as a list (left out when empty). Nil for a nil spec.
 func (c *Spec) Fields() map[string]any {
 	if c == nil {
@@ -47,6 +59,9 @@ func (c *Spec) Fields() map[string]any {
 	}
 	if c.Timeout > 0 && c.Timeout != DefaultTimeout {
 		out["timeout"] = c.Timeout.String()
+	}
+	if c.Grace > 0 {
+		out["grace"] = c.Grace.String()
 	}
 	if len(c.Triggers) > 0 {
 		triggers := make([]any, len(c.Triggers))
@@ -70,6 +85,9 @@ func SpecFrom(m map[string]any) *Spec {
 	if d, err := time.ParseDuration(str("timeout")); err == nil && d > 0 {
 		spec.Timeout = d
 	}
+	if d, err := time.ParseDuration(str("grace")); err == nil && d > 0 {
+		spec.Grace = d
+	}
 	return spec
 }
 
@@ -83,9 +101,24 @@ func stepSpec(st plan.Step) *Spec {
 }
 
 // decode reads the command section of a component (config.Kind.Decode)
-// into a Spec: the commands are strings, timeout a positive duration.
+// into a Spec: the commands are strings, timeout a positive duration,
+// grace a positive duration of at most MaxGrace.
 func decode(s *config.Section) map[string]any {
 	spec := &Spec{}
 	s.Decode(spec)
+	if spec.Grace > MaxGrace {
+		s.Errorf(valueOf(s.Node, "grace"), "grace", "duration %q is over the %s maximum (a cancelled deploy holds its lock while the command cleans up)", spec.Grace, MaxGrace)
+		spec.Grace = 0
+	}
 	return spec.Fields()
+}
+
+// valueOf is the value node of key in the mapping n (n itself when absent).
+func valueOf(n *yaml.Node, key string) *yaml.Node {
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		if n.Content[i].Value == key {
+			return n.Content[i+1]
+		}
+	}
+	return n
 }
