@@ -77,7 +77,7 @@ func TestCommandGraceIsCheckedAndKept(t *testing.T) {
 		"      k:\n        kind: Command\n        command:\n          create: x\n          grace: -1s\n"
 	_, err := config.Parse([]byte(bad), "deployer.yaml", config.WithKinds(Kinds()))
 	want := "deployer.yaml has 2 problems:\n" +
-		`  deployer.yaml:6: services.a.components.j.command.grace: duration "11m0s" is over the 10m0s maximum (a cancelled deploy holds its lock while the command cleans up)` + "\n" +
+		`  deployer.yaml:6: services.a.components.j.command.grace: duration "11m" is over the 10m0s maximum (a cancelled deploy holds its lock while the command cleans up)` + "\n" +
 		`  deployer.yaml:11: services.a.components.k.command.grace: duration "-1s" must be positive (e.g. 30s, 5m, 1h)`
 	if err == nil || err.Error() != want {
 		t.Errorf("err = %v\nwant %s", err, want)

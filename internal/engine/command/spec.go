@@ -107,7 +107,8 @@ func decode(s *config.Section) map[string]any {
 	spec := &Spec{}
 	s.Decode(spec)
 	if spec.Grace > MaxGrace {
-		s.Errorf(valueOf(s.Node, "grace"), "grace", "duration %q is over the %s maximum (a cancelled deploy holds its lock while the command cleans up)", spec.Grace, MaxGrace)
+		v := valueOf(s.Node, "grace")
+		s.Errorf(v, "grace", "duration %q is over the %s maximum (a cancelled deploy holds its lock while the command cleans up)", v.Value, MaxGrace)
 		spec.Grace = 0
 	}
 	return spec.Fields()
