@@ -185,7 +185,39 @@ func packageImports(t *testing.T, root string) map[string][]string {
 	t.Helper()
 	out := map[string][]string{}
 	fset := token.NewFileSet()
-	for _, top := range []string{"cmd", "internal"} {
+	forEachSource(t, root, []string{"cmd", "internal"}, func(path string) error {
+		rel, err := filepath.Rel(root, filepath.Dir(path))
+		if err != nil {
+			return err
+		}
+		pkg := filepath.ToSlash(rel)
+		f, err := parser.ParseFile(fset, path, nil, parser.ImportsOnly)
+		if err != nil {
+			return err
+		}
+		if _, ok := out[pkg]; !ok {
+			out[pkg] = nil
+		}
+		for _, imp := range f.Imports {
+			p, err := strconv.Unquote(imp.Path.Value)
+			if err != nil {
+				return err
+			}
+			if dep, ok := strings.CutPrefix(p, module); ok && !slices.Contains(out[pkg], dep) {
+				out[pkg] = append(out[pkg], dep)
+			}
+		}
+		return nil
+	})
+	return out
+}
+
+// forEachSource calls fn with the path of every non-test Go file under
+// root's folders tops (testdata and hidden folders left out); an error of
+// fn or of the walk fails the test. A missing folder is passed over.
+func forEachSource(t *testing.T, root string, tops []string, fn func(path string) error) {
+	t.Helper()
+	for _, top := range tops {
 		err := filepath.WalkDir(filepath.Join(root, top), func(path string, d fs.DirEntry, err error) error {
 			if err != nil {
 				return err
@@ -199,34 +231,12 @@ func packageImports(t *testing.T, root string) map[string][]string {
 			if !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
 				return nil
 			}
-			rel, err := filepath.Rel(root, filepath.Dir(path))
-			if err != nil {
-				return err
-			}
-			pkg := filepath.ToSlash(rel)
-			f, err := parser.ParseFile(fset, path, nil, parser.ImportsOnly)
-			if err != nil {
-				return err
-			}
-			if _, ok := out[pkg]; !ok {
-				out[pkg] = nil
-			}
-			for _, imp := range f.Imports {
-				p, err := strconv.Unquote(imp.Path.Value)
-				if err != nil {
-					return err
-				}
-				if dep, ok := strings.CutPrefix(p, module); ok && !slices.Contains(out[pkg], dep) {
-					out[pkg] = append(out[pkg], dep)
-				}
-			}
-			return nil
+			return fn(path)
 		})
 		if err != nil && !os.IsNotExist(err) {
 			t.Fatal(err)
 		}
 	}
-	return out
 }
 
 func sortedKeys(m map[string][]string) []string {

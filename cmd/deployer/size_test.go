@@ -4,10 +4,7 @@ import (
 	"go/ast"
 	"go/parser"
 	"go/token"
-	"io/fs"
-	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 )
 
@@ -25,44 +22,27 @@ const (
 func TestNoFunctionOrFileOutgrowsItsLimit(t *testing.T) {
 	root := filepath.Join("..", "..")
 	fset := token.NewFileSet()
-	for _, top := range []string{"cmd", "internal", "scripts"} {
-		err := filepath.WalkDir(filepath.Join(root, top), func(path string, d fs.DirEntry, err error) error {
-			if err != nil {
-				return err
-			}
-			if d.IsDir() {
-				if name := d.Name(); name == "testdata" || strings.HasPrefix(name, ".") {
-					return filepath.SkipDir
-				}
-				return nil
-			}
-			if !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
-				return nil
-			}
-			f, err := parser.ParseFile(fset, path, nil, parser.ParseComments|parser.SkipObjectResolution)
-			if err != nil {
-				return err
-			}
-			if ast.IsGenerated(f) {
-				return nil
-			}
-			rel, _ := filepath.Rel(root, path)
-			if n := fset.Position(f.End()).Line; n > maxFileLines {
-				t.Errorf("%s has %d lines (at most %d): split it by concern", rel, n, maxFileLines)
-			}
-			for _, decl := range f.Decls {
-				fn, ok := decl.(*ast.FuncDecl)
-				if !ok || fn.Body == nil {
-					continue
-				}
-				if n := fset.Position(fn.End()).Line - fset.Position(fn.Pos()).Line + 1; n > maxFuncLines {
-					t.Errorf("%s: func %s has %d lines (at most %d): name its phases", rel, fn.Name.Name, n, maxFuncLines)
-				}
-			}
-			return nil
-		})
-		if err != nil && !os.IsNotExist(err) {
-			t.Fatal(err)
+	forEachSource(t, root, []string{"cmd", "internal", "scripts"}, func(path string) error {
+		f, err := parser.ParseFile(fset, path, nil, parser.ParseComments|parser.SkipObjectResolution)
+		if err != nil {
+			return err
 		}
-	}
+		if ast.IsGenerated(f) {
+			return nil
+		}
+		rel, _ := filepath.Rel(root, path)
+		if n := fset.Position(f.End()).Line; n > maxFileLines {
+			t.Errorf("%s has %d lines (at most %d): split it by concern", rel, n, maxFileLines)
+		}
+		for _, decl := range f.Decls {
+			fn, ok := decl.(*ast.FuncDecl)
+			if !ok || fn.Body == nil {
+				continue
+			}
+			if n := fset.Position(fn.End()).Line - fset.Position(fn.Pos()).Line + 1; n > maxFuncLines {
+				t.Errorf("%s: func %s has %d lines (at most %d): name its phases", rel, fn.Name.Name, n, maxFuncLines)
+			}
+		}
+		return nil
+	})
 }
