@@ -47,7 +47,8 @@ func rawResources(t *testing.T, p *project) map[string]json.RawMessage {
 // a moved: entry, with ten components depending on it in a chain, plans
 // one move and no create or delete, runs no command, keeps the state
 // entry byte for byte, and history shows the move. state mv does a
-// one-off move; a destination already in the state is refused.
+// one-off move; a destination already in the state is refused. A whole
+// service moves the same way.
 func TestMovedRenamesWithoutDeleting(t *testing.T) {
 	projectOnBackends(t, chainYAML("db", ""), func(t *testing.T, p *project, yaml string, env []string) {
 		p.mustRun(0, "deploy", "-e", "dev", "--yes")
@@ -95,6 +96,25 @@ func TestMovedRenamesWithoutDeleting(t *testing.T) {
 		}
 		if r := p.mustRun(0, "history", "-e", "dev"); !strings.Contains(r.stdout, "moved data/db -> data/database") {
 			t.Errorf("history should show the move:\n%s", r)
+		}
+
+		// A whole service: moved: {from: app, to: chain} moves its ten
+		// components, running nothing; state mv of a service moves them back.
+		p.write("deployer.yaml", strings.Replace(strings.Replace(renamed, "  app:\n", "  chain:\n", 1), "moved:\n", "moved:\n  - {from: app, to: chain}\n", 1))
+		r = p.mustRun(0, "plan", "-e", "dev")
+		if !strings.Contains(r.stdout, "app/c10 -> chain/c10 (moved)") || !strings.Contains(r.stdout, "0 to create, 0 to update, 0 to replace, 0 to delete, 10 to move, 1 unchanged") {
+			t.Errorf("plan should move the service's ten components:\n%s", r)
+		}
+		r = p.mustRun(0, "deploy", "-e", "dev", "--yes")
+		if log := string(p.read("ran.log")); log != "" || len(rawResources(t, p)) != 11 {
+			t.Errorf("a service move should run no command; ran.log:\n%s\n%s", log, r)
+		}
+		p.write("deployer.yaml", renamed)
+		if r := p.mustRun(0, "state", "mv", "-e", "dev", "chain", "app"); strings.Count(r.stdout, "(moved)") != 10 {
+			t.Errorf("state mv chain app should move ten components:\n%s", r)
+		}
+		if r := p.mustRun(0, "plan", "-e", "dev"); !strings.Contains(r.stdout, "No changes") {
+			t.Errorf("after moving the service back the plan should be empty:\n%s", r)
 		}
 
 		// state mv: rename app/c10 in the file without moved:, move its entry by hand.

@@ -27,7 +27,8 @@ services:
 `
 
 // refusedProtected checks a command refused with exit 6 naming data/db and
-// the remedy, before any lock was taken, and that nothing ran.
+// the remedy, before any lock was taken, that nothing ran (ran.log, the
+// marker every command appends to, stays empty) and that no lock is left.
 func refusedProtected(t *testing.T, p *project, args ...string) {
 	t.Helper()
 	p.write("ran.log", "")
@@ -40,6 +41,15 @@ func refusedProtected(t *testing.T, p *project, args ...string) {
 	}
 	if log := string(p.read("ran.log")); log != "" {
 		t.Errorf("%v ran commands: %q", args, log)
+	}
+	noLockLeft(t, p, args)
+}
+
+// noLockLeft checks state locks finds no lock held after the command args.
+func noLockLeft(t *testing.T, p *project, args []string) {
+	t.Helper()
+	if r := p.mustRun(0, "state", "locks", "-e", "dev"); !strings.Contains(r.stdout+r.stderr, "No locks held.") {
+		t.Errorf("%v left a lock:\n%s", args, r)
 	}
 }
 
@@ -68,6 +78,7 @@ func TestProtectSurvivesEveryPath(t *testing.T) {
 		if log := string(p.read("ran.log")); log != "" {
 			t.Errorf("destroy --all ran commands: %q", log)
 		}
+		noLockLeft(t, p, []string{"destroy", "--all"})
 
 		// Removed from deployer.yaml: the state's record protects it.
 		removed := strings.Replace(yaml, "        protect: true\n", "", 1)
