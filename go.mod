@@ -4,6 +4,7 @@ go 1.26.8
 
 require (
 	al.essio.dev/pkg/shellescape v1.6.0
+	github.com/MakeNowJust/heredoc v1.0.0
 	github.com/aws/aws-sdk-go-v2 v1.47.7
 	github.com/aws/aws-sdk-go-v2/config v1.33.15
 	github.com/aws/aws-sdk-go-v2/credentials v1.20.15

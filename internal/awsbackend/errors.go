@@ -185,3 +185,13 @@ func IsTransient(err error) bool {
 	}
 	return HTTPStatus(err) == 0 && ErrorCode(err) == "" && isNetwork(err)
 }
+
+// Wrap is Classify(err, r) behind the operation it failed, in fmt's
+// format ("read lock %q", key): "read lock \"k\": <classified>". nil stays
+// nil, so a call's error can be returned through it as is.
+func (r Resource) Wrap(err error, format string, args ...any) error {
+	if err == nil {
+		return nil
+	}
+	return fmt.Errorf("%s: %w", fmt.Sprintf(format, args...), Classify(err, r))
+}

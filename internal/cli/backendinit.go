@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/MakeNowJust/heredoc"
 	"github.com/spf13/cobra"
 
 	"github.com/deployer-dev/deployer/internal/backends"
@@ -35,9 +36,10 @@ func NewCmdBackendInit(f *Factory, runF func(context.Context, *BackendInitOption
 	return &cobra.Command{
 		Use:   "init",
 		Short: "Create the table, bucket or schema the configured backends need (idempotent)",
-		Long: "Creates what backend.state and backend.lock name: the DynamoDB table, the S3 bucket (versioning,\n" +
-			"encryption, public access block; then checks that the server enforces conditional writes) or the\n" +
-			"PostgreSQL schema. Idempotent: a second run reports what already exists.",
+		Long: heredoc.Doc(`
+			Creates what backend.state and backend.lock name: the DynamoDB table, the S3 bucket (versioning,
+			encryption, public access block; then checks that the server enforces conditional writes) or the
+			PostgreSQL schema. Idempotent: a second run reports what already exists.`),
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return runOr(cmd, opts, runF, runBackendInit)

@@ -8,6 +8,7 @@ import (
 	"io"
 	"time"
 
+	"github.com/MakeNowJust/heredoc"
 	"github.com/spf13/cobra"
 
 	"github.com/deployer-dev/deployer/internal/deploy"
@@ -61,12 +62,13 @@ func NewCmdDeploy(f *Factory, runF func(context.Context, *DeployOptions) error) 
 	cmd := &cobra.Command{
 		Use:   "deploy",
 		Short: "Lock, plan, apply and save the state of a stack/environment",
-		Long: "Takes the lock of the level chosen (stack, or --service / --component), loads and verifies the\n" +
-			"state, plans, asks for confirmation (--yes without a terminal), applies in dependency order and\n" +
-			"writes the new state with a history snapshot and a deployment record, then releases the lock.\n" +
-			"--plan FILE applies a plan saved by plan --out: its stack and environment come from the file and\n" +
-			"it asks nothing (the saved plan was the review; docs/plan.md#saved-plans---out-deploy---plan).\n" +
-			"The steps, Ctrl-C and failures: docs/commands.md#deploy.",
+		Long: heredoc.Doc(`
+			Takes the lock of the level chosen (stack, or --service / --component), loads and verifies the
+			state, plans, asks for confirmation (--yes without a terminal), applies in dependency order and
+			writes the new state with a history snapshot and a deployment record, then releases the lock.
+			--plan FILE applies a plan saved by plan --out: its stack and environment come from the file and
+			it asks nothing (the saved plan was the review; docs/plan.md#saved-plans---out-deploy---plan).
+			The steps, Ctrl-C and failures: docs/commands.md#deploy.`),
 		Example: `  deployer deploy -e dev --yes
   deployer deploy -e prod --component user-service/api --lock-timeout 10m
   deployer deploy --plan prod.plan
@@ -88,9 +90,10 @@ func NewCmdDestroy(f *Factory, runF func(context.Context, *DeployOptions) error)
 	cmd := &cobra.Command{
 		Use:   "destroy",
 		Short: "Delete every component in scope and record it in the state",
-		Long: "Deletes every component in scope, dependents first (independent ones at once), under the lock,\n" +
-			"and records the deployment in the state's history. It shows what it deletes, then asks (--yes\n" +
-			"without a terminal): only yes or the stack's name, typed in full, confirms.",
+		Long: heredoc.Doc(`
+			Deletes every component in scope, dependents first (independent ones at once), under the lock,
+			and records the deployment in the state's history. It shows what it deletes, then asks (--yes
+			without a terminal): only yes or the stack's name, typed in full, confirms.`),
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return opts.runE(cmd, f, runF)

@@ -9,6 +9,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/MakeNowJust/heredoc"
 	"github.com/spf13/cobra"
 
 	"github.com/deployer-dev/deployer/internal/config"
@@ -51,9 +52,10 @@ func NewCmdGuard(f *Factory) *cobra.Command {
 	parent := &cobra.Command{
 		Use:   "guard",
 		Short: "Stop a shared resource only when every other application sharing it is down",
-		Long: "A resource listed under shared: in deployer.yaml (a database used by several applications)\n" +
-			"is stopped by guard stop only when every other sharer's status URL says it is down, under a\n" +
-			"lock, so two stops racing never both run it. See docs/guard.md.",
+		Long: heredoc.Doc(`
+			A resource listed under shared: in deployer.yaml (a database used by several applications)
+			is stopped by guard stop only when every other sharer's status URL says it is down, under a
+			lock, so two stops racing never both run it. See docs/guard.md.`),
 	}
 	parent.AddCommand(NewCmdGuardStop(f, nil), NewCmdGuardStatus(f, nil))
 	return parent
@@ -66,11 +68,12 @@ func NewCmdGuardStop(f *Factory, runF func(context.Context, *GuardStopOptions) e
 	stop := &cobra.Command{
 		Use:   "stop NAME --as APP",
 		Short: "Run NAME's stop command if every sharer other than APP is DOWN",
-		Long: "Takes NAME's lock (a few retries, then skips: fail safe), HEADs every other sharer's\n" +
-			"status_url (200 = UP, other = DOWN, no answer = UNKNOWN, counted as UP) and runs the stop\n" +
-			"command only when all are DOWN. A resource with no other sharer stops at once, without a lock.\n" +
-			"Exit 0 when a safe decision was made; with --detailed-exitcode: 0 stopped, 2 skipped because a\n" +
-			"sharer is UP or UNKNOWN, 3 skipped because the lock was held. 1: the stop command failed.",
+		Long: heredoc.Doc(`
+			Takes NAME's lock (a few retries, then skips: fail safe), HEADs every other sharer's
+			status_url (200 = UP, other = DOWN, no answer = UNKNOWN, counted as UP) and runs the stop
+			command only when all are DOWN. A resource with no other sharer stops at once, without a lock.
+			Exit 0 when a safe decision was made; with --detailed-exitcode: 0 stopped, 2 skipped because a
+			sharer is UP or UNKNOWN, 3 skipped because the lock was held. 1: the stop command failed.`),
 		Example: "  deployer guard stop orders-db --as app-a\n  deployer guard stop orders-db --as app-a --dry-run --json",
 		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {

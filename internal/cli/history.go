@@ -10,6 +10,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/MakeNowJust/heredoc"
 	"github.com/spf13/cobra"
 
 	"github.com/deployer-dev/deployer/internal/config"
@@ -51,10 +52,11 @@ func NewCmdHistory(f *Factory, runF func(context.Context, *HistoryOptions) error
 	cmd := &cobra.Command{
 		Use:   "history",
 		Short: "List state snapshots and deployments, newest first",
-		Long: "Lists the history snapshots joined with the deployment records, newest first. A snapshot whose\n" +
-			"state.json write never completed is marked uncommitted (docs/state-format.md#history-snapshots);\n" +
-			"an abandoned deployment shows when it started, and a failed one its error on a line under its row\n" +
-			"(whitespace folded, long ones shortened in the middle; --json has it whole, as error). Read-only.",
+		Long: heredoc.Doc(`
+			Lists the history snapshots joined with the deployment records, newest first. A snapshot whose
+			state.json write never completed is marked uncommitted (docs/state-format.md#history-snapshots);
+			an abandoned deployment shows when it started, and a failed one its error on a line under its row
+			(whitespace folded, long ones shortened in the middle; --json has it whole, as error). Read-only.`),
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := opts.Target.validateFlags(); err != nil {
@@ -64,7 +66,7 @@ func NewCmdHistory(f *Factory, runF func(context.Context, *HistoryOptions) error
 				return &UsageError{Msg: fmt.Sprintf("--limit %d: want 0 (all entries) or a positive number", opts.Limit)}
 			}
 			opts.JSON = f.JSON
-			return runOr(cmd, opts, runF, runHistory)
+			return runOr(cmd, opts, runF, withTarget(&opts.Target, opts.Config, runHistory))
 		},
 	}
 	opts.Target.bind(cmd, false)
@@ -76,11 +78,7 @@ func NewCmdHistory(f *Factory, runF func(context.Context, *HistoryOptions) error
 // (a table, or JSON with --json). A state.json that failed verification
 // fails the command after the snapshots are printed, saying how to restore
 // one.
-func runHistory(ctx context.Context, opts *HistoryOptions) error {
-	cfg, t, err := opts.Target.load(opts.Config, false)
-	if err != nil {
-		return err
-	}
+func runHistory(ctx context.Context, opts *HistoryOptions, cfg *config.Config, t deploy.Target) error {
 	res, err := opts.History(ctx, cfg, deploy.HistoryRequest{Target: t, Limit: opts.Limit})
 	if err != nil {
 		return err

@@ -215,7 +215,7 @@ func TestRunHistory(t *testing.T) {
 				gotReq = &req
 				return tt.res, tt.err
 			}
-			err := runHistory(context.Background(), &opts)
+			err := withTarget(&opts.Target, opts.Config, runHistory)(context.Background(), &opts)
 			if diff := cmp.Diff(tt.wantReq, gotReq); diff != "" {
 				t.Errorf("request (-want +got):\n%s", diff)
 			}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/MakeNowJust/heredoc"
 	"github.com/spf13/cobra"
 
 	"github.com/deployer-dev/deployer/internal/deploy"
@@ -29,8 +30,10 @@ func NewCmdInit(f *Factory, runF func(context.Context, *InitOptions) error) *cob
 	cmd := &cobra.Command{
 		Use:   "init",
 		Short: "Write a commented deployer.yaml",
-		Long:  "Writes a commented starter deployer.yaml (./deployer.yaml, or --config FILE). An existing file\nis kept unless --force.",
-		Args:  cobra.NoArgs,
+		Long: heredoc.Doc(`
+			Writes a commented starter deployer.yaml (./deployer.yaml, or --config FILE). An existing file
+			is kept unless --force.`),
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			opts.Path = f.ConfigPath
 			if opts.Path == "" {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/MakeNowJust/heredoc"
 	"github.com/spf13/cobra"
 
 	"github.com/deployer-dev/deployer/internal/deploy"
@@ -48,9 +49,10 @@ func NewCmdLockExec(f *Factory, runF func(context.Context, *LockExecOptions) err
 	cmd := &cobra.Command{
 		Use:   "exec --key NAME [flags] -- COMMAND [ARGS...]",
 		Short: "Run a command under a lease; its exit code passes through",
-		Long: "Runs COMMAND while holding the lock custom:NAME, renewing it with heartbeats. With\n" +
-			"--skip-if-locked a held lock exits 0 at once, naming the holder. When the lease is lost,\n" +
-			"COMMAND gets SIGTERM and, after --grace, SIGKILL, and deployer exits 3.",
+		Long: heredoc.Doc(`
+			Runs COMMAND while holding the lock custom:NAME, renewing it with heartbeats. With
+			--skip-if-locked a held lock exits 0 at once, naming the holder. When the lease is lost,
+			COMMAND gets SIGTERM and, after --grace, SIGKILL, and deployer exits 3.`),
 		Example: "  deployer lock exec --key nightly-sync --skip-if-locked -- ./sync.sh --full",
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 0 {

@@ -7,6 +7,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/MakeNowJust/heredoc"
 	"github.com/spf13/cobra"
 
 	"github.com/deployer-dev/deployer/internal/deploy"
@@ -53,9 +54,10 @@ func NewCmdStateLocks(f *Factory, runF func(context.Context, *StateLocksOptions)
 	cmd := &cobra.Command{
 		Use:   "locks",
 		Short: "List who holds which lock, with ACTIVE/STALE/EXPIRED verdicts",
-		Long: "Lists the held locks: holder, level, operation, age and the verdict ACTIVE, STALE or EXPIRED;\n" +
-			"\"pid not running\" for a holder on this host whose process is gone. Read-only. Outside a\n" +
-			"project (no deployer.yaml) it needs DEPLOYER_BACKEND_LOCK to name the backend.",
+		Long: heredoc.Doc(`
+			Lists the held locks: holder, level, operation, age and the verdict ACTIVE, STALE or EXPIRED;
+			"pid not running" for a holder on this host whose process is gone. Read-only. Outside a
+			project (no deployer.yaml) it needs DEPLOYER_BACKEND_LOCK to name the backend.`),
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			opts.JSON = f.JSON

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/MakeNowJust/heredoc"
 	"github.com/spf13/cobra"
 
 	"github.com/deployer-dev/deployer/internal/config"
@@ -54,11 +55,12 @@ func NewCmdOutput(f *Factory, runF func(context.Context, *OutputOptions) error) 
 	cmd := &cobra.Command{
 		Use:   "output [NAME]",
 		Short: "Print the stack's outputs (named under outputs: in deployer.yaml)",
-		Long: "Prints the outputs the last deploy recorded for the stack/environment, as a table (NAME,\n" +
-			"VALUE), or NAME's value alone. --json prints them as a JSON object (or NAME's value as JSON);\n" +
-			"--raw NAME prints the value with no quotes and no newline, for shells:\n" +
-			"  url=$(deployer output --raw api_url -e production)\n" +
-			"Secret outputs print as (sensitive); --show-secrets decrypts them (audited). Read-only, no lock.",
+		Long: heredoc.Doc(`
+			Prints the outputs the last deploy recorded for the stack/environment, as a table (NAME,
+			VALUE), or NAME's value alone. --json prints them as a JSON object (or NAME's value as JSON);
+			--raw NAME prints the value with no quotes and no newline, for shells:
+			  url=$(deployer output --raw api_url -e production)
+			Secret outputs print as (sensitive); --show-secrets decrypts them (audited). Read-only, no lock.`),
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := opts.Target.validateFlags(); err != nil {
@@ -75,7 +77,7 @@ func NewCmdOutput(f *Factory, runF func(context.Context, *OutputOptions) error) 
 			}
 			opts.JSON = f.JSON
 			opts.SecretOut = f.RawOut
-			return runOr(cmd, opts, runF, runOutput)
+			return runOr(cmd, opts, runF, withTarget(&opts.Target, opts.Config, runOutput))
 		},
 	}
 	opts.Target.bind(cmd, false)
@@ -85,11 +87,7 @@ func NewCmdOutput(f *Factory, runF func(context.Context, *OutputOptions) error) 
 }
 
 // runOutput resolves the target, reads the outputs and prints them.
-func runOutput(ctx context.Context, opts *OutputOptions) error {
-	cfg, t, err := opts.Target.load(opts.Config, false)
-	if err != nil {
-		return err
-	}
+func runOutput(ctx context.Context, opts *OutputOptions, cfg *config.Config, t deploy.Target) error {
 	res, err := opts.Outputs(ctx, cfg, deploy.OutputsRequest{Target: t, Name: opts.Name, ShowSecrets: opts.ShowSecrets})
 	if err != nil {
 		return err

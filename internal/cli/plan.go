@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 
+	"github.com/MakeNowJust/heredoc"
 	"github.com/spf13/cobra"
 
 	"github.com/deployer-dev/deployer/internal/config"
@@ -70,15 +71,16 @@ func NewCmdPlan(f *Factory, runF func(context.Context, *PlanOptions) error) *cob
 	cmd := &cobra.Command{
 		Use:   "plan",
 		Short: "Show what deploy would change",
-		Long: "Diffs deployer.yaml against the state of the stack/environment and shows the changes in\n" +
-			"dependency order. No lock is taken (like terraform plan -lock=false; deploy plans again under\n" +
-			"its lock) and nothing is written: plan works with a role that may only read the state.\n" +
-			"--preview adds Pulumi's resource-level preview; --refresh reads what is live (the Pulumi\n" +
-			"components' real state, and the JSON of Command components' command.read) and reports drift\n" +
-			"from actual_state, exiting 2 on drift with --detailed-exitcode (--preview and Pulumi's refresh\n" +
-			"need the Pulumi CLI; --refresh updates Pulumi's own checkpoint under stacks/S/E/pulumi/, never\n" +
-			"deployer's state). --out saves the plan for deploy --plan FILE, which applies it to the stack and\n" +
-			"environment it was made for without asking again; deployer show FILE prints it.",
+		Long: heredoc.Doc(`
+			Diffs deployer.yaml against the state of the stack/environment and shows the changes in
+			dependency order. No lock is taken (like terraform plan -lock=false; deploy plans again under
+			its lock) and nothing is written: plan works with a role that may only read the state.
+			--preview adds Pulumi's resource-level preview; --refresh reads what is live (the Pulumi
+			components' real state, and the JSON of Command components' command.read) and reports drift
+			from actual_state, exiting 2 on drift with --detailed-exitcode (--preview and Pulumi's refresh
+			need the Pulumi CLI; --refresh updates Pulumi's own checkpoint under stacks/S/E/pulumi/, never
+			deployer's state). --out saves the plan for deploy --plan FILE, which applies it to the stack and
+			environment it was made for without asking again; deployer show FILE prints it.`),
 		Example: `  deployer plan -e dev
   deployer plan -e prod --component user-service/api --json
   deployer plan -e prod --out prod.plan && deployer deploy --plan prod.plan

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/MakeNowJust/heredoc"
 	"github.com/spf13/cobra"
 
 	"github.com/deployer-dev/deployer/internal/policy"
@@ -30,9 +31,10 @@ func NewCmdPolicyTest(f *Factory, runF func(context.Context, *PolicyTestOptions)
 	return &cobra.Command{
 		Use:   "test DIR...",
 		Short: "Run the Rego unit tests (test_ rules) of policy directories",
-		Long: "Loads every .rego file under each DIR (tests: *_test.rego) and runs the rules named test_... with\n" +
-			"OPA's test runner, with the builtins evaluation allows (no http.send, no opa.runtime, no clock):\n" +
-			"one line per test, then a count. Exits 1 when a test fails or errors (docs/policy.md#testing).",
+		Long: heredoc.Doc(`
+			Loads every .rego file under each DIR (tests: *_test.rego) and runs the rules named test_... with
+			OPA's test runner, with the builtins evaluation allows (no http.send, no opa.runtime, no clock):
+			one line per test, then a count. Exits 1 when a test fails or errors (docs/policy.md#testing).`),
 		Example: "  deployer policy test policy/\n  deployer policy test examples/policy/ policy/",
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 0 {

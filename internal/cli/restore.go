@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/MakeNowJust/heredoc"
 	"github.com/spf13/cobra"
 
 	"github.com/deployer-dev/deployer/internal/config"
@@ -46,9 +47,10 @@ func NewCmdRestore(f *Factory, runF func(context.Context, *RestoreOptions) error
 	cmd := &cobra.Command{
 		Use:   "restore",
 		Short: "Write a history snapshot as a new serial (history stays append-only)",
-		Long: "Writes a history snapshot as a new serial with a restore deployment record, under the stack\n" +
-			"lock; the history stays append-only. --timestamp takes the newest snapshot at or before T that\n" +
-			"is not uncommitted. Also the repair of a state whose checksums do not verify.",
+		Long: heredoc.Doc(`
+			Writes a history snapshot as a new serial with a restore deployment record, under the stack
+			lock; the history stays append-only. --timestamp takes the newest snapshot at or before T that
+			is not uncommitted. Also the repair of a state whose checksums do not verify.`),
 		Example: `  deployer restore -e prod --serial 12
   deployer restore -e prod --timestamp 2024-01-15T14:00:00Z --yes`,
 		Args: cobra.NoArgs,
@@ -60,7 +62,7 @@ func NewCmdRestore(f *Factory, runF func(context.Context, *RestoreOptions) error
 				return &UsageError{Msg: "restore needs exactly one of --serial N or --timestamp T (RFC 3339); see deployer history"}
 			}
 			opts.JSON = f.JSON
-			return runOr(cmd, opts, runF, runRestore)
+			return runOr(cmd, opts, runF, withTarget(&opts.Target, opts.Config, runRestore))
 		},
 	}
 	opts.Target.bind(cmd, false)
@@ -73,11 +75,7 @@ func NewCmdRestore(f *Factory, runF func(context.Context, *RestoreOptions) error
 
 // runRestore resolves the target, asks on the terminal (unless --yes) with
 // what the use case is about to write, calls it and prints what it wrote.
-func runRestore(ctx context.Context, opts *RestoreOptions) error {
-	cfg, t, err := opts.Target.load(opts.Config, false)
-	if err != nil {
-		return err
-	}
+func runRestore(ctx context.Context, opts *RestoreOptions, cfg *config.Config, t deploy.Target) error {
 	req := deploy.RestoreRequest{Target: t, Serial: opts.Serial, LockTimeout: opts.LockTimeout, Dir: cfg.Dir}
 	if opts.Timestamp != "" {
 		at, err := time.Parse(time.RFC3339, opts.Timestamp)

@@ -180,7 +180,7 @@ func TestRunRestore(t *testing.T) {
 			}
 			var reported *deploy.RestoreResult
 			opts.Report = func(tgt deploy.Target, res *deploy.RestoreResult) { reported = res }
-			err := runRestore(context.Background(), &opts)
+			err := withTarget(&opts.Target, opts.Config, runRestore)(context.Background(), &opts)
 			if diff := cmp.Diff(tt.wantReq, gotReq); diff != "" {
 				t.Errorf("request (-want +got):\n%s", diff)
 			}

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/MakeNowJust/heredoc"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 	"github.com/spf13/viper"
@@ -25,9 +26,11 @@ var (
 // NewRootCmd returns the deployer command tree.
 func NewRootCmd(f *Factory) *cobra.Command {
 	root := &cobra.Command{
-		Use:           "deployer",
-		Short:         "Deploy infrastructure stacks safely: locks, plans, state with history",
-		Long:          "deployer takes a lock on a stack, service or component, loads the stack's state, plans the\nchanges from deployer.yaml, applies them and writes the new state with an append-only history.",
+		Use:   "deployer",
+		Short: "Deploy infrastructure stacks safely: locks, plans, state with history",
+		Long: heredoc.Doc(`
+			deployer takes a lock on a stack, service or component, loads the stack's state, plans the
+			changes from deployer.yaml, applies them and writes the new state with an append-only history.`),
 		SilenceErrors: true,
 		SilenceUsage:  true,
 		PersistentPreRunE: func(cmd *cobra.Command, args []string) error {

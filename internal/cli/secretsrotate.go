@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/MakeNowJust/heredoc"
 	"github.com/spf13/cobra"
 
 	"github.com/deployer-dev/deployer/internal/config"
@@ -64,19 +65,20 @@ func NewCmdSecretsRotate(f *Factory, runF func(context.Context, *SecretsRotateOp
 	cmd := &cobra.Command{
 		Use:   "rotate",
 		Short: "Re-encrypt the state's secrets with a new passphrase or key",
-		Long: `Re-encrypt the secrets of a stack/environment's state as a new serial, under the stack lock.
+		Long: heredoc.Doc(`
+			Re-encrypt the secrets of a stack/environment's state as a new serial, under the stack lock.
 
-The state is opened with pulumi.secrets_provider and DEPLOYER_SECRETS_PASSPHRASE, and written
-with --new-provider (default: the same provider) and, for passphrase, the passphrase in
-DEPLOYER_SECRETS_NEW_PASSPHRASE. Afterwards use the new passphrase (and write the new provider
-in deployer.yaml).`,
+			The state is opened with pulumi.secrets_provider and DEPLOYER_SECRETS_PASSPHRASE, and written
+			with --new-provider (default: the same provider) and, for passphrase, the passphrase in
+			DEPLOYER_SECRETS_NEW_PASSPHRASE. Afterwards use the new passphrase (and write the new provider
+			in deployer.yaml).`),
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := opts.Target.validateFlags(); err != nil {
 				return err
 			}
 			opts.JSON = f.JSON
-			return runOr(cmd, opts, runF, runSecretsRotate)
+			return runOr(cmd, opts, runF, withTarget(&opts.Target, opts.Config, runSecretsRotate))
 		},
 	}
 	opts.Target.bind(cmd, false)
@@ -87,11 +89,7 @@ in deployer.yaml).`,
 
 // runSecretsRotate resolves the target and the new provider, calls the use
 // case and says what to change next. It uses only opts.
-func runSecretsRotate(ctx context.Context, opts *SecretsRotateOptions) error {
-	cfg, t, err := opts.Target.load(opts.Config, false)
-	if err != nil {
-		return err
-	}
+func runSecretsRotate(ctx context.Context, opts *SecretsRotateOptions, cfg *config.Config, t deploy.Target) error {
 	spec := opts.NewProvider
 	if spec == "" {
 		spec = cfg.Pulumi.SecretsProvider

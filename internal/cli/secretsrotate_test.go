@@ -109,7 +109,7 @@ func TestRunSecretsRotate(t *testing.T) {
 				}
 				return statestore.Head{Serial: 8}, tt.rotErr
 			}
-			err := runSecretsRotate(context.Background(), &opts)
+			err := withTarget(&opts.Target, opts.Config, runSecretsRotate)(context.Background(), &opts)
 			checkErr(t, err, tt.wantErr)
 			if diff := cmp.Diff(tt.wantOut, out.String()); diff != "" {
 				t.Errorf("stdout (-want +got):\n%s", diff)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/MakeNowJust/heredoc"
 	"github.com/spf13/cobra"
 
 	"github.com/deployer-dev/deployer/internal/plan"
@@ -24,9 +25,10 @@ func NewCmdShow(f *Factory, runF func(context.Context, *ShowOptions) error) *cob
 	cmd := &cobra.Command{
 		Use:   "show FILE",
 		Short: "Print a plan saved with plan --out",
-		Long: "Prints the plan FILE holds as plan printed it (with --json, the plan document), after a line\n" +
-			"naming the stack, environment and state serial it was made for. It reads only the file: no\n" +
-			"deployer.yaml, backend or key is needed. deploy --plan FILE applies it.",
+		Long: heredoc.Doc(`
+			Prints the plan FILE holds as plan printed it (with --json, the plan document), after a line
+			naming the stack, environment and state serial it was made for. It reads only the file: no
+			deployer.yaml, backend or key is needed. deploy --plan FILE applies it.`),
 		Example: `  deployer plan -e prod --out prod.plan
   deployer show prod.plan
   deployer deploy --plan prod.plan`,

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/MakeNowJust/heredoc"
 	"github.com/spf13/cobra"
 
 	"github.com/deployer-dev/deployer/internal/config"
@@ -40,10 +41,11 @@ func NewCmdStacks(f *Factory, runF func(context.Context, *StacksOptions) error) 
 	cmd := &cobra.Command{
 		Use:   "stacks",
 		Short: "List the stacks under the working directory in dependency order, with what each reads",
-		Long: "Finds every deployer.yaml under the working directory (skipping hidden directories such as .git and\n" +
-			".deployer, node_modules and vendor; a deployer-stacks.yaml there may list or exclude paths) and orders\n" +
-			"the stacks so that each comes after the stacks its StackReference components read: the order of\n" +
-			"plan, deploy and destroy --all (docs/many-stacks.md).",
+		Long: heredoc.Doc(`
+			Finds every deployer.yaml under the working directory (skipping hidden directories such as .git and
+			.deployer, node_modules and vendor; a deployer-stacks.yaml there may list or exclude paths) and orders
+			the stacks so that each comes after the stacks its StackReference components read: the order of
+			plan, deploy and destroy --all (docs/many-stacks.md).`),
 		Example: `  deployer stacks
   deployer stacks -e prod --json
   deployer stacks --graph mermaid > stacks.mmd

@@ -11,6 +11,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/MakeNowJust/heredoc"
 	"github.com/spf13/cobra"
 
 	"github.com/deployer-dev/deployer/internal/config"
@@ -69,11 +70,12 @@ func NewCmdStateShow(f *Factory, runF func(context.Context, *StateShowOptions) e
 	cmd := &cobra.Command{
 		Use:   "show",
 		Short: "Show the state of a stack/environment (verified)",
-		Long: "Prints the state of the stack/environment, or a history snapshot (--serial), after verifying\n" +
-			"its checksums. Every secret is shown as (sensitive); --show-secrets decrypts them (asks first;\n" +
-			"audited). When the newest deployment did not succeed, its error is printed under the table, and a\n" +
-			"component whose create failed (a failed create adds no state entry) is listed as failed (create).\n" +
-			"Read-only: works with a role that may only read the state.",
+		Long: heredoc.Doc(`
+			Prints the state of the stack/environment, or a history snapshot (--serial), after verifying
+			its checksums. Every secret is shown as (sensitive); --show-secrets decrypts them (asks first;
+			audited). When the newest deployment did not succeed, its error is printed under the table, and a
+			component whose create failed (a failed create adds no state entry) is listed as failed (create).
+			Read-only: works with a role that may only read the state.`),
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := opts.Target.validateFlags(); err != nil {
@@ -81,7 +83,7 @@ func NewCmdStateShow(f *Factory, runF func(context.Context, *StateShowOptions) e
 			}
 			opts.JSON = f.JSON
 			opts.SecretOut = f.RawOut
-			return runOr(cmd, opts, runF, runStateShow)
+			return runOr(cmd, opts, runF, withTarget(&opts.Target, opts.Config, runStateShow))
 		},
 	}
 	opts.Target.bind(cmd, false)
@@ -94,11 +96,7 @@ func NewCmdStateShow(f *Factory, runF func(context.Context, *StateShowOptions) e
 // runStateShow resolves the target, asks before it shows secret values
 // (unless --yes), calls the use case and prints the state (a table, or JSON
 // with --json).
-func runStateShow(ctx context.Context, opts *StateShowOptions) error {
-	cfg, t, err := opts.Target.load(opts.Config, false)
-	if err != nil {
-		return err
-	}
+func runStateShow(ctx context.Context, opts *StateShowOptions, cfg *config.Config, t deploy.Target) error {
 	req := deploy.ShowStateRequest{Target: t, Serial: opts.Serial, ShowSecrets: opts.ShowSecrets}
 	if opts.ShowSecrets && !opts.Yes {
 		req.Confirm = func(t deploy.Target) error {
@@ -191,17 +189,18 @@ func NewCmdStatePush(f *Factory, runF func(context.Context, *StatePushOptions) e
 	cmd := &cobra.Command{
 		Use:   "push FILE",
 		Short: "Write a saved state file (deployer-errored-*.json) as the next serial",
-		Long: "Writes a state saved by a failed deploy (./deployer-errored-STACK-ENV.json, when the state\n" +
-			"write failed after infrastructure changed) as the next serial, under the stack lock. It must\n" +
-			"be the next version of the stored state: the same lineage, written from the stored serial.\n" +
-			"--force writes any other file, recorded in the history and the audit log.",
+		Long: heredoc.Doc(`
+			Writes a state saved by a failed deploy (./deployer-errored-STACK-ENV.json, when the state
+			write failed after infrastructure changed) as the next serial, under the stack lock. It must
+			be the next version of the stored state: the same lineage, written from the stored serial.
+			--force writes any other file, recorded in the history and the audit log.`),
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := opts.Target.validateFlags(); err != nil {
 				return err
 			}
 			opts.File = args[0]
-			return runOr(cmd, opts, runF, runStatePush)
+			return runOr(cmd, opts, runF, withTarget(&opts.Target, opts.Config, runStatePush))
 		},
 	}
 	opts.Target.bind(cmd, false)
@@ -213,11 +212,7 @@ func NewCmdStatePush(f *Factory, runF func(context.Context, *StatePushOptions) e
 
 // runStatePush resolves the target, asks (unless --yes) with what the file
 // holds, calls the use case and says which serial it wrote.
-func runStatePush(ctx context.Context, opts *StatePushOptions) error {
-	cfg, t, err := opts.Target.load(opts.Config, false)
-	if err != nil {
-		return err
-	}
+func runStatePush(ctx context.Context, opts *StatePushOptions, cfg *config.Config, t deploy.Target) error {
 	req := deploy.PushRequest{Target: t, File: opts.File, LockTimeout: opts.LockTimeout, Force: opts.Force, MaxStateSize: cfg.Backend.MaxStateSize}
 	if !opts.Yes {
 		req.Confirm = func(t deploy.Target, st *statestore.State) error {

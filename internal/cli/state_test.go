@@ -118,7 +118,7 @@ func TestRunStateShow(t *testing.T) {
 			opts := c.opts
 			opts.IO, opts.SecretOut = io, &secret
 			opts.Target, opts.Config = targetFlags{Env: "dev"}, func() (*config.Config, error) { return cfg, nil }
-			err := runStateShow(context.Background(), &opts)
+			err := withTarget(&opts.Target, opts.Config, runStateShow)(context.Background(), &opts)
 			if c.wantErr == "" && err != nil || c.wantErr != "" && (err == nil || err.Error() != c.wantErr) {
 				t.Fatalf("error %v, want %q", err, c.wantErr)
 			}
@@ -138,7 +138,7 @@ func TestRunStateShow(t *testing.T) {
 		var secret bytes.Buffer
 		opts := &StateShowOptions{IO: io, Target: targetFlags{Env: "dev"}, JSON: true, ShowSecrets: reveal, Yes: true, SecretOut: &secret,
 			Config: func() (*config.Config, error) { return cfg, nil }, Show: shows}
-		if err := runStateShow(context.Background(), opts); err != nil {
+		if err := withTarget(&opts.Target, opts.Config, runStateShow)(context.Background(), opts); err != nil {
 			t.Fatal(err)
 		}
 		printed := out.String() + secret.String()
@@ -227,7 +227,7 @@ func TestRunStatePush(t *testing.T) {
 			opts := c.opts
 			opts.IO = io
 			opts.Target, opts.Config = targetFlags{Env: "dev"}, func() (*config.Config, error) { return cfg, nil }
-			err := runStatePush(context.Background(), &opts)
+			err := withTarget(&opts.Target, opts.Config, runStatePush)(context.Background(), &opts)
 			if c.wantErr == "" && err != nil || c.wantErr != "" && (err == nil || err.Error() != c.wantErr) {
 				t.Fatalf("error %v, want %q", err, c.wantErr)
 			}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/MakeNowJust/heredoc"
 	"github.com/spf13/cobra"
 
 	"github.com/deployer-dev/deployer/internal/config"
@@ -35,21 +36,19 @@ func NewCmdStateMove(f *Factory, runF func(context.Context, *StateMoveOptions) e
 	cmd := &cobra.Command{
 		Use:   "mv FROM TO",
 		Short: "Move a component's (or a service's) state entries to another address, running nothing",
-		Long: "Moves the state entry of component FROM (SERVICE/NAME) to TO, or every component of service\n" +
-			"FROM to service TO, under the stack lock, as a new serial with a history record of type\n" +
-			"state-mv. The entries keep their outputs, engine record, lifecycle and history, and the\n" +
-			"components that depend on them follow. Nothing runs. To rename in deployer.yaml and have\n" +
-			"the next deploy move the entry, write a moved: entry instead (docs/operations.md).",
+		Long: heredoc.Doc(`
+			Moves the state entry of component FROM (SERVICE/NAME) to TO, or every component of service
+			FROM to service TO, under the stack lock, as a new serial with a history record of type
+			state-mv. The entries keep their outputs, engine record, lifecycle and history, and the
+			components that depend on them follow. Nothing runs. To rename in deployer.yaml and have
+			the next deploy move the entry, write a moved: entry instead (docs/operations.md).`),
 		Args: cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := opts.Target.validateFlags(); err != nil {
 				return err
 			}
 			opts.From, opts.To = args[0], args[1]
-			if runF != nil {
-				return runF(cmd.Context(), opts)
-			}
-			return runStateMove(cmd.Context(), opts)
+			return runOr(cmd, opts, runF, withTarget(&opts.Target, opts.Config, runStateMove))
 		},
 	}
 	opts.Target.bind(cmd, false)
@@ -58,11 +57,7 @@ func NewCmdStateMove(f *Factory, runF func(context.Context, *StateMoveOptions) e
 }
 
 // runStateMove resolves the target, calls the use case and says what moved.
-func runStateMove(ctx context.Context, opts *StateMoveOptions) error {
-	cfg, t, err := opts.Target.load(opts.Config, false)
-	if err != nil {
-		return err
-	}
+func runStateMove(ctx context.Context, opts *StateMoveOptions, cfg *config.Config, t deploy.Target) error {
 	res, err := opts.Move(ctx, cfg, deploy.StateMoveRequest{Target: t, From: opts.From, To: opts.To, LockTimeout: opts.LockTimeout, Dir: cfg.Dir})
 	if err != nil {
 		return err

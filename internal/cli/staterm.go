@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/MakeNowJust/heredoc"
 	"github.com/spf13/cobra"
 
 	"github.com/deployer-dev/deployer/internal/config"
@@ -39,10 +40,11 @@ func NewCmdStateRm(f *Factory, runF func(context.Context, *StateRmOptions) error
 	cmd := &cobra.Command{
 		Use:   "rm ADDR...",
 		Short: "Forget components: remove them from the state without deleting them",
-		Long: "Removes the components SERVICE/COMPONENT from the state without running their delete, under\n" +
-			"the stack lock, as a new serial whose history record (type state-rm) says who removed what.\n" +
-			"What they created stays; a component still in deployer.yaml is created again by the next\n" +
-			"deploy, so remove it from deployer.yaml too (docs/operations.md).",
+		Long: heredoc.Doc(`
+			Removes the components SERVICE/COMPONENT from the state without running their delete, under
+			the stack lock, as a new serial whose history record (type state-rm) says who removed what.
+			What they created stays; a component still in deployer.yaml is created again by the next
+			deploy, so remove it from deployer.yaml too (docs/operations.md).`),
 		Example: "  deployer state rm -e dev data/db --yes",
 		Args:    cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -59,10 +61,7 @@ func NewCmdStateRm(f *Factory, runF func(context.Context, *StateRmOptions) error
 				}
 			}
 			opts.Addresses = args
-			if runF != nil {
-				return runF(cmd.Context(), opts)
-			}
-			return runStateRm(cmd.Context(), opts)
+			return runOr(cmd, opts, runF, withTarget(&opts.Target, opts.Config, runStateRm))
 		},
 	}
 	opts.Target.bind(cmd, false)
@@ -81,11 +80,7 @@ func errorsJoin(errs ...error) error {
 }
 
 // runStateRm asks (unless --yes), calls the use case and says what it wrote.
-func runStateRm(ctx context.Context, opts *StateRmOptions) error {
-	cfg, t, err := opts.Target.load(opts.Config, false)
-	if err != nil {
-		return err
-	}
+func runStateRm(ctx context.Context, opts *StateRmOptions, cfg *config.Config, t deploy.Target) error {
 	if !opts.Yes {
 		if !opts.IO.CanPrompt() {
 			return &UsageError{Msg: "state rm needs confirmation but there is no terminal to ask on: pass --yes to proceed"}
@@ -111,8 +106,9 @@ func NewCmdStateList(f *Factory) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "list",
 		Short: "Print the addresses of the components in the state, one a line",
-		Long: "Prints SERVICE/COMPONENT of every component in the verified state of the stack/environment,\n" +
-			"sorted, one a line (with --json, a JSON list). Read-only.",
+		Long: heredoc.Doc(`
+			Prints SERVICE/COMPONENT of every component in the verified state of the stack/environment,
+			sorted, one a line (with --json, a JSON list). Read-only.`),
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := target.validateFlags(); err != nil {

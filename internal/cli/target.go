@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -197,4 +198,17 @@ func validateName(what, v string) error {
 // exit code 3.
 func bindLockTimeout(cmd *cobra.Command, d *time.Duration) {
 	cmd.Flags().DurationVar(d, "lock-timeout", 0, "wait up to DUR for a held lock (0: fail at once)")
+}
+
+// withTarget adapts run, which needs deployer.yaml and the resolved target,
+// into a command's run: it loads both first (targetFlags.load, with
+// loadConfig), so a command's run starts at its own work.
+func withTarget[O any](t *targetFlags, loadConfig func() (*config.Config, error), run func(context.Context, O, *config.Config, deploy.Target) error) func(context.Context, O) error {
+	return func(ctx context.Context, opts O) error {
+		cfg, tgt, err := t.load(loadConfig, false)
+		if err != nil {
+			return err
+		}
+		return run(ctx, opts, cfg, tgt)
+	}
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/MakeNowJust/heredoc"
 	"github.com/spf13/cobra"
 
 	"github.com/deployer-dev/deployer/internal/deploy"
@@ -57,8 +58,9 @@ func NewCmdUnlock(f *Factory, runF func(context.Context, *UnlockOptions) error) 
 	cmd := &cobra.Command{
 		Use:   "unlock",
 		Short: "Break a lock (stale, or with its --lock-id)",
-		Long: "Shows the lock record it will break, asks for confirmation (--yes without a terminal) and deletes\n" +
-			"only that lock id. Breaking an ACTIVE (non-stale) lock needs --lock-id to match.",
+		Long: heredoc.Doc(`
+			Shows the lock record it will break, asks for confirmation (--yes without a terminal) and deletes
+			only that lock id. Breaking an ACTIVE (non-stale) lock needs --lock-id to match.`),
 		Example: "  deployer unlock -s user-platform -e production --force\n  deployer unlock -e prod --component user-service/api --force --lock-id 550e8400-... --yes\n  deployer unlock --key nightly-sync --force --lock-id 550e8400-...",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/deployer-dev/deployer/internal/config"
@@ -375,23 +376,23 @@ type ErroredStateError struct {
 }
 
 func (e *ErroredStateError) Error() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%v\nthe infrastructure changed but the state could not be written", e.Err)
+	push := fmt.Sprintf("deployer state push %s -s %s -e %s", e.Path, e.Stack, e.Env)
+	if e.PassphraseFile == "" && e.Passphrase == "" {
+		fmt.Fprintf(&b, "; the new state was saved to %s.\nCheck `deployer state show -s %s -e %s`, then write it with: %s", e.Path, e.Stack, e.Env, push)
+		return b.String()
+	}
+	fmt.Fprintf(&b, ": it holds secret values and no secrets key is set. The new state was saved to %s, its secrets encrypted with ", e.Path)
 	if e.PassphraseFile != "" {
-		return fmt.Sprintf("%v\nthe infrastructure changed but the state could not be written: it holds secret values and no secrets key is set. "+
-			"The new state was saved to %s, its secrets encrypted with a generated passphrase that is not printed under CI: it is in %s (mode 0600).\n"+
-			"Keep both files (e.g. upload them as a short-lived artifact), then write the state with: DEPLOYER_SECRETS_PASSPHRASE_FILE=%s deployer state push %s -s %s -e %s\n"+
-			"From then on that passphrase opens the state; keep it in your CI's secrets, or change it with deployer secrets rotate.",
-			e.Err, e.Path, e.PassphraseFile, e.PassphraseFile, e.Path, e.Stack, e.Env)
+		fmt.Fprintf(&b, "a generated passphrase that is not printed under CI: it is in %s (mode 0600).\n"+
+			"Keep both files (e.g. upload them as a short-lived artifact), then write the state with: DEPLOYER_SECRETS_PASSPHRASE_FILE=%s %s\n",
+			e.PassphraseFile, e.PassphraseFile, push)
+	} else {
+		fmt.Fprintf(&b, "this generated passphrase, shown only now:\n\n    %s\n\nWrite it with: DEPLOYER_SECRETS_PASSPHRASE='%s' %s\n", e.Passphrase, e.Passphrase, push)
 	}
-	if e.Passphrase != "" {
-		return fmt.Sprintf("%v\nthe infrastructure changed but the state could not be written: it holds secret values and no secrets key is set. "+
-			"The new state was saved to %s, its secrets encrypted with this generated passphrase, shown only now:\n\n    %s\n\n"+
-			"Write it with: DEPLOYER_SECRETS_PASSPHRASE='%s' deployer state push %s -s %s -e %s\n"+
-			"From then on that passphrase opens the state; keep it in your CI's secrets, or change it with deployer secrets rotate.",
-			e.Err, e.Path, e.Passphrase, e.Passphrase, e.Path, e.Stack, e.Env)
-	}
-	return fmt.Sprintf("%v\nthe infrastructure changed but the state could not be written; the new state was saved to %s.\n"+
-		"Check `deployer state show -s %s -e %s`, then write it with: deployer state push %s -s %s -e %s",
-		e.Err, e.Path, e.Stack, e.Env, e.Path, e.Stack, e.Env)
+	b.WriteString("From then on that passphrase opens the state; keep it in your CI's secrets, or change it with deployer secrets rotate.")
+	return b.String()
 }
 func (e *ErroredStateError) Unwrap() error { return e.Err }
 

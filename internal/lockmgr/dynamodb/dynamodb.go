@@ -36,7 +36,14 @@ type Backend struct {
 	res   awsbackend.Resource
 }
 
-var _ lockmgr.Backend = (*Backend)(nil)
+// The lock backend contract and the optional interfaces it implements;
+// Transient comes from the embedded awsbackend.TransientErrors.
+var (
+	_ lockmgr.Backend          = (*Backend)(nil)
+	_ lockmgr.ServerClock      = (*Backend)(nil)
+	_ lockmgr.TransientChecker = (*Backend)(nil)
+	_ lockmgr.Remover          = (*Backend)(nil)
+)
 
 // New returns a backend on table through api; region only names the table in
 // error messages.
@@ -82,7 +89,7 @@ func (b *Backend) TryAcquire(ctx context.Context, rec lockmgr.Record) (lockmgr.R
 			return rec, nil
 		}
 		if !isCondFailed(err) {
-			return lockmgr.Record{}, fmt.Errorf("acquire lock %q: %w", rec.LockKey, awsbackend.Classify(err, b.res))
+			return lockmgr.Record{}, b.res.Wrap(err, "acquire lock %q", rec.LockKey)
 		}
 		holder, gerr := b.Get(ctx, rec.LockKey)
 		switch {
@@ -148,7 +155,7 @@ func (b *Backend) Heartbeat(ctx context.Context, key, lockID string, at, expires
 		return fmt.Errorf("heartbeat lock %q: %w", key, lockmgr.ErrLockLost)
 	}
 	if err != nil {
-		return fmt.Errorf("heartbeat lock %q: %w", key, awsbackend.Classify(err, b.res))
+		return b.res.Wrap(err, "heartbeat lock %q", key)
 	}
 	return nil
 }
@@ -178,7 +185,7 @@ func (b *Backend) Release(ctx context.Context, key, lockID string) error {
 		return fmt.Errorf("release lock %q: %w", key, lockmgr.ErrLockLost)
 	}
 	if err != nil {
-		return fmt.Errorf("release lock %q: %w", key, awsbackend.Classify(err, b.res))
+		return b.res.Wrap(err, "release lock %q", key)
 	}
 	return nil
 }
@@ -191,7 +198,7 @@ func (b *Backend) Get(ctx context.Context, key string) (lockmgr.Record, error) {
 		TableName: aws.String(b.table), Key: b.key(key), ConsistentRead: aws.Bool(true),
 	})
 	if err != nil {
-		return lockmgr.Record{}, fmt.Errorf("read lock %q: %w", key, awsbackend.Classify(err, b.res))
+		return lockmgr.Record{}, b.res.Wrap(err, "read lock %q", key)
 	}
 	if _, held := out.Item[attrID]; !held {
 		return lockmgr.Record{}, fmt.Errorf("lock %q: %w", key, lockmgr.ErrNotFound)
@@ -216,7 +223,7 @@ func (b *Backend) List(ctx context.Context, prefix string) ([]lockmgr.Record, er
 	for {
 		page, err := b.api.Scan(ctx, in)
 		if err != nil {
-			return nil, fmt.Errorf("list locks: %w", awsbackend.Classify(err, b.res))
+			return nil, b.res.Wrap(err, "list locks")
 		}
 		for _, item := range page.Items {
 			r, err := fromItem(item)
@@ -237,8 +244,6 @@ func (b *Backend) List(ctx context.Context, prefix string) ([]lockmgr.Record, er
 // Close does nothing: the SDK client holds no resources that need closing.
 func (b *Backend) Close() error { return nil }
 
-var _ lockmgr.ServerClock = (*Backend)(nil)
-
 // ServerTime returns the Date of a DynamoDB reply (one strongly consistent
 // GetItem of an unused key), to whole seconds.
 func (b *Backend) ServerTime(ctx context.Context) (time.Time, error) {
@@ -247,4 +252,11 @@ func (b *Backend) ServerTime(ctx context.Context) (time.Time, error) {
 			func(o *ddb.Options) { o.APIOptions = append(o.APIOptions, capture) })
 		return err
 	})
+}
+
+// Remove implements lockmgr.Remover: deletes the item of key (wait-queue
+// records only; a lock item keeps its fence after release).
+func (b *Backend) Remove(ctx context.Context, key string) error {
+	_, err := b.api.DeleteItem(ctx, &ddb.DeleteItemInput{TableName: aws.String(b.table), Key: b.key(key)})
+	return b.res.Wrap(err, "remove %q", key)
 }

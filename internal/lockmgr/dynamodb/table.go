@@ -65,18 +65,18 @@ func EnsureTable(ctx context.Context, c *ddb.Client, table, region string, rep *
 		_, err = c.CreateTable(ctx, CreateTableInput(table))
 		var inUse *types.ResourceInUseException
 		if err != nil && !errors.As(err, &inUse) {
-			return fmt.Errorf("create table: %w", awsbackend.Classify(err, res))
+			return res.Wrap(err, "create table")
 		}
 		w := ddb.NewTableExistsWaiter(c, func(o *ddb.TableExistsWaiterOptions) {
 			o.MinDelay = 200 * time.Millisecond
 			o.MaxDelay = 2 * time.Second
 		})
 		if err := w.Wait(ctx, &ddb.DescribeTableInput{TableName: aws.String(table)}, 5*time.Minute); err != nil {
-			return fmt.Errorf("wait for table to become ACTIVE: %w", awsbackend.Classify(err, res))
+			return res.Wrap(err, "wait for table to become ACTIVE")
 		}
 		rep.Add(name, "table", awsbackend.OutcomeCreated, "PAY_PER_REQUEST, hash key "+attrKey)
 	default:
-		return fmt.Errorf("describe table: %w", awsbackend.Classify(err, res))
+		return res.Wrap(err, "describe table")
 	}
 
 	// TTL stays off: a lock item outlives its holders and carries the key's

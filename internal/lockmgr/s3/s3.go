@@ -49,7 +49,14 @@ type Backend struct {
 	cache map[string]cached // lock key -> the version this client last wrote or read (Get)
 }
 
-var _ lockmgr.Backend = (*Backend)(nil)
+// The lock backend contract and the optional interfaces it implements;
+// Transient comes from the embedded awsbackend.TransientErrors.
+var (
+	_ lockmgr.Backend          = (*Backend)(nil)
+	_ lockmgr.ServerClock      = (*Backend)(nil)
+	_ lockmgr.TransientChecker = (*Backend)(nil)
+	_ lockmgr.Remover          = (*Backend)(nil)
+)
 
 // New returns a backend on u through api. o.SSE/o.KMSKeyID, if set, apply to
 // every PUT.
@@ -91,7 +98,7 @@ func (b *Backend) read(ctx context.Context, key string) (obj object, etag string
 		if errors.As(err, &nsk) || awsbackend.IsNotFound(err) {
 			return object{}, "", false, nil
 		}
-		return object{}, "", false, fmt.Errorf("read lock %q: %w", key, awsbackend.Classify(err, b.res))
+		return object{}, "", false, b.res.Wrap(err, "read lock %q", key)
 	}
 	defer out.Body.Close()
 	loc := "s3://" + b.url.Bucket + "/" + b.objectKey(key)
@@ -293,7 +300,7 @@ func (b *Backend) List(ctx context.Context, prefix string) ([]lockmgr.Record, er
 	for {
 		page, err := b.api.ListObjectsV2(ctx, in)
 		if err != nil {
-			return nil, fmt.Errorf("list locks: %w", awsbackend.Classify(err, b.res))
+			return nil, b.res.Wrap(err, "list locks")
 		}
 		for _, o := range page.Contents {
 			name := strings.TrimSuffix(strings.TrimPrefix(aws.ToString(o.Key), base), ".json")
@@ -346,8 +353,6 @@ func (b *Backend) Close() error {
 	return nil
 }
 
-var _ lockmgr.ServerClock = (*Backend)(nil)
-
 // ServerTime returns the Date of an S3 reply (a one-key listing of the lock
 // prefix), to whole seconds.
 func (b *Backend) ServerTime(ctx context.Context) (time.Time, error) {
@@ -356,4 +361,12 @@ func (b *Backend) ServerTime(ctx context.Context) (time.Time, error) {
 			func(o *s3api.Options) { o.APIOptions = append(o.APIOptions, capture) })
 		return err
 	})
+}
+
+// Remove implements lockmgr.Remover: deletes the object of key (wait-queue
+// records only; a lock object keeps its tombstone and fence after release).
+func (b *Backend) Remove(ctx context.Context, key string) error {
+	b.forget(key)
+	_, err := b.api.DeleteObject(ctx, &s3api.DeleteObjectInput{Bucket: aws.String(b.url.Bucket), Key: aws.String(b.objectKey(key))})
+	return b.res.Wrap(err, "remove %q", key)
 }

@@ -80,7 +80,7 @@ func (b *Backend) get(ctx context.Context, key string) ([]byte, string, error) {
 		if errors.As(err, &nsk) || awsbackend.IsNotFound(err) {
 			return nil, "", fmt.Errorf("s3://%s/%s: %w", b.url.Bucket, key, statestore.ErrNotFound)
 		}
-		return nil, "", fmt.Errorf("read s3://%s/%s: %w", b.url.Bucket, key, awsbackend.Classify(err, b.res))
+		return nil, "", b.res.Wrap(err, "read s3://%s/%s", b.url.Bucket, key)
 	}
 	defer out.Body.Close()
 	loc := "s3://" + b.url.Bucket + "/" + key
@@ -143,7 +143,7 @@ func (b *Backend) Write(ctx context.Context, req statestore.WriteRequest) (state
 			return "", &statestore.ConflictError{Location: loc,
 				Reason: fmt.Sprintf("history snapshot %s already exists: another write of serial %d raced this one; reload and try again", snap, req.Serial)}
 		}
-		return "", fmt.Errorf("write history snapshot s3://%s/%s: %w", b.url.Bucket, snap, awsbackend.Classify(err, b.res))
+		return "", b.res.Wrap(err, "write history snapshot s3://%s/%s", b.url.Bucket, snap)
 	}
 	var ifMatch, ifNoneMatch *string
 	if req.Prev == "" {
@@ -170,7 +170,7 @@ func (b *Backend) Write(ctx context.Context, req statestore.WriteRequest) (state
 		}
 		return "", &statestore.ConflictError{Location: loc, Reason: reason}
 	}
-	return "", fmt.Errorf("write %s: %w", loc, awsbackend.Classify(err, b.res))
+	return "", b.res.Wrap(err, "write %s", loc)
 }
 
 // ours reports whether err is a failed precondition on key whose object is
@@ -209,7 +209,7 @@ func (b *Backend) ListSnapshots(ctx context.Context, stack, env string) ([]state
 	for {
 		page, err := b.api.ListObjectsV2(ctx, in)
 		if err != nil {
-			return nil, fmt.Errorf("list history of %s: %w", b.Location(stack, env), awsbackend.Classify(err, b.res))
+			return nil, b.res.Wrap(err, "list history of %s", b.Location(stack, env))
 		}
 		for _, o := range page.Contents {
 			if info, err := statestore.ParseSnapshotName(aws.ToString(o.Key)[len(dir):]); err == nil {
