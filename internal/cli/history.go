@@ -104,6 +104,9 @@ func runHistory(ctx context.Context, opts *HistoryOptions, cfg *config.Config, t
 		if len(e.Moved) > 0 {
 			changes += " moved " + strings.Join(e.Moved, ", ")
 		}
+		if len(e.Removed) > 0 {
+			changes += " forgot " + strings.Join(e.Removed, ", ")
+		}
 		if e.RestoredFrom > 0 {
 			typ = fmt.Sprintf("restore (from %d)", e.RestoredFrom)
 		}

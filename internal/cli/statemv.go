@@ -65,6 +65,10 @@ func runStateMove(ctx context.Context, opts *StateMoveOptions, cfg *config.Confi
 	for _, m := range res.Moves {
 		fmt.Fprintf(opts.IO.Out, "%s -> %s (moved)\n", m.From, m.To)
 	}
-	fmt.Fprintf(opts.IO.ErrOut, "Moved %d state entries: serial %d of %s/%s.\n", len(res.Moves), res.Head.Serial, t.Stack, t.Env)
+	entries := "entries"
+	if len(res.Moves) == 1 {
+		entries = "entry"
+	}
+	fmt.Fprintf(opts.IO.ErrOut, "Moved %d state %s: serial %d of %s/%s.\n", len(res.Moves), entries, res.Head.Serial, t.Stack, t.Env)
 	return nil
 }

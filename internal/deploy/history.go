@@ -38,6 +38,9 @@ type HistoryEntry struct {
 	Uncommitted  bool                         `json:"uncommitted,omitempty"`
 	// Moved are the state entries the deployment moved ("FROM -> TO").
 	Moved []string `json:"moved,omitempty"`
+	// Removed are the components a state-rm forgot (removed from the
+	// state without running their delete).
+	Removed []string `json:"removed,omitempty"`
 	// Error is why the deployment failed, as its record keeps it (secrets
 	// masked when it was written); empty when it did not fail.
 	Error string `json:"error,omitempty"`
@@ -112,7 +115,7 @@ func (s *Service) History(ctx context.Context, req HistoryRequest) (*HistoryResu
 			c := d.ResourcesChanged
 			e.DeploymentID, e.Type, e.TriggeredBy, e.GitCommit = d.DeploymentID, d.Type, d.TriggeredBy, d.GitCommit
 			e.Status, e.Duration, e.Changed, e.RestoredFrom = d.Status, d.DurationSeconds, &c, d.RestoredFrom
-			e.Started, e.Moved, e.Error = d.Timestamp.UTC(), d.Moved, d.Error
+			e.Started, e.Moved, e.Removed, e.Error = d.Timestamp.UTC(), d.Moved, d.Removed, d.Error
 		}
 		res.Entries = append(res.Entries, e)
 	}

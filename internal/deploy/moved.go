@@ -110,7 +110,7 @@ func (s *Service) StateMove(ctx context.Context, req StateMoveRequest) (res *Sta
 		return nil, err
 	}
 	if len(moves) == 0 {
-		return nil, fmt.Errorf("%w: %s is not in the state of %s/%s (deployer state show lists what is)", ErrNothingToMove, m.From, t.Stack, t.Env)
+		return nil, fmt.Errorf("%w: %s is not in the state of %s/%s (deployer state list prints what it holds)", ErrNothingToMove, m.From, t.Stack, t.Env)
 	}
 	now := s.d.Now().UTC()
 	dep := statestore.Deployment{DeploymentID: depID, Type: "state-mv", Timestamp: now, TriggeredBy: lease.By, GitCommit: commit,

@@ -64,8 +64,8 @@ func TestStateRmForgetsWithoutDeleting(t *testing.T) {
 		if h.Type != "state-rm" || h.Status != "success" || h.TriggeredBy == "" || !slices.Equal(h.Removed, []string{"app/web", "data/db"}) || h.Serial != serial+1 {
 			t.Errorf("state rm's history record: %+v (serial was %d)", h, serial)
 		}
-		if out := p.mustRun(0, "history", "-e", "dev").stdout; !strings.Contains(out, "state-rm") {
-			t.Errorf("history should show the state-rm:\n%s", out)
+		if out := p.mustRun(0, "history", "-e", "dev").stdout; !strings.Contains(out, "state-rm") || !strings.Contains(out, "forgot app/web, data/db") {
+			t.Errorf("history should show the state-rm and what it forgot:\n%s", out)
 		}
 
 		// The next deploy creates what is still in deployer.yaml.
