@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -29,8 +30,9 @@ func (s *Service) loadMoved(ctx context.Context, pr *prepared) (*statestore.Stat
 // for a plan of target t: the plan is then made, and the state saved,
 // with the entries at their new addresses (docs/operations.md#moves). A
 // move is applied by a plan of the whole stack only; a scoped plan that a
-// pending move touches is refused with a *TargetError, and one it does not
-// touch leaves the moves for later.
+// pending move touches (its from or to in scope, or a component in scope
+// depending on its to, which the unmoved state lacks) is refused with a
+// *TargetError, and one it does not touch leaves the moves for later.
 func movedState(st *statestore.State, res *config.Resolved, t Target) (*statestore.State, []plan.Move, error) {
 	moved, moves, err := plan.ApplyMoves(st, res.Moves)
 	if err != nil || len(moves) == 0 {
@@ -41,12 +43,22 @@ func movedState(st *statestore.State, res *config.Resolved, t Target) (*statesto
 		return moved, moves, nil
 	}
 	for _, m := range moves {
-		if plan.InScope(m.From, scope) || plan.InScope(m.To, scope) {
+		if plan.InScope(m.From, scope) || plan.InScope(m.To, scope) || dependedOnInScope(res, m.To, scope) {
 			return nil, nil, &TargetError{Msg: fmt.Sprintf("moved: %s -> %s is not applied yet and a scoped plan does not apply moves: "+
 				"plan and deploy the whole stack once (without --service, --component or --exclude)", m.From, m.To)}
 		}
 	}
 	return st, nil, nil
+}
+
+// dependedOnInScope reports whether a component of res in scope depends on addr.
+func dependedOnInScope(res *config.Resolved, addr, scope string) bool {
+	for a, c := range res.Components {
+		if plan.InScope(a, scope) && slices.Contains(c.DependsOn, addr) {
+			return true
+		}
+	}
+	return false
 }
 
 // movedLines are the moves of p as history records them ("FROM -> TO").

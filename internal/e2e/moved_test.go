@@ -72,6 +72,11 @@ func TestMovedRenamesWithoutDeleting(t *testing.T) {
 		if len(moved) != 1 || moved[0] != "data/db -> data/database" || len(pj.Steps) != 11 {
 			t.Errorf("plan should move data/db to data/database and nothing else: moved %v, %d steps", moved, len(pj.Steps))
 		}
+		// A scoped plan of a dependent of the moved component is refused:
+		// the unmoved state has no data/database for its inputs.
+		if r := p.mustRun(2, "plan", "-e", "dev", "--component", "app/c1"); !strings.Contains(r.stderr, "moved: data/db -> data/database is not applied yet") {
+			t.Errorf("a scoped plan of data/database's dependent should be refused until the move is deployed:\n%s", r)
+		}
 		r := p.mustRun(0, "plan", "-e", "dev")
 		if !strings.Contains(r.stdout, "data/db -> data/database (moved)") || !strings.Contains(r.stdout, "0 to create, 0 to update, 0 to replace, 0 to delete, 1 to move, 10 unchanged") {
 			t.Errorf("plan should show the move:\n%s", r)
