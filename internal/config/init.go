@@ -45,6 +45,7 @@ services:
           text: hello, world
         environments:       # per-environment overrides, deep-merged into config
           prod: {text: "hello, production"}
+        # protect: true     # refuse any plan that would delete or replace it (docs/operations.md)
         # Commands run with sh -c in this directory. They get the config as
         # JSON on stdin and as DEPLOYER_* variables, and write their outputs
         # as JSON to the file named by $DEPLOYER_OUTPUTS.
@@ -58,6 +59,15 @@ services:
       #     kind: Command
       #     depends_on: [message]          # same service by name; others as service/component
       #     command: {create: ./scripts/notify.sh}
+
+# Renaming a component deletes the old one and creates a new one, unless a
+# moved: entry says it is the same one (docs/operations.md#moves):
+# moved:
+#   - {from: hello/message, to: hello/greeting}
+#
+# The stack's own outputs, for other stacks and scripts (deployer output -e dev):
+# outputs:
+#   text: "${hello/message.text}"
 `
 
 // Init returns a commented starter deployer.yaml for `deployer init`.
