@@ -24,7 +24,7 @@ func (s *Service) refuseBeforeLease(ctx context.Context, pr *prepared, req *Appl
 			scope = plan.WithDependents(pr.res, st, scope)
 		}
 		if deps := plan.DependentsOutside(pr.res, st, scope); len(deps) > 0 {
-			return nil, &plan.DependentsError{Dependents: deps}
+			return nil, &plan.DependentsError{Dependents: deps, Scope: scope}
 		}
 		if scope != pr.t.Scope() {
 			req.Target = pr.t.WithScope(scope)
@@ -46,7 +46,7 @@ func (s *Service) refuseBeforeLease(ctx context.Context, pr *prepared, req *Appl
 func refuseUnderLease(pl *planned, pr *prepared, destroy bool) error {
 	if destroy {
 		if deps := plan.DependentsOutside(pr.res, pl.st, pr.t.Scope()); len(deps) > 0 {
-			return &plan.DependentsError{Dependents: deps}
+			return &plan.DependentsError{Dependents: deps, Scope: pr.t.Scope()}
 		}
 	}
 	return plan.CheckProtected(pl.plan)

@@ -130,6 +130,11 @@ func TestDestroyRefusesWhatOthersNeed(t *testing.T) {
 		if !strings.Contains(r.stderr, "app/web depends on app/api") {
 			t.Errorf("destroy --component app/api should name app/web:\n%s", r)
 		}
+		// --with-dependents keeps what --exclude leaves out: the refusal says so.
+		r = p.mustRun(6, "destroy", "-e", "dev", "--yes", "--exclude", "app", "--with-dependents")
+		if !strings.Contains(r.stderr, "app/api depends on data/db (left out by --exclude)") || strings.Contains(r.stderr, "destroy them too with --with-dependents") {
+			t.Errorf("destroy --exclude app --with-dependents should name app/api as excluded, not suggest --with-dependents:\n%s", r)
+		}
 		if log := string(p.read("ran.log")); log != "" {
 			t.Fatalf("refused destroys ran commands: %q", log)
 		}

@@ -76,14 +76,30 @@ func excluded(addr, scope string) bool {
 type DependentsError struct {
 	// Dependents are, by address, the targeted components each depends on.
 	Dependents map[string][]string
+	// Scope is the destroy's scope (InScope): a dependent its --exclude
+	// leaves out is named as such, since --with-dependents keeps it out.
+	Scope string
 }
 
 func (e *DependentsError) Error() string {
 	var b strings.Builder
 	b.WriteString("refusing to destroy components that others still depend on:")
+	var left, others bool
 	for _, addr := range slices.Sorted(maps.Keys(e.Dependents)) {
 		fmt.Fprintf(&b, "\n  %s depends on %s", addr, strings.Join(e.Dependents[addr], ", "))
+		if excluded(addr, e.Scope) {
+			b.WriteString(" (left out by --exclude)")
+			left = true
+		} else {
+			others = true
+		}
 	}
-	b.WriteString("\ndestroy them too with --with-dependents (dependents first), or destroy or change them first; nothing was changed")
+	if others {
+		b.WriteString("\ndestroy them too with --with-dependents (dependents first), or destroy or change them first")
+	}
+	if left {
+		b.WriteString("\n--with-dependents does not destroy what --exclude leaves out: exclude what they depend on too, or drop that --exclude")
+	}
+	b.WriteString("; nothing was changed")
 	return b.String()
 }
