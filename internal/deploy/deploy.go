@@ -330,6 +330,11 @@ func (s *Service) Plan(ctx context.Context, req PlanRequest) (*plan.Plan, error)
 // read for this plan (readData).
 func (s *Service) buildPlan(res *config.Resolved, st *statestore.State, head statestore.Head, t Target, destroy bool,
 	read map[string]map[string]any, moves []plan.Move) (*plan.Plan, error) {
+	if !destroy {
+		if err := refuseUndeployedDependencies(res, st, t); err != nil {
+			return nil, err
+		}
+	}
 	stored := st
 	if head.Version == "" {
 		stored = nil // no state yet: the plan is bound to no lineage
@@ -339,6 +344,34 @@ func (s *Service) buildPlan(res *config.Resolved, st *statestore.State, head sta
 		return nil, err
 	}
 	return p, s.markDeletedBy(p)
+}
+
+// refuseUndeployedDependencies refuses, with a *TargetError, a scoped plan
+// of a component whose dependency outside the scope was never deployed: it
+// would run with that dependency's inputs empty (docs/plan.md#scope).
+func refuseUndeployedDependencies(res *config.Resolved, st *statestore.State, t Target) error {
+	missing := plan.UndeployedDependencies(res, st, t.Scope())
+	if len(missing) == 0 {
+		return nil
+	}
+	var lines []string
+	for _, addr := range slices.Sorted(maps.Keys(missing)) {
+		lines = append(lines, fmt.Sprintf("%s depends on %s", addr, strings.Join(missing[addr], ", ")))
+	}
+	return &TargetError{Msg: fmt.Sprintf("%s, outside the target and not deployed yet: its inputs would be empty. "+
+		"Deploy the dependencies first (--component %s), add them to the target, or deploy the whole stack",
+		strings.Join(lines, "; "), strings.Join(slices.Sorted(maps.Keys(dependencySet(missing))), ","))}
+}
+
+// dependencySet is every dependency named in missing.
+func dependencySet(missing map[string][]string) map[string]bool {
+	set := map[string]bool{}
+	for _, deps := range missing {
+		for _, d := range deps {
+			set[d] = true
+		}
+	}
+	return set
 }
 
 // resolve applies the environment's overrides (references left as they

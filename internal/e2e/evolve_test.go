@@ -8,6 +8,8 @@ package e2e
 // DynamoDB locks.
 
 import (
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -115,4 +117,39 @@ func TestTargetsAreRepeatableAndExcludable(t *testing.T) {
 			t.Errorf("data/db should still be in the state")
 		}
 	})
+}
+
+// TestAScopedPlanRefusesAnUndeployedDependency: a --component plan of a
+// component whose dependency outside the target was never deployed is
+// refused, naming both, instead of running it with that dependency's
+// inputs empty; once the dependency is deployed the same target applies.
+func TestAScopedPlanRefusesAnUndeployedDependency(t *testing.T) {
+	p := newProject(t, `stack: undeployed
+environments: {dev: {}}
+services:
+  data:
+    components:
+      db: {kind: Command, config: {v: "1"}, command: {create: 'echo "{\"url\": \"db://x\"}" > "$DEPLOYER_OUTPUTS"'}}
+  app:
+    components:
+      api: {kind: Command, config: {v: "1"}, depends_on: [data/db], command: {create: 'echo "got=$DEPLOYER_DEP_DATA_DB_URL" >> ran.log'}}
+`)
+	for _, args := range [][]string{
+		{"plan", "-e", "dev", "--component", "app/api"},
+		{"deploy", "-e", "dev", "--yes", "--service", "app"},
+		{"deploy", "-e", "dev", "--yes", "--exclude", "data"},
+	} {
+		r := p.mustRun(2, args...)
+		if !strings.Contains(r.stderr, "app/api depends on data/db, outside the target and not deployed yet") || !strings.Contains(r.stderr, "--component data/db") {
+			t.Errorf("%v should be refused naming the undeployed dependency and the fix:\n%s", args, r)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(p.dir, "ran.log")); err == nil {
+		t.Fatalf("a refused scoped deploy ran app/api:\n%s", p.read("ran.log"))
+	}
+	p.mustRun(0, "deploy", "-e", "dev", "--yes", "--component", "data/db")
+	p.mustRun(0, "deploy", "-e", "dev", "--yes", "--component", "app/api")
+	if log := string(p.read("ran.log")); log != "got=db://x\n" {
+		t.Errorf("app/api, deployed after its dependency, should read its output; ran.log:\n%s", log)
+	}
 }

@@ -103,3 +103,29 @@ func (e *DependentsError) Error() string {
 	b.WriteString("; nothing was changed")
 	return b.String()
 }
+
+// UndeployedDependencies returns, for a plan (not a destroy) of scope, the
+// components in scope that depend (deployer.yaml's depends_on) on a
+// component outside scope that st does not hold: by address, those
+// dependencies, sorted. Outside the scope a dependency is taken as the
+// state holds it (docs/plan.md#scope), so such a component would run with
+// that dependency's inputs empty. Empty when scope is the whole stack.
+func UndeployedDependencies(desired *config.Resolved, st *statestore.State, scope string) map[string][]string {
+	out := map[string][]string{}
+	if scope == "" {
+		return out
+	}
+	for addr, c := range desired.Components {
+		if !InScope(addr, scope) {
+			continue
+		}
+		for _, d := range c.DependsOn {
+			if InScope(d, scope) || desired.Components[d] == nil || (st != nil && st.Resources[d] != nil) {
+				continue
+			}
+			out[addr] = append(out[addr], d)
+		}
+		slices.Sort(out[addr])
+	}
+	return out
+}
