@@ -21,7 +21,7 @@ const deployAllWorkflow = "examples/many-stacks/.github/workflows/deploy-all.yml
 // workflow, and returns the action's directory for act's
 // --local-repository (action.yml and its scripts, as a release tag holds
 // them) and the release mirror the action installs deployer from.
-func actRepo(t *testing.T, r *stackRepo) (actionDir, mirror string) {
+func actRepo(t *testing.T, r *stackRepo) (actionDir string, rel release) {
 	t.Helper()
 	root := actionPath(t)
 	actionDir = t.TempDir()
@@ -36,8 +36,8 @@ func actRepo(t *testing.T, r *stackRepo) (actionDir, mirror string) {
 	r.write("step.sh", strings.ReplaceAll(stackStep, "../", r.dir+"/"))
 	r.write(".gitignore", "events.log\nstarted-*\nbarrier\n")
 	r.git("init", "-q", "-b", "main")
-	mirror, _ = releaseMirror(t, "1.2.3", runtime.GOARCH) // act's RUNNER_ARCH is this machine's
-	return actionDir, mirror
+	rel = releaseMirror(t, "1.2.3", runtime.GOARCH) // act's RUNNER_ARCH is this machine's
+	return actionDir, rel
 }
 
 // writeAction copies the action (action.yml and its scripts, as a release
@@ -69,13 +69,14 @@ func (r *stackRepo) git(args ...string) {
 // act runs the workflow on a push to main as run runID under nektos/act in
 // host mode (no Docker) and returns act's log and whether every job
 // succeeded.
-func (r *stackRepo) act(actBin, actionDir, mirror, runID string) (log string, ok bool) {
+func (r *stackRepo) act(actBin, actionDir string, rel release, runID string) (log string, ok bool) {
 	r.t.Helper()
 	r.git("add", "-A")
 	r.git("commit", "-qm", "run "+runID)
 	args := []string{"push", "-P", "ubuntu-latest=-self-hosted", "--actor", "octocat",
 		"--local-repository", "deployer-dev/deployer@v1=" + actionDir, "--var", "DEPLOYER_VERSION=1.2.3",
-		"--env", "DEPLOYER_RELEASES_URL=file://" + mirror, "--env", "GITHUB_RUN_ID=" + runID, "--concurrent-jobs", "5"}
+		"--env", "GITHUB_RUN_ID=" + runID, "--concurrent-jobs", "5"}
+	args = append(args, rel.actArgs(r.t)...)
 	env := []string{"HOME=" + r.t.TempDir(), "NO_COLOR=1", "GOFLAGS=" + os.Getenv("GOFLAGS")}
 	for _, kv := range r.env {
 		if strings.HasPrefix(kv, "PATH=") {
@@ -109,10 +110,10 @@ func TestActDeployAllWorkflowRunsTheMatrix(t *testing.T) {
 	}
 	rem := newRemote(t, "dynamodb", "s3", "", true)
 	r := newStackRepo(t, rem.backendYAML("1h", "30s", "2m"), rem.env...)
-	actionDir, mirror := actRepo(t, r)
+	actionDir, rel := actRepo(t, r)
 
 	r.write("barrier", "")
-	log, ok := r.act(actBin, actionDir, mirror, "100")
+	log, ok := r.act(actBin, actionDir, rel, "100")
 	if !ok {
 		t.Fatalf("act, run 100:\n%s", log)
 	}
@@ -144,7 +145,7 @@ func TestActDeployAllWorkflowRunsTheMatrix(t *testing.T) {
 	r.resetEvents()
 	r.fail["root"], r.version["root"] = true, "2"
 	r.writeStack("root")
-	log, ok = r.act(actBin, actionDir, mirror, "101")
+	log, ok = r.act(actBin, actionDir, rel, "101")
 	if ok {
 		t.Fatalf("act, run 101: every job succeeded though root fails:\n%s", log)
 	}

@@ -89,7 +89,7 @@ func TestActWorkflowPlanDeployReplanAndFailure(t *testing.T) {
 	ws := filepath.Join(t.TempDir(), "repo")
 	writeAction(t, filepath.Join(ws, "action"))
 
-	mirror, _ := releaseMirror(t, "1.2.3", runtime.GOARCH) // act's RUNNER_ARCH is this machine's
+	rel := releaseMirror(t, "1.2.3", runtime.GOARCH) // act's RUNNER_ARCH is this machine's
 	sh := func(dir, script string) {
 		t.Helper()
 		cmd := exec.Command("sh", "-c", script)
@@ -100,7 +100,7 @@ func TestActWorkflowPlanDeployReplanAndFailure(t *testing.T) {
 	}
 	for name, content := range map[string]string{
 		"infra/deployer.yaml":          actYAML,
-		".github/workflows/deploy.yml": fmt.Sprintf(actWorkflow, mirror),
+		".github/workflows/deploy.yml": fmt.Sprintf(actWorkflow, rel.mirror),
 	} {
 		if err := os.MkdirAll(filepath.Dir(filepath.Join(ws, name)), 0o755); err != nil {
 			t.Fatal(err)
@@ -112,7 +112,7 @@ func TestActWorkflowPlanDeployReplanAndFailure(t *testing.T) {
 	sh(ws, "git init -q . && git add -A && git -c user.email=ci@example.com -c user.name=ci commit -qm 'infra'")
 
 	home := t.TempDir() // act's cache and settings (~/.cache/act, ~/.actrc) stay in the test
-	cmd := exec.Command(act, "push", "-P", "ubuntu-latest=-self-hosted", "--actor", "octocat")
+	cmd := exec.Command(act, append([]string{"push", "-P", "ubuntu-latest=-self-hosted", "--actor", "octocat"}, rel.actArgs(t)...)...)
 	cmd.Dir = ws
 	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + home, "NO_COLOR=1", "DEPLOYER_SECRETS_PASSPHRASE=", "GOFLAGS=" + os.Getenv("GOFLAGS")}
 	out, err := cmd.CombinedOutput()

@@ -325,17 +325,14 @@ services:
 	}
 }
 
-// The action's install step with a version downloads the release archive
-// .goreleaser.yaml makes, checks it against checksums.txt and reports the
-// binary's path (here from a file:// mirror of the release).
 // releaseMirror makes a directory laid out as GitHub Releases serve
-// deployer VERSION (vVERSION/ARCHIVE and vVERSION/checksums.txt) with the
-// binary the e2e tests built as the linux/arch archive, and returns the
-// mirror's directory and the archive's path.
-func releaseMirror(t *testing.T, version, arch string) (mirror, archivePath string) {
+// deployer VERSION (vVERSION/ARCHIVE, vVERSION/checksums.txt and its
+// signature) with the binary the e2e tests built as the linux/arch
+// archive, checksums.txt signed with a new test key.
+func releaseMirror(t *testing.T, version, arch string) release {
 	t.Helper()
-	mirror = t.TempDir()
-	rel := filepath.Join(mirror, "v"+version)
+	r := release{mirror: t.TempDir(), key: newReleaseKey(t)}
+	rel := filepath.Join(r.mirror, "v"+version)
 	stage := t.TempDir()
 	if err := os.MkdirAll(rel, 0o755); err != nil {
 		t.Fatal(err)
@@ -348,33 +345,23 @@ func releaseMirror(t *testing.T, version, arch string) (mirror, archivePath stri
 	if out, err := exec.Command("sh", "-c", script).CombinedOutput(); err != nil {
 		t.Fatalf("%s: %v\n%s", script, err, out)
 	}
-	return mirror, filepath.Join(rel, archive)
+	r.archive, r.checksums = filepath.Join(rel, archive), filepath.Join(rel, "checksums.txt")
+	r.key.sign(t, r.checksums)
+	return r
 }
 
+// The action's install step with a version downloads the release archive
+// .goreleaser.yaml makes, checks it against checksums.txt and reports the
+// binary's path (here from a file:// mirror of the release).
 func TestActionInstallsARelease(t *testing.T) {
-	mirror, archive := releaseMirror(t, "1.2.3", "amd64")
+	rel := releaseMirror(t, "1.2.3", "amd64")
 
-	r := newRunner(t, t.TempDir())
-	cmd := exec.Command("bash", filepath.Join(actionPath(t), "scripts", "github-action", "install.sh"))
-	cmd.Env = append(r.env(nil), "INPUT_VERSION=v1.2.3", "DEPLOYER_RELEASES_URL=file://"+mirror)
-	out, err := cmd.CombinedOutput()
+	out, got, _, err := rel.install(t, "v1.2.3")
 	if err != nil {
 		t.Fatalf("install step: %v\n%s", err, out)
 	}
-	got, _ := os.ReadFile(r.output)
-	want := "path=" + filepath.Join(r.temp, "deployer-1.2.3", "deployer") + "\n"
-	if string(got) != want {
-		t.Errorf("install step outputs %q, want %q\n%s", got, want, out)
-	}
-
-	// A tampered archive is refused.
-	if out, err := exec.Command("sh", "-c", "echo x >> "+archive).CombinedOutput(); err != nil {
-		t.Fatalf("tamper: %v\n%s", err, out)
-	}
-	cmd = exec.Command("bash", filepath.Join(actionPath(t), "scripts", "github-action", "install.sh"))
-	cmd.Env = append(r.env(nil), "INPUT_VERSION=1.2.3", "DEPLOYER_RELEASES_URL=file://"+mirror, "RUNNER_TEMP="+t.TempDir())
-	if out, err := cmd.CombinedOutput(); err == nil {
-		t.Errorf("install step accepted an archive that fails its checksum:\n%s", out)
+	if !strings.HasPrefix(got, "path=") || !strings.HasSuffix(got, filepath.Join("_temp", "deployer-1.2.3", "deployer")+"\n") {
+		t.Errorf("install step outputs %q, want path=RUNNER_TEMP/deployer-1.2.3/deployer\n%s", got, out)
 	}
 }
 

@@ -19,10 +19,13 @@ import (
 // built instead of compiling it again, to keep the test short: the archive,
 // checksum and file names come from the unchanged templates), and
 // install.sh, pointed at it as a release mirror, finds the archive,
-// verifies it against checksums.txt and runs the binary. .goreleaser.yaml
-// also passes goreleaser check.
+// verifies checksums.txt's signature, the archive against it, and runs the
+// binary. goreleaser signs through the signs: of .goreleaser.yaml, with a
+// test key added in place of the release workflow's keyless identity.
+// .goreleaser.yaml also passes goreleaser check.
 func TestReleaseArchivesAreWhatTheActionInstalls(t *testing.T) {
 	goreleaser := testenv.Require(t, testenv.Goreleaser, "goreleaser")
+	key := newReleaseKey(t)
 	if runtime.GOOS != "linux" || (runtime.GOARCH != "amd64" && runtime.GOARCH != "arm64") {
 		t.Skipf("the test builds the release of this platform; %s/%s has none", runtime.GOOS, runtime.GOARCH)
 	}
@@ -39,6 +42,7 @@ func TestReleaseArchivesAreWhatTheActionInstalls(t *testing.T) {
 		"goos: [linux, darwin, windows]": "goos: [linux]",
 		"goarch: [amd64, arm64]":         "goarch: [" + runtime.GOARCH + "]",
 		"\nsboms:":                       "\nsnapshot:\n  version_template: 1.2.3-test\nsboms:",
+		`args: ["sign-blob", `:           `args: ["sign-blob", "--key=` + key.private + `", "--tlog-upload=false", `,
 	} {
 		if !strings.Contains(cfg, old) {
 			t.Fatalf(".goreleaser.yaml no longer has %q: update this test with it", old)
@@ -63,8 +67,10 @@ func TestReleaseArchivesAreWhatTheActionInstalls(t *testing.T) {
 		t.Fatal(err)
 	}
 	// syft (the SBOM) is installed by the release workflow only.
-	cmd := exec.Command(goreleaser, "release", "--snapshot", "--clean", "--skip=sbom,sign", "--parallelism=1", "--config", cfgPath)
+	cmd := exec.Command(goreleaser, "release", "--snapshot", "--clean", "--skip=sbom", "--parallelism=1", "--config", cfgPath)
 	cmd.Dir = root
+	path := "PATH=" + filepath.Dir(key.cosign) + string(os.PathListSeparator) + os.Getenv("PATH")
+	cmd.Env = append(os.Environ(), path, "COSIGN_PASSWORD=")
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("goreleaser release --snapshot: %v\n%s", err, out)
 	}
@@ -77,7 +83,8 @@ func TestReleaseArchivesAreWhatTheActionInstalls(t *testing.T) {
 	arch := map[string]string{"amd64": "X64", "arm64": "ARM64"}[runtime.GOARCH]
 	r := newRunner(t, t.TempDir())
 	install := exec.Command("bash", filepath.Join(root, "scripts", "github-action", "install.sh"))
-	install.Env = append(r.env(nil), "INPUT_VERSION=v1.2.3-test", "RUNNER_ARCH="+arch, "DEPLOYER_RELEASES_URL=file://"+mirror)
+	install.Env = append(r.env(nil), "INPUT_VERSION=v1.2.3-test", "RUNNER_ARCH="+arch, "DEPLOYER_RELEASES_URL=file://"+mirror,
+		"DEPLOYER_RELEASE_PUBLIC_KEY="+key.publicKey(t), path)
 	out, err := install.CombinedOutput()
 	if err != nil {
 		entries, _ := os.ReadDir(dist)
@@ -87,8 +94,8 @@ func TestReleaseArchivesAreWhatTheActionInstalls(t *testing.T) {
 		}
 		t.Fatalf("install.sh did not install the snapshot release: %v\n%s\ndist holds: %s", err, out, strings.Join(names, " "))
 	}
-	if !strings.Contains(string(out), "deployer_1.2.3-test_linux_"+runtime.GOARCH+".tar.gz") || !strings.Contains(string(out), ": OK") ||
-		!strings.Contains(string(out), "deployer ") {
-		t.Errorf("install.sh should download the archive, verify its checksum and run `deployer version`:\n%s", out)
+	if !strings.Contains(string(out), "deployer_1.2.3-test_linux_"+runtime.GOARCH+".tar.gz") || !strings.Contains(string(out), "Verified OK") ||
+		!strings.Contains(string(out), ": OK") || !strings.Contains(string(out), "deployer ") {
+		t.Errorf("install.sh should download the archive, verify checksums.txt's signature and the archive's checksum and run `deployer version`:\n%s", out)
 	}
 }

@@ -38,6 +38,7 @@ const (
 	Actionlint = "DEPLOYER_TEST_ACTIONLINT"
 	Goreleaser = "DEPLOYER_TEST_GORELEASER"
 	Act        = "DEPLOYER_TEST_ACT"
+	Cosign     = "DEPLOYER_TEST_COSIGN"
 )
 
 // InCI reports whether the tests run in CI, where a missing server is a failure.

@@ -3,7 +3,11 @@
 #
 # INPUT_VERSION set (e.g. 1.4.0 or v1.4.0): download the release archive that
 # .goreleaser.yaml builds (deployer_VERSION_OS_ARCH.tar.gz, .zip on Windows)
-# from GitHub Releases and check it against the release's checksums.txt.
+# from GitHub Releases, verify the signature of the release's checksums.txt
+# (checksums.txt.sigstore.json) with cosign, which action.yml installs first,
+# then check the archive against it (docs/github-actions.md#how-a-release-is-verified).
+# Signed keyless by the release workflow on the version's tag, or, with
+# DEPLOYER_RELEASE_PUBLIC_KEY (a PEM public key), by that key only.
 # INPUT_VERSION empty: go install this action's own source (the ref the
 # workflow's `uses:` names), which needs Go on the runner.
 set -euo pipefail
@@ -16,6 +20,27 @@ tmp="${RUNNER_TEMP:-${TMPDIR:-/tmp}}"
 version="${INPUT_VERSION:-}"
 exe=deployer
 [ "${RUNNER_OS:-}" = "Windows" ] && exe=deployer.exe
+
+# verify_signature verifies $stage/checksums.txt against its Sigstore bundle:
+# keyless, signed by the release workflow of this repository on tag
+# v$version, or by the key in DEPLOYER_RELEASE_PUBLIC_KEY when it is set.
+verify_signature() {
+	local signer who
+	if [ -n "${DEPLOYER_RELEASE_PUBLIC_KEY:-}" ]; then
+		printf '%s\n' "$DEPLOYER_RELEASE_PUBLIC_KEY" >"$stage/release.pub"
+		# A key-signed bundle has no transparency-log entry: the key is what is trusted.
+		signer=(--key "$stage/release.pub" --insecure-ignore-tlog=true)
+		who="the key in DEPLOYER_RELEASE_PUBLIC_KEY"
+	else
+		who="https://github.com/$repo/.github/workflows/release.yml@refs/tags/v$version"
+		signer=(--certificate-identity "$who" --certificate-oidc-issuer https://token.actions.githubusercontent.com)
+	fi
+	command -v cosign >/dev/null ||
+		refuse "signature not verified" "cosign not found: it verifies the release's signature (action.yml installs it before this step)"
+	echo "Verifying that checksums.txt is signed by $who"
+	(cd "$stage" && cosign verify-blob "${signer[@]}" --bundle checksums.txt.sigstore.json checksums.txt) ||
+		refuse "signature not verified" "checksums.txt of $base is not signed by $who: the release is not installed"
+}
 
 if [ -z "$version" ]; then
 	command -v go >/dev/null || {
@@ -44,19 +69,31 @@ else
 	archive="deployer_${version}_${os}_${arch}.${ext}"
 	base="$releases/v$version"
 	dest="$tmp/deployer-$version"
-	mkdir -p "$dest"
-	echo "Downloading $base/$archive"
-	curl -fsSL --retry 3 -o "$dest/$archive" "$base/$archive" || {
-		echo "::error title=deployer $version not found::could not download $base/$archive: check the version input against https://github.com/$repo/releases"
+	# Everything is downloaded and checked here; only a verified binary
+	# moves to $dest. A refused release leaves nothing.
+	stage=$(mktemp -d "$tmp/deployer-$version.download.XXXXXX")
+	trap 'rm -rf "$stage"' EXIT
+	refuse() {
+		echo "::error title=deployer $version $1::$2"
 		exit 1
 	}
-	curl -fsSL --retry 3 -o "$dest/checksums.txt" "$base/checksums.txt"
-	(cd "$dest" && grep " ${archive}\$" checksums.txt | sha256sum -c -)
+	download() { curl -fsSL --retry 3 -o "$stage/$1" "$base/$1"; }
+	echo "Downloading $base/$archive"
+	download "$archive" ||
+		refuse "not found" "could not download $base/$archive: check the version input against https://github.com/$repo/releases"
+	download checksums.txt || refuse "not found" "could not download $base/checksums.txt"
+	download checksums.txt.sigstore.json ||
+		refuse "not signed" "could not download $base/checksums.txt.sigstore.json, the signature of checksums.txt: the release is not installed"
+	verify_signature
+	(cd "$stage" && awk -v f="$archive" '$2 == f || $2 == "*" f' checksums.txt | sha256sum -c -) ||
+		refuse "checksum mismatch" "$archive does not match its SHA-256 in the signed checksums.txt: the release is not installed"
 	if [ "$ext" = zip ]; then
-		(cd "$dest" && unzip -oq "$archive" "$exe")
+		(cd "$stage" && unzip -oq "$archive" "$exe")
 	else
-		tar -xzf "$dest/$archive" -C "$dest" "$exe"
+		tar -xzf "$stage/$archive" -C "$stage" "$exe"
 	fi
+	mkdir -p "$dest"
+	mv -f "$stage/$exe" "$dest/$exe"
 fi
 "$dest/$exe" version
 echo "path=$dest/$exe" >>"${GITHUB_OUTPUT:-/dev/null}"

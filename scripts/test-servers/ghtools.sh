@@ -5,12 +5,16 @@
 #               snapshot release in the release-names test  -> DEPLOYER_TEST_GORELEASER
 #   act         runs a workflow with the action in host mode,
 #               no Docker (internal/e2e/act_test.go)        -> DEPLOYER_TEST_ACT
+#   cosign      signs a test release with a throwaway key and
+#               verifies it in the action's install step
+#               (internal/e2e/release_signature_test.go)    -> DEPLOYER_TEST_COSIGN
 # Source this file; it installs each (once, cached under .tools/NAME-VERSION/)
 # with go install from the Go module proxy and exports its path. They are
 # tools, not servers: nothing is started and nothing needs stopping.
 #
 # In CI (CI=true) a tool that cannot be installed exits non-zero; elsewhere
 # the reason is printed and the tests that need it skip.
+# GHTOOLS_ONLY="NAME ..." installs only those (the release workflow: goreleaser).
 
 _ghtools_root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 GHTOOLS_DIR="${GHTOOLS_DIR:-$_ghtools_root/.tools}"
@@ -18,6 +22,9 @@ GHTOOLS_DIR="${GHTOOLS_DIR:-$_ghtools_root/.tools}"
 GHTOOLS_ACTIONLINT_VERSION=v1.7.12
 GHTOOLS_GORELEASER_VERSION=v2.15.1 # newer releases need a newer Go than go.mod's
 GHTOOLS_ACT_VERSION=v0.2.89
+# The cosign that action.yml and the release workflow install (their
+# cosign-release), so the tests sign and verify with the release's cosign.
+GHTOOLS_COSIGN_VERSION=v2.6.1
 
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
@@ -29,6 +36,7 @@ _ghtools_fail() { test_servers_fail _ghtools_log true "the tests that need it" "
 # into .tools/NAME-VERSION/ unless it is there, and export VARIABLE=its path.
 _ghtools_install() {
 	local name=$1 version=$2 pkg=$3 var=$4
+	case " ${GHTOOLS_ONLY:-$name} " in *" $name "*) ;; *) return 0 ;; esac
 	local bin="$GHTOOLS_DIR/$name-$version/$name"
 	if [ ! -x "$bin" ]; then
 		command -v go >/dev/null || { _ghtools_fail "go not found: cannot install $name"; return 1; }
@@ -42,3 +50,4 @@ _ghtools_install() {
 _ghtools_install actionlint "$GHTOOLS_ACTIONLINT_VERSION" github.com/rhysd/actionlint/cmd/actionlint DEPLOYER_TEST_ACTIONLINT || true
 _ghtools_install goreleaser "$GHTOOLS_GORELEASER_VERSION" github.com/goreleaser/goreleaser/v2 DEPLOYER_TEST_GORELEASER || true
 _ghtools_install act "$GHTOOLS_ACT_VERSION" github.com/nektos/act DEPLOYER_TEST_ACT || true
+_ghtools_install cosign "$GHTOOLS_COSIGN_VERSION" github.com/sigstore/cosign/v2/cmd/cosign DEPLOYER_TEST_COSIGN || true
