@@ -39,7 +39,7 @@ verify_signature() {
 		refuse "signature not verified" "cosign not found: it verifies the release's signature (action.yml installs it before this step)"
 	echo "Verifying that checksums.txt is signed by $who"
 	(cd "$stage" && cosign verify-blob "${signer[@]}" --bundle checksums.txt.sigstore.json checksums.txt) ||
-		refuse "signature not verified" "checksums.txt of $base is not signed by $who: the release is not installed"
+		refuse "signature not verified" "cosign could not verify that checksums.txt of $base is signed by $who (its error is above): the release is not installed"
 }
 
 if [ -z "$version" ]; then
@@ -71,6 +71,7 @@ else
 	dest="$tmp/deployer-$version"
 	# Everything is downloaded and checked here; only a verified binary
 	# moves to $dest. A refused release leaves nothing.
+	mkdir -p "$tmp"
 	stage=$(mktemp -d "$tmp/deployer-$version.download.XXXXXX")
 	trap 'rm -rf "$stage"' EXIT
 	refuse() {
