@@ -122,21 +122,20 @@ func (pp *pulumiProject) export(stack, env string) pulumiExport {
 	return dep.Deployment
 }
 
-// held maps each resource Pulumi holds (a custom resource under a deployer
-// component: what exists in the cloud) to the component's address.
+// held maps each resource Pulumi holds (a custom resource named after its
+// component: what exists in the cloud) to the component's address; the
+// test components have one resource each. It sits at the stack's root
+// (docs/pulumi.md#resource-layout) or, in a stack of the previous layout,
+// under a "deployer:component:" resource named after the component.
 func (e pulumiExport) held() map[string]pulumiResource {
-	comps := map[string]string{}
-	for _, r := range e.Resources {
-		if strings.HasPrefix(r.Type, "deployer:component:") {
-			name := r.URN[strings.LastIndex(r.URN, "::")+2:]
-			comps[r.URN] = strings.Replace(name, "-", "/", 1)
-		}
-	}
 	out := map[string]pulumiResource{}
 	for _, r := range e.Resources {
-		if addr, ok := comps[r.Parent]; ok {
-			out[addr] = r
+		if r.Type == "pulumi:pulumi:Stack" || strings.HasPrefix(r.Type, "pulumi:providers:") || strings.HasPrefix(r.Type, "deployer:component:") ||
+			!(strings.Contains(r.Parent, "::pulumi:pulumi:Stack::") || strings.Contains(r.Parent, "::deployer:component:")) {
+			continue
 		}
+		name := r.URN[strings.LastIndex(r.URN, "::")+2:]
+		out[strings.Replace(name, "-", "/", 1)] = r
 	}
 	return out
 }

@@ -4,10 +4,12 @@ package e2e
 
 import (
 	"encoding/json"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -63,34 +65,17 @@ func (pp *pulumiProject) pulumi(stack, env string, args ...string) string {
 	return string(out)
 }
 
-// pulumiComponents returns the addresses of the deployer components in
-// Pulumi's state of stack/env ("service/component" from the URN's name).
+// pulumiComponents returns the addresses of the deployer components whose
+// resources Pulumi's state of stack/env holds ("service/component" from the
+// resources' names: every resource sits at the stack's root, named after its
+// component, docs/pulumi.md#resource-layout), sorted, each once.
 func (pp *pulumiProject) pulumiComponents(stack, env string) []string {
 	pp.t.Helper()
-	var dep struct {
-		Deployment struct {
-			Resources []struct {
-				URN  string `json:"urn"`
-				Type string `json:"type"`
-			} `json:"resources"`
-			Pending []any `json:"pending_operations"`
-		} `json:"deployment"`
+	exp := pp.export(stack, env)
+	if len(exp.Pending) > 0 {
+		pp.t.Errorf("Pulumi's state of %s/%s keeps pending operations: %v", stack, env, exp.Pending)
 	}
-	out := pp.pulumi(stack, env, "stack", "export", "--stack", "organization/"+stack+"/"+env)
-	if err := json.Unmarshal([]byte(out), &dep); err != nil {
-		pp.t.Fatalf("pulumi stack export: %v\n%s", err, out)
-	}
-	if len(dep.Deployment.Pending) > 0 {
-		pp.t.Errorf("Pulumi's state of %s/%s keeps pending operations: %v", stack, env, dep.Deployment.Pending)
-	}
-	var comps []string
-	for _, r := range dep.Deployment.Resources {
-		if strings.HasPrefix(r.Type, "deployer:component:") {
-			name := r.URN[strings.LastIndex(r.URN, "::")+2:]
-			comps = append(comps, strings.Replace(name, "-", "/", 1))
-		}
-	}
-	return comps
+	return slices.Sorted(maps.Keys(exp.held()))
 }
 
 // stateOf reads .deployer/stacks/{stack}/{env}/state.json of the project.

@@ -169,7 +169,7 @@ func TestAWSKindsMatchProviderSchema(t *testing.T) {
 	s := loadAWSSchema(t)
 	m := &schemaMocks{answered: map[string]map[string]bool{}}
 	comps := awsSchemaConfigs()
-	if err := pulumi.RunErr(Program(comps, nil, "dep-test"), pulumi.WithMocks("user-platform", "production", m)); err != nil {
+	if err := pulumi.RunErr(Program(comps, nil, nil), pulumi.WithMocks("user-platform", "production", m)); err != nil {
 		t.Fatalf("program: %v", err)
 	}
 	seen := map[string]int{}

@@ -65,7 +65,8 @@ func step(addr string, cfg map[string]any) plan.Step {
 }
 
 // holds reports whether Pulumi's state of stack/env (pulumi stack export)
-// has a resource whose parent is the component at addr.
+// has a resource of the component at addr: at the stack's root, named
+// after it (docs/pulumi.md#resource-layout).
 func holds(t *testing.T, cli, backend, stack, env, addr string) bool {
 	t.Helper()
 	cmd := exec.Command(cli, "stack", "export", "--stack", pulumi.DIYOrganization+"/"+stack+"/"+env, "--non-interactive")
@@ -88,7 +89,7 @@ func holds(t *testing.T, cli, backend, stack, env, addr string) bool {
 	}
 	name := "::" + strings.ReplaceAll(addr, "/", "-")
 	for _, r := range dep.Deployment.Resources {
-		if strings.HasSuffix(r.Parent, name) && strings.Contains(r.Parent, "deployer:component:") {
+		if strings.HasSuffix(r.URN, name) && strings.Contains(r.Parent, "::pulumi:pulumi:Stack::") {
 			return true
 		}
 	}

@@ -1,8 +1,9 @@
 // Package pulumi is the Pulumi engine (docs/pulumi.md): the kind catalog
 // (RDS, ElastiCacheRedis, MicroService, PulumiResource;
-// docs/kinds.md), the inline Automation API program that declares every
-// Pulumi component of a stack/environment as a ComponentResource
-// "deployer:component:{Kind}" with children registered by type token, and
+// docs/kinds.md), the inline Automation API program that registers the
+// resources of every Pulumi component of a stack/environment by type token
+// at the root of the Pulumi stack, named after their component
+// (docs/pulumi.md#resource-layout), and
 // the engine.Engine that runs `up`, `destroy`, `preview` and `refresh`
 // against the per-stack backend stacks/{stack}/{env}/pulumi. It checks the
 // CLI, the passphrase and the provider plugins before any lock (Preflight),

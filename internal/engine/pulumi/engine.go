@@ -131,8 +131,9 @@ func (e *Engine) command(ctx context.Context) (*cliCommand, error) {
 }
 
 // stack opens (creating if needed) the Pulumi stack {env} of project {stack}
-// with the inline program of comps, and sets the environment's config.
-func (e *Engine) stack(ctx context.Context, in engine.Inputs, comps []Component) (auto.Stack, error) {
+// with the inline program of comps (recording finished components in done,
+// when not nil), and sets the environment's config.
+func (e *Engine) stack(ctx context.Context, in engine.Inputs, comps []Component, done *finished) (auto.Stack, error) {
 	if e.opts.BackendURL == "" {
 		return auto.Stack{}, errors.New("pulumi engine: no state backend URL to place the Pulumi backend under")
 	}
@@ -162,7 +163,7 @@ func (e *Engine) stack(ctx context.Context, in engine.Inputs, comps []Component)
 		Runtime: workspace.NewProjectRuntimeInfo("go", nil),
 		Backend: &workspace.ProjectBackend{URL: backend},
 	}
-	st, err := auto.UpsertStackInlineSource(ctx, in.Env, in.Stack, Program(comps, in.Outputs, in.DeploymentID),
+	st, err := auto.UpsertStackInlineSource(ctx, in.Env, in.Stack, Program(comps, in.Outputs, done),
 		auto.Project(project), auto.SecretsProvider(e.opts.SecretsProvider), auto.EnvVars(env), auto.Pulumi(cmd))
 	if err != nil {
 		return auto.Stack{}, fmt.Errorf("open Pulumi stack %s/%s at %s: %w", in.Stack, in.Env, backend, shorten(err))
@@ -189,8 +190,12 @@ func (e *Engine) Apply(ctx context.Context, req engine.ApplyRequest) (engine.App
 	started := time.Now()
 	ctx = withAnswers(ctx, answers{})
 	comps := Components(in.Keep, steps)
-	st, err := e.stack(ctx, in, comps)
+	done := newFinished()
+	st, err := e.stack(ctx, in, comps, done)
 	if err != nil {
+		return engine.ApplyResponse{Results: failAll(steps, started, err)}, err
+	}
+	if err := e.unprotectIfNeeded(ctx, st, in, steps); err != nil {
 		return engine.ApplyResponse{Results: failAll(steps, started, err)}, err
 	}
 	progress, flush := pulumiProgress(in.Progress)
@@ -202,7 +207,7 @@ func (e *Engine) Apply(ctx context.Context, req engine.ApplyRequest) (engine.App
 	if len(steps) > 0 && allDeletes(steps) {
 		verb = "destroy"
 	}
-	rs, err := e.collect(ctx, st, steps, in, started, upErr, ev.wait(), nil, verb)
+	rs, err := e.collect(ctx, st, steps, in, started, upErr, ev.wait(), done, verb)
 	return engine.ApplyResponse{Results: rs}, err
 }
 
@@ -217,7 +222,7 @@ func (e *Engine) Destroy(ctx context.Context, req engine.DestroyRequest) (engine
 	}
 	ctx = withAnswers(ctx, answers{})
 	started := time.Now()
-	st, err := e.stack(ctx, in, nil)
+	st, err := e.stack(ctx, in, nil, nil)
 	if err != nil {
 		return engine.DestroyResponse{Results: failAll(steps, started, err)}, err
 	}
@@ -236,7 +241,7 @@ func (e *Engine) Destroy(ctx context.Context, req engine.DestroyRequest) (engine
 func (e *Engine) Preview(ctx context.Context, req engine.PreviewRequest) (engine.PreviewResponse, error) {
 	in := req.Inputs
 	ctx = withAnswers(ctx, answers{})
-	st, err := e.stack(ctx, in, Components(in.Keep, req.Steps))
+	st, err := e.stack(ctx, in, Components(in.Keep, req.Steps), nil)
 	if err != nil {
 		return engine.PreviewResponse{}, err
 	}
@@ -259,7 +264,7 @@ func (e *Engine) Preview(ctx context.Context, req engine.PreviewRequest) (engine
 func (e *Engine) Refresh(ctx context.Context, req engine.RefreshRequest) (engine.RefreshResponse, error) {
 	in := req.Inputs
 	ctx = withAnswers(ctx, answers{})
-	st, err := e.stack(ctx, in, Components(in.Keep, req.Steps))
+	st, err := e.stack(ctx, in, Components(in.Keep, req.Steps), nil)
 	if err != nil {
 		return engine.RefreshResponse{}, err
 	}

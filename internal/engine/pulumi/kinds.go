@@ -7,24 +7,25 @@ import (
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
 )
 
-// ComponentType is the type token prefix of every component resource: a
-// component of kind K is a ComponentResource "deployer:component:K" (docs/kinds.md).
-const ComponentType = "deployer:component:"
-
 // Kind describes one Pulumi-backed component kind (docs/kinds.md).
 type Kind struct {
 	// Name is the kind as written in deployer.yaml ("RDS").
 	Name string
-	// Tokens are the type tokens of the child resources the kind registers.
+	// Tokens are the type tokens of the resources the kind registers.
 	Tokens []string
+	// Suffixes are what the names of its resources add to the component's
+	// name, besides nothing ("-cpu": "app-api-cpu"); a resource's name
+	// tells which component it belongs to (docs/pulumi.md#resource-layout).
+	Suffixes []string
 	// ReplaceOn lists dotted config paths whose change forces replacement of
 	// the component (plan.Options.ReplaceOn, docs/plan.md#diff-rules).
 	ReplaceOn []string
 	// Actual maps child output properties to the component's actual_state;
 	// nil means every output property of the primary child.
 	Actual []StateField
-	// Register declares the component's children under parent from its
-	// config and returns its outputs. It must not block on outputs.
+	// Register declares the component's resources from its config (each
+	// through Registration.child) and returns its outputs. It must not
+	// block on outputs.
 	Register func(r *Registration) (*Registered, error)
 	// OutputsFrom, when set, derives the component's outputs from its
 	// children in Pulumi's state, as Register's Outputs resolve: used for
@@ -42,12 +43,14 @@ type StateField struct{ Key, Role, Prop string }
 type Registration struct {
 	Ctx *pulumi.Context
 	// Address is the component path "service/component"; Name its URN-safe
-	// form "service-component", used as the name of the children.
+	// form "service-component", used as the name of its resources.
 	Address, Name string
 	// Config is the component's config with the environment's overrides merged.
 	Config map[string]any
-	// Parent is the component resource; children are registered under it.
-	Parent pulumi.Resource
+	// comp is the component; deps the resources it waits for (depends_on):
+	// what options gives every resource it registers.
+	comp Component
+	deps []pulumi.Resource
 	// Ref resolves a "${service/component.key}" reference (PulumiResource
 	// properties); nil when references are not supported.
 	Ref func(ref string) (pulumi.Input, bool, error)
@@ -82,7 +85,7 @@ func (c *Child) Out(key string) pulumi.AnyOutput {
 
 func (r *Registration) child(token, name string, props pulumi.Map, opts ...pulumi.ResourceOption) (*Child, error) {
 	c := &Child{}
-	opts = append([]pulumi.ResourceOption{pulumi.Parent(r.Parent)}, opts...)
+	opts = append(r.options(name), opts...)
 	if err := r.Ctx.RegisterResource(token, name, props, c, opts...); err != nil {
 		return nil, fmt.Errorf("register %s %q of %s: %w", token, name, r.Address, err)
 	}

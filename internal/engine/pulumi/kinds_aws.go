@@ -44,6 +44,7 @@ func init() {
 		Name: "MicroService",
 		Tokens: []string{"aws:ecs/taskDefinition:TaskDefinition", "aws:lb/targetGroup:TargetGroup",
 			"aws:ecs/service:Service", "aws:appautoscaling/target:Target", "aws:appautoscaling/policy:Policy"},
+		Suffixes:  []string{"-cpu"},
 		ReplaceOn: []string{"cluster", "port", "protocol", "network.vpcId"},
 		Actual: []StateField{
 			{"service_arn", "service", "id"}, {"service_name", "service", "name"},

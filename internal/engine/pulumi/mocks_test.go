@@ -108,32 +108,11 @@ func (m *mocks) NewResource(args pulumi.MockResourceArgs) (string, resource.Prop
 // value every component exports (the outputs written into state).
 func run(t *testing.T, m *mocks, project, stack string, comps []Component, external map[string]map[string]any) ([]registration, map[string]any) {
 	t.Helper()
-	var mu sync.Mutex
-	var wg sync.WaitGroup // one per component value: the SDK does not wait for ApplyT callbacks
-	values := map[string]any{}
-	err := pulumi.RunErr(func(ctx *pulumi.Context) error {
-		declared, err := Declare(ctx, comps, external, "dep-test")
-		if err != nil {
-			return err
-		}
-		for addr, d := range declared {
-			wg.Add(1)
-			d.Value.ApplyT(func(v map[string]any) error {
-				defer wg.Done()
-				mu.Lock()
-				defer mu.Unlock()
-				values[addr] = v
-				return nil
-			})
-		}
-		return nil
-	}, pulumi.WithMocks(project, stack, m))
-	if err != nil {
+	done := newFinished()
+	if err := pulumi.RunErr(Program(comps, external, done), pulumi.WithMocks(project, stack, m)); err != nil {
 		t.Fatalf("program: %v", err)
 	}
-	wg.Wait()
-	mu.Lock()
-	defer mu.Unlock()
+	values := done.snapshot()
 	// Stack outputs reach deployer as JSON, as they do from `pulumi stack output`.
 	b, err := json.Marshal(values)
 	if err != nil {
@@ -178,5 +157,5 @@ func golden(t *testing.T, name string, got any) {
 }
 
 func pulumiRunErr(comps []Component) error {
-	return pulumi.RunErr(Program(comps, nil, "dep-test"), pulumi.WithMocks("p", "s", &mocks{}))
+	return pulumi.RunErr(Program(comps, nil, nil), pulumi.WithMocks("p", "s", &mocks{}))
 }

@@ -4,19 +4,15 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
-
 	"github.com/deployer-dev/deployer/internal/plan"
 )
 
 // A moved component (docs/operations.md#moves) keeps its resources: the
-// program declares it under its new name with its former names as Pulumi
-// aliases of the component resource. Its children need no alias of their
-// own: a child whose name starts with its parent's name inherits the
-// parent's aliases with that prefix swapped (Pulumi's inherited child
-// aliases), and every kind names its children r.Name or r.Name+"-...".
-// After one `up` Pulumi's state holds the new names; an alias that matches
-// nothing is ignored.
+// program declares it under its new name, and each of its resources gets
+// its name with each former name of the component in place of the current
+// one as a Pulumi alias (childAliases; every kind names its resources
+// r.Name or r.Name+"-..."). After one `up` Pulumi's state holds the new
+// names; an alias that matches nothing is ignored.
 
 // formerNames returns the Pulumi names s's component may still have in
 // Pulumi's state, other than its own: the name of the address a moved:
@@ -60,13 +56,4 @@ func recordedName(info *Info) string {
 		}
 	}
 	return best
-}
-
-// aliases are the Pulumi aliases of the former names of a component.
-func aliases(names []string) []pulumi.Alias {
-	out := make([]pulumi.Alias, 0, len(names))
-	for _, n := range names {
-		out = append(out, pulumi.Alias{Name: pulumi.String(n)})
-	}
-	return out
 }

@@ -16,17 +16,18 @@ type Component struct {
 	Kind      string
 	Config    map[string]any
 	DependsOn []string // full addresses; those not in the program are ignored
-	// Kept marks a component the run keeps as it is (not one of its
-	// steps): its outputs are recorded without the deployment id, so
-	// Pulumi sees them unchanged and skips rewriting its checkpoint for it.
-	Kept bool
 	// Protect is the component's protect: (plan.Step.Protect), passed as
-	// Pulumi's protect option; its children inherit it.
+	// Pulumi's protect option of each of its resources.
 	Protect bool
 	// Aliases are the Pulumi names the component had before a move
-	// (formerNames), passed as Pulumi aliases so its resources are renamed,
-	// not replaced.
+	// (formerNames): each resource gets its name with the former one in
+	// place of the component's as a Pulumi alias, so it is renamed, not
+	// replaced.
 	Aliases []string
+	// Wrapper is the URN of the component resource the previous layout
+	// kept the component's resources under, when deployer's state records
+	// them there (wrapperOf); each resource gets an alias under it.
+	Wrapper string
 }
 
 // Name is the URN-safe name of the component and of its children:
@@ -40,12 +41,12 @@ func (c Component) Name() string { return strings.ReplaceAll(c.Address, "/", "-"
 func Components(keep, apply []plan.Step) []Component {
 	byAddr := map[string]int{}
 	var out []Component
-	add := func(s plan.Step, cfg map[string]any, kept bool) {
+	add := func(s plan.Step, cfg map[string]any) {
 		if !IsPulumiKind(s.Kind) {
 			return
 		}
-		c := Component{Address: s.Address, Kind: s.Kind, Config: cfg, DependsOn: s.DependsOn, Kept: kept, Protect: s.Protect,
-			Aliases: formerNames(s)}
+		c := Component{Address: s.Address, Kind: s.Kind, Config: cfg, DependsOn: s.DependsOn, Protect: s.Protect,
+			Aliases: formerNames(s), Wrapper: wrapperOf(s)}
 		if i, ok := byAddr[s.Address]; ok {
 			out[i] = c
 			return
@@ -58,11 +59,11 @@ func Components(keep, apply []plan.Step) []Component {
 		if s.Prior != nil && s.Prior.DesiredConfig != nil {
 			cfg = s.Prior.DesiredConfig
 		}
-		add(s, cfg, true)
+		add(s, cfg)
 	}
 	for _, s := range apply {
 		if s.Action != plan.Delete {
-			add(s, s.Config, false)
+			add(s, s.Config)
 		}
 	}
 	return out
@@ -107,47 +108,30 @@ func order(comps []Component) ([]Component, error) {
 
 // Declared is one component declared by the program.
 type Declared struct {
-	Component pulumi.Resource
 	// Value resolves to the map exported as stack output {address}:
-	// {"outputs": {...}, "actual_state": {...}, "pulumi": {"urn","id"} or {"urns"}}.
+	// {"outputs": {...}, "pulumi": {"urn","id"} or {"urns"}}. It resolves
+	// once Pulumi has applied and saved every resource of the component.
 	Value pulumi.MapOutput
-	// children are the component's child resources, sorted by role: what a
-	// dependent component must name in pulumi.DependsOn (see dependsOn).
+	// children are the component's resources, sorted by role: what a
+	// dependent component must name in pulumi.DependsOn.
 	children []pulumi.Resource
 	// known are outputs known before the run (Registered.Known).
 	known map[string]any
 }
 
-// dependsOn returns the resources a component depending on d must list in
-// pulumi.DependsOn: d's children themselves, not d.Component. The Go SDK
-// expands DependsOn on a component resource to the children it has recorded
-// so far, and it records a child only from the goroutine that registers (or,
-// for a StackReference, reads) it, so DependsOn(component) may silently miss
-// children not yet recorded and the engine would then run the dependent
-// before them. Naming the custom children makes the SDK await their URNs.
-func (d *Declared) dependsOn() []pulumi.Resource {
-	return d.children
-}
-
-// Declare registers every component (ordered by depends_on, each with
-// pulumi.DependsOn on the children of the components it depends on, so the
-// dependency does not hinge on goroutine timing) and returns them by
-// address. external holds plain outputs of components applied by other
-// engines, for ${address.key} references. Each component resource records
-// {"deployer": value, "deployment_id": deploymentID} as its outputs, so a
-// failed or cancelled run can tell from Pulumi's state which components it
-// finished; a kept one (Component.Kept) records {"deployer": value} only.
-func Declare(ctx *pulumi.Context, comps []Component, external map[string]map[string]any, deploymentID string) (map[string]*Declared, error) {
+// Declare registers the resources of every component (ordered by
+// depends_on, each with pulumi.DependsOn on the resources of the
+// components it depends on) at the root of the stack
+// (docs/pulumi.md#resource-layout) and returns them by address. external
+// holds plain outputs of components applied by other engines, for
+// ${address.key} references.
+func Declare(ctx *pulumi.Context, comps []Component, external map[string]map[string]any) (map[string]*Declared, error) {
 	ordered, err := order(comps)
 	if err != nil {
 		return nil, err
 	}
-	names := map[string]string{}
-	for _, c := range ordered {
-		if prev, ok := names[c.Name()]; ok {
-			return nil, fmt.Errorf("components %s and %s both map to the Pulumi name %q: rename one of them", prev, c.Address, c.Name())
-		}
-		names[c.Name()] = c.Address
+	if err := checkNames(ordered); err != nil {
+		return nil, err
 	}
 	declared := map[string]*Declared{}
 	for _, c := range ordered {
@@ -158,18 +142,10 @@ func Declare(ctx *pulumi.Context, comps []Component, external map[string]map[str
 		var deps []pulumi.Resource
 		for _, d := range c.DependsOn {
 			if dd, ok := declared[d]; ok {
-				deps = append(deps, dd.dependsOn()...)
+				deps = append(deps, dd.children...)
 			}
 		}
-		comp := &componentResource{}
-		opts := []pulumi.ResourceOption{pulumi.DependsOn(deps), pulumi.Protect(c.Protect)}
-		if len(c.Aliases) > 0 {
-			opts = append(opts, pulumi.Aliases(aliases(c.Aliases)))
-		}
-		if err := ctx.RegisterComponentResource(ComponentType+c.Kind, c.Name(), comp, opts...); err != nil {
-			return nil, fmt.Errorf("register component %s: %w", c.Address, err)
-		}
-		reg := &Registration{Ctx: ctx, Address: c.Address, Name: c.Name(), Config: c.Config, Parent: comp,
+		reg := &Registration{Ctx: ctx, Address: c.Address, Name: c.Name(), Config: c.Config, comp: c, deps: deps,
 			Ref: refResolver(declared, external)}
 		if reg.Config == nil {
 			reg.Config = map[string]any{}
@@ -182,34 +158,42 @@ func Declare(ctx *pulumi.Context, comps []Component, external map[string]map[str
 			"outputs": out.Outputs,
 			"pulumi":  pulumiInfo(out),
 		}.ToMapOutput()
-		recorded := pulumi.Map{"deployer": value}
-		if !c.Kept {
-			recorded["deployment_id"] = pulumi.String(deploymentID)
-		}
-		if err := ctx.RegisterResourceOutputs(comp, recorded); err != nil {
-			return nil, fmt.Errorf("register outputs of %s: %w", c.Address, err)
-		}
 		children := make([]pulumi.Resource, 0, len(out.Children))
 		for _, role := range keys(out.Children) {
 			children = append(children, out.Children[role])
 		}
-		declared[c.Address] = &Declared{Component: comp, Value: value, children: children, known: out.Known}
+		declared[c.Address] = &Declared{Value: value, children: children, known: out.Known}
 	}
 	return declared, nil
 }
 
-type componentResource struct{ pulumi.ResourceState }
+// checkNames refuses two components whose resources would share a name
+// (the name tells which component a resource belongs to).
+func checkNames(comps []Component) error {
+	names := map[string]string{}
+	for _, c := range comps {
+		for _, n := range childNames(c.Name(), c.Kind) {
+			if prev, ok := names[n]; ok && prev != c.Address {
+				return fmt.Errorf("components %s and %s both map to the Pulumi name %q: rename one of them", prev, c.Address, n)
+			}
+			names[n] = c.Address
+		}
+	}
+	return nil
+}
 
-// Program is the inline program of one `up`/`preview`: it declares comps and
-// exports stack output {address} for each (see Declared.Value).
-func Program(comps []Component, external map[string]map[string]any, deploymentID string) pulumi.RunFunc {
+// Program is the inline program of one `up`/`preview`: it declares comps,
+// exports stack output {address} for each (see Declared.Value) and, when
+// done is not nil, records in it each component whose resources Pulumi
+// applied and saved.
+func Program(comps []Component, external map[string]map[string]any, done *finished) pulumi.RunFunc {
 	return func(ctx *pulumi.Context) error {
-		declared, err := Declare(ctx, comps, external, deploymentID)
+		declared, err := Declare(ctx, comps, external)
 		if err != nil {
 			return err
 		}
 		for addr, d := range declared {
-			ctx.Export(addr, d.Value)
+			ctx.Export(addr, done.watch(addr, d.Value))
 		}
 		return nil
 	}

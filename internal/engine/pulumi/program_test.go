@@ -91,29 +91,38 @@ func TestUserPlatformShapesMatchSeed(t *testing.T) {
 	for _, r := range regs {
 		byName[r.Type+"::"+r.Name] = r
 	}
-	api, ok := byName["deployer:component:MicroService::user-service-api"]
-	if !ok {
-		t.Fatalf("no MicroService component user-service-api among %d registrations", len(regs))
+	for _, r := range regs {
+		if strings.HasPrefix(r.Type, ComponentType) {
+			t.Errorf("registered %s %s: deployer registers no resource of its own", r.Type, r.Name)
+		}
+		if r.Parent != "urn:pulumi:production::user-platform::pulumi:pulumi:Stack::user-platform-production" {
+			t.Errorf("%s %s has parent %q, want the stack", r.Type, r.Name, r.Parent)
+		}
 	}
-	// DependsOn on a component waits for its children: the SDK expands it.
+	// Every resource of the api waits for the database and cache resources (depends_on).
 	want := []string{
-		"urn:pulumi:production::user-platform::deployer:component:ElastiCacheRedis$aws:elasticache/replicationGroup:ReplicationGroup::user-service-cache",
-		"urn:pulumi:production::user-platform::deployer:component:RDS$aws:rds/instance:Instance::user-service-database",
+		"urn:pulumi:production::user-platform::aws:elasticache/replicationGroup:ReplicationGroup::user-service-cache",
+		"urn:pulumi:production::user-platform::aws:rds/instance:Instance::user-service-database",
 	}
-	if strings.Join(api.DependsOn, " ") != strings.Join(want, " ") {
-		t.Errorf("api depends on %v, want the database and cache resources %v", api.DependsOn, want)
+	for _, tok := range []string{"aws:ecs/taskDefinition:TaskDefinition", "aws:lb/targetGroup:TargetGroup", "aws:ecs/service:Service"} {
+		api, ok := byName[tok+"::user-service-api"]
+		if !ok {
+			t.Fatalf("no %s user-service-api among %d registrations", tok, len(regs))
+		}
+		for _, w := range want {
+			if !slices.Contains(api.DependsOn, w) {
+				t.Errorf("api %s depends on %v, want %s among them", tok, api.DependsOn, w)
+			}
+		}
 	}
 	db := byName["aws:rds/instance:Instance::user-service-database"]
-	if db.Parent != "urn:pulumi:production::user-platform::deployer:component:RDS::user-service-database" {
-		t.Errorf("RDS instance parent = %q, want its component", db.Parent)
-	}
 	if db.Inputs["instanceClass"] != "db.r6g.xlarge" || db.Inputs["allocatedStorage"] != 100.0 {
 		t.Errorf("RDS inputs %v do not carry instance.class and storage.allocatedGB", db.Inputs)
 	}
 
 	dbv := values["user-service/database"].(map[string]any)
 	info := dbv["pulumi"].(map[string]any)
-	if info["urn"] != "urn:pulumi:production::user-platform::deployer:component:RDS$aws:rds/instance:Instance::user-service-database" || info["id"] != "user-db-prod" {
+	if info["urn"] != "urn:pulumi:production::user-platform::aws:rds/instance:Instance::user-service-database" || info["id"] != "user-db-prod" {
 		t.Errorf("database pulumi = %v, want the instance's urn and id", info)
 	}
 	if got := dbv["outputs"].(map[string]any)["port"]; got != "5432" {
@@ -259,12 +268,12 @@ func TestDependsOnComponentIsDeterministic(t *testing.T) {
 		{Address: "app/pet", Kind: "PulumiResource", DependsOn: []string{"upstream/base"},
 			Config: map[string]any{"type": "random:index/randomPet:RandomPet"}},
 	}
-	want := "urn:pulumi:dev::p::deployer:component:PulumiResource$random:index/randomPet:RandomPet::upstream-base"
+	want := "urn:pulumi:dev::p::random:index/randomPet:RandomPet::upstream-base"
 	for i := 0; i < 100; i++ {
 		regs, _ := run(t, &mocks{}, "p", "dev", comps, nil)
 		for _, r := range regs {
-			if r.Type == ComponentType+"PulumiResource" && r.Name == "app-pet" && strings.Join(r.DependsOn, " ") != want {
-				t.Fatalf("run %d: component app-pet depends on %v, want [%s]", i, r.DependsOn, want)
+			if r.Name == "app-pet" && strings.Join(r.DependsOn, " ") != want {
+				t.Fatalf("run %d: app-pet depends on %v, want [%s]", i, r.DependsOn, want)
 			}
 		}
 	}

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
-	"sort"
 	"strings"
 	"time"
 
@@ -49,32 +48,6 @@ func parseDeployment(raw json.RawMessage) (*snapshot, error) {
 	return &s, nil
 }
 
-// component returns the component resource of step st, under its own
-// name or, not yet renamed by an up, a former one (formerNames); or nil.
-func (s *snapshot) component(st plan.Step) *snapResource {
-	for _, n := range append([]string{Component{Address: st.Address}.Name()}, formerNames(st)...) {
-		for i := range s.Resources {
-			r := &s.Resources[i]
-			if strings.HasPrefix(r.Type, ComponentType) && strings.HasSuffix(r.URN, "::"+n) {
-				return r
-			}
-		}
-	}
-	return nil
-}
-
-// children returns the resources whose parent is urn, sorted by URN.
-func (s *snapshot) children(urn string) []snapResource {
-	var out []snapResource
-	for _, r := range s.Resources {
-		if r.Parent == urn {
-			out = append(out, r)
-		}
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].URN < out[j].URN })
-	return out
-}
-
 // collect turns the end of an up/destroy into one Result per step, from
 // Pulumi's exported state (the same values a later refresh compares with).
 // After a cancelled or killed run it first clears what Pulumi left behind:
@@ -84,7 +57,7 @@ func (s *snapshot) children(urn string) []snapResource {
 // bounded by cleanupTimeout (docs/pulumi.md#cancellation). verb is the
 // deployer command that runs the operation again ("deploy" or "destroy").
 func (e *Engine) collect(ctx context.Context, st auto.Stack, steps []plan.Step, in engine.Inputs, started time.Time,
-	opErr error, replaced map[string]bool, known map[string]map[string]any, verb string,
+	opErr error, replaced map[string]bool, done *finished, verb string,
 ) ([]engine.Result, error) {
 	bg, cancel := context.WithTimeout(forCleanup(context.WithoutCancel(ctx)), cleanupTimeout)
 	defer cancel()
@@ -123,7 +96,7 @@ func (e *Engine) collect(ctx context.Context, st auto.Stack, steps []plan.Step, 
 			opErr = errors.Join(context.Canceled, opErr)
 		}
 	}
-	return results(steps, snap, in.DeploymentID, started, time.Now(), opErr, failStatus, replaced, known), opErr
+	return results(steps, snap, done.snapshot(), started, time.Now(), opErr, failStatus, replaced), opErr
 }
 
 // export reads Pulumi's state of st (`pulumi stack export`).
@@ -182,22 +155,14 @@ func clearPending(ctx context.Context, st auto.Stack, dep apitype.UntypedDeploym
 	return errors.New(msg)
 }
 
-// ownerOf returns the address of the step whose component op is on: the
-// component itself (Pulumi records creating a component too) or one of its
-// children; "" when none.
+// ownerOf returns the address of the step whose component op is on: one
+// of its resources or, in the previous layout, its wrapper (Pulumi records
+// creating one too); "" when none.
 func ownerOf(op pendingOp, steps []plan.Step) string {
-	urn := op.Resource.Parent
-	if strings.HasPrefix(op.Resource.Type, ComponentType) {
-		urn = op.Resource.URN
-	}
-	if !strings.Contains(urn, "::"+ComponentType) {
-		return ""
-	}
 	for _, s := range steps {
-		for _, n := range append([]string{Component{Address: s.Address}.Name()}, formerNames(s)...) {
-			if strings.HasSuffix(urn, "::"+n) {
-				return s.Address
-			}
+		o := ownerOfStep(s)
+		if o.holds(op.Resource) || (isWrapper(op.Resource) && o.wrappers[urnName(op.Resource.URN)]) {
+			return s.Address
 		}
 	}
 	return ""
@@ -205,16 +170,15 @@ func ownerOf(op pendingOp, steps []plan.Step) string {
 
 // results builds the Result of every step from Pulumi's state after the
 // run; snap is nil when it could not be read. A component holds something
-// when Pulumi's state has one of its children (the resources in the cloud;
-// Pulumi records the component itself before them and deletes it after
-// them): only then does its Result carry Pulumi info, so deployer's state lists exactly what
+// when Pulumi's state has one of its resources (snapshot.held): only then
+// does its Result carry Pulumi info, so deployer's state lists exactly what
 // Pulumi holds (docs/pulumi.md#cancellation). A step succeeded when the
-// whole operation did, or (after a failure) when its component recorded
-// outputs in this run (deployment_id) or, for a delete, when it holds
-// nothing. A step whose resource had an operation in flight when Pulumi was
-// killed is "pending".
-func results(steps []plan.Step, snap *snapshot, deploymentID string, started, finished time.Time,
-	opErr error, failStatus engine.Status, replaced map[string]bool, known map[string]map[string]any,
+// whole operation did, or (after a failure) when the program recorded its
+// component finished in this run (done: its value, finished.snapshot) or,
+// for a delete, when it holds nothing. A step whose resource had an
+// operation in flight when Pulumi was killed is "pending".
+func results(steps []plan.Step, snap *snapshot, done map[string]any, started, finished time.Time,
+	opErr error, failStatus engine.Status, replaced map[string]bool,
 ) []engine.Result {
 	out := make([]engine.Result, 0, len(steps))
 	pending := map[string]bool{}
@@ -232,11 +196,7 @@ func results(steps []plan.Step, snap *snapshot, deploymentID string, started, fi
 			continue
 		}
 		kind, _ := Lookup(s.Kind)
-		comp := snap.component(s)
-		var kids []snapResource
-		if comp != nil {
-			kids = snap.children(comp.URN)
-		}
+		kids := snap.held(s)
 		held := len(kids) > 0
 		notDone := failStatus
 		if pending[s.Address] {
@@ -253,24 +213,19 @@ func results(steps []plan.Step, snap *snapshot, deploymentID string, started, fi
 			continue
 		}
 		var value map[string]any
-		if comp != nil {
-			value = componentValue(comp, kids)
+		if raw, ok := done[s.Address]; ok {
+			value = componentValue(raw, kids)
 		}
 		switch {
-		case opErr == nil && value != nil:
+		case value != nil:
 			r.Status = engine.StatusReady
 		case opErr == nil:
 			r.Status, r.Err = engine.StatusFailed, fmt.Errorf("%s: Pulumi recorded no outputs for the component", s.Address)
-		case value != nil && deploymentID != "" && comp.Outputs["deployment_id"] == deploymentID:
-			r.Status = engine.StatusReady
 		default:
 			r.Status, r.Err = notDone, opErr
 		}
 		if held {
-			heldResult(&r, kind, comp, kids, snap, value, replaced)
-		}
-		if k, ok := known[s.Address]; ok && r.Status == engine.StatusReady {
-			r.Outputs = k
+			heldResult(&r, kind, kids, value, replaced)
 		}
 		out = append(out, r)
 	}
@@ -278,31 +233,27 @@ func results(steps []plan.Step, snap *snapshot, deploymentID string, started, fi
 }
 
 // heldResult completes r of a step whose component holds kids (a step
-// not deleted): a replace when Pulumi replaced a child of a component it
-// did not create, the actual_state of its kind, and either the outputs and
-// info of a ready component (fill) or what Pulumi holds now.
-func heldResult(r *engine.Result, kind *Kind, comp *snapResource, kids []snapResource, snap *snapshot,
-	value map[string]any, replaced map[string]bool) {
+// not deleted): a replace when Pulumi replaced a resource of a component
+// it did not create, the actual_state of its kind, and either the outputs
+// and info of a finished component (fill) or what Pulumi holds now.
+func heldResult(r *engine.Result, kind *Kind, kids []snapResource, value map[string]any, replaced map[string]bool) {
 	for _, k := range kids {
 		if replaced[k.URN] && r.Action != plan.Create {
 			r.Action = plan.Replace
 		}
 	}
 	if kind != nil {
-		r.ActualState = actualFrom(kind, comp, snap)
+		r.ActualState = actualFrom(kind, kids)
 	}
 	if r.Status == engine.StatusReady {
-		fill(r, value, comp, snap)
+		fill(r, value, kids)
 		return
 	}
-	// What Pulumi holds now, whatever its children reached: the outputs of
-	// the last run may be out of date.
+	// What Pulumi holds now, whatever its resources reached; the outputs
+	// of a kind that cannot derive them stay as state recorded them.
 	r.EngineData = heldInfo(kids).Data()
-	switch {
-	case kind != nil && kind.OutputsFrom != nil:
+	if kind != nil && kind.OutputsFrom != nil {
 		r.Outputs = kind.OutputsFrom(kids)
-	case value != nil:
-		r.Outputs = asMapOrNil(value["outputs"])
 	}
 }
 
@@ -323,8 +274,8 @@ func heldInfo(kids []snapResource) *Info {
 }
 
 // fill copies outputs and the URNs/ids of a finished component into r;
-// without an exported value the URNs come from its children in Pulumi state.
-func fill(r *engine.Result, value map[string]any, comp *snapResource, snap *snapshot) {
+// without an exported value the URNs come from its resources in Pulumi state.
+func fill(r *engine.Result, value map[string]any, kids []snapResource) {
 	if value != nil {
 		r.Outputs = asMapOrNil(value["outputs"])
 		if p, ok := value["pulumi"].(map[string]any); ok {
@@ -342,7 +293,7 @@ func fill(r *engine.Result, value map[string]any, comp *snapResource, snap *snap
 			return
 		}
 	}
-	r.EngineData = heldInfo(snap.children(comp.URN)).Data()
+	r.EngineData = heldInfo(kids).Data()
 }
 
 func asMapOrNil(v any) map[string]any {
@@ -364,12 +315,7 @@ func drift(snap *snapshot, steps []plan.Step) []Drift {
 			continue
 		}
 		seen[s.Address] = true
-		comp := snap.component(s)
-		if comp == nil {
-			out = append(out, Drift{Address: s.Address, Missing: true})
-			continue
-		}
-		actual := actualFrom(kind, comp, snap)
+		actual := actualFrom(kind, snap.held(s))
 		if actual == nil {
 			out = append(out, Drift{Address: s.Address, Missing: true})
 			continue
@@ -391,9 +337,8 @@ func drift(snap *snapshot, steps []plan.Step) []Drift {
 // actualFrom is a component's actual_state: the kind's Actual mapping
 // applied to its children in Pulumi's state, cleaned (cleanValue). Apply and
 // refresh both use it, so a refresh right after an apply finds no drift.
-// It is nil when the component has no children.
-func actualFrom(kind *Kind, comp *snapResource, snap *snapshot) map[string]any {
-	kids := snap.children(comp.URN)
+// It is nil when the component has no resources.
+func actualFrom(kind *Kind, kids []snapResource) map[string]any {
 	if len(kids) == 0 {
 		return nil
 	}

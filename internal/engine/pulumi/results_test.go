@@ -17,8 +17,10 @@ import (
 
 const urnBase = "urn:pulumi:production::user-platform::"
 
-// partial is Pulumi's state after an update cancelled while the api was
-// being created: the database finished in this run, the api did not.
+// partial is Pulumi's state, in the previous layout (each component's
+// resources under a wrapper), after an update cancelled while the api was
+// being created: the database finished in this run (doneDB), the api did
+// not.
 var partial = &snapshot{Resources: []snapResource{
 	{URN: urnBase + "pulumi:pulumi:Stack::user-platform-production", Type: "pulumi:pulumi:Stack"},
 	{URN: urnBase + "deployer:component:RDS::user-service-database", Type: "deployer:component:RDS",
@@ -37,6 +39,12 @@ var partial = &snapshot{Resources: []snapResource{
 		Parent: urnBase + "deployer:component:MicroService::user-service-api"},
 }}
 
+// doneDB is what the program recorded of partial's run: the database finished.
+var doneDB = map[string]any{"user-service/database": map[string]any{
+	"outputs": map[string]any{"endpoint": "db.example", "port": "5432"},
+	"pulumi":  map[string]any{"urn": urnBase + "deployer:component:RDS$aws:rds/instance:Instance::user-service-database", "id": "user-db-prod"},
+}}
+
 func TestResultsAfterCancelRecordWhatPulumiReports(t *testing.T) {
 	steps := []plan.Step{
 		{Address: "user-service/database", Kind: "RDS", Action: plan.Update},
@@ -45,10 +53,10 @@ func TestResultsAfterCancelRecordWhatPulumiReports(t *testing.T) {
 		{Address: "user-service/old", Kind: "RDS", Action: plan.Delete},
 	}
 	now := time.Now()
-	got := results(steps, partial, "dep-2", now, now, context.Canceled, "cancelled", nil, nil)
+	got := results(steps, partial, doneDB, now, now, context.Canceled, "cancelled", nil)
 	want := map[string]engine.Status{
-		"user-service/database": "ready",     // recorded outputs in this run
-		"user-service/api":      "cancelled", // outputs are from dep-1
+		"user-service/database": "ready",     // finished in this run
+		"user-service/api":      "cancelled", // not finished
 		"user-service/cache":    "deleted",   // gone from Pulumi's state
 		"user-service/old":      "deleted",
 	}
@@ -110,11 +118,11 @@ func TestCleanValueDropsInternalsAndMarksSecrets(t *testing.T) {
 }
 
 func TestComponentValueReopensAWhollySecretValue(t *testing.T) {
-	comp := &snapResource{URN: "c", Outputs: map[string]any{"deployer": map[string]any{secretSigKey: secretSig,
-		"plaintext": `{"outputs":{"user":"admin","password":"s3cret-pw","dsn":"pg://admin:s3cret-pw@db"}}`}}}
-	kids := []snapResource{{Parent: "c", Outputs: map[string]any{"user": "admin",
+	raw := map[string]any{"secret": true, "value": map[string]any{"outputs": map[string]any{
+		"user": "admin", "password": "s3cret-pw", "dsn": "pg://admin:s3cret-pw@db"}}}
+	kids := []snapResource{{Outputs: map[string]any{"user": "admin",
 		"password": map[string]any{secretSigKey: secretSig, "plaintext": `"s3cret-pw"`}}}}
-	outs := componentValue(comp, kids)["outputs"].(map[string]any)
+	outs := componentValue(raw, kids)["outputs"].(map[string]any)
 	if outs["user"] != "admin" || !plan.IsSecretValue(outs["password"]) || !plan.IsSecretValue(outs["dsn"]) {
 		t.Errorf("outputs = %v, want user plain, password and dsn (contains it) secret", outs)
 	}
@@ -134,32 +142,32 @@ func TestShortenKeepsPulumiDiagnostics(t *testing.T) {
 
 // killed is Pulumi's state of stack many after its update was killed: pet-a
 // finished in this run, pet-b's resource was created but the run stopped
-// before its component recorded outputs, pet-c's create, old's delete and
-// the creation of pet-e's component were in flight, and gone's resource was
-// deleted before its component.
+// before the program learnt it, pet-c's create and old's delete were in
+// flight, and gone's resource was deleted; legacy is still under its
+// wrapper of the previous layout, its move to the root pending.
 var killed = func() *snapshot {
 	const base = "urn:pulumi:dev::many::"
-	comp := func(name string, outputs map[string]any) snapResource {
-		return snapResource{URN: base + "deployer:component:PulumiResource::" + name, Type: "deployer:component:PulumiResource", Outputs: outputs}
-	}
-	child := func(name, id string) snapResource {
-		return snapResource{URN: base + "deployer:component:PulumiResource$deployertest:index:RandomName::" + name, Type: "deployertest:index:RandomName",
-			ID: id, Parent: base + "deployer:component:PulumiResource::" + name, Outputs: map[string]any{"name": "otter-" + id}}
+	res := func(name, id string) snapResource {
+		return snapResource{URN: base + "deployertest:index:RandomName::" + name, Type: "deployertest:index:RandomName",
+			ID: id, Parent: base + "pulumi:pulumi:Stack::many-dev", Outputs: map[string]any{"name": "otter-" + id}}
 	}
 	s := &snapshot{Resources: []snapResource{
-		comp("app-pet-a", map[string]any{"deployment_id": "dep-2", "deployer": map[string]any{
-			"outputs": map[string]any{"id": "a1", "properties": map[string]any{"name": "otter-a1"}},
-			"pulumi":  map[string]any{"urn": child("app-pet-a", "a1").URN, "id": "a1"}}}),
-		child("app-pet-a", "a1"),
-		comp("app-pet-b", nil), child("app-pet-b", "b1"),
-		comp("app-pet-c", nil),
-		comp("app-old", nil), child("app-old", "o1"),
-		comp("app-gone", nil),
+		{URN: base + "pulumi:pulumi:Stack::many-dev", Type: "pulumi:pulumi:Stack"},
+		res("app-pet-a", "a1"), res("app-pet-b", "b1"), res("app-old", "o1"),
+		{URN: base + "deployer:component:PulumiResource::app-legacy", Type: "deployer:component:PulumiResource"},
+		{URN: base + "deployer:component:PulumiResource$deployertest:index:RandomName::app-legacy", Type: "deployertest:index:RandomName",
+			ID: "l1", Parent: base + "deployer:component:PulumiResource::app-legacy"},
 	}}
-	s.Pending = []pendingOp{{Type: "creating", Resource: child("app-pet-c", "")}, {Type: "deleting", Resource: child("app-old", "o1")},
-		{Type: "creating", Resource: comp("app-pet-e", nil)}}
+	s.Pending = []pendingOp{{Type: "creating", Resource: res("app-pet-c", "")}, {Type: "deleting", Resource: res("app-old", "o1")},
+		{Type: "updating", Resource: snapResource{URN: base + "deployertest:index:RandomName::app-legacy", Type: "deployertest:index:RandomName",
+			Parent: base + "pulumi:pulumi:Stack::many-dev"}}}
 	return s
 }()
+
+// doneA is what the program recorded of killed's run: pet-a finished.
+var doneA = map[string]any{"app/pet-a": map[string]any{
+	"outputs": map[string]any{"id": "a1", "properties": map[string]any{"name": "otter-a1"}},
+	"pulumi":  map[string]any{"urn": "urn:pulumi:dev::many::deployertest:index:RandomName::app-pet-a", "id": "a1"}}}
 
 func TestResultsAfterKillRecordExactlyWhatPulumiHolds(t *testing.T) {
 	steps := []plan.Step{
@@ -169,24 +177,24 @@ func TestResultsAfterKillRecordExactlyWhatPulumiHolds(t *testing.T) {
 		{Address: "app/pet-d", Kind: "PulumiResource", Action: plan.Create},
 		{Address: "app/old", Kind: "PulumiResource", Action: plan.Delete},
 		{Address: "app/gone", Kind: "PulumiResource", Action: plan.Delete},
-		{Address: "app/pet-e", Kind: "PulumiResource", Action: plan.Create},
+		{Address: "app/legacy", Kind: "PulumiResource", Action: plan.Update},
 	}
 	now := time.Now()
 	got := map[string]engine.Result{}
-	for _, r := range results(steps, killed, "dep-2", now, now, context.Canceled, "cancelled", nil, nil) {
+	for _, r := range results(steps, killed, doneA, now, now, context.Canceled, "cancelled", nil) {
 		got[r.Address] = r
 	}
 	for addr, want := range map[string]struct {
 		status engine.Status
 		id     string // the id deployer records; "" records nothing
 	}{
-		"app/pet-a": {"ready", "a1"},
-		"app/pet-b": {"cancelled", "b1"}, // created, its component unfinished
-		"app/pet-c": {"pending", ""},     // in flight: Pulumi holds no resource
-		"app/pet-d": {"cancelled", ""},   // never reached
-		"app/old":   {"pending", "o1"},   // its delete in flight: still held
-		"app/gone":  {"deleted", ""},     // its component holds nothing
-		"app/pet-e": {"pending", ""},     // its component's creation in flight
+		"app/pet-a":  {"ready", "a1"},
+		"app/pet-b":  {"cancelled", "b1"}, // created, not learnt by the program
+		"app/pet-c":  {"pending", ""},     // in flight: Pulumi holds no resource
+		"app/pet-d":  {"cancelled", ""},   // never reached
+		"app/old":    {"pending", "o1"},   // its delete in flight: still held
+		"app/gone":   {"deleted", ""},     // Pulumi holds nothing of it
+		"app/legacy": {"pending", "l1"},   // under its wrapper still, its update in flight
 	} {
 		r := got[addr]
 		if r.Status != want.status {
@@ -202,20 +210,21 @@ func TestResultsAfterKillRecordExactlyWhatPulumiHolds(t *testing.T) {
 	if b := got["app/pet-b"]; b.Outputs["id"] != "b1" || b.Outputs["properties"].(map[string]any)["name"] != "otter-b1" {
 		t.Errorf("app/pet-b outputs = %v, want the outputs of its resource in Pulumi's state", b.Outputs)
 	}
-	if r := results(steps, nil, "dep-2", now, now, context.Canceled, "cancelled", nil, nil); r[5].Status != "cancelled" || r[5].EngineData != nil {
+	if r := results(steps, nil, doneA, now, now, context.Canceled, "cancelled", nil); r[5].Status != "cancelled" || r[5].EngineData != nil {
 		t.Errorf("with Pulumi's state unknown a delete must not count as done: %+v", r[5])
 	}
 }
 
 func TestClearPendingNamesEachOperationAndItsFix(t *testing.T) {
-	steps := []plan.Step{{Address: "app/pet-c"}, {Address: "app/old"}, {Address: "app/pet-e"}}
+	steps := []plan.Step{{Address: "app/pet-c", Kind: "PulumiResource"}, {Address: "app/old", Kind: "PulumiResource"},
+		{Address: "app/legacy", Kind: "PulumiResource"}}
 	err := clearPending(context.Background(), auto.Stack{}, apitype.UntypedDeployment{Deployment: []byte("not json")}, killed.Pending, steps, "dev", "deploy")
 	for _, want := range []string{
 		"3 operations pending",
-		"app/pet-c (urn:pulumi:dev::many::deployer:component:PulumiResource$deployertest:index:RandomName::app-pet-c): create pending",
+		"app/pet-c (urn:pulumi:dev::many::deployertest:index:RandomName::app-pet-c): create pending",
 		"`deployer deploy -e dev` creates it again",
 		"app/old (", "delete pending: still recorded; `deployer deploy -e dev` deletes it again",
-		"app/pet-e (urn:pulumi:dev::many::deployer:component:PulumiResource::app-pet-e): create pending",
+		"app/legacy (urn:pulumi:dev::many::deployertest:index:RandomName::app-legacy): update pending",
 		"run pulumi refresh --clear-pending-creates",
 	} {
 		if err == nil || !strings.Contains(err.Error(), want) {

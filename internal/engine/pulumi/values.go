@@ -49,13 +49,13 @@ func cleanMap(m map[string]any) map[string]any {
 }
 
 // componentValue is the component's exported value {outputs, pulumi}
-// (Declare), cleaned. When one of its outputs is secret Pulumi records the
-// whole value as one secret; it is then opened and every leaf equal to, or
-// (a string) containing, a secret value of the component's children is
-// marked secret again, so the other outputs stay readable and no secret is
-// left unmarked.
-func componentValue(comp *snapResource, kids []snapResource) map[string]any {
-	v := cleanValue(comp.Outputs["deployer"])
+// (Declared.Value, as finished.snapshot gives it), cleaned. When one of its
+// outputs is secret the whole value is one secret; it is then opened and
+// every leaf equal to, or (a string) containing, a secret value of the
+// component's resources is marked secret again, so the other outputs stay
+// readable and no secret is left unmarked.
+func componentValue(raw any, kids []snapResource) map[string]any {
+	v := cleanValue(raw)
 	if !isSecretMarker(v) {
 		m, _ := v.(map[string]any)
 		return m
