@@ -27,7 +27,7 @@ demo-clean:
 	rm -rf examples/quickstart/.deployer examples/quickstart/out
 
 # Installs and starts the test servers (dynalite, MinIO, redis-server, an OpenTelemetry Collector,
-# PostgreSQL, local-kms) on loopback, installs actionlint, goreleaser and act, then runs gofmt,
+# PostgreSQL, local-kms) on loopback, installs actionlint, goreleaser, act and cosign, then runs gofmt,
 # go vet and go test -race.
 test:
 	bash scripts/test.sh

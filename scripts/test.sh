@@ -36,7 +36,7 @@ stops+=(otelcol_stop)
 source scripts/test-servers/otelcol.sh || true
 stops+=(kms_stop)
 source scripts/test-servers/kms.sh || true
-# actionlint, goreleaser and act (the release-names and act workflow tests).
+# actionlint, goreleaser, act and cosign (the release, signature and act workflow tests).
 source scripts/test-servers/ghtools.sh || true
 # The Pulumi CLI (built once into .tools) and the test provider, on PATH.
 source scripts/test-servers/pulumi.sh || true
