@@ -11,6 +11,7 @@ import (
 	"github.com/MakeNowJust/heredoc"
 	"github.com/spf13/cobra"
 
+	"github.com/deployer-dev/deployer/internal/config"
 	"github.com/deployer-dev/deployer/internal/deploy"
 	"github.com/deployer-dev/deployer/internal/engines"
 	"github.com/deployer-dev/deployer/internal/plan"
@@ -42,6 +43,9 @@ type DeployOptions struct {
 	WithDependents bool
 	// Run is --run-id and its flags (deploy only).
 	Run RunFlags
+	// RefreshOnly is deploy --refresh-only: record what is live, run
+	// nothing else (docs/operations.md#refresh-only).
+	RefreshOnly bool
 
 	// Apply is the use case, deploy.Service.Apply (bound by NewCmdDeploy; a
 	// run test sets a fake).
@@ -54,6 +58,8 @@ type DeployOptions struct {
 	// deploy to the job summary: ghactions.Reporter.RunWait; nil writes
 	// nothing.
 	ReportRun func(t deploy.Target, runID string, waits []deploy.UpstreamWait, err error)
+	// Refresh is the refresh-only use case (deploy --refresh-only).
+	Refresh RefreshOnlyFunc
 }
 
 // NewCmdDeploy returns `deployer deploy`; runF replaces runDeploy in tests.
@@ -81,6 +87,7 @@ func NewCmdDeploy(f *Factory, runF func(context.Context, *DeployOptions) error) 
 	bindApplyFlags(cmd, opts)
 	cmd.Flags().StringVar(&opts.PlanFile, "plan", "", "apply a plan saved with plan --out, for its stack and environment, without asking (refused if the state moved on)")
 	opts.Run.bind(cmd)
+	cmd.Flags().BoolVar(&opts.RefreshOnly, "refresh-only", false, "read what is live, show how it differs from the state and, once confirmed, record it as the state, running nothing else (docs/operations.md#refresh-only)")
 	return cmd
 }
 
@@ -119,6 +126,7 @@ func newDeployOptions(f *Factory, destroy bool) *DeployOptions {
 		},
 		Report:    f.GitHub.Deploy,
 		ReportRun: f.GitHub.RunWait,
+		Refresh:   bindRefreshOnly(f, false),
 	}
 }
 
@@ -136,7 +144,10 @@ func (o *DeployOptions) runE(cmd *cobra.Command, f *Factory, runF func(context.C
 	if o.Grace <= 0 || o.Grace > engines.MaxGrace {
 		return &UsageError{Msg: fmt.Sprintf("--grace must be positive and at most %s, got %s", engines.MaxGrace, o.Grace)}
 	}
-	if err := o.check(cmd, f, "plan", "override-policy", "reason", "run-id", "run-attempt", "upstream", "wait-timeout"); err != nil {
+	if err := o.check(cmd, f, "plan", "override-policy", "reason", "run-id", "run-attempt", "upstream", "wait-timeout", "refresh-only"); err != nil {
+		return err
+	}
+	if err := refuseWithRefreshOnly(cmd, o.RefreshOnly, "plan", "override-policy", "reason", "run-id", "parallelism"); err != nil {
 		return err
 	}
 	if err := o.Run.check(cmd, f.Getenv); err != nil {
@@ -177,6 +188,9 @@ func runDeploy(ctx context.Context, opts *DeployOptions) error {
 	cfg, t, err := opts.load()
 	if err != nil {
 		return err
+	}
+	if opts.RefreshOnly {
+		return opts.refreshOnly(ctx, cfg, t)
 	}
 	if err := opts.Policy.validate(); err != nil {
 		return err
@@ -240,6 +254,13 @@ func runDeploy(ctx context.Context, opts *DeployOptions) error {
 		return skippedExit(err)
 	}
 	return runOutcome(opts.IO.Out, t, out, err)
+}
+
+// refreshOnly runs deploy --refresh-only of t (docs/operations.md#refresh-only).
+func (o *DeployOptions) refreshOnly(ctx context.Context, cfg *config.Config, t deploy.Target) error {
+	return refreshOnlyRun{IO: o.IO, JSON: o.JSON, Record: true, Yes: o.Yes, Run: o.Refresh,
+		Engine: EngineOptions{InstallPulumi: o.InstallPulumi, Grace: o.Grace}}.
+		run(ctx, deploy.RefreshOnlyRequest{Config: cfg, Target: t, LockTimeout: o.LockTimeout})
 }
 
 // readSaved takes the defaults of -s and -e from --plan FILE when they are

@@ -28,7 +28,10 @@ type PlanOptions struct {
 	Destroy          bool
 	Preview          bool
 	Refresh          bool
-	GitHubComment    bool
+	// RefreshOnly is plan --refresh-only: what deploy --refresh-only
+	// would record (docs/operations.md#refresh-only).
+	RefreshOnly   bool
+	GitHubComment bool
 	// RunID is --run-id: the plan is one job of a matrix run, and its
 	// comment (--github-comment) is this stack's section of the run's
 	// one comment (docs/many-stacks.md#pull-request-comment-of-a-matrix-run).
@@ -43,6 +46,8 @@ type PlanOptions struct {
 	Plan           func(ctx context.Context, req deploy.PlanRequest) (*plan.Plan, error)
 	DetectDrift    func(ctx context.Context, cfg *config.Config, t deploy.Target, p *plan.Plan) ([]engine.Drift, error)
 	PreviewEngines func(ctx context.Context, cfg *config.Config, t deploy.Target, p *plan.Plan) (string, error)
+	// RefreshOnlyPlan is the refresh-only use case, recording nothing.
+	RefreshOnlyPlan RefreshOnlyFunc
 	// Report writes the GitHub Actions summary and outputs of the plan
 	// (docs/github-actions.md); nil writes nothing.
 	Report func(t deploy.Target, p *plan.Plan, drifted bool)
@@ -90,7 +95,10 @@ func NewCmdPlan(f *Factory, runF func(context.Context, *PlanOptions) error) *cob
 			if err := opts.Target.validateFlags(); err != nil {
 				return err
 			}
-			if err := opts.check(cmd, f, "out", "preview", "refresh", "destroy", "run-id"); err != nil {
+			if err := opts.check(cmd, f, "out", "preview", "refresh", "destroy", "run-id", "refresh-only"); err != nil {
+				return err
+			}
+			if err := refuseWithRefreshOnly(cmd, opts.RefreshOnly, "out", "preview", "refresh", "destroy", "run-id", "github-comment"); err != nil {
 				return err
 			}
 			if err := checkRunID(opts.RunID); err != nil {
@@ -108,6 +116,7 @@ func NewCmdPlan(f *Factory, runF func(context.Context, *PlanOptions) error) *cob
 	cmd.Flags().StringVar(&opts.RunID, "run-id", "", "plan as one job of the CI run ID (a matrix job): with --github-comment, the plan is this stack's section of the run's one comment (docs/many-stacks.md)")
 	bindPolicyFlags(cmd, &opts.Policy, false)
 	cmd.Flags().BoolVar(&opts.Refresh, "refresh", false, "read what is live (Pulumi components, Command components with command.read) and report drift from actual_state")
+	cmd.Flags().BoolVar(&opts.RefreshOnly, "refresh-only", false, "show what deploy --refresh-only would record: how what is live differs from the state (docs/operations.md#refresh-only)")
 	return cmd
 }
 
@@ -150,12 +159,13 @@ func newPlanOptions(f *Factory) *PlanOptions {
 			}
 			return s.Preview(ctx, deploy.PreviewRequest{Config: cfg, Target: t, Plan: p})
 		},
-		ReportDrift: f.GitHub.Drift,
-		Comment:     f.GitHub.CommentPlan,
-		CommentRun:  f.GitHub.CommentRunPlan,
-		Mask:        f.Masker.Mask,
-		Report:      f.GitHub.Plan,
-		configFlag:  configFlag(f.ConfigPath),
+		RefreshOnlyPlan: bindRefreshOnly(f, true),
+		ReportDrift:     f.GitHub.Drift,
+		Comment:         f.GitHub.CommentPlan,
+		CommentRun:      f.GitHub.CommentRunPlan,
+		Mask:            f.Masker.Mask,
+		Report:          f.GitHub.Plan,
+		configFlag:      configFlag(f.ConfigPath),
 	}
 }
 
@@ -178,6 +188,9 @@ func runPlan(ctx context.Context, opts *PlanOptions) error {
 	cfg, t, err := opts.load()
 	if err != nil {
 		return err
+	}
+	if opts.RefreshOnly {
+		return refreshOnlyRun{IO: opts.IO, JSON: opts.JSON, Run: opts.RefreshOnlyPlan, DetailedExitcode: opts.DetailedExitcode}.run(ctx, deploy.RefreshOnlyRequest{Config: cfg, Target: t})
 	}
 	check, err := opts.Policy.check(ctx, cfg)
 	if err != nil {

@@ -306,27 +306,42 @@ type RefreshRequest struct {
 // ErrNothingToRefresh, naming the components that refresh, when no engine
 // refreshes anything in scope.
 func (s *Service) Refresh(ctx context.Context, req RefreshRequest) ([]engine.Drift, error) {
-	p := req.Plan
 	pr, err := s.prepare(ctx, req.Config, req.Target, true)
 	if err != nil {
 		return nil, err
 	}
-	var out []engine.Drift
-	none := nothingTo(ErrNothingToRefresh, "--refresh", s.d.Engines, func(k engine.Kind) engine.Coverage { return k.Refresh },
-		"; deploy first if the components have no state yet")
-	err = s.eachEngine(ctx, pr, p, none, func(r engineRun, in engine.Inputs, st *statestore.State) error {
-		in.Keep = keepFor(p, st, r.eng, r.prior)
-		resp, err := r.eng.Refresh(ctx, engine.RefreshRequest{Steps: r.prior, Inputs: in})
-		if err == nil {
-			out = append(out, resp.Drift...)
-		}
-		return err
-	})
+	out, _, err := s.readLive(ctx, pr, req.Plan)
 	if err != nil {
 		return nil, err
 	}
 	maskDrift(out)
 	return out, nil
+}
+
+// readLive runs the engines' Refresh on the components of p that have
+// state and returns the drift, unmasked, and the addresses the engines
+// read (engine.RefreshResponse.Read). An error wrapping
+// ErrNothingToRefresh when no engine reads anything in scope.
+func (s *Service) readLive(ctx context.Context, pr *prepared, p *plan.Plan) ([]engine.Drift, map[string]bool, error) {
+	var out []engine.Drift
+	read := map[string]bool{}
+	none := nothingTo(ErrNothingToRefresh, "--refresh", s.d.Engines, func(k engine.Kind) engine.Coverage { return k.Refresh },
+		"; deploy first if the components have no state yet")
+	err := s.eachEngine(ctx, pr, p, none, func(r engineRun, in engine.Inputs, st *statestore.State) error {
+		in.Keep = keepFor(p, st, r.eng, r.prior)
+		resp, err := r.eng.Refresh(ctx, engine.RefreshRequest{Steps: r.prior, Inputs: in})
+		if err == nil {
+			out = append(out, resp.Drift...)
+			for _, a := range resp.Read {
+				read[a] = true
+			}
+		}
+		return err
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	return out, read, nil
 }
 
 // eachEngine calls call for each engine run of p, in order, with the run's

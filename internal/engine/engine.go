@@ -248,6 +248,10 @@ type RefreshRequest struct {
 // RefreshResponse lists the components that drifted.
 type RefreshResponse struct {
 	Drift []Drift
+	// Read are the addresses of the components the engine read, drifted
+	// or not: deploy --refresh-only lists the others in scope as skipped
+	// (docs/operations.md#refresh-only).
+	Read []string
 }
 
 // ApplyRequest is one Engine.Apply: the steps in the order to run them,

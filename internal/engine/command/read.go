@@ -107,12 +107,14 @@ func (e *Engine) recordLive(ctx context.Context, st plan.Step, in engine.Inputs,
 // engine.ErrNotSupported when no component of steps has a read command.
 func (e *Engine) Refresh(ctx context.Context, req engine.RefreshRequest) (engine.RefreshResponse, error) {
 	var out []engine.Drift
+	var read []string
 	seen := map[string]bool{}
 	for _, st := range req.Steps {
 		if st.Prior == nil || stepSpec(st).Read == "" || seen[st.Address] {
 			continue
 		}
 		seen[st.Address] = true
+		read = append(read, st.Address)
 		live, gone, _, err := e.readLive(ctx, st, req.Inputs, st.Prior.DesiredConfig, st.Prior.Outputs)
 		if err != nil {
 			return engine.RefreshResponse{}, fmt.Errorf("refresh: %w", err)
@@ -136,5 +138,5 @@ func (e *Engine) Refresh(ctx context.Context, req engine.RefreshRequest) (engine
 	if len(seen) == 0 {
 		return engine.RefreshResponse{}, engine.ErrNotSupported
 	}
-	return engine.RefreshResponse{Drift: out}, nil
+	return engine.RefreshResponse{Drift: out, Read: read}, nil
 }

@@ -281,7 +281,8 @@ func (e *Engine) Refresh(ctx context.Context, req engine.RefreshRequest) (engine
 	if err != nil {
 		return engine.RefreshResponse{}, err
 	}
-	return engine.RefreshResponse{Drift: drift(snap, append(append([]plan.Step(nil), in.Keep...), req.Steps...))}, nil
+	steps := append(append([]plan.Step(nil), in.Keep...), req.Steps...)
+	return engine.RefreshResponse{Drift: drift(snap, steps), Read: withState(steps)}, nil
 }
 
 // pulumiPrefix starts every line of Pulumi's streamed output, as the
@@ -316,6 +317,20 @@ func failAll(steps []plan.Step, started time.Time, err error) []engine.Result {
 	out := make([]engine.Result, 0, len(steps))
 	for _, s := range steps {
 		out = append(out, engine.Result{Address: s.Address, Action: s.Action, Status: engine.StatusFailed, Err: err, Started: started, Finished: now})
+	}
+	return out
+}
+
+// withState are the addresses of the steps that have state (Prior), each
+// once: the components a refresh reads.
+func withState(steps []plan.Step) []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, s := range steps {
+		if s.Prior != nil && !seen[s.Address] {
+			seen[s.Address] = true
+			out = append(out, s.Address)
+		}
 	}
 	return out
 }

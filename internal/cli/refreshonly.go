@@ -1,0 +1,138 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/deployer-dev/deployer/internal/deploy"
+)
+
+// RefreshOnlyFunc is the refresh-only use case (deploy.Service.RefreshOnly)
+// as plan and deploy bind it; a run test sets a fake.
+type RefreshOnlyFunc func(ctx context.Context, req deploy.RefreshOnlyRequest, eng EngineOptions) (*deploy.RefreshOutcome, error)
+
+// bindRefreshOnly binds the use case to f: plan's (record false) opens
+// the backends read only, without the lock backend.
+func bindRefreshOnly(f *Factory, readOnly bool) RefreshOnlyFunc {
+	return func(ctx context.Context, req deploy.RefreshOnlyRequest, eng EngineOptions) (*deploy.RefreshOutcome, error) {
+		svc, err := f.Service(ctx, req.Config, ServiceOptions{EngineOptions: eng, ReadOnly: readOnly})
+		if err != nil {
+			return nil, err
+		}
+		return svc.RefreshOnly(ctx, req)
+	}
+}
+
+// refuseWithRefreshOnly refuses --refresh-only with any of the flags
+// named, which it has no meaning with.
+func refuseWithRefreshOnly(cmd *cobra.Command, on bool, flags ...string) error {
+	if !on {
+		return nil
+	}
+	for _, n := range flags {
+		if cmd.Flags().Changed(n) {
+			return &UsageError{Msg: "--refresh-only cannot be used with --" + n + " (docs/operations.md#refresh-only)"}
+		}
+	}
+	return nil
+}
+
+// refreshOnlyRun is one plan or deploy --refresh-only as the CLI runs it.
+type refreshOnlyRun struct {
+	IO          *IOStreams
+	JSON        bool
+	Record, Yes bool
+	Run         RefreshOnlyFunc
+	Engine      EngineOptions
+	// DetailedExitcode: exit 2 when there is drift (plan).
+	DetailedExitcode bool
+}
+
+// run plans the refresh of t, shows it and, when recording, asks (unless
+// --yes) and renders what was recorded.
+func (r refreshOnlyRun) run(ctx context.Context, req deploy.RefreshOnlyRequest) error {
+	t := req.Target
+	req.Record = r.Record
+	ask := r.Record && !r.Yes
+	if ask && !r.IO.CanPrompt() {
+		return &UsageError{Msg: "deploy --refresh-only needs confirmation but there is no terminal to ask on: pass --yes to proceed"}
+	}
+	req.ShowPlan = func(p *deploy.RefreshPlan) error {
+		if r.JSON {
+			return nil
+		}
+		renderRefreshPlan(r.IO.Out, p)
+		return nil
+	}
+	if ask {
+		req.Confirm = func(*deploy.RefreshPlan) (bool, error) {
+			return r.IO.Confirm(fmt.Sprintf("Record what is live as the state of %s/%s (nothing else runs)?", t.Stack, t.Env))
+		}
+	}
+	out, err := r.Run(ctx, req, r.Engine)
+	if r.JSON && out != nil {
+		j := refreshJSON{RefreshPlan: out.Plan, Changed: out.Plan.HasChanges(), Status: "no-changes"}
+		if out.Deployment.DeploymentID != "" {
+			j.DeploymentID, j.Status, j.Serial = out.Deployment.DeploymentID, string(out.Deployment.Status), out.Head.Serial
+		} else if r.Record && out.Plan.HasChanges() {
+			j.Status = "not-recorded"
+		}
+		if jerr := r.IO.PrintJSON(j); jerr != nil {
+			return jerr
+		}
+	} else if err == nil && out != nil && out.Deployment.DeploymentID != "" {
+		c := out.Deployment.ResourcesChanged
+		fmt.Fprintf(r.IO.Out, "\nRefresh %s recorded: %d updated, %d removed from the state; nothing else ran. State %s/%s is at serial %d.\n",
+			out.Deployment.DeploymentID, c.Updated, c.Deleted, t.Stack, t.Env, out.Head.Serial)
+	}
+	if err == nil && r.DetailedExitcode && out != nil && out.Plan.HasChanges() {
+		return &ExitCodeError{Code: 2}
+	}
+	return err
+}
+
+// refreshJSON is the --json result of plan and deploy --refresh-only.
+type refreshJSON struct {
+	*deploy.RefreshPlan
+	Changed      bool   `json:"changed"`
+	Status       string `json:"status"`
+	DeploymentID string `json:"deployment_id,omitempty"`
+	Serial       int64  `json:"serial,omitempty"`
+}
+
+// renderRefreshPlan prints what a refresh-only found: the drift as
+// changes to the state (values masked by the use case), the components it
+// could not read, and "No changes." when what is live matches the state.
+func renderRefreshPlan(w io.Writer, p *deploy.RefreshPlan) {
+	if len(p.Drift) > 0 {
+		n := fmt.Sprintf("%d components", len(p.Drift))
+		if len(p.Drift) == 1 {
+			n = "1 component"
+		}
+		fmt.Fprintf(w, "Refresh-only: what is live differs from the state of %s/%s (%s); recording it changes only the state:\n",
+			p.Stack, p.Environment, n)
+		for _, d := range p.Drift {
+			if d.Missing {
+				fmt.Fprintf(w, "  - %s: gone (no longer exists); recording removes it from the state, running no delete\n", d.Address)
+				continue
+			}
+			fmt.Fprintf(w, "  ~ %s: changed outside deployer\n", d.Address)
+			for _, fd := range d.Fields {
+				fmt.Fprintf(w, "      %s: %v -> %v\n", fd.Path, fd.Old, fd.New)
+			}
+		}
+	}
+	if len(p.Skipped) > 0 {
+		fmt.Fprintf(w, "Skipped (cannot be read, left as recorded): %s\n", strings.Join(p.Skipped, ", "))
+	}
+	if len(p.Drift) == 0 {
+		fmt.Fprintln(w, "No changes. What is live matches the state.")
+	}
+	if p.Pending {
+		fmt.Fprintf(w, "deployer.yaml has changes a refresh-only leaves alone: deployer plan -e %s shows them.\n", p.Environment)
+	}
+}
