@@ -97,6 +97,9 @@ func (s *Service) planFor(ctx context.Context, pr *prepared, destroy bool, saved
 	if err != nil {
 		return nil, err
 	}
+	if err := s.rereadChanged(ctx, pr, p); err != nil {
+		return nil, err
+	}
 	if p.Binding, err = s.bind(ctx, pr.res, st, pr.t, read, saved, requireBinding); err != nil {
 		return nil, err
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/deployer-dev/deployer/internal/config"
 	"github.com/deployer-dev/deployer/internal/engine"
 	"github.com/deployer-dev/deployer/internal/lockmgr"
+	"github.com/deployer-dev/deployer/internal/plan"
 	"github.com/deployer-dev/deployer/internal/statestore"
 )
 
@@ -215,4 +216,54 @@ func (cs changeSet) removed() []string {
 	}
 	slices.Sort(out)
 	return out
+}
+
+// rereadChanged reads again, with its new settings (engine.Engine.Refresh),
+// every component of p that an update changes a setting of its kind's
+// RereadOn (command.read) on, and sets the step's Reread (what the apply
+// records) and Drift (what differs from actual_state, masked): a new read
+// command never accepts drift unseen (docs/operations.md#refresh-only).
+// A read that says the component is gone shows as such and leaves
+// Reread nil: the apply reads again and drops it.
+func (s *Service) rereadChanged(ctx context.Context, pr *prepared, p *plan.Plan) error {
+	kinds := KindsOf(s.d.Engines)
+	var idx []int
+	for i, st := range p.Steps {
+		on := kinds[st.Kind].RereadOn
+		if st.Action == plan.Update && st.Prior != nil && slices.ContainsFunc(st.Diffs, func(f plan.FieldDiff) bool { return slices.Contains(on, f.Path) }) {
+			idx = append(idx, i)
+		}
+	}
+	if len(idx) == 0 {
+		return nil
+	}
+	in, _, err := s.inputs(ctx, pr)
+	if err != nil {
+		return err
+	}
+	for _, i := range idx {
+		st := &p.Steps[i]
+		eng, err := s.engineFor(st.Kind)
+		if err != nil {
+			return err
+		}
+		resp, err := eng.Refresh(ctx, engine.RefreshRequest{Steps: []plan.Step{*st}, Inputs: in})
+		if errors.Is(err, engine.ErrNotSupported) {
+			continue // the read was removed: nothing to read
+		}
+		if err != nil {
+			return err
+		}
+		if len(resp.Drift) == 0 {
+			st.Reread = maps.Clone(st.Prior.ActualState)
+			continue
+		}
+		if d := resp.Drift[0]; d.Missing {
+			st.Drift = []plan.FieldDiff{{Path: "(live)", Op: plan.OpRemove, Old: "recorded", New: "gone: the deploy drops it from the state"}}
+			continue
+		}
+		st.Reread = resp.Drift[0].ActualState
+		st.Drift = maskedCopy(resp.Drift)[0].Fields
+	}
+	return nil
 }

@@ -5,6 +5,7 @@ import (
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"fmt"
 
 	"github.com/deployer-dev/deployer/internal/config"
@@ -187,10 +188,18 @@ func checkSavedPlan(saved, now *plan.Plan) error {
 			return &PlanStaleError{Path: b[i].Address, Planned: "(no step)", Now: string(b[i].Action)}
 		case i >= len(b):
 			return &PlanStaleError{Path: a[i].Address, Planned: string(a[i].Action), Now: "(no step)"}
-		case a[i].Address != b[i].Address || a[i].Action != b[i].Action || a[i].MovedFrom != b[i].MovedFrom || len(a[i].Diffs) != len(b[i].Diffs):
+		case a[i].Address != b[i].Address || a[i].Action != b[i].Action || a[i].MovedFrom != b[i].MovedFrom || len(a[i].Diffs) != len(b[i].Diffs) ||
+			fmt.Sprint(jsonOf(a[i].Drift)) != fmt.Sprint(jsonOf(b[i].Drift)):
 			return &PlanStaleError{Path: "steps[" + fmt.Sprint(i) + "]", Planned: a[i].Address + " " + string(a[i].Action),
 				Now: b[i].Address + " " + string(b[i].Action)}
 		}
 	}
 	return nil
+}
+
+// jsonOf is v as JSON: a saved plan's values, read back from its file,
+// compare with ones made now.
+func jsonOf(v any) string {
+	b, _ := json.Marshal(v)
+	return string(b)
 }

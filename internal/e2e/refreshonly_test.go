@@ -58,7 +58,7 @@ func liveReplicas(t *testing.T, p *project) any {
 // changes; a component whose read says it is gone is shown and, on
 // approval, only removed from the state.
 func TestRefreshOnlyRecordsWhatIsLive(t *testing.T) {
-	projectOnBackends(t, refreshYAML, func(t *testing.T, p *project, _ string, _ []string) {
+	projectOnBackends(t, refreshYAML, func(t *testing.T, p *project, yaml string, _ []string) {
 		p.env = append(p.env, "DEPLOYER_SECRETS_PASSPHRASE="+passphrase) // the live token is a secret
 		p.mustRun(0, "deploy", "-e", "dev", "--yes")
 		serial := p.remoteState("dev").Serial
@@ -106,6 +106,22 @@ func TestRefreshOnlyRecordsWhatIsLive(t *testing.T) {
 		}
 		p.mustRun(0, "plan", "-e", "dev", "--refresh", "--detailed-exitcode")
 
+		// A new read command alone shows the drift it reads before it is
+		// recorded, and records exactly that, running nothing else.
+		p.write("live/web.json", `{"replicas": 7, "api_token": "tok-Other-8812"}`)
+		p.write("deployer.yaml", strings.Replace(yaml, "cat live/web.json", "cat ./live/web.json", 1))
+		r = p.mustRun(2, "plan", "-e", "dev", "--detailed-exitcode")
+		if !strings.Contains(r.stdout, "command.read:") || !strings.Contains(r.stdout, "read now, recorded as live: replicas: 5 -> 7") {
+			t.Errorf("a changed read alone should show the drift it reads:\n%s", r)
+		}
+		p.mustRun(0, "deploy", "-e", "dev", "--yes")
+		if log := string(p.read("ran.log")); log != "" {
+			t.Errorf("a changed read alone ran more than read: %q", log)
+		}
+		if got := liveReplicas(t, p); got != 7.0 {
+			t.Errorf("actual_state.live.replicas after the read change: %v, want 7", got)
+		}
+
 		// The live thing is gone: shown, and on approval only forgotten.
 		if err := os.Remove(filepath.Join(p.dir, "live/web.json")); err != nil {
 			t.Fatal(err)
@@ -124,4 +140,41 @@ func TestRefreshOnlyRecordsWhatIsLive(t *testing.T) {
 			t.Errorf("the refresh's history record should name what it removed: %+v", h)
 		}
 	})
+}
+
+// TestRealPulumiRefreshOnly: through the real Pulumi CLI and the test
+// provider, a refresh-only right after a deploy is No changes (no serial);
+// a name changed outside Pulumi is shown as drift and, on --yes, recorded
+// as a serial of type refresh with no create, update or delete by the
+// provider; the next plan is No changes.
+func TestRealPulumiRefreshOnly(t *testing.T) {
+	pp := newPulumiProject(t)
+	j := providerJournal(filepath.Join(pp.dir, "provider.journal"))
+	t.Setenv("DEPLOYERTEST_JOURNAL", string(j))
+	p := pp.stack("evolve", evolveYAML("db", "", 1, ""))
+	p.mustRun(0, "deploy", "-e", "dev", "--yes")
+	serial := p.remoteState("dev").Serial
+	ops := j.count(t, "start", "create") + j.count(t, "start", "update") + j.count(t, "start", "delete")
+
+	if r := p.mustRun(0, "deploy", "-e", "dev", "--refresh-only", "--yes"); !strings.Contains(r.stdout, "No changes.") || strings.Contains(r.stdout, "Skipped") {
+		t.Errorf("a refresh-only right after the deploy should read everything and say No changes:\n%s", r)
+	}
+	if got := p.remoteState("dev").Serial; got != serial {
+		t.Errorf("a refresh-only with no drift wrote serial %d (was %d)", got, serial)
+	}
+
+	t.Setenv("DEPLOYERTEST_READ_NAME", "renamed-by-hand")
+	r := p.mustRun(0, "deploy", "-e", "dev", "--refresh-only", "--yes")
+	if !strings.Contains(r.stdout, "~ data/db") || !strings.Contains(r.stdout, "-> renamed-by-hand") || !strings.Contains(r.stdout, "2 updated, 0 removed") {
+		t.Errorf("the refresh-only should show the name changed outside Pulumi and record it:\n%s", r)
+	}
+	if n := j.count(t, "start", "create") + j.count(t, "start", "update") + j.count(t, "start", "delete"); n != ops {
+		t.Errorf("the refresh-only made the provider create, update or delete %d times", n-ops)
+	}
+	if h := p.history("dev").DeploymentHistory[0]; h.Type != "refresh" || h.Serial != serial+1 {
+		t.Errorf("the refresh's history record: %+v (serial was %d)", h, serial)
+	}
+	if r := p.mustRun(0, "plan", "-e", "dev", "--refresh", "--detailed-exitcode"); !strings.Contains(r.stdout, "No drift") || !strings.Contains(r.stdout, "No changes.") {
+		t.Errorf("after the refresh-only the plan should be No changes and the refresh find no drift:\n%s", r)
+	}
 }

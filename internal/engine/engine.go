@@ -129,6 +129,13 @@ type Kind struct {
 	// recorded them in state (its older forms included) and what a delete
 	// runs (plan.Options.Settings).
 	Settings plan.KindSettings
+	// RereadOn lists the dotted setting paths ("command.read") whose change
+	// makes a plan read the component again with its new settings
+	// (Refresh) and show under the step what differs from actual_state
+	// (plan.Step.Drift); the apply records what the plan read
+	// (plan.Step.Reread), so drift is never accepted unseen
+	// (docs/operations.md#refresh-only).
+	RereadOn []string
 	// Preview and Refresh say which of the kind's components the engine's
 	// Preview (plan --preview) and Refresh (plan --refresh) cover. When
 	// nothing in scope is covered, deploy's error names the kinds that are,

@@ -85,6 +85,14 @@ type Step struct {
 	// and nothing is deleted or created for the move
 	// (docs/operations.md#moves). "" otherwise.
 	MovedFrom string `json:"moved_from,omitempty"`
+	// Drift is, on an update that reads the component again (a changed
+	// command.read, engine.Kind.RereadOn), how what the plan read differs
+	// from actual_state, masked; the apply records it
+	// (docs/operations.md#refresh-only).
+	Drift []FieldDiff `json:"drift,omitempty"`
+	// Reread is the actual_state such a plan read, unmasked: what the
+	// apply records; nil when the plan read nothing.
+	Reread map[string]any `json:"-"`
 	// Prior is the resource in state; nil on create.
 	Prior *statestore.Resource `json:"-"`
 	// Secrets are the dotted paths the component lists under secrets:

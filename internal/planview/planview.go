@@ -144,6 +144,9 @@ func (h *humanPlan) step(bw io.Writer, s plan.Step) {
 	for _, f := range s.Diffs {
 		h.field(bw, MaskDiff(f))
 	}
+	for _, f := range s.Drift { // masked by the use case
+		fmt.Fprintf(bw, "      %s\n", sanitize.Line(fmt.Sprintf("read now, recorded as live: %s: %v -> %v", f.Path, f.Old, f.New)))
+	}
 	if line := DeletedByLine(s); line != "" {
 		fmt.Fprintf(bw, "      %s\n", line)
 	}

@@ -20,7 +20,8 @@ func Catalog() []engine.Kind {
 	return []engine.Kind{{Name: Kind, Sections: []string{Section}, Decode: decode, Settings: planSettings,
 		ReplaceOn: []string{Section + ".triggers"},
 		Requires:  []config.Requirement{{Path: Section + ".create", Why: "the shell command that creates it, run in the directory of deployer.yaml"}},
-		Refresh:   engine.Coverage{Covered: true, When: "with " + Section + ".read (docs/command-kind.md#drift-read)"}}}
+		Refresh:   engine.Coverage{Covered: true, When: "with " + Section + ".read (docs/command-kind.md#drift-read)"},
+		RereadOn:  []string{Section + ".read"}}}
 }
 
 // Preflight has nothing to check: commands run with the local shell.

@@ -229,7 +229,12 @@ func (e *Engine) recordOnly(ctx context.Context, st plan.Step, in engine.Inputs,
 		res.ActualState = maps.Clone(st.Prior.ActualState)
 	}
 	readChanged := slices.ContainsFunc(st.Diffs, func(f plan.FieldDiff) bool { return f.Path == Section+".read" })
-	if readChanged && stepSpec(st).Read != "" {
+	if readChanged && st.Reread != nil {
+		// The plan read with the new command and showed what differs: that
+		// is what is recorded (docs/operations.md#refresh-only).
+		fmt.Fprintf(progress(in), "[%s] only commands changed: recording them and the live state the plan read\n", st.Address)
+		res.ActualState = maps.Clone(st.Reread)
+	} else if readChanged && stepSpec(st).Read != "" {
 		fmt.Fprintf(progress(in), "[%s] only commands changed: recording them and the new read's live state\n", st.Address)
 		if err := e.recordLive(ctx, st, in, prev, res.ActualState); err != nil {
 			res.Finished, res.Status, res.Err, res.Gone = e.now(), engine.StatusFailed, err, errors.Is(err, ErrGone)

@@ -29,6 +29,8 @@
 //	DEPLOYERTEST_JOURNAL  a file the provider appends one line to when an
 //	                      operation starts and when it ends:
 //	                      "PID start|done|failed create|update|delete URN".
+//	DEPLOYERTEST_READ_NAME a name a refresh reads for every RandomName: a
+//	                      change made outside Pulumi (drift).
 //	DEPLOYERTEST_ENVFILE  a file the provider writes, when it starts, the
 //	                      names (never the values) of its environment
 //	                      variables to, one a line: what a plugin such as
@@ -244,8 +246,14 @@ func (p *testProvider) Update(ctx context.Context, req plugin.UpdateRequest) (pl
 }
 
 // Read returns the resource as recorded: nothing exists outside Pulumi's
-// state, so a refresh finds no drift.
+// state, so a refresh finds no drift, unless DEPLOYERTEST_READ_NAME says
+// what a RandomName's name is now.
 func (p *testProvider) Read(_ context.Context, req plugin.ReadRequest) (plugin.ReadResponse, error) {
+	if name := os.Getenv("DEPLOYERTEST_READ_NAME"); name != "" && kind(string(req.Type)) == "RandomName" {
+		state := req.State.Copy()
+		state["name"] = resource.NewStringProperty(name)
+		return plugin.ReadResponse{ReadResult: plugin.ReadResult{ID: req.ID, Inputs: req.Inputs, Outputs: state}}, nil
+	}
 	return plugin.ReadResponse{ReadResult: plugin.ReadResult{ID: req.ID, Inputs: req.Inputs, Outputs: req.State}}, nil
 }
 
