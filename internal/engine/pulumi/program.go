@@ -108,7 +108,7 @@ func order(comps []Component) ([]Component, error) {
 
 // Declared is one component declared by the program.
 type Declared struct {
-	// Value resolves to the map exported as stack output {address}:
+	// Value resolves to the component's value recorded in state:
 	// {"outputs": {...}, "pulumi": {"urn","id"} or {"urns"}}. It resolves
 	// once Pulumi has applied and saved every resource of the component.
 	Value pulumi.MapOutput
@@ -182,10 +182,12 @@ func checkNames(comps []Component) error {
 	return nil
 }
 
-// Program is the inline program of one `up`/`preview`: it declares comps,
-// exports stack output {address} for each (see Declared.Value) and, when
-// done is not nil, records in it each component whose resources Pulumi
-// applied and saved.
+// Program is the inline program of one `up`/`preview`: it declares comps
+// and, when done is not nil, records in it each component whose resources
+// Pulumi applied and saved (see Declared.Value). It exports no stack
+// output: each would be checkpointed with every step of every later run,
+// and deployer reads none (the SDK waits for the recording to finish before
+// the program ends, as for any output).
 func Program(comps []Component, external map[string]map[string]any, done *finished) pulumi.RunFunc {
 	return func(ctx *pulumi.Context) error {
 		declared, err := Declare(ctx, comps, external)
@@ -193,7 +195,7 @@ func Program(comps []Component, external map[string]map[string]any, done *finish
 			return err
 		}
 		for addr, d := range declared {
-			ctx.Export(addr, done.watch(addr, d.Value))
+			done.watch(addr, d.Value)
 		}
 		return nil
 	}
