@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 
 	"github.com/MakeNowJust/heredoc"
 	"github.com/spf13/cobra"
@@ -274,18 +275,26 @@ func renderDrift(ios *IOStreams, drift []engine.Drift, asJSON bool) error {
 		return nil
 	}
 	fmt.Fprintf(w, "Drift between actual_state and what is live (%d components):\n", len(drift))
+	writeDriftList(w, drift, "  ! %s\n", "  ! %s: its resources no longer exist\n")
+	fmt.Fprintln(w)
+	return nil
+}
+
+// writeDriftList prints each drifted component on a line of its own,
+// worded by changed or, when its resources are gone, by missing (format
+// strings taking the address), with the fields that differ below it as
+// "path: old -> new". The values are printed as the use case masked them.
+func writeDriftList(w io.Writer, drift []engine.Drift, changed, missing string) {
 	for _, d := range drift {
 		if d.Missing {
-			fmt.Fprintf(w, "  ! %s: its resources no longer exist\n", d.Address)
+			fmt.Fprintf(w, missing, d.Address)
 			continue
 		}
-		fmt.Fprintf(w, "  ! %s\n", d.Address)
+		fmt.Fprintf(w, changed, d.Address)
 		for _, fd := range d.Fields {
 			fmt.Fprintf(w, "      %s: %v -> %v\n", fd.Path, fd.Old, fd.New)
 		}
 	}
-	fmt.Fprintln(w)
-	return nil
 }
 
 func planRenderer(ios *IOStreams, asJSON bool) planview.Renderer {

@@ -115,16 +115,8 @@ func renderRefreshPlan(w io.Writer, p *deploy.RefreshPlan) {
 		}
 		fmt.Fprintf(w, "Refresh-only: what is live differs from the state of %s/%s (%s); recording it changes only the state:\n",
 			p.Stack, p.Environment, n)
-		for _, d := range p.Drift {
-			if d.Missing {
-				fmt.Fprintf(w, "  - %s: gone (no longer exists); recording removes it from the state, running no delete\n", d.Address)
-				continue
-			}
-			fmt.Fprintf(w, "  ~ %s: changed outside deployer\n", d.Address)
-			for _, fd := range d.Fields {
-				fmt.Fprintf(w, "      %s: %v -> %v\n", fd.Path, fd.Old, fd.New)
-			}
-		}
+		writeDriftList(w, p.Drift, "  ~ %s: changed outside deployer\n",
+			"  - %s: gone (no longer exists); recording removes it from the state, running no delete\n")
 	}
 	if len(p.Skipped) > 0 {
 		fmt.Fprintf(w, "Skipped (cannot be read, left as recorded): %s\n", strings.Join(p.Skipped, ", "))
