@@ -64,8 +64,7 @@ type DeployOptions struct {
 
 // NewCmdDeploy returns `deployer deploy`; runF replaces runDeploy in tests.
 func NewCmdDeploy(f *Factory, runF func(context.Context, *DeployOptions) error) *cobra.Command {
-	opts := newDeployOptions(f, false)
-	cmd := &cobra.Command{
+	cmd, opts := newApplyCmd(f, runF, false, &cobra.Command{
 		Use:   "deploy",
 		Short: "Lock, plan, apply and save the state of a stack/environment",
 		Long: heredoc.Doc(`
@@ -79,34 +78,37 @@ func NewCmdDeploy(f *Factory, runF func(context.Context, *DeployOptions) error) 
   deployer deploy -e prod --component user-service/api --lock-timeout 10m
   deployer deploy --plan prod.plan
   deployer deploy -e dev --all --yes`,
-		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			return opts.runE(cmd, f, runF)
-		},
-	}
-	bindApplyFlags(cmd, opts)
+	})
 	cmd.Flags().StringVar(&opts.PlanFile, "plan", "", "apply a plan saved with plan --out, for its stack and environment, without asking (refused if the state moved on)")
 	opts.Run.bind(cmd)
 	cmd.Flags().BoolVar(&opts.RefreshOnly, "refresh-only", false, "read what is live, show how it differs from the state and, once confirmed, record it as the state, running nothing else (docs/operations.md#refresh-only)")
 	return cmd
 }
 
+// newApplyCmd completes cmd (its Use, Short, Long and Example set) as
+// deploy, or as destroy when destroy is set: no arguments, the run through
+// runF (runDeploy when nil) and the flags both share (bindApplyFlags).
+// It returns cmd and its options, for the flags of one command alone.
+func newApplyCmd(f *Factory, runF func(context.Context, *DeployOptions) error, destroy bool, cmd *cobra.Command) (*cobra.Command, *DeployOptions) {
+	opts := newDeployOptions(f, destroy)
+	cmd.Args = cobra.NoArgs
+	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
+		return opts.runE(cmd, f, runF)
+	}
+	bindApplyFlags(cmd, opts)
+	return cmd, opts
+}
+
 // NewCmdDestroy returns `deployer destroy`; runF replaces runDeploy in tests.
 func NewCmdDestroy(f *Factory, runF func(context.Context, *DeployOptions) error) *cobra.Command {
-	opts := newDeployOptions(f, true)
-	cmd := &cobra.Command{
+	cmd, opts := newApplyCmd(f, runF, true, &cobra.Command{
 		Use:   "destroy",
 		Short: "Delete every component in scope and record it in the state",
 		Long: heredoc.Doc(`
 			Deletes every component in scope, dependents first (independent ones at once), under the lock,
 			and records the deployment in the state's history. It shows what it deletes, then asks (--yes
 			without a terminal): only yes or the stack's name, typed in full, confirms.`),
-		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			return opts.runE(cmd, f, runF)
-		},
-	}
-	bindApplyFlags(cmd, opts)
+	})
 	cmd.Flags().BoolVar(&opts.WithDependents, "with-dependents", false, "with --service/--component: destroy the components that depend on them too, dependents first (without it such a destroy is refused, exit 6)")
 	return cmd
 }

@@ -46,21 +46,6 @@ type GuardStatusOptions struct {
 	Status func(ctx context.Context, name string) ([]guard.SharerStatus, error)
 }
 
-// NewCmdGuard returns `deployer guard` with its stop and status commands
-// (docs/guard.md).
-func NewCmdGuard(f *Factory) *cobra.Command {
-	parent := &cobra.Command{
-		Use:   "guard",
-		Short: "Stop a shared resource only when every other application sharing it is down",
-		Long: heredoc.Doc(`
-			A resource listed under shared: in deployer.yaml (a database used by several applications)
-			is stopped by guard stop only when every other sharer's status URL says it is down, under a
-			lock, so two stops racing never both run it. See docs/guard.md.`),
-	}
-	parent.AddCommand(NewCmdGuardStop(f, nil), NewCmdGuardStatus(f, nil))
-	return parent
-}
-
 // NewCmdGuardStop returns `deployer guard stop`; runF replaces runGuardStop
 // in tests.
 func NewCmdGuardStop(f *Factory, runF func(context.Context, *GuardStopOptions) error) *cobra.Command {
@@ -115,6 +100,21 @@ func NewCmdGuardStatus(f *Factory, runF func(context.Context, *GuardStatusOption
 			return runOr(cmd, opts, runF, runGuardStatus)
 		},
 	}
+}
+
+// NewCmdGuard returns `deployer guard` with its stop and status commands
+// (docs/guard.md).
+func NewCmdGuard(f *Factory) *cobra.Command {
+	parent := &cobra.Command{
+		Use:   "guard",
+		Short: "Stop a shared resource only when every other application sharing it is down",
+		Long: heredoc.Doc(`
+			A resource listed under shared: in deployer.yaml (a database used by several applications)
+			is stopped by guard stop only when every other sharer's status URL says it is down, under a
+			lock, so two stops racing never both run it. See docs/guard.md.`),
+	}
+	parent.AddCommand(NewCmdGuardStop(f, nil), NewCmdGuardStatus(f, nil))
+	return parent
 }
 
 func newGuardStopOptions(f *Factory) *GuardStopOptions {
