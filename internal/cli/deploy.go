@@ -46,6 +46,9 @@ type DeployOptions struct {
 	// RefreshOnly is deploy --refresh-only: record what is live, run
 	// nothing else (docs/operations.md#refresh-only).
 	RefreshOnly bool
+	// Import is deployer import's ADDR and ID (NewCmdImport); zero for
+	// deploy and destroy.
+	Import deploy.ImportTarget
 
 	// Apply is the use case, deploy.Service.Apply (bound by NewCmdDeploy; a
 	// run test sets a fake).
@@ -221,7 +224,7 @@ func runDeploy(ctx context.Context, opts *DeployOptions) error {
 	}
 	req := deploy.ApplyRequest{
 		Config: cfg, Target: t, Destroy: opts.Destroy, SavedPlan: saved, LockTimeout: opts.LockTimeout,
-		Parallelism: opts.Parallelism, Policy: check, WithDependents: opts.WithDependents, Run: run,
+		Parallelism: opts.Parallelism, Policy: check, WithDependents: opts.WithDependents, Run: run, Import: opts.Import.OrNil(),
 		// The plan is data of the command: stdout in human mode, and part
 		// of the JSON result in --json mode.
 		ShowPlan: func(p *plan.Plan) error {
@@ -411,6 +414,9 @@ func printDeploySummary(w io.Writer, t deploy.Target, out *deploy.Outcome, err e
 	}
 	fmt.Fprintf(w, "\nDeployment %s %s in %.1fs: %d created, %d updated%s, %d deleted",
 		d.DeploymentID, d.Status, d.DurationSeconds, s.Created, s.Updated, replaced, s.Deleted)
+	if s.Imported > 0 {
+		fmt.Fprintf(w, ", %d imported", s.Imported)
+	}
 	if s.Unchanged > 0 {
 		fmt.Fprintf(w, ", %d re-evaluated and unchanged", s.Unchanged)
 	}

@@ -107,6 +107,9 @@ func runHistory(ctx context.Context, opts *HistoryOptions, cfg *config.Config, t
 		if len(e.Removed) > 0 {
 			changes += " forgot " + strings.Join(e.Removed, ", ")
 		}
+		if len(e.Imported) > 0 {
+			changes += " imported " + strings.Join(e.Imported, ", ")
+		}
 		if e.RestoredFrom > 0 {
 			typ = fmt.Sprintf("restore (from %d)", e.RestoredFrom)
 		}

@@ -73,6 +73,7 @@ func NewRootCmd(f *Factory) *cobra.Command {
 		NewCmdPlan(f, nil),
 		NewCmdDeploy(f, nil),
 		NewCmdDestroy(f, nil),
+		NewCmdImport(f, nil),
 		NewCmdShow(f, nil),
 		NewCmdStacks(f, nil),
 		stateCmd,

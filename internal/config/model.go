@@ -107,6 +107,9 @@ type Component struct {
 	// (docs/configuration.md#protect); recorded in its state entry so that
 	// it holds after the component leaves deployer.yaml.
 	Protect bool `yaml:"protect"`
+	// Import adopts an instance that exists outside deployer instead of
+	// creating one (docs/operations.md#import); nil when not written.
+	Import *Import `yaml:"import"`
 	// Sections are the kind's own sections as written in deployer.yaml
 	// ("command"), by key, with their lines: config does not read them; the
 	// engine that declares the kind decodes and checks them (Kind.Decode).
@@ -116,4 +119,11 @@ type Component struct {
 	// a saved plan binds and the engine applies. Nil when the component
 	// has no sections.
 	Settings map[string]map[string]any
+}
+
+// Import is a component's import: block (docs/operations.md#import): the
+// id of the existing instance the component adopts. Once the component is
+// in the state with that id, the block changes nothing.
+type Import struct {
+	ID string `yaml:"id"`
 }

@@ -41,6 +41,9 @@ type ResolvedComponent struct {
 	Settings map[string]map[string]any
 	// Protect is Component.Protect.
 	Protect bool
+	// ImportID is Component.Import's id: the existing instance the
+	// component adopts when it is not in the state; "" without import:.
+	ImportID string
 }
 
 // Address returns the address of component name of service: "service/name"
@@ -102,6 +105,9 @@ func (c *Config) Resolve(env string) (*Resolved, error) {
 				Address: addr, Service: svcName, Name: name, Kind: comp.Kind,
 				Config:  DeepMerge(comp.Config, comp.Environments[env]),
 				Secrets: slices.Clone(comp.Secrets), Protect: comp.Protect,
+			}
+			if comp.Import != nil {
+				rc.ImportID = comp.Import.ID
 			}
 			for _, d := range comp.DependsOn {
 				if full, ok := normalizeDep(svcName, d); ok && !slices.Contains(rc.DependsOn, full) {

@@ -66,6 +66,19 @@ type Kind struct {
 	// numbers, bools, lists and maps. Without Decode a section's settings
 	// are its values as written.
 	Decode func(s *Section) map[string]any
+	// Import says whether the kind's components may carry an import:
+	// block and what an import needs (docs/operations.md#import).
+	Import ImportRule
+}
+
+// ImportRule says whether a kind can adopt an existing instance by its id
+// (a component's import: block, deployer import) and what it needs to.
+type ImportRule struct {
+	// Supported: the kind's engine can import its components.
+	Supported bool
+	// Requires are the component paths an import cannot do without
+	// ("command.read"), each with what it is for.
+	Requires []Requirement
 }
 
 // Section is one of a kind's own sections of a component, as written in
@@ -161,12 +174,14 @@ func (l *loader) checkKind(comp *Component, pos *compPos) {
 		return
 	case l.kinds == nil:
 		l.decodeSections(comp, pos, nil)
+		l.checkImport(comp, pos, nil)
 		return
 	case !known:
 		l.add(pos.kindLine, pos.path+".kind", "unknown kind %q%s", comp.Kind, didYouMean(comp.Kind, names, "known kinds: "+strings.Join(names, ", ")))
 		return
 	}
 	l.decodeSections(comp, pos, &k)
+	l.checkImport(comp, pos, &k)
 	for _, r := range k.Requires {
 		section, key, _ := strings.Cut(r.Path, ".")
 		if v, _ := comp.Settings[section][key].(string); v != "" {
@@ -198,4 +213,41 @@ func (l *loader) checkKind(comp *Component, pos *compPos) {
 // DEPLOYER_BACKEND_STATE / DEPLOYER_BACKEND_LOCK) against s.
 func WithBackends(s BackendSchemes) Option {
 	return func(l *loader) { l.backends = s }
+}
+
+// checkImport checks comp's import: block (docs/operations.md#import): an
+// id written, a kind k (nil: kinds unknown, any) that can import, and the
+// paths k needs for it.
+func (l *loader) checkImport(comp *Component, pos *compPos, k *Kind) {
+	if comp.Import == nil {
+		return
+	}
+	path := pos.path + ".import"
+	line := l.line(path)
+	if comp.Import.ID == "" {
+		l.add(line, path+".id", "import needs the id of the existing instance to adopt, e.g. import: {id: i-0abc123}")
+		return
+	}
+	if k == nil {
+		return
+	}
+	if msg := k.Import.Problem(comp.Kind, k.Engine, comp.Settings); msg != "" {
+		l.add(line, path, "%s", msg)
+	}
+}
+
+// Problem is what keeps a component of kind, applied by engine, with
+// settings from being imported under rule r, ending in the fix; "" when
+// nothing does.
+func (r ImportRule) Problem(kind, engine string, settings map[string]map[string]any) string {
+	if !r.Supported {
+		return fmt.Sprintf("kind %s cannot be imported (%s adopts no existing instance by id): remove import:", kind, engine)
+	}
+	for _, q := range r.Requires {
+		section, key, _ := strings.Cut(q.Path, ".")
+		if v, _ := settings[section][key].(string); v == "" {
+			return fmt.Sprintf("kind %s needs %s to import (%s): add %s", kind, q.Path, q.Why, q.Path)
+		}
+	}
+	return ""
 }

@@ -44,6 +44,10 @@ type ApplyRequest struct {
 	// when nothing changes (docs/many-stacks.md#one-job-per-stack-the-matrix); nil
 	// outside a run.
 	Run *Run
+	// Import makes the apply `deployer import ADDR ID`: the plan of that
+	// one component with its import: block saying ID, recorded as type
+	// import (docs/operations.md#import); nil otherwise.
+	Import *ImportTarget
 }
 
 // Outcome is what a deploy did.
@@ -95,6 +99,11 @@ func (e *ApplyError) Unwrap() error { return e.Err }
 // ErrPlanStale; *ApplyError when a component failed or the run was
 // cancelled (whatever succeeded is saved first).
 func (s *Service) Apply(ctx context.Context, req ApplyRequest) (_ *Outcome, err error) {
+	if req.Import != nil {
+		if req.Config, req.Target, err = s.withImport(req.Config, req.Target, req.Import); err != nil {
+			return nil, err
+		}
+	}
 	// With policies the engines' preflight waits for their verdict: a
 	// denied plan runs no engine at all (docs/policy.md#where-policies-apply).
 	pr, err := s.prepare(ctx, req.Config, req.Target, !req.Policy.active())
@@ -169,8 +178,11 @@ type deployRun struct {
 // (docs/design.md#abandoned-deployments).
 func (s *Service) startRun(ctx context.Context, pr *prepared, req ApplyRequest) (*deployRun, error) {
 	run := &deployRun{id: NewDeploymentID(), op: lockmgr.OpDeploy}
-	if req.Destroy {
+	switch {
+	case req.Destroy:
 		run.op = lockmgr.OpDestroy
+	case req.Import != nil:
+		run.op = lockmgr.OpImport
 	}
 	run.commit, run.branch = s.gitInfo(pr.cfg.Dir)
 	key := pr.t.LockKey()
@@ -307,7 +319,7 @@ func (s *Service) record(run *deployRun, pl *planned, ran applyRun, start time.T
 	}
 	dep.Moved = movedLines(pl.plan)
 	ch := changesFrom(pl.plan, ran, s.d.Now().UTC(), run.id, dep.DurationSeconds)
-	dep.ResourcesChanged = ch.counts
+	dep.ResourcesChanged, dep.Imported = ch.counts, ch.imported
 	return dep, ch
 }
 

@@ -41,6 +41,8 @@ type HistoryEntry struct {
 	// Removed are the components a state-rm forgot (removed from the
 	// state without running their delete).
 	Removed []string `json:"removed,omitempty"`
+	// Imported are the components the deployment imported ("ADDR (id ID)").
+	Imported []string `json:"imported,omitempty"`
 	// Error is why the deployment failed, as its record keeps it (secrets
 	// masked when it was written); empty when it did not fail.
 	Error string `json:"error,omitempty"`
@@ -115,7 +117,7 @@ func (s *Service) History(ctx context.Context, req HistoryRequest) (*HistoryResu
 			c := d.ResourcesChanged
 			e.DeploymentID, e.Type, e.TriggeredBy, e.GitCommit = d.DeploymentID, d.Type, d.TriggeredBy, d.GitCommit
 			e.Status, e.Duration, e.Changed, e.RestoredFrom = d.Status, d.DurationSeconds, &c, d.RestoredFrom
-			e.Started, e.Moved, e.Removed, e.Error = d.Timestamp.UTC(), d.Moved, d.Removed, d.Error
+			e.Started, e.Moved, e.Removed, e.Imported, e.Error = d.Timestamp.UTC(), d.Moved, d.Removed, d.Imported, d.Error
 		}
 		res.Entries = append(res.Entries, e)
 	}

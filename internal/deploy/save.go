@@ -38,6 +38,9 @@ type changeSet struct {
 	// outputs stay as they are (state rm, state mv).
 	outputs    map[string]config.OutputRef
 	setOutputs bool
+	// imported are the components the run imported, as history records
+	// them (importedLine); not counted in counts.
+	imported []string
 }
 
 // changesFrom turns engine results into resource entries, each ready one
@@ -66,6 +69,8 @@ func changesFrom(p *plan.Plan, run applyRun, now time.Time, depID string, dur fl
 			res, replaced := readyEntry(st, r, run, now, depID)
 			cs.resources[r.Address] = res
 			switch {
+			case st.Action == plan.Import:
+				cs.imported = append(cs.imported, importedLine(st)) // adopted, not created
 			case st.Action == plan.Create:
 				cs.counts.Created++
 			case replaced:
@@ -93,7 +98,7 @@ func changesFrom(p *plan.Plan, run applyRun, now time.Time, depID string, dur fl
 func readyEntry(st plan.Step, r engine.Result, run applyRun, now time.Time, depID string) (*statestore.Resource, bool) {
 	res := &statestore.Resource{
 		Kind: st.Kind, APIVersion: statestore.APIVersion, Status: statestore.ResourceReady,
-		Lifecycle:     statestore.Lifecycle{CreatedAt: now, LastUpdated: now, Version: 1, Protect: st.Protect},
+		Lifecycle:     statestore.Lifecycle{CreatedAt: now, LastUpdated: now, Version: 1, Protect: st.Protect, ImportedID: importedID(st)},
 		DesiredConfig: st.Config, ActualState: r.ActualState, Outputs: r.Outputs,
 		EngineData: r.EngineData, Dependencies: st.DependsOn, Inputs: run.inputs[r.Address],
 		Health: &statestore.Health{Status: "healthy", LastCheck: &now},
@@ -169,7 +174,7 @@ func failedEntry(st plan.Step, r engine.Result, run applyRun, now time.Time) (re
 		// plan applies it again.
 		return &statestore.Resource{
 			Kind: st.Kind, APIVersion: statestore.APIVersion, Status: statestore.ResourceFailed,
-			Lifecycle:     statestore.Lifecycle{CreatedAt: now, LastUpdated: now, Version: 1},
+			Lifecycle:     statestore.Lifecycle{CreatedAt: now, LastUpdated: now, Version: 1, ImportedID: importedID(st)},
 			DesiredConfig: st.Config, ActualState: r.ActualState, Outputs: r.Outputs,
 			EngineData: r.EngineData, Dependencies: nonNil(st.DependsOn),
 		}, true

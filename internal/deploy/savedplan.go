@@ -188,8 +188,8 @@ func checkSavedPlan(saved, now *plan.Plan) error {
 			return &PlanStaleError{Path: b[i].Address, Planned: "(no step)", Now: string(b[i].Action)}
 		case i >= len(b):
 			return &PlanStaleError{Path: a[i].Address, Planned: string(a[i].Action), Now: "(no step)"}
-		case a[i].Address != b[i].Address || a[i].Action != b[i].Action || a[i].MovedFrom != b[i].MovedFrom || len(a[i].Diffs) != len(b[i].Diffs) ||
-			fmt.Sprint(jsonOf(a[i].Drift)) != fmt.Sprint(jsonOf(b[i].Drift)):
+		case a[i].Address != b[i].Address || a[i].Action != b[i].Action || a[i].MovedFrom != b[i].MovedFrom || a[i].ImportID != b[i].ImportID ||
+			len(a[i].Diffs) != len(b[i].Diffs) || fmt.Sprint(jsonOf(a[i].Drift)) != fmt.Sprint(jsonOf(b[i].Drift)):
 			return &PlanStaleError{Path: "steps[" + fmt.Sprint(i) + "]", Planned: a[i].Address + " " + string(a[i].Action),
 				Now: b[i].Address + " " + string(b[i].Action)}
 		}

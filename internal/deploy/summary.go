@@ -15,6 +15,9 @@ type Summary struct {
 	// as the state records them; Updated leaves out the replacements (the
 	// state's resources_changed.updated counts both).
 	Created, Updated, Replaced, Deleted int
+	// Imported counts the components adopted by id (docs/operations.md#import);
+	// not among Counts.
+	Imported int
 	// Failed are the steps the engine tried and failed (engine.StatusFailed),
 	// by address, each with its error.
 	Failed []engine.Result
@@ -50,7 +53,7 @@ func (s Summary) OK() bool {
 // summarize counts what a run did from its change set and results.
 func summarize(cs changeSet, run applyRun, planned int) Summary {
 	s := Summary{Created: cs.counts.Created, Updated: cs.counts.Updated - cs.replaced, Replaced: cs.replaced,
-		Deleted: cs.counts.Deleted, Unchanged: len(run.unchanged)}
+		Deleted: cs.counts.Deleted, Imported: len(cs.imported), Unchanged: len(run.unchanged)}
 	for _, r := range run.results {
 		switch r.Status {
 		case engine.StatusFailed:

@@ -62,6 +62,8 @@ type planStep struct {
 	Diffs   []planDiff `json:"diffs"`
 	// MovedFrom is the address a move brought the component from.
 	MovedFrom string `json:"moved_from"`
+	// ImportID is the id an import step adopts.
+	ImportID string `json:"import_id"`
 }
 
 type planDiff struct {

@@ -125,6 +125,10 @@ type Kind struct {
 	// Decode decodes and checks one of the kind's sections as written
 	// (config.Kind.Decode); nil keeps sections as written.
 	Decode func(s *config.Section) map[string]any
+	// Import says whether the kind's components can adopt an existing
+	// instance by its id (import:, deployer import) and what that needs
+	// (docs/operations.md#import); the zero value: they cannot.
+	Import config.ImportRule
 	// Settings says how a plan treats those settings: how the engine
 	// recorded them in state (its older forms included) and what a delete
 	// runs (plan.Options.Settings).

@@ -80,7 +80,7 @@ func Kinds() []config.Kind {
 	var kinds []config.Kind
 	for _, e := range registry {
 		for _, k := range e.Catalog() {
-			kinds = append(kinds, config.Kind{Name: k.Name, Engine: e.Title, Sections: k.Sections, Requires: k.Requires, Decode: k.Decode})
+			kinds = append(kinds, config.Kind{Name: k.Name, Engine: e.Title, Sections: k.Sections, Requires: k.Requires, Decode: k.Decode, Import: k.Import})
 		}
 	}
 	slices.SortFunc(kinds, func(a, b config.Kind) int { return strings.Compare(a.Name, b.Name) })

@@ -167,11 +167,12 @@ func writeChangesTable(b *strings.Builder, p *plan.Plan) {
 		if cell == "" {
 			cell = "–"
 		}
-		fmt.Fprintf(b, "| `%s` | %s | %s %s | %s |\n", sanitize.CodeSpan(s.Address), sanitize.Markdown(s.Kind), planview.Marker(s.Action), s.Action, cell)
+		fmt.Fprintf(b, "| `%s` | %s | %s %s%s | %s |\n", sanitize.CodeSpan(s.Address), sanitize.Markdown(s.Kind), planview.Marker(s.Action), s.Action,
+			sanitize.Markdown(planview.ImportNote(s)), cell)
 	}
 	sum := p.Summary
-	fmt.Fprintf(b, "\n**Plan:** %d to create, %d to update, %d to replace, %d to delete, %d unchanged.\n\n",
-		sum.Create, sum.Update, sum.Replace, sum.Delete, sum.NoOp)
+	fmt.Fprintf(b, "\n**Plan:** %d to create, %d to update, %d to replace, %d to delete%s, %d unchanged.\n\n",
+		sum.Create, sum.Update, sum.Replace, sum.Delete, planview.ImportCount(sum), sum.NoOp)
 }
 
 // mdField renders one masked field diff: `path`: `old` → `new`.

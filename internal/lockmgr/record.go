@@ -59,6 +59,7 @@ const (
 	OpStateRm       Operation = "state-rm"       // deployer state rm
 	OpStateMove     Operation = "state-mv"       // deployer state mv
 	OpRefresh       Operation = "refresh"        // deployer deploy --refresh-only
+	OpImport        Operation = "import"         // deployer import
 	OpRotateSecrets Operation = "rotate-secrets" // deployer secrets rotate
 	OpUnlock        Operation = "unlock"         // unlock --force recording the broken holder's deployment as abandoned
 	OpExec          Operation = "exec"           // deployer lock exec; metadata.command names the command

@@ -48,13 +48,16 @@ type BoundComponent struct {
 	Settings map[string]map[string]any `json:"-"`
 	// Read are the outputs a data component (StackReference) read.
 	Read map[string]any `json:"read,omitempty"`
+	// Import is the id of its import: block (docs/operations.md#import);
+	// "" without one.
+	Import string `json:"import,omitempty"`
 }
 
 // boundKeys are the keys of a BoundComponent's JSON that are not settings.
-var boundKeys = []string{"kind", "depends_on", "config", "read"}
+var boundKeys = []string{"kind", "depends_on", "config", "import", "read"}
 
-// MarshalJSON writes kind, depends_on, config, each settings section (by
-// key) and read, in that order.
+// MarshalJSON writes kind, depends_on, config, import, each settings
+// section (by key) and read, in that order.
 func (b BoundComponent) MarshalJSON() ([]byte, error) {
 	var buf bytes.Buffer
 	buf.WriteByte('{')
@@ -82,6 +85,11 @@ func (b BoundComponent) MarshalJSON() ([]byte, error) {
 	}
 	if err := field("config", b.Config); err != nil {
 		return nil, err
+	}
+	if b.Import != "" {
+		if err := field("import", b.Import); err != nil {
+			return nil, err
+		}
 	}
 	for _, name := range slices.Sorted(maps.Keys(b.Settings)) {
 		if slices.Contains(boundKeys, name) {
@@ -122,6 +130,8 @@ func (b *BoundComponent) UnmarshalJSON(data []byte) error {
 			err = decodeExact(v, &b.Config)
 		case "read":
 			err = decodeExact(v, &b.Read)
+		case "import":
+			err = decodeExact(v, &b.Import)
 		default:
 			var m map[string]any
 			if err = decodeExact(v, &m); err == nil && m != nil {
@@ -171,7 +181,7 @@ func Bind(res *config.Resolved, scope string, read map[string]map[string]any, ve
 		if !InScope(addr, scope) {
 			continue
 		}
-		bc := BoundComponent{Kind: c.Kind, DependsOn: slices.Clone(c.DependsOn), Settings: c.Settings}
+		bc := BoundComponent{Kind: c.Kind, DependsOn: slices.Clone(c.DependsOn), Settings: c.Settings, Import: c.ImportID}
 		bc.Config, _ = digestSecrets(c.Config, "", c.Secrets, false, dig).(map[string]any)
 		if bc.Config == nil {
 			bc.Config = map[string]any{}
@@ -278,6 +288,9 @@ func CompareBinding(saved, now *Binding, env string) *BindingDiff {
 		if !slices.Equal(s.DependsOn, n.DependsOn) {
 			return &BindingDiff{Path: base + ".depends_on", Planned: render(toAny(s.DependsOn)), Now: render(toAny(n.DependsOn))}
 		}
+		if s.Import != n.Import {
+			return &BindingDiff{Path: base + ".import.id", Planned: quoteOrAbsent(s.Import), Now: quoteOrAbsent(n.Import)}
+		}
 		type part struct {
 			path string
 			a, b map[string]any
@@ -353,6 +366,14 @@ func isDigest(v any) bool {
 }
 
 // orAbsent renders v, "(absent)" when nil; masked replaces a present value.
+// quoteOrAbsent renders an id: quoted, or (absent) when "".
+func quoteOrAbsent(id string) string {
+	if id == "" {
+		return "(absent)"
+	}
+	return strconv.Quote(id)
+}
+
 func orAbsent(v any, masked string) string {
 	switch {
 	case v == nil:

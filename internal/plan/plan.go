@@ -83,6 +83,8 @@ type Summary struct {
 	// Move counts the steps that move a state entry (Step.MovedFrom; also
 	// counted under their action); omitted when none.
 	Move int `json:"move,omitempty"`
+	// Import counts the Import steps; omitted when none.
+	Import int `json:"import,omitempty"`
 }
 
 // Dependent is a component outside the plan's scope whose inputs come from
@@ -95,7 +97,7 @@ type Dependent struct {
 // HasChanges reports whether any step is not a no-op or is re-evaluated.
 func (p *Plan) HasChanges() bool {
 	s := p.Summary
-	return s.Create+s.Update+s.Replace+s.Delete+s.Reevaluate+s.Move > 0 || len(p.Outputs) > 0
+	return s.Create+s.Update+s.Replace+s.Delete+s.Import+s.Reevaluate+s.Move > 0 || len(p.Outputs) > 0
 }
 
 // Changes returns the steps that are not no-ops, and the re-evaluated
@@ -153,6 +155,9 @@ func Build(desired *config.Resolved, st *statestore.State, o Options) (*Plan, er
 		if old != nil {
 			s.MovedFrom = movedFrom[addr]
 		}
+		if err := importStep(&s, c, old); err != nil {
+			return nil, err
+		}
 		if s.Action == Replace {
 			s.PriorSettings = priorSettings(old, c, o)
 			s.Runs = o.kind(old.Kind).runs(s.PriorSettings) // the existing instance's kind deletes it
@@ -203,6 +208,8 @@ func (c *Summary) count(s Step) {
 		c.Replace++
 	case Delete:
 		c.Delete++
+	case Import:
+		c.Import++
 	default:
 		c.NoOp++
 	}

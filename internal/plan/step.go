@@ -13,6 +13,10 @@ const (
 	Replace Action = "replace" // a field the kind marks as forcing replacement changed
 	Delete  Action = "delete"
 	NoOp    Action = "no-op"
+	// Import adopts an instance that exists outside deployer by its id
+	// (Step.ImportID) instead of creating one: nothing is created
+	// (docs/operations.md#import).
+	Import Action = "import"
 )
 
 // FieldDiff is one changed leaf of a component's config, addressed by a dotted
@@ -93,6 +97,10 @@ type Step struct {
 	// Reread is the actual_state such a plan read, unmasked: what the
 	// apply records; nil when the plan read nothing.
 	Reread map[string]any `json:"-"`
+	// ImportID is, on an Import step, the id of the existing instance the
+	// component adopts (its import: block, or deployer import); "" on
+	// every other step.
+	ImportID string `json:"import_id,omitempty"`
 	// Prior is the resource in state; nil on create.
 	Prior *statestore.Resource `json:"-"`
 	// Secrets are the dotted paths the component lists under secrets:

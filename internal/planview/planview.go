@@ -51,6 +51,7 @@ func NewHuman(color bool) Renderer {
 			"-":       r.NewStyle().Foreground(lipgloss.Color("1")),
 			"?":       r.NewStyle().Foreground(lipgloss.Color("6")),
 			"±":       r.NewStyle().Foreground(lipgloss.Color("5")),
+			"=":       r.NewStyle().Foreground(lipgloss.Color("4")),
 			"service": r.NewStyle().Bold(true),
 			"forces":  r.NewStyle().Foreground(lipgloss.Color("1")),
 			"summary": r.NewStyle().Bold(true),
@@ -70,10 +71,10 @@ func (h *humanPlan) style(name, s string) string {
 	return h.styles[name].Render(s)
 }
 
-var actionMarker = map[plan.Action]string{plan.Create: "+", plan.Update: "~", plan.Replace: "±", plan.Delete: "-"}
+var actionMarker = map[plan.Action]string{plan.Create: "+", plan.Update: "~", plan.Replace: "±", plan.Delete: "-", plan.Import: "="}
 
 // Marker is the sign of an action in every view: + create, ~ update,
-// ± replace, - delete.
+// ± replace, - delete, = import.
 func Marker(a plan.Action) string { return actionMarker[a] }
 
 // ReevaluateMarker is the sign of a re-evaluated no-op, a step whose
@@ -103,7 +104,7 @@ func (h *humanPlan) Render(w io.Writer, p *plan.Plan) error {
 		h.step(bw, s)
 	}
 	sum := p.Summary
-	reeval := ""
+	reeval := ImportCount(sum)
 	if sum.Reevaluate > 0 {
 		reeval = fmt.Sprintf(", %d to re-evaluate", sum.Reevaluate)
 	}
@@ -140,7 +141,7 @@ func (h *humanPlan) step(bw io.Writer, s plan.Step) {
 		return
 	}
 	m := actionMarker[s.Action]
-	fmt.Fprintf(bw, "  %s %s (%s) %s\n", h.style(m, m), sanitize.Line(s.Component), sanitize.Line(s.Kind), h.style(m, string(s.Action)))
+	fmt.Fprintf(bw, "  %s %s (%s) %s%s\n", h.style(m, m), sanitize.Line(s.Component), sanitize.Line(s.Kind), h.style(m, string(s.Action)), ImportNote(s))
 	for _, f := range s.Diffs {
 		h.field(bw, MaskDiff(f))
 	}
@@ -153,6 +154,24 @@ func (h *humanPlan) step(bw io.Writer, s plan.Step) {
 	if line := runsLine(s); line != "" {
 		fmt.Fprintf(bw, "      %s\n", line)
 	}
+}
+
+// ImportNote is what an Import step's line adds after the action: the id
+// it adopts (` (id "i-0abc")`); "" on every other step.
+func ImportNote(s plan.Step) string {
+	if s.Action != plan.Import {
+		return ""
+	}
+	return " (id " + sanitize.Line(strconv.Quote(s.ImportID)) + ")"
+}
+
+// ImportCount is what a plan's summary line adds after its deletes when
+// it imports (", 1 to import"); "" when it imports nothing.
+func ImportCount(sum plan.Summary) string {
+	if sum.Import == 0 {
+		return ""
+	}
+	return fmt.Sprintf(", %d to import", sum.Import)
 }
 
 // DeletedByLine says, on a replace across engines (plan.Step.DeletedBy),

@@ -110,12 +110,17 @@ type ResolvedInputs struct {
 
 // Lifecycle: creation and update times; Version counts applies of the
 // resource; Protect records the component's protect: true when it was last
-// applied (docs/configuration.md#protect), omitted when false.
+// applied (docs/configuration.md#protect), omitted when false; ImportedID
+// the id it was imported with.
 type Lifecycle struct {
 	CreatedAt   time.Time `json:"created_at"`
 	LastUpdated time.Time `json:"last_updated"`
 	Version     int       `json:"version"`
 	Protect     bool      `json:"protect,omitempty"`
+	// ImportedID is the id of the existing instance the entry adopted
+	// (docs/operations.md#import), kept for the entry's life; omitted for
+	// an entry deployer created.
+	ImportedID string `json:"imported_id,omitempty"`
 }
 
 // EngineData is the private record an engine keeps of one resource
@@ -197,6 +202,9 @@ type Deployment struct {
 	// Moved lists the state entries the deployment moved, "FROM -> TO"
 	// each (docs/operations.md#moves); omitted when none.
 	Moved []string `json:"moved,omitempty"`
+	// Imported lists the components the deployment adopted by id,
+	// "ADDR (id ID)" each (docs/operations.md#import); omitted when none.
+	Imported []string `json:"imported,omitempty"`
 	// RunID and RunAttempt name the CI run (deploy --run-id, --run-attempt)
 	// whose matrix job made this deployment: the stacks of the run that read
 	// this one wait for it (docs/many-stacks.md#one-job-per-stack-the-matrix); omitted

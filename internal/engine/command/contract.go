@@ -21,7 +21,9 @@ func Catalog() []engine.Kind {
 		ReplaceOn: []string{Section + ".triggers"},
 		Requires:  []config.Requirement{{Path: Section + ".create", Why: "the shell command that creates it, run in the directory of deployer.yaml"}},
 		Refresh:   engine.Coverage{Covered: true, When: "with " + Section + ".read (docs/command-kind.md#drift-read)"},
-		RereadOn:  []string{Section + ".read"}}}
+		RereadOn:  []string{Section + ".read"},
+		Import: config.ImportRule{Supported: true, Requires: []config.Requirement{{Path: Section + ".read",
+			Why: "an import runs it with the id in DEPLOYER_IMPORT_ID and records the JSON object it prints as the component's outputs"}}}}}
 }
 
 // Preflight has nothing to check: commands run with the local shell.

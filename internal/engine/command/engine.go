@@ -154,6 +154,8 @@ func (e *Engine) applyStep(ctx context.Context, st plan.Step, in engine.Inputs) 
 		err error
 	)
 	switch st.Action {
+	case plan.Import:
+		return e.importStep(ctx, st, in, res)
 	case plan.Create:
 		out, err = e.runAction(ctx, st, in, spec, "create", spec.Create, map[string]any{})
 	case plan.Update:
@@ -195,12 +197,7 @@ func (e *Engine) applyStep(ctx context.Context, st plan.Step, in engine.Inputs) 
 
 	res.Finished = e.now()
 	if err != nil {
-		res.Status = engine.StatusFailed
-		if errors.Is(err, errCancelled) {
-			res.Status = engine.StatusCancelled
-		}
-		res.Err, res.Gone = err, errors.Is(err, ErrGone)
-		return res, err
+		return failed(res, err), err
 	}
 	if st.Action == plan.Delete {
 		res.Status = engine.StatusDeleted
@@ -237,11 +234,8 @@ func (e *Engine) recordOnly(ctx context.Context, st plan.Step, in engine.Inputs,
 	} else if readChanged && stepSpec(st).Read != "" {
 		fmt.Fprintf(progress(in), "[%s] only commands changed: recording them and the new read's live state\n", st.Address)
 		if err := e.recordLive(ctx, st, in, prev, res.ActualState); err != nil {
-			res.Finished, res.Status, res.Err, res.Gone = e.now(), engine.StatusFailed, err, errors.Is(err, ErrGone)
-			if errors.Is(err, errCancelled) {
-				res.Status = engine.StatusCancelled
-			}
-			return res, err
+			res.Finished = e.now()
+			return failed(res, err), err
 		}
 	} else {
 		if readChanged {
@@ -253,6 +247,17 @@ func (e *Engine) recordOnly(ctx context.Context, st plan.Step, in engine.Inputs,
 	res.ActualState = recordCommands(res.ActualState, st)
 	in.Outputs[st.Address] = maps.Clone(prev)
 	return res, nil
+}
+
+// failed is res of a step that ended with err: failed, or cancelled
+// when err is a cancellation; Gone when its read found the thing gone.
+func failed(res engine.Result, err error) engine.Result {
+	res.Status = engine.StatusFailed
+	if errors.Is(err, errCancelled) {
+		res.Status = engine.StatusCancelled
+	}
+	res.Err, res.Gone = err, errors.Is(err, ErrGone)
+	return res
 }
 
 // recordedWhat names what a record-only update records.

@@ -22,6 +22,9 @@ type payload struct {
 	EnvConfig    map[string]any            `json:"environment_config"`
 	Outputs      map[string]any            `json:"outputs"`
 	Dependencies map[string]map[string]any `json:"dependencies"`
+	// ImportID is, for an import, the id of the instance to read
+	// (DEPLOYER_IMPORT_ID; docs/operations.md#import).
+	ImportID string `json:"import_id,omitempty"`
 }
 
 // environ returns the DEPLOYER_* variables of p plus outputsPath as
@@ -42,6 +45,9 @@ func (p payload) environ(base []string, outputsPath string) []string {
 		"DEPLOYER_DEPLOYMENT_ID="+p.DeploymentID,
 		"DEPLOYER_OUTPUTS="+outputsPath,
 	)
+	if p.ImportID != "" {
+		env = append(env, "DEPLOYER_IMPORT_ID="+p.ImportID)
+	}
 	env = flatten(env, "DEPLOYER_CONFIG", p.Config)
 	env = flatten(env, "DEPLOYER_ENV_CONFIG", p.EnvConfig)
 	env = flatten(env, "DEPLOYER_OUTPUT", p.Outputs)
@@ -57,7 +63,7 @@ func ownVariable(kv string) bool {
 	name, _, _ := strings.Cut(kv, "=")
 	switch name {
 	case "DEPLOYER_STACK", "DEPLOYER_ENVIRONMENT", "DEPLOYER_COMPONENT", "DEPLOYER_ACTION",
-		"DEPLOYER_DEPLOYMENT_ID", "DEPLOYER_OUTPUTS":
+		"DEPLOYER_DEPLOYMENT_ID", "DEPLOYER_OUTPUTS", "DEPLOYER_IMPORT_ID":
 		return true
 	}
 	for _, p := range []string{"DEPLOYER_CONFIG_", "DEPLOYER_ENV_CONFIG_", "DEPLOYER_OUTPUT_", "DEPLOYER_DEP_"} {

@@ -22,21 +22,31 @@ const LiveKey = "live"
 // the live thing no longer exists. A failed command, or output that is not
 // one JSON object, is an error naming the component.
 func (e *Engine) readLive(ctx context.Context, st plan.Step, in engine.Inputs, config, outputs map[string]any) (live map[string]any, gone, empty bool, err error) {
-	p := payload{
-		Stack: in.Stack, Environment: in.Env, Component: st.Address, Action: "read",
+	return e.read(ctx, st, in, readPayload(st, in, "read", config, outputs))
+}
+
+// readPayload is the stdin of st's read command run for action ("read",
+// "import") with config and outputs as the component's own.
+func readPayload(st plan.Step, in engine.Inputs, action string, config, outputs map[string]any) payload {
+	return payload{
+		Stack: in.Stack, Environment: in.Env, Component: st.Address, Action: action,
 		DeploymentID: in.DeploymentID,
 		Config:       unwrapMap(config),
 		EnvConfig:    unwrapMap(in.EnvConfig),
 		Outputs:      unwrapMap(outputs),
 		Dependencies: dependencyOutputs(st, in),
 	}
+}
+
+// read runs st's read command with stdin p, as readLive says.
+func (e *Engine) read(ctx context.Context, st plan.Step, in engine.Inputs, p payload) (live map[string]any, gone, empty bool, err error) {
 	timeout := e.timeout
 	spec := stepSpec(st)
 	if spec.Timeout > 0 {
 		timeout = spec.Timeout
 	}
 	out, err := e.run(ctx, runSpec{
-		address: st.Address, action: "read", command: spec.Read, dir: in.Dir,
+		address: st.Address, action: p.Action, command: spec.Read, dir: in.Dir,
 		payload: p, timeout: timeout, grace: spec.Grace, progress: progress(in), captureStdout: true,
 	})
 	if err != nil {
