@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 
+	"github.com/MakeNowJust/heredoc"
 	"github.com/spf13/cobra"
 
 	"github.com/deployer-dev/deployer/internal/deploy"
@@ -17,12 +18,13 @@ func NewCmdImport(f *Factory, runF func(context.Context, *DeployOptions) error) 
 	cmd := &cobra.Command{
 		Use:   "import ADDR ID",
 		Short: "Adopt an instance that exists outside deployer as component ADDR, creating nothing",
-		Long: "Plans component ADDR (SERVICE/NAME, declared in deployer.yaml) alone as if it had import: {id: ID},\n" +
-			"shows the plan (= import), asks (--yes without a terminal) and adopts the instance under ADDR's lock:\n" +
-			"a Command component runs its command.read with DEPLOYER_IMPORT_ID=ID and records what it prints as\n" +
-			"its outputs, create never runs; a Pulumi component imports the resource with Pulumi's import option.\n" +
-			"Recorded in the history as type import. The same as an import: block in deployer.yaml and a deploy\n" +
-			"(docs/operations.md#import).",
+		Long: heredoc.Doc(`
+			Plans component ADDR (SERVICE/NAME, declared in deployer.yaml) alone as if it had import: {id: ID},
+			shows the plan (= import), asks (--yes without a terminal) and adopts the instance under ADDR's lock:
+			a Command component runs its command.read with DEPLOYER_IMPORT_ID=ID and records what it prints as
+			its outputs, create never runs; a Pulumi component imports the resource with Pulumi's import option.
+			Recorded in the history as type import. The same as an import: block in deployer.yaml and a deploy
+			(docs/operations.md#import).`),
 		Example: `  deployer import data/db db-42 -e prod
   deployer import app/bucket my-bucket -e dev --yes`,
 		Args: cobra.ExactArgs(2),
