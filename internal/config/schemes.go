@@ -76,6 +76,9 @@ type Kind struct {
 type ImportRule struct {
 	// Supported: the kind's engine can import its components.
 	Supported bool
+	// Why says, when not Supported, why not ("it is several Pulumi
+	// resources"); "" says the engine adopts nothing by id.
+	Why string
 	// Requires are the component paths an import cannot do without
 	// ("command.read"), each with what it is for.
 	Requires []Requirement
@@ -241,7 +244,11 @@ func (l *loader) checkImport(comp *Component, pos *compPos, k *Kind) {
 // nothing does.
 func (r ImportRule) Problem(kind, engine string, settings map[string]map[string]any) string {
 	if !r.Supported {
-		return fmt.Sprintf("kind %s cannot be imported (%s adopts no existing instance by id): remove import:", kind, engine)
+		why := r.Why
+		if why == "" {
+			why = engine + " adopts no existing instance by id"
+		}
+		return fmt.Sprintf("kind %s cannot be imported (%s): remove import:", kind, why)
 	}
 	for _, q := range r.Requires {
 		section, key, _ := strings.Cut(q.Path, ".")

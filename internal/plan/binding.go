@@ -365,7 +365,6 @@ func isDigest(v any) bool {
 	return ok
 }
 
-// orAbsent renders v, "(absent)" when nil; masked replaces a present value.
 // quoteOrAbsent renders an id: quoted, or (absent) when "".
 func quoteOrAbsent(id string) string {
 	if id == "" {
@@ -374,6 +373,7 @@ func quoteOrAbsent(id string) string {
 	return strconv.Quote(id)
 }
 
+// orAbsent renders v, "(absent)" when nil; masked replaces a present value.
 func orAbsent(v any, masked string) string {
 	switch {
 	case v == nil:

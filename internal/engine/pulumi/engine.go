@@ -200,7 +200,7 @@ func (e *Engine) Apply(ctx context.Context, req engine.ApplyRequest) (engine.App
 	}
 	progress, flush := pulumiProgress(in.Progress)
 	defer flush()
-	ev := watchReplaces()
+	ev := watchEvents()
 	_, upErr := st.Up(ctx, optup.ProgressStreams(progress), optup.ErrorProgressStreams(progress),
 		optup.EventStreams(ev.ch), optup.Message("deployer "+in.DeploymentID))
 	verb := "deploy"
@@ -230,7 +230,7 @@ func (e *Engine) Destroy(ctx context.Context, req engine.DestroyRequest) (engine
 	defer flush()
 	_, derr := st.Destroy(ctx, optdestroy.ProgressStreams(progress), optdestroy.ErrorProgressStreams(progress),
 		optdestroy.Message("deployer "+in.DeploymentID))
-	rs, err := e.collect(ctx, st, steps, in, started, derr, nil, nil, "destroy")
+	rs, err := e.collect(ctx, st, steps, in, started, derr, upEvents{}, nil, "destroy")
 	return engine.DestroyResponse{Results: rs}, err
 }
 

@@ -31,10 +31,16 @@ const ComponentType = "deployer:component:"
 
 // options returns the options of the resource named name that r's
 // component registers: the one place per-resource options are decided
-// (protect, depends_on, the aliases of moves and of the previous layout).
-// A kind's own options (version, ignoreChanges) come after them.
+// (protect, depends_on, the aliases of moves and of the previous layout,
+// the import of an existing resource). A kind's own options (version,
+// ignoreChanges) come after them.
 func (r *Registration) options(name string) []pulumi.ResourceOption {
 	opts := []pulumi.ResourceOption{pulumi.Protect(r.comp.Protect)}
+	if r.comp.ImportID != "" {
+		// Only kinds of one resource can be imported (Kind.importable):
+		// name is that resource.
+		opts = append(opts, pulumi.Import(pulumi.ID(r.comp.ImportID)))
+	}
 	if len(r.deps) > 0 {
 		opts = append(opts, pulumi.DependsOn(r.deps))
 	}

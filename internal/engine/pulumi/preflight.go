@@ -18,7 +18,8 @@ import (
 // Kinds is the Pulumi engine's kind catalog (docs/kinds.md). Preview and
 // Refresh cover every component of every kind: `pulumi preview` and
 // `pulumi refresh` of the stack's program (docs/pulumi.md, "What a run
-// does").
+// does"). A kind of one resource can be imported: that resource gets
+// Pulumi's import option (docs/operations.md#import).
 func (e *Engine) Kinds() []engine.Kind { return Catalog() }
 
 // Catalog is the kind catalog of every Pulumi engine (Engine.Kinds),
@@ -27,7 +28,8 @@ func Catalog() []engine.Kind {
 	out := make([]engine.Kind, 0, len(catalog))
 	every := engine.Coverage{Covered: true}
 	for _, name := range Kinds() {
-		out = append(out, engine.Kind{Name: name, ReplaceOn: ReplaceOn(name), Preview: every, Refresh: every})
+		out = append(out, engine.Kind{Name: name, ReplaceOn: ReplaceOn(name), Preview: every, Refresh: every,
+			Import: importRule(catalog[name])})
 	}
 	return out
 }

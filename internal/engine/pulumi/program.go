@@ -28,6 +28,10 @@ type Component struct {
 	// kept the component's resources under, when deployer's state records
 	// them there (wrapperOf); each resource gets an alias under it.
 	Wrapper string
+	// ImportID is the id of the existing resource the component adopts
+	// (importOf), passed as Pulumi's import option of its resource; "" for
+	// one that is not being imported.
+	ImportID string
 }
 
 // Name is the URN-safe name of the component and of its children:
@@ -46,7 +50,7 @@ func Components(keep, apply []plan.Step) []Component {
 			return
 		}
 		c := Component{Address: s.Address, Kind: s.Kind, Config: cfg, DependsOn: s.DependsOn, Protect: s.Protect,
-			Aliases: formerNames(s), Wrapper: wrapperOf(s)}
+			Aliases: formerNames(s), Wrapper: wrapperOf(s), ImportID: importOf(s)}
 		if i, ok := byAddr[s.Address]; ok {
 			out[i] = c
 			return

@@ -57,7 +57,7 @@ func parseDeployment(raw json.RawMessage) (*snapshot, error) {
 // bounded by cleanupTimeout (docs/pulumi.md#cancellation). verb is the
 // deployer command that runs the operation again ("deploy" or "destroy").
 func (e *Engine) collect(ctx context.Context, st auto.Stack, steps []plan.Step, in engine.Inputs, started time.Time,
-	opErr error, replaced map[string]bool, done *finished, verb string,
+	opErr error, ev upEvents, done *finished, verb string,
 ) ([]engine.Result, error) {
 	bg, cancel := context.WithTimeout(forCleanup(context.WithoutCancel(ctx)), cleanupTimeout)
 	defer cancel()
@@ -96,7 +96,7 @@ func (e *Engine) collect(ctx context.Context, st auto.Stack, steps []plan.Step, 
 			opErr = errors.Join(context.Canceled, opErr)
 		}
 	}
-	return results(steps, snap, done.snapshot(), started, time.Now(), opErr, failStatus, replaced), opErr
+	return results(steps, snap, done.snapshot(), started, time.Now(), opErr, failStatus, ev), opErr
 }
 
 // export reads Pulumi's state of st (`pulumi stack export`).
@@ -174,11 +174,13 @@ func ownerOf(op pendingOp, steps []plan.Step) string {
 // does its Result carry Pulumi info, so deployer's state lists exactly what
 // Pulumi holds (docs/pulumi.md#cancellation). A step succeeded when the
 // whole operation did, or (after a failure) when the program recorded its
-// component finished in this run (done: its value, finished.snapshot) or,
-// for a delete, when it holds nothing. A step whose resource had an
+// component finished in this run (done: its value, finished.snapshot) and
+// no step of its resources failed (ev.failed: the program learns the
+// outputs of an import whose follow-up step Pulumi refused) or, for a
+// delete, when it holds nothing. A step whose resource had an
 // operation in flight when Pulumi was killed is "pending".
 func results(steps []plan.Step, snap *snapshot, done map[string]any, started, finished time.Time,
-	opErr error, failStatus engine.Status, replaced map[string]bool,
+	opErr error, failStatus engine.Status, ev upEvents,
 ) []engine.Result {
 	out := make([]engine.Result, 0, len(steps))
 	pending := map[string]bool{}
@@ -213,7 +215,7 @@ func results(steps []plan.Step, snap *snapshot, done map[string]any, started, fi
 			continue
 		}
 		var value map[string]any
-		if raw, ok := done[s.Address]; ok {
+		if raw, ok := done[s.Address]; ok && !anyFailed(kids, ev.failed) {
 			value = componentValue(raw, kids)
 		}
 		switch {
@@ -225,11 +227,21 @@ func results(steps []plan.Step, snap *snapshot, done map[string]any, started, fi
 			r.Status, r.Err = notDone, opErr
 		}
 		if held {
-			heldResult(&r, kind, kids, value, replaced)
+			heldResult(&r, kind, kids, value, ev.replaced)
 		}
 		out = append(out, r)
 	}
 	return out
+}
+
+// anyFailed reports whether a step of one of kids failed in the up.
+func anyFailed(kids []snapResource, failed map[string]bool) bool {
+	for _, k := range kids {
+		if failed[k.URN] {
+			return true
+		}
+	}
+	return false
 }
 
 // heldResult completes r of a step whose component holds kids (a step

@@ -53,7 +53,7 @@ func TestResultsAfterCancelRecordWhatPulumiReports(t *testing.T) {
 		{Address: "user-service/old", Kind: "RDS", Action: plan.Delete},
 	}
 	now := time.Now()
-	got := results(steps, partial, doneDB, now, now, context.Canceled, "cancelled", nil)
+	got := results(steps, partial, doneDB, now, now, context.Canceled, "cancelled", upEvents{})
 	want := map[string]engine.Status{
 		"user-service/database": "ready",     // finished in this run
 		"user-service/api":      "cancelled", // not finished
@@ -181,7 +181,7 @@ func TestResultsAfterKillRecordExactlyWhatPulumiHolds(t *testing.T) {
 	}
 	now := time.Now()
 	got := map[string]engine.Result{}
-	for _, r := range results(steps, killed, doneA, now, now, context.Canceled, "cancelled", nil) {
+	for _, r := range results(steps, killed, doneA, now, now, context.Canceled, "cancelled", upEvents{}) {
 		got[r.Address] = r
 	}
 	for addr, want := range map[string]struct {
@@ -210,7 +210,7 @@ func TestResultsAfterKillRecordExactlyWhatPulumiHolds(t *testing.T) {
 	if b := got["app/pet-b"]; b.Outputs["id"] != "b1" || b.Outputs["properties"].(map[string]any)["name"] != "otter-b1" {
 		t.Errorf("app/pet-b outputs = %v, want the outputs of its resource in Pulumi's state", b.Outputs)
 	}
-	if r := results(steps, nil, doneA, now, now, context.Canceled, "cancelled", nil); r[5].Status != "cancelled" || r[5].EngineData != nil {
+	if r := results(steps, nil, doneA, now, now, context.Canceled, "cancelled", upEvents{}); r[5].Status != "cancelled" || r[5].EngineData != nil {
 		t.Errorf("with Pulumi's state unknown a delete must not count as done: %+v", r[5])
 	}
 }

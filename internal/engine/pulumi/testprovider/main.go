@@ -35,17 +35,28 @@
 //	                      names (never the values) of its environment
 //	                      variables to, one a line: what a plugin such as
 //	                      command:local:Command could read.
+//	DEPLOYERTEST_CLOUD    a directory of resources that exist outside
+//	                      Pulumi's state, for Pulumi's import option: the
+//	                      file {id}.json holds the properties of the
+//	                      resource with that id, as one JSON object
+//	                      ({"length": 1, "name": "amber"}). Its inputs are
+//	                      those properties but the outputs a create computes
+//	                      (RandomName's name, Secret's password). No file:
+//	                      no such resource.
 package main
 
 import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"math/big"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"sort"
 	"strings"
 	"sync"
@@ -245,16 +256,50 @@ func (p *testProvider) Update(ctx context.Context, req plugin.UpdateRequest) (pl
 	return plugin.UpdateResponse{Properties: out}, nil
 }
 
-// Read returns the resource as recorded: nothing exists outside Pulumi's
-// state, so a refresh finds no drift, unless DEPLOYERTEST_READ_NAME says
-// what a RandomName's name is now.
+// Read returns the resource as recorded: a refresh finds no drift, unless
+// DEPLOYERTEST_READ_NAME says what a RandomName's name is now. A read of
+// an id alone (an import) reads it from DEPLOYERTEST_CLOUD (readOutside).
 func (p *testProvider) Read(_ context.Context, req plugin.ReadRequest) (plugin.ReadResponse, error) {
+	if len(req.State) == 0 {
+		return readOutside(req)
+	}
 	if name := os.Getenv("DEPLOYERTEST_READ_NAME"); name != "" && kind(string(req.Type)) == "RandomName" {
 		state := req.State.Copy()
 		state["name"] = resource.NewStringProperty(name)
 		return plugin.ReadResponse{ReadResult: plugin.ReadResult{ID: req.ID, Inputs: req.Inputs, Outputs: state}}, nil
 	}
 	return plugin.ReadResponse{ReadResult: plugin.ReadResult{ID: req.ID, Inputs: req.Inputs, Outputs: req.State}}, nil
+}
+
+// computed are the output properties a create computes, by resource type:
+// not inputs of a resource read from outside.
+var computed = map[string][]resource.PropertyKey{"RandomName": {"name"}, "Secret": {"password"}}
+
+// readOutside reads the resource of req.ID that exists outside Pulumi's
+// state, DEPLOYERTEST_CLOUD/{id}.json; an empty result (Pulumi: "resource
+// does not exist") without that file.
+func readOutside(req plugin.ReadRequest) (plugin.ReadResponse, error) {
+	dir := os.Getenv("DEPLOYERTEST_CLOUD")
+	if dir == "" || req.ID == "" || strings.ContainsAny(string(req.ID), `/\`) {
+		return plugin.ReadResponse{}, nil
+	}
+	b, err := os.ReadFile(filepath.Join(dir, string(req.ID)+".json"))
+	if errors.Is(err, fs.ErrNotExist) {
+		return plugin.ReadResponse{}, nil
+	}
+	var props map[string]any
+	if err == nil {
+		err = json.Unmarshal(b, &props)
+	}
+	if err != nil {
+		return plugin.ReadResponse{}, fmt.Errorf("read resource %s from DEPLOYERTEST_CLOUD: %w", req.ID, err)
+	}
+	out := resource.NewPropertyMapFromMap(props)
+	in := out.Copy()
+	for _, k := range computed[kind(string(req.Type))] {
+		delete(in, k)
+	}
+	return plugin.ReadResponse{ReadResult: plugin.ReadResult{ID: req.ID, Inputs: in, Outputs: out}}, nil
 }
 
 func (p *testProvider) Delete(_ context.Context, req plugin.DeleteRequest) (plugin.DeleteResponse, error) {
