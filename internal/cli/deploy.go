@@ -217,8 +217,11 @@ func runDeploy(ctx context.Context, opts *DeployOptions) error {
 	ask := !opts.Yes && saved == nil
 	if ask && !opts.IO.CanPrompt() {
 		verb := "deploy"
-		if opts.Destroy {
+		switch {
+		case opts.Destroy:
 			verb = "destroy"
+		case opts.Import.Address != "":
+			verb = "import"
 		}
 		return &UsageError{Msg: verb + " needs confirmation but there is no terminal to ask on: pass --yes to proceed"}
 	}

@@ -67,6 +67,31 @@ func TestNewCmdDeploy(t *testing.T) {
 	}
 }
 
+func TestNewCmdImport(t *testing.T) {
+	tests := []struct {
+		name    string
+		argv    []string
+		want    DeployOptions
+		wantErr string // a usage error containing it
+	}{
+		{name: "address and id", argv: []string{"data/db", "db-42", "-e", "dev", "--yes", "-s", "shop", "--lock-timeout", "1m"},
+			want: DeployOptions{Grace: 3 * time.Second, StackOptions: StackOptions{Target: targetFlags{Stack: "shop", Env: "dev"}}, Yes: true,
+				LockTimeout: time.Minute, Import: deploy.ImportTarget{Address: "data/db", ID: "db-42"}}},
+		{name: "no id", argv: []string{"data/db", "-e", "dev"}, wantErr: "accepts 2 arg(s), received 1"},
+		{name: "empty id", argv: []string{"data/db", "", "-e", "dev"}, wantErr: "ID must not be empty"},
+		{name: "no environment", argv: []string{"data/db", "db-42"}, wantErr: "--environment (-e) is required"},
+		{name: "no --component", argv: []string{"data/db", "db-42", "-e", "dev", "--component", "data/db"}, wantErr: "unknown flag: --component"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ios, _, _ := Test("")
+			var got *DeployOptions
+			err := parse(t, NewCmdImport(NewFactory(ios), func(_ context.Context, o *DeployOptions) error { got = o; return nil }), tt.argv...)
+			checkParsed(t, err, got, tt.want, tt.wantErr)
+		})
+	}
+}
+
 func TestRunDeploy(t *testing.T) {
 	cfg := shopConfig(t)
 	cfg.Parallelism = 4
@@ -151,6 +176,8 @@ func TestRunDeploy(t *testing.T) {
 			wantErrOut: destroyPrompt},
 		{name: "no terminal and no --yes", opts: DeployOptions{StackOptions: StackOptions{Target: targetFlags{Env: "dev"}}, Destroy: true},
 			wantErr: &UsageError{Msg: "destroy needs confirmation but there is no terminal to ask on: pass --yes to proceed"}},
+		{name: "import: no terminal and no --yes", opts: DeployOptions{StackOptions: StackOptions{Target: targetFlags{Env: "dev"}}, Import: deploy.ImportTarget{Address: "app/api", ID: "i-1"}},
+			wantErr: &UsageError{Msg: "import needs confirmation but there is no terminal to ask on: pass --yes to proceed"}},
 		{name: "unknown environment", opts: DeployOptions{StackOptions: StackOptions{Target: targetFlags{Env: "prod"}}, Yes: true},
 			wantErr: &UsageError{Msg: `environment "prod" is not in deployer.yaml (known: dev): pick one of those or add it under the environments key`}},
 		{name: "lock held", opts: DeployOptions{StackOptions: StackOptions{Target: targetFlags{Env: "dev"}}, Yes: true},
