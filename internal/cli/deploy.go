@@ -216,14 +216,7 @@ func runDeploy(ctx context.Context, opts *DeployOptions) error {
 	// apply PLANFILE does not.
 	ask := !opts.Yes && saved == nil
 	if ask && !opts.IO.CanPrompt() {
-		verb := "deploy"
-		switch {
-		case opts.Destroy:
-			verb = "destroy"
-		case opts.Import.Address != "":
-			verb = "import"
-		}
-		return &UsageError{Msg: verb + " needs confirmation but there is no terminal to ask on: pass --yes to proceed"}
+		return &UsageError{Msg: opts.verb() + " needs confirmation but there is no terminal to ask on: pass --yes to proceed"}
 	}
 	req := deploy.ApplyRequest{
 		Config: cfg, Target: t, Destroy: opts.Destroy, SavedPlan: saved, LockTimeout: opts.LockTimeout,
@@ -262,6 +255,17 @@ func runDeploy(ctx context.Context, opts *DeployOptions) error {
 		return skippedExit(err)
 	}
 	return runOutcome(opts.IO.Out, t, out, err)
+}
+
+// verb names the command opts runs: deploy, destroy or import.
+func (o *DeployOptions) verb() string {
+	switch {
+	case o.Destroy:
+		return "destroy"
+	case o.Import.Address != "":
+		return "import"
+	}
+	return "deploy"
 }
 
 // refreshOnly runs deploy --refresh-only of t (docs/operations.md#refresh-only).
