@@ -17,14 +17,15 @@ import (
 
 // importOf is the id step s's component is declared with as Pulumi's
 // import option: an Import step's id, or the id of an import that failed
-// after Pulumi adopted the resource (its entry failed, with imported_id),
-// so that Pulumi, holding the resource, refuses to replace it rather than
-// replacing what it adopted; "" otherwise.
+// after Pulumi adopted the resource (its entry failed, with imported_id,
+// and was never applied: no deployment recorded), so that Pulumi, holding
+// the resource, refuses to replace it rather than replacing what it
+// adopted; "" otherwise.
 func importOf(s plan.Step) string {
 	switch {
 	case s.Action == plan.Import:
 		return s.ImportID
-	case s.Prior != nil && s.Prior.Status == statestore.ResourceFailed:
+	case s.Prior != nil && s.Prior.Status == statestore.ResourceFailed && s.Prior.Deployment == nil:
 		return s.Prior.Lifecycle.ImportedID
 	}
 	return ""

@@ -21,12 +21,15 @@ func TestImportOnlyKindsOfOneResource(t *testing.T) {
 
 // TestImportOf: an Import step declares its resource with its id; so does
 // a component whose import failed after Pulumi adopted the resource (its
-// entry failed, imported), so Pulumi refuses to replace it; a ready
-// imported component or a created one is declared without.
+// entry failed, imported, never applied), so Pulumi refuses to replace it;
+// a ready imported component, one whose later update failed, or a created
+// one is declared without.
 func TestImportOf(t *testing.T) {
 	imported := func(status statestore.ResourceStatus) *statestore.Resource {
 		return &statestore.Resource{Status: status, Lifecycle: statestore.Lifecycle{ImportedID: "dt-1"}}
 	}
+	appliedFailed := imported(statestore.ResourceFailed)
+	appliedFailed.Deployment = &statestore.ResourceDeployment{LastDeploymentID: "d-1"}
 	for _, tc := range []struct {
 		name string
 		step plan.Step
@@ -35,6 +38,7 @@ func TestImportOf(t *testing.T) {
 		{"import", plan.Step{Action: plan.Import, ImportID: "dt-1"}, "dt-1"},
 		{"failed import", plan.Step{Action: plan.Update, Prior: imported(statestore.ResourceFailed)}, "dt-1"},
 		{"imported", plan.Step{Action: plan.Update, Prior: imported(statestore.ResourceReady)}, ""},
+		{"failed update after the import", plan.Step{Action: plan.Update, Prior: appliedFailed}, ""},
 		{"created", plan.Step{Action: plan.Create}, ""},
 	} {
 		if got := importOf(tc.step); got != tc.want {
