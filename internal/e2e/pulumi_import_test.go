@@ -22,9 +22,15 @@ func outsideResource(t *testing.T, dir, id, props string) {
 // createdOf counts the creates the test provider started for component
 // addr's resource.
 func createdOf(t *testing.T, j providerJournal, addr string) int {
+	return startedOf(t, j, "create", addr)
+}
+
+// startedOf counts the operations op ("create", "update", "delete") the
+// test provider started for component addr's resource.
+func startedOf(t *testing.T, j providerJournal, op, addr string) int {
 	n := 0
 	for _, e := range j.entries(t) {
-		if e.op == "create" && e.phase == "start" && strings.HasSuffix(e.urn, "::"+strings.ReplaceAll(addr, "/", "-")) {
+		if e.op == op && e.phase == "start" && strings.HasSuffix(e.urn, "::"+strings.ReplaceAll(addr, "/", "-")) {
 			n++
 		}
 	}
@@ -37,11 +43,12 @@ func createdOf(t *testing.T, j providerJournal, addr string) int {
 // plan shows "= import", the provider creates nothing for it, Pulumi and
 // deployer hold it under its id with the properties read
 // (lifecycle.imported_id), history shows the import and the next plan is
-// No changes. A live resource whose properties force a replacement is
-// Pulumi's error, shown as it is, again on the next deploy (nothing is
-// replaced or deleted) until the config matches; an id that names nothing
-// is Pulumi's error and records nothing; a difference the provider updates
-// in place is imported, then updated by the same up (Pulumi v3.259.0).
+// No changes. A live resource that differs from the config in a field the
+// provider replaces for, or one it would update in place (Pulumi v3.259.0
+// imports, then updates), is refused before Pulumi runs the up, naming the
+// field, with nothing changed or recorded, until the config matches: then
+// the deploy imports it, updating nothing. An id that names nothing is
+// Pulumi's error and records nothing.
 func TestRealPulumiImport(t *testing.T) {
 	pp := newPulumiProject(t)
 	j := providerJournal(filepath.Join(pp.dir, "provider.journal"))
@@ -78,22 +85,19 @@ func TestRealPulumiImport(t *testing.T) {
 	}
 
 	// A live resource whose keepers differ from the config: the provider
-	// would replace it, which Pulumi refuses for an import. Its error is
-	// shown as Pulumi wrote it; Pulumi keeps what it imported, so
-	// deployer's entry is failed, and the next deploy is refused the same
-	// way rather than replacing what was adopted. With the config made to
+	// would replace it after the import. The deploy is refused before the
+	// up, naming the field; nothing is created, replaced or deleted, and
+	// neither Pulumi nor deployer records anything. With the config made to
 	// match, the deploy adopts it.
 	outsideResource(t, cloud, "dt-keepers", `{"length": 1, "keepers": {"v": "1"}, "name": "kept-by-hand"}`)
 	q := pp.stack("other", strings.Replace(evolveYAML("db", "import: {id: dt-keepers}, ", 1, ""), "stack: evolve", "stack: other", 1))
-	for range 2 {
-		r = q.mustRun(1, "deploy", "-e", "dev", "--yes", "--component", "data/db")
-		if !strings.Contains(r.stderr, "Error: pulumi: deployertest:index:RandomName (data-db): error: previously-imported resources that still specify an ID may not be replaced") ||
-			!strings.Contains(r.stdout, "0 deleted, 1 failed") {
-			t.Errorf("an import Pulumi refuses should fail with Pulumi's error:\n%s", r)
-		}
-		if db := resource(t, q, "data/db"); db.Status != "failed" || db.Lifecycle.ImportedID != "dt-keepers" {
-			t.Errorf("what Pulumi holds should be recorded as a failed import: %s %+v", db.Status, db.Lifecycle)
-		}
+	r = q.mustRun(1, "deploy", "-e", "dev", "--yes", "--component", "data/db")
+	if !strings.Contains(r.stderr, `Error: data/db: the live resource "dt-keepers" differs from the config in keepers: Pulumi would import it, then replace it`) ||
+		!strings.Contains(r.stdout, "0 deleted, 1 failed") {
+		t.Errorf("an import Pulumi would follow with a replace should be refused, naming the field:\n%s", r)
+	}
+	if res := rawResources(t, q); len(res) != 0 || len(pp.export("other", "dev").held()) != 0 {
+		t.Errorf("a refused import should record nothing, in deployer's state (%v) or Pulumi's", res)
 	}
 	if n := createdOf(t, j, "data/db"); n != 0 || j.count(t, "start", "delete") != 0 {
 		t.Errorf("a refused import should create (%d) and delete (%d) nothing", n, j.count(t, "start", "delete"))
@@ -115,14 +119,34 @@ func TestRealPulumiImport(t *testing.T) {
 	}
 
 	// A live resource that differs in what the provider updates in place:
-	// Pulumi imports it, then updates it to the config in the same up.
+	// Pulumi would import it, then update it, which the plan does not show.
+	// The deploy is refused before the up, naming the field; nothing is
+	// created, updated or deleted, and nothing recorded.
 	outsideResource(t, cloud, "dt-longer", `{"length": 3, "name": "a-b-c"}`)
 	u.write("deployer.yaml", strings.Replace(evolveYAML("db", "import: {id: dt-longer}, ", 1, ""), "stack: evolve", "stack: inplace", 1))
-	r = u.mustRun(0, "deploy", "-e", "dev", "--yes", "--component", "data/db")
-	if n := createdOf(t, j, "data/db"); n != 0 || j.count(t, "done", "update") != 1 || !strings.Contains(r.stdout, "1 imported") {
-		t.Errorf("Pulumi should import dt-longer and update it in place, creating nothing (%d creates, %d updates):\n%s", n, j.count(t, "done", "update"), r)
+	r = u.mustRun(1, "deploy", "-e", "dev", "--yes", "--component", "data/db")
+	if !strings.Contains(r.stderr, `data/db: the live resource "dt-longer" differs from the config in length: Pulumi would import it, then update it`) ||
+		!strings.Contains(r.stderr, "make the config match the live resource, then deploy again") {
+		t.Errorf("an import Pulumi would follow with an update should be refused, naming the field:\n%s", r)
 	}
-	if db := pp.export("inplace", "dev").held()["data/db"]; db.ID != "dt-longer" || db.Outputs["length"] != 1.0 {
-		t.Errorf("Pulumi should hold dt-longer with the config's length: %+v", db)
+	for _, op := range []string{"create", "update", "delete"} {
+		if n := startedOf(t, j, op, "data/db"); n != 0 {
+			t.Errorf("a refused import made the provider %s data/db %d times", op, n)
+		}
+	}
+	if res := rawResources(t, u); len(res) != 0 {
+		t.Errorf("a refused import should record nothing: %v", res)
+	}
+	if db, ok := pp.export("inplace", "dev").held()["data/db"]; ok {
+		t.Errorf("Pulumi should hold nothing after a refused import: %+v", db)
+	}
+	// With the config made to match, the deploy imports it, updating nothing.
+	u.write("deployer.yaml", strings.Replace(string(u.read("deployer.yaml")), "length: 1}", "length: 3}", 1))
+	r = u.mustRun(0, "deploy", "-e", "dev", "--yes", "--component", "data/db")
+	if !strings.Contains(r.stdout, "1 imported") || startedOf(t, j, "update", "data/db") != 0 || createdOf(t, j, "data/db") != 0 {
+		t.Errorf("with the config matching, the deploy should import dt-longer and update nothing (%d updates):\n%s", startedOf(t, j, "update", "data/db"), r)
+	}
+	if db := pp.export("inplace", "dev").held()["data/db"]; db.ID != "dt-longer" || db.Outputs["length"] != 3.0 {
+		t.Errorf("Pulumi should hold dt-longer as it was made, length 3: %+v", db)
 	}
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/pulumi/pulumi/sdk/v3/go/auto"
 	"github.com/pulumi/pulumi/sdk/v3/go/auto/optdestroy"
+	"github.com/pulumi/pulumi/sdk/v3/go/auto/optpreview"
 	"github.com/pulumi/pulumi/sdk/v3/go/auto/optrefresh"
 	"github.com/pulumi/pulumi/sdk/v3/go/auto/optup"
 	"github.com/pulumi/pulumi/sdk/v3/go/common/tokens"
@@ -190,6 +191,9 @@ func (e *Engine) Apply(ctx context.Context, req engine.ApplyRequest) (engine.App
 	started := time.Now()
 	ctx = withAnswers(ctx, answers{})
 	comps := Components(in.Keep, steps)
+	if err := e.importGuard(ctx, in, comps, steps); err != nil {
+		return engine.ApplyResponse{Results: failAll(steps, started, err)}, err
+	}
 	done := newFinished()
 	st, err := e.stack(ctx, in, comps, done)
 	if err != nil {
@@ -241,13 +245,9 @@ func (e *Engine) Destroy(ctx context.Context, req engine.DestroyRequest) (engine
 func (e *Engine) Preview(ctx context.Context, req engine.PreviewRequest) (engine.PreviewResponse, error) {
 	in := req.Inputs
 	ctx = withAnswers(ctx, answers{})
-	st, err := e.stack(ctx, in, Components(in.Keep, req.Steps), nil)
+	res, err := e.preview(ctx, in, Components(in.Keep, req.Steps))
 	if err != nil {
 		return engine.PreviewResponse{}, err
-	}
-	res, err := st.Preview(ctx)
-	if err != nil {
-		return engine.PreviewResponse{}, fmt.Errorf("pulumi preview of %s/%s: %w", in.Stack, in.Env, shorten(err))
 	}
 	var sum []string
 	for op, n := range res.ChangeSummary {
@@ -255,6 +255,20 @@ func (e *Engine) Preview(ctx context.Context, req engine.PreviewRequest) (engine
 	}
 	sort.Strings(sum)
 	return engine.PreviewResponse{Text: "Pulumi preview:\n" + strings.TrimRight(res.StdOut, "\n") + "\n\nPulumi changes: " + strings.Join(sum, ", ") + "\n"}, nil
+}
+
+// preview runs `pulumi preview` of the program of comps on the stack of
+// in (preview): what Preview shows and what importGuard reads.
+func (e *Engine) preview(ctx context.Context, in engine.Inputs, comps []Component, opts ...optpreview.Option) (auto.PreviewResult, error) {
+	st, err := e.stack(ctx, in, comps, nil)
+	if err != nil {
+		return auto.PreviewResult{}, err
+	}
+	res, err := st.Preview(ctx, opts...)
+	if err != nil {
+		return res, fmt.Errorf("pulumi preview of %s/%s: %w", in.Stack, in.Env, shorten(err))
+	}
+	return res, nil
 }
 
 // Refresh runs `pulumi refresh` (refresh; it updates Pulumi's own state in

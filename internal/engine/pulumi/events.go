@@ -12,8 +12,12 @@ import (
 // update is reported as the replace it was, and those whose step failed
 // or got an error,
 // so a component Pulumi answered for (an import whose follow-up step it
-// refused) is not taken as finished.
-type upEvents struct{ replaced, failed map[string]bool }
+// refused) is not taken as finished, and every step Pulumi announced (in
+// order), which a preview's importGuard reads.
+type upEvents struct {
+	replaced, failed map[string]bool
+	steps            []apitype.StepEventMetadata
+}
 
 // eventWatch collects an up's upEvents.
 type eventWatch struct {
@@ -27,6 +31,8 @@ func watchEvents() *eventWatch {
 		ev := upEvents{replaced: map[string]bool{}, failed: map[string]bool{}}
 		for e := range w.ch { // the Automation API closes ch when the operation ends
 			switch {
+			case e.ResourcePreEvent != nil:
+				ev.steps = append(ev.steps, e.ResourcePreEvent.Metadata)
 			case e.ResOpFailedEvent != nil:
 				ev.failed[e.ResOpFailedEvent.Metadata.URN] = true
 			case e.DiagnosticEvent != nil && e.DiagnosticEvent.Severity == "error" && e.DiagnosticEvent.URN != "":
