@@ -9,18 +9,18 @@ import (
 // An imported component (docs/operations.md#import) declares its one
 // resource with Pulumi's import option and the id of the existing
 // resource: `pulumi up` reads it through the provider and adopts it,
-// creating nothing. Pulumi decides what a difference between the live
-// resource and the config means: one its provider updates in place is
-// updated by the same up; one that forces a replacement is Pulumi's error
-// ("previously-imported resources that still specify an ID may not be
-// replaced"), which deployer shows as it is.
+// creating nothing. A difference between the live resource and the config
+// that Pulumi would follow the import with (an update in place, a
+// replacement) is refused before the up by importGuard, so the up only
+// ever adopts what the plan showed.
 
 // importOf is the id step s's component is declared with as Pulumi's
 // import option: an Import step's id, or the id of an import that failed
 // after Pulumi adopted the resource (its entry failed, with imported_id,
-// and was never applied: no deployment recorded), so that Pulumi, holding
-// the resource, refuses to replace it rather than replacing what it
-// adopted; "" otherwise.
+// and was never applied: no deployment recorded; Pulumi's own refusal of
+// a replacement left such entries before importGuard), so that Pulumi,
+// holding the resource, refuses to replace it rather than replacing what
+// it adopted; "" otherwise.
 func importOf(s plan.Step) string {
 	switch {
 	case s.Action == plan.Import:
