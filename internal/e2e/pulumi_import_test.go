@@ -108,11 +108,12 @@ func TestRealPulumiImport(t *testing.T) {
 		t.Errorf("with the config matching, the deploy should adopt dt-keepers: %s", db.Status)
 	}
 
-	// An id that names nothing: Pulumi's error, nothing recorded.
+	// An id that names nothing: the preview fails with Pulumi's error, the
+	// up never runs, nothing is recorded.
 	u := pp.stack("inplace", strings.Replace(evolveYAML("db", "import: {id: dt-absent}, ", 1, ""), "stack: evolve", "stack: inplace", 1))
 	r = u.mustRun(1, "deploy", "-e", "dev", "--yes", "--component", "data/db")
-	if !strings.Contains(r.stderr, "resource 'dt-absent' does not exist") {
-		t.Errorf("importing an id that names nothing should be Pulumi's error:\n%s", r)
+	if !strings.Contains(r.stderr, "resource 'dt-absent' does not exist") || !strings.Contains(r.stderr, "nothing was changed") {
+		t.Errorf("importing an id that names nothing should be refused with Pulumi's error from the preview, before the up:\n%s", r)
 	}
 	if res := rawResources(t, u); len(res) != 0 {
 		t.Errorf("a failed import of nothing should record nothing: %v", res)

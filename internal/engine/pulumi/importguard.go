@@ -20,10 +20,10 @@ import (
 // returns an *ImportDiffError when Pulumi would do anything to an imported
 // resource beyond importing it (an update in place of a field that differs
 // from the config, a replace, a delete). The plan showed an import only,
-// and nothing has touched the cloud yet. A preview that fails lets the up
-// run as before: Pulumi's own refusal (a replacement of an imported
-// resource) is then shown as Pulumi writes it. Applies without an import
-// run no preview.
+// and nothing has touched the cloud yet. A preview that fails refuses the
+// import too, with Pulumi's error as it writes it (an id that names
+// nothing): what the up would do to the resource is then unknown, so the
+// up does not run. Applies without an import run no preview.
 func (e *Engine) importGuard(ctx context.Context, in engine.Inputs, comps []Component, steps []plan.Step) error {
 	var imports []plan.Step
 	for _, s := range steps {
@@ -36,7 +36,7 @@ func (e *Engine) importGuard(ctx context.Context, in engine.Inputs, comps []Comp
 	}
 	ev := watchEvents()
 	if _, err := e.preview(ctx, in, comps, optpreview.EventStreams(ev.ch)); err != nil {
-		return nil
+		return fmt.Errorf("%w; nothing was changed", err)
 	}
 	return importDiffs(imports, ev.wait().steps)
 }
