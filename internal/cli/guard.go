@@ -49,7 +49,7 @@ type GuardStatusOptions struct {
 // NewCmdGuardStop returns `deployer guard stop`; runF replaces runGuardStop
 // in tests.
 func NewCmdGuardStop(f *Factory, runF func(context.Context, *GuardStopOptions) error) *cobra.Command {
-	opts := newGuardStopOptions(f)
+	opts := &GuardStopOptions{IO: f.IO, Stop: guardStop(f)}
 	stop := &cobra.Command{
 		Use:   "stop NAME --as APP",
 		Short: "Run NAME's stop command if every sharer other than APP is DOWN",
@@ -85,7 +85,7 @@ func NewCmdGuardStop(f *Factory, runF func(context.Context, *GuardStopOptions) e
 // NewCmdGuardStatus returns `deployer guard status`; runF replaces
 // runGuardStatus in tests.
 func NewCmdGuardStatus(f *Factory, runF func(context.Context, *GuardStatusOptions) error) *cobra.Command {
-	opts := newGuardStatusOptions(f)
+	opts := &GuardStatusOptions{IO: f.IO, Status: guardStatus(f)}
 	return &cobra.Command{
 		Use:     "status NAME",
 		Short:   "Show the quick status of every sharer of NAME, without a lock",
@@ -117,30 +117,27 @@ func NewCmdGuard(f *Factory) *cobra.Command {
 	return parent
 }
 
-func newGuardStopOptions(f *Factory) *GuardStopOptions {
-	return &GuardStopOptions{
-		IO: f.IO,
-		Stop: func(ctx context.Context, name, as string, dryRun bool) (*guard.Result, error) {
-			cfg, g, err := newGuard(f)
-			if err != nil {
-				return nil, err
-			}
-			g.Observer = f.Metrics(ctx, cfg)
-			return g.Stop(ctx, cfg, name, as, dryRun)
-		},
+// guardStop is the guard stop use case on f's configuration, its metrics
+// recorded.
+func guardStop(f *Factory) func(ctx context.Context, name, as string, dryRun bool) (*guard.Result, error) {
+	return func(ctx context.Context, name, as string, dryRun bool) (*guard.Result, error) {
+		cfg, g, err := newGuard(f)
+		if err != nil {
+			return nil, err
+		}
+		g.Observer = f.Metrics(ctx, cfg)
+		return g.Stop(ctx, cfg, name, as, dryRun)
 	}
 }
 
-func newGuardStatusOptions(f *Factory) *GuardStatusOptions {
-	return &GuardStatusOptions{
-		IO: f.IO,
-		Status: func(ctx context.Context, name string) ([]guard.SharerStatus, error) {
-			cfg, g, err := newGuard(f)
-			if err != nil {
-				return nil, err
-			}
-			return g.Status(ctx, cfg, name)
-		},
+// guardStatus is the guard status use case on f's configuration.
+func guardStatus(f *Factory) func(ctx context.Context, name string) ([]guard.SharerStatus, error) {
+	return func(ctx context.Context, name string) ([]guard.SharerStatus, error) {
+		cfg, g, err := newGuard(f)
+		if err != nil {
+			return nil, err
+		}
+		return g.Status(ctx, cfg, name)
 	}
 }
 

@@ -257,7 +257,7 @@ shared:
 		f.Now = func() time.Time { return at }
 		f.Getenv = func(string) string { return "" }
 		defer f.Close()
-		o := newGuardStopOptions(f)
+		o := &GuardStopOptions{IO: f.IO, Stop: guardStop(f)}
 		o.Name, o.As, o.DetailedExitCode = opts.Name, opts.As, opts.DetailedExitCode
 		err := runGuardStop(context.Background(), o)
 		return out.String(), errOut.String(), err

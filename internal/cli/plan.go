@@ -73,7 +73,8 @@ type PlanOptions struct {
 
 // NewCmdPlan returns `deployer plan`; runF replaces runPlan in tests.
 func NewCmdPlan(f *Factory, runF func(context.Context, *PlanOptions) error) *cobra.Command {
-	opts := newPlanOptions(f)
+	opts := &PlanOptions{IO: f.IO, StackOptions: newStackOptions(f), configFlag: configFlag(f.ConfigPath)}
+	opts.useCases(f)
 	cmd := &cobra.Command{
 		Use:   "plan",
 		Short: "Show what deploy would change",
@@ -121,9 +122,10 @@ func NewCmdPlan(f *Factory, runF func(context.Context, *PlanOptions) error) *cob
 	return cmd
 }
 
-// newPlanOptions binds plan's use cases to f: the backends are opened once,
-// on the first call, without the lock backend (a plan takes no lock).
-func newPlanOptions(f *Factory) *PlanOptions {
+// useCases binds plan's use cases and reporters to f: the backends are
+// opened once, on the first call, without the lock backend (a plan takes no
+// lock).
+func (o *PlanOptions) useCases(f *Factory) {
 	var svc *deploy.Service
 	service := func(ctx context.Context, cfg *config.Config) (*deploy.Service, error) {
 		if svc != nil {
@@ -136,38 +138,30 @@ func newPlanOptions(f *Factory) *PlanOptions {
 		svc = s
 		return s, nil
 	}
-	return &PlanOptions{
-		IO:           f.IO,
-		StackOptions: newStackOptions(f),
-		Plan: func(ctx context.Context, req deploy.PlanRequest) (*plan.Plan, error) {
-			s, err := service(ctx, req.Config)
-			if err != nil {
-				return nil, err
-			}
-			return s.Plan(ctx, req)
-		},
-		DetectDrift: func(ctx context.Context, cfg *config.Config, t deploy.Target, p *plan.Plan) ([]engine.Drift, error) {
-			s, err := service(ctx, cfg)
-			if err != nil {
-				return nil, err
-			}
-			return s.Refresh(ctx, deploy.RefreshRequest{Config: cfg, Target: t, Plan: p})
-		},
-		PreviewEngines: func(ctx context.Context, cfg *config.Config, t deploy.Target, p *plan.Plan) (string, error) {
-			s, err := service(ctx, cfg)
-			if err != nil {
-				return "", err
-			}
-			return s.Preview(ctx, deploy.PreviewRequest{Config: cfg, Target: t, Plan: p})
-		},
-		RefreshOnlyPlan: bindRefreshOnly(f, true),
-		ReportDrift:     f.GitHub.Drift,
-		Comment:         f.GitHub.CommentPlan,
-		CommentRun:      f.GitHub.CommentRunPlan,
-		Mask:            f.Masker.Mask,
-		Report:          f.GitHub.Plan,
-		configFlag:      configFlag(f.ConfigPath),
+	o.Plan = func(ctx context.Context, req deploy.PlanRequest) (*plan.Plan, error) {
+		s, err := service(ctx, req.Config)
+		if err != nil {
+			return nil, err
+		}
+		return s.Plan(ctx, req)
 	}
+	o.DetectDrift = func(ctx context.Context, cfg *config.Config, t deploy.Target, p *plan.Plan) ([]engine.Drift, error) {
+		s, err := service(ctx, cfg)
+		if err != nil {
+			return nil, err
+		}
+		return s.Refresh(ctx, deploy.RefreshRequest{Config: cfg, Target: t, Plan: p})
+	}
+	o.PreviewEngines = func(ctx context.Context, cfg *config.Config, t deploy.Target, p *plan.Plan) (string, error) {
+		s, err := service(ctx, cfg)
+		if err != nil {
+			return "", err
+		}
+		return s.Preview(ctx, deploy.PreviewRequest{Config: cfg, Target: t, Plan: p})
+	}
+	o.RefreshOnlyPlan = bindRefreshOnly(f, true)
+	o.ReportDrift, o.Comment, o.CommentRun = f.GitHub.Drift, f.GitHub.CommentPlan, f.GitHub.CommentRunPlan
+	o.Mask, o.Report = f.Masker.Mask, f.GitHub.Plan
 }
 
 // configFlag is the --config flag that names path again in a command
