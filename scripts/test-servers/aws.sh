@@ -18,6 +18,7 @@ AWS_TOOLS_DIR="${AWS_TOOLS_DIR:-$_aws_root/.tools}"
 # pin installs beside the old one instead of reusing it.
 AWS_MINIO_VERSION=v0.0.0-20260212201848-7aac2a2c5b7c
 _aws_pids=()
+_aws_logs=() # the log of each server in _aws_pids, in the same order
 _aws_tmp=""
 
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
@@ -49,8 +50,10 @@ _aws_start_dynalite() {
 	fi
 	local port
 	port=$(test_servers_free_port) || { _aws_fail "no free port for dynalite"; return; }
-	node "$cli" --host 127.0.0.1 --port "$port" >"$_aws_tmp/dynalite.log" 2>&1 &
+	# dynalite.js keeps the server up when a client aborts a request (see there).
+	node "$_aws_root/scripts/test-servers/dynalite.js" "$cli" --host 127.0.0.1 --port "$port" >"$_aws_tmp/dynalite.log" 2>&1 &
 	_aws_pids+=($!)
+	_aws_logs+=("$_aws_tmp/dynalite.log")
 	if ! _aws_wait "http://127.0.0.1:$port/" 30; then
 		_aws_fail "dynalite did not start on 127.0.0.1:$port: $(tail -5 "$_aws_tmp/dynalite.log")"
 		return
@@ -76,6 +79,7 @@ _aws_start_minio() {
 		"$bin" server --quiet --address "127.0.0.1:$port" --console-address "127.0.0.1:$cport" \
 		"$_aws_tmp/minio-data" >"$_aws_tmp/minio.log" 2>&1 &
 	_aws_pids+=($!)
+	_aws_logs+=("$_aws_tmp/minio.log")
 	local deadline=$((SECONDS + 60))
 	until curl -sf -o /dev/null --max-time 1 "http://127.0.0.1:$port/minio/health/live"; do
 		if [ $SECONDS -ge $deadline ]; then
@@ -100,11 +104,19 @@ aws_servers_start() {
 
 # aws_servers_stop stops what aws_servers_start started and removes its data.
 aws_servers_stop() {
-	local pid
-	for pid in "${_aws_pids[@]}"; do
+	local i pid
+	for i in "${!_aws_pids[@]}"; do
+		pid=${_aws_pids[$i]}
+		# A server that ended before the run did failed the tests after it:
+		# its log says why, and goes with the throwaway data below.
+		if ! kill -0 "$pid" 2>/dev/null; then
+			_aws_log "error: the server of ${_aws_logs[$i]##*/} (pid $pid) ended before the tests did; the end of its log:"
+			tail -20 "${_aws_logs[$i]}" >&2 || true
+		fi
 		{ kill "$pid" 2>/dev/null && wait "$pid" 2>/dev/null; } || true # a killed server exits non-zero; set -e must not stop the cleanup
 	done
 	_aws_pids=()
+	_aws_logs=()
 	if [ -n "$_aws_tmp" ]; then
 		rm -rf "$_aws_tmp"
 		_aws_tmp=""
