@@ -76,7 +76,11 @@ func counterWorker(raw string) int {
 		return 1
 	}
 	defer sb.Close()
-	m := lockmgr.NewManager(lb, lockmgr.Options{TTL: 30 * time.Second, HeartbeatInterval: time.Second,
+	// The lease outlives any stall of a loaded machine: no worker dies here,
+	// so a lease that expired would only mean a starved heartbeat, and the
+	// worker would (rightly) fail on its lost lease. Expiry and takeover
+	// have their own tests (TestPausedHolderCannotOverwriteItsSuccessor).
+	m := lockmgr.NewManager(lb, lockmgr.Options{TTL: 5 * time.Minute, HeartbeatInterval: time.Second,
 		StaleAfter: 10 * time.Second, MaxRetryInterval: 200 * time.Millisecond})
 	store := statestore.New(sb)
 	log, err := os.OpenFile(w.Log, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)

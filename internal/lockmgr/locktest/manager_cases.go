@@ -238,10 +238,14 @@ func testManagerWaits(t *testing.T, s *suite) {
 // testManagerRetriesAndKeep: MaxRetries gives up after that many retries
 // whatever the Timeout; a kept lease leaves its record, which blocks others
 // until it expires, and Held counts leases until they are released or kept.
+//
+// The retried lease lives a minute, so that no stall of a loaded machine
+// lets it expire under bob's retries (bob would then take it, which says
+// nothing of MaxRetries); the kept one lives 10 s, so that its expiry is
+// seen soon, and is read right after Keep.
 func testManagerRetriesAndKeep(t *testing.T, s *suite) {
-	ttl := 2 * time.Second
-	alice := s.manager(lockmgr.Options{TTL: ttl, HeartbeatInterval: ttl / 4, StaleAfter: ttl})
-	bob := s.manager(lockmgr.Options{TTL: ttl, HeartbeatInterval: ttl / 4, StaleAfter: ttl})
+	alice := s.manager(lockmgr.Options{TTL: time.Minute, HeartbeatInterval: time.Second, StaleAfter: time.Minute})
+	bob := s.manager(lockmgr.Options{TTL: time.Minute, HeartbeatInterval: time.Second, StaleAfter: time.Minute})
 	key := lockmgr.CustomKey("guard-" + uniqueName(t))
 	ctx := context.Background()
 
@@ -260,22 +264,30 @@ func testManagerRetriesAndKeep(t *testing.T, s *suite) {
 	if len(waits) != 3 || waits[0].LockID != held.Record().LockID {
 		t.Fatalf("with MaxRetries 3: %d waits (%v), want 3 naming the holder", len(waits), waits)
 	}
-
-	held.Keep()
+	release(t, held)
 	if alice.Held() != 0 {
-		t.Fatalf("Held = %d after Keep", alice.Held())
+		t.Fatalf("Held = %d after Release", alice.Held())
 	}
-	if err := held.Release(ctx); err != nil {
+
+	ttl := 10 * time.Second
+	keeper := s.manager(lockmgr.Options{TTL: ttl, HeartbeatInterval: ttl / 4, StaleAfter: ttl})
+	keptKey := lockmgr.CustomKey("guard-kept-" + uniqueName(t))
+	kept := s.mustTake(keeper, keptKey, "alice@laptop")
+	kept.Keep()
+	if keeper.Held() != 0 {
+		t.Fatalf("Held = %d after Keep", keeper.Held())
+	}
+	if err := kept.Release(ctx); err != nil {
 		t.Fatalf("Release after Keep: %v", err)
 	}
-	rec, err := alice.Backend().Get(ctx, key)
-	if err != nil || rec.LockID != held.Record().LockID {
+	rec, err := keeper.Backend().Get(ctx, keptKey)
+	if err != nil || rec.LockID != kept.Record().LockID {
 		t.Fatalf("a kept lease's record must stay: %+v, %v", rec, err)
 	}
-	_, err = bob.Acquire(ctx, lockmgr.Request{Key: key, LockedBy: "bob@desk"})
-	wantHeld(t, err, held.Record())
+	_, err = bob.Acquire(ctx, lockmgr.Request{Key: keptKey, LockedBy: "bob@desk"})
+	wantHeld(t, err, kept.Record())
 	// Once it expires, the key is free (bounded by the TTL, polled by work).
-	next, err := bob.Acquire(ctx, lockmgr.Request{Key: key, LockedBy: "bob@desk", Timeout: waitLimit})
+	next, err := bob.Acquire(ctx, lockmgr.Request{Key: keptKey, LockedBy: "bob@desk", Timeout: waitLimit})
 	if err != nil {
 		t.Fatalf("a kept lease must expire: %v", err)
 	}
