@@ -48,7 +48,7 @@ bench:
 
 # gofmt, go vet, staticcheck; actionlint on .github/workflows and the example
 # matrix workflow (examples/many-stacks/.github/workflows), and goreleaser
-# check on .goreleaser.yaml (both installed into .tools by
+# check on .goreleaser.yaml (both installed into ~/.cache/deployer-tools by
 # scripts/test-servers/ghtools.sh, once).
 lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi

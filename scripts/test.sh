@@ -9,37 +9,59 @@
 # `scripts/test.sh bench` runs the benchmarks against the same servers
 # (BENCH=regexp picks some: BENCH=PulumiSideBySide);
 # `scripts/test.sh go test -run X ./pkg/` runs one command against them.
+#
+# The tools are built once per version into a cache outside the clone
+# ($XDG_CACHE_HOME/deployer-tools, else ~/.cache/deployer-tools; DEPLOYER_TOOLS
+# overrides), checksummed, so every clone on the machine reuses them. At the
+# end the run prints a table of its phases and their seconds: each tool's
+# install, each server's start, vet, the go test packages over 30 s.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
-export DEPLOYER_TOOLS="$ROOT/.tools"
+source scripts/test-servers/lib.sh
+export DEPLOYER_TOOLS
+DEPLOYER_TOOLS=$(test_tools_dir)
 mkdir -p "$DEPLOYER_TOOLS"
 export DEPLOYER_TEST_TMP
 DEPLOYER_TEST_TMP=$(mktemp -d "${TMPDIR:-/tmp}/deployer-test.XXXXXX")
 chmod 755 "$DEPLOYER_TEST_TMP"
+export DEPLOYER_TEST_PHASES="$DEPLOYER_TEST_TMP/phases.tsv"
+: >"$DEPLOYER_TEST_PHASES"
+run_start=$SECONDS
+
+# print_phases: the table of where the time went (phases in run order, then
+# the go test packages over 30 s, slowest first).
+print_phases() {
+	[ -s "$DEPLOYER_TEST_PHASES" ] || return 0
+	echo "== where the time went (seconds)"
+	awk -F'\t' '{ printf "%6d  %s\n", $2, $1 }' "$DEPLOYER_TEST_PHASES"
+	printf '%6d  %s\n' "$((SECONDS - run_start))" "total"
+}
 
 stops=()
 cleanup() {
-	local s
+	local s rc=$?
 	for s in "${stops[@]}"; do declare -F "$s" >/dev/null && { "$s" || true; }; done
+	print_phases
 	rm -rf "$DEPLOYER_TEST_TMP"
+	return $rc
 }
 trap cleanup EXIT
 
 # Each script starts its servers when sourced and exits non-zero in CI when
 # one cannot start; outside CI a failure only means those tests skip.
 stops+=(aws_servers_stop)
-source scripts/test-servers/aws.sh || true
+test_phase "dynalite + MinIO (install when missing, start)" source scripts/test-servers/aws.sh || true
 stops+=(selfhosted_servers_stop)
-source scripts/test-servers/selfhosted.sh || true
+test_phase "redis-server + PostgreSQL (install when missing, start)" source scripts/test-servers/selfhosted.sh || true
 stops+=(otelcol_stop)
-source scripts/test-servers/otelcol.sh || true
+test_phase "OpenTelemetry Collector (build when missing, start)" source scripts/test-servers/otelcol.sh || true
 stops+=(kms_stop)
-source scripts/test-servers/kms.sh || true
+test_phase "local-kms (install when missing, start)" source scripts/test-servers/kms.sh || true
 # actionlint, goreleaser, act and cosign (the release, signature and act workflow tests).
-source scripts/test-servers/ghtools.sh || true
-# The Pulumi CLI (built once into .tools) and the test provider, on PATH.
-source scripts/test-servers/pulumi.sh || true
+test_phase "actionlint, goreleaser, act, cosign (install when missing)" source scripts/test-servers/ghtools.sh || true
+# The Pulumi CLI (built once into the tools cache) and the test provider, on PATH.
+test_phase "Pulumi CLI + test provider (build when missing)" source scripts/test-servers/pulumi.sh || true
 
 if [ "${1:-}" = "go" ]; then
 	"$@"
@@ -56,18 +78,22 @@ unformatted=$(gofmt -l $(git ls-files '*.go' 2>/dev/null || find . -name '*.go' 
 if [ -n "$unformatted" ]; then
 	echo "gofmt needed on:"; echo "$unformatted"; exit 1
 fi
-go vet ./...
+test_phase "go vet" go vet ./...
 
 # The release (.goreleaser.yaml) ships Linux, macOS and Windows binaries: the
 # Unix-only code (process groups, signals) must stay behind build tags.
 # Linux and macOS share the unix build tag; Windows is the other side of it.
 echo "== the Windows release target builds"
-GOOS=windows GOARCH=amd64 CGO_ENABLED=0 go build -o /dev/null ./cmd/deployer
+test_phase "the Windows build" env GOOS=windows GOARCH=amd64 CGO_ENABLED=0 go build -o /dev/null ./cmd/deployer
 
 echo "== go test -race ./..."
 # -timeout only turns a hang into a failure: it stands far above what a busy
 # 2-core machine needs (internal/e2e took 20 minutes at a load of 10 to 18).
-go test -race -count=1 -timeout 45m -skip '^TestRealPulumi' ./...
+# Each package's "ok" line carries its seconds: those over 30 go in the table.
+go_test_log="$DEPLOYER_TEST_TMP/go-test.log"
+test_phase "go test -race ./... (all packages)" go test -race -count=1 -timeout 45m -skip '^TestRealPulumi' ./... 2>&1 | tee "$go_test_log"
+awk '$1 == "ok" && $3 ~ /s$/ { t = $3; sub(/s$/, "", t); if (t + 0 > 30) printf "  go test %s\t%d\n", $2, t }' "$go_test_log" |
+	sort -t$'\t' -k2 -rn >>"$DEPLOYER_TEST_PHASES"
 
 # The real-CLI Pulumi tests (internal/e2e/pulumi_test.go through the binary,
 # and the Pulumi engine's conformance run), verbose so the log shows each one
@@ -75,7 +101,7 @@ go test -race -count=1 -timeout 45m -skip '^TestRealPulumi' ./...
 # Pulumi processes of its own.
 echo "== real-CLI Pulumi tests"
 pulumi_log="$DEPLOYER_TEST_TMP/real-pulumi.log"
-if go test -race -count=1 -p 1 -timeout 30m -run '^TestRealPulumi' -v ./internal/engine/pulumi/ ./internal/e2e/ >"$pulumi_log" 2>&1; then
+if test_phase "real-CLI Pulumi tests" go test -race -count=1 -p 1 -timeout 30m -run '^TestRealPulumi' -v ./internal/engine/pulumi/ ./internal/e2e/ >"$pulumi_log" 2>&1; then
 	grep -E '^(=== RUN|--- |ok|PASS)' "$pulumi_log"
 else
 	cat "$pulumi_log"

@@ -2,7 +2,8 @@
 # Local AWS API servers for the tests of the AWS backends (docs/aws.md#local-servers-development-and-tests).
 #
 # Source this file from scripts/test.sh; it installs (once, cached under
-# .tools/) and starts on 127.0.0.1, with free ports and throwaway data:
+# the machine's tools cache, lib.sh test_tools_dir) and starts on 127.0.0.1,
+# with free ports and throwaway data:
 #   dynalite (DynamoDB API, npm, in memory)   -> DEPLOYER_TEST_DYNAMODB_ENDPOINT
 #   MinIO    (S3 API, go install, with a KMS key so SSE works) -> DEPLOYER_TEST_S3_ENDPOINT
 # and exports AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY and AWS_REGION for them.
@@ -13,7 +14,6 @@
 # Set AWS_SERVERS_NO_AUTOSTART=1 to only define the functions.
 
 _aws_root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
-AWS_TOOLS_DIR="${AWS_TOOLS_DIR:-$_aws_root/.tools}"
 # MinIO is pinned (the newest module version on the day it was chosen); a new
 # pin installs beside the old one instead of reusing it.
 AWS_MINIO_VERSION=v0.0.0-20260212201848-7aac2a2c5b7c
@@ -22,6 +22,9 @@ _aws_logs=() # the log of each server in _aws_pids, in the same order
 _aws_tmp=""
 
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+AWS_TOOLS_DIR="${AWS_TOOLS_DIR:-$(test_tools_dir)}"
+# dynalite is pinned to its major version; a new major installs beside it.
+AWS_DYNALITE_VERSION=4
 
 _aws_log() { echo "test-servers/aws: $*" >&2; }
 
@@ -40,13 +43,19 @@ _aws_wait() {
 }
 
 _aws_start_dynalite() {
-	local cli="$AWS_TOOLS_DIR/node/node_modules/dynalite/cli.js"
-	if [ ! -f "$cli" ]; then
+	local dir="$AWS_TOOLS_DIR/dynalite-$AWS_DYNALITE_VERSION"
+	local cli="$dir/node_modules/dynalite/cli.js"
+	if [ ! -f "$dir/.installed" ]; then
 		command -v npm >/dev/null || { _aws_fail "npm not found: install Node.js to run dynalite"; return; }
-		_aws_log "installing dynalite into $AWS_TOOLS_DIR/node"
-		mkdir -p "$AWS_TOOLS_DIR/node"
-		npm install --silent --no-audit --no-fund --prefix "$AWS_TOOLS_DIR/node" dynalite@^4 >&2 ||
-			{ _aws_fail "npm install dynalite failed"; return; }
+		_aws_log "installing dynalite@^$AWS_DYNALITE_VERSION into $dir"
+		local work
+		work=$(mktemp -d "${TMPDIR:-/tmp}/deployer-dynalite.XXXXXX")
+		test_phase "install dynalite" npm install --silent --no-audit --no-fund --prefix "$work" "dynalite@^$AWS_DYNALITE_VERSION" >&2 ||
+			{ rm -rf "$work"; _aws_fail "npm install dynalite failed"; return; }
+		touch "$work/.installed"
+		mkdir -p "$AWS_TOOLS_DIR"
+		# Another run may have installed it meanwhile: keep the first whole one.
+		mv -T "$work" "$dir" 2>/dev/null || rm -rf "$work"
 	fi
 	local port
 	port=$(test_servers_free_port) || { _aws_fail "no free port for dynalite"; return; }
@@ -64,10 +73,10 @@ _aws_start_dynalite() {
 
 _aws_start_minio() {
 	local bin="$AWS_TOOLS_DIR/minio-$AWS_MINIO_VERSION/minio"
-	if [ ! -x "$bin" ]; then
+	if ! test_tools_ok "$bin"; then
 		command -v go >/dev/null || { _aws_fail "go not found: cannot install MinIO"; return; }
 		_aws_log "installing MinIO $AWS_MINIO_VERSION into ${bin%/minio} (go install, takes a few minutes once)"
-		GOBIN="${bin%/minio}" go install "github.com/minio/minio@$AWS_MINIO_VERSION" >&2 ||
+		test_phase "install MinIO" test_tools_go_install "$bin" "github.com/minio/minio@$AWS_MINIO_VERSION" ||
 			{ _aws_fail "go install github.com/minio/minio@$AWS_MINIO_VERSION failed"; return; }
 	fi
 	local port cport

@@ -8,7 +8,8 @@
 #   cosign      signs a test release with a throwaway key and
 #               verifies it in the action's install step
 #               (internal/e2e/release_signature_test.go)    -> DEPLOYER_TEST_COSIGN
-# Source this file; it installs each (once, cached under .tools/NAME-VERSION/)
+# Source this file; it installs each (once, cached in the tools cache,
+# lib.sh test_tools_dir, under NAME-VERSION/)
 # with go install from the Go module proxy and exports its path. They are
 # tools, not servers: nothing is started and nothing needs stopping.
 #
@@ -17,7 +18,6 @@
 # GHTOOLS_ONLY="NAME ..." installs only those (the release workflow: goreleaser).
 
 _ghtools_root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
-GHTOOLS_DIR="${GHTOOLS_DIR:-$_ghtools_root/.tools}"
 # Pinned: a new pin installs beside the old one instead of reusing it.
 GHTOOLS_ACTIONLINT_VERSION=v1.7.12
 GHTOOLS_GORELEASER_VERSION=v2.15.1 # newer releases need a newer Go than go.mod's
@@ -27,21 +27,22 @@ GHTOOLS_ACT_VERSION=v0.2.89
 GHTOOLS_COSIGN_VERSION=v2.6.1
 
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+GHTOOLS_DIR="${GHTOOLS_DIR:-$(test_tools_dir)}"
 
 _ghtools_log() { echo "test-servers/ghtools: $*" >&2; }
 
 _ghtools_fail() { test_servers_fail _ghtools_log true "the tests that need it" "$@"; }
 
 # _ghtools_install NAME VERSION PACKAGE VARIABLE: go install PACKAGE@VERSION
-# into .tools/NAME-VERSION/ unless it is there, and export VARIABLE=its path.
+# into the tools cache's NAME-VERSION/ unless it is there, and export VARIABLE=its path.
 _ghtools_install() {
 	local name=$1 version=$2 pkg=$3 var=$4
 	case " ${GHTOOLS_ONLY:-$name} " in *" $name "*) ;; *) return 0 ;; esac
 	local bin="$GHTOOLS_DIR/$name-$version/$name"
-	if [ ! -x "$bin" ]; then
+	if ! test_tools_ok "$bin"; then
 		command -v go >/dev/null || { _ghtools_fail "go not found: cannot install $name"; return 1; }
 		_ghtools_log "installing $name $version into ${bin%/*} (go install, once)"
-		GOBIN="${bin%/*}" go install "$pkg@$version" >&2 ||
+		test_phase "install $name" test_tools_go_install "$bin" "$pkg@$version" ||
 			{ _ghtools_fail "go install $pkg@$version failed"; return 1; }
 	fi
 	export "$var=$bin"

@@ -2,7 +2,7 @@
 # A local AWS KMS API for the awskms:// secrets provider tests (docs/secrets.md#providers).
 #
 # Source this file from scripts/test.sh; it installs (once, cached under
-# .tools/local-kms-$KMS_LOCAL_VERSION/) local-kms, a KMS API emulator, with
+# the tools cache, local-kms-$KMS_LOCAL_VERSION/) local-kms, a KMS API emulator, with
 # go install from the Go module proxy, starts it on a free port with
 # throwaway data, and exports:
 #   DEPLOYER_TEST_KMS_ENDPOINT  http://127.0.0.1:PORT (region us-east-1, account 111122223333)
@@ -14,7 +14,6 @@
 # Set KMS_NO_AUTOSTART=1 to only define the functions.
 
 _kms_root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
-KMS_TOOLS_DIR="${KMS_TOOLS_DIR:-$_kms_root/.tools}"
 # local-kms has no tag the module proxy serves; this pseudo-version is the
 # newest commit on the day it was chosen.
 KMS_LOCAL_VERSION=v0.0.0-20260228092603-2a5e92d09ab6
@@ -22,6 +21,7 @@ _kms_pid=""
 _kms_tmp=""
 
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+KMS_TOOLS_DIR="${KMS_TOOLS_DIR:-$(test_tools_dir)}"
 
 _kms_log() { echo "test-servers/kms: $*" >&2; }
 
@@ -30,10 +30,10 @@ _kms_fail() { test_servers_fail _kms_log kms_stop "the awskms tests" "$@"; }
 # kms_start installs (once) and starts local-kms.
 kms_start() {
 	local bin="$KMS_TOOLS_DIR/local-kms-$KMS_LOCAL_VERSION/local-kms"
-	if [ ! -x "$bin" ]; then
+	if ! test_tools_ok "$bin"; then
 		command -v go >/dev/null || { _kms_fail "go not found: cannot install local-kms"; return; }
 		_kms_log "installing local-kms $KMS_LOCAL_VERSION into ${bin%/local-kms} (go install, once)"
-		GOBIN="${bin%/local-kms}" go install "github.com/nsmithuk/local-kms@$KMS_LOCAL_VERSION" >&2 ||
+		test_phase "install local-kms" test_tools_go_install "$bin" "github.com/nsmithuk/local-kms@$KMS_LOCAL_VERSION" ||
 			{ _kms_fail "go install github.com/nsmithuk/local-kms@$KMS_LOCAL_VERSION failed"; return; }
 	fi
 	_kms_tmp=$(mktemp -d "${TMPDIR:-/tmp}/deployer-kms.XXXXXX")

@@ -30,3 +30,58 @@ test_servers_fail() {
 	"$log" "warning: $*; $skips will skip"
 	return 1
 }
+
+# test_tools_dir: print the directory the tools are cached in, outside the
+# clone so every clone on the machine (CI's fresh one included) reuses what
+# one built: $DEPLOYER_TOOLS, else $XDG_CACHE_HOME/deployer-tools, else
+# ~/.cache/deployer-tools. Each tool lives in NAME-VERSION/ beside a sha256 of
+# its binary; a new pin builds beside the old one.
+test_tools_dir() {
+	echo "${DEPLOYER_TOOLS:-${XDG_CACHE_HOME:-$HOME/.cache}/deployer-tools}"
+}
+
+# test_tools_ok BIN: the cached binary BIN is there and matches the sha256
+# written beside it when it was built (a half-written or altered binary is
+# rebuilt, not run).
+test_tools_ok() {
+	[ -x "$1" ] && [ -f "$1.sha256" ] && (cd "$(dirname "$1")" && sha256sum --status -c "$(basename "$1").sha256")
+}
+
+# test_tools_publish BIN TMPBIN: write TMPBIN's sha256 and move it to BIN;
+# two runs building the same tool at once each publish a whole binary.
+test_tools_publish() {
+	local bin=$1 tmp=$2
+	mkdir -p "$(dirname "$bin")"
+	mv -f "$tmp" "$bin.$$" &&
+		(cd "$(dirname "$bin")" && sha256sum "$(basename "$bin").$$" | sed "s/\.$$\$//" >"$(basename "$bin").sha256.$$") &&
+		mv -f "$bin.$$" "$bin" && mv -f "$bin.sha256.$$" "$bin.sha256"
+}
+
+# test_tools_go_install BIN PACKAGE@VERSION: go install into a temporary
+# directory, then publish as BIN (checksummed). Returns go's status.
+test_tools_go_install() {
+	local bin=$1 pkg=$2 work
+	work=$(mktemp -d "${TMPDIR:-/tmp}/deployer-tool.XXXXXX")
+	if ! GOBIN="$work" go install "$pkg" >&2; then
+		rm -rf "$work"
+		return 1
+	fi
+	# go install writes exactly one binary, named after the package.
+	local rc=0
+	test_tools_publish "$bin" "$(find "$work" -type f | head -1)" || rc=$?
+	rm -rf "$work"
+	return $rc
+}
+
+# test_phase NAME COMMAND...: run COMMAND and, when DEPLOYER_TEST_PHASES names
+# a file, append "NAME<TAB>seconds" to it (the table scripts/test.sh prints at
+# the end). Returns COMMAND's status.
+test_phase() {
+	local name=$1 start=$SECONDS rc=0
+	shift
+	"$@" || rc=$?
+	if [ -n "${DEPLOYER_TEST_PHASES:-}" ]; then
+		printf '%s\t%s\n' "$name" "$((SECONDS - start))" >>"$DEPLOYER_TEST_PHASES"
+	fi
+	return $rc
+}

@@ -2,7 +2,7 @@
 # A real OpenTelemetry Collector for the metrics tests (docs/observability.md).
 #
 # Source this file from scripts/test.sh; it builds (once, cached under
-# .tools/otelcol-$OTELCOL_VERSION/) a collector with the OTLP receiver and the
+# the tools cache, otelcol-$OTELCOL_VERSION/) a collector with the OTLP receiver and the
 # debug exporter using the collector's builder from the Go module proxy (a few
 # minutes cold), starts it on 127.0.0.1 with free ports, and exports:
 #   DEPLOYER_TEST_OTLP_ENDPOINT       http://127.0.0.1:PORT (OTLP/HTTP)
@@ -16,13 +16,13 @@
 # Set OTELCOL_NO_AUTOSTART=1 to only define the functions.
 
 _otelcol_root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
-OTELCOL_TOOLS_DIR="${OTELCOL_TOOLS_DIR:-$_otelcol_root/.tools}"
 # The builder's release; the components in otelcol-builder.yaml match it.
 OTELCOL_VERSION=v0.150.0
 _otelcol_pid=""
 _otelcol_tmp=""
 
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+OTELCOL_TOOLS_DIR="${OTELCOL_TOOLS_DIR:-$(test_tools_dir)}"
 
 _otelcol_log() { echo "test-servers/otelcol: $*" >&2; }
 
@@ -31,7 +31,7 @@ _otelcol_fail() { test_servers_fail _otelcol_log otelcol_stop "the tests that ne
 # _otelcol_build builds the collector into $1 (a directory) unless it is there.
 _otelcol_build() {
 	local dir=$1 bin=$1/otelcol-deployer-test
-	[ -x "$bin" ] && return 0
+	test_tools_ok "$bin" && return 0
 	command -v go >/dev/null || { _otelcol_fail "go not found: cannot build the OpenTelemetry Collector"; return; }
 	_otelcol_log "building the OpenTelemetry Collector $OTELCOL_VERSION into $dir (builder from the Go module proxy; takes a few minutes once)"
 	local work
@@ -45,15 +45,14 @@ _otelcol_build() {
 		_otelcol_fail "the collector builder failed (log above)"
 		return
 	fi
-	mkdir -p "$dir"
-	mv "$work/src/otelcol-deployer-test" "$bin.tmp" && mv "$bin.tmp" "$bin"
+	test_tools_publish "$bin" "$work/src/otelcol-deployer-test"
 	rm -rf "$work"
 }
 
 # otelcol_start builds (once) and starts the collector.
 otelcol_start() {
 	local dir="$OTELCOL_TOOLS_DIR/otelcol-$OTELCOL_VERSION"
-	_otelcol_build "$dir" || return
+	test_phase "build the OpenTelemetry Collector (when missing)" _otelcol_build "$dir" || return
 	_otelcol_tmp=$(mktemp -d "${TMPDIR:-/tmp}/deployer-otelcol.XXXXXX")
 	local hport gport
 	hport=$(test_servers_free_port) && gport=$(test_servers_free_port) || { _otelcol_fail "no free port for the collector"; return; }

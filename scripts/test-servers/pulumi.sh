@@ -10,7 +10,8 @@
 #
 # The CLI is built from the Go module proxy through the wrapper module
 # scripts/pulumi-cli (pkg/v3 carries replace directives, so `go install
-# pkg@version` is refused) into $DEPLOYER_TOOLS/pulumi-$PULUMI_VERSION/bin,
+# pkg@version` is refused) into the tools cache (lib.sh test_tools_dir),
+# pulumi-$PULUMI_VERSION/bin,
 # once: about 15 min on 2 cores with a cold Go build cache, seconds with a
 # warm one; it is rebuilt only when missing. The test provider
 # (pulumi-resource-deployertest, internal/engine/pulumi/testprovider) is the
@@ -32,28 +33,31 @@ pulumi_fail() { test_servers_fail pulumi_log true "the real-CLI Pulumi tests" "$
 pulumi_tools_build() {
 	local root tools cli_dir cli plugins log start
 	root=$(git rev-parse --show-toplevel 2>/dev/null || pwd)
-	tools="${DEPLOYER_TOOLS:-$root/.tools}"
+	tools=$(test_tools_dir)
 	cli_dir="$tools/pulumi-$PULUMI_VERSION/bin"
 	cli="$cli_dir/pulumi"
-	if [ ! -x "$cli" ]; then
+	if ! test_tools_ok "$cli"; then
 		mkdir -p "$cli_dir"
-		log="$tools/pulumi-$PULUMI_VERSION/build.log"
+		log="$tools/pulumi-$PULUMI_VERSION/build.log.$$"
 		pulumi_log "building the Pulumi CLI $PULUMI_VERSION from the Go module proxy (once; ~15 min cold on 2 cores); log: $log"
 		start=$(date +%s)
 		if ! (cd "$root/scripts/pulumi-cli" && go build -trimpath \
 			-ldflags "-X github.com/pulumi/pulumi/sdk/v3/go/common/version.Version=$PULUMI_VERSION" \
-			-o "$cli.tmp" github.com/pulumi/pulumi/pkg/v3/cmd/pulumi) >"$log" 2>&1; then
-			rm -f "$cli.tmp"
+			-o "$cli.tmp.$$" github.com/pulumi/pulumi/pkg/v3/cmd/pulumi) >"$log" 2>&1; then
+			rm -f "$cli.tmp.$$"
 			tail -n 20 "$log" >&2
 			pulumi_fail "could not build the Pulumi CLI $PULUMI_VERSION"
 			return 1
 		fi
-		mv "$cli.tmp" "$cli"
+		test_tools_publish "$cli" "$cli.tmp.$$"
 		pulumi_log "built the Pulumi CLI in $(($(date +%s) - start)) s"
+		if [ -n "${DEPLOYER_TEST_PHASES:-}" ]; then
+			printf '%s\t%s\n' "build the Pulumi CLI" "$(($(date +%s) - start))" >>"$DEPLOYER_TEST_PHASES"
+		fi
 	fi
 	plugins="${DEPLOYER_TEST_TMP:-$(mktemp -d)}/pulumi-plugins"
 	mkdir -p "$plugins"
-	if ! (cd "$root" && go build -o "$plugins/pulumi-resource-deployertest" ./internal/engine/pulumi/testprovider) >&2; then
+	if ! test_phase "build the test provider" eval '(cd "$root" && go build -o "$plugins/pulumi-resource-deployertest" ./internal/engine/pulumi/testprovider) >&2'; then
 		pulumi_fail "could not build the test provider pulumi-resource-deployertest"
 		return 1
 	fi
