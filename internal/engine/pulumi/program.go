@@ -7,6 +7,7 @@ import (
 
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
 
+	"github.com/deployer-dev/deployer/internal/dag"
 	"github.com/deployer-dev/deployer/internal/plan"
 )
 
@@ -74,38 +75,30 @@ func Components(keep, apply []plan.Step) []Component {
 }
 
 // order returns comps with every dependency (within comps) before its
-// dependents, keeping the given order otherwise. A cycle is an error naming it.
+// dependents, keeping the given order otherwise (dag.Graph.Order with the
+// index as the tie-break). A cycle is a *dag.CycleError naming it.
 func order(comps []Component) ([]Component, error) {
-	idx := map[string]int{}
+	names := make([]string, len(comps))
+	idx := make(map[string]int, len(comps))
 	for i, c := range comps {
+		names[i] = c.Address
 		idx[c.Address] = i
 	}
-	state := make([]int, len(comps)) // 0 new, 1 visiting, 2 done
-	var out []Component
-	var visit func(i int, path []string) error
-	visit = func(i int, path []string) error {
-		switch state[i] {
-		case 1:
-			return fmt.Errorf("depends_on cycle: %s", strings.Join(append(path, comps[i].Address), " -> "))
-		case 2:
-			return nil
-		}
-		state[i] = 1
-		for _, d := range comps[i].DependsOn {
+	g := dag.New(names)
+	for i, c := range comps {
+		for _, d := range c.DependsOn {
 			if j, ok := idx[d]; ok {
-				if err := visit(j, append(path, comps[i].Address)); err != nil {
-					return err
-				}
+				g.Edge(j, i)
 			}
 		}
-		state[i] = 2
-		out = append(out, comps[i])
-		return nil
 	}
-	for i := range comps {
-		if err := visit(i, nil); err != nil {
-			return nil, err
-		}
+	sorted, err := g.Order(func(a, b int) bool { return a < b })
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Component, len(sorted))
+	for k, i := range sorted {
+		out[k] = comps[i]
 	}
 	return out, nil
 }

@@ -183,7 +183,7 @@ func TestDeclareErrors(t *testing.T) {
 		{"cycle", []Component{
 			{Address: "a/x", Kind: "PulumiResource", DependsOn: []string{"a/y"}, Config: map[string]any{"type": "random:index/randomPet:RandomPet"}},
 			{Address: "a/y", Kind: "PulumiResource", DependsOn: []string{"a/x"}, Config: map[string]any{"type": "random:index/randomPet:RandomPet"}},
-		}, "depends_on cycle: a/x -> a/y -> a/x"},
+		}, "dependency cycle: a/x -> a/y -> a/x"},
 		{"name clash", []Component{
 			{Address: "a-b/c", Kind: "PulumiResource", Config: map[string]any{"type": "random:index/randomPet:RandomPet"}},
 			{Address: "a/b-c", Kind: "PulumiResource", Config: map[string]any{"type": "random:index/randomPet:RandomPet"}},
