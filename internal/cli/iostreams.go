@@ -22,6 +22,11 @@ type IOStreams struct {
 	Out    io.Writer
 	ErrOut io.Writer
 
+	// Mask hides every known secret in a piece of data before a view
+	// quotes or escapes it (the session's Masker; nil masks nothing). Out
+	// and ErrOut are masked again as they are written.
+	Mask func(string) string
+
 	inTTY, outTTY, errTTY bool
 	noColor               bool
 	errWidth              func() int // stderr's columns; nil: 80

@@ -295,5 +295,5 @@ func planRenderer(ios *IOStreams, asJSON bool) planview.Renderer {
 	if asJSON {
 		return planview.NewJSON()
 	}
-	return planview.NewHuman(ios.ColorOut())
+	return planview.NewHuman(ios.ColorOut(), ios.Mask)
 }

@@ -6,6 +6,7 @@ import (
 	"sync"
 
 	"github.com/deployer-dev/deployer/internal/lockmgr"
+	"github.com/deployer-dev/deployer/internal/sanitize"
 	"github.com/deployer-dev/deployer/internal/secrets"
 )
 
@@ -104,6 +105,10 @@ func (r *Reporter) Summarize(md string) {
 		}
 	}
 }
+
+// esc masks data with the reporter's masker before it is escaped
+// (sanitize.Masked): every renderer of the summary and comments uses it.
+func (r *Reporter) esc() sanitize.Masked { return sanitize.Masked{Mask: r.masker.Mask} }
 
 // setOutputs writes step outputs when GITHUB_OUTPUT is set.
 func (r *Reporter) setOutputs(outs ...Output) {

@@ -50,11 +50,31 @@ func CodeSpan(s string) string {
 // the characters Markdown reads as markup (emphasis, links and images:
 // ! [ ] ( )) backslash-escaped, HTML's <, > and & written as entities (no
 // tag, no comment, no entity that decodes to markup), and a zero-width
-// space after every @, so no one is mentioned.
-func Markdown(s string) string { return markdownCell.Replace(oneLine(s)) }
+// space after an @ that could start a mention (noMention).
+func Markdown(s string) string { return noMention(markdownCell.Replace(oneLine(s))) }
 
 var markdownCell = strings.NewReplacer("|", `\|`, "<", "&lt;", ">", "&gt;", "&", "&amp;", "*", `\*`, "_", `\_`, "`", "'",
-	"!", `\!`, "[", `\[`, "]", `\]`, "(", `\(`, ")", `\)`, "@", "@"+zeroWidthSpace)
+	"!", `\!`, "[", `\[`, "]", `\]`, "(", `\(`, ")", `\)`)
+
+// noMention puts a zero-width space after every @ of s that GitHub could
+// read as a mention (@login, @org/team): one not preceded by a letter or
+// digit (an e-mail address such as ci@runner mentions no one, and stays as
+// it is).
+func noMention(s string) string {
+	if !strings.Contains(s, "@") {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		b.WriteByte(s[i])
+		if s[i] == '@' && (i == 0 || !isAlnum(s[i-1])) {
+			b.WriteString(zeroWidthSpace)
+		}
+	}
+	return b.String()
+}
+
+func isAlnum(c byte) bool { return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' }
 
 // zeroWidthSpace breaks a mention or an HTML comment without changing what
 // a reader sees (GitHub's own tools break mentions the same way).

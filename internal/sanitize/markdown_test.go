@@ -22,7 +22,7 @@ var mention = regexp.MustCompile(`(^|[^\w])@[A-Za-z0-9]`)
 func TestMarkdownDataIsInert(t *testing.T) {
 	md := goldmark.New(goldmark.WithExtensions(extension.GFM))
 	for _, in := range []string{
-		"ping @org/team and @someone",
+		"ping @org/team and @someone, (@x) _@y",
 		"![x](https://evil.example/p.png)",
 		"[approve](https://evil.example/ok)",
 		"[ref]: https://evil.example/x",

@@ -79,6 +79,7 @@ func FuzzRunnerCommands(f *testing.F) {
 		f.Add(s)
 	}
 	f.Add("  ::error::x")
+	f.Add("wide\u3000space and nbsp\u00a0x") // Unicode blanks for the fuzzer to move before a "::"
 	f.Fuzz(func(t *testing.T, s string) {
 		for name, out := range map[string]string{"Line": Line(s), "Text": Text(s), "Commands": Commands(s),
 			"CodeSpan": CodeSpan(s), "Markdown": Markdown(s)} {
