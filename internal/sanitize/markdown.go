@@ -74,7 +74,9 @@ func noMention(s string) string {
 	return b.String()
 }
 
-func isAlnum(c byte) bool { return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' }
+func isAlnum(c byte) bool {
+	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9'
+}
 
 // zeroWidthSpace breaks a mention or an HTML comment without changing what
 // a reader sees (GitHub's own tools break mentions the same way).
