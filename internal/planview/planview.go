@@ -6,6 +6,7 @@ package planview
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -119,11 +120,11 @@ func (h *humanPlan) Render(w io.Writer, p *plan.Plan) error {
 	h.outputsSection(bw, p.Outputs)
 	if len(p.OutOfScope) > 0 {
 		fmt.Fprintf(bw, "\nOutside %s, these components take inputs from this plan's changes; they are not applied without their own lock:\n",
-			scopeFlags(p.Scope))
+			h.esc.Line(scopeFlags(p.Scope)))
 		for _, d := range p.OutOfScope {
 			fmt.Fprintf(bw, "  %s %s: inputs from %s may change\n", h.style(ReevaluateMarker, ReevaluateMarker), h.esc.Line(d.Address), h.esc.Line(strings.Join(d.InputsFrom, ", ")))
 		}
-		fmt.Fprintf(bw, "Apply them afterwards with: deployer deploy -s %s -e %s\n", p.Stack, p.Environment)
+		fmt.Fprintf(bw, "Apply them afterwards with: deployer deploy -s %s -e %s\n", h.esc.Line(p.Stack), h.esc.Line(p.Environment))
 	}
 	h.policySection(bw, p.Policy)
 	return bw.Flush()
@@ -338,12 +339,14 @@ func NewJSON() Renderer { return jsonPlan{} }
 type jsonPlan struct{}
 
 func (jsonPlan) Render(w io.Writer, p *plan.Plan) error {
-	enc := json.NewEncoder(w)
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
 	enc.SetIndent("", "  ")
 	if err := enc.Encode(p.Document()); err != nil {
 		return fmt.Errorf("write plan JSON: %w", err)
 	}
-	return nil
+	_, err := w.Write(sanitize.JSON(b.Bytes())) // a saved plan is foreign data
+	return err
 }
 
 // policySection writes the "Policy" section under a plan: one line per
@@ -353,7 +356,7 @@ func (h *humanPlan) policySection(w io.Writer, r *policy.Report) {
 	if r == nil {
 		return
 	}
-	fmt.Fprintf(w, "\n%s %d policies (%s)\n", h.style("summary", "Policy:"), len(r.Results), r.Digest)
+	fmt.Fprintf(w, "\n%s %d policies (%s)\n", h.style("summary", "Policy:"), len(r.Results), h.esc.Line(r.Digest))
 	var passed []string
 	for _, x := range r.Results {
 		switch x.Status() {

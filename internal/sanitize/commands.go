@@ -1,6 +1,7 @@
 package sanitize
 
 import (
+	"bytes"
 	"strings"
 	"unicode/utf8"
 )
@@ -42,4 +43,16 @@ func Commands(s string) string {
 		i += size
 	}
 	return b.String()
+}
+
+// JSON returns a JSON document for a log the GitHub runner reads: "##["
+// (which can only stand inside a JSON string) becomes "##\u005b", the same
+// string to a JSON reader, and no line of an encoder's output starts with
+// "::" (each starts with blanks and a quote or a bracket). Control
+// characters are already escaped by the encoder.
+func JSON(doc []byte) []byte {
+	if !bytes.Contains(doc, []byte("##[")) {
+		return doc
+	}
+	return bytes.ReplaceAll(doc, []byte("##["), []byte(`##\u005b`))
 }
