@@ -37,6 +37,11 @@ func NewSession(io *IOStreams) (*Factory, *Session) {
 	// The CI's tokens and AWS secret keys are masked from the first byte
 	// of output, whatever reads them later (docs/secrets.md#masked-everywhere).
 	f.Masker.Add(secrets.EnvironSecrets(f.Environ())...)
+	// So are the passphrases, before any argument is checked: an error
+	// that quotes an argument (-e "$DEPLOYER_SECRETS_PASSPHRASE") masks them.
+	for _, k := range passphraseVars {
+		f.Masker.Add(f.Getenv(k))
+	}
 	if io != nil {
 		if f.Getenv("GITHUB_ACTIONS") == "true" {
 			f.Masker.AnnounceTo(io.ErrOut)
@@ -109,8 +114,11 @@ func (s *Session) registryEngines(cfg *config.Config, opts EngineOptions) []engi
 		InstallPulumi: opts.InstallPulumi, Environ: s.componentEnviron, Grace: opts.Grace})
 }
 
+// passphraseVars name the variables that hold a secrets passphrase.
+var passphraseVars = []string{"DEPLOYER_SECRETS_PASSPHRASE", secrets.NewPassphraseVar, "PULUMI_CONFIG_PASSPHRASE"}
+
 func (s *Session) sealer(cfg *config.Config) (*secrets.Sealer, error) {
-	for _, k := range []string{"DEPLOYER_SECRETS_PASSPHRASE", secrets.NewPassphraseVar, "PULUMI_CONFIG_PASSPHRASE"} {
+	for _, k := range passphraseVars {
 		s.f.Masker.Add(s.f.Getenv(k)) // never printed either
 	}
 	p, err := secrets.NewProvider(cfg.Pulumi.SecretsProvider, s.f.Getenv)

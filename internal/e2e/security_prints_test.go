@@ -96,3 +96,50 @@ func checkRunner(t *testing.T, where, out string, controls bool) {
 		checkPrinted(t, where, out)
 	}
 }
+
+// The generated passphrase of an errored state is never printed, on any
+// CI (Jenkins sets JENKINS_URL, Azure Pipelines TF_BUILD, neither sets CI)
+// nor on a terminal: it goes to a 0600 file beside the errored state,
+// which the error names (docs/decisions.md).
+func TestErroredStateKeyIsNeverPrinted(t *testing.T) {
+	for name, env := range map[string][]string{"jenkins": {"JENKINS_URL=http://jenkins.example/", "BUILD_URL=x"},
+		"azure-pipelines": {"TF_BUILD=True"}, "no CI": nil} {
+		t.Run(name, func(t *testing.T) {
+			p := newProject(t, `stack: qs
+backend: {state: file://.deployer, lock: file://.deployer}
+environments: {dev: {}}
+services:
+  s:
+    components:
+      api:
+        kind: Command
+        command: {create: 'cat >/dev/null; k=ak-01234; echo "{\"api_key\": \"${k}56789abcdef\"}" > $DEPLOYER_OUTPUTS', delete: "true"}
+`)
+			p.env = append([]string{"DEPLOYER_SECRETS_PASSPHRASE=", "PULUMI_CONFIG_PASSPHRASE=", "CI="}, env...)
+			r := p.mustRun(1, "deploy", "-e", "dev", "--yes")
+			keyFile := filepath.Join(p.dir, "deployer-errored-qs-dev.passphrase")
+			fi, err := os.Lstat(keyFile)
+			if err != nil || fi.Mode().Perm() != 0o600 {
+				t.Fatalf("key file: %v %v, want a file of mode 600\n%s", fi, err, r)
+			}
+			key := strings.TrimSpace(string(p.read("deployer-errored-qs-dev.passphrase")))
+			if len(key) < 20 || strings.Contains(r.stdout+r.stderr, key) || !strings.Contains(r.stderr, "deployer-errored-qs-dev.passphrase") {
+				t.Errorf("the error should name the key file and not show the key %q:\n%s", key, r)
+			}
+		})
+	}
+}
+
+// A passphrase given where a name is expected is masked in the error that
+// quotes the argument.
+func TestPassphraseGivenAsAnArgumentIsMasked(t *testing.T) {
+	p := newProject(t, hostileYAML)
+	const pass = "Correct Horse 99"
+	p.env = []string{"DEPLOYER_SECRETS_PASSPHRASE=" + pass, "PULUMI_CONFIG_PASSPHRASE=", "CI="}
+	for _, args := range [][]string{{"plan", "-e", pass}, {"state", "mv", "-e", "dev", "app/web", "app/" + pass}, {"output", "-e", pass}} {
+		r := p.run(args...)
+		if r.code == 0 || strings.Contains(r.stdout+r.stderr, pass) || !strings.Contains(r.stderr, "***") {
+			t.Errorf("deployer %s should fail with the passphrase masked:\n%s", strings.Join(args[:len(args)-1], " "), strings.ReplaceAll(r.String(), pass, "<PASSPHRASE>"))
+		}
+	}
+}
