@@ -272,10 +272,9 @@ func (s *Service) save(ctx context.Context, lease *lease, t Target, st *statesto
 // saveErrored keeps the state that could not be written (docs/design.md#state-writes).
 // When its secrets cannot be sealed because the state has no key yet and
 // none is available (no passphrase set, a component returned a secret),
-// the file is sealed with a generated passphrase that the error shows once,
-// or, under CI (where the log is read by everyone who reads the run), that
+// the file is sealed with a generated passphrase that is never printed: it
 // goes to a file of mode 0600 beside it, deployer-errored-{stack}-{env}.passphrase,
-// which the error names (docs/decisions.md#secrets-created-at-run-time).
+// which the error names (docs/secrets.md#errored-states-under-ci).
 func (s *Service) saveErrored(ctx context.Context, t Target, st *statestore.State, cs changeSet, dep statestore.Deployment,
 	rec lockmgr.Record, commit, branch string, now time.Time, cause error) error {
 	if len(cs.resources) == 0 {
@@ -299,7 +298,7 @@ func (s *Service) saveErrored(ctx context.Context, t Target, st *statestore.Stat
 		return errors.Join(cause, fmt.Errorf("also failed to save the new state to %s: %w", path, err))
 	}
 	es := &ErroredStateError{Err: cause, Path: path, Stack: t.Stack, Env: t.Env}
-	if generated != "" { // never printed, on any CI or terminal (docs/secrets.md#errored-state)
+	if generated != "" { // never printed, on any CI or terminal (docs/secrets.md#errored-states-under-ci)
 		es.PassphraseFile = base + ".passphrase"
 		if err := writePrivate(es.PassphraseFile, []byte(generated)); err != nil {
 			return errors.Join(cause, fmt.Errorf("also failed to save the generated passphrase of %s to %s: %w", path, es.PassphraseFile, err))
