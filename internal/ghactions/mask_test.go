@@ -67,3 +67,20 @@ func TestSecretsAreMaskedBeforeMarkdownEscaping(t *testing.T) {
 		}
 	}
 }
+
+// An annotation masks its data before it %-escapes it: a secret holding
+// % or a newline is *** in the workflow command too.
+func TestAnnotationsMaskBeforeEscaping(t *testing.T) {
+	const secret = "Hunter%2024\nline2"
+	m := secrets.NewMasker()
+	m.Add(secret)
+	var out strings.Builder
+	env := map[string]string{"GITHUB_ACTIONS": "true"}
+	r := NewReporter(func(k string) string { return env[k] }, m.Writer(&out), m, Hints{Remedy: func(err error) string { return err.Error() }})
+	failed := engine.Result{Address: "app/db", Status: engine.StatusFailed, Err: errors.New("failing with " + secret)}
+	r.Deploy(deploy.Target{Stack: "qs", Env: "dev"}, &deploy.Outcome{Plan: secretPlan(), Deployment: statestore.Deployment{DeploymentID: "d-1"},
+		Summary: deploy.Summary{Failed: []engine.Result{failed}}}, errors.New("1 component failed"))
+	if !strings.Contains(out.String(), "::error title=Component app/db failed::") || strings.Contains(out.String(), "Hunter") {
+		t.Errorf("the annotation should be written with the secret masked:\n%s", out.String())
+	}
+}

@@ -89,10 +89,11 @@ func (r *Reporter) wasAnnotated() bool {
 	return r.annotated
 }
 
-// annotate prints a workflow command on stderr under GitHub Actions.
+// annotate prints a workflow command on stderr under GitHub Actions, its
+// title and message masked before Annotation escapes them.
 func (r *Reporter) annotate(level, title, msg string) {
 	if r.Env().Actions {
-		fmt.Fprint(r.errOut, Annotation(level, title, msg))
+		fmt.Fprint(r.errOut, Annotation(level, r.masker.Mask(title), r.masker.Mask(msg)))
 	}
 }
 
