@@ -19,6 +19,7 @@ import (
 	"github.com/deployer-dev/deployer/internal/ghactions"
 	"github.com/deployer-dev/deployer/internal/plan"
 	"github.com/deployer-dev/deployer/internal/planview"
+	"github.com/deployer-dev/deployer/internal/sanitize"
 	"github.com/deployer-dev/deployer/internal/stacks"
 )
 
@@ -241,7 +242,7 @@ func (v *allView) showPlan(st *stacks.Stack, p *plan.Plan) error {
 func (v *allView) render(w io.Writer, st *stacks.Stack, p *plan.Plan) error {
 	var b bytes.Buffer
 	fmt.Fprintf(&b, "\n=== %s (%s)\n", st.Name, st.Dir)
-	if err := planview.NewHuman(v.io.ColorOut()).Render(&b, p); err != nil {
+	if err := planview.NewHuman(v.io.ColorOut(), v.io.Mask).Render(&b, p); err != nil {
 		return err
 	}
 	v.mu.Lock()
@@ -261,7 +262,7 @@ func (v *allView) done(r deploy.StackResult) {
 		}
 	} else {
 		line := fmt.Sprintf("%-*s  %-10s", v.width, r.Stack, r.Status)
-		for _, cell := range []string{planview.ChangesCell(r), planview.NoteCell(r)} {
+		for _, cell := range []string{planview.ChangesCell(r), sanitize.Line(planview.NoteCell(r, sanitize.Masked{Mask: v.io.Mask}))} {
 			if cell != "" {
 				line += "  " + cell
 			}
@@ -290,7 +291,7 @@ func (v *allView) table(results []deploy.StackResult) {
 		if !r.Started.IsZero() {
 			took = fmt.Sprintf("%.1fs", r.Finished.Sub(r.Started).Seconds())
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.Stack, r.Dir, r.Status, orDash(planview.ChangesCell(r)), serial, took, planview.NoteCell(r))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.Stack, r.Dir, r.Status, orDash(planview.ChangesCell(r)), serial, took, sanitize.Line(planview.NoteCell(r, sanitize.Masked{Mask: v.io.Mask})))
 	}
 	tw.Flush()
 	var parts []string

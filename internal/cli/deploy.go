@@ -227,7 +227,7 @@ func runDeploy(ctx context.Context, opts *DeployOptions) error {
 			if opts.JSON {
 				return nil
 			}
-			return planview.NewHuman(opts.IO.ColorOut()).Render(opts.IO.Out, p)
+			return planview.NewHuman(opts.IO.ColorOut(), opts.IO.Mask).Render(opts.IO.Out, p)
 		},
 	}
 	switch {
@@ -323,7 +323,7 @@ func (o *DeployOptions) render(t deploy.Target, out *deploy.Outcome, err error) 
 	if errors.As(err, &denied) && out != nil && out.Plan != nil && !o.JSON {
 		// Denied before any engine ran: the plan and its policy results
 		// say why; nothing was applied or written.
-		if rerr := planview.NewHuman(o.IO.ColorOut()).Render(o.IO.Out, out.Plan); rerr != nil {
+		if rerr := planview.NewHuman(o.IO.ColorOut(), o.IO.Mask).Render(o.IO.Out, out.Plan); rerr != nil {
 			return rerr
 		}
 		return err

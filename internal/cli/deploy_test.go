@@ -120,7 +120,7 @@ func TestRunDeploy(t *testing.T) {
 		}
 	}
 	var planText strings.Builder
-	if err := planview.NewHuman(false).Render(&planText, p); err != nil {
+	if err := planview.NewHuman(false, nil).Render(&planText, p); err != nil {
 		t.Fatal(err)
 	}
 	held := &lockmgr.HeldError{Record: lockmgr.Record{LockKey: "stack:shop:dev"}}

@@ -35,9 +35,9 @@ func errorLine(msg string) string {
 // components whose create failed (they have no state entry).
 func printFailure(w io.Writer, f *deploy.Failure) {
 	d := f.Deployment
-	fmt.Fprintf(w, "\nLast deployment %s (%s, %s) %s:\n  %s\n", orDash(d.DeploymentID), orDash(d.Type),
-		d.Timestamp.UTC().Format(time.RFC3339), d.Status, orDash(errorLine(d.Error)))
+	fmt.Fprintf(w, "\nLast deployment %s (%s, %s) %s:\n  %s\n", orDash(sanitize.Line(d.DeploymentID)), orDash(sanitize.Line(string(d.Type))),
+		d.Timestamp.UTC().Format(time.RFC3339), sanitize.Line(string(d.Status)), orDash(errorLine(d.Error)))
 	if len(f.NotCreated) > 0 {
-		fmt.Fprintf(w, "Not created (no state entry; the next deploy creates them): %s\n", strings.Join(f.NotCreated, ", "))
+		fmt.Fprintf(w, "Not created (no state entry; the next deploy creates them): %s\n", sanitize.Line(strings.Join(f.NotCreated, ", ")))
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/deployer-dev/deployer/internal/sanitize"
 	"io"
 	"strings"
 	"text/tabwriter"
@@ -96,6 +97,7 @@ func runHistory(ctx context.Context, opts *HistoryOptions, cfg *config.Config, t
 	var table bytes.Buffer
 	tw := tabwriter.NewWriter(&table, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "SERIAL\tTIME\tTYPE\tSTATUS\tDEPLOYMENT\tBY\tCOMMIT\tDURATION\tCHANGES")
+	line := sanitize.Masked{Mask: opts.IO.Mask}.Line // stored data
 	for _, e := range res.Entries {
 		changes, typ := "-", orDash(e.Type)
 		if e.Changed != nil {
@@ -123,8 +125,9 @@ func runHistory(ctx context.Context, opts *HistoryOptions, cfg *config.Config, t
 		if e.Status == statestore.DeploymentAbandoned && !e.Started.IsZero() {
 			at, took = e.Started, ">="+took
 		}
+		typ = line(typ)
 		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", e.Serial, at.UTC().Format(time.RFC3339), typ,
-			orDash(string(e.Status)), orDash(e.DeploymentID), orDash(e.TriggeredBy), orDash(commit), took, changes)
+			orDash(line(string(e.Status))), orDash(line(e.DeploymentID)), orDash(line(e.TriggeredBy)), orDash(line(commit)), took, line(changes))
 	}
 	if err := tw.Flush(); err != nil {
 		return err

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"github.com/deployer-dev/deployer/internal/sanitize"
 	"io"
 	"os"
 	"strings"
@@ -21,6 +22,11 @@ type IOStreams struct {
 	In     io.Reader
 	Out    io.Writer
 	ErrOut io.Writer
+
+	// Mask hides every known secret in a piece of data before a view
+	// quotes or escapes it (the session's Masker; nil masks nothing). Out
+	// and ErrOut are masked again as they are written.
+	Mask func(string) string
 
 	inTTY, outTTY, errTTY bool
 	noColor               bool
@@ -112,6 +118,9 @@ func (s *IOStreams) ColorErr() bool { return s.errTTY && !s.noColor }
 // ColorOut reports whether stdout gets colour: a TTY and no NO_COLOR.
 func (s *IOStreams) ColorOut() bool { return s.outTTY && !s.noColor }
 
+// OutTTY reports whether stdout is a terminal.
+func (s *IOStreams) OutTTY() bool { return s.outTTY }
+
 // DisableColor turns colour off (--no-color).
 func (s *IOStreams) DisableColor() { s.noColor = true }
 
@@ -150,10 +159,19 @@ func (s *IOStreams) ask(prompt string) (string, error) {
 }
 
 // PrintJSON writes v to Out as indented JSON (the --json output).
-func (s *IOStreams) PrintJSON(v any) error {
-	enc := json.NewEncoder(s.Out)
+func (s *IOStreams) PrintJSON(v any) error { return writeJSON(s.Out, v) }
+
+// writeJSON writes v as indented JSON, through sanitize.JSON: stored data
+// in it writes no workflow command under GitHub Actions.
+func writeJSON(w io.Writer, v any) error {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
 	enc.SetIndent("", "  ")
-	return enc.Encode(v)
+	if err := enc.Encode(v); err != nil {
+		return err
+	}
+	_, err := w.Write(sanitize.JSON(b.Bytes()))
+	return err
 }
 
 // UsageError is a command-line mistake: exit code 2.

@@ -93,7 +93,8 @@ func runLockExec(ctx context.Context, opts *LockExecOptions) error {
 	if err != nil {
 		return err
 	}
-	if h := res.Skipped; h != nil {
+	if res.Skipped != nil {
+		h := res.Skipped.Printable() // a record anyone with write access to the backend can plant
 		fmt.Fprintf(opts.IO.ErrOut, "skipped: lock %s is held by %s (pid %d on %s, since %s, lock id %s)\n",
 			h.LockKey, h.LockedBy, h.Metadata.PID, orDash(h.Metadata.Hostname),
 			time.Unix(h.LockedAt, 0).UTC().Format(time.RFC3339), h.LockID)

@@ -32,7 +32,10 @@ type OutputOptions struct {
 	// SecretOut is stdout without the masking of secret values: where
 	// --show-secrets prints.
 	SecretOut io.Writer
-	Config    func() (*config.Config, error)
+	// Actions is true under GitHub Actions (GITHUB_ACTIONS=true): --raw
+	// neutralises workflow commands (rawText).
+	Actions bool
+	Config  func() (*config.Config, error)
 	// Outputs is the use case (deploy.Outputs on the configured state
 	// backend), bound by NewCmdOutput; a run test sets a fake.
 	Outputs func(context.Context, *config.Config, deploy.OutputsRequest) (*deploy.OutputsResult, error)
@@ -77,6 +80,7 @@ func NewCmdOutput(f *Factory, runF func(context.Context, *OutputOptions) error) 
 			}
 			opts.JSON = f.JSON
 			opts.SecretOut = f.RawOut
+			opts.Actions = f.Getenv("GITHUB_ACTIONS") == "true"
 			return runOr(cmd, opts, runF, withTarget(&opts.Target, opts.Config, runOutput))
 		},
 	}
@@ -102,7 +106,7 @@ func runOutput(ctx context.Context, opts *OutputOptions, cfg *config.Config, t d
 	}
 	switch {
 	case opts.Raw:
-		return printRawOutput(w, opts.Name, shown[opts.Name])
+		return printRawOutput(w, opts.Name, shown[opts.Name], rawText(opts.IO.OutTTY(), opts.Actions))
 	case opts.JSON && opts.Name != "":
 		return writeJSON(w, shown[opts.Name])
 	case opts.JSON:
@@ -134,10 +138,25 @@ func shownOutput(name string, v any, show bool) any {
 	return plan.Mask(v)
 }
 
-// printRawOutput writes v for a shell: a string as it is, a number or
-// boolean as written, with no newline. A masked secret or a map or list is
-// an error saying what to use instead.
-func printRawOutput(w io.Writer, name string, v any) error {
+// rawText is how output --raw writes a value (docs/decisions.md, "output
+// --raw"): as it is into a pipe or file, as Terraform's output -raw does;
+// on a terminal through sanitize.Text (no escape sequence reaches it);
+// under GitHub Actions through sanitize.Commands (the runner reads no
+// workflow command in it, the bytes are otherwise kept for $(...)).
+func rawText(tty, actions bool) func(string) string {
+	switch {
+	case tty:
+		return sanitize.Text
+	case actions:
+		return sanitize.Commands
+	}
+	return func(s string) string { return s }
+}
+
+// printRawOutput writes v for a shell through clean (rawText): a string
+// as it is, a number or boolean as written, with no newline. A masked
+// secret or a map or list is an error saying what to use instead.
+func printRawOutput(w io.Writer, name string, v any, clean func(string) string) error {
 	if v == plan.Masked {
 		return &UsageError{Msg: fmt.Sprintf("output %s is sensitive: add --show-secrets to print it (audited)", name)}
 	}
@@ -145,7 +164,7 @@ func printRawOutput(w io.Writer, name string, v any) error {
 	case map[string]any, []any:
 		return &UsageError{Msg: fmt.Sprintf("output %s is not a string, number or boolean: use --json", name)}
 	}
-	_, err := io.WriteString(w, outputText(v, false))
+	_, err := io.WriteString(w, clean(outputText(v, false)))
 	return err
 }
 
@@ -162,10 +181,4 @@ func outputText(v any, quote bool) string {
 		return fmt.Sprint(v)
 	}
 	return strings.TrimSuffix(b.String(), "\n")
-}
-
-func writeJSON(w io.Writer, v any) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(v)
 }

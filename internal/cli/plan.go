@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/deployer-dev/deployer/internal/sanitize"
 	"io"
 
 	"github.com/MakeNowJust/heredoc"
@@ -281,12 +282,12 @@ func renderDrift(ios *IOStreams, drift []engine.Drift, asJSON bool) error {
 func writeDriftList(w io.Writer, drift []engine.Drift, changed, missing string) {
 	for _, d := range drift {
 		if d.Missing {
-			fmt.Fprintf(w, missing, d.Address)
+			fmt.Fprintf(w, missing, sanitize.Line(d.Address))
 			continue
 		}
-		fmt.Fprintf(w, changed, d.Address)
-		for _, fd := range d.Fields {
-			fmt.Fprintf(w, "      %s: %v -> %v\n", fd.Path, fd.Old, fd.New)
+		fmt.Fprintf(w, changed, sanitize.Line(d.Address))
+		for _, fd := range d.Fields { // live data, read from the engines
+			fmt.Fprintf(w, "      %s: %s -> %s\n", sanitize.Line(fd.Path), sanitize.Line(fmt.Sprint(fd.Old)), sanitize.Line(fmt.Sprint(fd.New)))
 		}
 	}
 }
@@ -295,5 +296,5 @@ func planRenderer(ios *IOStreams, asJSON bool) planview.Renderer {
 	if asJSON {
 		return planview.NewJSON()
 	}
-	return planview.NewHuman(ios.ColorOut())
+	return planview.NewHuman(ios.ColorOut(), ios.Mask)
 }

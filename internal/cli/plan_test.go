@@ -52,7 +52,7 @@ func TestRunPlan(t *testing.T) {
 	cfg := shopConfig(t)
 	p := shopPlan(t)
 	var human, asJSON strings.Builder
-	if err := planview.NewHuman(false).Render(&human, p); err != nil {
+	if err := planview.NewHuman(false, nil).Render(&human, p); err != nil {
 		t.Fatal(err)
 	}
 	if err := planview.NewJSON().Render(&asJSON, p); err != nil {

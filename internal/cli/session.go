@@ -22,6 +22,7 @@ import (
 	"github.com/deployer-dev/deployer/internal/ghactions"
 	"github.com/deployer-dev/deployer/internal/lockmgr"
 	"github.com/deployer-dev/deployer/internal/metrics"
+	"github.com/deployer-dev/deployer/internal/sanitize"
 	"github.com/deployer-dev/deployer/internal/secrets"
 	"github.com/deployer-dev/deployer/internal/statestore"
 )
@@ -36,11 +37,17 @@ func NewSession(io *IOStreams) (*Factory, *Session) {
 	// The CI's tokens and AWS secret keys are masked from the first byte
 	// of output, whatever reads them later (docs/secrets.md#masked-everywhere).
 	f.Masker.Add(secrets.EnvironSecrets(f.Environ())...)
+	// So are the passphrases, before any argument is checked: an error
+	// that quotes an argument (-e "$DEPLOYER_SECRETS_PASSPHRASE") masks them.
+	for _, k := range passphraseVars {
+		f.Masker.Add(f.Getenv(k))
+	}
 	if io != nil {
 		if f.Getenv("GITHUB_ACTIONS") == "true" {
 			f.Masker.AnnounceTo(io.ErrOut)
 		}
 		f.RawOut = io.Out
+		io.Mask = f.Masker.Mask
 		io.Out, io.ErrOut = f.Masker.Writer(io.Out), f.Masker.Writer(io.ErrOut)
 		// The environment is read when first reported: tests set Getenv after.
 		f.GitHub = ghactions.NewReporter(func(k string) string { return f.Getenv(k) }, io.ErrOut, f.Masker,
@@ -107,8 +114,11 @@ func (s *Session) registryEngines(cfg *config.Config, opts EngineOptions) []engi
 		InstallPulumi: opts.InstallPulumi, Environ: s.componentEnviron, Grace: opts.Grace})
 }
 
+// passphraseVars name the variables that hold a secrets passphrase.
+var passphraseVars = []string{"DEPLOYER_SECRETS_PASSPHRASE", secrets.NewPassphraseVar, "PULUMI_CONFIG_PASSPHRASE"}
+
 func (s *Session) sealer(cfg *config.Config) (*secrets.Sealer, error) {
-	for _, k := range []string{"DEPLOYER_SECRETS_PASSPHRASE", secrets.NewPassphraseVar, "PULUMI_CONFIG_PASSPHRASE"} {
+	for _, k := range passphraseVars {
 		s.f.Masker.Add(s.f.Getenv(k)) // never printed either
 	}
 	p, err := secrets.NewProvider(cfg.Pulumi.SecretsProvider, s.f.Getenv)
@@ -281,7 +291,7 @@ func (s *Session) stackService(ctx context.Context, cfg *config.Config, opts Eng
 	s.mu.Lock()
 	s.perStack = append(s.perStack, engines...)
 	s.mu.Unlock()
-	return s.newService(ctx, cfg, withLocks, engines, prefixLines(&s.errMu, s.f.IO.ErrOut, "["+cfg.Stack+"] "), true)
+	return s.newService(ctx, cfg, withLocks, engines, prefixLines(&s.errMu, s.f.IO.ErrOut, "["+cfg.Stack+"] ", s.f.GitHub.Env().Actions), true)
 }
 
 // newService wires a deploy.Service; its backends are opened by the use
@@ -406,10 +416,15 @@ type closerFunc func() error
 func (c closerFunc) Close() error { return c() }
 
 // prefixLines writes each line with a prefix, whole, under mu (shared by
-// the stacks of a run); a partial line waits for its end.
-func prefixLines(mu *sync.Mutex, w io.Writer, prefix string) io.Writer {
+// the stacks of a run); a partial line waits for its end. Under GitHub
+// Actions (actions) each line passes through sanitize.Commands.
+func prefixLines(mu *sync.Mutex, w io.Writer, prefix string, actions bool) io.Writer {
 	return &engine.WholeLines{Mu: mu, Line: func(line []byte) error {
-		_, _ = io.WriteString(w, prefix+string(line))
+		text := string(line)
+		if actions { // the runner reads no workflow command a component prints
+			text = sanitize.Commands(text)
+		}
+		_, _ = io.WriteString(w, prefix+text)
 		return nil
 	}}
 }

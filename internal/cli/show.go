@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"fmt"
+	"github.com/deployer-dev/deployer/internal/sanitize"
 
 	"github.com/MakeNowJust/heredoc"
 	"github.com/spf13/cobra"
@@ -54,8 +55,9 @@ func runShow(_ context.Context, opts *ShowOptions) error {
 		if p.Binding != nil && p.Binding.DeployerVersion != "" {
 			version = ", made by deployer " + p.Binding.DeployerVersion
 		}
+		// The file is foreign data: what it names is printed sanitised.
 		fmt.Fprintf(opts.IO.ErrOut, "Saved plan of %s/%s, bound to state serial %d%s. Apply it with: deployer deploy --plan %s\n",
-			p.Stack, p.Environment, p.Serial, version, opts.File)
+			sanitize.Line(p.Stack), sanitize.Line(p.Environment), p.Serial, sanitize.Line(version), sanitize.Command(opts.File))
 	}
 	return planRenderer(opts.IO, opts.JSON).Render(opts.IO.Out, p)
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/deployer-dev/deployer/internal/sanitize"
 	"io"
 	"maps"
 	"slices"
@@ -127,24 +128,25 @@ func runStateShow(ctx context.Context, opts *StateShowOptions, cfg *config.Confi
 		if err != nil {
 			return err
 		}
-		_, err = w.Write(append(data, '\n'))
+		_, err = w.Write(sanitize.JSON(append(data, '\n')))
 		return err
 	}
+	line := sanitize.Masked{Mask: opts.IO.Mask}.Line // stored data
 	fmt.Fprintf(w, "Stack:       %s\nEnvironment: %s\nSerial:      %d\nLineage:     %s\nUpdated:     %s by %s\nLocation:    %s\n",
-		st.Metadata.Stack, st.Metadata.Environment, st.Serial, st.Lineage,
-		st.Metadata.LastUpdated.UTC().Format(time.RFC3339), orDash(st.Metadata.LastUpdatedBy), res.Location)
-	fmt.Fprintf(w, "Checksums:   resources %s, outputs %s (verified)\n\n", st.Checksums.Resources, st.Checksums.Outputs)
+		line(st.Metadata.Stack), line(st.Metadata.Environment), st.Serial, line(st.Lineage),
+		st.Metadata.LastUpdated.UTC().Format(time.RFC3339), orDash(line(st.Metadata.LastUpdatedBy)), line(res.Location))
+	fmt.Fprintf(w, "Checksums:   resources %s, outputs %s (verified)\n\n", line(st.Checksums.Resources), line(st.Checksums.Outputs))
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "RESOURCE\tKIND\tSTATUS\tVERSION\tUPDATED\tOUTPUTS")
 	addrs := slices.Sorted(maps.Keys(st.Resources))
 	for _, a := range addrs {
 		r := st.Resources[a]
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%d\n", a, r.Kind, r.Status, r.Lifecycle.Version,
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%d\n", line(a), line(r.Kind), line(string(r.Status)), r.Lifecycle.Version,
 			r.Lifecycle.LastUpdated.UTC().Format(time.RFC3339), len(r.Outputs))
 	}
 	if f := res.Failure; f != nil {
 		for _, a := range f.NotCreated {
-			fmt.Fprintf(tw, "%s\t-\tfailed (create)\t-\t%s\t-\n", a, f.Deployment.Timestamp.UTC().Format(time.RFC3339))
+			fmt.Fprintf(tw, "%s\t-\tfailed (create)\t-\t%s\t-\n", line(a), f.Deployment.Timestamp.UTC().Format(time.RFC3339))
 		}
 	}
 	if err := tw.Flush(); err != nil {

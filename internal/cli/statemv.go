@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"fmt"
+	"github.com/deployer-dev/deployer/internal/sanitize"
 	"time"
 
 	"github.com/MakeNowJust/heredoc"
@@ -48,6 +49,9 @@ func NewCmdStateMove(f *Factory, runF func(context.Context, *StateMoveOptions) e
 				return err
 			}
 			opts.From, opts.To = args[0], args[1]
+			if err := config.ValidateAddress(opts.To); err != nil { // names as deployer.yaml allows them
+				return &UsageError{Msg: err.Error()}
+			}
 			return runOr(cmd, opts, runF, withTarget(&opts.Target, opts.Config, runStateMove))
 		},
 	}
@@ -63,7 +67,7 @@ func runStateMove(ctx context.Context, opts *StateMoveOptions, cfg *config.Confi
 		return err
 	}
 	for _, m := range res.Moves {
-		fmt.Fprintf(opts.IO.Out, "%s -> %s (moved)\n", m.From, m.To)
+		fmt.Fprintf(opts.IO.Out, "%s -> %s (moved)\n", sanitize.Line(m.From), sanitize.Line(m.To))
 	}
 	entries := "entries"
 	if len(res.Moves) == 1 {

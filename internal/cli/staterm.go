@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"fmt"
+	"github.com/deployer-dev/deployer/internal/sanitize"
 	"maps"
 	"slices"
 	"strings"
@@ -131,7 +132,7 @@ func NewCmdStateList(f *Factory) *cobra.Command {
 				return f.IO.PrintJSON(nonNilList(addrs))
 			}
 			for _, a := range addrs {
-				fmt.Fprintln(f.IO.Out, a)
+				fmt.Fprintln(f.IO.Out, sanitize.Line(a)) // stored data
 			}
 			return nil
 		},

@@ -54,13 +54,8 @@ func moveProblem(c *Config, m Move) string {
 		return fmt.Sprintf("from and to are both %q: remove the entry", m.From)
 	}
 	for _, a := range []string{m.From, m.To} {
-		for part := range strings.SplitSeq(a, "/") {
-			if ValidateName("name", part) != nil {
-				return fmt.Sprintf("invalid address %q: %s", a, nameRule)
-			}
-		}
-		if strings.Count(a, "/") > 1 {
-			return fmt.Sprintf("invalid address %q: write SERVICE/NAME or SERVICE", a)
+		if err := ValidateAddress(a); err != nil {
+			return err.Error()
 		}
 	}
 	declared := func(a string) bool {

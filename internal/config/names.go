@@ -3,6 +3,7 @@ package config
 import (
 	"fmt"
 	"regexp"
+	"strings"
 )
 
 // nameRE is the rule for stack, environment, service and component names
@@ -23,6 +24,22 @@ func ValidateName(what, name string) error {
 		return fmt.Errorf("%s name is empty: names are lower-case letters, digits and '-', starting with a letter or digit, at most 63 characters", what)
 	}
 	return fmt.Errorf("%s %q: %s", what, name, nameRule)
+}
+
+// ValidateAddress checks a component address (SERVICE/NAME) or a service
+// name (SERVICE), as moved: entries and state mv take them: each part
+// passes ValidateName's rule, and there is at most one "/". The error
+// quotes the address and says what is allowed.
+func ValidateAddress(a string) error {
+	for part := range strings.SplitSeq(a, "/") {
+		if ValidateName("name", part) != nil {
+			return fmt.Errorf("invalid address %q: %s", a, nameRule)
+		}
+	}
+	if strings.Count(a, "/") > 1 {
+		return fmt.Errorf("invalid address %q: write SERVICE/NAME or SERVICE", a)
+	}
+	return nil
 }
 
 const nameRule = "names are lower-case letters, digits and '-', starting with a letter or digit, at most 63 characters"

@@ -272,10 +272,9 @@ func (s *Service) save(ctx context.Context, lease *lease, t Target, st *statesto
 // saveErrored keeps the state that could not be written (docs/design.md#state-writes).
 // When its secrets cannot be sealed because the state has no key yet and
 // none is available (no passphrase set, a component returned a secret),
-// the file is sealed with a generated passphrase that the error shows once,
-// or, under CI (where the log is read by everyone who reads the run), that
+// the file is sealed with a generated passphrase that is never printed: it
 // goes to a file of mode 0600 beside it, deployer-errored-{stack}-{env}.passphrase,
-// which the error names (docs/decisions.md#secrets-created-at-run-time).
+// which the error names (docs/secrets.md#errored-states-under-ci).
 func (s *Service) saveErrored(ctx context.Context, t Target, st *statestore.State, cs changeSet, dep statestore.Deployment,
 	rec lockmgr.Record, commit, branch string, now time.Time, cause error) error {
 	if len(cs.resources) == 0 {
@@ -298,21 +297,14 @@ func (s *Service) saveErrored(ctx context.Context, t Target, st *statestore.Stat
 	if err := writePrivate(path, data); err != nil {
 		return errors.Join(cause, fmt.Errorf("also failed to save the new state to %s: %w", path, err))
 	}
-	es := &ErroredStateError{Err: cause, Path: path, Stack: t.Stack, Env: t.Env, Passphrase: generated}
-	if generated != "" && s.inCI() {
-		es.Passphrase, es.PassphraseFile = "", base+".passphrase"
+	es := &ErroredStateError{Err: cause, Path: path, Stack: t.Stack, Env: t.Env}
+	if generated != "" { // never printed, on any CI or terminal (docs/secrets.md#errored-states-under-ci)
+		es.PassphraseFile = base + ".passphrase"
 		if err := writePrivate(es.PassphraseFile, []byte(generated)); err != nil {
 			return errors.Join(cause, fmt.Errorf("also failed to save the generated passphrase of %s to %s: %w", path, es.PassphraseFile, err))
 		}
 	}
 	return es
-}
-
-// inCI reports a run under CI (CI=true or 1, GITHUB_ACTIONS=true), whose
-// log is read by everyone who can read the run.
-func (s *Service) inCI() bool {
-	ci := s.d.Getenv("CI")
-	return ci == "true" || ci == "1" || s.d.Getenv("GITHUB_ACTIONS") == "true"
 }
 
 // encodeWithGeneratedKey seals st with the passphrase provider under a new
@@ -372,11 +364,11 @@ type ErroredStateError struct {
 	Err        error
 	Path       string
 	Stack, Env string
-	// Passphrase, when set, is the generated passphrase that seals the
-	// secrets of Path: the state had no key and none was set.
-	Passphrase string
-	// PassphraseFile, when set, holds that passphrase instead (under CI,
-	// where it is never printed): a file of mode 0600 beside Path.
+	// PassphraseFile, when set, holds the generated passphrase that seals
+	// the secrets of Path (the state had no key and none was set): a file
+	// of mode 0600 beside Path. The passphrase itself is never printed: a
+	// log may be read by anyone who can read the run, and not every CI
+	// says it is one (Jenkins, Azure Pipelines set no CI variable).
 	PassphraseFile string
 }
 
@@ -384,18 +376,14 @@ func (e *ErroredStateError) Error() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%v\nthe infrastructure changed but the state could not be written", e.Err)
 	push := fmt.Sprintf("deployer state push %s -s %s -e %s", e.Path, e.Stack, e.Env)
-	if e.PassphraseFile == "" && e.Passphrase == "" {
+	if e.PassphraseFile == "" {
 		fmt.Fprintf(&b, "; the new state was saved to %s.\nCheck `deployer state show -s %s -e %s`, then write it with: %s", e.Path, e.Stack, e.Env, push)
 		return b.String()
 	}
 	fmt.Fprintf(&b, ": it holds secret values and no secrets key is set. The new state was saved to %s, its secrets encrypted with ", e.Path)
-	if e.PassphraseFile != "" {
-		fmt.Fprintf(&b, "a generated passphrase that is not printed under CI: it is in %s (mode 0600).\n"+
-			"Keep both files (e.g. upload them as a short-lived artifact), then write the state with: DEPLOYER_SECRETS_PASSPHRASE_FILE=%s %s\n",
-			e.PassphraseFile, e.PassphraseFile, push)
-	} else {
-		fmt.Fprintf(&b, "this generated passphrase, shown only now:\n\n    %s\n\nWrite it with: DEPLOYER_SECRETS_PASSPHRASE='%s' %s\n", e.Passphrase, e.Passphrase, push)
-	}
+	fmt.Fprintf(&b, "a generated passphrase that is never printed: it is in %s (mode 0600).\n"+
+		"Keep both files (under CI, e.g. upload them as a short-lived artifact), then write the state with: DEPLOYER_SECRETS_PASSPHRASE_FILE=%s %s\n",
+		e.PassphraseFile, e.PassphraseFile, push)
 	b.WriteString("From then on that passphrase opens the state; keep it in your CI's secrets, or change it with deployer secrets rotate.")
 	return b.String()
 }

@@ -94,16 +94,17 @@ func (e *CommentError) Error() string {
 
 func (e *CommentError) Unwrap() error { return e.Err }
 
-// UpsertComment creates the comment of pr whose body holds marker (a hidden
-// HTML comment naming what it is for, such as one stack and environment),
-// or updates the first such comment written by the token's own user
-// (CommentAuthor) in place; a comment by anyone else that holds the marker
-// is left alone. It returns the comment's URL and whether it was created.
-// body must hold marker and be at most MaxCommentChars long. Errors are
+// UpsertComment creates the comment of pr whose body starts with marker (a
+// hidden HTML comment naming what it is for, such as one stack and
+// environment), or updates the first such comment written by the token's
+// own user (CommentAuthor) in place; a comment by anyone else, or one that
+// holds the marker elsewhere than at its start (quoting data), is left
+// alone. It returns the comment's URL and whether it was created. body
+// must start with marker and be at most MaxCommentChars long. Errors are
 // *CommentError.
 func UpsertComment(ctx context.Context, hc *http.Client, pr PullRequest, marker, body string) (commentURL string, created bool, err error) {
-	if !strings.Contains(body, marker) {
-		return "", false, fmt.Errorf("comment body lacks its marker %q", marker)
+	if !strings.HasPrefix(body, marker) {
+		return "", false, fmt.Errorf("comment body does not start with its marker %q", marker)
 	}
 	if n := len([]rune(body)); n > MaxCommentChars {
 		return "", false, fmt.Errorf("comment body has %d characters, more than GitHub's %d", n, MaxCommentChars)
@@ -144,10 +145,10 @@ func newClient(hc *http.Client, pr PullRequest) (*github.Client, error) {
 	return c, nil
 }
 
-// findComments returns the comments of pr that hold marker and were
+// findComments returns the comments of pr that start with marker and were
 // written by the token's user, oldest first (GitHub lists a pull
 // request's comments by creation). The user is asked for (GET /user) only
-// when a comment holds the marker. Errors are *CommentError.
+// when a comment starts with the marker. Errors are *CommentError.
 func findComments(ctx context.Context, c *github.Client, pr PullRequest, marker string) ([]*github.IssueComment, error) {
 	author := ""
 	var found []*github.IssueComment
@@ -158,7 +159,7 @@ func findComments(ctx context.Context, c *github.Client, pr PullRequest, marker 
 			return nil, commentErr("list comments", resp, err)
 		}
 		for _, cm := range page {
-			if !strings.Contains(cm.GetBody(), marker) {
+			if !strings.HasPrefix(cm.GetBody(), marker) {
 				continue
 			}
 			if author == "" {

@@ -133,7 +133,8 @@ func appendFile(path, what, s string) error {
 // component ends the open group and opens its own (concurrent components
 // give several groups each), and a line without a prefix ends the group.
 // Close ends the open group. Writes are whole lines or are buffered until
-// their newline.
+// their newline. Every line passes through sanitize.Commands: the runner
+// reads no workflow command a component prints (docs/github-actions.md#what-is-masked-where).
 type GroupWriter struct {
 	mu    sync.Mutex
 	w     io.Writer
@@ -168,7 +169,7 @@ func (g *GroupWriter) line(line string) error {
 		}
 		g.open = addr
 	}
-	b.WriteString(line)
+	b.WriteString(sanitize.Commands(line)) // a component writes no workflow command
 	_, err := io.WriteString(g.w, b.String())
 	return err
 }
@@ -179,7 +180,7 @@ func (g *GroupWriter) Close() error {
 	defer g.mu.Unlock()
 	var b strings.Builder
 	if rest := g.lines.Rest(); len(rest) > 0 {
-		b.Write(rest)
+		b.WriteString(sanitize.Commands(string(rest)))
 		b.WriteByte('\n')
 	}
 	if g.open != "" {

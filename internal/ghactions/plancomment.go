@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"html"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -106,9 +105,9 @@ func commentMarker(t deploy.Target) string {
 // link to runURL (the run's summary holds the whole plan).
 func planComment(t deploy.Target, p *plan.Plan, runURL string, mask func(string) string) (marker, body string) {
 	marker = commentMarker(t)
-	headM := mask(marker + "\n" + fmt.Sprintf("### deployer plan: %s/%s\n\n", t.Stack, t.Env))
+	headM := marker + "\n" + mask(fmt.Sprintf("### deployer plan: %s/%s\n\n", t.Stack, t.Env)) // the marker starts the body as it is
 	footM, cutM := mask(commentFoot(runURL)), mask(cutNote("The plan is cut here", "The whole plan is", runURL))
-	pb := newPlanBody(p, mask)
+	pb := newPlanBody(p, sanitize.Masked{Mask: mask})
 	room := MaxCommentChars - runeLen(headM) - runeLen(footM)
 	text, cut := pb.fit(room)
 	if cut {
@@ -139,22 +138,23 @@ func cutNote(cut, whole, runURL string) string {
 
 // planBody is one plan as a comment shows it, masked: the plan table of
 // the job summary and, with changes, the human plan as a collapsible diff
-// (sanitize.Text) between open and closing, whose code fence is longer
-// than any run of backticks in it (sanitize.Fence).
+// (sanitize.CodeText) between open and closing, whose code fence is longer
+// than any run of backticks in it (sanitize.Fence). Data is masked before
+// it is escaped (esc), and the whole masked again.
 type planBody struct {
 	table, diff   string
 	open, closing string
 	changes       bool
 }
 
-func newPlanBody(p *plan.Plan, mask func(string) string) planBody {
+func newPlanBody(p *plan.Plan, esc sanitize.Masked) planBody {
 	var table strings.Builder
-	writePlanTable(&table, p)
+	writePlanTable(&table, esc, p)
 	var text bytes.Buffer
-	_ = planview.NewHuman(false).Render(&text, p)
-	diff := sanitize.Text(mask(diffBlock(text.String())))
+	_ = planview.NewHuman(false, esc.Mask).Render(&text, p)
+	diff := esc.CodeText(diffBlock(text.String()))
 	fence := sanitize.Fence(diff)
-	return planBody{table: mask(table.String()), diff: diff, changes: p.HasChanges(),
+	return planBody{table: esc.Raw(table.String()), diff: diff, changes: p.HasChanges(),
 		open: "<details><summary>Plan diff</summary>\n\n" + fence + "diff\n", closing: fence + "\n\n</details>\n\n"}
 }
 
@@ -258,34 +258,35 @@ func stacksMarker(env, root string) string {
 // fairly (one short plan stays whole; long ones are cut to an equal share,
 // at whole lines) and a note links runURL.
 func stacksComment(env, root string, results []deploy.StackResult, none, runURL string, mask func(string) string, remedy func(error) string) (marker, body string) {
+	esc := sanitize.Masked{Mask: mask}
 	marker = stacksMarker(env, root)
-	head := marker + "\n" + fmt.Sprintf("### deployer plan --all: %s", env)
+	head := fmt.Sprintf("### deployer plan --all: %s", esc.Markdown(env))
 	if root != "." {
-		head += fmt.Sprintf(" in `%s`", sanitize.CodeSpan(root))
+		head += fmt.Sprintf(" in `%s`", esc.CodeSpan(root))
 	}
-	headM := mask(head + "\n\n")
+	headM := marker + "\n" + mask(head+"\n\n") // the marker starts the body as it is
 	footM := mask(commentFoot(runURL))
 	cutM := mask(cutNote("Plans are cut to share the comment", "Every whole plan is", runURL))
 
 	var tb strings.Builder
 	if none != "" {
-		tb.WriteString(sanitize.Markdown(none) + "\n\n")
+		tb.WriteString(esc.Markdown(none) + "\n\n")
 	} else {
-		writeResultsTable(&tb, results)
+		writeResultsTable(&tb, esc, results)
 	}
 	tableM := mask(tb.String())
 	var sections []commentSection
 	for _, res := range results {
-		summary := fmt.Sprintf("<code>%s</code> (%s): ", html.EscapeString(res.Stack), html.EscapeString(res.Dir))
+		summary := fmt.Sprintf("<code>%s</code> (%s): ", esc.HTML(res.Stack), esc.HTML(res.Dir))
 		switch {
 		case res.Status == deploy.StackFailed:
 			msg := res.Reason
 			if res.Err != nil {
 				msg = remedy(res.Err)
 			}
-			sections = append(sections, commentSection{open: mask(summary + "failed"), text: mask(sanitize.Text(msg))})
+			sections = append(sections, commentSection{open: mask(summary + "failed"), text: esc.CodeText(msg)})
 		case res.Plan != nil && (res.Plan.HasChanges() || res.Status == deploy.StackDenied):
-			pb := newPlanBody(res.Plan, mask)
+			pb := newPlanBody(res.Plan, esc)
 			open := planview.ChangesCell(res)
 			if res.Status == deploy.StackDenied {
 				open = strings.TrimSpace(open + " denied by policy")
@@ -333,12 +334,12 @@ func shareOut(rendered []string, sections []commentSection, room int) {
 
 // writeResultsTable writes every stack of a plan --all run, in dependency
 // order (stack, directory, result, planned changes, note), and the counts.
-func writeResultsTable(b *strings.Builder, results []deploy.StackResult) {
+func writeResultsTable(b *strings.Builder, esc sanitize.Masked, results []deploy.StackResult) {
 	b.WriteString("| Stack | Directory | Result | Changes | Note |\n|---|---|---|---|---|\n")
 	counts := map[deploy.StackStatus]int{}
 	for _, res := range results {
 		counts[res.Status]++
-		note := planview.NoteCell(res)
+		note := planview.NoteCell(res, esc)
 		switch res.Status {
 		case deploy.StackFailed:
 			note = "the error is below"
@@ -348,7 +349,7 @@ func writeResultsTable(b *strings.Builder, results []deploy.StackResult) {
 		if r := []rune(note); len(r) > 300 {
 			note = string(r[:300]) + "…"
 		}
-		fmt.Fprintf(b, "| `%s` | `%s` | %s | %s | %s |\n", sanitize.CodeSpan(res.Stack), sanitize.CodeSpan(res.Dir),
+		fmt.Fprintf(b, "| `%s` | `%s` | %s | %s | %s |\n", esc.CodeSpan(res.Stack), esc.CodeSpan(res.Dir),
 			strings.ReplaceAll(string(res.Status), "-", " "), orDash(planview.ChangesCell(res)), orDash(sanitize.Markdown(note)))
 	}
 	fmt.Fprintf(b, "\n**%d stacks:** %d with changes, %d without changes, %d failed, %d skipped",

@@ -8,6 +8,7 @@ import (
 
 	"github.com/deployer-dev/deployer/internal/deploy"
 	"github.com/deployer-dev/deployer/internal/plan"
+	"github.com/deployer-dev/deployer/internal/sanitize"
 )
 
 // Errors of failed stacks are masked and cut to share the comment: 30
@@ -95,7 +96,7 @@ func TestPlanSummaryReplaceAcrossEngines(t *testing.T) {
 		Diffs:     []plan.FieldDiff{{Path: plan.PathKind, Old: "Command", New: "PulumiResource", Op: plan.OpChange, ForcesReplacement: true}},
 		DeletedBy: "command", Runs: &runs,
 	}}}
-	sum := planSummary("plan", deploy.Target{Stack: "s", Env: "dev"}, p)
+	sum := planSummary(sanitize.Masked{}, "plan", deploy.Target{Stack: "s", Env: "dev"}, p)
 	if !strings.Contains(sum, "the command engine deletes the existing Command first, then the new PulumiResource is created<br>delete runs `./down.sh`") {
 		t.Errorf("job summary does not say who deletes and what runs:\n%s", sum)
 	}

@@ -11,8 +11,9 @@ import (
 // writePolicyTable writes the results of the policies a plan was checked
 // against (docs/policy.md#where-policies-apply) as a Markdown table: one
 // row per deny or warn message (policy, level, message, overridden?), then
-// the policies that pass. Nothing when r is nil (no policies).
-func writePolicyTable(b *strings.Builder, r *policy.Report) {
+// the policies that pass, each message masked, then escaped, by esc.
+// Nothing when r is nil (no policies).
+func writePolicyTable(b *strings.Builder, esc sanitize.Masked, r *policy.Report) {
 	if r == nil {
 		return
 	}
@@ -21,7 +22,7 @@ func writePolicyTable(b *strings.Builder, r *policy.Report) {
 	for _, x := range r.Results {
 		counts[x.Status()]++
 		if x.Status() == policy.StatusPass {
-			passed = append(passed, "`"+sanitize.CodeSpan(x.Policy)+"`")
+			passed = append(passed, "`"+esc.CodeSpan(x.Policy)+"`")
 		}
 	}
 	noun := "policies"
@@ -34,10 +35,10 @@ func writePolicyTable(b *strings.Builder, r *policy.Report) {
 		b.WriteString("| Policy | Level | Message | Overridden |\n|---|---|---|---|\n")
 		for _, x := range r.Results {
 			for _, m := range x.Deny {
-				fmt.Fprintf(b, "| `%s` | deny | %s | %s |\n", sanitize.CodeSpan(x.Policy), sanitize.Markdown(m), overriddenCell(x))
+				fmt.Fprintf(b, "| `%s` | deny | %s | %s |\n", esc.CodeSpan(x.Policy), esc.Markdown(m), overriddenCell(esc, x))
 			}
 			for _, m := range x.Warn {
-				fmt.Fprintf(b, "| `%s` | warn | %s | – |\n", sanitize.CodeSpan(x.Policy), sanitize.Markdown(m))
+				fmt.Fprintf(b, "| `%s` | warn | %s | – |\n", esc.CodeSpan(x.Policy), esc.Markdown(m))
 			}
 		}
 		b.WriteString("\n")
@@ -49,10 +50,10 @@ func writePolicyTable(b *strings.Builder, r *policy.Report) {
 
 // overriddenCell says whether a denying policy is overridden, by whom and
 // why, or that it cannot be.
-func overriddenCell(x policy.Result) string {
+func overriddenCell(esc sanitize.Masked, x policy.Result) string {
 	switch {
 	case x.Override != nil:
-		return fmt.Sprintf("yes, by %s: %s", sanitize.Markdown(x.Override.By), sanitize.Markdown(x.Override.Reason))
+		return fmt.Sprintf("yes, by %s: %s", esc.Markdown(x.Override.By), esc.Markdown(x.Override.Reason))
 	case !x.Overridable:
 		return "no (not overridable)"
 	}

@@ -7,6 +7,7 @@ import (
 	"github.com/deployer-dev/deployer/internal/deploy"
 	"github.com/deployer-dev/deployer/internal/plan"
 	"github.com/deployer-dev/deployer/internal/policy"
+	"github.com/deployer-dev/deployer/internal/sanitize"
 )
 
 // The job summary and the pull request comment show the policies' results
@@ -31,7 +32,7 @@ func TestPlanSummaryAndCommentShowThePolicyTable(t *testing.T) {
 		"| `rds_protection` | deny | data/db: RDS in production needs deletion.protection: true | no (not overridable) |\n\n" +
 		"Pass: `tags`.\n\n"
 	tgt := deploy.Target{Stack: "shop", Env: "production"}
-	if got := planSummary("deployer plan", tgt, p); got != "### deployer plan: shop/production\n\n"+want {
+	if got := planSummary(sanitize.Masked{}, "deployer plan", tgt, p); got != "### deployer plan: shop/production\n\n"+want {
 		t.Errorf("job summary:\n%s\nwant the policy table:\n%s", got, want)
 	}
 	if _, body := planComment(tgt, p, "", func(s string) string { return s }); !strings.Contains(body, want) {
@@ -39,11 +40,11 @@ func TestPlanSummaryAndCommentShowThePolicyTable(t *testing.T) {
 	}
 
 	p.Policy.Results = p.Policy.Results[4:]
-	if got := planSummary("deployer plan", tgt, p); !strings.HasSuffix(got, "**Policy:** 1 policy: 0 deny, 0 overridden, 0 warn, 1 pass.\n\nPass: `tags`.\n\n") {
+	if got := planSummary(sanitize.Masked{}, "deployer plan", tgt, p); !strings.HasSuffix(got, "**Policy:** 1 policy: 0 deny, 0 overridden, 0 warn, 1 pass.\n\nPass: `tags`.\n\n") {
 		t.Errorf("every policy passing:\n%s", got)
 	}
 	p.Policy = nil
-	if got := planSummary("deployer plan", tgt, p); strings.Contains(got, "Policy") {
+	if got := planSummary(sanitize.Masked{}, "deployer plan", tgt, p); strings.Contains(got, "Policy") {
 		t.Errorf("no policies, no table:\n%s", got)
 	}
 }

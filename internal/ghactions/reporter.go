@@ -6,6 +6,7 @@ import (
 	"sync"
 
 	"github.com/deployer-dev/deployer/internal/lockmgr"
+	"github.com/deployer-dev/deployer/internal/sanitize"
 	"github.com/deployer-dev/deployer/internal/secrets"
 )
 
@@ -88,10 +89,11 @@ func (r *Reporter) wasAnnotated() bool {
 	return r.annotated
 }
 
-// annotate prints a workflow command on stderr under GitHub Actions.
+// annotate prints a workflow command on stderr under GitHub Actions, its
+// title and message masked before Annotation escapes them.
 func (r *Reporter) annotate(level, title, msg string) {
 	if r.Env().Actions {
-		fmt.Fprint(r.errOut, Annotation(level, title, msg))
+		fmt.Fprint(r.errOut, Annotation(level, r.masker.Mask(title), r.masker.Mask(msg)))
 	}
 }
 
@@ -104,6 +106,10 @@ func (r *Reporter) Summarize(md string) {
 		}
 	}
 }
+
+// esc masks data with the reporter's masker before it is escaped
+// (sanitize.Masked): every renderer of the summary and comments uses it.
+func (r *Reporter) esc() sanitize.Masked { return sanitize.Masked{Mask: r.masker.Mask} }
 
 // setOutputs writes step outputs when GITHUB_OUTPUT is set.
 func (r *Reporter) setOutputs(outs ...Output) {

@@ -3,7 +3,6 @@ package ghactions
 import (
 	"context"
 	"fmt"
-	"html"
 	"net/http"
 
 	"github.com/deployer-dev/deployer/internal/deploy"
@@ -35,13 +34,14 @@ func runMarker(runID, env string) string {
 // diff), or one line when the plan has no changes; the whole passed
 // through mask, and cut to the room the other sections leave.
 func runSection(runID string, t deploy.Target, p *plan.Plan, runURL string, mask func(string) string) SectionComment {
-	head := fmt.Sprintf("%s\n### deployer plan: run `%s`, %s\n\nOne section per stack, written by its job of the run.\n\n",
-		runMarker(runID, t.Env), sanitize.CodeSpan(runID), html.EscapeString(t.Env))
-	pb := newPlanBody(p, mask)
-	name := "<code>" + html.EscapeString(t.Stack) + "</code>"
+	esc := sanitize.Masked{Mask: mask}
+	head := fmt.Sprintf("### deployer plan: run `%s`, %s\n\nOne section per stack, written by its job of the run.\n\n",
+		esc.CodeSpan(runID), esc.HTML(t.Env))
+	pb := newPlanBody(p, esc)
+	name := "<code>" + esc.HTML(t.Stack) + "</code>"
 	return SectionComment{
 		Marker: runMarker(runID, t.Env),
-		Head:   mask(head),
+		Head:   runMarker(runID, t.Env) + "\n" + mask(head), // the marker starts the body as it is
 		Foot:   mask("\n" + commentFoot(runURL)),
 		Key:    t.Stack,
 		Render: func(room int) string {

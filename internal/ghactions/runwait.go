@@ -18,32 +18,32 @@ func (r *Reporter) RunWait(t deploy.Target, runID string, waits []deploy.Upstrea
 	if len(waits) == 0 && !isSkipped {
 		return
 	}
-	r.Summarize(runWaitSummary(r.Command(), t, runID, waits, skipped))
+	r.Summarize(runWaitSummary(r.esc(), r.Command(), t, runID, waits, skipped))
 	if isSkipped && r.Env().Actions {
 		r.annotate(Warning, fmt.Sprintf("Skipped %s/%s", t.Stack, t.Env), skipped.Error())
 	}
 }
 
-func runWaitSummary(command string, t deploy.Target, runID string, waits []deploy.UpstreamWait, skipped *deploy.SkippedError) string {
+func runWaitSummary(esc sanitize.Masked, command string, t deploy.Target, runID string, waits []deploy.UpstreamWait, skipped *deploy.SkippedError) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "### %s: %s/%s, run `%s`\n\n", orDefault(command, "deployer deploy"), t.Stack, t.Env, sanitize.CodeSpan(runID))
+	fmt.Fprintf(&b, "### %s: %s/%s, run `%s`\n\n", orDefault(command, "deployer deploy"), t.Stack, t.Env, esc.CodeSpan(runID))
 	if len(waits) > 0 {
 		b.WriteString("| Upstream | Result | Deployment | Waited | Reads |\n|---|---|---|---|---|\n")
 		for _, w := range waits {
 			status, dep := "waiting", "–"
 			if w.Status != "" {
 				status = string(w.Status)
-				dep = fmt.Sprintf("`%s` (attempt %d)", w.DeploymentID, w.Attempt)
+				dep = fmt.Sprintf("`%s` (attempt %d)", esc.CodeSpan(w.DeploymentID), w.Attempt)
 			}
 			if w.Reads == 0 {
 				status = "not read"
 			}
-			fmt.Fprintf(&b, "| `%s` | %s | %s | %.1fs | %d |\n", sanitize.CodeSpan(w.Stack), status, dep, w.Waited.Seconds(), w.Reads)
+			fmt.Fprintf(&b, "| `%s` | %s | %s | %.1fs | %d |\n", esc.CodeSpan(w.Stack), status, dep, w.Waited.Seconds(), w.Reads)
 		}
 		b.WriteString("\n")
 	}
 	if skipped != nil {
-		fmt.Fprintf(&b, "**Result:** %s. Nothing was deployed.\n\n", sanitize.Markdown(skipped.Error()))
+		fmt.Fprintf(&b, "**Result:** %s. Nothing was deployed.\n\n", esc.Markdown(skipped.Error()))
 	}
 	return b.String()
 }

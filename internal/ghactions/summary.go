@@ -62,7 +62,7 @@ func (r *Reporter) ReportError(err error) {
 	var held *lockmgr.HeldError
 	isHeld := errors.As(err, &held)
 	if isHeld && r.Env().StepSummary != "" {
-		r.Summarize(heldSummary(r.Command(), held.Record, r.hints.UnlockCommand(held.Record)))
+		r.Summarize(heldSummary(r.esc(), r.Command(), held.Record, r.hints.UnlockCommand(held.Record)))
 	}
 	if !r.Env().Actions || r.wasAnnotated() {
 		return
@@ -77,20 +77,21 @@ func (r *Reporter) ReportError(err error) {
 	r.annotate(Error, title, r.hints.Remedy(err))
 }
 
-// heldSummary is the summary section of a command stopped by a held lock.
-func heldSummary(command string, rec lockmgr.Record, unlock string) string {
+// heldSummary is the summary section of a command stopped by a held lock,
+// its data masked and escaped by esc.
+func heldSummary(esc sanitize.Masked, command string, rec lockmgr.Record, unlock string) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "### %s: lock held\n\n", orDefault(command, "deployer"))
-	fmt.Fprintf(&b, "Lock `%s` is held by **%s**", sanitize.CodeSpan(rec.LockKey), sanitize.Markdown(rec.LockedBy))
+	fmt.Fprintf(&b, "Lock `%s` is held by **%s**", esc.CodeSpan(rec.LockKey), esc.Markdown(rec.LockedBy))
 	if op := rec.Metadata.Operation; op != "" {
-		fmt.Fprintf(&b, " (%s", sanitize.Markdown(string(op)))
+		fmt.Fprintf(&b, " (%s", esc.Markdown(string(op)))
 		if id := rec.Metadata.DeploymentID; id != "" {
-			fmt.Fprintf(&b, " `%s`", sanitize.CodeSpan(id))
+			fmt.Fprintf(&b, " `%s`", esc.CodeSpan(id))
 		}
 		b.WriteString(")")
 	}
 	fmt.Fprintf(&b, " since %s.\n\n", time.Unix(rec.LockedAt, 0).UTC().Format(time.RFC3339))
-	fmt.Fprintf(&b, "Wait for it with `--lock-timeout` (the action's `lock-timeout` input), or, if the holder is gone, break it with:\n\n%s\n", sanitize.CodeBlock("sh", unlock))
+	fmt.Fprintf(&b, "Wait for it with `--lock-timeout` (the action's `lock-timeout` input), or, if the holder is gone, break it with:\n\n%s\n", esc.CodeBlock("sh", unlock))
 	return b.String()
 }
 
@@ -102,19 +103,20 @@ func (r *Reporter) Drift(t deploy.Target, drift []engine.Drift) {
 	if len(drift) == 0 {
 		return
 	}
+	esc := r.esc()
 	var b strings.Builder
 	fmt.Fprintf(&b, "### Drift: %s/%s\n\n| Component | Field | Recorded | Live |\n|---|---|---|---|\n", t.Stack, t.Env)
 	for _, d := range drift {
 		if d.Missing {
 			r.annotate(Warning, "Drift in "+d.Address, "its live state is gone; a deploy with no change to it does not create it again (docs/plan.md#drift)")
-			fmt.Fprintf(&b, "| `%s` | – | – | (gone) |\n", sanitize.CodeSpan(d.Address))
+			fmt.Fprintf(&b, "| `%s` | – | – | (gone) |\n", esc.CodeSpan(d.Address))
 			continue
 		}
 		var fields []string
 		for _, fd := range d.Fields {
 			fields = append(fields, fd.Path)
-			fmt.Fprintf(&b, "| `%s` | `%s` | `%s` | `%s` |\n", sanitize.CodeSpan(d.Address), sanitize.CodeSpan(fd.Path),
-				sanitize.CodeSpan(planview.FormatValue(fd.Old, fd.Sensitive)), sanitize.CodeSpan(planview.FormatValue(fd.New, fd.Sensitive)))
+			fmt.Fprintf(&b, "| `%s` | `%s` | `%s` | `%s` |\n", esc.CodeSpan(d.Address), esc.CodeSpan(fd.Path),
+				sanitize.CodeSpan(planview.FormatValue(fd.Old, fd.Sensitive, esc.Mask)), sanitize.CodeSpan(planview.FormatValue(fd.New, fd.Sensitive, esc.Mask)))
 		}
 		r.annotate(Warning, "Drift in "+d.Address, "changed outside deployer: "+strings.Join(fields, ", "))
 	}
@@ -123,22 +125,23 @@ func (r *Reporter) Drift(t deploy.Target, drift []engine.Drift) {
 }
 
 // planSummary is the job summary of `plan`: the plan as a table.
-func planSummary(command string, t deploy.Target, p *plan.Plan) string {
+func planSummary(esc sanitize.Masked, command string, t deploy.Target, p *plan.Plan) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "### %s: %s/%s\n\n", command, t.Stack, t.Env)
-	writePlanTable(&b, p)
+	writePlanTable(&b, esc, p)
 	return b.String()
 }
 
 // writePlanTable writes the changes of p as a Markdown table (component,
 // kind, action, changed fields with masked values) and the plan's counts,
-// then the policies' results (writePolicyTable).
-func writePlanTable(b *strings.Builder, p *plan.Plan) {
-	writeChangesTable(b, p)
-	writePolicyTable(b, p.Policy)
+// then the policies' results (writePolicyTable). Every piece of data is
+// masked, then escaped, by esc.
+func writePlanTable(b *strings.Builder, esc sanitize.Masked, p *plan.Plan) {
+	writeChangesTable(b, esc, p)
+	writePolicyTable(b, esc, p.Policy)
 }
 
-func writeChangesTable(b *strings.Builder, p *plan.Plan) {
+func writeChangesTable(b *strings.Builder, esc sanitize.Masked, p *plan.Plan) {
 	if !p.HasChanges() {
 		b.WriteString("No changes. Infrastructure matches the configuration.\n\n")
 		return
@@ -147,10 +150,10 @@ func writeChangesTable(b *strings.Builder, p *plan.Plan) {
 	for _, s := range p.Changes() {
 		var fields []string
 		for _, d := range s.Diffs {
-			fields = append(fields, mdField(planview.MaskDiff(d)))
+			fields = append(fields, mdField(esc, planview.MaskDiff(d)))
 		}
-		if line := planview.DeletedByLine(s); line != "" {
-			fields = append(fields, sanitize.Markdown(line))
+		if line := planview.DeletedByLine(s, esc.Markdown); line != "" {
+			fields = append(fields, line)
 		}
 		if s.Runs != nil {
 			runs := "runs"
@@ -158,7 +161,7 @@ func writeChangesTable(b *strings.Builder, p *plan.Plan) {
 				runs = "delete runs"
 			}
 			if *s.Runs != "" {
-				fields = append(fields, runs+" `"+sanitize.CodeSpan(*s.Runs)+"`")
+				fields = append(fields, runs+" `"+esc.CodeSpan(*s.Runs)+"`")
 			} else {
 				fields = append(fields, runs+" nothing (no delete command)")
 			}
@@ -167,8 +170,8 @@ func writeChangesTable(b *strings.Builder, p *plan.Plan) {
 		if cell == "" {
 			cell = "–"
 		}
-		fmt.Fprintf(b, "| `%s` | %s | %s %s%s | %s |\n", sanitize.CodeSpan(s.Address), sanitize.Markdown(s.Kind), planview.Marker(s.Action), s.Action,
-			sanitize.Markdown(planview.ImportNote(s)), cell)
+		fmt.Fprintf(b, "| `%s` | %s | %s %s%s | %s |\n", esc.CodeSpan(s.Address), esc.Markdown(s.Kind), planview.Marker(s.Action), s.Action,
+			sanitize.Markdown(planview.ImportNote(s, esc)), cell)
 	}
 	sum := p.Summary
 	fmt.Fprintf(b, "\n**Plan:** %d to create, %d to update, %d to replace, %d to delete%s, %d unchanged.\n\n",
@@ -176,9 +179,11 @@ func writeChangesTable(b *strings.Builder, p *plan.Plan) {
 }
 
 // mdField renders one masked field diff: `path`: `old` → `new`.
-func mdField(d plan.FieldDiff) string {
-	val := func(v any) string { return "`" + sanitize.CodeSpan(planview.FormatValue(v, d.Sensitive)) + "`" }
-	s := "`" + sanitize.CodeSpan(d.Path) + "`: "
+func mdField(esc sanitize.Masked, d plan.FieldDiff) string {
+	val := func(v any) string {
+		return "`" + sanitize.CodeSpan(planview.FormatValue(v, d.Sensitive, esc.Mask)) + "`"
+	}
+	s := "`" + esc.CodeSpan(d.Path) + "`: "
 	switch d.Op {
 	case plan.OpAdd:
 		s += val(d.New)
@@ -194,11 +199,11 @@ func mdField(d plan.FieldDiff) string {
 }
 
 // deploySummary is the job summary of deploy/destroy: the plan table and
-// the result.
-func deploySummary(command string, t deploy.Target, out *deploy.Outcome, err error) string {
+// the result, data masked and escaped by esc.
+func deploySummary(esc sanitize.Masked, command string, t deploy.Target, out *deploy.Outcome, err error) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "### %s: %s/%s\n\n", command, t.Stack, t.Env)
-	writePlanTable(&b, out.Plan)
+	writePlanTable(&b, esc, out.Plan)
 	d := out.Deployment
 	if d.DeploymentID == "" {
 		if errors.Is(err, deploy.ErrDeclined) {
@@ -212,17 +217,17 @@ func deploySummary(command string, t deploy.Target, out *deploy.Outcome, err err
 		serial = strconv.FormatInt(out.Head.Serial, 10)
 	}
 	if err != nil && out.Head.Serial == 0 {
-		writeNotSaved(&b, err)
+		writeNotSaved(&b, esc, err)
 		serial, status = "not saved", "state not saved"
 	}
 	fmt.Fprintf(&b, "**Result:** %s: %d created, %d updated, %d replaced, %d deleted, %d failed.\n\n",
 		status, s.Created, s.Updated, s.Replaced, s.Deleted, len(s.Failed))
 	b.WriteString("| Deployment | Serial | Duration |\n|---|---|---|\n")
-	fmt.Fprintf(&b, "| `%s` | %s | %.1fs |\n\n", d.DeploymentID, serial, d.DurationSeconds)
+	fmt.Fprintf(&b, "| `%s` | %s | %.1fs |\n\n", esc.CodeSpan(d.DeploymentID), serial, d.DurationSeconds)
 	if len(s.Failed) > 0 {
 		b.WriteString("Failed components:\n\n")
 		for _, r := range s.Failed {
-			fmt.Fprintf(&b, "- `%s`: %s\n", sanitize.CodeSpan(r.Address), sanitize.Markdown(planview.OneLine(r.Err)))
+			fmt.Fprintf(&b, "- `%s`: %s\n", esc.CodeSpan(r.Address), esc.Markdown(planview.OneLine(r.Err)))
 		}
 		b.WriteString("\n")
 	}
@@ -232,11 +237,11 @@ func deploySummary(command string, t deploy.Target, out *deploy.Outcome, err err
 // writeNotSaved says, first, that a deploy or destroy that ran did not write
 // its state (err ended it after the changes were applied), and where the new
 // state is when it was kept in an errored file.
-func writeNotSaved(b *strings.Builder, err error) {
+func writeNotSaved(b *strings.Builder, esc sanitize.Masked, err error) {
 	b.WriteString("**The state was NOT saved**: the infrastructure may have changed, the state does not say so yet.")
 	var es *deploy.ErroredStateError
 	if errors.As(err, &es) {
-		fmt.Fprintf(b, " The new state is in `%s`; write it with `deployer state push` (the error says how).", sanitize.CodeSpan(filepath.Base(es.Path)))
+		fmt.Fprintf(b, " The new state is in `%s`; write it with `deployer state push` (the error says how).", esc.CodeSpan(filepath.Base(es.Path)))
 	}
 	b.WriteString("\n\n")
 }
@@ -249,7 +254,7 @@ func (r *Reporter) Plan(t deploy.Target, p *plan.Plan, drifted bool) {
 	if drifted && !p.HasChanges() {
 		r.Summarize(fmt.Sprintf("### %s: %s/%s\n\n%s\n\n", r.Command(), t.Stack, t.Env, strings.ReplaceAll(planview.NoChangesButDrift, "\n", " ")))
 	} else {
-		r.Summarize(planSummary(r.Command(), t, p))
+		r.Summarize(planSummary(r.esc(), r.Command(), t, p))
 	}
 	r.setOutputs(Output{Name: "changes", Value: strconv.FormatBool(p.HasChanges())},
 		Output{Name: "serial", Value: strconv.FormatInt(p.Serial, 10)})
@@ -261,7 +266,7 @@ func (r *Reporter) Deploy(t deploy.Target, out *deploy.Outcome, err error) {
 	if out == nil || out.Plan == nil {
 		return
 	}
-	r.Summarize(deploySummary(r.Command(), t, out, err))
+	r.Summarize(deploySummary(r.esc(), r.Command(), t, out, err))
 	outs := []Output{{Name: "changes", Value: strconv.FormatBool(out.Plan.HasChanges())}}
 	if out.Head.Serial > 0 {
 		outs = append(outs, Output{Name: "serial", Value: strconv.FormatInt(out.Head.Serial, 10)})
@@ -288,24 +293,24 @@ func orDefault(s, def string) string {
 }
 
 // stackSummary is one stack's section of the job summary.
-func stackSummary(command, env string, r deploy.StackResult) string {
+func stackSummary(esc sanitize.Masked, command, env string, r deploy.StackResult) string {
 	t := deploy.Target{Stack: r.Stack, Env: env}
 	switch {
 	case r.Outcome != nil && r.Outcome.Plan != nil:
-		return deploySummary(command, t, r.Outcome, r.Err) + failure(r)
+		return deploySummary(esc, command, t, r.Outcome, r.Err) + failure(esc, r)
 	case r.Plan != nil:
-		return planSummary(command, t, r.Plan) + failure(r)
+		return planSummary(esc, command, t, r.Plan) + failure(esc, r)
 	}
 	label := "Skipped"
 	if r.Status != deploy.StackSkipped {
 		label = strings.ToUpper(string(r.Status[:1])) + string(r.Status[1:])
 	}
-	return fmt.Sprintf("### %s: %s/%s\n\n**%s:** %s\n\n", command, r.Stack, env, label, sanitize.Markdown(r.Reason))
+	return fmt.Sprintf("### %s: %s/%s\n\n**%s:** %s\n\n", command, r.Stack, env, label, esc.Markdown(r.Reason))
 }
 
-func failure(r deploy.StackResult) string {
+func failure(esc sanitize.Masked, r deploy.StackResult) string {
 	if r.Status == deploy.StackFailed && r.Reason != "" {
-		return fmt.Sprintf("**Failed:** %s\n\n", sanitize.Markdown(r.Reason))
+		return fmt.Sprintf("**Failed:** %s\n\n", esc.Markdown(r.Reason))
 	}
 	return ""
 }
@@ -313,7 +318,7 @@ func failure(r deploy.StackResult) string {
 // Stack writes one stack's section of the job summary as it finishes, and
 // annotates its failure, under GitHub Actions.
 func (r *Reporter) Stack(env string, res deploy.StackResult) {
-	r.Summarize(stackSummary(r.Command(), env, res))
+	r.Summarize(stackSummary(r.esc(), r.Command(), env, res))
 	if (res.Status == deploy.StackFailed || res.Status == deploy.StackDenied) && r.Env().Actions {
 		msg := res.Reason
 		if res.Err != nil {

@@ -6,6 +6,7 @@ package planview
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -40,8 +41,10 @@ type Renderer interface {
 // when another service's step came between); unchanged components are only
 // counted; ? marks a re-evaluation (inputs may change), ~ an update. color adds ANSI colours (the CLI passes true
 // only on a TTY without NO_COLOR or --no-color); false writes plain text.
-func NewHuman(color bool) Renderer {
-	h := &humanPlan{}
+// mask (a secrets.Masker's Mask; nil masks nothing) hides secrets in every
+// piece of data before it is quoted or escaped (sanitize.Masked).
+func NewHuman(color bool, mask func(string) string) Renderer {
+	h := &humanPlan{esc: sanitize.Masked{Mask: mask}}
 	if color {
 		r := lipgloss.NewRenderer(io.Discard)
 		r.SetColorProfile(termenv.ANSI)
@@ -62,6 +65,7 @@ func NewHuman(color bool) Renderer {
 
 type humanPlan struct {
 	styles map[string]lipgloss.Style // nil: no colour
+	esc    sanitize.Masked
 }
 
 func (h *humanPlan) style(name, s string) string {
@@ -99,7 +103,7 @@ func (h *humanPlan) Render(w io.Writer, p *plan.Plan) error {
 		}
 		if s.Service != svc { // apply order: a service's header again when another's step came between
 			svc = s.Service
-			fmt.Fprintln(bw, h.style("service", sanitize.Line(svc)))
+			fmt.Fprintln(bw, h.style("service", h.esc.Line(svc)))
 		}
 		h.step(bw, s)
 	}
@@ -116,11 +120,11 @@ func (h *humanPlan) Render(w io.Writer, p *plan.Plan) error {
 	h.outputsSection(bw, p.Outputs)
 	if len(p.OutOfScope) > 0 {
 		fmt.Fprintf(bw, "\nOutside %s, these components take inputs from this plan's changes; they are not applied without their own lock:\n",
-			scopeFlags(p.Scope))
+			h.esc.Line(scopeFlags(p.Scope)))
 		for _, d := range p.OutOfScope {
-			fmt.Fprintf(bw, "  %s %s: inputs from %s may change\n", h.style(ReevaluateMarker, ReevaluateMarker), sanitize.Line(d.Address), sanitize.Line(strings.Join(d.InputsFrom, ", ")))
+			fmt.Fprintf(bw, "  %s %s: inputs from %s may change\n", h.style(ReevaluateMarker, ReevaluateMarker), h.esc.Line(d.Address), h.esc.Line(strings.Join(d.InputsFrom, ", ")))
 		}
-		fmt.Fprintf(bw, "Apply them afterwards with: deployer deploy -s %s -e %s\n", p.Stack, p.Environment)
+		fmt.Fprintf(bw, "Apply them afterwards with: deployer deploy -s %s -e %s\n", h.esc.Line(p.Stack), h.esc.Line(p.Environment))
 	}
 	h.policySection(bw, p.Policy)
 	return bw.Flush()
@@ -130,39 +134,40 @@ func (h *humanPlan) Render(w io.Writer, p *plan.Plan) error {
 // notes.
 func (h *humanPlan) step(bw io.Writer, s plan.Step) {
 	if s.MovedFrom != "" {
-		fmt.Fprintf(bw, "  %s %s -> %s %s\n", h.style("~", ">"), s.MovedFrom, s.Address, h.style("~", "(moved)"))
+		fmt.Fprintf(bw, "  %s %s -> %s %s\n", h.style("~", ">"), h.esc.Line(s.MovedFrom), h.esc.Line(s.Address), h.style("~", "(moved)"))
 		if s.Action == plan.NoOp && !s.Reevaluate {
 			return
 		}
 	}
 	if s.Action == plan.NoOp { // re-evaluated: "known after apply"
-		fmt.Fprintf(bw, "  %s %s (%s) %s\n", h.style(ReevaluateMarker, ReevaluateMarker), sanitize.Line(s.Component), sanitize.Line(s.Kind),
-			h.style(ReevaluateMarker, "inputs from "+sanitize.Line(strings.Join(s.InputsFrom, ", "))+" may change"))
+		fmt.Fprintf(bw, "  %s %s (%s) %s\n", h.style(ReevaluateMarker, ReevaluateMarker), h.esc.Line(s.Component), h.esc.Line(s.Kind),
+			h.style(ReevaluateMarker, "inputs from "+h.esc.Line(strings.Join(s.InputsFrom, ", "))+" may change"))
 		return
 	}
 	m := actionMarker[s.Action]
-	fmt.Fprintf(bw, "  %s %s (%s) %s%s\n", h.style(m, m), sanitize.Line(s.Component), sanitize.Line(s.Kind), h.style(m, string(s.Action)), ImportNote(s))
+	fmt.Fprintf(bw, "  %s %s (%s) %s%s\n", h.style(m, m), h.esc.Line(s.Component), h.esc.Line(s.Kind), h.style(m, string(s.Action)), ImportNote(s, h.esc))
 	for _, f := range s.Diffs {
 		h.field(bw, MaskDiff(f))
 	}
 	for _, f := range s.Drift { // masked by the use case
-		fmt.Fprintf(bw, "      %s\n", sanitize.Line(fmt.Sprintf("read now, recorded as live: %s: %v -> %v", f.Path, f.Old, f.New)))
+		fmt.Fprintf(bw, "      read now, recorded as live: %s: %s -> %s\n", h.esc.Line(f.Path), h.esc.Line(fmt.Sprint(f.Old)), h.esc.Line(fmt.Sprint(f.New)))
 	}
-	if line := DeletedByLine(s); line != "" {
+	if line := DeletedByLine(s, h.esc.Line); line != "" {
 		fmt.Fprintf(bw, "      %s\n", line)
 	}
-	if line := runsLine(s); line != "" {
+	if line := runsLine(s, h.esc); line != "" {
 		fmt.Fprintf(bw, "      %s\n", line)
 	}
 }
 
 // ImportNote is what an Import step's line adds after the action: the id
-// it adopts (` (id "i-0abc")`); "" on every other step.
-func ImportNote(s plan.Step) string {
+// it adopts (` (id "i-0abc")`), masked, quoted and escaped by esc; "" on
+// every other step.
+func ImportNote(s plan.Step, esc sanitize.Masked) string {
 	if s.Action != plan.Import {
 		return ""
 	}
-	return " (id " + sanitize.Line(strconv.Quote(s.ImportID)) + ")"
+	return " (id " + sanitize.Line(strconv.Quote(esc.Raw(s.ImportID))) + ")"
 }
 
 // ImportCount is what a plan's summary line adds after its deletes when
@@ -176,8 +181,9 @@ func ImportCount(sum plan.Summary) string {
 
 // DeletedByLine says, on a replace across engines (plan.Step.DeletedBy),
 // which engine deletes the existing instance before the new one is
-// created; "" otherwise.
-func DeletedByLine(s plan.Step) string {
+// created, through escape (a sanitize.Masked method: Line for a terminal,
+// Markdown for a table cell); "" otherwise.
+func DeletedByLine(s plan.Step, escape func(string) string) string {
 	if s.DeletedBy == "" {
 		return ""
 	}
@@ -187,25 +193,25 @@ func DeletedByLine(s plan.Step) string {
 			old = fmt.Sprint(f.Old)
 		}
 	}
-	return sanitize.Line(fmt.Sprintf("the %s engine deletes the existing %s first, then the new %s is created", s.DeletedBy, old, s.Kind))
+	return escape(fmt.Sprintf("the %s engine deletes the existing %s first, then the new %s is created", s.DeletedBy, old, s.Kind))
 }
 
 // runsLine says what a delete step runs (plan.Step.Runs): "runs: CMD", or
 // that nothing runs; for a replace, what the delete of the existing
 // instance runs ("delete runs: CMD"); "" when the step has no commands.
-// CMD keeps its lines, passed through sanitize.Text.
-func runsLine(s plan.Step) string {
+// CMD keeps its lines, masked and passed through sanitize.Text.
+func runsLine(s plan.Step, esc sanitize.Masked) string {
 	switch {
 	case s.Runs == nil:
 		return ""
 	case s.Action == plan.Replace && *s.Runs == "":
 		return "delete runs nothing (no delete command): the new instance is created"
 	case s.Action == plan.Replace:
-		return "delete runs: " + strings.ReplaceAll(sanitize.Text(*s.Runs), "\n", "\n                   ")
+		return "delete runs: " + strings.ReplaceAll(esc.Text(*s.Runs), "\n", "\n                   ")
 	case *s.Runs == "":
 		return "runs nothing (no delete command): only removed from the state"
 	}
-	return "runs: " + strings.ReplaceAll(sanitize.Text(*s.Runs), "\n", "\n            ")
+	return "runs: " + strings.ReplaceAll(esc.Text(*s.Runs), "\n", "\n            ")
 }
 
 func scopeFlags(scope string) string {
@@ -244,7 +250,7 @@ func (h *humanPlan) outputsSection(w io.Writer, diffs []plan.FieldDiff) {
 			if v == plan.KnownAfterApply {
 				return plan.KnownAfterApply
 			}
-			return FormatValue(v, f.Sensitive)
+			return FormatValue(v, f.Sensitive, h.esc.Mask)
 		}
 		var val string
 		switch f.Op {
@@ -255,7 +261,7 @@ func (h *humanPlan) outputsSection(w io.Writer, diffs []plan.FieldDiff) {
 		default:
 			val = show(f.Old) + " -> " + show(f.New)
 		}
-		fmt.Fprintf(w, "  %s %s = %s\n", h.style(m, m), sanitize.Line(f.Path), sanitize.Line(val))
+		fmt.Fprintf(w, "  %s %s = %s\n", h.style(m, m), h.esc.Line(f.Path), sanitize.Line(val))
 	}
 }
 
@@ -264,13 +270,13 @@ func (h *humanPlan) field(w io.Writer, f plan.FieldDiff) {
 	var val string
 	switch f.Op {
 	case plan.OpAdd:
-		val = FormatValue(f.New, f.Sensitive)
+		val = FormatValue(f.New, f.Sensitive, h.esc.Mask)
 	case plan.OpRemove:
-		val = FormatValue(f.Old, f.Sensitive)
+		val = FormatValue(f.Old, f.Sensitive, h.esc.Mask)
 	default:
-		val = FormatValue(f.Old, f.Sensitive) + " -> " + FormatValue(f.New, f.Sensitive)
+		val = FormatValue(f.Old, f.Sensitive, h.esc.Mask) + " -> " + FormatValue(f.New, f.Sensitive, h.esc.Mask)
 	}
-	line := fmt.Sprintf("      %s %s: %s", h.style(m, m), sanitize.Line(f.Path), sanitize.Line(val))
+	line := fmt.Sprintf("      %s %s: %s", h.style(m, m), h.esc.Line(f.Path), sanitize.Line(val))
 	if f.ForcesReplacement {
 		line += "  " + h.style("forces", "# forces replacement")
 	}
@@ -279,7 +285,10 @@ func (h *humanPlan) field(w io.Writer, f plan.FieldDiff) {
 
 // FormatValue renders a diff value: strings quoted, numbers and booleans as
 // written, maps and lists as compact JSON, masked values as (sensitive).
-func FormatValue(v any, sensitive bool) string {
+// mask (nil masks nothing) hides secrets in every string and number of v
+// before it is quoted, and in the JSON after.
+func FormatValue(v any, sensitive bool, mask func(string) string) string {
+	esc := sanitize.Masked{Mask: mask}
 	switch t := v.(type) {
 	case nil:
 		return "null"
@@ -287,15 +296,36 @@ func FormatValue(v any, sensitive bool) string {
 		if sensitive && t == plan.Masked {
 			return plan.Masked
 		}
-		return strconv.Quote(t)
+		return strconv.Quote(esc.Raw(t))
 	case json.Number:
-		return t.String()
+		return esc.Raw(t.String())
 	}
-	b, err := json.Marshal(v)
+	b, err := json.Marshal(maskStrings(v, esc))
 	if err != nil {
-		return fmt.Sprint(v)
+		return esc.Raw(fmt.Sprint(v))
 	}
-	return string(b)
+	return esc.Raw(string(b))
+}
+
+// maskStrings is v with every string in it (keys too) masked by esc.
+func maskStrings(v any, esc sanitize.Masked) any {
+	switch t := v.(type) {
+	case string:
+		return esc.Raw(t)
+	case map[string]any:
+		out := make(map[string]any, len(t))
+		for k, x := range t {
+			out[esc.Raw(k)] = maskStrings(x, esc)
+		}
+		return out
+	case []any:
+		out := make([]any, len(t))
+		for i, x := range t {
+			out[i] = maskStrings(x, esc)
+		}
+		return out
+	}
+	return v
 }
 
 // MaskDiff masks a diff again before output (plan.MaskDiff): plan.Build
@@ -309,12 +339,14 @@ func NewJSON() Renderer { return jsonPlan{} }
 type jsonPlan struct{}
 
 func (jsonPlan) Render(w io.Writer, p *plan.Plan) error {
-	enc := json.NewEncoder(w)
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
 	enc.SetIndent("", "  ")
 	if err := enc.Encode(p.Document()); err != nil {
 		return fmt.Errorf("write plan JSON: %w", err)
 	}
-	return nil
+	_, err := w.Write(sanitize.JSON(b.Bytes())) // a saved plan is foreign data
+	return err
 }
 
 // policySection writes the "Policy" section under a plan: one line per
@@ -324,29 +356,29 @@ func (h *humanPlan) policySection(w io.Writer, r *policy.Report) {
 	if r == nil {
 		return
 	}
-	fmt.Fprintf(w, "\n%s %d policies (%s)\n", h.style("summary", "Policy:"), len(r.Results), r.Digest)
+	fmt.Fprintf(w, "\n%s %d policies (%s)\n", h.style("summary", "Policy:"), len(r.Results), h.esc.Line(r.Digest))
 	var passed []string
 	for _, x := range r.Results {
 		switch x.Status() {
 		case policy.StatusPass:
-			passed = append(passed, sanitize.Line(x.Policy))
+			passed = append(passed, h.esc.Line(x.Policy))
 			continue
 		case policy.StatusDeny:
 			note := ""
 			if !x.Overridable {
 				note = " (not overridable)"
 			}
-			fmt.Fprintf(w, "  %s %s: deny%s\n", h.style("-", "x"), sanitize.Line(x.Policy), note)
+			fmt.Fprintf(w, "  %s %s: deny%s\n", h.style("-", "x"), h.esc.Line(x.Policy), note)
 		case policy.StatusOverridden:
-			fmt.Fprintf(w, "  %s %s: overridden by %s: %s\n", h.style("~", "!"), sanitize.Line(x.Policy), sanitize.Line(x.Override.By), sanitize.Line(x.Override.Reason))
+			fmt.Fprintf(w, "  %s %s: overridden by %s: %s\n", h.style("~", "!"), h.esc.Line(x.Policy), h.esc.Line(x.Override.By), h.esc.Line(x.Override.Reason))
 		case policy.StatusWarn:
-			fmt.Fprintf(w, "  %s %s: warn\n", h.style("~", "!"), sanitize.Line(x.Policy))
+			fmt.Fprintf(w, "  %s %s: warn\n", h.style("~", "!"), h.esc.Line(x.Policy))
 		}
 		for _, m := range x.Deny {
-			fmt.Fprintf(w, "      %s\n", sanitize.Line(m))
+			fmt.Fprintf(w, "      %s\n", h.esc.Line(m))
 		}
 		for _, m := range x.Warn {
-			fmt.Fprintf(w, "      warn: %s\n", sanitize.Line(m))
+			fmt.Fprintf(w, "      warn: %s\n", h.esc.Line(m))
 		}
 	}
 	if len(passed) > 0 {

@@ -59,7 +59,7 @@ var planViewSecrets = []string{"hunter2", "k-live-123", "tok-old-999"}
 
 func TestPlanViewHuman(t *testing.T) {
 	var out bytes.Buffer
-	if err := NewHuman(false).Render(&out, planViewFixture(t)); err != nil {
+	if err := NewHuman(false, nil).Render(&out, planViewFixture(t)); err != nil {
 		t.Fatal(err)
 	}
 	want := `docs
@@ -86,7 +86,7 @@ Plan: 1 to create, 1 to update, 1 to replace, 1 to delete, 2 unchanged.
 
 func TestPlanViewHumanColor(t *testing.T) {
 	var out bytes.Buffer
-	if err := NewHuman(true).Render(&out, planViewFixture(t)); err != nil {
+	if err := NewHuman(true, nil).Render(&out, planViewFixture(t)); err != nil {
 		t.Fatal(err)
 	}
 	if !strings.Contains(out.String(), "\x1b[") {
@@ -94,7 +94,7 @@ func TestPlanViewHumanColor(t *testing.T) {
 	}
 	plain := stripANSI(out.String())
 	var want bytes.Buffer
-	NewHuman(false).Render(&want, planViewFixture(t))
+	NewHuman(false, nil).Render(&want, planViewFixture(t))
 	if diff := cmp.Diff(want.String(), plain); diff != "" {
 		t.Errorf("coloured output differs from plain output in more than colour (-plain +coloured):\n%s", diff)
 	}
@@ -119,7 +119,7 @@ func stripANSI(s string) string {
 func TestPlanViewNoChanges(t *testing.T) {
 	p := &plan.Plan{FormatVersion: plan.FormatVersion, Steps: []plan.Step{{Address: "a/x", Service: "a", Component: "x", Kind: "RDS", Action: plan.NoOp}}, Summary: plan.Summary{NoOp: 1}}
 	var out bytes.Buffer
-	if err := NewHuman(true).Render(&out, p); err != nil {
+	if err := NewHuman(true, nil).Render(&out, p); err != nil {
 		t.Fatal(err)
 	}
 	if got := out.String(); got != "No changes. Infrastructure matches the configuration.\n" {
@@ -271,7 +271,7 @@ func TestPlanViewNeverPrintsSecrets(t *testing.T) {
 		{Path: "custom", Old: "k-live-123", New: "k-live-123x", Op: plan.OpChange, Sensitive: true},
 	}})
 	p.Summary.Update++
-	for name, r := range map[string]Renderer{"human": NewHuman(false), "color": NewHuman(true), "json": NewJSON()} {
+	for name, r := range map[string]Renderer{"human": NewHuman(false, nil), "color": NewHuman(true, nil), "json": NewJSON()} {
 		var out bytes.Buffer
 		if err := r.Render(&out, p); err != nil {
 			t.Fatal(err)
@@ -299,7 +299,7 @@ func TestPlanViewReplaceAcrossEngines(t *testing.T) {
 		DeletedBy: "command", Runs: &runs,
 	}}}
 	var out bytes.Buffer
-	if err := NewHuman(false).Render(&out, p); err != nil {
+	if err := NewHuman(false, nil).Render(&out, p); err != nil {
 		t.Fatal(err)
 	}
 	want := `app
@@ -332,7 +332,7 @@ func applyOrderPlan() *plan.Plan {
 // in plain text and in colour.
 func TestPlanViewHumanApplyOrderAndReevaluateMarker(t *testing.T) {
 	var out, color bytes.Buffer
-	if err := NewHuman(false).Render(&out, applyOrderPlan()); err != nil {
+	if err := NewHuman(false, nil).Render(&out, applyOrderPlan()); err != nil {
 		t.Fatal(err)
 	}
 	want := `zeta
@@ -349,7 +349,7 @@ Plan: 0 to create, 1 to update, 0 to replace, 0 to delete, 3 to re-evaluate, 0 u
 	if diff := cmp.Diff(want, out.String()); diff != "" {
 		t.Errorf("output (-want +got):\n%s", diff)
 	}
-	if err := NewHuman(true).Render(&color, applyOrderPlan()); err != nil {
+	if err := NewHuman(true, nil).Render(&color, applyOrderPlan()); err != nil {
 		t.Fatal(err)
 	}
 	for _, w := range []string{"\x1b[33m~\x1b[0m net", "\x1b[36m?\x1b[0m db"} {

@@ -27,12 +27,13 @@ func ChangesCell(r deploy.StackResult) string {
 	return ""
 }
 
-// NoteCell says why a stack was skipped or failed, or that its plan read
-// producers with changes of their own.
-func NoteCell(r deploy.StackResult) string {
+// NoteCell says why a stack was skipped or failed (masked, not escaped:
+// the caller escapes it for its view), or that its plan read producers
+// with changes of their own.
+func NoteCell(r deploy.StackResult, esc sanitize.Masked) string {
 	switch {
 	case r.Reason != "":
-		return sanitize.Line(r.Reason)
+		return esc.Raw(r.Reason)
 	case len(r.Stale) > 0:
 		return fmt.Sprintf("reads %s (changes pending upstream: deploy --all plans this again after them)", strings.Join(r.Stale, ", "))
 	}

@@ -8,13 +8,16 @@
 // Line and Text escape control characters (C0 but tab, DEL, C1, invalid
 // UTF-8, bidirectional overrides, line and paragraph separators) the way
 // Go quotes them (\r, \x1b, \u202e), and neutralise workflow-command
-// prefixes (a line starting with "::" after blanks, "##[" anywhere), so
-// text from data neither drives the terminal nor writes a workflow
-// command. Fence and CodeBlock choose a Markdown code fence longer than
-// any run of backticks in the content; CodeSpan and Markdown put text in a
-// code span or a table cell. Command shell-quotes a command to paste.
+// prefixes (a line starting with "::" after any Unicode blank the GitHub
+// runner trims, Blank; "##[" anywhere), so text from data neither drives
+// the terminal nor writes a workflow command. Commands neutralises only
+// the workflow-command prefixes, for a component's own output under
+// GitHub Actions. Fence and CodeBlock choose a Markdown code fence longer
+// than any run of backticks in the content; CodeSpan and Markdown put text
+// in a code span or a table cell, inert (no mention, link, image, HTML or
+// "<!--"). Command shell-quotes a command to paste.
 //
 // It imports nothing of deployer's, so every layer (planview, ghactions,
-// cli, deploy) uses it. Output a component writes itself (a Command
-// component's stdout) is not data of deployer's and is not sanitised.
+// cli, deploy) uses it. It does not mask secrets: callers mask data first
+// and escape it after (docs/secrets.md#masked-everywhere).
 package sanitize

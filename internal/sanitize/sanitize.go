@@ -3,6 +3,7 @@ package sanitize
 import (
 	"fmt"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 )
 
@@ -12,10 +13,11 @@ import (
 func Line(s string) string { return clean(s, false) }
 
 // Text returns s with its lines kept: every control character but the
-// newline (and tab) escaped (a CRLF line end becomes a newline), and on every line a workflow-command prefix
-// neutralised: "::" as the first characters after blanks becomes "\::"
-// (the runner reads a command only from a line that starts with "::"
-// after blanks), and "##[" anywhere becomes "#\#[" (the runner's older
+// newline (and tab) escaped (a CRLF line end becomes a newline), and on
+// every line a workflow-command prefix neutralised: "::" as the first
+// characters after blanks becomes "\::" (the runner reads a command only
+// from a line that starts with "::" once every leading Unicode space is
+// trimmed, Blank), and "##[" anywhere becomes "#\#[" (the runner's older
 // form).
 func Text(s string) string { return clean(s, true) }
 
@@ -55,11 +57,25 @@ func clean(s string, keepNewlines bool) string {
 			continue
 		default:
 			b.WriteRune(r)
-			lineStart = lineStart && (r == ' ' || r == '\t')
+			lineStart = lineStart && Blank(r)
 		}
 		i += size
 	}
 	return b.String()
+}
+
+// Blank reports whether the GitHub Actions runner trims r before it looks
+// for "::" at the start of a line: every Unicode space (.NET's
+// char.IsWhiteSpace, which its string.TrimStart uses: space, tab, the C0
+// blanks, U+0085, U+00A0, U+1680, U+2000-U+200A, U+2028, U+2029, U+202F,
+// U+205F, U+3000) and, to be safe, the invisible characters older .NET
+// versions trimmed too (U+180E, U+200B-U+200D, U+2060, U+FEFF).
+func Blank(r rune) bool {
+	switch r {
+	case '\u180e', '\u200b', '\u200c', '\u200d', '\u2060', '\ufeff':
+		return true
+	}
+	return unicode.IsSpace(r) || unicode.Is(unicode.Zs, r)
 }
 
 // needsCleaning reports whether clean would change s.

@@ -107,7 +107,7 @@ func checkClean(t *testing.T, name, out string, keepNewlines bool) {
 		t.Fatalf("%s left ##[: %q", name, out)
 	}
 	for l := range strings.Lines(out) {
-		if strings.HasPrefix(strings.TrimLeft(l, " \t"), "::") {
+		if strings.HasPrefix(strings.TrimLeftFunc(l, runnerSpace), "::") {
 			t.Fatalf("%s left a line starting a workflow command: %q", name, l)
 		}
 	}
@@ -128,7 +128,7 @@ func checkBlock(t *testing.T, s string) {
 		seg := code.Lines().At(i)
 		inside.Write(seg.Value(src))
 	}
-	want := Text(s)
+	want := CodeText(s)
 	if want != "" && !strings.HasSuffix(want, "\n") {
 		want += "\n"
 	}

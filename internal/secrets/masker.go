@@ -56,7 +56,9 @@ func (m *Masker) announceLocked(v string) {
 		return
 	}
 	for _, line := range pieces(v) {
-		fmt.Fprintf(m.announce, "::add-mask::%s\n", line)
+		// The runner unescapes %25, %0D and %0A in a command's data: the
+		// line is escaped so the runner masks it as it is printed.
+		fmt.Fprintf(m.announce, "::add-mask::%s\n", strings.ReplaceAll(line, "%", "%25"))
 	}
 }
 

@@ -2,7 +2,9 @@ package secrets_test
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -77,5 +79,40 @@ func TestMaskerHidesASecretThatContainsAnotherWholeInAnyOrder(t *testing.T) {
 	m.Add("first-part\rsecond-part")
 	if got := m.Mask("a second-part b first-part"); got != "a *** b ***" {
 		t.Errorf("\\r pieces: %q", got)
+	}
+}
+
+// A secret number is masked in every text it can be printed as: JSON
+// (1e+21, 1.5e-7), %v and strconv's 'g' (1.5e-07), 'f' (plain decimal),
+// 'e' and 'E' forms; a json.Number as written too.
+func TestNumberSecretsAreMaskedInEveryForm(t *testing.T) {
+	for _, v := range []any{1e21, 1.5e-7, 2.5e30, float64(87654321), float32(3.25e-9), json.Number("1e21")} {
+		m := secrets.NewMasker()
+		m.Add(secrets.Strings(v)...)
+		f, _ := strconv.ParseFloat(fmt.Sprint(v), 64)
+		b, _ := json.Marshal(v)
+		forms := []string{string(b), fmt.Sprint(v), fmt.Sprintf("%v", v), strconv.FormatFloat(f, 'g', -1, 64),
+			strconv.FormatFloat(f, 'f', -1, 64), strconv.FormatFloat(f, 'e', -1, 64), strconv.FormatFloat(f, 'E', -1, 64)}
+		if x, ok := v.(float32); ok {
+			forms = append(forms, strconv.FormatFloat(float64(x), 'g', -1, 32), strconv.FormatFloat(float64(x), 'f', -1, 32))
+		}
+		for _, form := range forms {
+			if got := m.Mask("n=" + form + ";"); got != "n=***;" {
+				t.Errorf("%v printed as %s: masked %q", v, form, got)
+			}
+		}
+	}
+}
+
+// The runner unescapes %25, %0A and %0D in a command's data: a secret
+// holding them is announced escaped, so the runner masks the secret as
+// printed, not its unescaped form.
+func TestAnnouncedMasksAreEscapedForTheRunner(t *testing.T) {
+	var out bytes.Buffer
+	m := secrets.NewMasker()
+	m.AnnounceTo(&out)
+	m.Add("pa%25ss%0Aword")
+	if got, want := out.String(), "::add-mask::pa%2525ss%250Aword\n"; got != want {
+		t.Errorf("announced %q, want %q", got, want)
 	}
 }
