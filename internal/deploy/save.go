@@ -62,8 +62,11 @@ func changesFrom(p *plan.Plan, run applyRun, now time.Time, depID string, dur fl
 			cs.resources[r.Address] = nil
 			cs.counts.Deleted++
 		case engine.StatusReady:
-			if st.Action == plan.NoOp && st.MovedFrom != "" && st.Prior != nil {
-				cs.resources[r.Address] = movedEntry(st, r) // only moved: not counted as a change
+			if st.Action == plan.NoOp && r.Action == plan.NoOp && st.MovedFrom != "" && st.Prior != nil {
+				// Only moved: not counted as a change. A moved component
+				// that was re-evaluated and updated (its inputs changed
+				// with the move) is an update (r.Action), recorded below.
+				cs.resources[r.Address] = movedEntry(st, r)
 				continue
 			}
 			res, replaced := readyEntry(st, r, run, now, depID)
