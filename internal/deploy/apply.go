@@ -113,6 +113,9 @@ func (s *Service) Apply(ctx context.Context, req ApplyRequest) (_ *Outcome, err 
 	if err := s.checkSecrets(ctx, pr.t, pr.secrets); err != nil {
 		return nil, err
 	}
+	if err := s.refuseErrored(pr.t); err != nil {
+		return nil, err
+	}
 	waits, err := s.waitUpstream(ctx, pr.t.Env, req.Run)
 	if err != nil {
 		return &Outcome{Upstream: waits}, err
