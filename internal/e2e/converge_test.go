@@ -24,7 +24,9 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 )
 
 // compScript is every component's command: create makes live/ID (ID from
@@ -43,6 +45,8 @@ create)
   printf '{"id":"%s"}' "$id" > "$DEPLOYER_OUTPUTS" ;;
 update)
   [ -f "$f" ] && exit 1
+  h="hold/$(echo "$a" | tr / _)"
+  if [ -f "$h" ]; then : > "$h.started"; while [ -f "$h" ]; do sleep 0.05; done; fi
   [ -f "live/$DEPLOYER_OUTPUT_ID" ] || { echo "update of a missing instance $DEPLOYER_OUTPUT_ID" >&2; exit 3; }
   echo "update $a" >> journal
   printf '{"id":"%s"}' "$DEPLOYER_OUTPUT_ID" > "$DEPLOYER_OUTPUTS" ;;
@@ -84,7 +88,7 @@ func newWalk(t *testing.T, seed uint64, backend string, env []string) *walk {
 		comps: map[string]*walkComp{}, outputs: map[string]string{}, inst: map[string]string{}, orphans: map[string]bool{}}
 	w.p = &project{t: t, dir: t.TempDir(), env: env}
 	w.p.write("comp.sh", compScript)
-	for _, d := range []string{"live", "fail"} {
+	for _, d := range []string{"live", "fail", "hold"} {
 		if err := os.MkdirAll(filepath.Join(w.p.dir, d), 0o755); err != nil {
 			t.Fatal(err)
 		}
@@ -601,6 +605,34 @@ var walkOps = []op{
 		w.expectJournal([]string{"update " + a})
 		return "deploy"
 	}},
+	{"interrupt", func(w *walk) string {
+		// SIGINT while a's update runs: recorded as cancelled, a kept
+		// as it was, the next plan updates it again.
+		a := w.pick()
+		hold := filepath.Join("hold", strings.ReplaceAll(a, "/", "_"))
+		w.p.write(hold, "")
+		w.comps[a].v++
+		w.writeYAML()
+		d := w.p.start("deploy", "-e", "dev", "--yes")
+		eventually(w.t, 60*time.Second, a+"'s update to start", func() bool {
+			_, err := os.Stat(filepath.Join(w.p.dir, hold+".started"))
+			return err == nil
+		})
+		if err := syscall.Kill(d.cmd.Process.Pid, syscall.SIGINT); err != nil {
+			w.fail("%v", err)
+		}
+		if r := d.wait(w.t, 60*time.Second); r.code != 130 {
+			w.fail("an interrupted deploy exits 130: %s", r)
+		}
+		w.serial++
+		for _, f := range []string{hold, hold + ".started"} {
+			_ = os.Remove(filepath.Join(w.p.dir, f))
+		}
+		w.expectJournal(nil)
+		w.expectPlan("update " + a)
+		w.deploy([]string{a})
+		return "deploy"
+	}},
 	{"fail-retry", func(w *walk) string {
 		a := w.pick()
 		flag := filepath.Join("fail", strings.ReplaceAll(a, "/", "_"))
@@ -633,9 +665,15 @@ func (w *walk) reevaluated(addr string) []string {
 // steps of seed.
 func walkSteps(seed uint64, n int) []int {
 	rng := rand.New(rand.NewPCG(seed, 0))
+	var from []int // DEPLOYER_WALK_OPS=edit,add draws from those only
+	for i, o := range walkOps {
+		if v := os.Getenv("DEPLOYER_WALK_OPS"); v == "" || slices.Contains(strings.Split(v, ","), o.name) {
+			from = append(from, i)
+		}
+	}
 	out := make([]int, n)
 	for i := range out {
-		out[i] = rng.IntN(len(walkOps))
+		out[i] = from[rng.IntN(len(from))]
 	}
 	return out
 }
