@@ -437,6 +437,9 @@ func printDeploySummary(w io.Writer, t deploy.Target, out *deploy.Outcome, err e
 	if s.Imported > 0 {
 		fmt.Fprintf(w, ", %d imported", s.Imported)
 	}
+	if len(d.Moved) > 0 {
+		fmt.Fprintf(w, ", %d moved", len(d.Moved))
+	}
 	if s.Unchanged > 0 {
 		fmt.Fprintf(w, ", %d re-evaluated and unchanged", s.Unchanged)
 	}

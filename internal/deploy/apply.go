@@ -323,6 +323,7 @@ func (s *Service) record(run *deployRun, pl *planned, ran applyRun, start time.T
 	dep.Moved = movedLines(pl.plan)
 	ch := changesFrom(pl.plan, ran, s.d.Now().UTC(), run.id, dep.DurationSeconds)
 	dep.ResourcesChanged, dep.Imported = ch.counts, ch.imported
+	dep.Deleted = slices.Sorted(slices.Values(ch.deleted))
 	return dep, ch
 }
 

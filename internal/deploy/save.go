@@ -41,6 +41,9 @@ type changeSet struct {
 	// dropOutputs are stack outputs to remove (a refresh-only removing
 	// the component they come from), without setOutputs.
 	dropOutputs []string
+	// deleted are the components whose delete ran, as history names
+	// them (sorted by record).
+	deleted []string
 	// imported are the components the run imported, as history records
 	// them (importedLine); not counted in counts.
 	imported []string
@@ -64,6 +67,7 @@ func changesFrom(p *plan.Plan, run applyRun, now time.Time, depID string, dur fl
 		case engine.StatusDeleted:
 			cs.resources[r.Address] = nil
 			cs.counts.Deleted++
+			cs.deleted = append(cs.deleted, r.Address)
 		case engine.StatusReady:
 			if st.Action == plan.NoOp && r.Action == plan.NoOp && st.MovedFrom != "" && st.Prior != nil {
 				// Only moved: not counted as a change. A moved component

@@ -203,3 +203,57 @@ func TestChainedMovesAreFollowed(t *testing.T) {
 		t.Errorf("a cycle of moves should be a config error naming it:\n%s", r)
 	}
 }
+
+// TestHistoryAndSummariesSayWhatHappened: a move-only deploy counts its
+// moves; history names what a deploy deleted and a destroy destroyed,
+// shows a state rm as forgotten (not -1), and lists the state-push of an
+// errored state beside the deploy that wrote it; output NAME of a secret
+// is refused as --raw is.
+func TestHistoryAndSummariesSayWhatHappened(t *testing.T) {
+	yaml := func(db, moved string) string {
+		return "stack: s\nbackend: {state: file://.deployer, lock: file://.deployer}\nenvironments: {dev: {}}\n" + moved +
+			"services:\n  data:\n    components:\n      " + db + ": {kind: Command, command: " + journalCmd + "}\n" +
+			"  app:\n    components:\n      api: {kind: Command, depends_on: [data/" + db + "], command: " + journalCmd + "}\n" +
+			"      web: {kind: Command, depends_on: [app/api], command: " + journalCmd + "}\n"
+	}
+	p := newProject(t, yaml("db", ""))
+	p.mustRun(0, "deploy", "-e", "dev", "--yes")
+	p.write("deployer.yaml", yaml("database", "moved:\n  - {from: data/db, to: data/database}\n"))
+	if r := p.mustRun(0, "deploy", "-e", "dev", "--yes"); !strings.Contains(r.stdout, "0 created, 0 updated, 0 deleted, 1 moved") {
+		t.Errorf("a move-only deploy should count its move:\n%s", r)
+	}
+	p.mustRun(0, "state", "rm", "-e", "dev", "app/web", "--yes")
+	p.mustRun(0, "destroy", "-e", "dev", "--yes")
+	r := p.mustRun(0, "history", "-e", "dev")
+	rows := strings.Split(r.stdout, "\n")
+	if len(rows) < 3 || !strings.Contains(rows[1], "destroy") || !strings.Contains(rows[1], "destroyed app/api, data/database") {
+		t.Errorf("the destroy row should name what it destroyed:\n%s", r)
+	}
+	if !strings.Contains(rows[2], "state-rm") || !strings.HasSuffix(strings.TrimSpace(rows[2]), "forgot app/web") || strings.Contains(rows[2], "-1") {
+		t.Errorf("the state-rm row should say forgot, not -1:\n%s", r)
+	}
+
+	s := newProject(t, secretOutputYAML(""))
+	s.env = []string{"DEPLOYER_SECRETS_PASSPHRASE="}
+	r = s.mustRun(1, "deploy", "-e", "dev", "--yes")
+	m := regexp.MustCompile(`DEPLOYER_SECRETS_PASSPHRASE='([^']+)' deployer (state push .*)`).FindStringSubmatch(r.stderr)
+	if m == nil {
+		t.Fatalf("want an errored state with a generated passphrase:\n%s", r)
+	}
+	s.env = []string{"DEPLOYER_SECRETS_PASSPHRASE=" + m[1]}
+	s.mustRun(0, strings.Fields(m[2])...)
+	r = s.mustRun(0, "history", "-e", "dev")
+	if !strings.Contains(r.stdout, "state-push") || !strings.Contains(r.stdout, "deploy") {
+		t.Errorf("history should list the state-push and the deploy it wrote:\n%s", r)
+	}
+	s.write("deployer.yaml", secretOutputYAML("outputs: {db_password: '${data/db.password}', note: '${data/db.password}'}\n"))
+	s.mustRun(0, "deploy", "-e", "dev", "--yes")
+	for _, args := range [][]string{{"output", "db_password", "-e", "dev"}, {"output", "db_password", "-e", "dev", "--json"}, {"output", "note", "-e", "dev"}} {
+		if r := s.mustRun(2, args...); r.stdout != "" || !strings.Contains(r.stderr, "--show-secrets") {
+			t.Errorf("%v of a secret should be refused, naming --show-secrets:\n%s", args, r)
+		}
+	}
+	if r := s.mustRun(0, "output", "db_password", "-e", "dev", "--show-secrets"); !strings.Contains(r.stdout, "hunter2") {
+		t.Errorf("--show-secrets should print it:\n%s", r)
+	}
+}
