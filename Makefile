@@ -8,7 +8,7 @@ DATE    ?= $(shell TZ=UTC git log -1 --format=%cd --date=format-local:%Y-%m-%dT%
 PKG     := github.com/deployer-dev/deployer/internal/cli
 LDFLAGS := -s -w -X $(PKG).Version=$(VERSION) -X $(PKG).Commit=$(COMMIT) -X $(PKG).Date=$(DATE)
 
-.PHONY: build demo demo-clean test bench lint docs
+.PHONY: build demo demo-clean test bench lint docs soak
 
 build:
 	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/deployer
@@ -31,6 +31,16 @@ demo-clean:
 # go vet and go test -race.
 test:
 	bash scripts/test.sh
+
+# The long run of the convergence walk (docs/operations.md#how-operations-combine):
+# SEED (a number or FROM-TO, default 1-20) seeds of STEPS (default 200) random
+# day-2 operations each, on the file backends, and on S3 + DynamoDB when the test
+# servers run (make soak starts them as make test does). A failure prints the seed
+# and the shortest failing walk found. `make test` runs a few short seeds.
+SEED  ?= 1-20
+STEPS ?= 200
+soak:
+	DEPLOYER_WALK_SEED=$(SEED) DEPLOYER_WALK_STEPS=$(STEPS) bash scripts/test.sh go test -count=1 -timeout 24h -v -run '^TestConvergenceWalk' ./internal/e2e/
 
 # Regenerates the command reference in docs/commands.md from the command tree
 # (after changing a command, a flag or a help text; a test fails while it is stale).

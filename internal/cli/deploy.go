@@ -397,15 +397,23 @@ func deployResultJSON(out *deploy.Outcome, err error) deployJSON {
 	if err != nil {
 		j.Error = err.Error()
 		var skipped *deploy.SkippedError
+		var errored *deploy.ErroredStateError
 		switch {
 		case errors.As(err, &skipped):
 			j.Status = "skipped"
+		case errors.As(err, &errored):
+			j.Status = statusNotWritten
 		case j.Status == "no-changes":
 			j.Status = "failed"
 		}
 	}
 	return j
 }
+
+// statusNotWritten is the status of a deployment whose engines ran but
+// whose state write failed (deploy.ErroredStateError): its changes are in
+// the errored state file only.
+const statusNotWritten = "state-not-written"
 
 func printDeploySummary(w io.Writer, t deploy.Target, out *deploy.Outcome, err error) {
 	if !out.Plan.HasChanges() || out.Deployment.DeploymentID == "" {
@@ -419,10 +427,18 @@ func printDeploySummary(w io.Writer, t deploy.Target, out *deploy.Outcome, err e
 	if s.Replaced > 0 {
 		replaced = fmt.Sprintf(", %d replaced", s.Replaced)
 	}
+	status := string(d.Status)
+	var errored *deploy.ErroredStateError
+	if errors.As(err, &errored) {
+		status = statusNotWritten
+	}
 	fmt.Fprintf(w, "\nDeployment %s %s in %.1fs: %d created, %d updated%s, %d deleted",
-		d.DeploymentID, d.Status, d.DurationSeconds, s.Created, s.Updated, replaced, s.Deleted)
+		d.DeploymentID, status, d.DurationSeconds, s.Created, s.Updated, replaced, s.Deleted)
 	if s.Imported > 0 {
 		fmt.Fprintf(w, ", %d imported", s.Imported)
+	}
+	if len(d.Moved) > 0 {
+		fmt.Fprintf(w, ", %d moved", len(d.Moved))
 	}
 	if s.Unchanged > 0 {
 		fmt.Fprintf(w, ", %d re-evaluated and unchanged", s.Unchanged)

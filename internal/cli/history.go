@@ -101,7 +101,20 @@ func runHistory(ctx context.Context, opts *HistoryOptions, cfg *config.Config, t
 	for _, e := range res.Entries {
 		changes, typ := "-", orDash(e.Type)
 		if e.Changed != nil {
-			changes = fmt.Sprintf("+%d ~%d -%d", e.Changed.Created, e.Changed.Updated, e.Changed.Deleted)
+			// What left the state without a delete (state rm, a gone
+			// component of a refresh) is "forgot", not counted as -N.
+			deleted := max(0, e.Changed.Deleted-len(e.Removed))
+			changes = fmt.Sprintf("+%d ~%d -%d", e.Changed.Created, e.Changed.Updated, deleted)
+			if e.Type == "state-rm" {
+				changes = ""
+			}
+		}
+		if len(e.Deleted) > 0 {
+			verb := " deleted "
+			if e.Type == "destroy" {
+				verb = " destroyed "
+			}
+			changes += verb + strings.Join(e.Deleted, ", ")
 		}
 		if len(e.Moved) > 0 {
 			changes += " moved " + strings.Join(e.Moved, ", ")
@@ -109,6 +122,7 @@ func runHistory(ctx context.Context, opts *HistoryOptions, cfg *config.Config, t
 		if len(e.Removed) > 0 {
 			changes += " forgot " + strings.Join(e.Removed, ", ")
 		}
+		changes = strings.TrimSpace(changes)
 		if len(e.Imported) > 0 {
 			changes += " imported " + strings.Join(e.Imported, ", ")
 		}

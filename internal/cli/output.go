@@ -63,7 +63,8 @@ func NewCmdOutput(f *Factory, runF func(context.Context, *OutputOptions) error) 
 			VALUE), or NAME's value alone. --json prints them as a JSON object (or NAME's value as JSON);
 			--raw NAME prints the value with no quotes and no newline, for shells:
 			  url=$(deployer output --raw api_url -e production)
-			Secret outputs print as (sensitive); --show-secrets decrypts them (audited). Read-only, no lock.`),
+			Secret outputs print as (sensitive) in the table and --json; NAME of a secret is refused (exit 2)
+			without --show-secrets, which decrypts them (audited). Read-only, no lock.`),
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := opts.Target.validateFlags(); err != nil {
@@ -103,6 +104,11 @@ func runOutput(ctx context.Context, opts *OutputOptions, cfg *config.Config, t d
 	shown := make(map[string]any, len(res.Outputs))
 	for name, v := range res.Outputs {
 		shown[name] = shownOutput(name, v, opts.ShowSecrets)
+	}
+	if opts.Name != "" && shown[opts.Name] == plan.Masked {
+		// One secret asked for by name: "(sensitive)" on stdout with exit 0
+		// would be read by a script as the value (docs/operations.md#stack-outputs).
+		return &UsageError{Msg: fmt.Sprintf("output %s is sensitive: add --show-secrets to print it (audited)", opts.Name)}
 	}
 	switch {
 	case opts.Raw:

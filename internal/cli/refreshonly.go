@@ -76,10 +76,13 @@ func (r refreshOnlyRun) run(ctx context.Context, req deploy.RefreshOnlyRequest) 
 	out, err := r.Run(ctx, req, r.Engine)
 	if r.JSON && out != nil {
 		j := refreshJSON{RefreshPlan: out.Plan, Changed: out.Plan.HasChanges(), Status: "no-changes"}
-		if out.Deployment.DeploymentID != "" {
+		switch {
+		case out.Deployment.DeploymentID != "":
 			j.DeploymentID, j.Status, j.Serial = out.Deployment.DeploymentID, string(out.Deployment.Status), out.Head.Serial
-		} else if r.Record && out.Plan.HasChanges() {
+		case r.Record && out.Plan.HasChanges():
 			j.Status = "not-recorded"
+		case out.Plan.HasChanges():
+			j.Status = "drift" // plan --refresh-only: what deploy --refresh-only would record
 		}
 		if jerr := r.IO.PrintJSON(j); jerr != nil {
 			return jerr

@@ -230,6 +230,9 @@ func runStatePush(ctx context.Context, opts *StatePushOptions, cfg *config.Confi
 		return err
 	}
 	fmt.Fprintf(opts.IO.ErrOut, "Wrote %s as serial %d of %s/%s.\n", opts.File, res.Head.Serial, res.Target.Stack, res.Target.Env)
+	if res.Removed != "" {
+		fmt.Fprintf(opts.IO.ErrOut, "Removed %s: it is in the state now.\n", res.Removed)
+	}
 	return nil
 }
 

@@ -24,12 +24,19 @@ func (m Move) String() string { return m.From + " -> " + m.To }
 // checkMoves checks moved: entries against the file: both ends written and
 // of one shape (two components, or two services), valid names, from no
 // longer declared (a moved-from address still in the file would be planned
-// twice), to declared, and no address moved from twice.
+// twice), to declared or the from of another entry (a chain, followed to
+// its end, which must be declared; a cycle is an error), and no address
+// moved from twice.
 func (l *loader) checkMoves(c *Config) {
 	from := map[string]int{}
 	for i, m := range c.Moved {
 		p := fmt.Sprintf("moved[%d]", i)
 		line := l.line(p)
+		if chain, cycle := moveChain(c.Moved, m); cycle {
+			l.add(line, p, "the moves form a cycle: %s: a component cannot move back to where it was; remove one of these entries",
+				strings.Join(chain, " -> "))
+			continue
+		}
 		if msg := moveProblem(c, m); msg != "" {
 			l.add(line, p, "%s", msg)
 			continue
@@ -67,6 +74,15 @@ func moveProblem(c *Config, m Move) string {
 	if declared(m.From) {
 		return fmt.Sprintf("%s is still declared under services: a moved-from address must be gone from the file (rename it to %s)", m.From, m.To)
 	}
+	chain, _ := moveChain(c.Moved, m)
+	if end := chain[len(chain)-1]; end != m.To {
+		// A chain (a -> b, then b -> c): b need not be declared, c must.
+		if !declared(end) {
+			return fmt.Sprintf("%s is not declared under services%s: the moves %s end there", end,
+				didYouMean(end, c.addresses(m.IsService()), ""), strings.Join(chain, " -> "))
+		}
+		return ""
+	}
 	if !declared(m.To) {
 		return fmt.Sprintf("%s is not declared under services%s: moved to: names where the component now is", m.To, didYouMean(m.To, c.addresses(m.IsService()), ""))
 	}
@@ -86,5 +102,45 @@ func (c *Config) addresses(services bool) []string {
 		}
 	}
 	slices.Sort(out)
+	return out
+}
+
+// moveChain is m followed through the entries of moves: m.From, m.To, and
+// the to of each entry whose from is the address before, to its end
+// (Terraform follows chained moved blocks so). cycle is true when the
+// chain comes back to an address it passed; the chain then ends there.
+func moveChain(moves []Move, m Move) (chain []string, cycle bool) {
+	next := map[string]string{}
+	for _, e := range moves {
+		if _, dup := next[e.From]; !dup {
+			next[e.From] = e.To
+		}
+	}
+	chain = []string{m.From, m.To}
+	seen := map[string]bool{m.From: true, m.To: true}
+	for at := m.To; ; {
+		to, ok := next[at]
+		if !ok {
+			return chain, false
+		}
+		chain = append(chain, to)
+		if seen[to] {
+			return chain, true
+		}
+		seen[to], at = true, to
+	}
+}
+
+// ChainedMoves are moves with each to followed through the chain to its
+// end (moveChain): a state at a of {a -> b}, {b -> c} moves to c at once,
+// and one at b too. Entries of a cycle stay as written (checkMoves
+// refuses them).
+func ChainedMoves(moves []Move) []Move {
+	out := slices.Clone(moves)
+	for i, m := range out {
+		if chain, cycle := moveChain(moves, m); !cycle {
+			out[i].To = chain[len(chain)-1]
+		}
+	}
 	return out
 }

@@ -94,7 +94,7 @@ func (c *Config) Resolve(env string) (*Resolved, error) {
 		return nil, err
 	}
 	e := c.Environments[env]
-	r := &Resolved{Stack: c.Stack, Env: env, Components: map[string]*ResolvedComponent{}, Moves: slices.Clone(c.Moved), Outputs: c.outputRefs()}
+	r := &Resolved{Stack: c.Stack, Env: env, Components: map[string]*ResolvedComponent{}, Moves: ChainedMoves(c.Moved), Outputs: c.outputRefs()}
 	if e != nil {
 		r.EnvConfig = DeepCopy(e.Config)
 	}

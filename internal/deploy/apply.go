@@ -113,6 +113,9 @@ func (s *Service) Apply(ctx context.Context, req ApplyRequest) (_ *Outcome, err 
 	if err := s.checkSecrets(ctx, pr.t, pr.secrets); err != nil {
 		return nil, err
 	}
+	if err := s.refuseErrored(pr.t); err != nil {
+		return nil, err
+	}
 	waits, err := s.waitUpstream(ctx, pr.t.Env, req.Run)
 	if err != nil {
 		return &Outcome{Upstream: waits}, err
@@ -320,6 +323,7 @@ func (s *Service) record(run *deployRun, pl *planned, ran applyRun, start time.T
 	dep.Moved = movedLines(pl.plan)
 	ch := changesFrom(pl.plan, ran, s.d.Now().UTC(), run.id, dep.DurationSeconds)
 	dep.ResourcesChanged, dep.Imported = ch.counts, ch.imported
+	dep.Deleted = slices.Sorted(slices.Values(ch.deleted))
 	return dep, ch
 }
 

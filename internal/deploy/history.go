@@ -43,6 +43,9 @@ type HistoryEntry struct {
 	Removed []string `json:"removed,omitempty"`
 	// Imported are the components the deployment imported ("ADDR (id ID)").
 	Imported []string `json:"imported,omitempty"`
+	// Deleted are the components the deployment deleted (ran their
+	// delete), sorted.
+	Deleted []string `json:"deleted,omitempty"`
 	// Error is why the deployment failed, as its record keeps it (secrets
 	// masked when it was written); empty when it did not fail.
 	Error string `json:"error,omitempty"`
@@ -83,10 +86,13 @@ func (s *Service) History(ctx context.Context, req HistoryRequest) (*HistoryResu
 		return nil, err
 	}
 	res.StateErr = stateErr
-	deps := map[int64]statestore.Deployment{}
+	// A serial may hold two records, newest first: a pushed errored
+	// state keeps the record of the deploy that wrote it beside the
+	// state-push's (docs/operations.md#an-errored-state-first).
+	deps := map[int64][]statestore.Deployment{}
 	if st != nil {
 		for _, d := range st.DeploymentHistory {
-			deps[d.Serial] = d
+			deps[d.Serial] = append(deps[d.Serial], d)
 		}
 	}
 	snaps, err := store.History(ctx, t.Stack, t.Env, head, req.Limit)
@@ -106,20 +112,28 @@ func (s *Service) History(ctx context.Context, req HistoryRequest) (*HistoryResu
 			res.Entries = append(res.Entries, e)
 			continue
 		}
-		d, ok := deps[sn.Serial]
-		if !ok {
+		recs := deps[sn.Serial]
+		if len(recs) == 0 {
 			// Older than the deployment_history kept in state.json.
-			if snap, err := store.ReadSnapshot(ctx, t.Stack, t.Env, sn); err == nil && len(snap.DeploymentHistory) > 0 && snap.DeploymentHistory[0].Serial == sn.Serial {
-				d, ok = snap.DeploymentHistory[0], true
+			if snap, err := store.ReadSnapshot(ctx, t.Stack, t.Env, sn); err == nil {
+				for _, d := range snap.DeploymentHistory {
+					if d.Serial == sn.Serial {
+						recs = append(recs, d)
+					}
+				}
 			}
 		}
-		if ok {
+		if len(recs) == 0 {
+			res.Entries = append(res.Entries, e)
+		}
+		for _, d := range recs {
+			e := e
 			c := d.ResourcesChanged
 			e.DeploymentID, e.Type, e.TriggeredBy, e.GitCommit = d.DeploymentID, d.Type, d.TriggeredBy, d.GitCommit
 			e.Status, e.Duration, e.Changed, e.RestoredFrom = d.Status, d.DurationSeconds, &c, d.RestoredFrom
-			e.Started, e.Moved, e.Removed, e.Imported, e.Error = d.Timestamp.UTC(), d.Moved, d.Removed, d.Imported, d.Error
+			e.Started, e.Moved, e.Removed, e.Imported, e.Deleted, e.Error = d.Timestamp.UTC(), d.Moved, d.Removed, d.Imported, d.Deleted, d.Error
+			res.Entries = append(res.Entries, e)
 		}
-		res.Entries = append(res.Entries, e)
 	}
 	return res, nil
 }

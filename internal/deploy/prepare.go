@@ -50,7 +50,7 @@ func (s *Service) prepare(ctx context.Context, cfg *config.Config, t Target, che
 		if err := config.ResolveReferences(cfg, res, s.d.Getenv); err != nil {
 			return nil, err
 		}
-		pr = &prepared{cfg: cfg, t: t, res: res, secrets: s.learnSecrets(res)}
+		pr = &prepared{cfg: cfg, t: t, res: res, secrets: s.learnSecrets(res) || outputsNeedKey(res.Outputs)}
 		s.mu.Lock()
 		if s.prepared == nil {
 			s.prepared = map[prepareKey]*prepared{}

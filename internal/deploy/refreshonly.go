@@ -86,6 +86,9 @@ func (s *Service) RefreshOnly(ctx context.Context, req RefreshOnlyRequest) (_ *R
 	if err := s.checkSecrets(ctx, pr.t, pr.secrets); err != nil {
 		return nil, err
 	}
+	if err := s.refuseErrored(pr.t); err != nil {
+		return nil, err
+	}
 	id := NewDeploymentID()
 	commit, branch := s.gitInfo(pr.cfg.Dir)
 	lease, err := s.lease(ctx, leaseRequest{Key: pr.t.LockKey(), Op: lockmgr.OpRefresh, DeploymentID: id,
@@ -114,6 +117,14 @@ func (s *Service) RefreshOnly(ctx context.Context, req RefreshOnlyRequest) (_ *R
 		}
 	}
 	cs := refreshChanges(pl.st, raw)
+	for name, ref := range pr.res.Outputs {
+		if r, ok := cs.resources[ref.Address]; ok && r == nil {
+			// Its component is gone from the state: so is its value
+			// (docs/operations.md#refresh-only).
+			cs.dropOutputs = append(cs.dropOutputs, name)
+		}
+	}
+	slices.Sort(cs.dropOutputs)
 	now := s.d.Now().UTC()
 	out.Deployment = statestore.Deployment{DeploymentID: id, Type: RefreshType, Timestamp: now, TriggeredBy: lease.By,
 		GitCommit: commit, Status: statestore.DeploymentSuccess, DurationSeconds: now.Sub(start.UTC()).Seconds(),

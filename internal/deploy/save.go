@@ -38,6 +38,12 @@ type changeSet struct {
 	// outputs stay as they are (state rm, state mv).
 	outputs    map[string]config.OutputRef
 	setOutputs bool
+	// dropOutputs are stack outputs to remove (a refresh-only removing
+	// the component they come from), without setOutputs.
+	dropOutputs []string
+	// deleted are the components whose delete ran, as history names
+	// them (sorted by record).
+	deleted []string
 	// imported are the components the run imported, as history records
 	// them (importedLine); not counted in counts.
 	imported []string
@@ -61,9 +67,13 @@ func changesFrom(p *plan.Plan, run applyRun, now time.Time, depID string, dur fl
 		case engine.StatusDeleted:
 			cs.resources[r.Address] = nil
 			cs.counts.Deleted++
+			cs.deleted = append(cs.deleted, r.Address)
 		case engine.StatusReady:
-			if st.Action == plan.NoOp && st.MovedFrom != "" && st.Prior != nil {
-				cs.resources[r.Address] = movedEntry(st, r) // only moved: not counted as a change
+			if st.Action == plan.NoOp && r.Action == plan.NoOp && st.MovedFrom != "" && st.Prior != nil {
+				// Only moved: not counted as a change. A moved component
+				// that was re-evaluated and updated (its inputs changed
+				// with the move) is an update (r.Action), recorded below.
+				cs.resources[r.Address] = movedEntry(st, r)
 				continue
 			}
 			res, replaced := readyEntry(st, r, run, now, depID)
@@ -226,6 +236,9 @@ func (cs changeSet) apply(st *statestore.State, dep statestore.Deployment, lease
 			return r.Outputs, true
 		})
 	}
+	for _, name := range cs.dropOutputs {
+		delete(st.Outputs, name)
+	}
 	if st.Outputs == nil {
 		st.Outputs = map[string]any{}
 	}
@@ -292,7 +305,7 @@ func (s *Service) saveErrored(ctx context.Context, t Target, st *statestore.Stat
 	if err != nil {
 		return errors.Join(cause, err)
 	}
-	base := filepath.Join(s.d.Dir, fmt.Sprintf("deployer-errored-%s-%s", t.Stack, t.Env))
+	base := erroredBase(s.d.Dir, t.Stack, t.Env)
 	path := base + ".json"
 	if err := writePrivate(path, data); err != nil {
 		return errors.Join(cause, fmt.Errorf("also failed to save the new state to %s: %w", path, err))
@@ -375,7 +388,7 @@ type ErroredStateError struct {
 func (e *ErroredStateError) Error() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%v\nthe infrastructure changed but the state could not be written", e.Err)
-	push := fmt.Sprintf("deployer state push %s -s %s -e %s", e.Path, e.Stack, e.Env)
+	push := fmt.Sprintf("deployer state push %s -s %s -e %s --yes", e.Path, e.Stack, e.Env)
 	if e.PassphraseFile == "" {
 		fmt.Fprintf(&b, "; the new state was saved to %s.\nCheck `deployer state show -s %s -e %s`, then write it with: %s", e.Path, e.Stack, e.Env, push)
 		return b.String()

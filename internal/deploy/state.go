@@ -113,6 +113,9 @@ type PushRequest struct {
 type PushResult struct {
 	Target Target
 	Head   statestore.Head // the new serial's
+	// Removed is the errored state file removed once written ("" when
+	// the file pushed was another).
+	Removed string
 }
 
 // PushFile reads req.File (checksums verified), asks Confirm, opens the
@@ -137,5 +140,14 @@ func PushFile(ctx context.Context, service func(context.Context) (*Service, erro
 	if err != nil {
 		return nil, err
 	}
-	return &PushResult{Target: req.Target, Head: head}, nil
+	res := &PushResult{Target: req.Target, Head: head}
+	if isErroredFile(req.File, req.Target.Stack, req.Target.Env) {
+		// Written: the file no longer stands in the way of a deploy
+		// (refuseErrored), and its secrets are in the state now.
+		if err := removeErrored(req.File); err != nil {
+			return res, fmt.Errorf("the state was written as serial %d, but %s could not be removed (remove it by hand): %w", head.Serial, req.File, err)
+		}
+		res.Removed = req.File
+	}
+	return res, nil
 }

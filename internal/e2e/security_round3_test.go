@@ -41,6 +41,10 @@ func TestStatePushRefusesAFileNotWrittenFromTheStoredSerial(t *testing.T) {
 		t.Fatalf("want an errored state:\n%s", r)
 	}
 	os.Remove(filepath.Join(p.dir, "tamper"))
+	// Kept aside: an errored state left in place refuses the next deploy.
+	if err := os.Rename(filepath.Join(p.dir, "deployer-errored-qs-dev.json"), filepath.Join(p.dir, "old-errored.json")); err != nil {
+		t.Fatal(err)
+	}
 	p.write("deployer.yaml", strings.Replace(pushYAML, "VERSION", "2", 1)+`      web:
         kind: Command
         command: {create: "cat >/dev/null", delete: "true"}
@@ -48,7 +52,7 @@ func TestStatePushRefusesAFileNotWrittenFromTheStoredSerial(t *testing.T) {
 	p.mustRun(0, "deploy", "-e", "dev", "--yes")
 	audit := filepath.Join(p.dir, "audit.log")
 
-	r = p.mustRun(4, "state", "push", "deployer-errored-qs-dev.json", "-e", "dev", "--yes", "--audit-log", audit)
+	r = p.mustRun(4, "state", "push", "old-errored.json", "-e", "dev", "--yes", "--audit-log", audit)
 	for _, want := range []string{"serial 2, so it was written from serial 1, but the stored state is at serial 2", "--force"} {
 		if !strings.Contains(r.stderr, want) {
 			t.Errorf("state push of an old errored file should say %q:\n%s", want, r)
@@ -59,7 +63,7 @@ func TestStatePushRefusesAFileNotWrittenFromTheStoredSerial(t *testing.T) {
 		t.Fatalf("the refused push changed the state: serial %d, resources %v", st.Serial, st.Resources)
 	}
 
-	p.mustRun(0, "state", "push", "deployer-errored-qs-dev.json", "-e", "dev", "--yes", "--force", "--audit-log", audit)
+	p.mustRun(0, "state", "push", "old-errored.json", "-e", "dev", "--yes", "--force", "--audit-log", audit)
 	st = readState(t, p)
 	if st.Serial != 3 {
 		t.Errorf("the forced push should write serial 3, got %d", st.Serial)

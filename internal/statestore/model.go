@@ -199,6 +199,9 @@ type Deployment struct {
 	// Removed are the components a state-rm removed from the state
 	// without deleting them (deployer state rm); omitted otherwise.
 	Removed []string `json:"removed,omitempty"`
+	// Deleted lists the components the deployment deleted (their
+	// delete ran), sorted; omitted when none.
+	Deleted []string `json:"deleted,omitempty"`
 	// Moved lists the state entries the deployment moved, "FROM -> TO"
 	// each (docs/operations.md#moves); omitted when none.
 	Moved []string `json:"moved,omitempty"`
