@@ -109,8 +109,9 @@ func runUnlock(ctx context.Context, opts *UnlockOptions) error {
 		rec := s.Record.Printable()
 		fmt.Fprintf(opts.IO.Out, "Lock %s (lock id %s, held by %s) released.\n", rec.LockKey, rec.LockID, rec.LockedBy)
 		if opts.Summarize != nil {
+			esc := sanitize.Masked{Mask: opts.IO.Mask} // masked before escaped
 			opts.Summarize(fmt.Sprintf("### %s: %s\n\nBroke lock `%s` (lock id `%s`, held by %s since %s).\n\n",
-				opts.Command, sanitize.Markdown(s.LockKey), sanitize.CodeSpan(s.LockKey), sanitize.CodeSpan(s.LockID), sanitize.Markdown(s.LockedBy), time.Unix(s.LockedAt, 0).UTC().Format(time.RFC3339)))
+				opts.Command, esc.Markdown(s.LockKey), esc.CodeSpan(s.LockKey), esc.CodeSpan(s.LockID), esc.Markdown(s.LockedBy), time.Unix(s.LockedAt, 0).UTC().Format(time.RFC3339)))
 		}
 	}
 	res, err := opts.Unlock(ctx, req)
