@@ -28,9 +28,9 @@ type PlanOptions struct {
 	DetailedExitcode bool
 	// Replace is plan --replace ADDR (repeatable).
 	Replace []string
-	Destroy          bool
-	Preview          bool
-	Refresh          bool
+	Destroy bool
+	Preview bool
+	Refresh bool
 	// RefreshOnly is plan --refresh-only: what deploy --refresh-only
 	// would record (docs/operations.md#refresh-only).
 	RefreshOnly   bool
