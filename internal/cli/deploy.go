@@ -46,6 +46,9 @@ type DeployOptions struct {
 	// RefreshOnly is deploy --refresh-only: record what is live, run
 	// nothing else (docs/operations.md#refresh-only).
 	RefreshOnly bool
+	// Replace is deploy --replace ADDR (repeatable): replace the
+	// component though its config does not force it.
+	Replace []string
 	// Import is deployer import's ADDR and ID (NewCmdImport); zero for
 	// deploy and destroy.
 	Import deploy.ImportTarget
@@ -85,6 +88,7 @@ func NewCmdDeploy(f *Factory, runF func(context.Context, *DeployOptions) error) 
 	cmd.Flags().StringVar(&opts.PlanFile, "plan", "", "apply a plan saved with plan --out, for its stack and environment, without asking (refused if the state moved on)")
 	opts.Run.bind(cmd)
 	cmd.Flags().BoolVar(&opts.RefreshOnly, "refresh-only", false, "read what is live, show how it differs from the state and, once confirmed, record it as the state, running nothing else (docs/operations.md#refresh-only)")
+	cmd.Flags().StringArrayVar(&opts.Replace, "replace", nil, "replace component SERVICE/NAME (delete and create, or as its kind replaces) though its config does not force it; repeatable (docs/operations.md#replace)")
 	return cmd
 }
 
@@ -152,8 +156,14 @@ func (o *DeployOptions) runE(cmd *cobra.Command, f *Factory, runF func(context.C
 	if err := o.check(cmd, f, "plan", "override-policy", "reason", "run-id", "run-attempt", "upstream", "wait-timeout", "refresh-only"); err != nil {
 		return err
 	}
-	if err := refuseWithRefreshOnly(cmd, o.RefreshOnly, "plan", "override-policy", "reason", "run-id", "parallelism"); err != nil {
+	if err := refuseWithRefreshOnly(cmd, o.RefreshOnly, "plan", "override-policy", "reason", "run-id", "parallelism", "replace"); err != nil {
 		return err
+	}
+	if len(o.Replace) > 0 && o.All.All {
+		return &UsageError{Msg: "--replace names components of one stack: it cannot be used with --all"}
+	}
+	if len(o.Replace) > 0 && o.PlanFile != "" {
+		return &UsageError{Msg: "--replace cannot be used with --plan: the saved plan's replacements apply (make it with plan --replace ADDR --out FILE)"}
 	}
 	if err := o.Run.check(cmd, f.Getenv); err != nil {
 		return err
@@ -221,6 +231,7 @@ func runDeploy(ctx context.Context, opts *DeployOptions) error {
 	req := deploy.ApplyRequest{
 		Config: cfg, Target: t, Destroy: opts.Destroy, SavedPlan: saved, LockTimeout: opts.LockTimeout,
 		Parallelism: opts.Parallelism, Policy: check, WithDependents: opts.WithDependents, Run: run, Import: opts.Import.OrNil(),
+		Replace: opts.Replace,
 		// The plan is data of the command: stdout in human mode, and part
 		// of the JSON result in --json mode.
 		ShowPlan: func(p *plan.Plan) error {

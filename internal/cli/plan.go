@@ -27,9 +27,11 @@ type PlanOptions struct {
 	// From argv.
 	Out              string
 	DetailedExitcode bool
-	Destroy          bool
-	Preview          bool
-	Refresh          bool
+	// Replace is plan --replace ADDR (repeatable).
+	Replace []string
+	Destroy bool
+	Preview bool
+	Refresh bool
 	// RefreshOnly is plan --refresh-only: what deploy --refresh-only
 	// would record (docs/operations.md#refresh-only).
 	RefreshOnly   bool
@@ -101,7 +103,10 @@ func NewCmdPlan(f *Factory, runF func(context.Context, *PlanOptions) error) *cob
 			if err := opts.check(cmd, f, "out", "preview", "refresh", "destroy", "run-id", "refresh-only"); err != nil {
 				return err
 			}
-			if err := refuseWithRefreshOnly(cmd, opts.RefreshOnly, "out", "preview", "refresh", "destroy", "run-id", "github-comment"); err != nil {
+			if len(opts.Replace) > 0 && (opts.Destroy || opts.All.All) {
+				return &UsageError{Msg: "--replace cannot be used with --destroy or --all"}
+			}
+			if err := refuseWithRefreshOnly(cmd, opts.RefreshOnly, "out", "preview", "refresh", "destroy", "run-id", "github-comment", "replace"); err != nil {
 				return err
 			}
 			if err := checkRunID(opts.RunID); err != nil {
@@ -114,6 +119,7 @@ func NewCmdPlan(f *Factory, runF func(context.Context, *PlanOptions) error) *cob
 	cmd.Flags().StringVar(&opts.Out, "out", "", "save the plan to FILE for deploy --plan")
 	cmd.Flags().BoolVar(&opts.DetailedExitcode, "detailed-exitcode", false, "exit 0 when there are no changes, 2 when there are, 1 on error")
 	cmd.Flags().BoolVar(&opts.Destroy, "destroy", false, "plan the deletion of everything in scope")
+	cmd.Flags().StringArrayVar(&opts.Replace, "replace", nil, "plan to replace component SERVICE/NAME though its config does not force it; repeatable (docs/operations.md#replace)")
 	cmd.Flags().BoolVar(&opts.Preview, "preview", false, "add Pulumi's resource-level preview (needs the Pulumi CLI)")
 	cmd.Flags().BoolVar(&opts.GitHubComment, "github-comment", false, "post the plan as a comment on the workflow run's pull request, updated in place on each run (GitHub Actions, GITHUB_TOKEN; with --all: one comment for every stack)")
 	cmd.Flags().StringVar(&opts.RunID, "run-id", "", "plan as one job of the CI run ID (a matrix job): with --github-comment, the plan is this stack's section of the run's one comment (docs/many-stacks.md)")
@@ -193,7 +199,7 @@ func runPlan(ctx context.Context, opts *PlanOptions) error {
 		return err
 	}
 	p, err := opts.Plan(ctx, deploy.PlanRequest{Config: cfg, Target: t, Destroy: opts.Destroy, CheckEngines: opts.Preview || opts.Refresh, Policy: check,
-		Save: opts.Out != ""})
+		Save: opts.Out != "", Replace: opts.Replace})
 	if err != nil {
 		return err
 	}

@@ -44,6 +44,10 @@ type ApplyRequest struct {
 	// when nothing changes (docs/many-stacks.md#one-job-per-stack-the-matrix); nil
 	// outside a run.
 	Run *Run
+	// Replace are components to replace though their config does not
+	// force it (deploy --replace ADDR, repeatable; plan.Options.Replace).
+	// A saved plan's own replacements apply instead.
+	Replace []string
 	// Import makes the apply `deployer import ADDR ID`: the plan of that
 	// one component with its import: block saying ID, recorded as type
 	// import (docs/operations.md#import); nil otherwise.
@@ -109,6 +113,10 @@ func (s *Service) Apply(ctx context.Context, req ApplyRequest) (_ *Outcome, err 
 	pr, err := s.prepare(ctx, req.Config, req.Target, !req.Policy.active())
 	if err != nil {
 		return nil, err
+	}
+	pr.replace = req.Replace
+	if req.SavedPlan != nil {
+		pr.replace = req.SavedPlan.Replace
 	}
 	if err := s.checkSecrets(ctx, pr.t, pr.secrets); err != nil {
 		return nil, err

@@ -292,6 +292,9 @@ type PlanRequest struct {
 	// Policy checks the plan (docs/policy.md): its results are the plan's
 	// Policy; a deny is not an error of Plan (the caller decides).
 	Policy *PolicyCheck
+	// Replace are components to replace though their config does not
+	// force it (plan --replace ADDR; plan.Options.Replace).
+	Replace []string
 }
 
 // opName is input.deployment.operation: "destroy" for a destroy, else op.
@@ -311,6 +314,7 @@ func (s *Service) Plan(ctx context.Context, req PlanRequest) (*plan.Plan, error)
 	if err != nil {
 		return nil, err
 	}
+	pr.replace = req.Replace
 	pl, err := s.planFor(ctx, pr, req.Destroy, nil, req.Save)
 	if err != nil {
 		return nil, err
@@ -329,7 +333,7 @@ func (s *Service) Plan(ctx context.Context, req PlanRequest) (*plan.Plan, error)
 // buildPlan diffs res against st; read holds the outputs of data components
 // read for this plan (readData).
 func (s *Service) buildPlan(res *config.Resolved, st *statestore.State, head statestore.Head, t Target, destroy bool,
-	read map[string]map[string]any, moves []plan.Move) (*plan.Plan, error) {
+	read map[string]map[string]any, moves []plan.Move, replace []string) (*plan.Plan, error) {
 	if !destroy {
 		if err := refuseUndeployedDependencies(res, st, t); err != nil {
 			return nil, err
@@ -339,7 +343,7 @@ func (s *Service) buildPlan(res *config.Resolved, st *statestore.State, head sta
 	if head.Version == "" {
 		stored = nil // no state yet: the plan is bound to no lineage
 	}
-	p, err := plan.Build(res, stored, plan.Options{ReplaceOn: s.d.ReplaceOn, Settings: kindSettings(s.d.Engines), Scope: t.Scope(), Destroy: destroy, Read: read, Moves: moves})
+	p, err := plan.Build(res, stored, plan.Options{ReplaceOn: s.d.ReplaceOn, Settings: kindSettings(s.d.Engines), Scope: t.Scope(), Destroy: destroy, Read: read, Moves: moves, Replace: replace})
 	if err != nil {
 		return nil, err
 	}

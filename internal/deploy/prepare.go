@@ -20,6 +20,8 @@ type prepared struct {
 	// secrets: the resolved config holds secret values (learnSecrets),
 	// so the state needs a data key (checkSecrets).
 	secrets bool
+	// replace are the components to replace on request (--replace).
+	replace []string
 }
 
 type prepareKey struct {
@@ -93,7 +95,7 @@ func (s *Service) planFor(ctx context.Context, pr *prepared, destroy bool, saved
 	if err != nil {
 		return nil, err
 	}
-	p, err := s.buildPlan(pr.res, st, head, pr.t, destroy, read, moves)
+	p, err := s.buildPlan(pr.res, st, head, pr.t, destroy, read, moves, pr.replace)
 	if err != nil {
 		return nil, err
 	}

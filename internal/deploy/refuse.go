@@ -33,7 +33,7 @@ func (s *Service) refuseBeforeLease(ctx context.Context, pr *prepared, req *Appl
 			}
 		}
 	}
-	p, err := s.buildPlan(pr.res, st, head, pr.t, req.Destroy, nil, moves)
+	p, err := s.buildPlan(pr.res, st, head, pr.t, req.Destroy, nil, moves, pr.replace)
 	if err != nil {
 		return nil, err
 	}

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -255,5 +256,39 @@ func TestHistoryAndSummariesSayWhatHappened(t *testing.T) {
 	}
 	if r := s.mustRun(0, "output", "db_password", "-e", "dev", "--show-secrets"); !strings.Contains(r.stdout, "hunter2") {
 		t.Errorf("--show-secrets should print it:\n%s", r)
+	}
+}
+
+// TestDeployReplace: deploy --replace ADDR (repeatable) replaces a
+// component whose config forces nothing, its dependent updated for the new
+// instance; a saved plan --replace applies the same; a protected one is
+// refused (exit 6), and an address not in the state is an error.
+func TestDeployReplace(t *testing.T) {
+	p := newProject(t, moveUpdateYAML("db", "app", 1, ""))
+	p.mustRun(0, "deploy", "-e", "dev", "--yes")
+	p.write("ran.log", "")
+	r := p.mustRun(0, "deploy", "-e", "dev", "--yes", "--replace", "app/web", "--replace", "data/db")
+	lines := strings.Fields(strings.ReplaceAll(string(p.read("ran.log")), " ", "_"))
+	slices.Sort(lines)
+	if got := strings.Join(lines, " "); got != "create_app/web create_data/db delete_app/web delete_data/db" {
+		t.Errorf("--replace should delete and create both (app/api's input, the id, is the same); ran:\n%s\n%s", got, r)
+	}
+	if !strings.Contains(r.stdout, "2 replaced") {
+		t.Errorf("the summary should count the replacements:\n%s", r)
+	}
+	p.mustRun(0, "plan", "-e", "dev", "--detailed-exitcode")
+	p.write("ran.log", "")
+	p.mustRun(2, "plan", "-e", "dev", "--replace", "app/api", "--out", "r.plan", "--detailed-exitcode")
+	p.mustRun(0, "deploy", "--plan", "r.plan", "--yes")
+	if log := string(p.read("ran.log")); log != "delete app/api\ncreate app/api\n" {
+		t.Errorf("the saved plan should replace app/api; ran.log:\n%s", log)
+	}
+	if r := p.mustRun(1, "plan", "-e", "dev", "--replace", "app/nope"); !strings.Contains(r.stderr, "--replace app/nope: no such component") {
+		t.Errorf("an unknown address should be refused:\n%s", r)
+	}
+	p.write("deployer.yaml", strings.Replace(moveUpdateYAML("db", "app", 1, ""), "db: {kind: Command,", "db: {kind: Command, protect: true,", 1))
+	p.mustRun(0, "deploy", "-e", "dev", "--yes")
+	if r := p.mustRun(6, "deploy", "-e", "dev", "--yes", "--replace", "data/db"); !strings.Contains(r.stderr, "data/db") {
+		t.Errorf("replacing a protected component should be refused:\n%s", r)
 	}
 }

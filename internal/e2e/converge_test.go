@@ -454,14 +454,16 @@ var walkOps = []op{
 		}
 		a := leaves[w.rng.IntN(len(leaves))]
 		if w.comps[a].protect {
-			saved := w.comps[a]
+			saved, outs, moved := w.comps[a], maps.Clone(w.outputs), slices.Clone(w.moved)
 			delete(w.comps, a)
+			maps.DeleteFunc(w.outputs, func(_, o string) bool { return o == a })
+			w.dropMovesTo(a)
 			w.writeYAML()
 			if r := w.run(6, "deploy", "-e", "dev", "--yes"); !strings.Contains(r.stderr, a) {
 				w.fail("the refusal should name %s: %s", a, r)
 			}
 			w.expectJournal(nil)
-			w.comps[a] = saved
+			w.comps[a], w.outputs, w.moved = saved, outs, moved
 			w.writeYAML()
 			return ""
 		}
@@ -593,6 +595,21 @@ var walkOps = []op{
 		w.expectJournal(want)
 		w.expectPlan(creates...)
 		w.deploy(nil, sub...)
+		return "deploy"
+	}},
+	{"replace", func(w *walk) string {
+		// deploy --replace: a delete and a create, its direct dependents
+		// updated for the new id; a protected one is refused.
+		a := w.pick()
+		if w.comps[a].protect {
+			w.run(6, "deploy", "-e", "dev", "--yes", "--replace", a)
+			w.expectJournal(nil)
+			return ""
+		}
+		w.run(0, "deploy", "-e", "dev", "--yes", "--replace", a)
+		w.serial++
+		want := w.created(nil, []string{a})
+		w.expectJournal(append(want, "delete "+a))
 		return "deploy"
 	}},
 	{"saved-plan", func(w *walk) string {

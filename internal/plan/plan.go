@@ -1,6 +1,7 @@
 package plan
 
 import (
+	"fmt"
 	"slices"
 	"time"
 
@@ -38,6 +39,10 @@ type Options struct {
 	// (ApplyMoves): the step of each destination shows where it moved
 	// from (Step.MovedFrom).
 	Moves []Move
+	// Replace are the components to replace though nothing in their
+	// config forces it (plan and deploy --replace ADDR, Terraform's
+	// -replace): each must be in the state and in scope, or Build fails.
+	Replace []string
 }
 
 // Plan is the ordered steps that bring one stack/environment from its state
@@ -49,12 +54,15 @@ type Plan struct {
 	Environment   string `json:"environment"`
 	// Lineage and Serial identify the state the plan was made against; ""
 	// and 0 when there was no state yet.
-	Lineage string  `json:"lineage"`
-	Serial  int64   `json:"serial"`
-	Scope   string  `json:"scope"` // "", "svc", "svc/comp" or a list (InScope)
-	Destroy bool    `json:"destroy"`
-	Steps   []Step  `json:"steps"` // in apply order, no-ops included
-	Summary Summary `json:"summary"`
+	Lineage string `json:"lineage"`
+	Serial  int64  `json:"serial"`
+	Scope   string `json:"scope"` // "", "svc", "svc/comp" or a list (InScope)
+	// Replace are the components replaced on request (Options.Replace),
+	// sorted; a saved plan applies them again.
+	Replace []string `json:"replace,omitempty"`
+	Destroy bool     `json:"destroy"`
+	Steps   []Step   `json:"steps"` // in apply order, no-ops included
+	Summary Summary  `json:"summary"`
 	// OutOfScope lists the components outside a --service/--component scope
 	// whose inputs may change through this plan's changes: they are not
 	// applied without their own lock (docs/plan.md "Scope"). Omitted when none.
@@ -121,6 +129,10 @@ func Build(desired *config.Resolved, st *statestore.State, o Options) (*Plan, er
 		now = o.Now
 	}
 	p := &Plan{FormatVersion: FormatVersion, Stack: desired.Stack, Environment: desired.Env, Scope: o.Scope, Destroy: o.Destroy, CreatedAt: now().UTC()}
+	var err error
+	if p.Replace, err = replaceList(desired, o); err != nil {
+		return nil, err
+	}
 	var prior map[string]*statestore.Resource
 	if st != nil {
 		p.Lineage, p.Serial, prior = st.Lineage, st.Serial, st.Resources
@@ -128,10 +140,7 @@ func Build(desired *config.Resolved, st *statestore.State, o Options) (*Plan, er
 			p.Stack = st.Metadata.Stack
 		}
 	}
-	movedFrom := map[string]string{}
-	for _, m := range o.Moves {
-		movedFrom[m.To] = m.From
-	}
+	movedFrom := movedSources(o.Moves)
 	steps := make([]Step, 0, len(desired.Components)+len(prior))
 	inputs := newStateInputs(prior, o.Read)
 	for addr, c := range desired.Components {
@@ -156,6 +165,9 @@ func Build(desired *config.Resolved, st *statestore.State, o Options) (*Plan, er
 			s.MovedFrom = movedFrom[addr]
 		}
 		if err := importStep(&s, c, old); err != nil {
+			return nil, err
+		}
+		if err := forceReplace(&s, o.Replace); err != nil {
 			return nil, err
 		}
 		if s.Action == Replace {
@@ -303,4 +315,61 @@ func sortedSet(a []string) []string {
 	out := append([]string{}, a...)
 	slices.Sort(out)
 	return slices.Compact(out)
+}
+
+// PathReplace is the pseudo-path of the diff of a replace asked for with
+// --replace (Options.Replace).
+const PathReplace = "(replace)"
+
+// ReplaceError: a --replace that names nothing to replace.
+type ReplaceError struct{ Msg string }
+
+func (e *ReplaceError) Error() string { return e.Msg }
+
+// movedSources maps each move's destination to its source.
+func movedSources(moves []Move) map[string]string {
+	out := make(map[string]string, len(moves))
+	for _, m := range moves {
+		out[m.To] = m.From
+	}
+	return out
+}
+
+// replaceList is o.Replace sorted, each checked: declared in desired and
+// in scope, and not with a destroy (*ReplaceError otherwise).
+func replaceList(desired *config.Resolved, o Options) ([]string, error) {
+	if len(o.Replace) == 0 {
+		return nil, nil
+	}
+	if o.Destroy {
+		return nil, &ReplaceError{Msg: "--replace cannot be used with a destroy"}
+	}
+	out := slices.Compact(slices.Sorted(slices.Values(o.Replace)))
+	for _, a := range out {
+		if desired.Components[a] == nil {
+			return nil, &ReplaceError{Msg: fmt.Sprintf("--replace %s: no such component in deployer.yaml (write SERVICE/NAME)", a)}
+		}
+		if !InScope(a, o.Scope) {
+			return nil, &ReplaceError{Msg: fmt.Sprintf("--replace %s: it is outside the plan's scope (%s)", a, o.Scope)}
+		}
+	}
+	return out, nil
+}
+
+// forceReplace makes s, when replace names it, a replace asked for with
+// --replace; a component not in the state (create, import) is a
+// *ReplaceError.
+func forceReplace(s *Step, replace []string) error {
+	if !slices.Contains(replace, s.Address) {
+		return nil
+	}
+	switch s.Action {
+	case Create:
+		return &ReplaceError{Msg: fmt.Sprintf("--replace %s: it is not in the state, so there is nothing to replace (the plan creates it)", s.Address)}
+	case Import:
+		return &ReplaceError{Msg: fmt.Sprintf("--replace %s: it is being imported, not replaced", s.Address)}
+	}
+	s.Action = Replace
+	s.Diffs = append([]FieldDiff{{Path: PathReplace, Old: "kept", New: "replaced on request (--replace)", Op: OpChange, ForcesReplacement: true}}, s.Diffs...)
+	return nil
 }
