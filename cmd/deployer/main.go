@@ -21,6 +21,7 @@ import (
 	"github.com/deployer-dev/deployer/internal/lockmgr"
 	"github.com/deployer-dev/deployer/internal/plan"
 	"github.com/deployer-dev/deployer/internal/policy"
+	"github.com/deployer-dev/deployer/internal/proc"
 	"github.com/deployer-dev/deployer/internal/statestore"
 	"github.com/deployer-dev/deployer/internal/termguard"
 )
@@ -57,6 +58,13 @@ func run() int {
 	// process opened, which only the signal handling below reads.
 	f, s := cli.NewSession(cli.System())
 	defer f.Close()
+	// deployer reads its environment from memory from here on: the
+	// variables no child may get are gone from the process's own
+	// environment, and on Linux from what /proc/PID/environ shows
+	// (docs/secrets.md#what-children-get). Protect does what it can; the
+	// children's environments do not depend on it.
+	env, _ := proc.Protect()
+	f.Getenv, f.Environ = env.Getenv, env.Environ
 
 	// The first SIGINT/SIGTERM cancels the running command cleanly (the
 	// deployment is recorded as cancelled and the lock released). A second

@@ -48,6 +48,7 @@ func ResolveReferences(c *Config, res *Resolved, getenv func(string) string) err
 			wrapPath(rc.Config, p)
 		}
 	}
+	wrapEqualValues(res)
 	if len(r.verr.Problems) > 0 {
 		r.verr.sort()
 		return r.verr
@@ -88,9 +89,12 @@ func (r *refResolver) value(path string, v any, secret bool) any {
 }
 
 // text resolves the references in s; a reference marked secret, a
-// ${env:NAME} of a CI secret (sensitive.IsKnownSecretVar) or a ${file:}
-// whose content holds one's value makes the result, outside a secret
-// already, a secret value (docs/secrets.md#masked-everywhere).
+// ${env:NAME} of a variable named like a secret (sensitive.IsSecretKey:
+// PULUMI_ACCESS_TOKEN, ARM_CLIENT_SECRET, DB_PASS) or of a CI secret
+// (sensitive.IsKnownSecretVar), a ${file:PATH} whose path is named like a
+// secret (secrets/db.txt, tls/server_key.pem) or whose content holds a CI
+// secret's value makes the result, outside a secret already, a secret value
+// (docs/secrets.md#what-is-a-secret).
 func (r *refResolver) text(path, s string, secret bool) any {
 	if !strings.Contains(s, "${") {
 		return s
@@ -103,7 +107,7 @@ func (r *refResolver) text(path, s string, secret bool) any {
 		case "env":
 			name := m[3]
 			if v := r.getenv(name); v != "" {
-				marked = marked || sensitive.IsKnownSecretVar(name)
+				marked = marked || sensitive.IsKnownSecretVar(name) || sensitive.IsSecretKey(name)
 				return v
 			}
 			r.problem(path, fmt.Sprintf("%s: environment variable %s is not set (export it before running deployer, e.g. from your CI's secrets)", ref, name))
@@ -116,7 +120,7 @@ func (r *refResolver) text(path, s string, secret bool) any {
 			data, err := inputfile.Read(p, "file referenced by ${file:}", limit)
 			if err == nil {
 				r.read += int64(len(data))
-				marked = marked || r.holdsKnownSecret(data)
+				marked = marked || sensitive.IsSecretKey(m[3]) || r.holdsKnownSecret(data)
 				v := strings.TrimSuffix(string(data), "\n")
 				return strings.TrimSuffix(v, "\r")
 			}
@@ -142,6 +146,86 @@ func (r *refResolver) holdsKnownSecret(data []byte) bool {
 		}
 	}
 	return false
+}
+
+// wrapEqualValues makes every value of res's configs whose text equals a
+// secret's (a string, or a number by its decimal form; at least
+// sensitive.MinMaskLength bytes) a secret value too, wherever it sits:
+// `alias: <the value of db_password>` is sealed and shown as (sensitive)
+// like the password (docs/secrets.md#what-is-a-secret).
+func wrapEqualValues(res *Resolved) {
+	known := map[string]bool{}
+	collect := func(m map[string]any) {
+		walkSecrets(m, false, func(v any) {
+			for _, t := range sensitive.Texts(v) {
+				if len(t) >= sensitive.MinMaskLength {
+					known[t] = true
+				}
+			}
+		})
+	}
+	collect(res.EnvConfig)
+	for _, rc := range res.Components {
+		collect(rc.Config)
+	}
+	if len(known) == 0 {
+		return
+	}
+	wrap := func(m map[string]any) {
+		for k, v := range m {
+			m[k] = wrapEqual(k, v, known)
+		}
+	}
+	wrap(res.EnvConfig)
+	for _, rc := range res.Components {
+		wrap(rc.Config)
+	}
+}
+
+// walkSecrets calls fn with each secret value under v (under a key named
+// like a secret, or written {secret: true, value: X}).
+func walkSecrets(v any, secret bool, fn func(any)) {
+	if v == nil {
+		return
+	}
+	if secret || sensitive.IsSecretValue(v) {
+		fn(v)
+		return
+	}
+	switch t := v.(type) {
+	case map[string]any:
+		for k, x := range t {
+			walkSecrets(x, sensitive.IsSecretKey(k), fn)
+		}
+	case []any:
+		for _, x := range t {
+			walkSecrets(x, false, fn)
+		}
+	}
+}
+
+// wrapEqual returns v, under key k, with every leaf outside a secret whose
+// text is known wrapped as a secret value.
+func wrapEqual(k string, v any, known map[string]bool) any {
+	if v == nil || sensitive.IsSecretKey(k) || sensitive.IsSecretValue(v) {
+		return v
+	}
+	switch t := v.(type) {
+	case map[string]any:
+		for k2, x := range t {
+			t[k2] = wrapEqual(k2, x, known)
+		}
+		return t
+	case []any:
+		for i, x := range t {
+			t[i] = wrapEqual("", x, known)
+		}
+		return t
+	}
+	if texts := sensitive.Texts(v); len(texts) == 1 && known[texts[0]] {
+		return sensitive.Wrap(v)
+	}
+	return v
 }
 
 func (r *refResolver) problem(path, msg string) {

@@ -47,10 +47,11 @@ func (s *Service) checkPolicy(ctx context.Context, p *plan.Plan, c *PolicyCheck,
 	if err != nil {
 		return err
 	}
-	r, err := c.Engine.Evaluate(ctx, in)
+	r, err := c.Engine.Evaluate(ctx, maskStrings(in, s.d.Masker.Mask))
 	if err != nil {
 		return err
 	}
+	maskMessages(r, s.d.Masker.WithEncodings().Mask)
 	by := who
 	overrides := make([]policy.Override, len(c.Overrides))
 	for i, o := range c.Overrides {
@@ -68,6 +69,43 @@ func (s *Service) checkPolicy(ctx context.Context, p *plan.Plan, c *PolicyCheck,
 		return &policy.DeniedError{Results: d}
 	}
 	return nil
+}
+
+// maskStrings returns v with every string (map keys included) passed
+// through mask: a policy's input holds no known secret value, not even
+// inside a longer string such as a connection string or a command line
+// (docs/secrets.md#policies).
+func maskStrings(v any, mask func(string) string) any {
+	switch t := v.(type) {
+	case string:
+		return mask(t)
+	case map[string]any:
+		out := make(map[string]any, len(t))
+		for k, x := range t {
+			out[mask(k)] = maskStrings(x, mask)
+		}
+		return out
+	case []any:
+		out := make([]any, len(t))
+		for i, x := range t {
+			out[i] = maskStrings(x, mask)
+		}
+		return out
+	}
+	return v
+}
+
+// maskMessages passes every deny and warn message of r through mask (a
+// Masker that knows the secrets' computed forms: reversed, base64), before
+// they are shown or saved anywhere.
+func maskMessages(r *policy.Report, mask func(string) string) {
+	for i := range r.Results {
+		for _, msgs := range []*[]string{&r.Results[i].Deny, &r.Results[i].Warn} {
+			for j, m := range *msgs {
+				(*msgs)[j] = mask(m)
+			}
+		}
+	}
 }
 
 // checkSavedPolicies refuses a saved plan made under other policies than

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/deployer-dev/deployer/internal/lockmgr"
@@ -186,11 +187,14 @@ func (s *Service) Push(ctx context.Context, req PushRequest) (_ statestore.Head,
 	}
 	defer lease.releaseInto(&err)
 	by := lease.By
-	_, head, err := s.loadOrNew(lease.Context(), t)
+	cur, head, err := s.loadOrNew(lease.Context(), t)
 	if err != nil {
 		return statestore.Head{}, err
 	}
 	reason := pushMismatch(st, head)
+	if reason == "" {
+		reason = basedOnMismatch(st, cur, head)
+	}
 	if reason != "" && !req.Force {
 		return statestore.Head{}, &statestore.ConflictError{Location: s.d.Store.Location(t.Stack, t.Env),
 			Reason: reason + fmt.Sprintf(": writing it would drop what was written since; "+
@@ -207,6 +211,13 @@ func (s *Service) Push(ctx context.Context, req PushRequest) (_ statestore.Head,
 		dep.Type = "state-push-forced"
 	}
 	st.Serial = head.Serial // apply raises it to the next one
+	// The history is the stored state's, never the file's: a record in a
+	// file (a forged run record a deploy --run-id waits for) is not
+	// imported; the push itself is recorded (docs/operations.md).
+	st.DeploymentHistory, st.BasedOn = nil, ""
+	if !head.IsZero() && cur != nil {
+		st.DeploymentHistory = slices.Clone(cur.DeploymentHistory)
+	}
 	changeSet{}.apply(st, dep, rec, by, st.Metadata.GitCommit, st.Metadata.GitBranch, now)
 	st.Lineage = cmp.Or(head.Lineage, st.Lineage)
 	newHead, err := s.d.Store.Save(lease.Context(), st, head, lease.ref())
@@ -220,6 +231,21 @@ func (s *Service) Push(ctx context.Context, req PushRequest) (_ statestore.Head,
 	}
 	s.d.Audit.Info("state.saved", "stack", t.Stack, "environment", t.Env, "serial", newHead.Serial, "lineage", newHead.Lineage, "operation", "push")
 	return newHead, nil
+}
+
+// basedOnMismatch says why st, an errored file of the next serial, was not
+// written from the stored state cur at head, or "" when its based_on is
+// cur's BaseDigest: a file without based_on (written by hand, edited from a
+// snapshot, or by an older deployer) or written from another state needs
+// --force.
+func basedOnMismatch(st, cur *statestore.State, head statestore.Head) string {
+	switch st.BasedOn {
+	case statestore.BaseDigest(cur, head):
+		return ""
+	case "":
+		return "the pushed state does not say which stored state it was written from (based_on: an errored state file has it; a snapshot or an edited file does not)"
+	}
+	return "the pushed state was written from another state than the stored one (its based_on does not match the stored state)"
 }
 
 // pushMismatch says why st is not the next version of the state at head,

@@ -260,7 +260,7 @@ func (s *Service) save(ctx context.Context, lease *lease, t Target, st *statesto
 		if lease.Lost() != nil {
 			err := &statestore.ConflictError{Location: s.d.Store.Location(t.Stack, t.Env),
 				Reason: "the lock was lost (broken with unlock --force or taken over after it expired) before the state was written"}
-			return statestore.Head{}, s.saveErrored(ctx, t, st, cs, dep, rec, commit, branch, now, err)
+			return statestore.Head{}, s.saveErrored(ctx, t, st, head, cs, dep, rec, commit, branch, now, err)
 		}
 		next := cloneState(st)
 		cs.apply(next, dep, rec, rec.LockedBy, commit, branch, now)
@@ -278,7 +278,7 @@ func (s *Service) save(ctx context.Context, lease *lease, t Target, st *statesto
 				continue
 			}
 		}
-		return statestore.Head{}, s.saveErrored(ctx, t, st, cs, dep, rec, commit, branch, now, err)
+		return statestore.Head{}, s.saveErrored(ctx, t, st, head, cs, dep, rec, commit, branch, now, err)
 	}
 }
 
@@ -288,13 +288,14 @@ func (s *Service) save(ctx context.Context, lease *lease, t Target, st *statesto
 // the file is sealed with a generated passphrase that is never printed: it
 // goes to a file of mode 0600 beside it, deployer-errored-{stack}-{env}.passphrase,
 // which the error names (docs/secrets.md#errored-states-under-ci).
-func (s *Service) saveErrored(ctx context.Context, t Target, st *statestore.State, cs changeSet, dep statestore.Deployment,
+func (s *Service) saveErrored(ctx context.Context, t Target, st *statestore.State, head statestore.Head, cs changeSet, dep statestore.Deployment,
 	rec lockmgr.Record, commit, branch string, now time.Time, cause error) error {
 	if len(cs.resources) == 0 {
 		return cause
 	}
 	next := cloneState(st)
 	cs.apply(next, dep, rec, rec.LockedBy, commit, branch, now)
+	next.BasedOn = statestore.BaseDigest(st, head) // state push checks it (docs/state-format.md#errored-state-files)
 	ctx = context.WithoutCancel(ctx)
 	data, err := s.d.Store.Encode(ctx, next)
 	generated := ""

@@ -32,7 +32,7 @@ func (s *Service) bind(ctx context.Context, res *config.Resolved, st *statestore
 	}
 	if info == nil {
 		secret := false
-		b := plan.Bind(res, t.Scope(), read, s.d.Version, plan.DigestHMAC, func([]byte) string { secret = true; return "" })
+		b := plan.Bind(res, t.Scope(), read, s.d.Version, plan.DigestHMAC, func(string, []byte) string { secret = true; return "" })
 		if !secret {
 			return b, nil
 		}
@@ -56,10 +56,13 @@ func (s *Service) bind(ctx context.Context, res *config.Resolved, st *statestore
 		}
 		return nil, err
 	}
-	b := plan.Bind(res, t.Scope(), read, s.d.Version, plan.DigestHMAC, func(data []byte) string {
+	b := plan.Bind(res, t.Scope(), read, s.d.Version, plan.DigestHMAC, func(place string, data []byte) string {
+		// The place, length-prefixed, then the value: equal secrets in
+		// two fields get unrelated digests (docs/plan.md#saved-plans).
 		h := hmac.New(sha256.New, key)
+		fmt.Fprintf(h, "%d:%s", len(place), place)
 		h.Write(data)
-		return plan.DigestHMAC + ":" + hex.EncodeToString(h.Sum(nil))
+		return "hmac-sha256:" + hex.EncodeToString(h.Sum(nil))
 	})
 	b.Secrets = own
 	return b, nil
@@ -156,8 +159,11 @@ func checkBinding(saved, now *plan.Plan) error {
 	}
 	if saved.Binding.Digest != now.Binding.Digest {
 		planned := saved.Binding.Digest
-		if planned == "sha256" {
+		switch planned {
+		case "sha256":
 			planned += " (unkeyed digests of secret values, no longer accepted)"
+		case plan.DigestHMACUnplaced:
+			planned += " (digests of secret values without their place, no longer accepted: make the plan again)"
 		}
 		return &PlanStaleError{Path: "secrets digest", Planned: planned, Now: now.Binding.Digest}
 	}

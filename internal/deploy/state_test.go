@@ -98,9 +98,15 @@ func TestPushFile(t *testing.T) {
 	tg := deploy.Target{Stack: "shop", Env: "dev"}
 	st := saved(t, store, 1)
 
-	// The file a failed state write leaves: the next state, not yet written.
+	// The file a failed state write leaves: the next state, not yet
+	// written, naming the state it was written from.
+	cur, head, err := store.Load(ctx, "shop", "dev")
+	if err != nil {
+		t.Fatal(err)
+	}
 	st.Outputs = map[string]any{"n": float64(42)}
 	st.Serial++
+	st.BasedOn = statestore.BaseDigest(cur, head)
 	doc, err := statestore.Encode(st)
 	if err != nil {
 		t.Fatal(err)

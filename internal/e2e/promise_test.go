@@ -403,7 +403,7 @@ func TestSavedPlanBindsWhatItShowed(t *testing.T) {
 		if strings.Contains(saved, "first-Secret-1") {
 			t.Errorf("the saved plan holds the secret in plain text:\n%s", saved)
 		}
-		if !strings.Contains(saved, `"digest": "hmac-sha256"`) || !strings.Contains(saved, `"deployer:digest": "hmac-sha256:`) {
+		if !strings.Contains(saved, `"digest": "hmac-sha256-placed"`) || !strings.Contains(saved, `"deployer:digest": "hmac-sha256:`) {
 			t.Errorf("the saved plan should digest secrets with HMAC under the state's key:\n%s", saved)
 		}
 
@@ -500,7 +500,7 @@ func TestSavedPlanOfAFirstDeployKeysItsSecrets(t *testing.T) {
 				t.Errorf("the saved plan should key its digests with its own wrapped key (%s):\n%s", block, saved)
 			}
 
-			p.write("p-unkeyed.json", strings.Replace(string(saved), `"digest": "hmac-sha256"`, `"digest": "sha256"`, 1))
+			p.write("p-unkeyed.json", strings.Replace(string(saved), `"digest": "hmac-sha256-placed"`, `"digest": "sha256"`, 1))
 			r := p.mustRun(4, "deploy", "-e", "dev", "--plan", "p-unkeyed.json", "--yes")
 			if !strings.Contains(r.stderr, "secrets digest: planned sha256 (unkeyed") || !strings.Contains(r.stderr, "make the plan again") {
 				t.Errorf("a plan with unkeyed digests should be refused:\n%s", r)

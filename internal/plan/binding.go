@@ -160,12 +160,21 @@ func decodeExact(data []byte, v any) error {
 const DigestKey = "deployer:digest"
 
 // DigestHMAC is the Digest of a Binding whose secret values are digested
-// as "hmac-sha256:<hex>", HMAC-SHA256 under a digest key.
-const DigestHMAC = "hmac-sha256"
+// as "hmac-sha256:<hex>", HMAC-SHA256 under a digest key of the value's
+// place (the component's address and the field's path) and its JSON, so
+// equal secrets in two fields have unrelated digests. Files whose digest
+// is "hmac-sha256" (DigestHMACUnplaced, digests of the value alone) are
+// refused: make the plan again.
+const DigestHMAC = "hmac-sha256-placed"
 
-// Digester digests one secret value (its JSON) for a Binding, returning
-// "hmac-sha256:<hex>".
-type Digester func(data []byte) string
+// DigestHMACUnplaced is the Digest of saved plans of older deployers,
+// whose digests were of the value alone: they are refused.
+const DigestHMACUnplaced = "hmac-sha256"
+
+// Digester digests one secret value (its JSON, at place: "ADDRESS
+// config.PATH", "environment config.PATH", "ADDRESS read.PATH") for a
+// Binding, returning "hmac-sha256:<hex>".
+type Digester func(place string, data []byte) string
 
 // Bind returns the Binding of res in scope, with read the outputs of data
 // components read for the plan (Options.Read) and version the deployer's.
@@ -175,27 +184,33 @@ type Digester func(data []byte) string
 func Bind(res *config.Resolved, scope string, read map[string]map[string]any, version, digestName string, dig Digester) *Binding {
 	b := &Binding{DeployerVersion: version, Digest: digestName, Components: map[string]BoundComponent{}}
 	if len(res.EnvConfig) > 0 {
-		b.EnvironmentConfig, _ = digestSecrets(res.EnvConfig, "", nil, false, dig).(map[string]any)
+		b.EnvironmentConfig, _ = digestSecrets(res.EnvConfig, "", nil, false, placed("environment config", dig)).(map[string]any)
 	}
 	for addr, c := range res.Components {
 		if !InScope(addr, scope) {
 			continue
 		}
 		bc := BoundComponent{Kind: c.Kind, DependsOn: slices.Clone(c.DependsOn), Settings: c.Settings, Import: c.ImportID}
-		bc.Config, _ = digestSecrets(c.Config, "", c.Secrets, false, dig).(map[string]any)
+		bc.Config, _ = digestSecrets(c.Config, "", c.Secrets, false, placed(addr+" config", dig)).(map[string]any)
 		if bc.Config == nil {
 			bc.Config = map[string]any{}
 		}
 		if r, ok := read[addr]; ok {
-			bc.Read, _ = digestSecrets(r, "", nil, false, dig).(map[string]any)
+			bc.Read, _ = digestSecrets(r, "", nil, false, placed(addr+" read", dig)).(map[string]any)
 		}
 		b.Components[addr] = bc
 	}
 	return b
 }
 
-// digestSecrets copies v with every secret value digested.
-func digestSecrets(v any, path string, secretPaths []string, secret bool, dig Digester) any {
+// placed returns dig for the values of one tree, its place prefixed by
+// where.
+func placed(where string, dig Digester) func(path string, data []byte) string {
+	return func(path string, data []byte) string { return dig(where+"."+path, data) }
+}
+
+// digestSecrets copies v with every secret value digested by dig(path, JSON).
+func digestSecrets(v any, path string, secretPaths []string, secret bool, dig func(path string, data []byte) string) any {
 	if !secret {
 		for _, p := range secretPaths {
 			if underPath(path, p) {
@@ -212,7 +227,7 @@ func digestSecrets(v any, path string, secretPaths []string, secret bool, dig Di
 		if err != nil {
 			data = []byte(fmt.Sprint(v))
 		}
-		return map[string]any{DigestKey: dig(data)}
+		return map[string]any{DigestKey: dig(path, data)}
 	}
 	switch t := v.(type) {
 	case map[string]any:

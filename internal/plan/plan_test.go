@@ -3,6 +3,7 @@ package plan
 import (
 	"encoding/json"
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 
@@ -333,7 +334,7 @@ func TestBindDigestsSecretsAndCompareNamesTheFirstDifference(t *testing.T) {
 		"listed": map[string]any{"inner": "s3cr3t"}, "ports": []any{80, 443},
 	})
 	c.Secrets = []string{"listed.inner"}
-	dig := func(data []byte) string { return "test:" + string(data) }
+	dig := func(_ string, data []byte) string { return "test:" + string(data) }
 	b := Bind(desired(c), "", nil, "v1", "test", dig)
 	data, _ := json.Marshal(b)
 	for _, leak := range []string{`"hunter2"`, `"t0k"`, `"s3cr3t"`} {
@@ -471,5 +472,24 @@ func TestReplaceDeletesWithThePriorSettings(t *testing.T) {
 			t.Errorf("%s: %s prior settings %v runs %v settings %v; want a replace with prior settings %v, runs %v and the desired settings",
 				s.Address, s.Action, s.PriorSettings, s.Runs, s.Settings, w.prior, w.runs)
 		}
+	}
+}
+
+// Bind hands the Digester each secret's place: the same value in two
+// fields, or two components, is digested at two places.
+func TestBindDigestsEachSecretAtItsPlace(t *testing.T) {
+	a := comp("web/a", "Command", map[string]any{"db_password": "same", "api_token": "same"})
+	b := comp("web/b", "Command", map[string]any{"db_password": "same"})
+	res := desired(a)
+	res.Components[b.Address] = b
+	var places []string
+	Bind(res, "", nil, "v1", "test", func(place string, data []byte) string {
+		places = append(places, place)
+		return "test:" + place
+	})
+	slices.Sort(places)
+	want := []string{"web/a config.api_token", "web/a config.db_password", "web/b config.db_password"}
+	if !slices.Equal(places, want) {
+		t.Errorf("places %q, want %q", places, want)
 	}
 }

@@ -18,7 +18,7 @@ const Hidden = "***"
 // MinMaskLength is the shortest secret text a Masker hides: shorter values
 // (a "1", a "yes") would blank out ordinary output. They are still encrypted
 // in state and shown as (sensitive) in plans.
-const MinMaskLength = 3
+const MinMaskLength = sensitive.MinMaskLength
 
 // Masker replaces known secret values by "***" in text: component output as
 // it streams, errors, the audit log (docs/secrets.md). Values are added as

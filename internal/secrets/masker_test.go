@@ -2,6 +2,8 @@ package secrets_test
 
 import (
 	"bytes"
+	"encoding/base64"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"strconv"
@@ -114,5 +116,29 @@ func TestAnnouncedMasksAreEscapedForTheRunner(t *testing.T) {
 	m.Add("pa%25ss%0Aword")
 	if got, want := out.String(), "::add-mask::pa%2525ss%250Aword\n"; got != want {
 		t.Errorf("announced %q, want %q", got, want)
+	}
+}
+
+// WithEncodings masks a secret reversed, in hex and in base64 whatever its
+// alignment inside a longer encoded text.
+func TestMaskerWithEncodingsMasksComputedForms(t *testing.T) {
+	m := secrets.NewMasker()
+	m.Add("Policy-Secret-7070")
+	e := m.WithEncodings()
+	for _, s := range []string{"Policy-Secret-7070", "0707-terceS-yciloP", hex.EncodeToString([]byte("Policy-Secret-7070"))} {
+		if got := e.Mask("x " + s + " y"); got != "x *** y" {
+			t.Errorf("Mask(%q) = %q", s, got)
+		}
+	}
+	for _, prefix := range []string{"", "a", "ab", "abc", "postgres://app:"} {
+		for _, enc := range []*base64.Encoding{base64.StdEncoding, base64.URLEncoding, base64.RawStdEncoding} {
+			text := enc.EncodeToString([]byte(prefix + "Policy-Secret-7070@db/app"))
+			if got := e.Mask(text); !strings.Contains(got, secrets.Hidden) {
+				t.Errorf("base64 of %q: %q not masked", prefix+"Policy-Secret-7070@db/app", text)
+			}
+		}
+	}
+	if got := e.Mask("nothing secret here"); got != "nothing secret here" {
+		t.Errorf("Mask changed an ordinary text: %q", got)
 	}
 }

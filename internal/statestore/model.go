@@ -2,7 +2,11 @@ package statestore
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
+	"fmt"
+	"strconv"
 	"time"
 )
 
@@ -31,6 +35,27 @@ type State struct {
 	// Secrets says how the secret values in the document were encrypted
 	// (docs/secrets.md); absent when none are.
 	Secrets *SecretsInfo `json:"secrets,omitempty"`
+	// BasedOn is, in an errored state file only (a state a failed write
+	// left beside deployer.yaml), BaseDigest of the state it was written
+	// from: state push writes it as a normal push only onto that state
+	// (docs/state-format.md#errored-state-files). Never in a stored state.
+	BasedOn string `json:"based_on,omitempty"`
+}
+
+// BaseDigest digests what identifies the stored state st at head for an
+// errored file written from it: "sha256:<hex>" of its lineage, serial,
+// deployment id, last update time and checksums; "none" when no state is
+// stored (head is zero).
+func BaseDigest(st *State, head Head) string {
+	if head.IsZero() || st == nil {
+		return "none"
+	}
+	h := sha256.New()
+	for _, part := range []string{st.Lineage, strconv.FormatInt(st.Serial, 10), st.Metadata.DeploymentID,
+		st.Metadata.LastUpdated.UTC().Format(time.RFC3339Nano), st.Checksums.Resources, st.Checksums.Outputs} {
+		fmt.Fprintf(h, "%d:%s\n", len(part), part)
+	}
+	return "sha256:" + hex.EncodeToString(h.Sum(nil))
 }
 
 // Metadata is the state's metadata block (docs/state-format.md#document) plus the writer's fence.
