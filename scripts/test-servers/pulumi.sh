@@ -36,8 +36,12 @@ pulumi_tools_build() {
 	tools=$(test_tools_dir)
 	cli_dir="$tools/pulumi-$PULUMI_VERSION/bin"
 	cli="$cli_dir/pulumi"
+	mkdir -p "$cli_dir"
+	# Two runs on the machine (two clones) build it once: the second waits.
+	local lockfd
+	exec {lockfd}>"$tools/pulumi-$PULUMI_VERSION/build.lock"
+	flock "$lockfd" 2>/dev/null || true
 	if ! test_tools_ok "$cli"; then
-		mkdir -p "$cli_dir"
 		log="$tools/pulumi-$PULUMI_VERSION/build.log.$$"
 		pulumi_log "building the Pulumi CLI $PULUMI_VERSION from the Go module proxy (once; ~15 min cold on 2 cores); log: $log"
 		start=$(date +%s)
@@ -46,6 +50,7 @@ pulumi_tools_build() {
 			-o "$cli.tmp.$$" github.com/pulumi/pulumi/pkg/v3/cmd/pulumi) >"$log" 2>&1; then
 			rm -f "$cli.tmp.$$"
 			tail -n 20 "$log" >&2
+			exec {lockfd}>&-
 			pulumi_fail "could not build the Pulumi CLI $PULUMI_VERSION"
 			return 1
 		fi
@@ -55,6 +60,7 @@ pulumi_tools_build() {
 			printf '%s\t%s\n' "build the Pulumi CLI" "$(($(date +%s) - start))" >>"$DEPLOYER_TEST_PHASES"
 		fi
 	fi
+	exec {lockfd}>&-
 	plugins="${DEPLOYER_TEST_TMP:-$(mktemp -d)}/pulumi-plugins"
 	mkdir -p "$plugins"
 	if ! test_phase "build the test provider" eval '(cd "$root" && go build -o "$plugins/pulumi-resource-deployertest" ./internal/engine/pulumi/testprovider) >&2'; then
