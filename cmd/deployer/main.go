@@ -48,6 +48,16 @@ func main() {
 	os.Exit(run())
 }
 
+// protectEnvironment makes f read the environment from memory: the
+// variables no child may get are gone from the process's own environment,
+// and on Linux from what /proc/PID/environ shows
+// (docs/secrets.md#what-children-get). Protect does what it can; the
+// children's environments do not depend on it.
+func protectEnvironment(f *cli.Factory) {
+	env, _ := proc.Protect()
+	f.Getenv, f.Environ = env.Getenv, env.Environ
+}
+
 func run() int {
 	// A closed stdout or stderr (`deployer deploy | head -1`) must not kill
 	// deployer with SIGPIPE between its apply and its state write: with the
@@ -58,13 +68,7 @@ func run() int {
 	// process opened, which only the signal handling below reads.
 	f, s := cli.NewSession(cli.System())
 	defer f.Close()
-	// deployer reads its environment from memory from here on: the
-	// variables no child may get are gone from the process's own
-	// environment, and on Linux from what /proc/PID/environ shows
-	// (docs/secrets.md#what-children-get). Protect does what it can; the
-	// children's environments do not depend on it.
-	env, _ := proc.Protect()
-	f.Getenv, f.Environ = env.Getenv, env.Environ
+	protectEnvironment(f)
 
 	// The first SIGINT/SIGTERM cancels the running command cleanly (the
 	// deployment is recorded as cancelled and the lock released). A second

@@ -30,7 +30,7 @@ func TestResolveReferences(t *testing.T) {
 				"cert":     "${file:cert.pem}",
 				"nested":   map[string]any{"api": "${env:REGION}-x", "opaque": "kept"},
 				"literal":  "${HOME} and ${other:thing} stay",
-				"wrapped":  map[string]any{"secret": true, "value": "${env:REGION}"},
+				"wrapped":  map[string]any{"secret": true, "value": "${env:ZONE}"},
 				"hosts":    []any{"k0", "k1"},
 			},
 			Secrets: []string{"nested.opaque", "absent.path", "hosts[1]", "hosts[9]", "password.deeper"},
@@ -40,7 +40,7 @@ func TestResolveReferences(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	env := map[string]string{"APP_PASSWORD": "hunter2", "REGION": "eu-west-1"}
+	env := map[string]string{"APP_PASSWORD": "hunter2", "REGION": "eu-west-1", "ZONE": "zone-a"}
 	if err := ResolveReferences(c, res, func(k string) string { return env[k] }); err != nil {
 		t.Fatal(err)
 	}
@@ -50,7 +50,7 @@ func TestResolveReferences(t *testing.T) {
 		"cert":     "CERT DATA",
 		"nested":   map[string]any{"api": "eu-west-1-x", "opaque": map[string]any{"secret": true, "value": "kept"}},
 		"literal":  "${HOME} and ${other:thing} stay",
-		"wrapped":  map[string]any{"secret": true, "value": "eu-west-1"},
+		"wrapped":  map[string]any{"secret": true, "value": "zone-a"},
 		"hosts":    []any{"k0", map[string]any{"secret": true, "value": "k1"}},
 	}
 	if diff := cmp.Diff(want, res.Components["app/db"].Config); diff != "" {
@@ -62,6 +62,52 @@ func TestResolveReferences(t *testing.T) {
 	// deployer.yaml itself is not changed: another environment resolves afresh.
 	if c.Services["app"].Components["db"].Config["password"] != "${env:APP_PASSWORD}" {
 		t.Errorf("the loaded config was changed")
+	}
+}
+
+// A value read from a variable or a file named like a secret, or equal to
+// a secret of the environment's config under another key, is a secret.
+func TestResolveReferencesSecretBySourceAndByValue(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "server_key.pem"), []byte("KEY DATA\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	c := &Config{Path: filepath.Join(dir, "deployer.yaml"), Dir: dir, Stack: "s",
+		Environments: map[string]*Environment{"dev": {Config: map[string]any{"mirror": "same-as-pw", "short": "ab"}}},
+		Services: map[string]*Service{"app": {Components: map[string]*Component{"db": {
+			Kind: "Command",
+			Config: map[string]any{
+				"note":        "${env:PULUMI_ACCESS_TOKEN}",
+				"arm":         "x-${env:ARM_CLIENT_SECRET}",
+				"cert":        "${file:server_key.pem}",
+				"region":      "${env:REGION}",
+				"db_password": "same-as-pw",
+				"pin":         map[string]any{"secret": true, "value": 4455},
+				"alias":       []any{"same-as-pw", "other", 4455, "ab"},
+				"enabled":     true,
+			},
+		}}}},
+	}
+	res, err := c.Resolve("dev")
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := map[string]string{"PULUMI_ACCESS_TOKEN": "pul-1", "ARM_CLIENT_SECRET": "arm-1", "REGION": "eu-west-1"}
+	if err := ResolveReferences(c, res, func(k string) string { return env[k] }); err != nil {
+		t.Fatal(err)
+	}
+	secret := func(v any) any { return map[string]any{"secret": true, "value": v} }
+	want := map[string]any{
+		"note": secret("pul-1"), "arm": secret("x-arm-1"), "cert": secret("KEY DATA"), "region": "eu-west-1",
+		"db_password": "same-as-pw", "pin": secret(4455),
+		"alias":   []any{secret("same-as-pw"), "other", secret(4455), "ab"},
+		"enabled": true,
+	}
+	if diff := cmp.Diff(want, res.Components["app/db"].Config); diff != "" {
+		t.Errorf("resolved config (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(map[string]any{"mirror": secret("same-as-pw"), "short": "ab"}, res.EnvConfig); diff != "" {
+		t.Errorf("environment config (-want +got):\n%s", diff)
 	}
 }
 

@@ -44,7 +44,7 @@ func seedRDS(t *testing.T, p *project, cfg map[string]any) {
 		t.Fatal(err)
 	}
 	p.write("seeded.json", string(b))
-	p.mustRun(0, "state", "push", "seeded.json", "-e", "production", "--yes")
+	p.mustRun(0, "state", "push", "seeded.json", "-e", "production", "--yes", "--force") // a seeded file names no stored state it came from
 }
 
 func TestPolicyRDSExamplesDenyTheBadPlanAndAllowTheGoodOne(t *testing.T) {

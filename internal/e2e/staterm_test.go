@@ -74,7 +74,8 @@ func TestStateRmForgetsWithoutDeleting(t *testing.T) {
 			t.Errorf("the deploy after state rm should create them again: %q", log)
 		}
 
-		// state push of the next serial records who pushed.
+		// state push records who pushed. A file edited to the next serial
+		// names no stored state it was written from: it needs --force.
 		var doc map[string]any
 		if err := json.Unmarshal([]byte(p.mustRun(0, "state", "show", "-e", "dev", "--json").stdout), &doc); err != nil {
 			t.Fatal(err)
@@ -82,9 +83,10 @@ func TestStateRmForgetsWithoutDeleting(t *testing.T) {
 		doc["serial"] = doc["serial"].(float64) + 1
 		data, _ := json.Marshal(doc)
 		p.write("next.json", string(data))
-		p.mustRun(0, "state", "push", "next.json", "-e", "dev", "--yes")
+		p.mustRun(4, "state", "push", "next.json", "-e", "dev", "--yes")
+		p.mustRun(0, "state", "push", "next.json", "-e", "dev", "--yes", "--force")
 		h = p.history("dev").DeploymentHistory[0]
-		if h.Type != "state-push" || h.Status != "success" || h.TriggeredBy == "" {
+		if h.Type != "state-push-forced" || h.Status != "success" || h.TriggeredBy == "" {
 			t.Errorf("state push's history record: %+v", h)
 		}
 	})
