@@ -27,8 +27,13 @@ func TestNewCmdDeploy(t *testing.T) {
 		wantErr string // a usage error containing it
 	}{
 		{name: "env", argv: []string{"-e", "dev"}, want: DeployOptions{Grace: 3 * time.Second, StackOptions: StackOptions{Target: targetFlags{Env: "dev"}}}},
-		{name: "all flags", argv: []string{"-e", "dev", "--yes", "--lock-timeout", "10m", "--plan", "x.plan", "--parallelism", "3", "--install-pulumi", "--grace", "20s", "-s", "shop", "--component", "app/api"},
-			want: DeployOptions{Grace: 20 * time.Second, StackOptions: StackOptions{Target: targetFlags{Stack: "shop", Env: "dev", Component: "app/api"}}, Yes: true, LockTimeout: 10 * time.Minute, PlanFile: "x.plan", Parallelism: 3, InstallPulumi: true}},
+		{name: "all flags", argv: []string{"-e", "dev", "--yes", "--lock-timeout", "10m", "--plan", "x.plan", "--parallelism", "3", "--install-pulumi", "--grace", "20s", "-s", "shop"},
+			want: DeployOptions{Grace: 20 * time.Second, StackOptions: StackOptions{Target: targetFlags{Stack: "shop", Env: "dev"}}, Yes: true, LockTimeout: 10 * time.Minute, PlanFile: "x.plan", Parallelism: 3, InstallPulumi: true}},
+		{name: "replace", argv: []string{"-e", "dev", "--replace", "app/api", "--replace", "data/db", "--component", "app/api"},
+			want: DeployOptions{Grace: 3 * time.Second, StackOptions: StackOptions{Target: targetFlags{Env: "dev", Component: "app/api"}}, Replace: []string{"app/api", "data/db"}}},
+		{name: "plan with component", argv: []string{"-e", "dev", "--plan", "x.plan", "--component", "app/api"}, wantErr: "--component cannot be used with --plan"},
+		{name: "replace with plan", argv: []string{"-e", "dev", "--plan", "x.plan", "--replace", "app/api"}, wantErr: "--replace cannot be used with --plan"},
+		{name: "with-dependents without a target", destroy: true, argv: []string{"-e", "dev", "--with-dependents"}, wantErr: "--with-dependents widens a destroy of some components"},
 		{name: "--env alias and --json", json: true, argv: []string{"--env", "prod", "--service", "app", "-y"},
 			want: DeployOptions{Grace: 3 * time.Second, StackOptions: StackOptions{Target: targetFlags{Env: "prod", Service: "app"}, JSON: true}, Yes: true}},
 		{name: "destroy", destroy: true, argv: []string{"-e", "dev", "--parallelism", "1"},
