@@ -148,8 +148,8 @@ func (o *DeployOptions) runE(cmd *cobra.Command, f *Factory, runF func(context.C
 			}
 		}
 	}
-	if o.WithDependents && o.Target.Service == "" && len(o.Target.Components) == 0 {
-		return &UsageError{Msg: "--with-dependents widens a destroy of some components: name them with --component or --service (a destroy of the whole stack has no dependents left out)"}
+	if t := o.Target; o.WithDependents && t.Service == "" && t.Component == "" && len(t.Components) == 0 && len(t.Exclude) == 0 {
+		return &UsageError{Msg: "--with-dependents widens a destroy of some components: name them with --component or --service, or leave some out with --exclude (a destroy of the whole stack has no dependents left out)"}
 	}
 	if len(o.Replace) > 0 && o.PlanFile != "" {
 		return &UsageError{Msg: "--replace cannot be used with --plan: the saved plan's replacements apply (make it with plan --replace ADDR --out FILE)"}
