@@ -141,6 +141,19 @@ func newDeployOptions(f *Factory, destroy bool) *DeployOptions {
 
 // runE validates the flags, then runs the command.
 func (o *DeployOptions) runE(cmd *cobra.Command, f *Factory, runF func(context.Context, *DeployOptions) error) error {
+	if o.PlanFile != "" {
+		for _, n := range []string{"service", "component", "exclude"} {
+			if f := cmd.Flags().Lookup(n); f != nil && f.Changed {
+				return &UsageError{Msg: fmt.Sprintf("--%s cannot be used with --plan: a saved plan applies its own scope (make the plan with plan --%s ... --out FILE)", n, n)}
+			}
+		}
+	}
+	if t := o.Target; o.WithDependents && t.Service == "" && t.Component == "" && len(t.Components) == 0 && len(t.Exclude) == 0 {
+		return &UsageError{Msg: "--with-dependents widens a destroy of some components: name them with --component or --service, or leave some out with --exclude (a destroy of the whole stack has no dependents left out)"}
+	}
+	if len(o.Replace) > 0 && o.PlanFile != "" {
+		return &UsageError{Msg: "--replace cannot be used with --plan: the saved plan's replacements apply (make it with plan --replace ADDR --out FILE)"}
+	}
 	if err := o.readSaved(); err != nil {
 		return err
 	}
@@ -161,9 +174,6 @@ func (o *DeployOptions) runE(cmd *cobra.Command, f *Factory, runF func(context.C
 	}
 	if len(o.Replace) > 0 && o.All.All {
 		return &UsageError{Msg: "--replace names components of one stack: it cannot be used with --all"}
-	}
-	if len(o.Replace) > 0 && o.PlanFile != "" {
-		return &UsageError{Msg: "--replace cannot be used with --plan: the saved plan's replacements apply (make it with plan --replace ADDR --out FILE)"}
 	}
 	if err := o.Run.check(cmd, f.Getenv); err != nil {
 		return err
