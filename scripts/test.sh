@@ -60,15 +60,29 @@ stops+=(kms_stop)
 test_phase "local-kms (install when missing, start)" source scripts/test-servers/kms.sh || true
 # actionlint, goreleaser, act and cosign (the release, signature and act workflow tests).
 test_phase "actionlint, goreleaser, act, cosign (install when missing)" source scripts/test-servers/ghtools.sh || true
-# The Pulumi CLI (built once into the tools cache) and the test provider, on PATH.
-test_phase "Pulumi CLI + test provider (build when missing)" source scripts/test-servers/pulumi.sh || true
+# The Pulumi CLI (built once into the tools cache) builds in the background
+# while the other tests run: only the real-CLI step at the end needs it, and
+# it waits for it there.
+pulumi_build_log="$DEPLOYER_TEST_TMP/pulumi-build.log"
+(test_phase "Pulumi CLI (build when missing, in the background)" source scripts/test-servers/pulumi.sh) >"$pulumi_build_log" 2>&1 &
+pulumi_build=$!
+
+# pulumi_ready: wait for the background build, then put the CLI and the
+# test provider on PATH (seconds when the CLI is built).
+pulumi_ready() {
+	wait "$pulumi_build" || true
+	cat "$pulumi_build_log" >&2
+	test_phase "Pulumi CLI + test provider (wait for the build, build the provider)" source scripts/test-servers/pulumi.sh || true
+}
 
 if [ "${1:-}" = "go" ]; then
+	pulumi_ready
 	"$@"
 	exit $?
 fi
 
 if [ "${1:-}" = "bench" ]; then
+	pulumi_ready
 	go test -run '^$' -bench "${BENCH:-.}" -benchmem -benchtime "${BENCHTIME:-2s}" -timeout 2h ./...
 	exit 0
 fi
@@ -100,6 +114,7 @@ awk '$1 == "ok" && $3 ~ /s$/ { t = $3; sub(/s$/, "", t); if (t + 0 > 30) printf 
 # running and its duration; one package at a time (-p 1), as each drives
 # Pulumi processes of its own.
 echo "== real-CLI Pulumi tests"
+pulumi_ready
 pulumi_log="$DEPLOYER_TEST_TMP/real-pulumi.log"
 if test_phase "real-CLI Pulumi tests" go test -race -count=1 -p 1 -timeout 30m -run '^TestRealPulumi' -v ./internal/engine/pulumi/ ./internal/e2e/ >"$pulumi_log" 2>&1; then
 	grep -E '^(=== RUN|--- |ok|PASS)' "$pulumi_log"

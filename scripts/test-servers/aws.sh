@@ -55,6 +55,7 @@ _aws_start_dynalite() {
 		touch "$work/.installed"
 		mkdir -p "$AWS_TOOLS_DIR"
 		# Another run may have installed it meanwhile: keep the first whole one.
+		chmod 755 "$work"
 		mv -T "$work" "$dir" 2>/dev/null || rm -rf "$work"
 	fi
 	local port
