@@ -61,8 +61,8 @@ test_phase "local-kms (install when missing, start)" source scripts/test-servers
 # actionlint, goreleaser, act and cosign (the release, signature and act workflow tests).
 test_phase "actionlint, goreleaser, act, cosign (install when missing)" source scripts/test-servers/ghtools.sh || true
 # The Pulumi CLI (built once into the tools cache) builds in the background
-# while the other tests run: only the real-CLI step at the end needs it, and
-# it waits for it there.
+# while the servers start, vet and the Windows build run;
+# go test waits for it (pulumi_ready).
 pulumi_build_log="$DEPLOYER_TEST_TMP/pulumi-build.log"
 (test_phase "Pulumi CLI (build when missing, in the background)" source scripts/test-servers/pulumi.sh) >"$pulumi_build_log" 2>&1 &
 pulumi_build=$!
@@ -103,6 +103,10 @@ test_phase "the Windows build" env GOOS=windows GOARCH=amd64 CGO_ENABLED=0 go bu
 echo "== go test -race ./..."
 # -timeout only turns a hang into a failure: it stands far above what a busy
 # 2-core machine needs (internal/e2e took 20 minutes at a load of 10 to 18).
+# A few tests outside the real-CLI step check files a Pulumi run touched:
+# the CLI must be there before go test starts (its build overlapped the
+# servers' start, vet and the Windows build).
+pulumi_ready
 # Each package's "ok" line carries its seconds: those over 30 go in the table.
 go_test_log="$DEPLOYER_TEST_TMP/go-test.log"
 test_phase "go test -race ./... (all packages)" go test -race -count=1 -timeout 45m -skip '^TestRealPulumi' ./... 2>&1 | tee "$go_test_log"
@@ -114,7 +118,6 @@ awk '$1 == "ok" && $3 ~ /s$/ { t = $3; sub(/s$/, "", t); if (t + 0 > 30) printf 
 # running and its duration; one package at a time (-p 1), as each drives
 # Pulumi processes of its own.
 echo "== real-CLI Pulumi tests"
-pulumi_ready
 pulumi_log="$DEPLOYER_TEST_TMP/real-pulumi.log"
 if test_phase "real-CLI Pulumi tests" go test -race -count=1 -p 1 -timeout 30m -run '^TestRealPulumi' -v ./internal/engine/pulumi/ ./internal/e2e/ >"$pulumi_log" 2>&1; then
 	grep -E '^(=== RUN|--- |ok|PASS)' "$pulumi_log"

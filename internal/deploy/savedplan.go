@@ -58,7 +58,7 @@ func (s *Service) bind(ctx context.Context, res *config.Resolved, st *statestore
 	}
 	b := plan.Bind(res, t.Scope(), read, s.d.Version, plan.DigestHMAC, func(place string, data []byte) string {
 		// The place, length-prefixed, then the value: equal secrets in
-		// two fields get unrelated digests (docs/plan.md#saved-plans).
+		// two fields get unrelated digests (docs/plan.md#saved-plans---out-deploy---plan).
 		h := hmac.New(sha256.New, key)
 		fmt.Fprintf(h, "%d:%s", len(place), place)
 		h.Write(data)

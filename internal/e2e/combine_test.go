@@ -95,11 +95,12 @@ func TestUnsealableStateRefusedFirst(t *testing.T) {
 	if !strings.Contains(r.stdout, "state-not-written") || strings.Contains(r.stdout, " success ") {
 		t.Errorf("the summary should say the state was not written:\n%s", r)
 	}
-	m := regexp.MustCompile(`DEPLOYER_SECRETS_PASSPHRASE='([^']+)' (deployer state push .*)`).FindStringSubmatch(r.stderr)
+	// The generated passphrase is never printed: the error names its file.
+	m := regexp.MustCompile(`DEPLOYER_SECRETS_PASSPHRASE_FILE=(\S+) (deployer state push .*)`).FindStringSubmatch(r.stderr)
 	if m == nil || !strings.HasSuffix(m[2], " --yes") {
 		t.Fatalf("the error should print a push command that runs without a terminal:\n%s", r)
 	}
-	p.env = append(p.env, "DEPLOYER_SECRETS_PASSPHRASE="+m[1])
+	p.env = append(p.env, "DEPLOYER_SECRETS_PASSPHRASE_FILE="+filepath.Join(p.dir, m[1]))
 	created := string(p.read("ran.log"))
 
 	for _, args := range [][]string{{"deploy", "-e", "dev", "--yes"}, {"deploy", "-e", "dev", "--refresh-only", "--yes"}, {"destroy", "-e", "dev", "--yes"}} {
@@ -237,15 +238,18 @@ func TestHistoryAndSummariesSayWhatHappened(t *testing.T) {
 	s := newProject(t, secretOutputYAML(""))
 	s.env = []string{"DEPLOYER_SECRETS_PASSPHRASE="}
 	r = s.mustRun(1, "deploy", "-e", "dev", "--yes")
-	m := regexp.MustCompile(`DEPLOYER_SECRETS_PASSPHRASE='([^']+)' deployer (state push .*)`).FindStringSubmatch(r.stderr)
+	m := regexp.MustCompile(`DEPLOYER_SECRETS_PASSPHRASE_FILE=(\S+) deployer (state push .*)`).FindStringSubmatch(r.stderr)
 	if m == nil {
 		t.Fatalf("want an errored state with a generated passphrase:\n%s", r)
 	}
-	s.env = []string{"DEPLOYER_SECRETS_PASSPHRASE=" + m[1]}
+	s.env = []string{"DEPLOYER_SECRETS_PASSPHRASE=", "DEPLOYER_SECRETS_PASSPHRASE_FILE=" + filepath.Join(s.dir, m[1])}
 	s.mustRun(0, strings.Fields(m[2])...)
 	r = s.mustRun(0, "history", "-e", "dev")
-	if !strings.Contains(r.stdout, "state-push") || !strings.Contains(r.stdout, "deploy") {
-		t.Errorf("history should list the state-push and the deploy it wrote:\n%s", r)
+	// A push imports no history record from the file (a file's records
+	// are not trusted, docs/state-format.md#errored-state-files): history
+	// shows the push itself.
+	if !strings.Contains(r.stdout, "state-push") {
+		t.Errorf("history should list the state-push:\n%s", r)
 	}
 	s.write("deployer.yaml", secretOutputYAML("outputs: {db_password: '${data/db.password}', note: '${data/db.password}'}\n"))
 	s.mustRun(0, "deploy", "-e", "dev", "--yes")
