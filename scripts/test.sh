@@ -36,6 +36,7 @@ print_phases() {
 	echo "== where the time went (seconds)"
 	awk -F'\t' '{ printf "%6d  %s\n", $2, $1 }' "$DEPLOYER_TEST_PHASES"
 	printf '%6d  %s\n' "$((SECONDS - run_start))" "total"
+	[ ! -s "$DEPLOYER_TEST_TMP/counts" ] || cat "$DEPLOYER_TEST_TMP/counts"
 }
 
 stops=()
@@ -101,15 +102,42 @@ echo "== the Windows release target builds"
 test_phase "the Windows build" env GOOS=windows GOARCH=amd64 CGO_ENABLED=0 go build -o /dev/null ./cmd/deployer
 
 echo "== go test -race ./..."
+# gotestsum runs go test and keeps every test's result as go test -json, so
+# the run ends with how many tests passed and which skipped (under CI=true
+# none should). A test runner, not a server: built once into the tools cache.
+GOTESTSUM_VERSION=v1.13.0
+gotestsum="$DEPLOYER_TOOLS/gotestsum-$GOTESTSUM_VERSION/gotestsum"
+if ! test_tools_ok "$gotestsum"; then
+	test_phase "install gotestsum" test_tools_go_install "$gotestsum" "gotest.tools/gotestsum@$GOTESTSUM_VERSION"
+fi
+tests_json="$DEPLOYER_TEST_TMP/tests"
+mkdir -p "$tests_json"
+
+# internal/e2e is most of go test's time and keeps about one core busy. Its
+# slowest tests (each over 9 s on a loaded machine; `"$gotestsum" tool slowest
+# --jsonfile FILE` lists them) run in a second go test process beside the
+# rest, and the real-CLI Pulumi tests follow the rest, so both cores work.
+# The rest skips exactly what the second process runs: a test renamed or
+# added runs with the rest, none runs nowhere.
+e2e_slowest='^(TestEightProcessesCountToTwoHundred|TestConvergenceWalk|TestConvergenceWalkOnS3|TestStackReferenceIsReadWhenPlanningWithoutPulumi|TestLockExecStorm|TestActDeployAllWorkflowRunsTheMatrix|TestLockExecOnEveryLockBackend|TestPartitionDuringDeploy|TestSecondDeployFailsAtOnceWithHolderOrWaits|TestRefreshOnlyRecordsWhatIsLive|TestPausedHolderCannotOverwriteItsSuccessor|TestSavedPlanBindsWhatItShowed|TestStackOutputsAndOutputCommand|TestRunIDDeploysTheMatrixInOrderOnFileBackends|TestActionInstallVerifiesTheReleaseSignature|TestPolicyRDSExamplesDenyTheBadPlanAndAllowTheGoodOne|TestCtrlCGivesCommandComponentsTheirGrace)$'
+
 # -timeout only turns a hang into a failure: it stands far above what a busy
 # 2-core machine needs (internal/e2e took 20 minutes at a load of 10 to 18).
 # A few tests outside the real-CLI step check files a Pulumi run touched:
 # the CLI must be there before go test starts (its build overlapped the
 # servers' start, vet and the Windows build).
 pulumi_ready
+slowest_log="$DEPLOYER_TEST_TMP/go-test-e2e-slowest.log"
+(test_phase "go test -race internal/e2e, its slowest tests (beside the rest)" \
+	"$gotestsum" --format standard-quiet --jsonfile "$tests_json/e2e-slowest.json" -- \
+	-race -count=1 -timeout 45m -run "$e2e_slowest" ./internal/e2e/ >"$slowest_log" 2>&1) &
+slowest=$!
+
 # Each package's "ok" line carries its seconds: those over 30 go in the table.
 go_test_log="$DEPLOYER_TEST_TMP/go-test.log"
-test_phase "go test -race ./... (all packages)" go test -race -count=1 -timeout 45m -skip '^TestRealPulumi' ./... 2>&1 | tee "$go_test_log"
+failed=0
+test_phase "go test -race ./... (the rest)" "$gotestsum" --format standard-quiet --jsonfile "$tests_json/rest.json" -- \
+	-race -count=1 -timeout 45m -skip "^TestRealPulumi|$e2e_slowest" ./... 2>&1 | tee "$go_test_log" || failed=1
 awk '$1 == "ok" && $3 ~ /s$/ { t = $3; sub(/s$/, "", t); if (t + 0 > 30) printf "  go test %s\t%d\n", $2, t }' "$go_test_log" |
 	sort -t$'\t' -k2 -rn >>"$DEPLOYER_TEST_PHASES"
 
@@ -119,9 +147,21 @@ awk '$1 == "ok" && $3 ~ /s$/ { t = $3; sub(/s$/, "", t); if (t + 0 > 30) printf 
 # Pulumi processes of its own.
 echo "== real-CLI Pulumi tests"
 pulumi_log="$DEPLOYER_TEST_TMP/real-pulumi.log"
-if test_phase "real-CLI Pulumi tests" go test -race -count=1 -p 1 -timeout 30m -run '^TestRealPulumi' -v ./internal/engine/pulumi/ ./internal/e2e/ >"$pulumi_log" 2>&1; then
+if test_phase "real-CLI Pulumi tests" "$gotestsum" --format standard-verbose --jsonfile "$tests_json/real-pulumi.json" -- \
+	-race -count=1 -p 1 -timeout 30m -run '^TestRealPulumi' ./internal/engine/pulumi/ ./internal/e2e/ >"$pulumi_log" 2>&1; then
 	grep -E '^(=== RUN|--- |ok|PASS)' "$pulumi_log"
 else
 	cat "$pulumi_log"
-	exit 1
+	failed=1
 fi
+
+echo "== go test -race internal/e2e, its slowest tests"
+wait "$slowest" || failed=1
+cat "$slowest_log"
+awk '$1 == "ok" && $3 ~ /s$/ { t = $3; sub(/s$/, "", t); printf "  go test %s (its slowest tests)\t%d\n", $2, t }' "$slowest_log" >>"$DEPLOYER_TEST_PHASES"
+
+# How many tests (and subtests) ran, from go test -json; the skipped ones by name.
+count_tests() { cat "$tests_json"/*.json | grep -cE "\"Action\":\"$1\",\"Package\":\"[^\"]*\",\"Test\":" || true; }
+echo "== tests: $(count_tests pass) passed, $(count_tests fail) failed, $(count_tests skip) skipped (tests and subtests)" >"$DEPLOYER_TEST_TMP/counts"
+cat "$tests_json"/*.json | sed -nE 's/.*"Action":"skip","Package":"([^"]*)","Test":"([^"]*)".*/  skipped: \1 \2/p' | sort >>"$DEPLOYER_TEST_TMP/counts"
+exit "$failed"
