@@ -45,9 +45,12 @@ func MaskDiff(f FieldDiff) FieldDiff {
 		if f.New != nil {
 			f.New = Masked
 		}
-		return f
+	} else {
+		f.Old, f.New = Mask(f.Old), Mask(f.New)
 	}
-	f.Old, f.New = Mask(f.Old), Mask(f.New)
+	if f.Unknown {
+		f.New = KnownAfterApply // never a value: nothing to mask
+	}
 	return f
 }
 
