@@ -86,7 +86,7 @@ func firstLine(s string) string {
 		s, cut = s[:500], true
 	}
 	if cut {
-		s += " ..."
+		s += " [...]"
 	}
 	return s
 }

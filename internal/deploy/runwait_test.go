@@ -115,7 +115,7 @@ func TestRunWaitStopsAtAFailedUpstreamAndNamesItsReason(t *testing.T) {
 	if got := c.now.Sub(start); got < 5*time.Minute || got > 5*time.Minute+12*time.Second {
 		t.Errorf("the wait ended after %s of the clock, want at the first read after 5m0s", got)
 	}
-	if want := "skipped: upstream net failed (deployment dep-net, run 42 attempt 1): denied by policy: no_public_buckets: net/bucket is public ..."; err.Error() != want {
+	if want := "skipped: upstream net failed (deployment dep-net, run 42 attempt 1): denied by policy: no_public_buckets: net/bucket is public [...]"; err.Error() != want {
 		t.Errorf("message:\n got %s\nwant %s", err, want)
 	}
 }
