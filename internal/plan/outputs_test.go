@@ -110,3 +110,25 @@ func TestChangesToOutputsNameEveryOutputOfAChangedComponent(t *testing.T) {
 		t.Errorf("destroy removes\n %s\nwant\n %s", got, want)
 	}
 }
+
+// A plan read from a file (show, deploy --plan) is foreign data: its
+// Changes to Outputs are masked again in the document plan --json and
+// policies read, whatever the file holds, and a value known only after the
+// apply stays (known after apply).
+func TestDocumentMasksTheChangesToOutputsAgain(t *testing.T) {
+	p := &Plan{Outputs: []FieldDiff{
+		{Path: "api_token", Op: OpChange, Old: "tok-1", New: "tok-2", Sensitive: true},
+		{Path: "db_password", Op: OpChange, Old: "hunter2", New: KnownAfterApply, Sensitive: true, Unknown: true},
+	}}
+	got := p.Document().Outputs
+	want := []FieldDiff{
+		{Path: "api_token", Op: OpChange, Old: Masked, New: Masked, Sensitive: true},
+		{Path: "db_password", Op: OpChange, Old: Masked, New: KnownAfterApply, Sensitive: true, Unknown: true},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("document outputs (-want +got):\n%s", diff)
+	}
+	if p.Outputs[0].Old != "tok-1" {
+		t.Errorf("Document changed the plan: %v", p.Outputs)
+	}
+}
