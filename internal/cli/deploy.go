@@ -233,9 +233,6 @@ func runDeploy(ctx context.Context, opts *DeployOptions) (err error) {
 	if opts.RefreshOnly {
 		return opts.refreshOnly(ctx, cfg, t)
 	}
-	if err := opts.Policy.validate(); err != nil {
-		return err
-	}
 	run, err := opts.Run.request(t.Stack)
 	if err != nil {
 		return err
@@ -247,6 +244,9 @@ func runDeploy(ctx context.Context, opts *DeployOptions) (err error) {
 				opts.RecordRunFailure(ctx, deploy.RunFailureRequest{Config: cfg, Target: t, Run: run, Err: err, LockTimeout: opts.LockTimeout})
 			}
 		}()
+	}
+	if err := opts.Policy.validate(); err != nil {
+		return err
 	}
 	check, err := opts.Policy.check(ctx, cfg)
 	if err != nil {

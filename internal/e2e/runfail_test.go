@@ -61,7 +61,8 @@ func runFailUp(policy, protect, bInsteadOfA bool) string {
 
 // TestRunIDFailureBeforeApplyIsRecordedForTheRun: a policy deny, a
 // protected component the plan would delete, a policy file that does not
-// compile, and an interrupt during the job's own wait each end the job of
+// compile, a missing --yes and an interrupt during the job's own wait each
+// end the job of
 // stack up with its usual exit code and a record of the run (failed, or
 // cancelled) that names the reason; the job of stack down, which reads
 // up, then stops at its first look (--wait-timeout 0) with exit 7, naming
@@ -139,4 +140,8 @@ func TestRunIDFailureBeforeApplyIsRecordedForTheRun(t *testing.T) {
 	if r = holder.wait(t, 20*time.Second); r.code != 0 {
 		t.Errorf("the other deploy of up: %s", r)
 	}
+
+	// A job without --yes and without a terminal: refused, and recorded.
+	up.mustRun(2, "deploy", "-e", "dev", "--run-id", "r7")
+	downSkipped("r7", "down/dev skipped: upstream up failed (deployment dep-", "pass --yes")
 }
