@@ -62,9 +62,8 @@ func runFailUp(policy, protect, bInsteadOfA bool) string {
 // TestRunIDFailureBeforeApplyIsRecordedForTheRun: a policy deny, a
 // protected component the plan would delete, a policy file that does not
 // compile, a missing --yes and an interrupt during the job's own wait each
-// end the job of
-// stack up with its usual exit code and a record of the run (failed, or
-// cancelled) that names the reason; the job of stack down, which reads
+// end the job of stack up with its usual exit code and a record of the run
+// (failed, or cancelled) that names the reason; the job of stack down, which reads
 // up, then stops at its first look (--wait-timeout 0) with exit 7, naming
 // up and the reason. A held lock cannot be recorded and the job says so.
 func TestRunIDFailureBeforeApplyIsRecordedForTheRun(t *testing.T) {
