@@ -34,8 +34,10 @@ environments: {dev: {}}
 services:
   app:
     components:
+      up: {kind: StackReference, config: {stack: up}}
       d:
         kind: Command
+        depends_on: [app/up]
         command: {create: "true", delete: "true"}
 `
 
@@ -97,6 +99,11 @@ func TestRunIDFailureBeforeApplyIsRecordedForTheRun(t *testing.T) {
 	downSkipped("r1", "down/dev skipped: upstream up failed (deployment dep-", "run r1 attempt 1): denied by policy: nocreate: app/a: no creates today")
 	if h := up.mustRun(0, "history", "-e", "dev").stdout; !strings.Contains(h, "failed") {
 		t.Errorf("up's history lacks the failed deployment of run r1:\n%s", h)
+	}
+	// up's state holds only that record: a StackReference reads it as no
+	// state, never as a stack without outputs.
+	if r := down.mustRun(1, "deploy", "-e", "dev", "--yes"); !strings.Contains(r.stderr, "nothing was deployed to it yet") || !strings.Contains(r.stderr, "deploy it first") {
+		t.Errorf("a deploy of down reading up, which only recorded a failure:\n%s", r)
 	}
 
 	// A policy that does not compile: the deploy cannot be checked.
