@@ -106,7 +106,7 @@ func (e *ApplyError) Unwrap() error { return e.Err }
 // failure for the run (RecordRunFailure).
 func (s *Service) Apply(ctx context.Context, req ApplyRequest) (*Outcome, error) {
 	out, err := s.apply(ctx, req)
-	if err != nil && req.Run != nil && (out == nil || out.Deployment.DeploymentID == "") {
+	if err != nil && req.Run != nil && (out == nil || out.Head.IsZero()) { // no record of the run saved
 		s.RecordRunFailure(ctx, RunFailureRequest{Config: req.Config, Target: req.Target, Run: req.Run, Err: err, LockTimeout: req.LockTimeout})
 	}
 	return out, err
