@@ -4,10 +4,13 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/deployer-dev/deployer/internal/lockmgr"
+	filelock "github.com/deployer-dev/deployer/internal/lockmgr/file"
 	"github.com/deployer-dev/deployer/internal/statestore"
 	filestate "github.com/deployer-dev/deployer/internal/statestore/file"
 )
@@ -117,5 +120,68 @@ func TestRunWaitStopsAtAFailedUpstreamAndNamesItsReason(t *testing.T) {
 	}
 	if want := "skipped: upstream net failed (deployment dep-net, run 42 attempt 1): denied by policy: no_public_buckets: net/bucket is public [...]"; err.Error() != want {
 		t.Errorf("message:\n got %s\nwant %s", err, want)
+	}
+}
+
+// RecordRunFailure writes one deployment of the run for a job that failed
+// before it recorded one (failed, or cancelled after an interrupt, with the
+// error and the run's id and attempt, nothing else changed), and writes
+// nothing, saying why, where it must not: a job skipped for its own
+// upstream, an errored state waiting to be pushed.
+func TestRecordRunFailureWritesOneRecordOrSaysWhyNot(t *testing.T) {
+	start := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	c := &waitClock{now: start, start: start}
+	svc, store, progress := waitService(t, c)
+	lb, err := filelock.New(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = lb.Close() })
+	svc.d.Locks = lockmgr.NewManager(lb, lockmgr.Options{})
+	svc.d.Getenv = func(string) string { return "" }
+	run := &Run{ID: "42", Attempt: 2}
+	req := func(err error) RunFailureRequest {
+		return RunFailureRequest{Target: shopDev, Run: run, Err: err}
+	}
+	history := func() []statestore.Deployment {
+		st, _, err := store.Load(context.Background(), shopDev.Stack, shopDev.Env)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return st.DeploymentHistory
+	}
+
+	if !svc.RecordRunFailure(context.Background(), req(errors.New("plan: outputs.api_uri: no such output\nsecond line"))) {
+		t.Fatalf("not recorded:\n%s", progress)
+	}
+	h := history()
+	if len(h) != 1 || h[0].Status != statestore.DeploymentFailed || h[0].RunID != "42" || h[0].RunAttempt != 2 || h[0].Type != "deploy" ||
+		h[0].Error != "plan: outputs.api_uri: no such output\nsecond line" || h[0].Serial != 1 || h[0].ResourcesChanged != (statestore.ResourcesChanged{}) {
+		t.Errorf("history %+v, want one failed deploy of run 42 attempt 2 with the error, serial 1, no changes", h)
+	}
+	if !strings.Contains(progress.String(), "Recorded the failure of this deploy for run 42 (deployment "+h[0].DeploymentID+", serial 1)") {
+		t.Errorf("progress:\n%s", progress)
+	}
+
+	if !svc.RecordRunFailure(context.Background(), req(fmt.Errorf("waiting for the upstream stacks of run 42: %w", context.Canceled))) {
+		t.Fatalf("not recorded:\n%s", progress)
+	}
+	if h = history(); len(h) != 2 || h[0].Status != statestore.DeploymentCancelled || h[0].Serial != 2 {
+		t.Errorf("after an interrupt: history %+v, want a cancelled record at serial 2 first", h)
+	}
+
+	progress.Reset()
+	if svc.RecordRunFailure(context.Background(), req(&SkippedError{RunID: "42", Upstream: UpstreamWait{Stack: "net", Status: statestore.DeploymentFailed}})) || progress.Len() != 0 {
+		t.Errorf("a skipped job recorded something or spoke:\n%s", progress)
+	}
+	if svc.RecordRunFailure(context.Background(), req(&PendingErroredError{Path: "deployer-errored-shop-dev.json", Stack: "shop", Env: "dev"})) {
+		t.Error("recorded over a pending errored state")
+	}
+	if want := "warning: could not record the failure of this deploy for run 42: an errored state of the stack must be pushed first"; !strings.Contains(progress.String(), want) ||
+		!strings.Contains(progress.String(), "wait until their --wait-timeout") {
+		t.Errorf("progress lacks %q:\n%s", want, progress)
+	}
+	if h = history(); len(h) != 2 {
+		t.Errorf("history has %d records, want the 2 written", len(h))
 	}
 }
