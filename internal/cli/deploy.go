@@ -66,6 +66,11 @@ type DeployOptions struct {
 	ReportRun func(t deploy.Target, runID string, waits []deploy.UpstreamWait, err error)
 	// Refresh is the refresh-only use case (deploy --refresh-only).
 	Refresh RefreshOnlyFunc
+	// RecordRunFailure records, for a --run-id deploy that fails after
+	// its config loaded and before Apply runs (a policy that does not
+	// compile, a saved plan it cannot read, --yes missing), the failure
+	// for the run: deploy.Service.RecordRunFailure. Nil records nothing.
+	RecordRunFailure func(ctx context.Context, req deploy.RunFailureRequest)
 }
 
 // NewCmdDeploy returns `deployer deploy`; runF replaces runDeploy in tests.
@@ -136,6 +141,15 @@ func newDeployOptions(f *Factory, destroy bool) *DeployOptions {
 		Report:    f.GitHub.Deploy,
 		ReportRun: f.GitHub.RunWait,
 		Refresh:   bindRefreshOnly(f, false),
+		RecordRunFailure: func(ctx context.Context, req deploy.RunFailureRequest) {
+			svc, err := f.Service(ctx, req.Config, ServiceOptions{})
+			if err != nil {
+				fmt.Fprintf(f.IO.ErrOut, "warning: could not record the failure of this deploy for run %s: %v; the stacks of the run that wait for %s wait until their --wait-timeout\n",
+					req.Run.ID, err, req.Target.Stack)
+				return
+			}
+			svc.RecordRunFailure(ctx, req)
+		},
 	}
 }
 
@@ -200,8 +214,10 @@ func (o *DeployOptions) checkParallelism(cmd *cobra.Command) error {
 }
 
 // runDeploy resolves the target, asks (unless --yes), calls the use case
-// and renders its outcome. It uses only opts.
-func runDeploy(ctx context.Context, opts *DeployOptions) error {
+// and renders its outcome. It uses only opts. A --run-id deploy that fails
+// before the use case runs records its failure for the run
+// (RecordRunFailure); the use case records its own.
+func runDeploy(ctx context.Context, opts *DeployOptions) (err error) {
 	if opts.All.All {
 		op := deploy.OpDeploy
 		if opts.Destroy {
@@ -217,11 +233,19 @@ func runDeploy(ctx context.Context, opts *DeployOptions) error {
 	if opts.RefreshOnly {
 		return opts.refreshOnly(ctx, cfg, t)
 	}
-	if err := opts.Policy.validate(); err != nil {
-		return err
-	}
 	run, err := opts.Run.request(t.Stack)
 	if err != nil {
+		return err
+	}
+	applying := false
+	if run != nil && opts.RecordRunFailure != nil {
+		defer func() {
+			if err != nil && !applying {
+				opts.RecordRunFailure(ctx, deploy.RunFailureRequest{Config: cfg, Target: t, Run: run, Err: err, LockTimeout: opts.LockTimeout})
+			}
+		}()
+	}
+	if err := opts.Policy.validate(); err != nil {
 		return err
 	}
 	check, err := opts.Policy.check(ctx, cfg)
@@ -261,6 +285,7 @@ func runDeploy(ctx context.Context, opts *DeployOptions) error {
 			return opts.IO.Confirm(fmt.Sprintf("Apply these changes to %s/%s?", t.Stack, t.Env))
 		}
 	}
+	applying = true
 	out, err := opts.Apply(ctx, req, EngineOptions{InstallPulumi: opts.InstallPulumi, Grace: opts.Grace})
 	if opts.Report != nil {
 		opts.Report(t, out, err)

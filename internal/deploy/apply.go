@@ -101,8 +101,18 @@ func (e *ApplyError) Unwrap() error { return e.Err }
 // Plan says why; nothing touched, no engine run); *lockmgr.HeldError (exit 3);
 // *statestore.ChecksumError or ConflictError (exit 4); ErrDeclined;
 // ErrPlanStale; *ApplyError when a component failed or the run was
-// cancelled (whatever succeeded is saved first).
-func (s *Service) Apply(ctx context.Context, req ApplyRequest) (_ *Outcome, err error) {
+// cancelled (whatever succeeded is saved first). A deploy of a run
+// (req.Run) that fails before it records its deployment records its
+// failure for the run (RecordRunFailure).
+func (s *Service) Apply(ctx context.Context, req ApplyRequest) (*Outcome, error) {
+	out, err := s.apply(ctx, req)
+	if err != nil && req.Run != nil && (out == nil || out.Head.IsZero()) { // no record of the run saved
+		s.RecordRunFailure(ctx, RunFailureRequest{Config: req.Config, Target: req.Target, Run: req.Run, Err: err, LockTimeout: req.LockTimeout})
+	}
+	return out, err
+}
+
+func (s *Service) apply(ctx context.Context, req ApplyRequest) (_ *Outcome, err error) {
 	if req.Import != nil {
 		if req.Config, req.Target, err = s.withImport(req.Config, req.Target, req.Import); err != nil {
 			return nil, err

@@ -142,7 +142,25 @@ func (s *Service) stackOutputs(ctx context.Context, stack, env string) (engine.S
 	if err != nil {
 		return engine.StackView{}, err
 	}
+	if neverDeployed(st) {
+		return engine.StackView{}, fmt.Errorf("nothing was deployed to it yet (its state at %s records only failed deployments): deploy it first", s.d.Store.Location(stack, env))
+	}
 	return engine.StackView{Components: outputsOf(st), Outputs: maps.Clone(st.Outputs)}, nil
+}
+
+// neverDeployed reports whether st has no resources and no successful
+// deployment: a state that only records the failures of a run's jobs
+// (RecordRunFailure), read as no state at all.
+func neverDeployed(st *statestore.State) bool {
+	if len(st.Resources) > 0 {
+		return false
+	}
+	for _, d := range st.DeploymentHistory {
+		if d.Status == statestore.DeploymentSuccess {
+			return false
+		}
+	}
+	return true
 }
 
 // readData reads, without a lock and changing nothing, the outputs of the

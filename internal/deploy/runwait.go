@@ -31,8 +31,12 @@ type Run struct {
 	// WaitTimeout bounds the wait (0: look once).
 	WaitTimeout time.Duration
 	// Poll paces the reads of the upstream states; nil is an exponential
-	// backoff from 1 s to 10 s with jitter.
+	// backoff from 1 s to 10 s with jitter. A pause never reaches past the
+	// timeout: the last read is made when it ends.
 	Poll backoff.BackOff
+	// Sleep waits d or until ctx ends (then its error); nil is a timer.
+	// With a fake Deps.Now, tests make a long wait without waiting.
+	Sleep func(ctx context.Context, d time.Duration) error
 }
 
 // UpstreamWait is how the wait for one upstream stack ended.
@@ -46,6 +50,10 @@ type UpstreamWait struct {
 	Waited       time.Duration
 	// Reads counts the reads of the upstream's state the wait made.
 	Reads int
+	// Error is the error the upstream's record of the run holds (why it
+	// failed, was cancelled or stopped before it applied anything);
+	// "" when none.
+	Error string
 }
 
 // SkippedError: the deploy did not run because an upstream stack of its run
@@ -60,9 +68,27 @@ type SkippedError struct {
 func (e *SkippedError) Error() string {
 	u := e.Upstream
 	if u.Status == "" {
-		return fmt.Sprintf("skipped: upstream %s has no deployment of run %s after %s (--wait-timeout)", u.Stack, e.RunID, e.Timeout)
+		return fmt.Sprintf("skipped: upstream %s has no deployment of run %s after waiting %s, %d read(s) (--wait-timeout %s)",
+			u.Stack, e.RunID, u.Waited.Round(time.Second), u.Reads, e.Timeout)
 	}
-	return fmt.Sprintf("skipped: upstream %s %s (deployment %s, run %s attempt %d)", u.Stack, u.Status, u.DeploymentID, e.RunID, u.Attempt)
+	msg := fmt.Sprintf("skipped: upstream %s %s (deployment %s, run %s attempt %d)", u.Stack, u.Status, u.DeploymentID, e.RunID, u.Attempt)
+	if u.Error != "" {
+		msg += ": " + firstLine(u.Error)
+	}
+	return msg
+}
+
+// firstLine is s up to its first newline, at most 500 bytes: a reason on
+// one line of a skipped job's message.
+func firstLine(s string) string {
+	s, _, cut := strings.Cut(s, "\n")
+	if len(s) > 500 {
+		s, cut = s[:500], true
+	}
+	if cut {
+		s += " [...]"
+	}
+	return s
 }
 
 // errPending: an upstream has no final record of the run yet (polled again).
@@ -110,6 +136,20 @@ func (r *Run) poll() backoff.BackOff {
 	return b
 }
 
+func (r *Run) sleep(ctx context.Context, d time.Duration) error {
+	if r.Sleep != nil {
+		return r.Sleep(ctx, d)
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}
+
 // waitUpstream waits, reading only, until every upstream stack of run in
 // env has a final deployment record of the run (docs/many-stacks.md#one-job-per-stack-the-matrix),
 // with a line per upstream on the progress stream. It returns how each
@@ -127,7 +167,7 @@ func (s *Service) waitUpstream(ctx context.Context, env string, run *Run) ([]Ups
 	}
 	fmt.Fprintf(s.d.Progress, "Waiting for %d upstream stack(s) of run %s (attempt %d, up to %s): %s\n",
 		len(run.Upstream), run.ID, run.Attempt, run.WaitTimeout, strings.Join(run.Upstream, ", "))
-	check := func() (struct{}, error) {
+	check := func() error {
 		for i := range waits {
 			if done[i] {
 				continue
@@ -140,42 +180,58 @@ func (s *Service) waitUpstream(ctx context.Context, env string, run *Run) ([]Ups
 				continue
 			}
 			if err != nil {
-				return struct{}{}, backoff.Permanent(fmt.Errorf("read the state of upstream %s/%s: %w", w.Stack, env, err))
+				return fmt.Errorf("read the state of upstream %s/%s: %w", w.Stack, env, err)
 			}
 			d, ok := runRecord(st, run.ID)
 			if !ok || !run.final(d) {
 				continue
 			}
 			done[i] = true
-			w.Status, w.DeploymentID, w.Attempt = d.Status, d.DeploymentID, d.RunAttempt
+			w.Status, w.DeploymentID, w.Attempt, w.Error = d.Status, d.DeploymentID, d.RunAttempt, d.Error
 			fmt.Fprintf(s.d.Progress, "Upstream %s: %s (deployment %s, attempt %d) after %.1fs, %d read(s)\n",
 				w.Stack, d.Status, d.DeploymentID, d.RunAttempt, w.Waited.Seconds(), w.Reads)
 			if d.Status != statestore.DeploymentSuccess {
-				return struct{}{}, backoff.Permanent(&SkippedError{RunID: run.ID, Upstream: *w})
+				return &SkippedError{RunID: run.ID, Upstream: *w}
 			}
 		}
 		for _, ok := range done {
 			if !ok {
-				return struct{}{}, errPending
+				return errPending
 			}
 		}
-		return struct{}{}, nil
+		return nil
 	}
-	opts := []backoff.RetryOption{backoff.WithBackOff(run.poll()), backoff.WithMaxElapsedTime(run.WaitTimeout)}
-	if run.WaitTimeout <= 0 {
-		opts = append(opts, backoff.WithMaxTries(1))
-	}
-	_, err := backoff.Retry(ctx, check, opts...)
-	if errors.Is(err, errPending) {
-		for i, w := range waits {
-			if !done[i] {
-				fmt.Fprintf(s.d.Progress, "Upstream %s: no deployment of run %s after %.1fs, %d read(s)\n", w.Stack, run.ID, w.Waited.Seconds(), w.Reads)
-				return waits, &SkippedError{RunID: run.ID, Upstream: w, Timeout: run.WaitTimeout}
-			}
+	// The reads go on until the timeout has passed by this process's clock,
+	// the last one when it ends: never a pause that would end past it, and
+	// never giving up while a pause would still fit (docs/many-stacks.md).
+	deadline := start.Add(run.WaitTimeout)
+	poll := run.poll()
+	poll.Reset()
+	for {
+		err := check()
+		if err != nil && ctx.Err() != nil {
+			return waits, fmt.Errorf("waiting for the upstream stacks of run %s: %w", run.ID, ctx.Err())
+		}
+		if !errors.Is(err, errPending) {
+			return waits, err
+		}
+		left := deadline.Sub(s.d.Now())
+		if left <= 0 {
+			break
+		}
+		pause := poll.NextBackOff()
+		if pause == backoff.Stop || pause > left {
+			pause = left
+		}
+		if err := run.sleep(ctx, pause); err != nil {
+			return waits, fmt.Errorf("waiting for the upstream stacks of run %s: %w", run.ID, err)
 		}
 	}
-	if err != nil && ctx.Err() != nil {
-		return waits, fmt.Errorf("waiting for the upstream stacks of run %s: %w", run.ID, ctx.Err())
+	for i, w := range waits {
+		if !done[i] {
+			fmt.Fprintf(s.d.Progress, "Upstream %s: no deployment of run %s after %.1fs, %d read(s)\n", w.Stack, run.ID, w.Waited.Seconds(), w.Reads)
+			return waits, &SkippedError{RunID: run.ID, Upstream: w, Timeout: run.WaitTimeout}
+		}
 	}
-	return waits, err
+	return waits, nil
 }

@@ -7,6 +7,7 @@ package e2e
 
 import (
 	"encoding/json"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -135,4 +136,99 @@ func stackOutputsOn(t *testing.T, lock, state string) {
 		}
 		p.mustRun(0, "plan", "-e", "dev", "--detailed-exitcode")
 	}
+}
+
+// TestChangesToOutputsInEveryPlanView: when the component behind stack
+// outputs will change, every view of the plan has Terraform's "Changes to
+// Outputs": `plan`, `plan --json`, `show` of a saved plan, the preview of
+// `deploy`, the GitHub job summary; each output of the updated component
+// changes to (known after apply), the secret one shows (sensitive) and
+// never its value; after the deploy the plan is empty; a destroy plan
+// removes them.
+func TestChangesToOutputsInEveryPlanView(t *testing.T) {
+	// The token's value is not in the command's text, which plan --json
+	// and the progress lines show: printf puts it together.
+	yaml := strings.NewReplacer("%BACKEND%", "", "tok-secret-", "tok-s%sret-", `}' >`, `}' cec >`).Replace(outputsYAML)
+	p := newProject(t, yaml)
+	p.env = []string{"DEPLOYER_SECRETS_PASSPHRASE=outputs test"}
+	p.mustRun(0, "deploy", "-e", "dev", "--yes")
+	p.write("deployer.yaml", strings.Replace(yaml, `v: "1"`, `v: "2"`, 1))
+
+	lines := []string{
+		"Changes to Outputs:",
+		"  ~ api_token = (sensitive) -> (known after apply)",
+		`  ~ api_url = "http://api-1.local" -> (known after apply)`,
+		`  ~ limits = {"rps":5} -> (known after apply)`,
+	}
+	noSecret := func(view string, r result) {
+		t.Helper()
+		if strings.Contains(r.stdout+r.stderr, "tok-secret") {
+			t.Errorf("%s printed the secret output:\n%s", view, r)
+		}
+	}
+	r := p.mustRun(2, "plan", "-e", "dev", "--detailed-exitcode")
+	for _, want := range lines {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("plan lacks %q:\n%s", want, r)
+		}
+	}
+	noSecret("plan", r)
+
+	r = p.mustRun(0, "plan", "-e", "dev", "--json")
+	noSecret("plan --json", r)
+	var doc struct {
+		Outputs []map[string]any `json:"outputs"`
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &doc); err != nil {
+		t.Fatalf("plan --json: %v\n%s", err, r)
+	}
+	got, _ := json.Marshal(doc.Outputs)
+	if want := `[{"new":"(known after apply)","old":"(sensitive)","op":"change","path":"api_token","sensitive":true,"unknown":true},` +
+		`{"new":"(known after apply)","old":"http://api-1.local","op":"change","path":"api_url","unknown":true},` +
+		`{"new":"(known after apply)","old":{"rps":5},"op":"change","path":"limits","unknown":true}]`; string(got) != want {
+		t.Errorf("plan --json outputs:\n got %s\nwant %s", got, want)
+	}
+
+	p.mustRun(0, "plan", "-e", "dev", "--out", "next.plan")
+	r = p.mustRun(0, "show", "next.plan")
+	for _, want := range lines {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("show of the saved plan lacks %q:\n%s", want, r)
+		}
+	}
+	noSecret("show", r)
+
+	summary := filepath.Join(t.TempDir(), "summary.md")
+	gh := &project{t: t, dir: p.dir, env: append([]string{"GITHUB_ACTIONS=true", "GITHUB_STEP_SUMMARY=" + summary, "GITHUB_OUTPUT="}, p.env...)}
+	gh.mustRun(0, "plan", "-e", "dev")
+	md := string(gh.readAbs(summary))
+	for _, want := range []string{"**Changes to Outputs:**", "| `api_token` | ~ `(sensitive)` → (known after apply) |",
+		"| `api_url` | ~ `\"http://api-1.local\"` → (known after apply) |"} {
+		if !strings.Contains(md, want) {
+			t.Errorf("job summary lacks %q:\n%s", want, md)
+		}
+	}
+	if strings.Contains(md, "tok-secret") {
+		t.Errorf("job summary holds the secret:\n%s", md)
+	}
+
+	r = p.mustRun(0, "deploy", "-e", "dev", "--yes")
+	for _, want := range lines {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("deploy's preview lacks %q:\n%s", want, r)
+		}
+	}
+	noSecret("deploy", r)
+	r = p.mustRun(0, "plan", "-e", "dev", "--detailed-exitcode")
+	if strings.Contains(r.stdout, "Changes to Outputs") {
+		t.Errorf("after the deploy the plan still changes outputs:\n%s", r)
+	}
+
+	r = p.mustRun(0, "plan", "-e", "dev", "--destroy")
+	for _, want := range []string{"  - api_token = (sensitive)", `  - api_url = "http://api-2.local"`, `  - limits = {"rps":5}`} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("destroy plan lacks %q:\n%s", want, r)
+		}
+	}
+	noSecret("plan --destroy", r)
 }

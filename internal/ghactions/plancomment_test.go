@@ -104,3 +104,36 @@ func TestPlanSummaryReplaceAcrossEngines(t *testing.T) {
 
 // remedy words an error as the CLI's Remedy does one without a hint.
 func remedy(err error) string { return err.Error() }
+
+// The job summary and the pull request comment show the plan's Changes to
+// Outputs, as the terminal does: the output, its marker and its old and
+// new values, a secret one (sensitive), a new value (known after apply);
+// an output change alone is a change, not "No changes".
+func TestPlanSummaryShowsChangesToOutputs(t *testing.T) {
+	p := &plan.Plan{Stack: "s", Environment: "dev", Summary: plan.Summary{Update: 1}, Steps: []plan.Step{{
+		Address: "app/api", Service: "app", Component: "api", Kind: "Command", Action: plan.Update,
+		Diffs: []plan.FieldDiff{{Path: "v", Old: "1", New: "2", Op: plan.OpChange}},
+	}}, Outputs: []plan.FieldDiff{
+		{Path: "api_token", Op: plan.OpChange, Old: plan.Masked, New: plan.KnownAfterApply, Sensitive: true, Unknown: true},
+		{Path: "api_url", Op: plan.OpChange, Old: "http://api-1.local", New: plan.KnownAfterApply, Unknown: true},
+		{Path: "limits", Op: plan.OpRemove, Old: map[string]any{"rps": 5}},
+		{Path: "web_url", Op: plan.OpAdd, New: plan.KnownAfterApply, Unknown: true},
+	}}
+	sum := planSummary(sanitize.Masked{}, "plan", deploy.Target{Stack: "s", Env: "dev"}, p)
+	want := "**Changes to Outputs:**\n\n| Output | Change |\n|---|---|\n" +
+		"| `api_token` | ~ `(sensitive)` → (known after apply) |\n" +
+		"| `api_url` | ~ `\"http://api-1.local\"` → (known after apply) |\n" +
+		"| `limits` | - `{\"rps\":5}` → (removed) |\n" +
+		"| `web_url` | + (known after apply) |\n"
+	if !strings.Contains(sum, want) {
+		t.Errorf("job summary lacks\n%s\nin\n%s", want, sum)
+	}
+
+	only := &plan.Plan{Stack: "s", Environment: "dev", Summary: plan.Summary{NoOp: 1},
+		Steps:   []plan.Step{{Address: "app/api", Service: "app", Component: "api", Kind: "Command", Action: plan.NoOp}},
+		Outputs: []plan.FieldDiff{{Path: "limits", Op: plan.OpRemove, Old: map[string]any{"rps": 5}}}}
+	sum = planSummary(sanitize.Masked{}, "plan", deploy.Target{Stack: "s", Env: "dev"}, only)
+	if strings.Contains(sum, "No changes") || !strings.Contains(sum, "| `limits` | - `{\"rps\":5}` → (removed) |") {
+		t.Errorf("an output change alone:\n%s", sum)
+	}
+}

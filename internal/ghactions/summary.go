@@ -146,7 +146,9 @@ func writeChangesTable(b *strings.Builder, esc sanitize.Masked, p *plan.Plan) {
 		b.WriteString("No changes. Infrastructure matches the configuration.\n\n")
 		return
 	}
-	b.WriteString("| Component | Kind | Action | Changed fields |\n|---|---|---|---|\n")
+	if len(p.Changes()) > 0 { // else only outputs change
+		b.WriteString("| Component | Kind | Action | Changed fields |\n|---|---|---|---|\n")
+	}
 	for _, s := range p.Changes() {
 		var fields []string
 		for _, d := range s.Diffs {
@@ -176,6 +178,38 @@ func writeChangesTable(b *strings.Builder, esc sanitize.Masked, p *plan.Plan) {
 	sum := p.Summary
 	fmt.Fprintf(b, "\n**Plan:** %d to create, %d to update, %d to replace, %d to delete%s, %d unchanged.\n\n",
 		sum.Create, sum.Update, sum.Replace, sum.Delete, planview.ImportCount(sum), sum.NoOp)
+	writeOutputsTable(b, esc, p.Outputs)
+}
+
+// writeOutputsTable writes the plan's Changes to Outputs
+// (docs/operations.md#stack-outputs) as the terminal shows them: one row
+// per output, its marker and masked values, a value known only after the
+// apply as (known after apply).
+func writeOutputsTable(b *strings.Builder, esc sanitize.Masked, diffs []plan.FieldDiff) {
+	if len(diffs) == 0 {
+		return
+	}
+	b.WriteString("**Changes to Outputs:**\n\n| Output | Change |\n|---|---|\n")
+	val := func(d plan.FieldDiff, v any) string {
+		if d.Unknown && v == plan.KnownAfterApply {
+			return plan.KnownAfterApply
+		}
+		return "`" + sanitize.CodeSpan(planview.FormatValue(v, d.Sensitive, esc.Mask)) + "`"
+	}
+	for _, d := range diffs {
+		d = planview.MaskDiff(d)
+		var change string
+		switch d.Op {
+		case plan.OpAdd:
+			change = "+ " + val(d, d.New)
+		case plan.OpRemove:
+			change = "- " + val(d, d.Old) + " → (removed)"
+		default:
+			change = "~ " + val(d, d.Old) + " → " + val(d, d.New)
+		}
+		fmt.Fprintf(b, "| `%s` | %s |\n", esc.CodeSpan(d.Path), change)
+	}
+	b.WriteString("\n")
 }
 
 // mdField renders one masked field diff: `path`: `old` → `new`.

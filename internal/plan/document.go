@@ -10,7 +10,7 @@ import (
 // are masked again (MaskDiff) and whose steps show their config and the
 // kind's own sections (settings) with every secret masked: values marked
 // secret, under secret-named keys, and the paths the component lists under
-// secrets:. p is not changed.
+// secrets:; its outputs' changes masked again. p is not changed.
 func (p *Plan) Document() *Plan {
 	out := *p
 	out.Steps = make([]Step, len(p.Steps))
@@ -32,6 +32,12 @@ func (p *Plan) Document() *Plan {
 		}
 		out.Steps[i] = s
 	}
+	if p.Outputs != nil {
+		out.Outputs = make([]FieldDiff, len(p.Outputs))
+		for i, f := range p.Outputs {
+			out.Outputs[i] = MaskDiff(f)
+		}
+	}
 	return &out
 }
 
@@ -45,9 +51,12 @@ func MaskDiff(f FieldDiff) FieldDiff {
 		if f.New != nil {
 			f.New = Masked
 		}
-		return f
+	} else {
+		f.Old, f.New = Mask(f.Old), Mask(f.New)
 	}
-	f.Old, f.New = Mask(f.Old), Mask(f.New)
+	if f.Unknown {
+		f.New = KnownAfterApply // never a value: nothing to mask
+	}
 	return f
 }
 

@@ -44,10 +44,12 @@ func StackOutputs(refs map[string]config.OutputRef, outputs func(address string)
 }
 
 // outputDiffs are the changes to the stack's outputs (st.Outputs) that
-// applying steps makes, by output name, values masked: an output whose
-// component is deleted is removed; one whose component changes keeps its
-// recorded value until the apply records the new one, and a new one shows
-// KnownAfterApply.
+// applying steps makes, by output name, values masked (Terraform's
+// "Changes to Outputs"): an output whose component is deleted is removed;
+// one whose component is created, updated, replaced or re-evaluated
+// changes to (or, new, is added as) KnownAfterApply, marked Unknown; an
+// output added or removed in deployer.yaml, or whose unchanged component's
+// recorded value differs, shows its value.
 func outputDiffs(refs map[string]config.OutputRef, st *statestore.State, steps []Step) ([]FieldDiff, error) {
 	var old map[string]any
 	var prior map[string]*statestore.Resource
@@ -90,9 +92,12 @@ func outputDiffs(refs map[string]config.OutputRef, st *statestore.State, steps [
 		ref, declared := refs[name]
 		switch {
 		case declared && unknown[ref.Address] && !had:
-			diffs = append(diffs, FieldDiff{Path: name, Op: OpAdd, New: KnownAfterApply})
+			diffs = append(diffs, FieldDiff{Path: name, Op: OpAdd, New: KnownAfterApply, Unknown: true, Sensitive: isSecret(name, n)})
 		case declared && unknown[ref.Address]:
-			// recorded again by the apply
+			// Recorded again by the apply, from what its component's
+			// create, update or replace writes: Terraform's
+			// "~ NAME = OLD -> (known after apply)".
+			diffs = append(diffs, MaskDiff(FieldDiff{Path: name, Op: OpChange, Old: o, New: KnownAfterApply, Unknown: true, Sensitive: isSecret(name, o)}))
 		case has && !had:
 			diffs = append(diffs, MaskDiff(FieldDiff{Path: name, Op: OpAdd, New: n, Sensitive: isSecret(name, n)}))
 		case had && !has:

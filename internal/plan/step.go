@@ -29,6 +29,10 @@ type FieldDiff struct {
 	Op                string `json:"op"` // add | change | remove
 	ForcesReplacement bool   `json:"forces_replacement,omitempty"`
 	Sensitive         bool   `json:"sensitive,omitempty"`
+	// Unknown marks a new value known only after the apply (a stack
+	// output of a component the plan changes): New is KnownAfterApply,
+	// shown as it is even when Sensitive.
+	Unknown bool `json:"unknown,omitempty"`
 }
 
 // Step is the action on one component, in apply order.

@@ -361,3 +361,28 @@ Plan: 0 to create, 1 to update, 0 to replace, 0 to delete, 3 to re-evaluate, 0 u
 		t.Errorf("coloured output differs from plain output in more than colour (-plain +coloured):\n%s", diff)
 	}
 }
+
+// Changes to Outputs follow the counts, one line per output: an output of a
+// changed component goes from its old value to (known after apply), a
+// secret one from (sensitive); a plan whose only change is to outputs is
+// not "No changes".
+func TestPlanViewChangesToOutputs(t *testing.T) {
+	p := &plan.Plan{Stack: "s", Environment: "dev", Summary: plan.Summary{NoOp: 1},
+		Steps: []plan.Step{{Address: "app/api", Service: "app", Component: "api", Kind: "Command", Action: plan.NoOp}},
+		Outputs: []plan.FieldDiff{
+			{Path: "api_token", Op: plan.OpChange, Old: "tok-1", New: plan.KnownAfterApply, Sensitive: true, Unknown: true},
+			{Path: "api_url", Op: plan.OpChange, Old: "http://a", New: plan.KnownAfterApply, Unknown: true},
+			{Path: "limits", Op: plan.OpRemove, Old: map[string]any{"rps": 5}},
+		}}
+	var out bytes.Buffer
+	if err := NewHuman(false, nil).Render(&out, p); err != nil {
+		t.Fatal(err)
+	}
+	want := "\nPlan: 0 to create, 0 to update, 0 to replace, 0 to delete, 1 unchanged.\n\nChanges to Outputs:\n" +
+		"  ~ api_token = (sensitive) -> (known after apply)\n" +
+		"  ~ api_url = \"http://a\" -> (known after apply)\n" +
+		"  - limits = {\"rps\":5}\n"
+	if out.String() != want {
+		t.Errorf("got:\n%s\nwant:\n%s", out.String(), want)
+	}
+}
