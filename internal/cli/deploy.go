@@ -126,6 +126,7 @@ func newDeployOptions(f *Factory, destroy bool) *DeployOptions {
 		IO:           f.IO,
 		StackOptions: newStackOptions(f),
 		Destroy:      destroy,
+		Policy:       PolicyFlags{Identify: overrideIdentity(f.Getenv)},
 		Apply: func(ctx context.Context, req deploy.ApplyRequest, eng EngineOptions) (*deploy.Outcome, error) {
 			svc, err := f.Service(ctx, req.Config, ServiceOptions{EngineOptions: eng})
 			if err != nil {

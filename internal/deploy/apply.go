@@ -324,7 +324,8 @@ func (s *Service) record(run *deployRun, pl *planned, ran applyRun, start time.T
 	if pl.plan.Policy != nil {
 		for _, r := range pl.plan.Policy.Results {
 			if r.Override != nil && len(r.Deny) > 0 {
-				dep.PolicyOverrides = append(dep.PolicyOverrides, statestore.PolicyOverride{Policy: r.Policy, Reason: r.Override.Reason, By: r.Override.By, Denies: r.Deny})
+				dep.PolicyOverrides = append(dep.PolicyOverrides, statestore.PolicyOverride{Policy: r.Policy, Reason: r.Override.Reason, By: r.Override.By,
+					Verified: r.Override.Verified, Source: r.Override.Source, Denies: r.Deny})
 			}
 		}
 	}
