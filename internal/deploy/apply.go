@@ -107,6 +107,7 @@ func (s *Service) Apply(ctx context.Context, req ApplyRequest) (_ *Outcome, err 
 		if req.Config, req.Target, err = s.withImport(req.Config, req.Target, req.Import); err != nil {
 			return nil, err
 		}
+		defer func() { byImportCommand(err, req.Import.Address) }()
 	}
 	// With policies the engines' preflight waits for their verdict: a
 	// denied plan runs no engine at all (docs/policy.md#where-policies-apply).

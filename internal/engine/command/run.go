@@ -173,7 +173,8 @@ func (e *Engine) run(ctx context.Context, s runSpec) (*runOutcome, error) {
 			return out, fail(fmt.Sprintf("printed more than %d bytes on stdout: print one JSON object of the live state", captured.Max), nil)
 		}
 		out.stdout = captured.Bytes()
-		fmt.Fprintf(s.progress, "%s%s done in %s\n", prefix, s.action, out.duration.Round(time.Millisecond))
+		// "done" is the caller's to say, once what it printed is read
+		// (read: one JSON object).
 		return out, nil
 	}
 	outputs, err := readOutputs(outPath)
