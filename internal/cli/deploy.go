@@ -208,7 +208,7 @@ func runDeploy(ctx context.Context, opts *DeployOptions) error {
 		if opts.Destroy {
 			op = deploy.OpDestroy
 		}
-		return opts.RunAll(ctx, AllRequest{Op: op, Env: opts.Target.Env, Flags: opts.All, Parallelism: opts.Parallelism,
+		return opts.RunAll(ctx, AllRequest{Op: op, Env: opts.Target.Env, EnvFromVar: opts.Target.EnvFromVar, Flags: opts.All, Parallelism: opts.Parallelism,
 			LockTimeout: opts.LockTimeout, Yes: opts.Yes, InstallPulumi: opts.InstallPulumi, Grace: opts.Grace, JSON: opts.JSON, Policy: opts.Policy})
 	}
 	cfg, t, err := opts.load()

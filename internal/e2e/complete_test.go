@@ -126,3 +126,29 @@ func TestShellCompletionOfPositionalArguments(t *testing.T) {
 		t.Fatal("completion created the state backend's directory")
 	}
 }
+
+// An environment from DEPLOYER_ENVIRONMENT that is not a valid name, or
+// not one of deployer.yaml, is refused naming the variable, so the user
+// knows where "Prod" came from; from -e the error is as before.
+func TestAnEnvironmentFromTheVariableIsNamedInItsError(t *testing.T) {
+	p := newProject(t, shopYAML)
+	p.write("step.sh", stepScript)
+	p.env = []string{"DEPLOYER_ENVIRONMENT=Prod"}
+	for _, args := range [][]string{{"plan"}, {"deploy", "--yes"}, {"history"}} {
+		r := p.mustRun(2, args...)
+		if !strings.Contains(r.stderr, `DEPLOYER_ENVIRONMENT: environment "Prod"`) {
+			t.Errorf("%v with DEPLOYER_ENVIRONMENT=Prod:\n%s", args, r)
+		}
+	}
+	if r := p.mustRun(2, "plan", "--all"); !strings.Contains(r.stderr, `DEPLOYER_ENVIRONMENT=Prod: no stack under`) {
+		t.Errorf("plan --all with DEPLOYER_ENVIRONMENT=Prod:\n%s", r)
+	}
+	p.env = []string{"DEPLOYER_ENVIRONMENT=staging"}
+	if r := p.mustRun(2, "plan"); !strings.Contains(r.stderr, `DEPLOYER_ENVIRONMENT: environment "staging" is not in deployer.yaml`) {
+		t.Errorf("plan with DEPLOYER_ENVIRONMENT=staging:\n%s", r)
+	}
+	p.env = nil
+	if r := p.mustRun(2, "plan", "-e", "staging"); strings.Contains(r.stderr, "DEPLOYER_ENVIRONMENT") {
+		t.Errorf("plan -e staging names the variable:\n%s", r)
+	}
+}
