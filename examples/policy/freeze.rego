@@ -2,7 +2,10 @@
 # title: Change freeze in production from Friday 16:00 UTC to Monday 06:00 UTC
 # description: |
 #   Uses the deployment's time (input.deployment.time), never the clock of the
-#   machine evaluating. Overridable for an incident: --override-policy freeze --reason TEXT.
+#   machine evaluating. Overridable for an incident: --override-policy freeze --reason TEXT,
+#   by the on-call logins of overridable_by (replace these) from GitHub Actions.
+# custom:
+#   overridable_by: [octocat, hubot]
 package deployer.freeze
 
 import data.deployer.lib

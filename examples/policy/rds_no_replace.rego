@@ -3,7 +3,10 @@
 # description: |
 #   A replace deletes the database with its data before creating a new one.
 #   Overridable (deployer deploy --override-policy rds_no_replace --reason TEXT)
-#   for the planned migration that means it.
+#   for the planned migration that means it, by the logins of overridable_by
+#   (your database owners: replace these) from GitHub Actions.
+# custom:
+#   overridable_by: [octocat, hubot]
 package deployer.rds_no_replace
 
 import data.deployer.lib

@@ -110,9 +110,11 @@ func (a *AllFlags) check(cmd *cobra.Command, configPath string, single ...string
 
 // AllRequest is one plan, deploy or destroy --all, from the flags.
 type AllRequest struct {
-	Op    deploy.StackOp
-	Env   string
-	Flags AllFlags
+	Op  deploy.StackOp
+	Env string
+	// EnvFromVar: Env came from DEPLOYER_ENVIRONMENT, named in its errors.
+	EnvFromVar bool
+	Flags      AllFlags
 	// Parallelism is --parallelism: components at once in each stack (0:
 	// each deployer.yaml's parallelism:).
 	Parallelism      int
@@ -151,6 +153,9 @@ func newAllRunner(f *Factory) *allRunner {
 func (a *allRunner) run(ctx context.Context, r AllRequest) error {
 	sel, err := deploy.SelectStacks(ctx, deploy.SelectRequest{Root: ".", Env: r.Env, Op: r.Op, ChangedSince: r.Flags.ChangedSince, Load: a.load})
 	if err != nil {
+		if r.EnvFromVar {
+			return fmt.Errorf("%s=%s: %w", EnvironmentVar, r.Env, err)
+		}
 		return err
 	}
 	set := sel.Set

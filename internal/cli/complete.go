@@ -37,7 +37,7 @@ var flagCompleters = map[string]completer{
 
 // registerCompletions walks the command tree under root and registers the
 // completers of flagCompleters on every command that has those flags, and
-// saved-plan files as the argument of show.
+// those of argCompleters on their commands' positional arguments.
 func registerCompletions(root *cobra.Command, f *Factory) {
 	var walk func(c *cobra.Command)
 	walk = func(c *cobra.Command) {
@@ -53,16 +53,63 @@ func registerCompletions(root *cobra.Command, f *Factory) {
 		}
 	}
 	walk(root)
-	for _, c := range root.Commands() {
-		if c.Name() == "show" {
-			c.ValidArgsFunction = func(_ *cobra.Command, args []string, toComplete string) ([]string, cobra.ShellCompDirective) {
-				if len(args) > 0 {
-					return nil, cobra.ShellCompDirectiveNoFileComp
-				}
-				return completePlanFiles(f, toComplete)
-			}
+	for path, fn := range argCompleters {
+		c, _, err := root.Find(strings.Fields(path))
+		if err != nil || c.CommandPath() != root.Name()+" "+path {
+			continue
+		}
+		c.ValidArgsFunction = func(_ *cobra.Command, args []string, toComplete string) ([]string, cobra.ShellCompDirective) {
+			return fn(f, args, toComplete)
 		}
 	}
+}
+
+// argCompleter answers the completion of a positional argument, given the
+// ones before it.
+type argCompleter func(f *Factory, args []string, toComplete string) ([]string, cobra.ShellCompDirective)
+
+// argCompleters are the commands whose positional arguments complete, by
+// command path under the root.
+var argCompleters = map[string]argCompleter{
+	"show": func(f *Factory, args []string, toComplete string) ([]string, cobra.ShellCompDirective) {
+		if len(args) > 0 {
+			return nil, cobra.ShellCompDirectiveNoFileComp
+		}
+		return completePlanFiles(f, toComplete)
+	},
+	// state rm ADDR...: components, each once.
+	"state rm": func(f *Factory, args []string, toComplete string) ([]string, cobra.ShellCompDirective) {
+		return matchingNotGiven(addresses(f, false), args, toComplete), cobra.ShellCompDirectiveNoFileComp
+	},
+	// state mv FROM TO: components or services. FROM is often an address
+	// deployer.yaml no longer has (renamed): it completes from
+	// deployer.yaml as everything else, never from the state.
+	"state mv": func(f *Factory, args []string, toComplete string) ([]string, cobra.ShellCompDirective) {
+		if len(args) > 1 {
+			return nil, cobra.ShellCompDirectiveNoFileComp
+		}
+		return matchingNotGiven(addresses(f, true), args, toComplete), cobra.ShellCompDirectiveNoFileComp
+	},
+	// import ADDR ID: the component; the id is the user's.
+	"import": func(f *Factory, args []string, toComplete string) ([]string, cobra.ShellCompDirective) {
+		if len(args) > 0 {
+			return nil, cobra.ShellCompDirectiveNoFileComp
+		}
+		return matching(addresses(f, false), toComplete), cobra.ShellCompDirectiveNoFileComp
+	},
+	// output [NAME]: the stack's outputs: of deployer.yaml.
+	"output": func(f *Factory, args []string, toComplete string) ([]string, cobra.ShellCompDirective) {
+		var names []string
+		if cfg := completionConfig(f); cfg != nil && len(args) == 0 {
+			names = slices.Collect(maps.Keys(cfg.Outputs))
+		}
+		return matching(names, toComplete), cobra.ShellCompDirectiveNoFileComp
+	},
+}
+
+// matchingNotGiven is matching less the names already in args.
+func matchingNotGiven(names, args []string, prefix string) []string {
+	return slices.DeleteFunc(matching(names, prefix), func(n string) bool { return slices.Contains(args, n) })
 }
 
 // completionConfig loads the deployer.yaml the command would read

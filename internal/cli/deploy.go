@@ -131,6 +131,7 @@ func newDeployOptions(f *Factory, destroy bool) *DeployOptions {
 		IO:           f.IO,
 		StackOptions: newStackOptions(f),
 		Destroy:      destroy,
+		Policy:       PolicyFlags{Identify: overrideIdentity(f.Getenv)},
 		Apply: func(ctx context.Context, req deploy.ApplyRequest, eng EngineOptions) (*deploy.Outcome, error) {
 			svc, err := f.Service(ctx, req.Config, ServiceOptions{EngineOptions: eng})
 			if err != nil {
@@ -223,7 +224,7 @@ func runDeploy(ctx context.Context, opts *DeployOptions) (err error) {
 		if opts.Destroy {
 			op = deploy.OpDestroy
 		}
-		return opts.RunAll(ctx, AllRequest{Op: op, Env: opts.Target.Env, Flags: opts.All, Parallelism: opts.Parallelism,
+		return opts.RunAll(ctx, AllRequest{Op: op, Env: opts.Target.Env, EnvFromVar: opts.Target.EnvFromVar, Flags: opts.All, Parallelism: opts.Parallelism,
 			LockTimeout: opts.LockTimeout, Yes: opts.Yes, InstallPulumi: opts.InstallPulumi, Grace: opts.Grace, JSON: opts.JSON, Policy: opts.Policy})
 	}
 	cfg, t, err := opts.load()

@@ -40,4 +40,7 @@ func printFailure(w io.Writer, f *deploy.Failure) {
 	if len(f.NotCreated) > 0 {
 		fmt.Fprintf(w, "Not created (no state entry; the next deploy creates them): %s\n", sanitize.Line(strings.Join(f.NotCreated, ", ")))
 	}
+	if len(f.NotImported) > 0 {
+		fmt.Fprintf(w, "Not imported (no state entry): %s\n", sanitize.Line(strings.Join(f.NotImported, ", ")))
+	}
 }

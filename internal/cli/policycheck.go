@@ -2,12 +2,17 @@ package cli
 
 import (
 	"context"
+	"fmt"
+	"net/http"
 	"path/filepath"
+	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/deployer-dev/deployer/internal/config"
 	"github.com/deployer-dev/deployer/internal/deploy"
+	"github.com/deployer-dev/deployer/internal/ghactions"
+	"github.com/deployer-dev/deployer/internal/lockmgr"
 	"github.com/deployer-dev/deployer/internal/policy"
 )
 
@@ -17,6 +22,31 @@ type PolicyFlags struct {
 	Dirs      []string
 	Overrides []string
 	Reason    string
+	// Identify tells who asks for the overrides (overrideIdentity); nil
+	// leaves it to the use case (the lock holder's name, not verified).
+	Identify func(ctx context.Context) (policy.Identity, error)
+}
+
+// identityTimeout bounds the requests that tell who overrides a policy.
+const identityTimeout = 30 * time.Second
+
+// overrideIdentity returns who asks for --override-policy
+// (docs/policy.md#overrides): under GitHub Actions the identity GitHub
+// vouches for (ghactions.VouchedActor: the OIDC token's actor, or the
+// run's actor read through the API), never GITHUB_ACTOR alone; elsewhere
+// the user running deployer (USER@hostname), not verified.
+func overrideIdentity(getenv func(string) string) func(ctx context.Context) (policy.Identity, error) {
+	return func(ctx context.Context) (policy.Identity, error) {
+		if getenv("GITHUB_ACTIONS") == "true" {
+			id, err := ghactions.VouchedActor(ctx, &http.Client{Timeout: identityTimeout}, getenv)
+			if err != nil {
+				return id, fmt.Errorf("--override-policy: who overrides cannot be verified: %w", err)
+			}
+			return id, nil
+		}
+		_, md := lockmgr.Holder(getenv)
+		return policy.Identity{Login: md.User + "@" + md.Hostname, Source: "the user running deployer (USER@hostname)"}, nil
+	}
 }
 
 func bindPolicyFlags(cmd *cobra.Command, p *PolicyFlags, overrides bool) {
@@ -66,6 +96,11 @@ func (p PolicyFlags) check(ctx context.Context, cfg *config.Config) (*deploy.Pol
 	c := &deploy.PolicyCheck{Engine: eng}
 	for _, name := range p.Overrides {
 		c.Overrides = append(c.Overrides, policy.Override{Policy: name, Reason: p.Reason})
+	}
+	if len(c.Overrides) > 0 && p.Identify != nil {
+		if c.Identity, err = p.Identify(ctx); err != nil {
+			return nil, err
+		}
 	}
 	return c, nil
 }

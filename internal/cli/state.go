@@ -75,7 +75,8 @@ func NewCmdStateShow(f *Factory, runF func(context.Context, *StateShowOptions) e
 			Prints the state of the stack/environment, or a history snapshot (--serial), after verifying
 			its checksums. Every secret is shown as (sensitive); --show-secrets decrypts them (asks first;
 			audited). When the newest deployment did not succeed, its error is printed under the table, and a
-			component whose create failed (a failed create adds no state entry) is listed as failed (create).
+			component whose create or import failed (either adds no state entry) is listed as failed (create)
+			or failed (import).
 			Read-only: works with a role that may only read the state.`),
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -147,6 +148,9 @@ func runStateShow(ctx context.Context, opts *StateShowOptions, cfg *config.Confi
 	if f := res.Failure; f != nil {
 		for _, a := range f.NotCreated {
 			fmt.Fprintf(tw, "%s\t-\tfailed (create)\t-\t%s\t-\n", line(a), f.Deployment.Timestamp.UTC().Format(time.RFC3339))
+		}
+		for _, a := range f.NotImported {
+			fmt.Fprintf(tw, "%s\t-\tfailed (import)\t-\t%s\t-\n", line(a), f.Deployment.Timestamp.UTC().Format(time.RFC3339))
 		}
 	}
 	if err := tw.Flush(); err != nil {

@@ -62,7 +62,7 @@ func NewCmdStateMove(f *Factory, runF func(context.Context, *StateMoveOptions) e
 
 // runStateMove resolves the target, calls the use case and says what moved.
 func runStateMove(ctx context.Context, opts *StateMoveOptions, cfg *config.Config, t deploy.Target) error {
-	res, err := opts.Move(ctx, cfg, deploy.StateMoveRequest{Target: t, From: opts.From, To: opts.To, LockTimeout: opts.LockTimeout, Dir: cfg.Dir})
+	res, err := opts.Move(ctx, cfg, deploy.StateMoveRequest{Target: t, From: opts.From, To: opts.To, LockTimeout: opts.LockTimeout, Dir: cfg.Dir, Config: cfg})
 	if err != nil {
 		return err
 	}
@@ -74,5 +74,8 @@ func runStateMove(ctx context.Context, opts *StateMoveOptions, cfg *config.Confi
 		entries = "entry"
 	}
 	fmt.Fprintf(opts.IO.ErrOut, "Moved %d state %s: serial %d of %s/%s.\n", len(res.Moves), entries, res.Head.Serial, t.Stack, t.Env)
+	for _, a := range res.Undeclared {
+		fmt.Fprintf(opts.IO.ErrOut, "Warning: %s is not declared in deployer.yaml: the next deploy deletes it; declare it there (or move it back) first (docs/operations.md#state-mv)\n", sanitize.Line(a))
+	}
 	return nil
 }

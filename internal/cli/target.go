@@ -25,6 +25,9 @@ type targetFlags struct {
 	// --component (repeatable, comma lists) and --exclude (bindMany).
 	// validateFlags keeps a single --component in Component.
 	Components, Exclude []string
+	// EnvFromVar: Env came from DEPLOYER_ENVIRONMENT, not -e, and its
+	// errors name the variable.
+	EnvFromVar bool
 }
 
 func (t *targetFlags) bind(cmd *cobra.Command, narrow bool) {
@@ -57,6 +60,7 @@ func (t *targetFlags) validateFlags() error {
 		// The flag wins; DEPLOYER_ENVIRONMENT is the default, as
 		// DEPLOYER_STACK is the stack's (docs/configuration.md#environment-variables-and-flags).
 		t.Env = os.Getenv(EnvironmentVar)
+		t.EnvFromVar = t.Env != ""
 	}
 	if t.Env == "" {
 		return &UsageError{Msg: "--environment (-e) is required (or set " + EnvironmentVar + ")"}
@@ -114,6 +118,9 @@ func (t *targetFlags) resolve(cfg *config.Config) (deploy.Target, error) {
 		out.Service, out.Component, _ = strings.Cut(t.Component, "/")
 	}
 	out.Components, out.Exclude = strings.Join(t.Components, ","), strings.Join(t.Exclude, ",")
+	if err := config.ValidateName("environment", out.Env); err != nil && t.EnvFromVar {
+		return out, t.envVarError(err)
+	}
 	if err := out.Validate(); err != nil {
 		return out, &UsageError{Msg: err.Error()}
 	}
@@ -130,9 +137,18 @@ func (t *targetFlags) resolveWithConfig(cfg *config.Config) (deploy.Target, erro
 		return out, err
 	}
 	if err := cfg.CheckEnvironment(out.Env); err != nil {
+		if t.EnvFromVar {
+			return out, t.envVarError(err)
+		}
 		return out, &UsageError{Msg: err.Error()}
 	}
 	return out, nil
+}
+
+// envVarError is err about an environment that came from
+// DEPLOYER_ENVIRONMENT, naming the variable: the user did not type it.
+func (t *targetFlags) envVarError(err error) error {
+	return &UsageError{Msg: fmt.Sprintf("%s: %v (set it to an environment of deployer.yaml, or pass -e ENV)", EnvironmentVar, err)}
 }
 
 // load reads deployer.yaml through a command's Config func and resolves the

@@ -117,6 +117,7 @@ func (s *Service) apply(ctx context.Context, req ApplyRequest) (_ *Outcome, err 
 		if req.Config, req.Target, err = s.withImport(req.Config, req.Target, req.Import); err != nil {
 			return nil, err
 		}
+		defer func() { byImportCommand(err, req.Import.Address) }()
 	}
 	// With policies the engines' preflight waits for their verdict: a
 	// denied plan runs no engine at all (docs/policy.md#where-policies-apply).
@@ -334,7 +335,8 @@ func (s *Service) record(run *deployRun, pl *planned, ran applyRun, start time.T
 	if pl.plan.Policy != nil {
 		for _, r := range pl.plan.Policy.Results {
 			if r.Override != nil && len(r.Deny) > 0 {
-				dep.PolicyOverrides = append(dep.PolicyOverrides, statestore.PolicyOverride{Policy: r.Policy, Reason: r.Override.Reason, By: r.Override.By, Denies: r.Deny})
+				dep.PolicyOverrides = append(dep.PolicyOverrides, statestore.PolicyOverride{Policy: r.Policy, Reason: r.Override.Reason, By: r.Override.By,
+					Verified: r.Override.Verified, Source: r.Override.Source, Denies: r.Deny})
 			}
 		}
 	}

@@ -1,6 +1,7 @@
 package deploy
 
 import (
+	"errors"
 	"fmt"
 	"maps"
 
@@ -83,4 +84,13 @@ func (s *Service) importProblem(comp config.Component) string {
 		}
 	}
 	return ""
+}
+
+// byImportCommand marks err's *plan.ImportError of addr as coming from
+// deployer import, whose user wrote no import: block.
+func byImportCommand(err error, addr string) {
+	var ie *plan.ImportError
+	if errors.As(err, &ie) && ie.Address == addr {
+		ie.ByCommand = true
+	}
 }

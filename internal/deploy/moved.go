@@ -78,12 +78,19 @@ type StateMoveRequest struct {
 	From, To    string // "svc/comp" each, or "svc" each for a whole service
 	LockTimeout time.Duration
 	Dir         string // deployer.yaml's directory, for git info
+	// Config is deployer.yaml, to tell which destinations it does not
+	// declare (StateMoveResult.Undeclared); nil checks none.
+	Config *config.Config
 }
 
 // StateMoveResult is what StateMove wrote.
 type StateMoveResult struct {
 	Head  statestore.Head
 	Moves []plan.Move // the component entries moved, in order
+	// Undeclared are the addresses moved to that Request.Config does not
+	// declare: the move is done, and the next deploy deletes them unless
+	// deployer.yaml declares them by then (docs/operations.md#state-mv).
+	Undeclared []string
 }
 
 // ErrNothingToMove: state mv FROM names nothing in the state.
@@ -138,5 +145,14 @@ func (s *Service) StateMove(ctx context.Context, req StateMoveRequest) (res *Sta
 	}
 	s.d.Audit.Info("state.moved", "stack", t.Stack, "environment", t.Env, "serial", newHead.Serial, "from", m.From, "to", m.To,
 		"deployment_id", depID, "lock_id", lease.Record().LockID)
-	return &StateMoveResult{Head: newHead, Moves: moves}, nil
+	res = &StateMoveResult{Head: newHead, Moves: moves}
+	if req.Config != nil {
+		for _, mv := range moves {
+			svc, name := config.SplitAddress(mv.To)
+			if sc := req.Config.Services[svc]; sc == nil || sc.Components[name] == nil {
+				res.Undeclared = append(res.Undeclared, mv.To)
+			}
+		}
+	}
+	return res, nil
 }

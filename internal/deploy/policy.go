@@ -17,6 +17,10 @@ import (
 type PolicyCheck struct {
 	Engine    *policy.Engine
 	Overrides []policy.Override
+	// Identity is who asks for the overrides, as a CI provider vouches for
+	// it or the local user, not verified (docs/policy.md#overrides); when
+	// its Login is empty, the lock holder's name, not verified.
+	Identity policy.Identity
 }
 
 func (c *PolicyCheck) active() bool { return c != nil && c.Engine != nil }
@@ -52,17 +56,15 @@ func (s *Service) checkPolicy(ctx context.Context, p *plan.Plan, c *PolicyCheck,
 		return err
 	}
 	maskMessages(r, s.d.Masker.WithEncodings().Mask)
-	by := who
-	overrides := make([]policy.Override, len(c.Overrides))
-	for i, o := range c.Overrides {
-		o.By = by
-		overrides[i] = o
+	id := c.Identity
+	if id.Login == "" {
+		id = policy.Identity{Login: who, Source: "the lock holder's name"}
 	}
 	p.Policy = r
 	if p.Binding != nil {
 		p.Binding.PolicyDigest = r.Digest
 	}
-	if err := r.Override(overrides); err != nil {
+	if err := r.Override(c.Overrides, id); err != nil {
 		return err
 	}
 	if d := r.Denied(); len(d) > 0 {
@@ -135,6 +137,7 @@ func (s *Service) auditOverrides(p *plan.Plan, depID string, t Target) {
 			continue
 		}
 		s.d.Audit.Warn("policy.overridden", "deployment_id", depID, "stack", t.Stack, "environment", t.Env,
-			"policy", r.Policy, "reason", r.Override.Reason, "by", r.Override.By, "denies", r.Deny)
+			"policy", r.Policy, "reason", r.Override.Reason, "by", r.Override.By, "verified", r.Override.Verified,
+			"by_source", r.Override.Source, "denies", r.Deny)
 	}
 }

@@ -90,3 +90,65 @@ func TestEnvironmentVariableDefaultsAndCommandSuggestions(t *testing.T) {
 		}
 	}
 }
+
+// The positional arguments of state rm, state mv, import and output
+// complete too, from deployer.yaml alone: component addresses (state mv
+// also takes services), the stack's output names; an address already
+// given is not offered again, and an argument past the last completes
+// nothing.
+func TestShellCompletionOfPositionalArguments(t *testing.T) {
+	p := newProject(t, strings.Replace(strings.Replace(shopYAML, "backend:\n", "backend:\n  state: file://./never\n  lock: file://./never\n", 1),
+		"environments:\n", "outputs: {api_url: \"${app/api.url}\", db_host: \"${app/db.host}\"}\nenvironments:\n", 1))
+	cases := []struct {
+		args []string
+		want []string
+	}{
+		{[]string{"state", "rm", "-e", "dev", ""}, []string{"app/api", "app/db", "base/net"}},
+		{[]string{"state", "rm", "-e", "dev", "app/api", "app/"}, []string{"app/db"}},
+		{[]string{"state", "mv", "-e", "dev", "a"}, []string{"app", "app/api", "app/db"}},
+		{[]string{"state", "mv", "-e", "dev", "app/db", "app/"}, []string{"app/api"}},
+		{[]string{"state", "mv", "-e", "dev", "app/db", "app/api", ""}, []string{}},
+		{[]string{"import", "-e", "dev", "b"}, []string{"base/net"}},
+		{[]string{"import", "-e", "dev", "base/net", ""}, []string{}},
+		{[]string{"output", "-e", "dev", ""}, []string{"api_url", "db_host"}},
+		{[]string{"output", "-e", "dev", "api_url", ""}, []string{}},
+	}
+	for _, c := range cases {
+		got, directive := p.completions(c.args...)
+		if got == nil {
+			got = []string{}
+		}
+		if !slices.Equal(got, c.want) || directive != ":4" {
+			t.Errorf("__complete %q: got %q %s, want %q :4 (no file names)", c.args, got, directive, c.want)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(p.dir, "never")); err == nil {
+		t.Fatal("completion created the state backend's directory")
+	}
+}
+
+// An environment from DEPLOYER_ENVIRONMENT that is not a valid name, or
+// not one of deployer.yaml, is refused naming the variable, so the user
+// knows where "Prod" came from; from -e the error is as before.
+func TestAnEnvironmentFromTheVariableIsNamedInItsError(t *testing.T) {
+	p := newProject(t, shopYAML)
+	p.write("step.sh", stepScript)
+	p.env = []string{"DEPLOYER_ENVIRONMENT=Prod"}
+	for _, args := range [][]string{{"plan"}, {"deploy", "--yes"}, {"history"}} {
+		r := p.mustRun(2, args...)
+		if !strings.Contains(r.stderr, `DEPLOYER_ENVIRONMENT: environment "Prod"`) {
+			t.Errorf("%v with DEPLOYER_ENVIRONMENT=Prod:\n%s", args, r)
+		}
+	}
+	if r := p.mustRun(2, "plan", "--all"); !strings.Contains(r.stderr, `DEPLOYER_ENVIRONMENT=Prod: no stack under`) {
+		t.Errorf("plan --all with DEPLOYER_ENVIRONMENT=Prod:\n%s", r)
+	}
+	p.env = []string{"DEPLOYER_ENVIRONMENT=staging"}
+	if r := p.mustRun(2, "plan"); !strings.Contains(r.stderr, `DEPLOYER_ENVIRONMENT: environment "staging" is not in deployer.yaml`) {
+		t.Errorf("plan with DEPLOYER_ENVIRONMENT=staging:\n%s", r)
+	}
+	p.env = nil
+	if r := p.mustRun(2, "plan", "-e", "staging"); strings.Contains(r.stderr, "DEPLOYER_ENVIRONMENT") {
+		t.Errorf("plan -e staging names the variable:\n%s", r)
+	}
+}

@@ -85,7 +85,10 @@ func (r result) String() string {
 func (p *project) command(args ...string) *exec.Cmd {
 	cmd := exec.Command(bin, args...)
 	cmd.Dir = p.dir
-	cmd.Env = append(os.Environ(), "NO_COLOR=1", "GITHUB_ACTIONS=", "DEPLOYER_BACKEND_STATE=", "DEPLOYER_BACKEND_LOCK=")
+	// A runner's OIDC endpoint (a job with id-token: write running these
+	// tests) is not the fake GitHub's: tests that want one name it.
+	cmd.Env = append(os.Environ(), "NO_COLOR=1", "GITHUB_ACTIONS=", "DEPLOYER_BACKEND_STATE=", "DEPLOYER_BACKEND_LOCK=",
+		"ACTIONS_ID_TOKEN_REQUEST_URL=", "ACTIONS_ID_TOKEN_REQUEST_TOKEN=")
 	cmd.Env = append(cmd.Env, p.env...)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	return cmd

@@ -141,3 +141,53 @@ func TestImportAdoptsACommandComponent(t *testing.T) {
 		}
 	})
 }
+
+// importFailYAML is data/db, whose read (run to import) exits 3 or prints
+// something that is not JSON (%READ%), and data/ok, whose read works.
+const importFailYAML = `stack: imports
+backend: {state: file://.deployer, lock: file://.deployer}
+environments: {dev: {}}
+services:
+  data:
+    components:
+      db:
+        kind: Command
+        command:
+          create: echo create-db >> ran.log
+          read: '%READ%'
+      ok:
+        kind: Command
+        command:
+          create: echo create-ok >> ran.log
+          read: 'printf "{\"id\":\"%s\"}" "$DEPLOYER_IMPORT_ID"'
+`
+
+// A failed import says what it was: no "import done" before the error,
+// state show lists it as a failed import (not as a create the next deploy
+// makes), and deployer import's errors speak of deployer import, not of an
+// import: block the user never wrote.
+func TestImportFailureAndWordingAreTruthful(t *testing.T) {
+	p := newProject(t, strings.Replace(importFailYAML, "%READ%", "echo notjson", 1))
+	r := p.mustRun(1, "import", "data/db", "x-1", "-e", "dev", "--yes")
+	if strings.Contains(r.stderr, "import done") || !strings.Contains(r.stderr, `component data/db: import command "echo notjson" printed invalid JSON`) {
+		t.Errorf("a failed import should not say done, and its error should say import:\n%s", r)
+	}
+	st := p.mustRun(0, "state", "show", "-e", "dev")
+	if strings.Contains(st.stdout, "create") || !strings.Contains(st.stdout, "failed (import)") ||
+		!strings.Contains(st.stdout, "Not imported (no state entry): data/db") {
+		t.Errorf("state show should list the failed import as one:\n%s", st)
+	}
+
+	p.write("deployer.yaml", strings.Replace(importFailYAML, "%READ%", `echo "no $DEPLOYER_IMPORT_ID" >&2; exit 3`, 1))
+	r = p.mustRun(1, "import", "data/db", "x-1", "-e", "dev", "--yes")
+	if st := p.mustRun(0, "state", "show", "-e", "dev"); !strings.Contains(st.stdout, "failed (import)") {
+		t.Errorf("a read that exits non-zero during an import:\n%s\n%s", r, st)
+	}
+
+	p.mustRun(0, "import", "data/ok", "o-1", "-e", "dev", "--yes")
+	r = p.mustRun(1, "import", "data/ok", "o-2", "-e", "dev", "--yes")
+	if strings.Contains(r.stderr, "import:") || !strings.Contains(r.stderr, `data/ok is already in the state (imported with id "o-1")`) ||
+		!strings.Contains(r.stderr, "deployer state rm data/ok") {
+		t.Errorf("deployer import onto an imported component should not speak of an import: block:\n%s", r)
+	}
+}

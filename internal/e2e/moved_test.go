@@ -153,3 +153,24 @@ func TestMovedRenamesWithoutDeleting(t *testing.T) {
 		}
 	})
 }
+
+// state mv to an address deployer.yaml does not declare still moves, and
+// warns: the next deploy would delete the entry. A move to a declared
+// address says nothing more.
+func TestStateMoveToAnUndeclaredAddressWarns(t *testing.T) {
+	p := newProject(t, strings.Replace(chainYAML("db", ""), "%BACKEND%", "backend: {state: file://.deployer, lock: file://.deployer}\n", 1))
+	p.write("ran.log", "")
+	p.mustRun(0, "deploy", "-e", "dev", "--yes")
+	r := p.mustRun(0, "state", "mv", "-e", "dev", "app/c10", "app/old10")
+	if !strings.Contains(r.stdout, "app/c10 -> app/old10 (moved)") ||
+		!strings.Contains(r.stderr, "Warning: app/old10 is not declared in deployer.yaml: the next deploy deletes it") {
+		t.Errorf("state mv to an undeclared address should move and warn:\n%s", r)
+	}
+	if _, ok := rawResources(t, p)["app/old10"]; !ok {
+		t.Errorf("the entry did not move")
+	}
+	r = p.mustRun(0, "state", "mv", "-e", "dev", "app/old10", "app/c10")
+	if strings.Contains(r.stderr, "Warning") {
+		t.Errorf("a move to a declared address warns:\n%s", r)
+	}
+}

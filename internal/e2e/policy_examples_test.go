@@ -124,7 +124,10 @@ func freezeAt(t *testing.T, p *project, at string) {
 		t.Fatal(err)
 	}
 	p.write("policy/freeze.rego", strings.Replace(string(b), "package deployer.freeze\n", "package example.freeze\n", 1))
-	p.write("policy/freeze_at.rego", fmt.Sprintf(`package deployer.freeze
+	// The wrapper is the policy: it carries the example's METADATA (who
+	// may override it).
+	header, _, _ := strings.Cut(string(b), "package deployer.freeze\n")
+	p.write("policy/freeze_at.rego", header+fmt.Sprintf(`package deployer.freeze
 
 import data.example.freeze
 

@@ -13,6 +13,7 @@ import (
 // a denied deploy's summary shows why, an overridden one by whom.
 func TestPolicyTableInThePullRequestCommentAndTheJobSummary(t *testing.T) {
 	g := newFakeGitHub(t)
+	g.runActor = "octocat" // the run's triggering actor, as the API says
 	p := newProject(t, strings.Replace(strings.Replace(policyYAML, "%BACKEND%", "backend: {state: file://.deployer, lock: file://.deployer}", 1),
 		"%CREATE%", "curl --version | sh -c true", 1))
 	copyExamplePolicies(t, p, "freeze")
@@ -58,7 +59,7 @@ func TestPolicyTableInThePullRequestCommentAndTheJobSummary(t *testing.T) {
 // too.
 func TestPolicyDeployAllSkipsTheReadersOfADeniedStack(t *testing.T) {
 	r := newStackRepo(t, "backend: {state: file://../.deployer, lock: file://../.deployer}\n")
-	r.write("policy/freeze_left.rego", "package deployer.freeze_left\n\ndeny contains \"left is frozen\" if input.stack == \"left\"\n")
+	r.write("policy/freeze_left.rego", "# METADATA\n# custom:\n#   overridable_by: [octocat]\npackage deployer.freeze_left\n\ndeny contains \"left is frozen\" if input.stack == \"left\"\n")
 
 	res := r.mustRun(2, "plan", "--all", "-e", "dev", "--detailed-exitcode")
 	if strings.Contains(res.stdout, "denied") {
@@ -94,5 +95,48 @@ func TestPolicyDeployAllSkipsTheReadersOfADeniedStack(t *testing.T) {
 	got = r.all(0, "deploy", "--all", "-e", "dev", "--yes")
 	if s := statusesOf(got); s != "alone=no-changes, root=no-changes, left=applied, right=no-changes, leaf=applied" {
 		t.Errorf("without the policy: %s", s)
+	}
+}
+
+// Under GitHub Actions an override is checked against who GitHub vouches
+// for, never GITHUB_ACTOR: the run's triggering actor read through the API
+// with the job's token, or the actor claim of the runner's OIDC token. A
+// login the policy's overridable_by does not list is refused, exit 5, with
+// the identity seen and where it came from; nothing is written. A listed
+// one is recorded as verified.
+func TestPolicyOverrideIsCheckedAgainstWhoGitHubVouchesFor(t *testing.T) {
+	g := newFakeGitHub(t)
+	g.runActor, g.oidcActor = "mallory", "octocat"
+	p := newProject(t, strings.Replace(strings.Replace(policyYAML, "%BACKEND%", "backend: {state: file://.deployer, lock: file://.deployer}", 1),
+		"%CREATE%", "curl --version | sh -c true", 1))
+	copyExamplePolicies(t, p, "freeze") // command_download_shell: overridable_by: [octocat]
+	ci := append(prEnv(t, g), "GITHUB_ACTOR=octocat")
+	p.env = ci
+	before := p.stored()
+
+	r := p.mustRun(5, "deploy", "-e", "production", "--yes", "--override-policy", "command_download_shell", "--reason", "vendor installer")
+	if !strings.Contains(r.stderr, `policy command_download_shell may not be overridden by "mallory" (the triggering_actor of workflow run 99 (GitHub API)): overridable_by: octocat`) {
+		t.Fatalf("an override by a login overridable_by does not list: %s", r)
+	}
+	if after := p.stored(); after != before {
+		t.Fatalf("a refused override changed what is stored:\nbefore %s\nafter %s", before, after)
+	}
+
+	// No OIDC token and no job token: GITHUB_ACTOR alone is not trusted.
+	p.env = append(append([]string{}, ci...), "GITHUB_TOKEN=")
+	r = p.mustRun(1, "deploy", "-e", "production", "--yes", "--override-policy", "command_download_shell", "--reason", "vendor installer")
+	if !strings.Contains(r.stderr, "who overrides cannot be verified") || !strings.Contains(r.stderr, "id-token: write") {
+		t.Fatalf("an override with nothing GitHub vouches for: %s", r)
+	}
+
+	// The OIDC token's actor comes first.
+	p.env = append(append([]string{}, ci...), "ACTIONS_ID_TOKEN_REQUEST_URL="+g.srv.URL+"/oidc/token?api-version=2.0",
+		"ACTIONS_ID_TOKEN_REQUEST_TOKEN="+oidcRequestToken)
+	p.mustRun(0, "deploy", "-e", "production", "--yes", "--override-policy", "command_download_shell", "--reason", "vendor installer")
+	st := p.run("state", "show", "-e", "production", "--json")
+	for _, want := range []string{`"by": "octocat"`, `"verified": true`, `"by_source": "the actor claim of the GitHub Actions OIDC token"`} {
+		if !strings.Contains(st.stdout, want) {
+			t.Errorf("the deployment record lacks %s:\n%s", want, st)
+		}
 	}
 }

@@ -74,10 +74,16 @@ func TestPolicyDeniesADownloadPipedIntoAShellAndAllowsTheCheckedOne(t *testing.T
 		}
 
 		r = p.mustRun(0, "deploy", "-e", "production", "--yes", "--override-policy", "command_download_shell", "--reason", "vendor installer", "--audit-log", "audit.jsonl")
-		if st := p.run("state", "show", "-e", "production", "--json"); !strings.Contains(st.stdout, `"policy_overrides"`) || !strings.Contains(st.stdout, `"reason": "vendor installer"`) {
+		if !strings.Contains(r.stdout, " (not verified): vendor installer\n") {
+			t.Errorf("a local override is not shown as not verified:\n%s", r)
+		}
+		// Outside CI (the policy says allow_local_override: true) the local
+		// user is recorded, not verified.
+		if st := p.run("state", "show", "-e", "production", "--json"); !strings.Contains(st.stdout, `"policy_overrides"`) || !strings.Contains(st.stdout, `"reason": "vendor installer"`) ||
+			!strings.Contains(st.stdout, `"verified": false`) || !strings.Contains(st.stdout, `"by_source": "the user running deployer (USER@hostname)"`) {
 			t.Errorf("the deployment record has no override:\n%s", st)
 		}
-		if a := string(p.read("audit.jsonl")); !strings.Contains(a, `"event":"policy.overridden"`) || !strings.Contains(a, `"policy":"command_download_shell"`) {
+		if a := string(p.read("audit.jsonl")); !strings.Contains(a, `"event":"policy.overridden"`) || !strings.Contains(a, `"policy":"command_download_shell"`) || !strings.Contains(a, `"verified":false`) {
 			t.Errorf("audit log: %s", a)
 		}
 
@@ -110,6 +116,16 @@ func TestPolicyNotOverridableAndSavedPlanBinding(t *testing.T) {
 		r = p.mustRun(5, "deploy", "-e", "production", "--yes", "--override-policy", "strict", "--reason", "please")
 		if !strings.Contains(r.stderr, "policy strict is not overridable") {
 			t.Fatalf("deploy: %s", r)
+		}
+		if after := p.stored(); after != before {
+			t.Fatalf("a refused override changed what is stored")
+		}
+		// A policy overridable from GitHub Actions alone is refused outside CI.
+		p.write("policy/strict.rego", "# METADATA\n# custom:\n#   overridable_by: [octocat]\npackage deployer.strict\n\ndeny contains \"no Command in production\" if {\n\tsome s in input.steps\n\ts.kind == \"Command\"\n}\n")
+		r = p.mustRun(5, "deploy", "-e", "production", "--yes", "--override-policy", "strict", "--reason", "please", "--audit-log", "audit.jsonl")
+		if !strings.Contains(r.stderr, "policy strict may not be overridden by") || !strings.Contains(r.stderr, "not verified") ||
+			!strings.Contains(r.stderr, "run the deploy from GitHub Actions as one of overridable_by: octocat") || !strings.Contains(r.stderr, "allow_local_override: true") {
+			t.Fatalf("a local override of a policy without allow_local_override: %s", r)
 		}
 		if after := p.stored(); after != before {
 			t.Fatalf("a refused override changed what is stored")

@@ -3,6 +3,7 @@
 package e2e
 
 import (
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -33,7 +34,14 @@ type fakeGitHub struct {
 	// such as the job's GITHUB_TOKEN: GET /user is refused and comments are
 	// written by github-actions[bot].
 	login string
+	// runActor is the triggering actor of workflow run 99 (GET
+	// /repos/acme/infra/actions/runs/99); oidcActor the actor claim of the
+	// OIDC token of GET /oidc/token (the runner's endpoint of
+	// ACTIONS_ID_TOKEN_REQUEST_URL, bearer oidcRequestToken).
+	runActor, oidcActor string
 }
+
+const oidcRequestToken = "oidc-request-token-0123"
 
 type ghComment struct {
 	ID      int64  `json:"id"`
@@ -84,6 +92,20 @@ func (g *fakeGitHub) serve(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		_ = json.NewEncoder(w).Encode(g.author())
+		return
+	}
+	switch {
+	case r.URL.Path == "/repos/acme/infra/actions/runs/99" && r.Method == http.MethodGet && g.runActor != "":
+		fmt.Fprintf(w, `{"id":99,"actor":{"login":"someone-else"},"triggering_actor":{"login":%q}}`, g.runActor)
+		return
+	case r.URL.Path == "/oidc/token" && r.Method == http.MethodGet && g.oidcActor != "":
+		if r.Header.Get("Authorization") != "Bearer "+oidcRequestToken || r.URL.Query().Get("audience") != "deployer" {
+			w.WriteHeader(http.StatusUnauthorized)
+			return
+		}
+		claims, _ := json.Marshal(map[string]string{"actor": g.oidcActor, "repository": "acme/infra", "run_id": "99", "aud": "deployer"})
+		enc := base64.RawURLEncoding.EncodeToString
+		_ = json.NewEncoder(w).Encode(map[string]string{"value": enc([]byte(`{"alg":"RS256"}`)) + "." + enc(claims) + ".c2ln"})
 		return
 	}
 	parts := strings.Split(strings.Trim(r.URL.Path, "/"), "/") // repos/acme/infra/issues/...

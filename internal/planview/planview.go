@@ -370,7 +370,11 @@ func (h *humanPlan) policySection(w io.Writer, r *policy.Report) {
 			}
 			fmt.Fprintf(w, "  %s %s: deny%s\n", h.style("-", "x"), h.esc.Line(x.Policy), note)
 		case policy.StatusOverridden:
-			fmt.Fprintf(w, "  %s %s: overridden by %s: %s\n", h.style("~", "!"), h.esc.Line(x.Policy), h.esc.Line(x.Override.By), h.esc.Line(x.Override.Reason))
+			by := h.esc.Line(x.Override.By)
+			if !x.Override.Verified {
+				by += " (not verified)" // docs/policy.md#overrides
+			}
+			fmt.Fprintf(w, "  %s %s: overridden by %s: %s\n", h.style("~", "!"), h.esc.Line(x.Policy), by, h.esc.Line(x.Override.Reason))
 		case policy.StatusWarn:
 			fmt.Fprintf(w, "  %s %s: warn\n", h.style("~", "!"), h.esc.Line(x.Policy))
 		}

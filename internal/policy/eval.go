@@ -31,6 +31,17 @@ const (
 	RuleOverridable = "overridable"
 )
 
+// METADATA custom keys of a policy's package that say who may override it
+// (docs/policy.md#overrides).
+const (
+	// MetaOverridableBy lists the GitHub logins that may override the
+	// policy's denies from GitHub Actions.
+	MetaOverridableBy = "overridable_by"
+	// MetaAllowLocalOverride lets anyone override outside CI, recorded as
+	// not verified.
+	MetaAllowLocalOverride = "allow_local_override"
+)
+
 // removedBuiltins are the builtins a policy may not call: they read the
 // network (http.send, net.lookup_ip_addr), the process's environment and
 // configuration (opa.runtime), or the clock and randomness, which would make
@@ -59,11 +70,19 @@ type Policy struct {
 	// Namespace itself for `package deployer`.
 	Name  string
 	Files []string // the paths of the files of its package
-	// Overridable is the package's METADATA custom.overridable (default
-	// true); an `overridable` rule, evaluated with the input, overrides it.
+	// Overridable: the package's METADATA names who may override it
+	// (custom.overridable_by or custom.allow_local_override; default: no
+	// one) and does not say custom.overridable: false; an `overridable`
+	// rule, evaluated with the input, can only take it away.
 	Overridable bool
-	query       rego.PreparedEvalQuery
-	rules       []string // of RuleDeny, RuleWarn, RuleOverridable that it defines
+	// OverridableBy are the GitHub logins of custom.overridable_by;
+	// AllowLocalOverride is custom.allow_local_override
+	// (docs/policy.md#overrides).
+	OverridableBy      []string
+	AllowLocalOverride bool
+	notOverridable     bool // custom.overridable: false
+	query              rego.PreparedEvalQuery
+	rules              []string // of RuleDeny, RuleWarn, RuleOverridable that it defines
 }
 
 // Engine evaluates compiled policies.
@@ -93,14 +112,14 @@ func (s *Set) Compile(ctx context.Context) (*Engine, error) {
 		}
 		p := byPkg[name]
 		if p == nil {
-			p = &Policy{Name: name, Overridable: true}
+			p = &Policy{Name: name}
 			byPkg[name] = p
 		}
 		p.Files = append(p.Files, f.Path)
 		for _, a := range f.Module.Annotations {
 			if a.Scope == "package" || a.Scope == "subpackages" {
-				if v, ok := a.Custom[RuleOverridable].(bool); ok && !v {
-					p.Overridable = false
+				if err := p.readOverrideMetadata(a); err != nil {
+					return nil, err
 				}
 			}
 		}
@@ -132,6 +151,7 @@ func (s *Set) Compile(ctx context.Context) (*Engine, error) {
 	}
 	e := &Engine{Digest: s.Digest()}
 	for _, p := range byPkg {
+		p.Overridable = !p.notOverridable && (len(p.OverridableBy) > 0 || p.AllowLocalOverride)
 		if !slices.Contains(p.rules, RuleDeny) && !slices.Contains(p.rules, RuleWarn) {
 			continue
 		}
@@ -238,13 +258,14 @@ func (e *Engine) Evaluate(ctx context.Context, input any) (*Report, error) {
 			}
 			return nil, fmt.Errorf("policy %s (%s): %w", p.Name, strings.Join(p.Files, ", "), err)
 		}
-		res := Result{Policy: p.Name, Files: p.Files, Overridable: p.Overridable}
+		res := Result{Policy: p.Name, Files: p.Files, Overridable: p.Overridable,
+			OverridableBy: p.OverridableBy, AllowLocalOverride: p.AllowLocalOverride}
 		if len(rs) == 1 {
 			b := rs[0].Bindings
 			res.Deny = messages(b[RuleDeny])
 			res.Warn = messages(b[RuleWarn])
-			if v, ok := b[RuleOverridable].(bool); ok {
-				res.Overridable = v
+			if v, ok := b[RuleOverridable].(bool); ok && !v {
+				res.Overridable = false
 			}
 		}
 		r.Results = append(r.Results, res)

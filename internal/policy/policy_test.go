@@ -7,6 +7,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -198,7 +199,7 @@ func TestTheInputIsThePlanDocumentWithSecretsMasked(t *testing.T) {
 	}
 }
 
-func TestWarnIsShownAndOverridableDefaultsToTrue(t *testing.T) {
+func TestWarnIsShownAndPoliciesAreNotOverridableByDefault(t *testing.T) {
 	dir := writePolicies(t, map[string]string{"a.rego": `package deployer.naming
 
 warn contains sprintf("%s: name is long", [s.address]) if {
@@ -209,38 +210,138 @@ warn contains sprintf("%s: name is long", [s.address]) if {
 deny contains {"msg": "structured"} if input.environment == "prod"
 `})
 	r := evaluate(t, compile(t, dir), examplePlan("prod", rds(plan.Create, nil)), thursday)
-	want := []policy.Result{{Policy: "naming", Files: []string{filepath.Join(dir, "a.rego")}, Overridable: true,
+	want := []policy.Result{{Policy: "naming", Files: []string{filepath.Join(dir, "a.rego")}, Overridable: false,
 		Deny: []string{"structured"}, Warn: []string{"users/db: name is long"}}}
 	if diff := cmp.Diff(want, r.Results); diff != "" {
 		t.Errorf("(-want +got):\n%s", diff)
 	}
+	var no *policy.NotOverridableError
+	if err := r.Override([]policy.Override{{Policy: "naming", Reason: "please"}}, octocat); !errors.As(err, &no) {
+		t.Errorf("override of a policy that declares no overridable_by: %v", err)
+	}
 }
+
+// octocat is an identity GitHub vouches for (the OIDC token's actor).
+var octocat = policy.Identity{Login: "octocat", Source: "the actor claim of the GitHub Actions OIDC token", Verified: true}
 
 func TestOverrides(t *testing.T) {
 	e := compile(t, examples)
 	unprotected := safeRDS()
 	delete(unprotected, "deletion")
 	r := evaluate(t, e, examplePlan("production", rds(plan.Replace, unprotected)), thursday)
-	if err := r.Override([]policy.Override{{Policy: "rds_no_replace", Reason: "planned migration"}}); err != nil {
+	if err := r.Override([]policy.Override{{Policy: "rds_no_replace", Reason: "planned migration"}}, octocat); err != nil {
 		t.Fatal(err)
 	}
 	if got := denies(r); len(got) != 1 || got["rds_protection"] == nil {
 		t.Errorf("after overriding rds_no_replace the plan is denied by %v; want rds_protection alone", got)
 	}
 	var no *policy.NotOverridableError
-	if err := r.Override([]policy.Override{{Policy: "rds_protection", Reason: "please"}}); !errors.As(err, &no) {
+	if err := r.Override([]policy.Override{{Policy: "rds_protection", Reason: "please"}}, octocat); !errors.As(err, &no) {
 		t.Errorf("override of a policy with custom.overridable: false: %v", err)
 	}
-	if err := r.Override([]policy.Override{{Policy: "rds_no_replac", Reason: "typo"}}); err == nil || !strings.Contains(err.Error(), "no such policy") {
+	if err := r.Override([]policy.Override{{Policy: "rds_no_replac", Reason: "typo"}}, octocat); err == nil || !strings.Contains(err.Error(), "no such policy") {
 		t.Errorf("override of an unknown policy: %v", err)
 	}
-	if err := r.Override([]policy.Override{{Policy: "freeze"}}); err == nil || !strings.Contains(err.Error(), "--reason") {
+	if err := r.Override([]policy.Override{{Policy: "freeze"}}, octocat); err == nil || !strings.Contains(err.Error(), "--reason") {
 		t.Errorf("override without a reason: %v", err)
 	}
 }
 
+const guardedPolicy = `# METADATA
+# custom:
+#   overridable_by: [alice, Octocat]
+%LOCAL%package deployer.guarded
+
+deny contains "no" if true
+`
+
+// An override is checked against the identity a CI provider vouches for:
+// a login of overridable_by (any case, as GitHub's) passes and is recorded
+// as verified; anyone else is refused with the identity seen and where it
+// came from. Outside CI it is refused unless the policy allows local
+// overrides, and then recorded as not verified.
+func TestOverrideIsCheckedAgainstTheVouchedIdentity(t *testing.T) {
+	strict := compile(t, writePolicies(t, map[string]string{"a.rego": strings.Replace(guardedPolicy, "%LOCAL%", "", 1)}))
+	local := compile(t, writePolicies(t, map[string]string{"a.rego": strings.Replace(guardedPolicy, "%LOCAL%", "#   allow_local_override: true\n", 1)}))
+	mallory := policy.Identity{Login: "mallory", Source: "the workflow run's triggering_actor (GitHub API)", Verified: true}
+	bob := policy.Identity{Login: "bob@laptop", Source: "the local user (USER)"}
+	override := []policy.Override{{Policy: "guarded", Reason: "incident 42"}}
+
+	r := evaluate(t, strict, examplePlan("prod"), thursday)
+	if !r.Results[0].Overridable || !slices.Equal(r.Results[0].OverridableBy, []string{"alice", "Octocat"}) {
+		t.Errorf("result: %+v", r.Results[0])
+	}
+	if err := r.Override(override, octocat); err != nil {
+		t.Fatal(err)
+	}
+	want := &policy.Override{Policy: "guarded", Reason: "incident 42", By: "octocat", Verified: true, Source: octocat.Source}
+	if diff := cmp.Diff(want, r.Results[0].Override); diff != "" || len(r.Denied()) != 0 {
+		t.Errorf("override by octocat (-want +got):\n%s", diff)
+	}
+
+	var no *policy.NotOverridableError
+	r = evaluate(t, strict, examplePlan("prod"), thursday)
+	err := r.Override(override, mallory)
+	if !errors.As(err, &no) || r.Results[0].Override != nil {
+		t.Fatalf("override by mallory: %v", err)
+	}
+	for _, want := range []string{"policy guarded", `"mallory"`, mallory.Source, "overridable_by: alice, Octocat"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("refusal lacks %q: %v", want, err)
+		}
+	}
+
+	err = r.Override(override, bob)
+	if !errors.As(err, &no) {
+		t.Fatalf("local override of a policy without allow_local_override: %v", err)
+	}
+	for _, want := range []string{"policy guarded", `"bob@laptop"`, "not verified", "GitHub Actions", "allow_local_override: true"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("local refusal lacks %q: %v", want, err)
+		}
+	}
+
+	r = evaluate(t, local, examplePlan("prod"), thursday)
+	if err := r.Override(override, bob); err != nil {
+		t.Fatalf("local override with allow_local_override: %v", err)
+	}
+	want = &policy.Override{Policy: "guarded", Reason: "incident 42", By: "bob@laptop", Verified: false, Source: bob.Source}
+	if diff := cmp.Diff(want, r.Results[0].Override); diff != "" {
+		t.Errorf("local override (-want +got):\n%s", diff)
+	}
+	r = evaluate(t, local, examplePlan("prod"), thursday)
+	if err := r.Override(override, mallory); !errors.As(err, &no) {
+		t.Errorf("allow_local_override lets an unlisted CI identity through: %v", err)
+	}
+}
+
+func TestOverrideMetadataIsChecked(t *testing.T) {
+	for name, tc := range map[string]struct{ custom, want string }{
+		"not a list":            {"#   overridable_by: alice\n", "overridable_by must be a list of GitHub logins"},
+		"not a login":           {"#   overridable_by: [\"al ice\"]\n", `"al ice" is not a GitHub login`},
+		"team":                  {"#   overridable_by: [acme/platform]\n", "teams (acme/platform) are not supported"},
+		"local not a bool":      {"#   allow_local_override: yes please\n", "allow_local_override must be true or false"},
+		"overridable true only": {"#   overridable: true\n", "list who may override in overridable_by"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			dir := writePolicies(t, map[string]string{"a.rego": "# METADATA\n# custom:\n" + tc.custom + "package deployer.p\n\ndeny contains \"no\" if true\n"})
+			s, err := policy.Load([]string{dir})
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, err = s.Compile(context.Background())
+			if err == nil || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), "a.rego") {
+				t.Errorf("error %v, want one naming a.rego and %q", err, tc.want)
+			}
+		})
+	}
+}
+
 func TestAnOverridableRuleDecidesWithTheInput(t *testing.T) {
-	dir := writePolicies(t, map[string]string{"a.rego": `package deployer.strict
+	dir := writePolicies(t, map[string]string{"a.rego": `# METADATA
+# custom:
+#   overridable_by: [alice]
+package deployer.strict
 deny contains "no" if true
 overridable := input.environment != "production"
 `})

@@ -19,17 +19,40 @@ type Result struct {
 	Policy      string   `json:"policy"`
 	Files       []string `json:"files"`
 	Overridable bool     `json:"overridable"`
-	Deny        []string `json:"deny,omitempty"`
-	Warn        []string `json:"warn,omitempty"`
+	// OverridableBy and AllowLocalOverride are who may override the
+	// policy (its METADATA, docs/policy.md#overrides).
+	OverridableBy      []string `json:"overridable_by,omitempty"`
+	AllowLocalOverride bool     `json:"allow_local_override,omitempty"`
+	Deny               []string `json:"deny,omitempty"`
+	Warn               []string `json:"warn,omitempty"`
 	// Override is set when the deployment overrides this policy's denies.
 	Override *Override `json:"override,omitempty"`
 }
 
-// Override is one --override-policy NAME --reason TEXT.
+// Override is one --override-policy NAME --reason TEXT, and who asked for
+// it once Report.Override accepted it.
 type Override struct {
 	Policy string `json:"policy"`
 	Reason string `json:"reason"`
 	By     string `json:"by,omitempty"`
+	// Verified is true when a CI provider vouches for By (GitHub Actions'
+	// OIDC token or API); false for a local user's override.
+	Verified bool `json:"verified"`
+	// Source says where By comes from.
+	Source string `json:"by_source,omitempty"`
+}
+
+// Identity is who asks for an override (docs/policy.md#overrides).
+type Identity struct {
+	// Login is the GitHub login when Verified, else the local user
+	// (user@host).
+	Login string
+	// Source says where Login comes from ("the actor claim of the GitHub
+	// Actions OIDC token", ...), for records and refusals.
+	Source string
+	// Verified: a CI provider vouches for Login. Never true for
+	// GITHUB_ACTOR or USER alone: the caller sets those.
+	Verified bool
 }
 
 // Status values of Result.Status.
@@ -68,11 +91,14 @@ func (r *Report) Denied() []Result {
 	return out
 }
 
-// Override applies overrides to the report's denies. Errors: an override
-// naming no policy of the report (a typo must not read as applied), an
-// override of a policy that is not overridable, an override without a
-// reason. An override of a policy that does not deny is kept unused.
-func (r *Report) Override(overrides []Override) error {
+// Override applies overrides, asked for by who, to the report's denies.
+// Errors: an override naming no policy of the report (a typo must not read
+// as applied), an override without a reason, and *NotOverridableError for
+// a policy that is not overridable, a verified identity its overridable_by
+// does not list, or an unverified one (outside CI) when it does not say
+// allow_local_override. An override of a policy that does not deny is
+// kept unused.
+func (r *Report) Override(overrides []Override, who Identity) error {
 	for _, o := range overrides {
 		if strings.TrimSpace(o.Reason) == "" {
 			return fmt.Errorf("--override-policy %s needs --reason TEXT: say why the policy is overridden", o.Policy)
@@ -88,6 +114,10 @@ func (r *Report) Override(overrides []Override) error {
 		if !res.Overridable {
 			return &NotOverridableError{Policy: o.Policy}
 		}
+		if err := res.mayOverride(who); err != nil {
+			return err
+		}
+		o.By, o.Verified, o.Source = who.Login, who.Verified, who.Source
 		res.Override = &o
 	}
 	return nil
@@ -101,12 +131,44 @@ func (r *Report) names() []string {
 	return out
 }
 
-// NotOverridableError: an override of a policy that declares itself not
-// overridable.
-type NotOverridableError struct{ Policy string }
+// mayOverride is nil when who may override res: a verified identity listed
+// in OverridableBy (GitHub logins, any case), or an unverified one when
+// AllowLocalOverride.
+func (res *Result) mayOverride(who Identity) error {
+	if who.Verified {
+		if slices.ContainsFunc(res.OverridableBy, func(l string) bool { return strings.EqualFold(l, who.Login) }) {
+			return nil
+		}
+	} else if res.AllowLocalOverride {
+		return nil
+	}
+	return &NotOverridableError{Policy: res.Policy, Who: &who, Allowed: res.OverridableBy}
+}
+
+// NotOverridableError: an override of a policy that is not overridable, or
+// not by Who (set then): an identity its overridable_by does not list
+// (Allowed), or one no CI provider vouches for.
+type NotOverridableError struct {
+	Policy  string
+	Who     *Identity
+	Allowed []string
+}
 
 func (e *NotOverridableError) Error() string {
-	return fmt.Sprintf("policy %s is not overridable: change the plan (or the policy, reviewed as code)", e.Policy)
+	switch {
+	case e.Who == nil:
+		return fmt.Sprintf("policy %s is not overridable: change the plan (or the policy, reviewed as code)", e.Policy)
+	case !e.Who.Verified:
+		msg := fmt.Sprintf("policy %s may not be overridden by %q (%s, not verified): outside CI no one vouches for who you are", e.Policy, e.Who.Login, e.Who.Source)
+		if len(e.Allowed) > 0 {
+			msg += fmt.Sprintf("; run the deploy from GitHub Actions as one of overridable_by: %s", strings.Join(e.Allowed, ", "))
+		} else {
+			msg += "; it lists no one in overridable_by for GitHub Actions either"
+		}
+		return msg + ", or have the policy say allow_local_override: true in its METADATA (docs/policy.md#overrides)"
+	}
+	return fmt.Sprintf("policy %s may not be overridden by %q (%s): overridable_by: %s (docs/policy.md#overrides)",
+		e.Policy, e.Who.Login, e.Who.Source, strings.Join(e.Allowed, ", "))
 }
 
 // DeniedError: the plan is denied by the policies in Results.

@@ -244,10 +244,16 @@ type Deployment struct {
 // PolicyOverride is one policy a deployment overrode: who did, why, and
 // the denies it went past.
 type PolicyOverride struct {
-	Policy string   `json:"policy"`
-	Reason string   `json:"reason"`
-	By     string   `json:"by"`
-	Denies []string `json:"denies"`
+	Policy string `json:"policy"`
+	Reason string `json:"reason"`
+	By     string `json:"by"`
+	// Verified is true when a CI provider vouched for By (GitHub Actions'
+	// OIDC token or API); false for a local user's override (and in
+	// records written before it was checked). Source says where By came
+	// from (docs/policy.md#overrides).
+	Verified bool     `json:"verified"`
+	Source   string   `json:"by_source,omitempty"`
+	Denies   []string `json:"denies"`
 }
 
 // ResourcesChanged counts what a deployment changed.

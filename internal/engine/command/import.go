@@ -23,7 +23,7 @@ func (e *Engine) importStep(ctx context.Context, st plan.Step, in engine.Inputs,
 	if err == nil && gone {
 		err = &StepError{Address: st.Address, Action: "import", Command: spec.Read, ExitCode: 0,
 			Reason: fmt.Sprintf("printed null or nothing for DEPLOYER_IMPORT_ID=%s: no such instance to import "+
-				"(check the id in import:, or print one JSON object of the instance it names)", st.ImportID)}
+				"(check the id, or print one JSON object of the instance it names)", st.ImportID)}
 	}
 	res.Finished = e.now()
 	if err != nil {

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"time"
 
 	"github.com/deployer-dev/deployer/internal/engine"
 	"github.com/deployer-dev/deployer/internal/plan"
@@ -52,8 +53,14 @@ func (e *Engine) read(ctx context.Context, st plan.Step, in engine.Inputs, p pay
 	if err != nil {
 		return nil, false, false, err
 	}
+	done := func() {
+		fmt.Fprintf(progress(in), "[%s] %s done in %s\n", st.Address, p.Action, out.duration.Round(time.Millisecond))
+	}
 	b := bytes.TrimSpace(out.stdout)
 	if len(b) == 0 || string(b) == "null" {
+		if p.Action != "import" { // an import that finds nothing fails (importStep)
+			done()
+		}
 		return nil, true, len(b) == 0, nil
 	}
 	dec := json.NewDecoder(bytes.NewReader(b))
@@ -63,17 +70,18 @@ func (e *Engine) read(ctx context.Context, st plan.Step, in engine.Inputs, p pay
 		if err == nil {
 			err = fmt.Errorf("more than one JSON value")
 		}
-		return nil, false, false, &StepError{Address: st.Address, Action: "read", Command: spec.Read, ExitCode: 0,
+		return nil, false, false, &StepError{Address: st.Address, Action: p.Action, Command: spec.Read, ExitCode: 0,
 			Reason: fmt.Sprintf("printed invalid JSON (%v): print one JSON object of the live state, such as {\"replicas\":3} (stdout held %d bytes)", err, len(b))}
 	}
 	m, ok := v.(map[string]any)
 	if !ok {
-		return nil, false, false, &StepError{Address: st.Address, Action: "read", Command: spec.Read, ExitCode: 0,
+		return nil, false, false, &StepError{Address: st.Address, Action: p.Action, Command: spec.Read, ExitCode: 0,
 			Reason: fmt.Sprintf("printed a JSON %s, not an object: print one JSON object of the live state, such as {\"replicas\":3}, or null when it is gone", jsonType(v))}
 	}
 	if in.Learn != nil {
 		in.Learn(st.Address, m) // its secrets are masked from here on, like outputs
 	}
+	done()
 	return m, false, false, nil
 }
 

@@ -172,8 +172,7 @@ func (e *Engine) run(ctx context.Context, s runSpec) (*runOutcome, error) {
 		if captured.Over {
 			return out, fail(fmt.Sprintf("printed more than %d bytes on stdout: print one JSON object of the live state", captured.Max), nil)
 		}
-		out.stdout = captured.Bytes()
-		fmt.Fprintf(s.progress, "%s%s done in %s\n", prefix, s.action, out.duration.Round(time.Millisecond))
+		out.stdout = captured.Bytes() // "done" is read's to say, once it parsed this
 		return out, nil
 	}
 	outputs, err := readOutputs(outPath)
