@@ -10,6 +10,7 @@ import (
 
 	"github.com/deployer-dev/deployer/internal/config"
 	"github.com/deployer-dev/deployer/internal/engine"
+	"github.com/deployer-dev/deployer/internal/exitcode"
 	"github.com/deployer-dev/deployer/internal/lockmgr"
 	"github.com/deployer-dev/deployer/internal/plan"
 	"github.com/deployer-dev/deployer/internal/statestore"
@@ -78,8 +79,8 @@ type Outcome struct {
 var (
 	ErrDeclined = errors.New("apply cancelled: the plan was not confirmed")
 	// ErrPlanStale: the saved plan was made against another state or config.
-	ErrPlanStale = errors.New("saved plan is stale")
-	ErrCancelled = errors.New("cancelled")
+	ErrPlanStale = exitcode.New(exitcode.State, "saved plan is stale")
+	ErrCancelled = exitcode.New(exitcode.Cancelled, "cancelled")
 )
 
 // ApplyError reports a failed apply; Outcome holds what was saved.
@@ -90,6 +91,14 @@ type ApplyError struct {
 
 func (e *ApplyError) Error() string { return e.Err.Error() }
 func (e *ApplyError) Unwrap() error { return e.Err }
+
+// ExitCode is 130 for a cancelled apply; otherwise the wrapped error decides.
+func (e *ApplyError) ExitCode() int {
+	if e.Cancelled {
+		return exitcode.Cancelled
+	}
+	return 0
+}
 
 // Apply runs the main job (docs/design.md#the-main-job) as its phases:
 // prepare (resolve the config once, the engines' preflight, open the

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/deployer-dev/deployer/internal/exitcode"
 )
 
 // Report is the results of evaluating every policy against one plan:
@@ -123,3 +125,9 @@ func (e *DeniedError) Error() string {
 	}
 	return b.String()
 }
+
+// ExitCode is 5 (docs/exit-codes.md).
+func (e *NotOverridableError) ExitCode() int { return exitcode.Policy }
+
+// ExitCode is 5 (docs/exit-codes.md).
+func (e *DeniedError) ExitCode() int { return exitcode.Policy }
