@@ -165,7 +165,7 @@ func (s *Service) Apply(ctx context.Context, req ApplyRequest) (_ *Outcome, err 
 	if err != nil {
 		return nil, err
 	}
-	defer run.lease.releaseInto(&err)
+	defer run.lease.ReleaseInto(&err)
 	out := &Outcome{Lock: run.lease.Record(), Upstream: waits}
 	pl, err := s.planUnderLease(run, pr, req, out)
 	if err != nil {

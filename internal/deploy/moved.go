@@ -112,7 +112,7 @@ func (s *Service) StateMove(ctx context.Context, req StateMoveRequest) (res *Sta
 	if err != nil {
 		return nil, err
 	}
-	defer lease.releaseInto(&err)
+	defer lease.ReleaseInto(&err)
 	st, head, err := s.d.Store.Load(lease.Context(), t.Stack, t.Env)
 	if err != nil {
 		return nil, err
@@ -132,7 +132,7 @@ func (s *Service) StateMove(ctx context.Context, req StateMoveRequest) (res *Sta
 	}
 	next := cloneState(moved)
 	changeSet{}.apply(next, dep, lease.Record(), lease.By, commit, branch, now)
-	newHead, err := s.d.Store.Save(lease.Context(), next, head, lease.ref())
+	newHead, err := s.d.Store.Save(lease.Context(), next, head, leaseRef(lease))
 	if err != nil {
 		return nil, err
 	}
