@@ -112,6 +112,9 @@ func (e *ApplyError) ExitCode() int {
 // ErrPlanStale; *ApplyError when a component failed or the run was
 // cancelled (whatever succeeded is saved first).
 func (s *Service) Apply(ctx context.Context, req ApplyRequest) (_ *Outcome, err error) {
+	if err := req.Policy.load(ctx); err != nil {
+		return nil, err
+	}
 	if req.Import != nil {
 		if req.Config, req.Target, err = s.withImport(req.Config, req.Target, req.Import); err != nil {
 			return nil, err

@@ -310,6 +310,9 @@ func opName(destroy bool, op string) string {
 // lock): the planning path of Apply (prepare, then planFor), stopped before
 // the confirmation.
 func (s *Service) Plan(ctx context.Context, req PlanRequest) (*plan.Plan, error) {
+	if err := req.Policy.load(ctx); err != nil {
+		return nil, err
+	}
 	pr, err := s.prepare(ctx, req.Config, req.Target, req.CheckEngines)
 	if err != nil {
 		return nil, err
