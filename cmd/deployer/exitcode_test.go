@@ -7,6 +7,7 @@ import (
 	"go/parser"
 	"go/token"
 	"os"
+	"os/exec"
 	"regexp"
 	"slices"
 	"strconv"
@@ -58,11 +59,27 @@ func TestErrorsExitWithTheDocumentedCodes(t *testing.T) {
 		{"cancelled beats a conflict", &deploy.ApplyError{Err: conflict, Cancelled: true}, 130},
 		{"state beats a held lock", errors.Join(held, conflict), 4},
 		{"lock beats policy", errors.Join(&policy.DeniedError{}, held), 3},
+		{"cancelled run of stacks", &deploy.StacksError{Cancelled: true}, 130},
+		{"failed run of stacks", &deploy.StacksError{Failed: []string{"a"}}, 1},
+		{"a component's command exited 7", fmt.Errorf("component app/db: %w", childExit(t, 7)), 1},
+		{"a component's command exited 3", &deploy.ApplyError{Err: childExit(t, 3)}, 1},
 	} {
 		if got := exitCode(c.err); got != c.want {
 			t.Errorf("%s: %v exits %d, want %d", c.name, c.err, got, c.want)
 		}
 	}
+}
+
+// childExit is the *exec.ExitError of a child that exited with code: its
+// ExitCode method is the child's, not deployer's.
+func childExit(t *testing.T, code int) error {
+	t.Helper()
+	err := exec.Command("sh", "-c", fmt.Sprintf("exit %d", code)).Run()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != code {
+		t.Fatalf("sh -c 'exit %d': %v", code, err)
+	}
+	return err
 }
 
 // The codes in docs/exit-codes.md's table are exactly exitcode's.

@@ -180,8 +180,8 @@ type UsageError struct{ Msg string }
 
 func (e *UsageError) Error() string { return e.Msg }
 
-// ExitCode is 2 (docs/exit-codes.md).
-func (e *UsageError) ExitCode() int { return exitcode.Usage }
+// DeployerExitCode is 2 (docs/exit-codes.md).
+func (e *UsageError) DeployerExitCode() int { return exitcode.Usage }
 
 // ExitCodeError asks main for a specific exit code without an error message
 // (plan --detailed-exitcode's 2).
@@ -189,8 +189,8 @@ type ExitCodeError struct{ Code int }
 
 func (e *ExitCodeError) Error() string { return fmt.Sprintf("exit status %d", e.Code) }
 
-// ExitCode is Code.
-func (e *ExitCodeError) ExitCode() int { return e.Code }
+// DeployerExitCode is Code.
+func (e *ExitCodeError) DeployerExitCode() int { return e.Code }
 
 // orDash is s, or "-" when it is empty (a table cell).
 func orDash[S ~string](s S) string {

@@ -92,8 +92,8 @@ type ApplyError struct {
 func (e *ApplyError) Error() string { return e.Err.Error() }
 func (e *ApplyError) Unwrap() error { return e.Err }
 
-// ExitCode is 130 for a cancelled apply; otherwise the wrapped error decides.
-func (e *ApplyError) ExitCode() int {
+// DeployerExitCode is 130 for a cancelled apply; otherwise the wrapped error decides.
+func (e *ApplyError) DeployerExitCode() int {
 	if e.Cancelled {
 		return exitcode.Cancelled
 	}

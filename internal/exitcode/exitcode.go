@@ -8,6 +8,7 @@ package exitcode
 import (
 	"context"
 	"errors"
+	"sync"
 )
 
 // The exit codes of docs/exit-codes.md.
@@ -23,10 +24,12 @@ const (
 	Cancelled = 130 // Ctrl-C or SIGTERM
 )
 
-// Coder is an error that carries its exit code. ExitCode returns 0 when this
-// error has no code of its own (the errors it wraps decide).
+// Coder is an error that carries its exit code. DeployerExitCode returns 0
+// when this error has no code of its own (the errors it wraps decide). The
+// name is not ExitCode because *exec.ExitError and proc's errors have an
+// ExitCode method: a child's exit code, which is not deployer's.
 type Coder interface {
-	ExitCode() int
+	DeployerExitCode() int
 }
 
 // precedence ranks the codes, most specific first: when an error tree
@@ -37,7 +40,9 @@ var precedence = []int{Cancelled, State, LockHeld, Policy, Refused, Skipped, Usa
 // Of returns the exit code of err: OK for nil; Cancelled for an error that
 // is (or wraps) context.Canceled; otherwise the code of precedence's first
 // rank that some error in err's tree (Unwrap, and the []error of a join)
-// carries through Coder; Error when none does.
+// carries through Coder, or that a sentinel of New carries when
+// errors.Is(err, sentinel) (so an error whose Is method matches a sentinel
+// gets its code); Error when none does.
 func Of(err error) int {
 	if err == nil {
 		return OK
@@ -46,11 +51,20 @@ func Of(err error) int {
 		return Cancelled
 	}
 	best := -1
-	walk(err, func(c int) {
+	consider := func(c int) {
 		if r := rank(c); r >= 0 && (best < 0 || r < best) {
 			best = r
 		}
-	})
+	}
+	walk(err, consider)
+	sentinelsMu.Lock()
+	all := sentinels
+	sentinelsMu.Unlock()
+	for _, s := range all {
+		if errors.Is(err, s) {
+			consider(s.code)
+		}
+	}
 	if best < 0 {
 		return Error
 	}
@@ -72,7 +86,7 @@ func walk(err error, f func(int)) {
 		return
 	}
 	if c, ok := err.(Coder); ok {
-		if code := c.ExitCode(); code != 0 {
+		if code := c.DeployerExitCode(); code != 0 {
 			f(code)
 		}
 	}
@@ -89,12 +103,23 @@ func walk(err error, f func(int)) {
 // New returns a sentinel error whose text is msg and whose exit code is
 // code, for package-level values compared with errors.Is
 // (lockmgr.ErrLockLost, exit 3).
-func New(code int, msg string) error { return &sentinel{msg: msg, code: code} }
+func New(code int, msg string) error {
+	s := &sentinel{msg: msg, code: code}
+	sentinelsMu.Lock()
+	sentinels = append(sentinels, s)
+	sentinelsMu.Unlock()
+	return s
+}
+
+var (
+	sentinelsMu sync.Mutex
+	sentinels   []*sentinel // every New, for Of's errors.Is
+)
 
 type sentinel struct {
 	msg  string
 	code int
 }
 
-func (e *sentinel) Error() string { return e.msg }
-func (e *sentinel) ExitCode() int { return e.code }
+func (e *sentinel) Error() string         { return e.msg }
+func (e *sentinel) DeployerExitCode() int { return e.code }

@@ -198,5 +198,5 @@ func (r Record) Printable() Record {
 	return r
 }
 
-// ExitCode is 3 (docs/exit-codes.md).
-func (e *HeldError) ExitCode() int { return exitcode.LockHeld }
+// DeployerExitCode is 3 (docs/exit-codes.md).
+func (e *HeldError) DeployerExitCode() int { return exitcode.LockHeld }

@@ -131,5 +131,5 @@ func UndeployedDependencies(desired *config.Resolved, st *statestore.State, scop
 	return out
 }
 
-// ExitCode is 6, refused (docs/exit-codes.md).
-func (e *DependentsError) ExitCode() int { return exitcode.Refused }
+// DeployerExitCode is 6, refused (docs/exit-codes.md).
+func (e *DependentsError) DeployerExitCode() int { return exitcode.Refused }

@@ -95,5 +95,5 @@ func CheckProtected(p *Plan) error {
 	return &ProtectedError{Steps: out}
 }
 
-// ExitCode is 6, refused (docs/exit-codes.md).
-func (e *ProtectedError) ExitCode() int { return exitcode.Refused }
+// DeployerExitCode is 6, refused (docs/exit-codes.md).
+func (e *ProtectedError) DeployerExitCode() int { return exitcode.Refused }

@@ -112,8 +112,8 @@ func (e *ChecksumError) Error() string {
 		e.Location, e.Field, e.Computed, e.Stored)
 }
 
-// ExitCode is 4 (docs/exit-codes.md).
-func (e *ConflictError) ExitCode() int { return exitcode.State }
+// DeployerExitCode is 4 (docs/exit-codes.md).
+func (e *ConflictError) DeployerExitCode() int { return exitcode.State }
 
-// ExitCode is 4 (docs/exit-codes.md).
-func (e *ChecksumError) ExitCode() int { return exitcode.State }
+// DeployerExitCode is 4 (docs/exit-codes.md).
+func (e *ChecksumError) DeployerExitCode() int { return exitcode.State }

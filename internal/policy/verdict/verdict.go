@@ -126,8 +126,8 @@ func (e *DeniedError) Error() string {
 	return b.String()
 }
 
-// ExitCode is 5 (docs/exit-codes.md).
-func (e *NotOverridableError) ExitCode() int { return exitcode.Policy }
+// DeployerExitCode is 5 (docs/exit-codes.md).
+func (e *NotOverridableError) DeployerExitCode() int { return exitcode.Policy }
 
-// ExitCode is 5 (docs/exit-codes.md).
-func (e *DeniedError) ExitCode() int { return exitcode.Policy }
+// DeployerExitCode is 5 (docs/exit-codes.md).
+func (e *DeniedError) DeployerExitCode() int { return exitcode.Policy }
