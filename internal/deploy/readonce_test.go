@@ -11,6 +11,7 @@ import (
 
 	"github.com/deployer-dev/deployer/internal/config"
 	"github.com/deployer-dev/deployer/internal/engine"
+	"github.com/deployer-dev/deployer/internal/secrets"
 	"github.com/deployer-dev/deployer/internal/statestore"
 	filestate "github.com/deployer-dev/deployer/internal/statestore/file"
 )
@@ -47,14 +48,14 @@ type readOnce struct {
 	svc   *Service
 }
 
-func newReadOnce(t *testing.T, d *diamond) *readOnce {
+func newReadOnce(t *testing.T, d *diamond, opts ...statestore.Option) *readOnce {
 	t.Helper()
 	fb, err := filestate.New(d.back)
 	if err != nil {
 		t.Fatal(err)
 	}
 	r := &readOnce{d: d, back: &countingBackend{Backend: fb}}
-	r.store = statestore.New(r.back)
+	r.store = statestore.New(r.back, opts...)
 	r.svc = New(Deps{Store: r.store, Locks: d.locks, Engines: []engine.Engine{stackEngine{j: d.j}}, Getenv: func(string) string { return "" }})
 	for _, st := range d.set.Stacks {
 		if st.Name == "root" {
@@ -87,16 +88,28 @@ func (r *readOnce) counts() [3]int {
 // when the version has not moved (docs/design.md#read-once-plan-once).
 func TestADeployReadsTheStateOnceAndPlansOnce(t *testing.T) {
 	d := newDiamond(t)
+	p, err := secrets.NewProvider("passphrase", func(k string) string {
+		if k == "DEPLOYER_SECRETS_PASSPHRASE" {
+			return "correct horse battery staple"
+		}
+		return ""
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sealed := statestore.WithSealer(secrets.NewSealer(p, secrets.NewMasker()))
 	for _, c := range []struct {
 		name  string
 		check *PolicyCheck
+		opts  []statestore.Option
 	}{
-		{"first deploy (no state yet)", nil},
-		{"deploy of a stored state", nil},
-		{"deploy with policies", policyCheck(t, fmt.Sprintf(denyStacks, `{"other"}`))}, // they check the same plan
+		{"first deploy (no state yet)", nil, nil},
+		{"deploy of a stored state", nil, nil},
+		{"deploy with policies", policyCheck(t, fmt.Sprintf(denyStacks, `{"other"}`)), nil}, // they check the same plan
+		{"deploy with a secrets provider", nil, []statestore.Option{sealed}},                // checked against the one read
 	} {
 		name := c.name
-		r := newReadOnce(t, d)
+		r := newReadOnce(t, d, c.opts...)
 		out := r.deployChecked(t, c.check)
 		if c.check != nil && (out.Plan.Policy == nil || len(out.Plan.Policy.Results) != 1) {
 			t.Errorf("%s: the plan applied carries no policy results: %+v", name, out.Plan.Policy)
