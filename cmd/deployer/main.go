@@ -16,27 +16,9 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/deployer-dev/deployer/internal/cli"
-	"github.com/deployer-dev/deployer/internal/config"
-	"github.com/deployer-dev/deployer/internal/deploy"
-	"github.com/deployer-dev/deployer/internal/lockmgr"
-	"github.com/deployer-dev/deployer/internal/plan"
-	"github.com/deployer-dev/deployer/internal/policy"
+	"github.com/deployer-dev/deployer/internal/exitcode"
 	"github.com/deployer-dev/deployer/internal/proc"
-	"github.com/deployer-dev/deployer/internal/statestore"
 	"github.com/deployer-dev/deployer/internal/termguard"
-)
-
-// Exit codes (docs/exit-codes.md).
-const (
-	exitOK        = 0
-	exitError     = 1
-	exitUsage     = 2
-	exitLockHeld  = 3
-	exitState     = 4
-	exitPolicy    = 5
-	exitRefused   = 6
-	exitSkipped   = cli.ExitSkipped // deploy --run-id: an upstream stack of the run did not succeed
-	exitCancelled = 130
 )
 
 // secondSignalGrace is how long deployer still waits, after a second
@@ -105,16 +87,16 @@ func run() int {
 		select {
 		case <-done:
 		case <-sigs:
-			os.Exit(exitCancelled)
+			os.Exit(exitcode.Cancelled)
 		case <-time.After(secondSignalGrace):
 			fmt.Fprintln(os.Stderr, "deployer: gave up waiting for the state save and lock release")
-			os.Exit(exitCancelled)
+			os.Exit(exitcode.Cancelled)
 		}
 	}()
 	root := cli.NewRootCmd(f)
 	cmd, err := root.ExecuteContextC(ctx)
 	if err == nil {
-		return exitOK
+		return exitcode.OK
 	}
 	code := exitCode(err)
 	var ec *cli.ExitCodeError
@@ -127,7 +109,7 @@ func run() int {
 		_ = json.NewEncoder(f.IO.ErrOut).Encode(cli.ErrorJSON(err, code))
 	} else {
 		fmt.Fprintln(f.IO.ErrOut, "Error: "+cli.Remedy(err))
-		if code == exitUsage && isCobraUsage(err) {
+		if code == exitcode.Usage && isCobraUsage(err) {
 			fmt.Fprintln(f.IO.ErrOut, usageHint(cmd))
 		}
 	}
@@ -155,51 +137,24 @@ func exitWhenNoLease(s *cli.Session) {
 		free += tick
 		if time.Since(start) >= grace && free >= settled {
 			s.KillEngines()
-			os.Exit(exitCancelled)
+			os.Exit(exitcode.Cancelled)
 		}
 	}
 }
 
-// exitCode maps errors to the exit codes of docs/exit-codes.md, most specific first.
+// exitCode maps err to its exit code (docs/exit-codes.md): the code a
+// command asked for, else the one its errors carry (exitcode.Of), else 2 for
+// cobra's own usage errors.
 func exitCode(err error) int {
-	var (
-		ec       *cli.ExitCodeError
-		usage    *cli.UsageError
-		held     *lockmgr.HeldError
-		conflict *statestore.ConflictError
-		checksum *statestore.ChecksumError
-		applyErr *deploy.ApplyError
-		invalid  *config.ValidationError
-		target   *deploy.TargetError
-		denied   *policy.DeniedError
-		notOver  *policy.NotOverridableError
-		guarded  *plan.ProtectedError
-		needed   *plan.DependentsError
-		skipped  *deploy.SkippedError
-	)
-	switch {
-	case errors.As(err, &ec):
+	var ec *cli.ExitCodeError
+	if errors.As(err, &ec) {
 		return ec.Code
-	case errors.As(err, &applyErr) && applyErr.Cancelled,
-		errors.Is(err, context.Canceled), errors.Is(err, deploy.ErrCancelled):
-		return exitCancelled
-	case errors.As(err, &conflict), errors.As(err, &checksum), errors.Is(err, deploy.ErrPlanStale),
-		errors.Is(err, statestore.ErrLeaseLost):
-		return exitState
-	case errors.As(err, &held), errors.Is(err, lockmgr.ErrLockLost):
-		return exitLockHeld
-	case errors.As(err, &denied), errors.As(err, &notOver):
-		return exitPolicy
-	case errors.As(err, &guarded), errors.As(err, &needed):
-		return exitRefused
-	case errors.As(err, &skipped):
-		return exitSkipped
-	case errors.As(err, &usage), errors.As(err, &target), isCobraUsage(err):
-		return exitUsage
-	case errors.As(err, &invalid):
-		return exitError
 	}
-	return exitError
+	code := exitcode.Of(err)
+	if code == exitcode.Error && isCobraUsage(err) {
+		return exitcode.Usage
+	}
+	return code
 }
 
 // usageHint points to the help of the command whose flags or arguments

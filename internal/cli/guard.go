@@ -156,7 +156,7 @@ func newGuard(f *Factory) (*config.Config, *guard.Guard, error) {
 		Locks: func(ctx context.Context, cfg *config.Config) (*lockmgr.Manager, error) {
 			return f.Locks(ctx, cfg, ReadWrite)
 		}, Dir: cfg.Dir, Audit: al, Now: f.Now, Log: f.IO.ErrOut, Output: f.IO.ErrOut,
-		Holder: func() (string, lockmgr.Metadata) { return lockmgr.Holder(f.Getenv) }, Environ: f.Environ,
+		Getenv: f.Getenv, Environ: f.Environ,
 	}), nil
 }
 

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"github.com/deployer-dev/deployer/internal/exitcode"
 	"github.com/deployer-dev/deployer/internal/sanitize"
 	"io"
 	"os"
@@ -179,11 +180,17 @@ type UsageError struct{ Msg string }
 
 func (e *UsageError) Error() string { return e.Msg }
 
+// DeployerExitCode is 2 (docs/exit-codes.md).
+func (e *UsageError) DeployerExitCode() int { return exitcode.Usage }
+
 // ExitCodeError asks main for a specific exit code without an error message
 // (plan --detailed-exitcode's 2).
 type ExitCodeError struct{ Code int }
 
 func (e *ExitCodeError) Error() string { return fmt.Sprintf("exit status %d", e.Code) }
+
+// DeployerExitCode is Code.
+func (e *ExitCodeError) DeployerExitCode() int { return e.Code }
 
 // orDash is s, or "-" when it is empty (a table cell).
 func orDash[S ~string](s S) string {

@@ -47,11 +47,7 @@ func NewCmdPolicyTest(f *Factory, runF func(context.Context, *PolicyTestOptions)
 }
 
 func runPolicyTest(ctx context.Context, opts *PolicyTestOptions) error {
-	s, err := policy.Load(opts.Dirs)
-	if err != nil {
-		return err
-	}
-	sum, err := s.Test(ctx, opts.IO.Out)
+	sum, err := policy.TestDirs(ctx, opts.Dirs, opts.IO.Out)
 	if err != nil {
 		return err
 	}

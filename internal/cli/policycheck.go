@@ -68,8 +68,9 @@ func (p PolicyFlags) validate() error {
 	return nil
 }
 
-// check loads and compiles the policies of cfg's policy.paths (relative to
-// deployer.yaml's directory) and of --policy; nil when there are none.
+// check is the policy check of cfg's policy.paths (relative to
+// deployer.yaml's directory) and of --policy, which the use case loads and
+// compiles; nil when there are none.
 func (p PolicyFlags) check(ctx context.Context, cfg *config.Config) (*deploy.PolicyCheck, error) {
 	var dirs []string
 	for _, d := range cfg.Policy.Paths {
@@ -85,19 +86,12 @@ func (p PolicyFlags) check(ctx context.Context, cfg *config.Config) (*deploy.Pol
 		}
 		return nil, nil
 	}
-	set, err := policy.Load(dirs)
-	if err != nil {
-		return nil, err
-	}
-	eng, err := set.Compile(ctx)
-	if err != nil {
-		return nil, err
-	}
-	c := &deploy.PolicyCheck{Engine: eng}
+	c := &deploy.PolicyCheck{Dirs: dirs}
 	for _, name := range p.Overrides {
 		c.Overrides = append(c.Overrides, policy.Override{Policy: name, Reason: p.Reason})
 	}
 	if len(c.Overrides) > 0 && p.Identify != nil {
+		var err error
 		if c.Identity, err = p.Identify(ctx); err != nil {
 			return nil, err
 		}

@@ -1,6 +1,9 @@
-// Package cli holds deployer's commands: one file per command with an options
-// struct, NewCmdX and runX (as GitHub CLI's pkg/cmd). Commands parse and
-// validate flags, then call internal/deploy; output goes through IOStreams.
+// Package cli holds deployer's commands: one file per command or command
+// group with an options struct, NewCmdX and runX (as GitHub CLI's pkg/cmd).
+// Commands parse and validate flags, then call internal/deploy; output goes
+// through IOStreams. Until they move to packages of their own, it also
+// holds the session wiring behind the Factory (session.go) and the terminal
+// UI (iostreams.go, progress.go, waiting.go) (docs/design.md#package-map).
 package cli
 
 import (

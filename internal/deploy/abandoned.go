@@ -135,7 +135,7 @@ func (s *Service) writeAbandoned(ctx context.Context, lease *lease, t Target, re
 		st.DeploymentHistory = st.DeploymentHistory[:maxHistoryInState]
 	}
 	st.Metadata.LastUpdated, st.Metadata.LastUpdatedBy, st.Metadata.Fence = now, rec.LockedBy, rec.Fence
-	_, err = s.d.Store.Save(ctx, st, head, lease.ref())
+	_, err = s.d.Store.Save(ctx, st, head, leaseRef(lease))
 	if err == nil {
 		s.d.Audit.Info("deploy.abandoned", "stack", t.Stack, "environment", t.Env, "count", len(add), "serial", st.Serial)
 	}
@@ -177,6 +177,6 @@ func (s *Service) RecordBroken(ctx context.Context, req BrokenRequest) (err erro
 	if err != nil {
 		return fmt.Errorf("deployment %s was not recorded as abandoned: %w", rec.Metadata.DeploymentID, err)
 	}
-	defer lease.releaseInto(&err)
+	defer lease.ReleaseInto(&err)
 	return s.writeAbandoned(lease.Context(), lease, t, []lockmgr.Record{rec}, "broken with unlock --force")
 }

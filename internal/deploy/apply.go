@@ -10,6 +10,7 @@ import (
 
 	"github.com/deployer-dev/deployer/internal/config"
 	"github.com/deployer-dev/deployer/internal/engine"
+	"github.com/deployer-dev/deployer/internal/exitcode"
 	"github.com/deployer-dev/deployer/internal/lockmgr"
 	"github.com/deployer-dev/deployer/internal/plan"
 	"github.com/deployer-dev/deployer/internal/statestore"
@@ -78,8 +79,8 @@ type Outcome struct {
 var (
 	ErrDeclined = errors.New("apply cancelled: the plan was not confirmed")
 	// ErrPlanStale: the saved plan was made against another state or config.
-	ErrPlanStale = errors.New("saved plan is stale")
-	ErrCancelled = errors.New("cancelled")
+	ErrPlanStale = exitcode.New(exitcode.State, "saved plan is stale")
+	ErrCancelled = exitcode.New(exitcode.Cancelled, "cancelled")
 )
 
 // ApplyError reports a failed apply; Outcome holds what was saved.
@@ -90,6 +91,14 @@ type ApplyError struct {
 
 func (e *ApplyError) Error() string { return e.Err.Error() }
 func (e *ApplyError) Unwrap() error { return e.Err }
+
+// DeployerExitCode is 130 for a cancelled apply; otherwise the wrapped error decides.
+func (e *ApplyError) DeployerExitCode() int {
+	if e.Cancelled {
+		return exitcode.Cancelled
+	}
+	return 0
+}
 
 // Apply runs the main job (docs/design.md#the-main-job) as its phases:
 // prepare (resolve the config once, the engines' preflight, open the
@@ -113,6 +122,9 @@ func (s *Service) Apply(ctx context.Context, req ApplyRequest) (*Outcome, error)
 }
 
 func (s *Service) apply(ctx context.Context, req ApplyRequest) (_ *Outcome, err error) {
+	if err := req.Policy.load(ctx); err != nil {
+		return nil, err
+	}
 	if req.Import != nil {
 		if req.Config, req.Target, err = s.withImport(req.Config, req.Target, req.Import); err != nil {
 			return nil, err
@@ -129,7 +141,13 @@ func (s *Service) apply(ctx context.Context, req ApplyRequest) (_ *Outcome, err 
 	if req.SavedPlan != nil {
 		pr.replace = req.SavedPlan.Replace
 	}
-	if err := s.checkSecrets(ctx, pr.t, pr.secrets); err != nil {
+	// The state is read once, here: its secrets block checked now, the
+	// document verified and planned against below (docs/design.md#read-once-plan-once).
+	doc, err := s.readState(ctx, pr.t)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.d.Store.CheckSecretsOf(ctx, doc, pr.secrets); err != nil {
 		return nil, err
 	}
 	if err := s.refuseErrored(pr.t); err != nil {
@@ -139,7 +157,8 @@ func (s *Service) apply(ctx context.Context, req ApplyRequest) (_ *Outcome, err 
 	if err != nil {
 		return &Outcome{Upstream: waits}, err
 	}
-	if pr, err = s.refuseBeforeLease(ctx, pr, &req); err != nil {
+	pre, pr, err := s.planBeforeLease(ctx, pr, &req, doc)
+	if err != nil {
 		return nil, err
 	}
 	if req.SavedPlan != nil {
@@ -152,12 +171,8 @@ func (s *Service) apply(ctx context.Context, req ApplyRequest) (_ *Outcome, err 
 	}
 	if req.Policy.active() {
 		// Denied before the lease: the lock, like the state, is untouched.
-		pl, err := s.planFor(ctx, pr, req.Destroy, nil, false)
-		if err != nil {
-			return nil, err
-		}
-		if err := s.checkPolicy(ctx, pl.plan, req.Policy, opName(req.Destroy, "deploy"), pr.cfg.Dir); err != nil {
-			return &Outcome{Plan: pl.plan}, err
+		if err := s.checkPolicy(ctx, pre.plan, req.Policy, opName(req.Destroy, "deploy"), pr.cfg.Dir); err != nil {
+			return &Outcome{Plan: pre.plan}, err
 		}
 		if err := s.preflight(ctx, pr.res, pr.t); err != nil {
 			return nil, err
@@ -167,9 +182,9 @@ func (s *Service) apply(ctx context.Context, req ApplyRequest) (_ *Outcome, err 
 	if err != nil {
 		return nil, err
 	}
-	defer run.lease.releaseInto(&err)
+	defer run.lease.ReleaseInto(&err)
 	out := &Outcome{Lock: run.lease.Record(), Upstream: waits}
-	pl, err := s.planUnderLease(run, pr, req, out)
+	pl, err := s.planUnderLease(run, pr, req, out, pre)
 	if err != nil {
 		return out, err
 	}
@@ -219,10 +234,24 @@ func (s *Service) startRun(ctx context.Context, pr *prepared, req ApplyRequest) 
 	return run, nil
 }
 
-// planUnderLease plans under the lease, by the planning path of Plan
-// (planFor), and checks a saved plan (deploy --plan) against it; out.Plan
-// is the plan made.
-func (s *Service) planUnderLease(run *deployRun, pr *prepared, req ApplyRequest, out *Outcome) (*planned, error) {
+// planUnderLease returns the plan to apply, under the lease
+// (docs/design.md#read-once-plan-once): pre, the plan made before the lease
+// and checked there, when the state's Version is still the one pre was
+// planned against (one cheap read: Store.ReadVersion); otherwise a new plan
+// by the planning path of Plan (planFor), checked again (refuseUnderLease,
+// policies). A saved plan (deploy --plan) is always planned again and
+// checked against the file. out.Plan is the plan returned.
+func (s *Service) planUnderLease(run *deployRun, pr *prepared, req ApplyRequest, out *Outcome, pre *planned) (*planned, error) {
+	if req.SavedPlan == nil && pre != nil {
+		ver, err := s.d.Store.ReadVersion(run.lease.Context(), pr.t.Stack, pr.t.Env)
+		if err != nil {
+			return nil, err
+		}
+		if ver == pre.head.Version {
+			out.Plan = pre.plan
+			return pre, nil
+		}
+	}
 	var saved *plan.Binding
 	if req.SavedPlan != nil {
 		saved = req.SavedPlan.Binding

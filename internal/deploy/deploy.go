@@ -26,6 +26,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/deployer-dev/deployer/internal/config"
@@ -94,6 +95,10 @@ type Service struct {
 	checkErr error
 
 	prepared map[prepareKey]*prepared // each target's config, resolved once
+
+	// plansBuilt counts the plans built (buildPlan): a deploy builds one,
+	// two when the state moved before its lease (docs/design.md#read-once-plan-once).
+	plansBuilt atomic.Int64
 }
 
 // New returns a Service; zero fields of d take defaults.
@@ -263,6 +268,19 @@ func gitLine(dir string, args ...string) string {
 	return strings.TrimSpace(string(out))
 }
 
+// readState reads the state document of t once, unverified
+// (statestore.Store.ReadDoc); nil when there is none yet.
+func (s *Service) readState(ctx context.Context, t Target) (*statestore.Doc, error) {
+	doc, err := s.d.Store.ReadDoc(ctx, t.Stack, t.Env)
+	if errors.Is(err, statestore.ErrNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	return &doc, nil
+}
+
 // loadOrNew loads the state of the target, or a new empty one.
 func (s *Service) loadOrNew(ctx context.Context, t Target) (*statestore.State, statestore.Head, error) {
 	st, head, err := s.d.Store.Load(ctx, t.Stack, t.Env)
@@ -310,6 +328,9 @@ func opName(destroy bool, op string) string {
 // lock): the planning path of Apply (prepare, then planFor), stopped before
 // the confirmation.
 func (s *Service) Plan(ctx context.Context, req PlanRequest) (*plan.Plan, error) {
+	if err := req.Policy.load(ctx); err != nil {
+		return nil, err
+	}
 	pr, err := s.prepare(ctx, req.Config, req.Target, req.CheckEngines)
 	if err != nil {
 		return nil, err
@@ -343,6 +364,7 @@ func (s *Service) buildPlan(res *config.Resolved, st *statestore.State, head sta
 	if head.Version == "" {
 		stored = nil // no state yet: the plan is bound to no lineage
 	}
+	s.plansBuilt.Add(1)
 	p, err := plan.Build(res, stored, plan.Options{ReplaceOn: s.d.ReplaceOn, Settings: kindSettings(s.d.Engines), Scope: t.Scope(), Destroy: destroy, Read: read, Moves: moves, Replace: replace})
 	if err != nil {
 		return nil, err

@@ -79,7 +79,7 @@ func (l *Locking) Exec(ctx context.Context, req ExecRequest) (*ExecResult, error
 	}
 	d := l.d
 	// a failed release is ExecResult.ReleaseErr, reported by the caller
-	lease, err := takeLease(ctx, d.Locks, d.Getenv, nil, leaseRequest{Key: lockmgr.CustomKey(req.Key), Op: lockmgr.OpExec,
+	lease, err := d.Locks.Take(ctx, lockmgr.LeaseRequest{Key: lockmgr.CustomKey(req.Key), Op: lockmgr.OpExec, Getenv: d.Getenv,
 		Command: secrets.CommandLine(req.Args), Timeout: req.LockTimeout})
 	var held *lockmgr.HeldError
 	if errors.As(err, &held) && req.SkipIfLocked {
@@ -95,7 +95,7 @@ func (l *Locking) Exec(ctx context.Context, req ExecRequest) (*ExecResult, error
 	env := proc.Environ(proc.UserCommand, d.Environ()) // no secrets key unless passed explicitly
 	stopped, runErr := runUnderLease(ctx, lease, req, env, res)
 	lost := stopped && lease.Lost() != nil
-	if relErr := lease.release(); relErr != nil && !lost {
+	if relErr := lease.ReleaseBounded(); relErr != nil && !lost {
 		res.ReleaseErr = relErr
 	}
 	switch {

@@ -17,13 +17,38 @@ import (
 // loadMoved loads the state of pr's target as its plan sees it: its
 // checksums verified (loadOrNew) and the moved: entries applied
 // (movedState). Errors: loadOrNew's and movedState's.
-func (s *Service) loadMoved(ctx context.Context, pr *prepared) (*statestore.State, statestore.Head, []plan.Move, error) {
+func (s *Service) loadMoved(ctx context.Context, pr *prepared) (loaded, error) {
 	st, head, err := s.loadOrNew(ctx, pr.t)
 	if err != nil {
-		return nil, statestore.Head{}, nil, err
+		return loaded{}, err
 	}
+	return movedLoaded(st, head, pr)
+}
+
+// loadMovedFrom is loadMoved of a document already read (readState; nil:
+// no state yet): verified (statestore.Store.Verify), not read again.
+func (s *Service) loadMovedFrom(ctx context.Context, pr *prepared, doc *statestore.Doc) (loaded, error) {
+	if doc == nil {
+		return movedLoaded(statestore.NewState(pr.t.Stack, pr.t.Env), statestore.Head{}, pr)
+	}
+	st, head, err := s.d.Store.Verify(ctx, pr.t.Stack, pr.t.Env, *doc)
+	if err != nil {
+		return loaded{}, err
+	}
+	return movedLoaded(st, head, pr)
+}
+
+// loaded is a target's state as its plan sees it, with the Head it was
+// read at and the moves applied to it.
+type loaded struct {
+	st    *statestore.State
+	head  statestore.Head
+	moves []plan.Move
+}
+
+func movedLoaded(st *statestore.State, head statestore.Head, pr *prepared) (loaded, error) {
 	st, moves, err := movedState(st, pr.res, pr.t)
-	return st, head, moves, err
+	return loaded{st: st, head: head, moves: moves}, err
 }
 
 // movedState applies the moved: entries of res to st (plan.ApplyMoves)
@@ -119,7 +144,7 @@ func (s *Service) StateMove(ctx context.Context, req StateMoveRequest) (res *Sta
 	if err != nil {
 		return nil, err
 	}
-	defer lease.releaseInto(&err)
+	defer lease.ReleaseInto(&err)
 	st, head, err := s.d.Store.Load(lease.Context(), t.Stack, t.Env)
 	if err != nil {
 		return nil, err
@@ -139,7 +164,7 @@ func (s *Service) StateMove(ctx context.Context, req StateMoveRequest) (res *Sta
 	}
 	next := cloneState(moved)
 	changeSet{}.apply(next, dep, lease.Record(), lease.By, commit, branch, now)
-	newHead, err := s.d.Store.Save(lease.Context(), next, head, lease.ref())
+	newHead, err := s.d.Store.Save(lease.Context(), next, head, leaseRef(lease))
 	if err != nil {
 		return nil, err
 	}

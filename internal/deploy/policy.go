@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"sync"
 
 	"github.com/deployer-dev/deployer/internal/lockmgr"
 	"github.com/deployer-dev/deployer/internal/plan"
@@ -11,19 +12,36 @@ import (
 )
 
 // PolicyCheck is what a plan's policies are evaluated with
-// (docs/policy.md): the compiled policies and, for a deploy, the overrides
-// of --override-policy NAME --reason TEXT. A nil *PolicyCheck, or one
-// without Engine, checks nothing.
+// (docs/policy.md): the directories of the policy files (deployer.yaml's
+// policy.paths and --policy DIR), which the use case loads and compiles
+// once, before it touches anything, and, for a deploy, the overrides of
+// --override-policy NAME --reason TEXT. A nil *PolicyCheck, or one
+// without Dirs, checks nothing.
 type PolicyCheck struct {
-	Engine    *policy.Engine
+	Dirs      []string
 	Overrides []policy.Override
 	// Identity is who asks for the overrides, as a CI provider vouches for
 	// it or the local user, not verified (docs/policy.md#overrides); when
 	// its Login is empty, the lock holder's name, not verified.
 	Identity policy.Identity
+
+	once   sync.Once
+	engine *policy.Engine
+	err    error
 }
 
-func (c *PolicyCheck) active() bool { return c != nil && c.Engine != nil }
+func (c *PolicyCheck) active() bool { return c != nil && len(c.Dirs) > 0 }
+
+// load loads and compiles the policies of c.Dirs, once (policy.Open); a
+// check that is not active loads nothing. Errors: policy.Open's (a file
+// that does not parse or compile, named with its line).
+func (c *PolicyCheck) load(ctx context.Context) error {
+	if !c.active() {
+		return nil
+	}
+	c.once.Do(func() { c.engine, c.err = policy.Open(ctx, c.Dirs) })
+	return c.err
+}
 
 // checkPolicy evaluates the policies against p's document (as plan --json
 // prints it, with the deployment's metadata: docs/policy.md#input), sets
@@ -34,6 +52,9 @@ func (c *PolicyCheck) active() bool { return c != nil && c.Engine != nil }
 func (s *Service) checkPolicy(ctx context.Context, p *plan.Plan, c *PolicyCheck, op, dir string) error {
 	if !c.active() {
 		return nil
+	}
+	if err := c.load(ctx); err != nil {
+		return err
 	}
 	doc := p.Document()
 	doc.Binding, doc.Policy = nil, nil
@@ -51,7 +72,7 @@ func (s *Service) checkPolicy(ctx context.Context, p *plan.Plan, c *PolicyCheck,
 	if err != nil {
 		return err
 	}
-	r, err := c.Engine.Evaluate(ctx, maskStrings(in, s.d.Masker.Mask))
+	r, err := c.engine.Evaluate(ctx, maskStrings(in, s.d.Masker.Mask))
 	if err != nil {
 		return err
 	}
@@ -118,7 +139,10 @@ func checkSavedPolicies(saved *plan.Plan, c *PolicyCheck) error {
 		planned = saved.Binding.PolicyDigest
 	}
 	if c.active() {
-		now = c.Engine.Digest
+		if c.engine == nil {
+			return fmt.Errorf("policies of %v not loaded", c.Dirs)
+		}
+		now = c.engine.Digest
 	}
 	if planned == now {
 		return nil

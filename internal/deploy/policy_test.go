@@ -30,22 +30,14 @@ deny contains msg if {
 }
 `
 
-// policyCheck compiles rego (one file) into the PolicyCheck of a deploy.
+// policyCheck is the PolicyCheck of a deploy with rego (one file).
 func policyCheck(t *testing.T, rego string) *PolicyCheck {
 	t.Helper()
 	dir := t.TempDir()
 	if err := os.WriteFile(filepath.Join(dir, "p.rego"), []byte(rego), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	set, err := policy.Load([]string{dir})
-	if err != nil {
-		t.Fatal(err)
-	}
-	e, err := set.Compile(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	return &PolicyCheck{Engine: e}
+	return &PolicyCheck{Dirs: []string{dir}}
 }
 
 // A deploy with policies plans and checks them before any engine's
@@ -64,6 +56,12 @@ func TestPolicyIsCheckedBeforeTheEnginesPreflight(t *testing.T) {
 			return errors.As(err, &d)
 		}},
 		{name: "allowed", stacks: `{"other"}`, want: []string{"preflight pul a/stack"}, wantErr: func(err error) bool { return errors.Is(err, missing) }},
+		// The use case loads and compiles the policy files: one that does
+		// not compile stops the deploy, named with its line, before any
+		// engine, lock or state.
+		{name: "does not compile", stacks: `{"shop"`, want: nil, wantErr: func(err error) bool {
+			return err != nil && strings.Contains(err.Error(), "p.rego:")
+		}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			dir := t.TempDir()
@@ -102,7 +100,7 @@ func TestPolicyIsCheckedBeforeTheEnginesPreflight(t *testing.T) {
 			if !slices.Equal(events, tt.want) {
 				t.Errorf("engine events %q, want %q", events, tt.want)
 			}
-			if tt.want == nil && (out == nil || out.Plan == nil || out.Plan.Policy == nil) {
+			if tt.name == "denied" && (out == nil || out.Plan == nil || out.Plan.Policy == nil) {
 				t.Errorf("a denied deploy returns the plan with its policy results: %+v", out)
 			}
 			if recs, err := locks.List(context.Background(), ""); err != nil || len(recs) != 0 {

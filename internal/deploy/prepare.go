@@ -87,10 +87,16 @@ type planned struct {
 // deploy --plan applies (nil plans afresh); requireBinding says the plan
 // must have a binding (plan --out, deploy --plan).
 func (s *Service) planFor(ctx context.Context, pr *prepared, destroy bool, saved *plan.Binding, requireBinding bool) (*planned, error) {
-	st, head, moves, err := s.loadMoved(ctx, pr)
+	ld, err := s.loadMoved(ctx, pr)
 	if err != nil {
 		return nil, err
 	}
+	return s.planFrom(ctx, pr, ld, destroy, saved, requireBinding)
+}
+
+// planFrom is planFor of a state already loaded.
+func (s *Service) planFrom(ctx context.Context, pr *prepared, ld loaded, destroy bool, saved *plan.Binding, requireBinding bool) (*planned, error) {
+	st, head, moves := ld.st, ld.head, ld.moves
 	read, err := s.readData(ctx, pr.res, pr.t, destroy)
 	if err != nil {
 		return nil, err

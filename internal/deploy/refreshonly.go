@@ -96,7 +96,7 @@ func (s *Service) RefreshOnly(ctx context.Context, req RefreshOnlyRequest) (_ *R
 	if err != nil {
 		return nil, err
 	}
-	defer lease.releaseInto(&err)
+	defer lease.ReleaseInto(&err)
 	lctx := lease.Context()
 	start := s.d.Now()
 	rp, raw, pl, err := s.refreshPlan(lctx, pr)

@@ -63,7 +63,7 @@ func (s *Service) Restore(ctx context.Context, req RestoreRequest) (_ *RestoreRe
 	if err != nil {
 		return nil, err
 	}
-	defer lease.releaseInto(&err)
+	defer lease.ReleaseInto(&err)
 	by := lease.By
 	work := lease.Context()
 
@@ -111,7 +111,7 @@ func (s *Service) Restore(ctx context.Context, req RestoreRequest) (_ *RestoreRe
 	if lease.Lost() != nil {
 		return nil, fmt.Errorf("restore stopped: %w", lockmgr.ErrLockLost)
 	}
-	newHead, err := s.d.Store.Save(work, next, head, lease.ref())
+	newHead, err := s.d.Store.Save(work, next, head, leaseRef(lease))
 	dep.DurationSeconds = s.d.Now().Sub(now).Seconds()
 	s.finished(t, dep, Summary{}, err) // a restore changes no component
 	if err != nil {
@@ -185,7 +185,7 @@ func (s *Service) Push(ctx context.Context, req PushRequest) (_ statestore.Head,
 	if err != nil {
 		return statestore.Head{}, err
 	}
-	defer lease.releaseInto(&err)
+	defer lease.ReleaseInto(&err)
 	by := lease.By
 	cur, head, err := s.loadOrNew(lease.Context(), t)
 	if err != nil {
@@ -220,7 +220,7 @@ func (s *Service) Push(ctx context.Context, req PushRequest) (_ statestore.Head,
 	}
 	changeSet{}.apply(st, dep, rec, by, st.Metadata.GitCommit, st.Metadata.GitBranch, now)
 	st.Lineage = cmp.Or(head.Lineage, st.Lineage)
-	newHead, err := s.d.Store.Save(lease.Context(), st, head, lease.ref())
+	newHead, err := s.d.Store.Save(lease.Context(), st, head, leaseRef(lease))
 	if err != nil {
 		return newHead, err
 	}

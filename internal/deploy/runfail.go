@@ -98,7 +98,7 @@ func (s *Service) writeRunFailure(ctx context.Context, req RunFailureRequest) (s
 		return "", 0, err
 	}
 	defer func() {
-		if rerr := l.release(); rerr != nil {
+		if rerr := l.ReleaseBounded(); rerr != nil {
 			fmt.Fprintf(s.d.Progress, "warning: lock %s was not released: %v\n", l.Record().LockKey, rerr)
 		}
 	}()
@@ -123,7 +123,7 @@ func (s *Service) writeRunFailure(ctx context.Context, req RunFailureRequest) (s
 		st.DeploymentHistory = st.DeploymentHistory[:maxHistoryInState]
 	}
 	st.Metadata.LastUpdated, st.Metadata.LastUpdatedBy, st.Metadata.Fence = now, rec.LockedBy, rec.Fence
-	if _, err := s.d.Store.Save(ctx, st, head, l.ref()); err != nil {
+	if _, err := s.d.Store.Save(ctx, st, head, leaseRef(l)); err != nil {
 		return "", 0, err
 	}
 	s.d.Audit.Info("deploy.run_failure_recorded", "deployment_id", id, "stack", req.Target.Stack, "environment", req.Target.Env,

@@ -253,7 +253,7 @@ func (cs changeSet) apply(st *statestore.State, dep statestore.Deployment, lease
 // the write fails the new state goes to ./deployer-errored-{stack}-{env}.json.
 func (s *Service) save(ctx context.Context, lease *lease, t Target, st *statestore.State, head statestore.Head,
 	cs changeSet, dep statestore.Deployment, commit, branch string) (statestore.Head, error) {
-	rec, ref := lease.Record(), lease.ref()
+	rec, ref := lease.Record(), leaseRef(lease)
 	now := s.d.Now().UTC()
 	scoped := t.Service != ""
 	for attempt := 0; ; attempt++ {

@@ -75,7 +75,7 @@ func (s *Service) Rotate(ctx context.Context, req RotateRequest) (_ statestore.H
 	if err != nil {
 		return statestore.Head{}, err
 	}
-	defer lease.releaseInto(&err)
+	defer lease.ReleaseInto(&err)
 	by := lease.By
 	work := lease.Context()
 	st, head, err := s.d.Store.Load(work, t.Stack, t.Env)
@@ -97,7 +97,7 @@ func (s *Service) Rotate(ctx context.Context, req RotateRequest) (_ statestore.H
 		return statestore.Head{}, err
 	}
 	newHead, err := statestore.New(s.d.Store.Backend(), statestore.WithClock(s.d.Now)).Save(work, sealed, head,
-		lease.ref())
+		leaseRef(lease))
 	if err != nil {
 		return statestore.Head{}, err
 	}

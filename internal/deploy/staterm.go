@@ -36,7 +36,7 @@ func (s *Service) StateRm(ctx context.Context, req StateRmRequest) (_ statestore
 	if err != nil {
 		return statestore.Head{}, err
 	}
-	defer lease.releaseInto(&err)
+	defer lease.ReleaseInto(&err)
 	st, head, err := s.d.Store.Load(lease.Context(), t.Stack, t.Env)
 	if errors.Is(err, statestore.ErrNotFound) {
 		return statestore.Head{}, fmt.Errorf("%s/%s has no state (nothing at %s): nothing to remove", t.Stack, t.Env, s.d.Store.Location(t.Stack, t.Env))
@@ -61,7 +61,7 @@ func (s *Service) StateRm(ctx context.Context, req StateRmRequest) (_ statestore
 		Status: statestore.DeploymentSuccess, ResourcesChanged: cs.counts, Scope: lease.Record().LockKey, Removed: removed}
 	commit, branch := s.gitInfo(s.d.Dir)
 	cs.apply(st, dep, lease.Record(), lease.By, commit, branch, now)
-	newHead, err := s.d.Store.Save(lease.Context(), st, head, lease.ref())
+	newHead, err := s.d.Store.Save(lease.Context(), st, head, leaseRef(lease))
 	if err != nil {
 		return newHead, err
 	}

@@ -147,8 +147,9 @@ type Deps struct {
 	Now    func() time.Time
 	Log    io.Writer // a line per step; nil discards
 	Output io.Writer // the stop command's output as it runs; nil discards
-	// Holder names this process as a lock holder (lockmgr.Holder).
-	Holder func() (string, lockmgr.Metadata)
+	// Getenv names this process as a lock holder (lockmgr.Holder); nil
+	// is os.Getenv.
+	Getenv func(string) string
 	// Environ is the environment the stop command starts from
 	// (Factory.Environ), before the variables of the secrets key are
 	// removed (proc.Environ) and DEPLOYER_GUARD_* added; default
@@ -176,6 +177,9 @@ func New(d Deps) *Guard {
 	}
 	if g.Environ == nil {
 		g.Environ = os.Environ
+	}
+	if g.Getenv == nil {
+		g.Getenv = os.Getenv
 	}
 	g.Audit = cmp.Or(g.Audit, slog.New(slog.DiscardHandler))
 	g.Log = cmp.Or(g.Log, io.Discard)
@@ -281,9 +285,7 @@ func (g *Guard) Stop(ctx context.Context, cfg *config.Config, name, as string, d
 			g.logf("lock %s kept until %s, so a racing stop cannot run again", r.Lock.Key, until.Format(time.RFC3339))
 			return
 		}
-		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
-		defer cancel()
-		if err := lease.Release(rctx); err != nil {
+		if err := lease.ReleaseBounded(); err != nil {
 			g.logf("lock %s not released: %v", r.Lock.Key, err)
 			return
 		}
@@ -316,14 +318,12 @@ func (g *Guard) Stop(ctx context.Context, cfg *config.Config, name, as string, d
 
 // acquire takes the resource's lock with at most res.MaxRetries retries;
 // a lock still held then gives a SkippedLock result and a nil lease.
-func (g *Guard) acquire(ctx context.Context, r *Result, res *config.Shared, m *lockmgr.Manager, name, as string) (*lockmgr.Lease, error) {
-	by, md := g.Holder()
-	md.Operation = lockmgr.OpGuard
-	md.Command = fmt.Sprintf("guard stop %s --as %s", name, as)
+func (g *Guard) acquire(ctx context.Context, r *Result, res *config.Shared, m *lockmgr.Manager, name, as string) (*lockmgr.Holding, error) {
 	r.Lock = &LockInfo{Key: LockKey(name)}
 	start := g.now()
 	// Timeout: the retries are what bounds the wait; the TTL caps it.
-	req := lockmgr.Request{Key: r.Lock.Key, LockedBy: by, Metadata: md, Timeout: res.LockTTL, MaxRetries: res.MaxRetries,
+	req := lockmgr.LeaseRequest{Key: r.Lock.Key, Op: lockmgr.OpGuard, Getenv: g.Getenv,
+		Command: fmt.Sprintf("guard stop %s --as %s", name, as), Timeout: res.LockTTL, MaxRetries: res.MaxRetries,
 		OnWait: func(ev lockmgr.WaitEvent) {
 			if ev.Done || ev.Retrying != nil {
 				return
@@ -335,7 +335,7 @@ func (g *Guard) acquire(ctx context.Context, r *Result, res *config.Shared, m *l
 	if res.MaxRetries == 0 {
 		req.Timeout = 0
 	}
-	lease, err := m.Acquire(ctx, req)
+	lease, err := m.Take(ctx, req)
 	r.Lock.WaitSeconds = g.now().Sub(start).Seconds()
 	var held *lockmgr.HeldError
 	if errors.As(err, &held) {

@@ -135,7 +135,7 @@ func (r *rig) guard() *guard.Guard {
 		},
 		Dir:    r.dir,
 		Audit:  slog.New(slog.NewJSONHandler(r.auditW, nil)),
-		Holder: func() (string, lockmgr.Metadata) { return lockmgr.Holder(os.Getenv) },
+		Getenv: os.Getenv,
 		Grace:  time.Second,
 	})
 }

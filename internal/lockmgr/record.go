@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/deployer-dev/deployer/internal/exitcode"
 	"github.com/deployer-dev/deployer/internal/sanitize"
 )
 
@@ -76,7 +77,7 @@ var (
 	// ErrNotFound: no record under the key.
 	ErrNotFound = errors.New("lock not found")
 	// ErrLockLost: the record is gone or belongs to another lockId.
-	ErrLockLost = errors.New("lock lost: released or taken over by another holder")
+	ErrLockLost = exitcode.New(exitcode.LockHeld, "lock lost: released or taken over by another holder")
 )
 
 // HeldError is returned when a live record holds the key (or a conflicting key
@@ -196,3 +197,6 @@ func (r Record) Printable() Record {
 	m.Operation = Operation(sanitize.Line(string(m.Operation)))
 	return r
 }
+
+// DeployerExitCode is 3 (docs/exit-codes.md).
+func (e *HeldError) DeployerExitCode() int { return exitcode.LockHeld }

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/deployer-dev/deployer/internal/config"
+	"github.com/deployer-dev/deployer/internal/exitcode"
 	"github.com/deployer-dev/deployer/internal/statestore"
 )
 
@@ -129,3 +130,6 @@ func UndeployedDependencies(desired *config.Resolved, st *statestore.State, scop
 	}
 	return out
 }
+
+// DeployerExitCode is 6, refused (docs/exit-codes.md).
+func (e *DependentsError) DeployerExitCode() int { return exitcode.Refused }

@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/deployer-dev/deployer/internal/config"
-	"github.com/deployer-dev/deployer/internal/policy"
+	"github.com/deployer-dev/deployer/internal/policy/verdict"
 	"github.com/deployer-dev/deployer/internal/statestore"
 )
 
@@ -73,7 +73,7 @@ type Plan struct {
 	Binding *Binding `json:"binding,omitempty"`
 	// Policy is the results of the policies the plan was checked against
 	// (docs/policy.md#where-policies-apply); nil when none were.
-	Policy *policy.Report `json:"policy,omitempty"`
+	Policy *verdict.Report `json:"policy,omitempty"`
 	// Outputs are the changes to the stack's outputs, by output name, values
 	// masked (docs/operations.md#stack-outputs); omitted when none.
 	Outputs []FieldDiff `json:"outputs,omitempty"`

@@ -3,6 +3,8 @@ package plan
 import (
 	"fmt"
 	"strings"
+
+	"github.com/deployer-dev/deployer/internal/exitcode"
 )
 
 // PathProtect is the diff path of a change of a component's protect: flag
@@ -92,3 +94,6 @@ func CheckProtected(p *Plan) error {
 	}
 	return &ProtectedError{Steps: out}
 }
+
+// DeployerExitCode is 6, refused (docs/exit-codes.md).
+func (e *ProtectedError) DeployerExitCode() int { return exitcode.Refused }

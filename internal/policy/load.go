@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
@@ -140,3 +141,14 @@ func (s *Set) Empty() bool {
 // ErrNoPolicies: a directory named for policies holds no .rego file (a
 // wrong path must not read as "no policy denies").
 var ErrNoPolicies = errors.New("holds no .rego file")
+
+// Open loads the policy files of dirs (Load) and compiles them (Compile):
+// what a plan's check needs from a list of directories. Errors: Load's and
+// Compile's.
+func Open(ctx context.Context, dirs []string) (*Engine, error) {
+	set, err := Load(dirs)
+	if err != nil {
+		return nil, err
+	}
+	return set.Compile(ctx)
+}

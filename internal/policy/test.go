@@ -83,3 +83,13 @@ func (s *Set) Test(ctx context.Context, w io.Writer) (TestSummary, error) {
 	fmt.Fprintf(w, "%d passed, %d failed, %d errors, %d skipped\n", sum.Passed, sum.Failed, sum.Errored, sum.Skipped)
 	return sum, nil
 }
+
+// TestDirs loads the policy files of dirs (Load) and runs their Rego unit
+// tests (Set.Test): `deployer policy test DIR...`.
+func TestDirs(ctx context.Context, dirs []string, w io.Writer) (TestSummary, error) {
+	s, err := Load(dirs)
+	if err != nil {
+		return TestSummary{}, err
+	}
+	return s.Test(ctx, w)
+}

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/deployer-dev/deployer/internal/exitcode"
 )
 
 // Version is an opaque token naming one stored revision of state.json (an S3
@@ -74,7 +76,7 @@ type Backend interface {
 // Errors returned by backends and Store.
 var (
 	ErrNotFound  = errors.New("state not found")
-	ErrLeaseLost = errors.New("lease no longer held")
+	ErrLeaseLost = exitcode.New(exitcode.State, "lease no longer held")
 )
 
 // ConflictError: the stored state moved on since it was read (CAS lost), or the
@@ -109,3 +111,9 @@ func (e *ChecksumError) Error() string {
 	return fmt.Sprintf("state %s failed verification: checksum of %s is %s but the file records %s",
 		e.Location, e.Field, e.Computed, e.Stored)
 }
+
+// DeployerExitCode is 4 (docs/exit-codes.md).
+func (e *ConflictError) DeployerExitCode() int { return exitcode.State }
+
+// DeployerExitCode is 4 (docs/exit-codes.md).
+func (e *ChecksumError) DeployerExitCode() int { return exitcode.State }

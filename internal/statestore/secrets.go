@@ -129,13 +129,25 @@ func (s *Store) CheckSecrets(ctx context.Context, stack, env string, needKey boo
 	if s.sealer == nil {
 		return nil
 	}
-	var info *SecretsInfo
-	data, _, err := s.b.Read(WithReadLimit(ctx, s.max), stack, env)
+	doc, err := s.ReadDoc(ctx, stack, env)
 	switch {
 	case err == nil:
-		info = PeekSecrets(data)
+		return s.CheckSecretsOf(ctx, &doc, needKey)
 	case !isNotFound(err):
 		return err
+	}
+	return s.CheckSecretsOf(ctx, nil, needKey)
+}
+
+// CheckSecretsOf is CheckSecrets of a document already read (ReadDoc); a
+// nil doc is no state yet.
+func (s *Store) CheckSecretsOf(ctx context.Context, doc *Doc, needKey bool) error {
+	if s.sealer == nil {
+		return nil
+	}
+	var info *SecretsInfo
+	if doc != nil {
+		info = PeekSecrets(doc.Data)
 	}
 	return s.sealer.Check(ctx, info, needKey)
 }

@@ -84,10 +84,37 @@ func NewState(stack, env string) *State {
 // state yet; *ChecksumError when the document fails verification (tampered,
 // truncated, unparsable) or belongs to another stack/environment.
 func (s *Store) Load(ctx context.Context, stack, env string) (*State, Head, error) {
-	data, ver, err := s.b.Read(WithReadLimit(ctx, s.max), stack, env)
+	doc, err := s.ReadDoc(ctx, stack, env)
 	if err != nil {
 		return nil, Head{}, err
 	}
+	return s.Verify(ctx, stack, env, doc)
+}
+
+// Doc is a state document as its backend returned it, not yet verified:
+// what one read of state.json gives a use case that checks its secrets
+// block (CheckSecretsOf) before it verifies it (Verify), so that it reads
+// the state once.
+type Doc struct {
+	Data    []byte
+	Version Version
+}
+
+// ReadDoc reads state.json of stack/env as it is stored, within the
+// Store's size bound, without verifying it. Errors: ErrNotFound (wrapped)
+// when there is no state yet; the backend's (*TooLargeError over the bound).
+func (s *Store) ReadDoc(ctx context.Context, stack, env string) (Doc, error) {
+	data, ver, err := s.b.Read(WithReadLimit(ctx, s.max), stack, env)
+	if err != nil {
+		return Doc{}, err
+	}
+	return Doc{Data: data, Version: ver}, nil
+}
+
+// Verify is Load of a document already read (ReadDoc): its size bound,
+// checksums, stack and environment checked and its secret values opened.
+func (s *Store) Verify(ctx context.Context, stack, env string, doc Doc) (*State, Head, error) {
+	data, ver := doc.Data, doc.Version
 	loc := s.b.Location(stack, env)
 	if err := s.checkSize(loc, int64(len(data))); err != nil {
 		return nil, Head{}, err
@@ -104,6 +131,36 @@ func (s *Store) Load(ctx context.Context, stack, env string) (*State, Head, erro
 		return nil, Head{}, fmt.Errorf("open the secrets of %s: %w", loc, err)
 	}
 	return st, Head{Version: ver, Serial: st.Serial, Lineage: st.Lineage}, nil
+}
+
+// VersionReader is a Backend that reads the Version of state.json more
+// cheaply than Read (docs/design.md#read-once-plan-once): the file backend
+// hashes the file without decoding or verifying it.
+type VersionReader interface {
+	ReadVersion(ctx context.Context, stack, env string) (Version, error)
+}
+
+// ReadVersion returns the Version of the state of stack/env as stored now,
+// "" when there is none: the backend's VersionReader when it has one, else
+// the Version of a Read. A deploy compares it, under its lease, with the
+// Version of the state it planned against and plans again only when they
+// differ; Save's compare-and-swap on that Version stays the guard.
+func (s *Store) ReadVersion(ctx context.Context, stack, env string) (Version, error) {
+	var (
+		ver Version
+		err error
+	)
+	if vr, ok := s.b.(VersionReader); ok {
+		ver, err = vr.ReadVersion(ctx, stack, env)
+	} else {
+		var doc Doc
+		doc, err = s.ReadDoc(ctx, stack, env)
+		ver = doc.Version
+	}
+	if isNotFound(err) {
+		return "", nil
+	}
+	return ver, err
 }
 
 // Save writes st as the state of st.Metadata.Stack/Environment, with a

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -90,6 +91,36 @@ func (b *Backend) Read(ctx context.Context, stack, env string) ([]byte, statesto
 	}
 	return data, version(data), nil
 }
+
+// ReadVersion returns the Version of state.json of stack/env as Read would,
+// hashing the file as it streams by without keeping, decoding or verifying
+// it (statestore.VersionReader); statestore.ErrNotFound (wrapped) when
+// there is none.
+func (b *Backend) ReadVersion(ctx context.Context, stack, env string) (statestore.Version, error) {
+	dir, err := b.envDir(stack, env)
+	if err != nil {
+		return "", err
+	}
+	if err := ctx.Err(); err != nil {
+		return "", err
+	}
+	path := filepath.Join(dir, "state.json")
+	f, err := os.Open(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return "", fmt.Errorf("no state at %s: %w", path, statestore.ErrNotFound)
+	}
+	if err != nil {
+		return "", fmt.Errorf("read state: %w", err)
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return "", fmt.Errorf("read state: %w", err)
+	}
+	return statestore.Version("sha256:" + hex.EncodeToString(h.Sum(nil))), nil
+}
+
+var _ statestore.VersionReader = (*Backend)(nil)
 
 // Write stores the snapshot of req, then state.json, under the OS file lock
 // of stack/env, iff the Version of state.json equals req.Prev (a missing file
