@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"sync"
 
+	"github.com/deployer-dev/deployer/internal/jsontree"
 	"github.com/deployer-dev/deployer/internal/lockmgr"
 	"github.com/deployer-dev/deployer/internal/plan"
 	"github.com/deployer-dev/deployer/internal/policy"
@@ -72,7 +73,7 @@ func (s *Service) checkPolicy(ctx context.Context, p *plan.Plan, c *PolicyCheck,
 	if err != nil {
 		return err
 	}
-	r, err := c.engine.Evaluate(ctx, maskStrings(in, s.d.Masker.Mask))
+	r, err := c.engine.Evaluate(ctx, jsontree.MapStrings(in, s.d.Masker.Mask))
 	if err != nil {
 		return err
 	}
@@ -92,30 +93,6 @@ func (s *Service) checkPolicy(ctx context.Context, p *plan.Plan, c *PolicyCheck,
 		return &policy.DeniedError{Results: d}
 	}
 	return nil
-}
-
-// maskStrings returns v with every string (map keys included) passed
-// through mask: a policy's input holds no known secret value, not even
-// inside a longer string such as a connection string or a command line
-// (docs/secrets.md#policies).
-func maskStrings(v any, mask func(string) string) any {
-	switch t := v.(type) {
-	case string:
-		return mask(t)
-	case map[string]any:
-		out := make(map[string]any, len(t))
-		for k, x := range t {
-			out[mask(k)] = maskStrings(x, mask)
-		}
-		return out
-	case []any:
-		out := make([]any, len(t))
-		for i, x := range t {
-			out[i] = maskStrings(x, mask)
-		}
-		return out
-	}
-	return v
 }
 
 // maskMessages passes every deny and warn message of r through mask (a

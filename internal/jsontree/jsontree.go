@@ -54,3 +54,27 @@ func copyNode(key string, v any, fn Rewrite) any {
 	}
 	return v
 }
+
+// MapStrings returns a copy of v with every string in it, map keys
+// included, replaced by what f makes of it: how a masker sees a whole tree,
+// where a secret may stand inside any string, a key too. Of two keys f
+// makes equal one value stays. v is not changed.
+func MapStrings(v any, f func(string) string) any {
+	switch t := v.(type) {
+	case string:
+		return f(t)
+	case map[string]any:
+		out := make(map[string]any, len(t))
+		for k, x := range t {
+			out[f(k)] = MapStrings(x, f)
+		}
+		return out
+	case []any:
+		out := make([]any, len(t))
+		for i, x := range t {
+			out[i] = MapStrings(x, f)
+		}
+		return out
+	}
+	return v
+}

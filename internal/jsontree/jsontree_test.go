@@ -44,3 +44,21 @@ func TestCopy(t *testing.T) {
 		t.Errorf("an omitted root = %v, want nil", got)
 	}
 }
+
+func TestMapStringsReachesKeysAndNestedStringsAndLeavesTheInputAlone(t *testing.T) {
+	in := map[string]any{
+		"dsn":         "postgres://app:hunter2@db/app",
+		"hunter2-key": []any{"x hunter2 y", 3, true, map[string]any{"k": "hunter2"}},
+	}
+	got := MapStrings(in, func(s string) string { return strings.ReplaceAll(s, "hunter2", "***") })
+	want := map[string]any{
+		"dsn":     "postgres://app:***@db/app",
+		"***-key": []any{"x *** y", 3, true, map[string]any{"k": "***"}},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("MapStrings (-want +got):\n%s", diff)
+	}
+	if in["dsn"] != "postgres://app:hunter2@db/app" || in["hunter2-key"].([]any)[0] != "x hunter2 y" {
+		t.Errorf("MapStrings changed its input: %#v", in)
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 
 	"github.com/deployer-dev/deployer/internal/inputfile"
+	"github.com/deployer-dev/deployer/internal/jsontree"
 )
 
 // WriteFile saves p as indented JSON for `deploy --plan` (docs/plan.md),
@@ -59,26 +60,8 @@ func maskStrings(data []byte, mask func(string) string) ([]byte, error) {
 	if err := dec.Decode(&v); err != nil {
 		return nil, err
 	}
-	v = maskTree(v, mask)
+	v = jsontree.MapStrings(v, mask)
 	return json.MarshalIndent(v, "", "  ")
-}
-
-func maskTree(v any, mask func(string) string) any {
-	switch t := v.(type) {
-	case string:
-		return mask(t)
-	case map[string]any:
-		out := make(map[string]any, len(t))
-		for k, x := range t {
-			out[mask(k)] = maskTree(x, mask)
-		}
-		return out
-	case []any:
-		for i, x := range t {
-			t[i] = maskTree(x, mask)
-		}
-	}
-	return v
 }
 
 // ReadFile reads a plan saved by WriteFile. It refuses files that are not

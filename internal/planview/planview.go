@@ -16,6 +16,7 @@ import (
 	"github.com/charmbracelet/lipgloss"
 	"github.com/muesli/termenv"
 
+	"github.com/deployer-dev/deployer/internal/jsontree"
 	"github.com/deployer-dev/deployer/internal/plan"
 	"github.com/deployer-dev/deployer/internal/policy"
 	"github.com/deployer-dev/deployer/internal/sanitize"
@@ -300,32 +301,11 @@ func FormatValue(v any, sensitive bool, mask func(string) string) string {
 	case json.Number:
 		return esc.Raw(t.String())
 	}
-	b, err := json.Marshal(maskStrings(v, esc))
+	b, err := json.Marshal(jsontree.MapStrings(v, esc.Raw))
 	if err != nil {
 		return esc.Raw(fmt.Sprint(v))
 	}
 	return esc.Raw(string(b))
-}
-
-// maskStrings is v with every string in it (keys too) masked by esc.
-func maskStrings(v any, esc sanitize.Masked) any {
-	switch t := v.(type) {
-	case string:
-		return esc.Raw(t)
-	case map[string]any:
-		out := make(map[string]any, len(t))
-		for k, x := range t {
-			out[esc.Raw(k)] = maskStrings(x, esc)
-		}
-		return out
-	case []any:
-		out := make([]any, len(t))
-		for i, x := range t {
-			out[i] = maskStrings(x, esc)
-		}
-		return out
-	}
-	return v
 }
 
 // MaskDiff masks a diff again before output (plan.MaskDiff): plan.Build

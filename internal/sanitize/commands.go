@@ -26,17 +26,12 @@ func Commands(s string) string {
 		case r == '\n' || r == '\r':
 			b.WriteByte(s[i])
 			lineStart = true
-		case lineStart && strings.HasPrefix(s[i:], "::"):
-			b.WriteString(`\::`)
-			i += 2
-			lineStart = false
-			continue
-		case strings.HasPrefix(s[i:], "##["):
-			b.WriteString(`#\#[`)
-			i += 3
-			lineStart = false
-			continue
 		default:
+			if n := neutralise(&b, s[i:], lineStart); n > 0 {
+				i += n
+				lineStart = false
+				continue
+			}
 			b.WriteString(s[i : i+size])
 			lineStart = lineStart && Blank(r)
 		}
@@ -55,4 +50,20 @@ func JSON(doc []byte) []byte {
 		return doc
 	}
 	return bytes.ReplaceAll(doc, []byte("##["), []byte(`##\u005b`))
+}
+
+// neutralise writes the neutralised form of the workflow command that s
+// starts with ("::" at a line's start becomes "\::", "##[" anywhere
+// "#\#[") and returns how many bytes of s it stands for; 0, writing
+// nothing, when s starts with none.
+func neutralise(b *strings.Builder, s string, lineStart bool) int {
+	switch {
+	case lineStart && strings.HasPrefix(s, "::"):
+		b.WriteString(`\::`)
+		return 2
+	case strings.HasPrefix(s, "##["):
+		b.WriteString(`#\#[`)
+		return 3
+	}
+	return 0
 }

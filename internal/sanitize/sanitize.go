@@ -45,17 +45,12 @@ func clean(s string, keepNewlines bool) string {
 		case escaped(r):
 			writeEscape(&b, r)
 			lineStart = false
-		case lineStart && strings.HasPrefix(s[i:], "::"):
-			b.WriteString(`\::`)
-			i += 2
-			lineStart = false
-			continue
-		case strings.HasPrefix(s[i:], "##["):
-			b.WriteString(`#\#[`)
-			i += 3
-			lineStart = false
-			continue
 		default:
+			if n := neutralise(&b, s[i:], lineStart); n > 0 {
+				i += n
+				lineStart = false
+				continue
+			}
 			b.WriteRune(r)
 			lineStart = lineStart && Blank(r)
 		}
