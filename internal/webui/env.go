@@ -36,10 +36,10 @@ type componentRow struct {
 type outputRow struct{ Name, Value string }
 
 type historyRow struct {
-	Serial                                       int64
-	Time, Type, Status, Deployment, By, Commit   string
-	Duration, Changes, Error                     string
-	Failed                                       bool
+	Serial                                     int64
+	Time, Type, Status, Deployment, By, Commit string
+	Duration, Changes, Error                   string
+	Failed                                     bool
 }
 
 func sortedKeys[V any](m map[string]V) []string { return slices.Sorted(maps.Keys(m)) }
@@ -89,7 +89,8 @@ func (s *Server) historyRow(e deploy.HistoryEntry) historyRow {
 	if len(commit) > 12 {
 		commit = commit[:12]
 	}
-	h.Commit = s.text(commit)
+	h.Commit = orDash(s.text(commit))
+	h.Deployment, h.By = orDash(h.Deployment), orDash(h.By)
 	var ch []string
 	if e.Changed != nil {
 		ch = append(ch, fmt.Sprintf("+%d ~%d -%d", e.Changed.Created, e.Changed.Updated, max(0, e.Changed.Deleted-len(e.Removed))))
@@ -107,4 +108,11 @@ func (s *Server) historyRow(e deploy.HistoryEntry) historyRow {
 	}
 	h.Changes = s.text(strings.Join(ch, "; "))
 	return h
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
 }
