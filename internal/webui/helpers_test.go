@@ -106,11 +106,11 @@ func get(t *testing.T, ts *httptest.Server, path string) (int, string, http.Head
 
 // repo writes stacks under a temp root: name reads refs.
 type repo struct {
-	t    *testing.T
+	t    testing.TB
 	root string
 }
 
-func newRepo(t *testing.T) *repo {
+func newRepo(t testing.TB) *repo {
 	root, err := filepath.EvalSymlinks(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
