@@ -59,6 +59,9 @@ stops+=(otelcol_stop)
 test_phase "OpenTelemetry Collector (build when missing, start)" source scripts/test-servers/otelcol.sh || true
 stops+=(kms_stop)
 test_phase "local-kms (install when missing, start)" source scripts/test-servers/kms.sh || true
+# Debian's chromium for the browser test of deployer ui (no server: the test starts it).
+stops+=(chromium_stop)
+test_phase "chromium (install when missing)" source scripts/test-servers/chromium.sh || true
 # actionlint, goreleaser, act and cosign (the release, signature and act workflow tests).
 test_phase "actionlint, goreleaser, act, cosign (install when missing)" source scripts/test-servers/ghtools.sh || true
 # The Pulumi CLI (built once into the tools cache) builds in the background
