@@ -137,7 +137,7 @@ func uiInABrowser(t *testing.T, browser, backend string, env []string) {
 	}
 	shot := func(name string) {
 		t.Helper()
-		png, err := chromedp.Run(ctx, chromedp.FullScreenshot(90))
+		png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
 		if err != nil {
 			t.Fatalf("screenshot %s: %v", name, err)
 		}
@@ -181,7 +181,7 @@ func uiInABrowser(t *testing.T, browser, backend string, env []string) {
 	if f := strings.Fields(waiterText); len(f) < 2 || f[1] != "1" {
 		t.Errorf("waiter row %q, want position 1", waiterText)
 	}
-	shot("locks.png")
+	shot("ui-locks.png")
 	noCanary("the locks page")
 	// Release: the holder's command ends, the waiter takes the lock, runs
 	// and releases it; the page drops both rows.
@@ -208,7 +208,7 @@ func uiInABrowser(t *testing.T, browser, backend string, env []string) {
 	if nodes != 4 || edges != 3 {
 		t.Errorf("graph: %d nodes, %d edges; want 4 stacks and 3 StackReferences", nodes, edges)
 	}
-	shot("stacks.png")
+	shot("ui-stacks.png")
 	noCanary("the stacks page")
 
 	// The environment page: the component, its secret output, the failure.
@@ -219,7 +219,7 @@ func uiInABrowser(t *testing.T, browser, backend string, env []string) {
 			t.Errorf("shop/dev page lacks %q:\n%s", w, body)
 		}
 	}
-	shot("env.png")
+	shot("ui-env.png")
 	noCanary("the shop/dev page")
 
 	// A foreign Host header is refused (DNS-rebinding defence).

@@ -59,7 +59,7 @@ func (s *Server) fillState(v *envView, res *deploy.ShowStateResult) {
 	}
 	v.Outputs = s.outputs(st.Outputs)
 	if f := res.Failure; f != nil {
-		v.Failure = s.text(f.Deployment.Error)
+		v.Failure = s.lines(f.Deployment.Error)
 		for _, a := range f.NotCreated {
 			v.NotCreated = append(v.NotCreated, s.text(a))
 		}
@@ -84,7 +84,7 @@ func (s *Server) outputs(m map[string]any) []outputRow {
 func (s *Server) historyRow(e deploy.HistoryEntry) historyRow {
 	h := historyRow{Serial: e.Serial, Time: e.Time.UTC().Format(time.RFC3339), Type: s.text(e.Type), Status: s.text(string(e.Status)),
 		Deployment: s.text(e.DeploymentID), By: s.text(e.TriggeredBy), Duration: fmt.Sprintf("%.1fs", e.Duration),
-		Error: s.text(e.Error), Failed: e.Error != ""}
+		Error: s.lines(e.Error), Failed: e.Error != ""}
 	commit := e.GitCommit
 	if len(commit) > 12 {
 		commit = commit[:12]

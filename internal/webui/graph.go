@@ -127,10 +127,18 @@ func (s *Server) layoutGraph(set *stacks.Set) graphView {
 		x2, y2 := pos(e.to)
 		x1, y1, y2 = x1+nodeW, y1+nodeH/2, y2+nodeH/2
 		mid := (x1 + x2) / 2
-		v.Edges = append(v.Edges, edgeView{From: s.text(names[e.from]), To: s.text(names[e.to]), Component: s.text(e.component),
-			Path: fmt.Sprintf("M%d,%d C%d,%d %d,%d %d,%d", x1, y1, mid, y1, mid, y2, x2, y2)})
+		path := fmt.Sprintf("M%d,%d C%d,%d %d,%d %d,%d", x1, y1, mid, y1, mid, y2, x2, y2)
+		if span := layer[e.to] - layer[e.from]; span > 1 {
+			// An edge over a layer would cross the nodes between: it
+			// dips into the gap under its row (a cubic reaches 3/4 of
+			// the way to its control points), lower the farther it goes.
+			dip := max(y1, y2) + (nodeH/2+rowGap/2)*4/3 + 4*span
+			path = fmt.Sprintf("M%d,%d C%d,%d %d,%d %d,%d", x1, y1, x1+colGap, dip, x2-colGap, dip, x2, y2)
+		}
+		v.Edges = append(v.Edges, edgeView{From: s.text(names[e.from]), To: s.text(names[e.to]), Component: s.text(e.component), Path: path})
 	}
 	v.Width = 2*margin + (maxLayer+1)*(nodeW+colGap) - colGap
-	v.Height = 2*margin + (maxRow+1)*(nodeH+rowGap) - rowGap
+	// Room under the last row for the edges that dip under it.
+	v.Height = 2*margin + (maxRow+1)*(nodeH+rowGap) - rowGap + nodeH
 	return v
 }

@@ -114,6 +114,10 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.handler.S
 // characters escaped; the template then escapes it for HTML.
 func (s *Server) text(v string) string { return sanitize.Masked{Mask: s.cfg.Mask}.Line(v) }
 
+// lines is text keeping line breaks (an error's stderr lines), shown
+// with white-space: pre-wrap.
+func (s *Server) lines(v string) string { return sanitize.Masked{Mask: s.cfg.Mask}.Text(v) }
+
 // page is what every page template gets.
 type page struct {
 	Title string
