@@ -176,12 +176,12 @@ func uiConfig(ctx context.Context, f *Factory) (webui.Config, error) {
 		stores[key] = s
 		return s, nil
 	}
-	out.State = func(ctx context.Context, stack, env string) (*deploy.ShowStateResult, error) {
+	out.State = func(ctx context.Context, stack, env string, serial int64) (*deploy.ShowStateResult, error) {
 		s, err := store(ctx, stack)
 		if err != nil {
 			return nil, err
 		}
-		return deploy.ShowState(ctx, deploy.StateDeps{Store: s}, deploy.ShowStateRequest{Target: deploy.Target{Stack: stack, Env: env}})
+		return deploy.ShowState(ctx, deploy.StateDeps{Store: s}, deploy.ShowStateRequest{Target: deploy.Target{Stack: stack, Env: env}, Serial: serial})
 	}
 	out.History = func(ctx context.Context, stack, env string) (*deploy.HistoryResult, error) {
 		s, err := store(ctx, stack)

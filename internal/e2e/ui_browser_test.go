@@ -221,6 +221,15 @@ func uiInABrowser(t *testing.T, browser, backend string, env []string) {
 	}
 	shot("ui-env.png")
 	noCanary("the shop/dev page")
+	// Its failed record, one click away.
+	do("open serial 2", chromedp.Click(chromedp.CSS(`a[href="/stacks/shop/dev/2"]`)), chromedp.WaitVisible(chromedp.CSS("table.record")))
+	body = text("main")
+	for _, w := range []string{"failed", "disk full on api-host", "app/api (changed)", "status"} {
+		if !strings.Contains(body, w) {
+			t.Errorf("serial 2 page lacks %q:\n%s", w, body)
+		}
+	}
+	noCanary("the serial 2 page")
 
 	// A foreign Host header is refused (DNS-rebinding defence).
 	req, _ := http.NewRequest("GET", base+"locks", nil)

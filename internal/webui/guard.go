@@ -119,7 +119,8 @@ func guard(next http.Handler, hosts map[string]bool, token string) http.Handler 
 			}
 			http.SetCookie(w, &http.Cookie{Name: CookieName, Value: token, Path: "/", HttpOnly: true, SameSite: http.SameSiteStrictMode})
 			q.Del("token")
-			u := url.URL{Path: r.URL.Path, RawQuery: q.Encode()}
+			// One leading slash: "//host" would send the browser elsewhere.
+			u := url.URL{Path: "/" + strings.TrimLeft(r.URL.Path, "/"), RawQuery: q.Encode()}
 			http.Redirect(w, r, u.String(), http.StatusSeeOther)
 			return
 		}

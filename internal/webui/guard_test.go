@@ -117,6 +117,9 @@ func TestGuardTokenOnANonLoopbackBind(t *testing.T) {
 	if w.Code != http.StatusSeeOther || w.Header().Get("Location") != "/stacks" {
 		t.Fatalf("GET ?token= = %d Location %q, want 303 to /stacks", w.Code, w.Header().Get("Location"))
 	}
+	if w := do(h, "GET", host, "//evil.example/x?token="+tok); w.Header().Get("Location") != "/evil.example/x" {
+		t.Errorf("GET //evil.example/x?token= redirects to %q, want a path of this server", w.Header().Get("Location"))
+	}
 	cookies := w.Result().Cookies()
 	if len(cookies) != 1 || cookies[0].Name != CookieName || !cookies[0].HttpOnly || cookies[0].SameSite != http.SameSiteStrictMode {
 		t.Fatalf("cookies %+v, want one HttpOnly SameSite=Strict %s", cookies, CookieName)

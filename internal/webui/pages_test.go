@@ -105,7 +105,7 @@ func TestEnvPageShowsComponentsAndHistory(t *testing.T) {
 		}}
 	var gotStack, gotEnv string
 	cfg := Config{Mask: maskCanary, Ticker: make(manualTicker).ticker,
-		State: func(_ context.Context, stack, env string) (*deploy.ShowStateResult, error) {
+		State: func(_ context.Context, stack, env string, _ int64) (*deploy.ShowStateResult, error) {
 			gotStack, gotEnv = stack, env
 			return &deploy.ShowStateResult{State: st}, nil
 		},

@@ -48,8 +48,10 @@ type Config struct {
 	// Stacks discovers the repository's stacks (the `deployer stacks` code).
 	Stacks func() (*stacks.Set, error)
 	// State and History are the use cases behind `state show` and
-	// `history` for one stack/environment (secrets left sealed).
-	State   func(ctx context.Context, stack, env string) (*deploy.ShowStateResult, error)
+	// `history` for one stack/environment (secrets left sealed); State
+	// reads the history snapshot of serial when it is above 0 (state show
+	// --serial).
+	State   func(ctx context.Context, stack, env string, serial int64) (*deploy.ShowStateResult, error)
 	History func(ctx context.Context, stack, env string) (*deploy.HistoryResult, error)
 	// Mask hides every known secret value (the session's Masker); nil
 	// masks nothing.
@@ -69,6 +71,7 @@ type Server struct {
 
 var pageTemplates = template.Must(template.New("").Funcs(template.FuncMap{
 	"lower": strings.ToLower,
+	"prev":  func(n int64) int64 { return n - 1 },
 }).ParseFS(assets, "assets/*.html"))
 
 // New returns the Server of cfg for a listener bound at bound. Errors: the
@@ -98,6 +101,7 @@ func New(cfg Config, bound net.Addr) (*Server, error) {
 	mux.HandleFunc("GET /stacks", s.stacksPage)
 	mux.HandleFunc("GET /stacks/{stack}", s.stackPage)
 	mux.HandleFunc("GET /stacks/{stack}/{env}", s.envPage)
+	mux.HandleFunc("GET /stacks/{stack}/{env}/{serial}", s.recordPage)
 	s.handler = guard(mux, hosts, cfg.Token)
 	return s, nil
 }
@@ -271,7 +275,7 @@ func (s *Server) envPage(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := context.WithTimeout(r.Context(), s.cfg.RequestTimeout)
 	defer cancel()
 	v := envView{Stack: s.text(stack), Env: s.text(env)}
-	res, err := s.cfg.State(ctx, stack, env)
+	res, err := s.cfg.State(ctx, stack, env, 0)
 	if err != nil {
 		v.StateErr = s.text(err.Error())
 	} else {
