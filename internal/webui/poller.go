@@ -2,6 +2,8 @@ package webui
 
 import (
 	"context"
+	"crypto/sha256"
+	"fmt"
 	"sync"
 	"time"
 
@@ -31,6 +33,31 @@ type Snapshot struct {
 	Seq      uint64 // grows by one with every poll
 	At       time.Time
 	Listings []Listing
+	// Digest changes when what a viewer should notice changes: a lock
+	// taken, released, renewed or changing verdict, a waiter, an error.
+	// Ages alone do not change it.
+	Digest [sha256.Size]byte
+}
+
+// digest is the Digest of s's listings.
+func (s *Snapshot) digest() [sha256.Size]byte {
+	h := sha256.New()
+	for _, l := range s.Listings {
+		fmt.Fprintf(h, "source %q err %v\n", l.Source, l.Err)
+		if l.Result == nil {
+			continue
+		}
+		fmt.Fprintf(h, "off %v\n", l.Result.LockingOff)
+		for _, st := range l.Result.Locks {
+			fmt.Fprintf(h, "lock %q %q %d %d %s %v %d\n", st.LockKey, st.LockID, st.LastHeartbeat, st.ExpiresAt, st.Verdict, st.HolderGone, st.Fence)
+		}
+		for _, w := range l.Result.Waiters {
+			fmt.Fprintf(h, "waiter %q %q %d\n", w.Key, w.LockID, w.Position)
+		}
+	}
+	var d [sha256.Size]byte
+	h.Sum(d[:0])
+	return d
 }
 
 // Ticker makes the poller's ticks: a channel and its stop function.
@@ -112,6 +139,9 @@ func (p *Poller) Subscribe() (<-chan *Snapshot, func()) {
 // Current returns the newest snapshot, polling first when there is none
 // younger than the interval (a page load between ticks reuses the last).
 func (p *Poller) Current(ctx context.Context) *Snapshot {
+	// A viewer that goes away mid-poll must not leave a cancelled
+	// listing for the others: the poll runs to its own timeout.
+	ctx = context.WithoutCancel(ctx)
 	p.pollMu.Lock()
 	defer p.pollMu.Unlock()
 	p.mu.Lock()
@@ -138,6 +168,7 @@ func (p *Poller) pollLocked(ctx context.Context) *Snapshot {
 		res, err := src.List(ctx)
 		s.Listings = append(s.Listings, Listing{Source: src.Name, Result: res, Err: err})
 	}
+	s.Digest = s.digest()
 	p.mu.Lock()
 	p.seq++
 	s.Seq = p.seq

@@ -62,7 +62,8 @@ func (c *sseClient) next(t *testing.T) (uint64, string) {
 
 // One poller for every viewer: with 8 viewers open, each tick lists the
 // lock backend as often as one `deployer state locks` does, and every
-// viewer gets the new table, a lock appearing and then going away.
+// viewer gets the new table when it changed: a lock appearing, nothing
+// on a tick that changed nothing, the lock going away.
 func TestPollerOneListPerIntervalForNViewers(t *testing.T) {
 	b, m := fileLocks(t)
 	// What one listing costs the backend (locks and the wait queue).
@@ -77,7 +78,7 @@ func TestPollerOneListPerIntervalForNViewers(t *testing.T) {
 	for range viewers {
 		cs = append(cs, openEvents(t, ts.URL))
 	}
-	if n := srv.Poller().Subscribers(); n != viewers {
+	if n := srv.Poller().Subscribers(); n != viewers { // before the test's own
 		t.Fatalf("%d subscribers, want %d", n, viewers)
 	}
 	if n := b.lists.Load(); n != 0 {
@@ -85,34 +86,38 @@ func TestPollerOneListPerIntervalForNViewers(t *testing.T) {
 	}
 	key := lockmgr.StackKey("payments", "prod")
 	rec := hold(t, b, key, "alice@build-7", lockmgr.Metadata{Hostname: "build-7", PID: 4242, Operation: lockmgr.OpDeploy}, time.Now())
-	steps := []struct {
-		change   func()
-		wantLock bool
-	}{
-		{func() {}, true},
-		{func() {}, true},
-		{func() {
-			if err := b.Release(context.Background(), key, rec.LockID); err != nil {
-				t.Fatal(err)
-			}
-		}, false},
-	}
-	for i, step := range steps {
-		step.change()
-		ticks <- time.Now()
+	expect := func(tick uint64, wantLock bool) {
+		t.Helper()
 		for v, c := range cs {
 			id, data := c.next(t)
-			if id != uint64(i+1) {
-				t.Fatalf("tick %d: viewer %d got event %d", i+1, v, id)
+			if id != tick {
+				t.Fatalf("viewer %d got event %d, want %d", v, id, tick)
 			}
-			if got := strings.Contains(data, "alice@build-7"); got != step.wantLock {
-				t.Fatalf("tick %d: viewer %d sees the lock: %v, want %v:\n%s", i+1, v, got, step.wantLock, data)
+			if got := strings.Contains(data, "alice@build-7"); got != wantLock {
+				t.Fatalf("tick %d: viewer %d sees the lock: %v, want %v:\n%s", tick, v, got, wantLock, data)
 			}
 		}
-		if n, want := b.lists.Load(), int64(i+1)*perListing; n != want {
-			t.Fatalf("after %d ticks with %d viewers the backend was listed %d times, want %d (%d per listing)", i+1, viewers, n, want, perListing)
+		if n, want := b.lists.Load(), int64(tick)*perListing; n != want {
+			t.Fatalf("after %d ticks with %d viewers the backend was listed %d times, want %d (%d per listing)", tick, viewers, n, want, perListing)
 		}
 	}
+	// The test watches the polls too, to know when one is done.
+	polls, stop := srv.Poller().Subscribe()
+	defer stop()
+	ticks <- time.Now()
+	<-polls
+	expect(1, true)
+	// Tick 2 changes nothing: no event, the next one read is tick 3's.
+	ticks <- time.Now()
+	if snap := <-polls; snap.Seq != 2 {
+		t.Fatalf("poll %d, want 2", snap.Seq)
+	}
+	if err := b.Release(context.Background(), key, rec.LockID); err != nil {
+		t.Fatal(err)
+	}
+	ticks <- time.Now()
+	<-polls
+	expect(3, false)
 }
 
 // A page load between ticks reuses the newest listing.

@@ -149,8 +149,14 @@ func (s *Server) locksPage(w http.ResponseWriter, r *http.Request) {
 	s.render(w, http.StatusOK, "locks.html", page{Title: "Locks", Nav: "locks", Body: s.locksView(snap)})
 }
 
-// locksEvents streams the locks table as server-sent events: one event
-// "locks" per poll, its data the table's HTML (docs/ui.md#live-updates).
+// RefreshPolls is how many polls a live page goes at most without an
+// event: its ages are redrawn that often when nothing else changes.
+const RefreshPolls = 15
+
+// locksEvents streams the locks table as server-sent events: an event
+// "locks", its data the table's HTML, after each poll that changed what
+// the page shows, and after RefreshPolls polls without one
+// (docs/ui.md#live-updates).
 func (s *Server) locksEvents(w http.ResponseWriter, r *http.Request) {
 	select {
 	case s.viewers <- struct{}{}:
@@ -171,11 +177,20 @@ func (s *Server) locksEvents(w http.ResponseWriter, r *http.Request) {
 	if _, err := fmt.Fprint(w, ": subscribed\n\n"); err != nil || rc.Flush() != nil {
 		return
 	}
+	var (
+		sent     [32]byte
+		sentSeq  uint64
+		sentOnce bool
+	)
 	for {
 		select {
 		case <-r.Context().Done():
 			return
 		case snap := <-ch:
+			if sentOnce && snap.Digest == sent && snap.Seq-sentSeq < RefreshPolls {
+				continue
+			}
+			sent, sentSeq, sentOnce = snap.Digest, snap.Seq, true
 			var buf bytes.Buffer
 			if err := s.tmpl.ExecuteTemplate(&buf, "locktable", s.locksView(snap)); err != nil {
 				return
