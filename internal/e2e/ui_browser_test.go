@@ -208,6 +208,9 @@ func uiInABrowser(t *testing.T, browser, backend string, env []string) {
 	if nodes != 4 || edges != 3 {
 		t.Errorf("graph: %d nodes, %d edges; want 4 stacks and 3 StackReferences", nodes, edges)
 	}
+	if n := eval(`document.querySelectorAll('#stack-graph g.node.bad[data-stack="shop"]').length`); n != 1 {
+		t.Errorf("shop's node is not red after its failed deploy")
+	}
 	shot("ui-stacks.png")
 	noCanary("the stacks page")
 

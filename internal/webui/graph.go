@@ -32,6 +32,18 @@ type nodeView struct {
 	X, Y, TX, TY    int
 	W, H            int
 	External        bool
+	// Outcome is the worst newest-deployment status over the stack's
+	// environments ("failed", "success", ...; "" when unknown), Badges
+	// one dot per environment.
+	Outcome string
+	Badges  []badgeView
+}
+
+// badgeView is one environment's dot on a node: the status of its newest
+// deployment.
+type badgeView struct {
+	Env, Status, Class, Title string
+	CX, CY                    int
 }
 
 type edgeView struct {
@@ -41,7 +53,7 @@ type edgeView struct {
 
 // layoutGraph lays out set: layers from the dag's order (longest path from
 // a stack that reads none), nodes of a layer in that order, top to bottom.
-func (s *Server) layoutGraph(set *stacks.Set) graphView {
+func (s *Server) layoutGraph(set *stacks.Set, outcomes map[string][]envOutcome) graphView {
 	var names []string
 	index := map[string]int{}
 	external := map[string]bool{}
@@ -117,6 +129,25 @@ func (s *Server) layoutGraph(set *stacks.Set) graphView {
 		if st := set.Get(n); st != nil {
 			nv.Dir = s.text(st.Dir)
 			nv.Href = "/stacks/" + url.PathEscape(n)
+			for k, o := range outcomes[n] {
+				b := badgeView{Env: s.text(o.Env), Status: s.text(o.Status), Class: "none", CX: x + nodeW - 10 - 12*k, CY: y + 10}
+				switch o.Status {
+				case "success":
+					b.Class = "ok"
+				case "":
+					b.Status = "unknown"
+				default:
+					b.Class = "bad"
+				}
+				b.Title = b.Env + ": " + b.Status
+				if o.Detail != "" {
+					b.Title += " (" + s.text(o.Detail) + ")"
+				}
+				nv.Badges = append(nv.Badges, b)
+				if b.Class == "bad" || (b.Class == "ok" && nv.Outcome == "") {
+					nv.Outcome = b.Class
+				}
+			}
 		} else {
 			nv.Dir = "external"
 		}

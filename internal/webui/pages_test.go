@@ -7,6 +7,7 @@ import (
 	"os"
 	"regexp"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -180,5 +181,50 @@ func TestStacksPageDrawsTheGraph(t *testing.T) {
 	}
 	if code, _, _ := get(t, ts, "/stacks/nope"); code != 404 {
 		t.Errorf("GET /stacks/nope = %d, want 404", code)
+	}
+}
+
+// Each node is coloured by the newest deployment of its environments:
+// red when one did not succeed, green when all did, a dot per environment
+// (one state read each).
+func TestStacksPageColoursNodesByOutcome(t *testing.T) {
+	r := newRepo(t)
+	r.stack("net", "net")
+	r.stack("db", "db", "net")
+	r.stack("app", "app", "db")
+	var mu sync.Mutex
+	reads := map[string]int{}
+	state := func(_ context.Context, stack, env string, _ int64) (*deploy.ShowStateResult, error) {
+		mu.Lock()
+		reads[stack+"/"+env]++
+		mu.Unlock()
+		status := statestore.DeploymentSuccess
+		switch stack + "/" + env {
+		case "db/prod":
+			status = statestore.DeploymentFailed
+		case "app/dev", "app/prod":
+			return nil, errors.New("no state for app: deploy it first " + canary)
+		}
+		return &deploy.ShowStateResult{State: &statestore.State{DeploymentHistory: []statestore.Deployment{{Status: status}, {Status: statestore.DeploymentSuccess}}}}, nil
+	}
+	ts, _ := serve(t, Config{Stacks: r.discover, State: state, Mask: maskCanary, Ticker: make(manualTicker).ticker})
+	_, body, _ := get(t, ts, "/stacks")
+	for _, w := range []string{`<g class="node ok" data-stack="net">`, `<g class="node bad" data-stack="db">`, `<g class="node" data-stack="app">`,
+		`data-env="prod"><title>prod: failed</title>`, `data-env="dev"><title>dev: success</title>`,
+		`<title>dev: unknown (no state for app: deploy it first ***)</title>`} {
+		if !strings.Contains(body, w) {
+			t.Errorf("stacks page lacks %q", w)
+		}
+	}
+	if len(reads) != 6 {
+		t.Errorf("state reads %v, want one per stack and environment", reads)
+	}
+	for k, n := range reads {
+		if n != 1 {
+			t.Errorf("%s read %d times", k, n)
+		}
+	}
+	if strings.Contains(body, canary) {
+		t.Error("the page holds the canary")
 	}
 }

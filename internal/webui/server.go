@@ -223,7 +223,9 @@ func (s *Server) stacksPage(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, http.StatusInternalServerError, "stacks", err)
 		return
 	}
-	g := s.layoutGraph(set)
+	ctx, cancel := context.WithTimeout(r.Context(), s.cfg.RequestTimeout)
+	defer cancel()
+	g := s.layoutGraph(set, s.outcomes(ctx, set))
 	s.render(w, http.StatusOK, "stacks.html", page{Title: "Stacks", Nav: "stacks", Body: g})
 }
 
