@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -123,8 +124,9 @@ func TestPollerOneListPerIntervalForNViewers(t *testing.T) {
 // A page load between ticks reuses the newest listing.
 func TestLocksPageReusesAFreshListing(t *testing.T) {
 	b, m := fileLocks(t)
-	now := time.Now()
-	clock := func() time.Time { return now }
+	var now atomic.Int64 // the server's clock, moved by the test
+	now.Store(time.Now().UnixNano())
+	clock := func() time.Time { return time.Unix(0, now.Load()) }
 	ts, _ := serve(t, Config{Locks: []LockSource{lockSource(m)}, Now: clock, Poll: time.Minute, Ticker: make(manualTicker).ticker})
 	for range 3 {
 		if code, _, _ := get(t, ts, "/locks"); code != 200 {
@@ -135,7 +137,7 @@ func TestLocksPageReusesAFreshListing(t *testing.T) {
 	if first == 0 {
 		t.Fatal("the first page load listed nothing")
 	}
-	now = now.Add(2 * time.Minute)
+	now.Add(int64(2 * time.Minute))
 	get(t, ts, "/locks")
 	if b.lists.Load() != 2*first {
 		t.Fatalf("lists %d after a load past the interval, want %d", b.lists.Load(), 2*first)
