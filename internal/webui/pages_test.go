@@ -228,3 +228,12 @@ func TestStacksPageColoursNodesByOutcome(t *testing.T) {
 		t.Error("the page holds the canary")
 	}
 }
+
+// A repository root without a deployer.yaml of its own has no lock
+// backend: the locks page says so and how to name one.
+func TestLocksPageWithoutALockBackendSaysWhatToDo(t *testing.T) {
+	ts, _ := serve(t, Config{Ticker: make(manualTicker).ticker})
+	if code, body, _ := get(t, ts, "/locks"); code != 200 || !strings.Contains(body, "name the backend with DEPLOYER_BACKEND_LOCK") {
+		t.Errorf("GET /locks = %d:\n%s", code, body)
+	}
+}
