@@ -59,6 +59,9 @@ stops+=(otelcol_stop)
 test_phase "OpenTelemetry Collector (build when missing, start)" source scripts/test-servers/otelcol.sh || true
 stops+=(kms_stop)
 test_phase "local-kms (install when missing, start)" source scripts/test-servers/kms.sh || true
+# Debian's chromium for the browser test of deployer ui (no server: the test starts it).
+stops+=(chromium_stop)
+test_phase "chromium (install when missing)" source scripts/test-servers/chromium.sh || true
 # actionlint, goreleaser, act and cosign (the release, signature and act workflow tests).
 test_phase "actionlint, goreleaser, act, cosign (install when missing)" source scripts/test-servers/ghtools.sh || true
 # The Pulumi CLI (built once into the tools cache) builds in the background
@@ -119,7 +122,7 @@ mkdir -p "$tests_json"
 # rest, and the real-CLI Pulumi tests follow the rest, so both cores work.
 # The rest skips exactly what the second process runs: a test renamed or
 # added runs with the rest, none runs nowhere.
-e2e_slowest='^(TestEightProcessesCountToTwoHundred|TestConvergenceWalk|TestConvergenceWalkOnS3|TestStackReferenceIsReadWhenPlanningWithoutPulumi|TestLockExecStorm|TestActDeployAllWorkflowRunsTheMatrix|TestLockExecOnEveryLockBackend|TestPartitionDuringDeploy|TestSecondDeployFailsAtOnceWithHolderOrWaits|TestRefreshOnlyRecordsWhatIsLive|TestPausedHolderCannotOverwriteItsSuccessor|TestSavedPlanBindsWhatItShowed|TestStackOutputsAndOutputCommand|TestRunIDDeploysTheMatrixInOrderOnFileBackends|TestActionInstallVerifiesTheReleaseSignature|TestPolicyRDSExamplesDenyTheBadPlanAndAllowTheGoodOne|TestCtrlCGivesCommandComponentsTheirGrace)$'
+e2e_slowest='^(TestEightProcessesCountToTwoHundred|TestConvergenceWalk|TestConvergenceWalkOnS3|TestStackReferenceIsReadWhenPlanningWithoutPulumi|TestLockExecStorm|TestActDeployAllWorkflowRunsTheMatrix|TestLockExecOnEveryLockBackend|TestPartitionDuringDeploy|TestSecondDeployFailsAtOnceWithHolderOrWaits|TestRefreshOnlyRecordsWhatIsLive|TestPausedHolderCannotOverwriteItsSuccessor|TestSavedPlanBindsWhatItShowed|TestStackOutputsAndOutputCommand|TestRunIDDeploysTheMatrixInOrderOnFileBackends|TestActionInstallVerifiesTheReleaseSignature|TestPolicyRDSExamplesDenyTheBadPlanAndAllowTheGoodOne|TestCtrlCGivesCommandComponentsTheirGrace|TestUIInABrowser)$'
 
 # -timeout only turns a hang into a failure: it stands far above what a busy
 # 2-core machine needs (internal/e2e took 20 minutes at a load of 10 to 18).

@@ -90,6 +90,7 @@ func NewRootCmd(f *Factory) *cobra.Command {
 		NewCmdVersion(f, nil),
 		NewCmdGuard(f),
 		NewCmdPolicy(f),
+		NewCmdUI(f, nil),
 	)
 	suggestFor(root)
 	registerCompletions(root, f)

@@ -39,6 +39,9 @@ const (
 	Goreleaser = "DEPLOYER_TEST_GORELEASER"
 	Act        = "DEPLOYER_TEST_ACT"
 	Cosign     = "DEPLOYER_TEST_COSIGN"
+	// Chromium is Debian's chromium, installed by
+	// scripts/test-servers/chromium.sh, for the browser tests of deployer ui.
+	Chromium = "DEPLOYER_TEST_CHROMIUM"
 )
 
 // InCI reports whether the tests run in CI, where a missing server is a failure.
