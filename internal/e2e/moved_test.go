@@ -170,7 +170,7 @@ func TestStateMoveToAnUndeclaredAddressWarns(t *testing.T) {
 		t.Errorf("the entry did not move")
 	}
 	r = p.mustRun(0, "state", "mv", "-e", "dev", "app/old10", "app/c10")
-	if strings.Contains(r.stderr, "Warning") {
+	if strings.Contains(r.stderr, "not declared") {
 		t.Errorf("a move to a declared address warns:\n%s", r)
 	}
 }
