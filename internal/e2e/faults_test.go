@@ -144,7 +144,6 @@ func TestPartitionDuringDeploy(t *testing.T) {
 	p.write("step.sh", gateStep)
 	p.mustRun(0, "deploy", "-e", "dev", "--yes")
 	p.write("first.yaml", pauseConfig(r, "first", "gate"))
-	p.write("second.yaml", pauseConfig(r, "second", "no-gate"))
 	p.write("gate", "")
 	defer os.Remove(filepath.Join(p.dir, "gate"))
 
@@ -153,10 +152,13 @@ func TestPartitionDuringDeploy(t *testing.T) {
 	proxy.Partition(true)
 	defer proxy.Partition(false)
 
-	// The second deploy reaches DynamoDB directly.
-	q := *p
-	q.env = append(append([]string(nil), p.env...), "AWS_ENDPOINT_URL_DYNAMODB="+direct)
-	second := q.start("deploy", "--config", "second.yaml", "-e", "dev", "--yes", "--lock-timeout", "2m")
+	// The second deploy is another runner: its own checkout (the cut-off
+	// deploy's errored state file stays on its own runner), reaching
+	// DynamoDB directly.
+	q := newProject(t, pauseConfig(r, "second", "no-gate"))
+	q.env = append(append(q.env, r.env...), "AWS_ENDPOINT_URL_DYNAMODB="+direct)
+	q.write("step.sh", gateStep)
+	second := q.start("deploy", "-e", "dev", "--yes", "--lock-timeout", "2m")
 
 	res := first.wait(t, 5*time.Minute)
 	if res.code != 4 {
