@@ -74,12 +74,7 @@ _aws_start_dynalite() {
 
 _aws_start_minio() {
 	local bin="$AWS_TOOLS_DIR/minio-$AWS_MINIO_VERSION/minio"
-	if ! test_tools_ok "$bin"; then
-		command -v go >/dev/null || { _aws_fail "go not found: cannot install MinIO"; return; }
-		_aws_log "installing MinIO $AWS_MINIO_VERSION into ${bin%/minio} (go install, takes a few minutes once)"
-		test_phase "install MinIO" test_tools_go_install "$bin" "github.com/minio/minio@$AWS_MINIO_VERSION" ||
-			{ _aws_fail "go install github.com/minio/minio@$AWS_MINIO_VERSION failed"; return; }
-	fi
+	test_tools_ensure _aws_log _aws_fail MinIO "$bin" "github.com/minio/minio@$AWS_MINIO_VERSION" || return
 	local port cport
 	port=$(test_servers_free_port) && cport=$(test_servers_free_port) || { _aws_fail "no free port for MinIO"; return; }
 	mkdir -p "$_aws_tmp/minio-data"

@@ -39,12 +39,7 @@ _ghtools_install() {
 	local name=$1 version=$2 pkg=$3 var=$4
 	case " ${GHTOOLS_ONLY:-$name} " in *" $name "*) ;; *) return 0 ;; esac
 	local bin="$GHTOOLS_DIR/$name-$version/$name"
-	if ! test_tools_ok "$bin"; then
-		command -v go >/dev/null || { _ghtools_fail "go not found: cannot install $name"; return 1; }
-		_ghtools_log "installing $name $version into ${bin%/*} (go install, once)"
-		test_phase "install $name" test_tools_go_install "$bin" "$pkg@$version" ||
-			{ _ghtools_fail "go install $pkg@$version failed"; return 1; }
-	fi
+	test_tools_ensure _ghtools_log _ghtools_fail "$name" "$bin" "$pkg@$version" || return 1
 	export "$var=$bin"
 }
 

@@ -30,12 +30,7 @@ _kms_fail() { test_servers_fail _kms_log kms_stop "the awskms tests" "$@"; }
 # kms_start installs (once) and starts local-kms.
 kms_start() {
 	local bin="$KMS_TOOLS_DIR/local-kms-$KMS_LOCAL_VERSION/local-kms"
-	if ! test_tools_ok "$bin"; then
-		command -v go >/dev/null || { _kms_fail "go not found: cannot install local-kms"; return; }
-		_kms_log "installing local-kms $KMS_LOCAL_VERSION into ${bin%/local-kms} (go install, once)"
-		test_phase "install local-kms" test_tools_go_install "$bin" "github.com/nsmithuk/local-kms@$KMS_LOCAL_VERSION" ||
-			{ _kms_fail "go install github.com/nsmithuk/local-kms@$KMS_LOCAL_VERSION failed"; return; }
-	fi
+	test_tools_ensure _kms_log _kms_fail local-kms "$bin" "github.com/nsmithuk/local-kms@$KMS_LOCAL_VERSION" || return
 	_kms_tmp=$(mktemp -d "${TMPDIR:-/tmp}/deployer-kms.XXXXXX")
 	local port
 	port=$(test_servers_free_port) || { _kms_fail "no free port for local-kms"; return; }

@@ -73,6 +73,19 @@ test_tools_go_install() {
 	return $rc
 }
 
+# test_tools_ensure LOG_FN FAIL_FN NAME BIN PACKAGE@VERSION: unless BIN is
+# cached and whole (test_tools_ok), go install PACKAGE@VERSION into it, once,
+# as the phase "install NAME". When that fails, calls FAIL_FN with why and
+# returns 1.
+test_tools_ensure() {
+	local log=$1 fail=$2 name=$3 bin=$4 pkg=$5
+	test_tools_ok "$bin" && return 0
+	command -v go >/dev/null || { "$fail" "go not found: cannot install $name"; return 1; }
+	"$log" "installing $name ${pkg##*@} into ${bin%/*} (go install, once)"
+	test_phase "install $name" test_tools_go_install "$bin" "$pkg" ||
+		{ "$fail" "go install $pkg failed"; return 1; }
+}
+
 # test_phase NAME COMMAND...: run COMMAND and, when DEPLOYER_TEST_PHASES names
 # a file, append "NAME<TAB>seconds" to it (the table scripts/test.sh prints at
 # the end). Returns COMMAND's status.
