@@ -106,33 +106,3 @@ func TestRefusesNamesOutsideDir(t *testing.T) {
 	}
 }
 
-// ReadVersion is the Version Read gives, without the document: what a
-// deploy compares under its lease; no state reads as "" through the Store.
-func TestReadVersionIsTheVersionOfRead(t *testing.T) {
-	b := open(t, t.TempDir()).(*file.Backend)
-	s := statestore.New(b)
-	ctx := context.Background()
-	if _, err := b.ReadVersion(ctx, "shop", "dev"); !errors.Is(err, statestore.ErrNotFound) {
-		t.Fatalf("ReadVersion of no state: %v, want ErrNotFound", err)
-	}
-	if v, err := s.ReadVersion(ctx, "shop", "dev"); v != "" || err != nil {
-		t.Fatalf("Store.ReadVersion of no state: %q, %v; want \"\", nil", v, err)
-	}
-	st := statestore.NewState("shop", "dev")
-	var head statestore.Head
-	for i := 0; i < 2; i++ {
-		st.Serial++
-		var err error
-		if head, err = s.Save(ctx, st, head, nil); err != nil {
-			t.Fatal(err)
-		}
-		_, readVer, err := b.Read(ctx, "shop", "dev")
-		if err != nil {
-			t.Fatal(err)
-		}
-		v, err := s.ReadVersion(ctx, "shop", "dev")
-		if err != nil || v != readVer || v != head.Version {
-			t.Errorf("serial %d: ReadVersion %q (%v), Read's %q, Save's %q: want one Version", st.Serial, v, err, readVer, head.Version)
-		}
-	}
-}

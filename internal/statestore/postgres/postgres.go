@@ -92,6 +92,27 @@ func (b *Backend) Read(ctx context.Context, stack, env string) ([]byte, statesto
 	return doc, statestore.Version(strconv.FormatInt(version, 10)), nil
 }
 
+// ReadVersion returns the row version of the state of stack/env without
+// its document (statestore.VersionReader): the Version Read gives;
+// statestore.ErrNotFound (wrapped) when there is none.
+func (b *Backend) ReadVersion(ctx context.Context, stack, env string) (statestore.Version, error) {
+	op := "read the state version of " + b.Location(stack, env)
+	if err := b.ensure(ctx, op); err != nil {
+		return "", err
+	}
+	var version int64
+	err := b.pool.QueryRow(ctx, `SELECT version FROM deployer_state WHERE stack = $1 AND env = $2`, stack, env).Scan(&version)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return "", fmt.Errorf("%s: %w", op, statestore.ErrNotFound)
+	}
+	if err != nil {
+		return "", fmt.Errorf("%s: %w", op, err)
+	}
+	return statestore.Version(strconv.FormatInt(version, 10)), nil
+}
+
+var _ statestore.VersionReader = (*Backend)(nil)
+
 // readChunk is the size, in bytes, of the pieces readDocument reads a
 // document in.
 const readChunk = 1 << 20

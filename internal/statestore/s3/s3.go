@@ -106,6 +106,25 @@ func (b *Backend) Read(ctx context.Context, stack, env string) ([]byte, statesto
 	return data, statestore.Version(etag), err
 }
 
+// ReadVersion returns the ETag of state.json of stack/env from a HEAD
+// request, without its body (statestore.VersionReader; the same
+// s3:GetObject permission as Read): the Version Read gives.
+// statestore.ErrNotFound (wrapped) when there is none.
+func (b *Backend) ReadVersion(ctx context.Context, stack, env string) (statestore.Version, error) {
+	key := b.stateKey(stack, env)
+	out, err := b.api.HeadObject(ctx, &s3api.HeadObjectInput{Bucket: aws.String(b.url.Bucket), Key: aws.String(key)})
+	if err != nil {
+		var nf *types.NotFound
+		if errors.As(err, &nf) || awsbackend.IsNotFound(err) {
+			return "", fmt.Errorf("s3://%s/%s: %w", b.url.Bucket, key, statestore.ErrNotFound)
+		}
+		return "", b.res.Wrap(err, "read the version of s3://%s/%s", b.url.Bucket, key)
+	}
+	return statestore.Version(aws.ToString(out.ETag)), nil
+}
+
+var _ statestore.VersionReader = (*Backend)(nil)
+
 func (b *Backend) put(ctx context.Context, key string, data []byte, ifMatch, ifNoneMatch *string, meta map[string]string) (string, error) {
 	in := &s3api.PutObjectInput{
 		Bucket: aws.String(b.url.Bucket), Key: aws.String(key), Body: bytes.NewReader(data),

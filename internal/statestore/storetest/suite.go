@@ -41,6 +41,7 @@ func Run(t *testing.T, newBackend func(t *testing.T) statestore.Backend) {
 		{"CancelledContext", testCancelled},
 		{"LargeState", testLarge},
 		{"ReadLimit", testReadLimit},
+		{"ReadVersion", testReadVersion},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) { c.fn(t, open) })
@@ -286,5 +287,45 @@ func testReadLimit(t *testing.T, open func(*testing.T) statestore.Backend) {
 	}
 	if _, _, err := statestore.New(b, statestore.WithMaxDocumentBytes(n-1)).Load(context.Background(), stack, env); !errors.As(err, &tl) {
 		t.Fatalf("Load through a Store with a smaller limit: %v, want *TooLargeError", err)
+	}
+}
+
+// testReadVersion: the backend reads the Version of state.json without the
+// document (what a deploy compares under its lease,
+// docs/design.md#read-once-plan-once), and it is the Version Read and Save
+// give; no state is ErrNotFound, and "" through the Store.
+func testReadVersion(t *testing.T, open func(*testing.T) statestore.Backend) {
+	b := open(t)
+	vr, ok := b.(statestore.VersionReader)
+	if !ok {
+		t.Fatalf("%T does not read the state's Version alone (statestore.VersionReader): a deploy would read the whole state twice", b)
+	}
+	s := statestore.New(b)
+	ctx := context.Background()
+	stack := UniqueStack(t)
+	if _, err := vr.ReadVersion(ctx, stack, env); !errors.Is(err, statestore.ErrNotFound) {
+		t.Fatalf("ReadVersion of no state: %v, want ErrNotFound", err)
+	}
+	if v, err := s.ReadVersion(ctx, stack, env); v != "" || err != nil {
+		t.Fatalf("Store.ReadVersion of no state: %q, %v; want \"\", nil", v, err)
+	}
+	st := SeedState(stack, env)
+	var head statestore.Head
+	seen := map[statestore.Version]bool{}
+	for i := 0; i < 2; i++ {
+		head = mustSave(t, s, st, head)
+		_, readVer, err := b.Read(ctx, stack, env)
+		if err != nil {
+			t.Fatal(err)
+		}
+		v, err := s.ReadVersion(ctx, stack, env)
+		if err != nil || v != readVer || v != head.Version {
+			t.Errorf("serial %d: ReadVersion %q (%v), Read's %q, Save's %q: want one Version", st.Serial, v, err, readVer, head.Version)
+		}
+		if seen[v] {
+			t.Errorf("serial %d: ReadVersion %q did not change after a Save", st.Serial, v)
+		}
+		seen[v] = true
+		st.Serial++
 	}
 }
