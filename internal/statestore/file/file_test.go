@@ -105,4 +105,3 @@ func TestRefusesNamesOutsideDir(t *testing.T) {
 		t.Errorf("refused names created %d directories", len(entries))
 	}
 }
-
