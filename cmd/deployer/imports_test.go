@@ -15,7 +15,7 @@ import (
 // The package map of docs/design.md#package-map, as rules on imports:
 //
 //	cmd/deployer -> cli -> deploy -> {lockmgr, statestore, plan, engine, config} -> backends
-//	cli -> {metrics, ghactions, planview, webui} -> deploy (renderers of the use cases' results)
+//	cli -> {metrics, ghactions, planview, webui, termui} -> deploy (renderers of the use cases' results)
 //
 // A lock or state backend implements a core interface and imports no other
 // backend; an engine imports no other engine; nothing below the CLI imports
@@ -32,7 +32,7 @@ const (
 	roleCLI      role = "cli"      // internal/cli
 	roleDeploy   role = "deploy"   // internal/deploy: the use cases
 	roleRegistry role = "registry" // internal/backends: URL -> backend package; internal/engines: the engines
-	roleRenderer role = "renderer" // internal/{metrics,ghactions,planview,webui}: render the use cases' results (metrics, GitHub, plans, the web view)
+	roleRenderer role = "renderer" // internal/{metrics,ghactions,planview,webui,termui}: render the use cases' results (metrics, GitHub, plans, the web view, the terminal)
 	roleBackend  role = "backend"  // internal/lockmgr/<x>, internal/statestore/<x>
 	roleEngine   role = "engine"   // internal/engine/<x> (and the Pulumi engine's old home)
 	roleSupport  role = "support"  // conformance suites and test servers
@@ -49,7 +49,7 @@ func roleOf(pkg string) role {
 		return roleDeploy
 	case pkg == "internal/backends", pkg == "internal/engines":
 		return roleRegistry
-	case pkg == "internal/metrics", pkg == "internal/ghactions", pkg == "internal/planview", pkg == "internal/webui":
+	case pkg == "internal/metrics", pkg == "internal/ghactions", pkg == "internal/planview", pkg == "internal/webui", pkg == "internal/termui":
 		return roleRenderer
 	case slices.Contains([]string{"internal/lockmgr/locktest", "internal/statestore/storetest",
 		"internal/awsbackend/awstest", "internal/pgschema/pgschematest", "internal/testenv", "internal/faulttest", "internal/engine/enginetest",

@@ -19,6 +19,7 @@ import (
 	"github.com/deployer-dev/deployer/internal/exitcode"
 	"github.com/deployer-dev/deployer/internal/proc"
 	"github.com/deployer-dev/deployer/internal/termguard"
+	"github.com/deployer-dev/deployer/internal/termui"
 )
 
 // secondSignalGrace is how long deployer still waits, after a second
@@ -48,7 +49,7 @@ func run() int {
 	signal.Notify(make(chan os.Signal, 1), syscall.SIGPIPE)
 	// The Factory builds the commands; the Session behind it is what this
 	// process opened, which only the signal handling below reads.
-	f, s := cli.NewSession(cli.System())
+	f, s := cli.NewSession(termui.System())
 	defer f.Close()
 	protectEnvironment(f)
 
@@ -99,16 +100,16 @@ func run() int {
 		return exitcode.OK
 	}
 	code := exitCode(err)
-	var ec *cli.ExitCodeError
+	var ec *exitcode.ExitCodeError
 	if errors.As(err, &ec) {
 		return code
 	}
 	defer f.GitHub.ReportError(err) // GitHub Actions: ::error and the held-lock summary
 	// Errors go through f.IO.ErrOut, which masks known secret values.
 	if f.JSON {
-		_ = json.NewEncoder(f.IO.ErrOut).Encode(cli.ErrorJSON(err, code))
+		_ = json.NewEncoder(f.IO.ErrOut).Encode(termui.ErrorJSON(err, code))
 	} else {
-		fmt.Fprintln(f.IO.ErrOut, "Error: "+cli.Remedy(err))
+		fmt.Fprintln(f.IO.ErrOut, "Error: "+termui.Remedy(err))
 		if code == exitcode.Usage && isCobraUsage(err) {
 			fmt.Fprintln(f.IO.ErrOut, usageHint(cmd))
 		}
@@ -146,7 +147,7 @@ func exitWhenNoLease(s *cli.Session) {
 // command asked for, else the one its errors carry (exitcode.Of), else 2 for
 // cobra's own usage errors.
 func exitCode(err error) int {
-	var ec *cli.ExitCodeError
+	var ec *exitcode.ExitCodeError
 	if errors.As(err, &ec) {
 		return ec.Code
 	}

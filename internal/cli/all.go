@@ -16,11 +16,13 @@ import (
 
 	"github.com/deployer-dev/deployer/internal/config"
 	"github.com/deployer-dev/deployer/internal/deploy"
+	"github.com/deployer-dev/deployer/internal/exitcode"
 	"github.com/deployer-dev/deployer/internal/ghactions"
 	"github.com/deployer-dev/deployer/internal/plan"
 	"github.com/deployer-dev/deployer/internal/planview"
 	"github.com/deployer-dev/deployer/internal/sanitize"
 	"github.com/deployer-dev/deployer/internal/stacks"
+	"github.com/deployer-dev/deployer/internal/termui"
 )
 
 // StackOptions are what plan, deploy and destroy carry alike: one
@@ -89,21 +91,21 @@ func (a *AllFlags) check(cmd *cobra.Command, configPath string, single ...string
 	if !a.All {
 		for _, n := range []string{"changed-since", "stack-parallelism"} {
 			if cmd.Flags().Changed(n) {
-				return &UsageError{Msg: "--" + n + " needs --all"}
+				return &exitcode.UsageError{Msg: "--" + n + " needs --all"}
 			}
 		}
 		return nil
 	}
 	for _, n := range single {
 		if cmd.Flags().Changed(n) {
-			return &UsageError{Msg: fmt.Sprintf("--all runs every stack under the working directory: drop --%s, or leave out --all to act on one stack", n)}
+			return &exitcode.UsageError{Msg: fmt.Sprintf("--all runs every stack under the working directory: drop --%s, or leave out --all to act on one stack", n)}
 		}
 	}
 	if configPath != "" {
-		return &UsageError{Msg: "--all finds every deployer.yaml under the working directory: drop --config (DEPLOYER_CONFIG), or cd to the directory that holds your stacks"}
+		return &exitcode.UsageError{Msg: "--all finds every deployer.yaml under the working directory: drop --config (DEPLOYER_CONFIG), or cd to the directory that holds your stacks"}
 	}
 	if cmd.Flags().Changed("stack-parallelism") && a.StackParallelism < 1 {
-		return &UsageError{Msg: fmt.Sprintf("--stack-parallelism must be at least 1, got %d", a.StackParallelism)}
+		return &exitcode.UsageError{Msg: fmt.Sprintf("--stack-parallelism must be at least 1, got %d", a.StackParallelism)}
 	}
 	return nil
 }
@@ -135,7 +137,7 @@ type AllRequest struct {
 // allRunner runs plan, deploy and destroy --all with what it took from the
 // Factory when the command was built.
 type allRunner struct {
-	io    *IOStreams
+	io    *termui.IOStreams
 	gh    *ghactions.Reporter
 	load  func(path string) (*config.Config, error)
 	open  func(ctx context.Context, cfg *config.Config, opts ServiceOptions) (*deploy.Service, error)
@@ -210,7 +212,7 @@ func (a *allRunner) run(ctx context.Context, r AllRequest) error {
 		return d
 	}
 	if r.DetailedExitcode && planview.AnyChanges(results) {
-		return &ExitCodeError{Code: 2}
+		return &exitcode.ExitCodeError{Code: 2}
 	}
 	return nil
 }
@@ -226,7 +228,7 @@ func nameWidth(set *stacks.Set) int {
 // allView renders a run as it goes: whole plans and one line per stack on
 // stdout (JSON: one object per stack and line).
 type allView struct {
-	io    *IOStreams
+	io    *termui.IOStreams
 	gh    *ghactions.Reporter
 	req   AllRequest
 	width int
@@ -296,7 +298,7 @@ func (v *allView) table(results []deploy.StackResult) {
 		if !r.Started.IsZero() {
 			took = fmt.Sprintf("%.1fs", r.Finished.Sub(r.Started).Seconds())
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.Stack, r.Dir, r.Status, orDash(planview.ChangesCell(r)), serial, took, sanitize.Line(planview.NoteCell(r, sanitize.Masked{Mask: v.io.Mask})))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.Stack, r.Dir, r.Status, termui.OrDash(planview.ChangesCell(r)), serial, took, sanitize.Line(planview.NoteCell(r, sanitize.Masked{Mask: v.io.Mask})))
 	}
 	tw.Flush()
 	var parts []string

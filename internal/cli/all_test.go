@@ -15,6 +15,7 @@ import (
 	"github.com/deployer-dev/deployer/internal/plan"
 	"github.com/deployer-dev/deployer/internal/stacks"
 	"github.com/deployer-dev/deployer/internal/statestore"
+	"github.com/deployer-dev/deployer/internal/termui"
 )
 
 func TestAllFlagsArgv(t *testing.T) {
@@ -109,7 +110,7 @@ func TestStacksRendersTableJSONAndGraphs(t *testing.T) {
 	}
 	run := func(o StacksOptions) string {
 		t.Helper()
-		io, out, _ := Test("")
+		io, out, _ := termui.Test("")
 		o.IO, o.Discover = io, discover
 		if err := runStacks(&o); err != nil {
 			t.Fatal(err)
@@ -150,7 +151,7 @@ func TestStacksRendersTableJSONAndGraphs(t *testing.T) {
 }
 
 func TestAllViewPrintsALinePerStackAndATable(t *testing.T) {
-	io, out, _ := Test("")
+	io, out, _ := termui.Test("")
 	f := NewFactory(io)
 	f.Getenv = func(string) string { return "" }
 	v := &allView{io: f.IO, gh: f.GitHub, req: AllRequest{Op: deploy.OpDeploy, Env: "dev"}, width: 5}
@@ -186,7 +187,7 @@ func TestDeployAllWithoutATerminalNeedsYes(t *testing.T) {
 	dir := t.TempDir()
 	writeStacks(t, dir)
 	t.Chdir(dir)
-	io, _, _ := Test("")
+	io, _, _ := termui.Test("")
 	f := NewFactory(io)
 	f.Getenv = func(string) string { return "" }
 	run := newAllRunner(f).run

@@ -8,11 +8,12 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/deployer-dev/deployer/internal/backends"
+	"github.com/deployer-dev/deployer/internal/termui"
 )
 
 // BackendInitOptions are the inputs of `deployer backend init`.
 type BackendInitOptions struct {
-	IO *IOStreams
+	IO *termui.IOStreams
 	// Init is the use case: backends.Init on deployer.yaml's backend.state
 	// and backend.lock (or DEPLOYER_BACKEND_STATE / DEPLOYER_BACKEND_LOCK),
 	// bound by NewCmdBackendInit; a run test sets a fake. It returns one line

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"strings"
 	"testing"
+
+	"github.com/deployer-dev/deployer/internal/termui"
 )
 
 func TestNewCmdBackendInit(t *testing.T) {
@@ -16,7 +18,7 @@ func TestNewCmdBackendInit(t *testing.T) {
 		{argv: []string{"extra"}, wantErr: `unknown command "extra"`},
 		{argv: []string{"--bucket", "b"}, wantErr: "unknown flag: --bucket"},
 	} {
-		io, _, _ := Test("")
+		io, _, _ := termui.Test("")
 		f := NewFactory(io)
 		var got *BackendInitOptions
 		err := parse(t, NewCmdBackendInit(f, func(_ context.Context, o *BackendInitOptions) error { got = o; return nil }), c.argv...)
@@ -58,7 +60,7 @@ func TestRunBackendInit(t *testing.T) {
 			wantOut: created[0] + "\n", wantErr: `enable versioning: AWS denied s3 bucket "b"`},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			io, out, errOut := Test("")
+			io, out, errOut := termui.Test("")
 			opts := &BackendInitOptions{IO: io, Init: func(context.Context) ([]string, error) { return c.lines, c.err }}
 			err := runBackendInit(context.Background(), opts)
 			if got := out.String(); got != c.wantOut {

@@ -13,13 +13,14 @@ import (
 	"github.com/deployer-dev/deployer/internal/config"
 	"github.com/deployer-dev/deployer/internal/plan"
 	"github.com/deployer-dev/deployer/internal/statestore"
+	"github.com/deployer-dev/deployer/internal/termui"
 )
 
 // ignoreWiring compares options structs on what argv gave them: the use
 // case funcs and IO bound by NewCmdX are left out.
 var ignoreWiring = cmp.Options{
 	cmp.FilterPath(func(p cmp.Path) bool { return p.Last().Type().Kind() == reflect.Func }, cmp.Ignore()),
-	cmpopts.IgnoreTypes(&IOStreams{}),
+	cmpopts.IgnoreTypes(&termui.IOStreams{}),
 	cmp.Exporter(func(reflect.Type) bool { return true }),
 }
 
@@ -81,7 +82,7 @@ func shopPlan(t *testing.T) *plan.Plan {
 // runF got (nil when run was not called), the Factory and parse's error.
 func parseCmd[O any](t *testing.T, json bool, newCmd func(*Factory, func(context.Context, *O) error) *cobra.Command, argv ...string) (*O, *Factory, error) {
 	t.Helper()
-	io, _, _ := Test("")
+	io, _, _ := termui.Test("")
 	f := NewFactory(io)
 	f.JSON = json
 	var got *O

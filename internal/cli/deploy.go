@@ -13,14 +13,16 @@ import (
 	"github.com/deployer-dev/deployer/internal/config"
 	"github.com/deployer-dev/deployer/internal/deploy"
 	"github.com/deployer-dev/deployer/internal/engines"
+	"github.com/deployer-dev/deployer/internal/exitcode"
 	"github.com/deployer-dev/deployer/internal/plan"
 	"github.com/deployer-dev/deployer/internal/planview"
 	"github.com/deployer-dev/deployer/internal/policy"
+	"github.com/deployer-dev/deployer/internal/termui"
 )
 
 // DeployOptions are the options of `deployer deploy` and `deployer destroy`.
 type DeployOptions struct {
-	IO *IOStreams
+	IO *termui.IOStreams
 	// StackOptions are the target, --all and --json.
 	StackOptions
 
@@ -157,15 +159,15 @@ func (o *DeployOptions) runE(cmd *cobra.Command, f *Factory, runF func(context.C
 	if o.PlanFile != "" {
 		for _, n := range []string{"service", "component", "exclude"} {
 			if f := cmd.Flags().Lookup(n); f != nil && f.Changed {
-				return &UsageError{Msg: fmt.Sprintf("--%s cannot be used with --plan: a saved plan applies its own scope (make the plan with plan --%s ... --out FILE)", n, n)}
+				return &exitcode.UsageError{Msg: fmt.Sprintf("--%s cannot be used with --plan: a saved plan applies its own scope (make the plan with plan --%s ... --out FILE)", n, n)}
 			}
 		}
 	}
 	if t := o.Target; o.WithDependents && t.Service == "" && t.Component == "" && len(t.Components) == 0 && len(t.Exclude) == 0 {
-		return &UsageError{Msg: "--with-dependents widens a destroy of some components: name them with --component or --service, or leave some out with --exclude (a destroy of the whole stack has no dependents left out)"}
+		return &exitcode.UsageError{Msg: "--with-dependents widens a destroy of some components: name them with --component or --service, or leave some out with --exclude (a destroy of the whole stack has no dependents left out)"}
 	}
 	if len(o.Replace) > 0 && o.PlanFile != "" {
-		return &UsageError{Msg: "--replace cannot be used with --plan: the saved plan's replacements apply (make it with plan --replace ADDR --out FILE)"}
+		return &exitcode.UsageError{Msg: "--replace cannot be used with --plan: the saved plan's replacements apply (make it with plan --replace ADDR --out FILE)"}
 	}
 	if err := o.readSaved(); err != nil {
 		return err
@@ -177,7 +179,7 @@ func (o *DeployOptions) runE(cmd *cobra.Command, f *Factory, runF func(context.C
 		return err
 	}
 	if o.Grace <= 0 || o.Grace > engines.MaxGrace {
-		return &UsageError{Msg: fmt.Sprintf("--grace must be positive and at most %s, got %s", engines.MaxGrace, o.Grace)}
+		return &exitcode.UsageError{Msg: fmt.Sprintf("--grace must be positive and at most %s, got %s", engines.MaxGrace, o.Grace)}
 	}
 	if err := o.check(cmd, f, "plan", "override-policy", "reason", "run-id", "run-attempt", "upstream", "wait-timeout", "refresh-only"); err != nil {
 		return err
@@ -186,7 +188,7 @@ func (o *DeployOptions) runE(cmd *cobra.Command, f *Factory, runF func(context.C
 		return err
 	}
 	if len(o.Replace) > 0 && o.All.All {
-		return &UsageError{Msg: "--replace names components of one stack: it cannot be used with --all"}
+		return &exitcode.UsageError{Msg: "--replace names components of one stack: it cannot be used with --all"}
 	}
 	if err := o.Run.check(cmd, f.Getenv); err != nil {
 		return err
@@ -207,7 +209,7 @@ func bindApplyFlags(cmd *cobra.Command, opts *DeployOptions) {
 // checkParallelism refuses --parallelism below 1.
 func (o *DeployOptions) checkParallelism(cmd *cobra.Command) error {
 	if cmd.Flags().Changed("parallelism") && o.Parallelism < 1 {
-		return &UsageError{Msg: fmt.Sprintf("--parallelism must be at least 1, got %d", o.Parallelism)}
+		return &exitcode.UsageError{Msg: fmt.Sprintf("--parallelism must be at least 1, got %d", o.Parallelism)}
 	}
 	return nil
 }
@@ -259,7 +261,7 @@ func runDeploy(ctx context.Context, opts *DeployOptions) (err error) {
 	// apply PLANFILE does not.
 	ask := !opts.Yes && saved == nil
 	if ask && !opts.IO.CanPrompt() {
-		return &UsageError{Msg: opts.verb() + " needs confirmation but there is no terminal to ask on: pass --yes to proceed"}
+		return &exitcode.UsageError{Msg: opts.verb() + " needs confirmation but there is no terminal to ask on: pass --yes to proceed"}
 	}
 	req := opts.applyRequest(cfg, t, saved, check, run, ask)
 	applying = true
@@ -359,7 +361,7 @@ func (o *DeployOptions) savedPlan(t deploy.Target) (*plan.Plan, deploy.Target, e
 		return nil, t, err
 	}
 	if saved.Stack != t.Stack || saved.Environment != t.Env {
-		return nil, t, &UsageError{Msg: fmt.Sprintf("%s is a plan for %s/%s, not %s/%s: deploy it without -s and -e (deployer deploy --plan %s), or make a plan of %s/%s (deployer plan -s %s -e %s --out FILE)",
+		return nil, t, &exitcode.UsageError{Msg: fmt.Sprintf("%s is a plan for %s/%s, not %s/%s: deploy it without -s and -e (deployer deploy --plan %s), or make a plan of %s/%s (deployer plan -s %s -e %s --out FILE)",
 			o.PlanFile, saved.Stack, saved.Environment, t.Stack, t.Env, o.PlanFile, t.Stack, t.Env, t.Stack, t.Env)}
 	}
 	if t.Scope() == "" {

@@ -12,9 +12,11 @@ import (
 	"github.com/deployer-dev/deployer/internal/config"
 	"github.com/deployer-dev/deployer/internal/deploy"
 	"github.com/deployer-dev/deployer/internal/engine"
+	"github.com/deployer-dev/deployer/internal/exitcode"
 	"github.com/deployer-dev/deployer/internal/lockmgr"
 	"github.com/deployer-dev/deployer/internal/planview"
 	"github.com/deployer-dev/deployer/internal/statestore"
+	"github.com/deployer-dev/deployer/internal/termui"
 )
 
 func TestNewCmdDeploy(t *testing.T) {
@@ -61,7 +63,7 @@ func TestNewCmdDeploy(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			ios, _, _ := Test("")
+			ios, _, _ := termui.Test("")
 			f := NewFactory(ios)
 			var got *DeployOptions
 			runF := func(_ context.Context, o *DeployOptions) error { got = o; return nil }
@@ -93,7 +95,7 @@ func TestNewCmdImport(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			ios, _, _ := Test("")
+			ios, _, _ := termui.Test("")
 			var got *DeployOptions
 			err := parse(t, NewCmdImport(NewFactory(ios), func(_ context.Context, o *DeployOptions) error { got = o; return nil }), tt.argv...)
 			checkParsed(t, err, got, tt.want, tt.wantErr)
@@ -184,11 +186,11 @@ func TestRunDeploy(t *testing.T) {
 			wantOut:    planText.String() + "\nDeployment d-1 success in 1.2s: 1 created, 0 updated, 0 deleted. State shop/dev is at serial 4.\n",
 			wantErrOut: destroyPrompt},
 		{name: "no terminal and no --yes", opts: DeployOptions{StackOptions: StackOptions{Target: targetFlags{Env: "dev"}}, Destroy: true},
-			wantErr: &UsageError{Msg: "destroy needs confirmation but there is no terminal to ask on: pass --yes to proceed"}},
+			wantErr: &exitcode.UsageError{Msg: "destroy needs confirmation but there is no terminal to ask on: pass --yes to proceed"}},
 		{name: "import: no terminal and no --yes", opts: DeployOptions{StackOptions: StackOptions{Target: targetFlags{Env: "dev"}}, Import: deploy.ImportTarget{Address: "app/api", ID: "i-1"}},
-			wantErr: &UsageError{Msg: "import needs confirmation but there is no terminal to ask on: pass --yes to proceed"}},
+			wantErr: &exitcode.UsageError{Msg: "import needs confirmation but there is no terminal to ask on: pass --yes to proceed"}},
 		{name: "unknown environment", opts: DeployOptions{StackOptions: StackOptions{Target: targetFlags{Env: "prod"}}, Yes: true},
-			wantErr: &UsageError{Msg: `environment "prod" is not in deployer.yaml (known: dev): pick one of those or add it under the environments key`}},
+			wantErr: &exitcode.UsageError{Msg: `environment "prod" is not in deployer.yaml (known: dev): pick one of those or add it under the environments key`}},
 		{name: "lock held", opts: DeployOptions{StackOptions: StackOptions{Target: targetFlags{Env: "dev"}}, Yes: true},
 			apply:   func(context.Context, deploy.ApplyRequest, EngineOptions) (*deploy.Outcome, error) { return nil, held },
 			wantErr: held},
@@ -197,7 +199,7 @@ func TestRunDeploy(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			ios, out, errOut := Test(tt.stdin)
+			ios, out, errOut := termui.Test(tt.stdin)
 			ios.SetTTY(tt.tty, tt.tty, tt.tty)
 			ios.DisableColor()
 			opts := tt.opts
@@ -227,7 +229,7 @@ const destroyPrompt = "Destroy these components from shop/dev? There is no undo.
 func TestRunDeployRequest(t *testing.T) {
 	cfg := shopConfig(t)
 	cfg.Parallelism = 4
-	ios, _, _ := Test("")
+	ios, _, _ := termui.Test("")
 	var got deploy.ApplyRequest
 	var gotEng EngineOptions
 	var reported bool
@@ -253,13 +255,13 @@ func TestRunDeployRequest(t *testing.T) {
 }
 
 // checkUsage fails t unless err says want and, but for cobra's own
-// argument errors (mapped to exit 2 by cmd/deployer), is a *UsageError.
+// argument errors (mapped to exit 2 by cmd/deployer), is a *exitcode.UsageError.
 func checkUsage(t *testing.T, err error, want string) {
 	t.Helper()
 	if err == nil || !strings.Contains(err.Error(), want) {
 		t.Fatalf("err = %v, want one with %q", err, want)
 	}
-	var usage *UsageError
+	var usage *exitcode.UsageError
 	var target *deploy.TargetError // exit 2 as well (docs/exit-codes.md)
 	if !errors.As(err, &usage) && !errors.As(err, &target) && !strings.Contains(want, "unknown command") && !strings.Contains(want, "arg(s)") {
 		t.Fatalf("err = %v (%T), want a usage error", err, err)
@@ -267,7 +269,7 @@ func checkUsage(t *testing.T, err error, want string) {
 }
 
 // checkErr fails t unless err matches want: the same message and, for a
-// *UsageError or a sentinel, the same kind.
+// *exitcode.UsageError or a sentinel, the same kind.
 func checkErr(t *testing.T, err, want error) {
 	t.Helper()
 	switch {
@@ -280,7 +282,7 @@ func checkErr(t *testing.T, err, want error) {
 	case err.Error() != want.Error():
 		t.Fatalf("err = %q, want %q", err, want)
 	default:
-		var usage *UsageError
+		var usage *exitcode.UsageError
 		if errors.As(want, &usage) && !errors.As(err, &usage) {
 			t.Fatalf("err = %v (%T), want a usage error", err, err)
 		}
@@ -292,7 +294,7 @@ func checkErr(t *testing.T, err, want error) {
 func indentJSON(t *testing.T, v any, prefix string) string {
 	t.Helper()
 	var b strings.Builder
-	if err := (&IOStreams{Out: &b}).PrintJSON(v); err != nil {
+	if err := (&termui.IOStreams{Out: &b}).PrintJSON(v); err != nil {
 		t.Fatal(err)
 	}
 	return strings.ReplaceAll(strings.TrimSuffix(b.String(), "\n"), "\n", "\n"+prefix)

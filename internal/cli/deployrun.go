@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/deployer-dev/deployer/internal/deploy"
+	"github.com/deployer-dev/deployer/internal/exitcode"
 )
 
 // ExitSkipped is the exit code of a deploy --run-id skipped because an
@@ -43,7 +44,7 @@ func (r *RunFlags) check(cmd *cobra.Command, getenv func(string) string) error {
 	if r.ID == "" {
 		for _, n := range []string{"run-id", "run-attempt", "upstream", "wait-timeout"} {
 			if cmd.Flags().Changed(n) {
-				return &UsageError{Msg: "--" + n + " needs a non-empty --run-id"}
+				return &exitcode.UsageError{Msg: "--" + n + " needs a non-empty --run-id"}
 			}
 		}
 		return nil
@@ -52,7 +53,7 @@ func (r *RunFlags) check(cmd *cobra.Command, getenv func(string) string) error {
 		return err
 	}
 	if r.WaitTimeout < 0 {
-		return &UsageError{Msg: "--wait-timeout must not be negative"}
+		return &exitcode.UsageError{Msg: "--wait-timeout must not be negative"}
 	}
 	if !cmd.Flags().Changed("wait-timeout") {
 		r.WaitTimeout = DefaultWaitTimeout
@@ -64,7 +65,7 @@ func (r *RunFlags) check(cmd *cobra.Command, getenv func(string) string) error {
 		}
 	}
 	if r.Attempt < 1 {
-		return &UsageError{Msg: fmt.Sprintf("--run-attempt must be at least 1, got %d", r.Attempt)}
+		return &exitcode.UsageError{Msg: fmt.Sprintf("--run-attempt must be at least 1, got %d", r.Attempt)}
 	}
 	var ups []string
 	for _, u := range r.Upstream {
@@ -80,7 +81,7 @@ func (r *RunFlags) check(cmd *cobra.Command, getenv func(string) string) error {
 // no run).
 func checkRunID(id string) error {
 	if len(id) > 100 || strings.ContainsAny(id, " \t\r\n") {
-		return &UsageError{Msg: fmt.Sprintf("--run-id %q: at most 100 characters and no spaces", id)}
+		return &exitcode.UsageError{Msg: fmt.Sprintf("--run-id %q: at most 100 characters and no spaces", id)}
 	}
 	return nil
 }
@@ -93,7 +94,7 @@ func (r *RunFlags) request(stack string) (*deploy.Run, error) {
 	}
 	for _, u := range r.Upstream {
 		if u == stack {
-			return nil, &UsageError{Msg: fmt.Sprintf("--upstream names %s, the stack being deployed", stack)}
+			return nil, &exitcode.UsageError{Msg: fmt.Sprintf("--upstream names %s, the stack being deployed", stack)}
 		}
 	}
 	return &deploy.Run{ID: r.ID, Attempt: r.Attempt, Upstream: r.Upstream, WaitTimeout: r.WaitTimeout}, nil
@@ -108,7 +109,7 @@ func runOutcome(w io.Writer, t deploy.Target, out *deploy.Outcome, err error) er
 	if errors.As(err, &skipped) {
 		fmt.Fprintf(w, "%s/%s %s. Nothing was deployed; re-run this job once %s has succeeded in run %s.\n",
 			t.Stack, t.Env, skipped.Error(), skipped.Upstream.Stack, skipped.RunID)
-		return &ExitCodeError{Code: ExitSkipped}
+		return &exitcode.ExitCodeError{Code: ExitSkipped}
 	}
 	if err == nil && out != nil && out.AlreadyApplied {
 		fmt.Fprintf(w, "%s/%s was already deployed in this run and nothing changed since: nothing written.\n", t.Stack, t.Env)
@@ -124,7 +125,7 @@ func runOutcome(w io.Writer, t deploy.Target, out *deploy.Outcome, err error) er
 func skippedExit(err error) error {
 	var skipped *deploy.SkippedError
 	if errors.As(err, &skipped) {
-		return &ExitCodeError{Code: ExitSkipped}
+		return &exitcode.ExitCodeError{Code: ExitSkipped}
 	}
 	return err
 }

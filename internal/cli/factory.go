@@ -14,6 +14,7 @@ import (
 	"github.com/deployer-dev/deployer/internal/metrics"
 	"github.com/deployer-dev/deployer/internal/secrets"
 	"github.com/deployer-dev/deployer/internal/statestore"
+	"github.com/deployer-dev/deployer/internal/termui"
 )
 
 // Factory is what the commands are built from, as GitHub CLI's
@@ -27,7 +28,7 @@ import (
 // state: what the constructors opened is held by the Session that wired
 // them (session.go).
 type Factory struct {
-	IO     *IOStreams
+	IO     *termui.IOStreams
 	Getenv func(string) string
 	// Environ is the process environment Command components start from
 	// (nil is none), and lock exec and guard stop commands (nil is
@@ -141,7 +142,7 @@ type ServiceOptions struct {
 // (NewSession's). Everything written to io.Out and io.ErrOut goes through
 // the Masker: a secret value that becomes known (from deployer.yaml or
 // opened state) is printed as *** (docs/secrets.md).
-func NewFactory(io *IOStreams) *Factory {
+func NewFactory(io *termui.IOStreams) *Factory {
 	f, _ := NewSession(io)
 	return f
 }

@@ -13,13 +13,15 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/deployer-dev/deployer/internal/config"
+	"github.com/deployer-dev/deployer/internal/exitcode"
 	"github.com/deployer-dev/deployer/internal/guard"
 	"github.com/deployer-dev/deployer/internal/lockmgr"
+	"github.com/deployer-dev/deployer/internal/termui"
 )
 
 // GuardStopOptions are the options of `deployer guard stop`.
 type GuardStopOptions struct {
-	IO *IOStreams
+	IO *termui.IOStreams
 
 	// From argv and the global flags.
 	Name             string
@@ -35,7 +37,7 @@ type GuardStopOptions struct {
 
 // GuardStatusOptions are the options of `deployer guard status`.
 type GuardStatusOptions struct {
-	IO *IOStreams
+	IO *termui.IOStreams
 
 	// From argv and the global flags.
 	Name string
@@ -64,7 +66,7 @@ func NewCmdGuardStop(f *Factory, runF func(context.Context, *GuardStopOptions) e
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Name = args[0]
 			if opts.As == "" {
-				return &UsageError{Msg: "--as APP is required: the application being stopped, one of NAME's sharers"}
+				return &exitcode.UsageError{Msg: "--as APP is required: the application being stopped, one of NAME's sharers"}
 			}
 			if err := validateName("shared resource", opts.Name); err != nil {
 				return err
@@ -165,7 +167,7 @@ func newGuard(f *Factory) (*config.Config, *guard.Guard, error) {
 func guardError(err error) error {
 	var unknown *guard.UnknownError
 	if errors.As(err, &unknown) {
-		return &UsageError{Msg: unknown.Msg}
+		return &exitcode.UsageError{Msg: unknown.Msg}
 	}
 	return err
 }
@@ -189,9 +191,9 @@ func runGuardStop(ctx context.Context, opts *GuardStopOptions) error {
 	if opts.DetailedExitCode {
 		switch res.Decision {
 		case guard.SkippedSharedActive:
-			return &ExitCodeError{Code: 2}
+			return &exitcode.ExitCodeError{Code: 2}
 		case guard.SkippedLock:
-			return &ExitCodeError{Code: 3}
+			return &exitcode.ExitCodeError{Code: 3}
 		}
 	}
 	return nil
@@ -229,7 +231,7 @@ func renderGuardResult(w io.Writer, r *guard.Result) {
 		switch {
 		case l.Holder != nil && !l.Acquired:
 			h := l.Holder.Printable()
-			fmt.Fprintf(w, "lock %s held by %s (%s, pid %d) since %s", l.Key, h.LockedBy, orDash(h.Metadata.Operation),
+			fmt.Fprintf(w, "lock %s held by %s (%s, pid %d) since %s", l.Key, h.LockedBy, termui.OrDash(h.Metadata.Operation),
 				h.Metadata.PID, time.Unix(l.Holder.LockedAt, 0).UTC().Format(time.RFC3339))
 			if !r.DryRun {
 				fmt.Fprintf(w, "; gave up after %d retries", l.Retries)

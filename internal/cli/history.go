@@ -5,11 +5,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/deployer-dev/deployer/internal/sanitize"
 	"io"
 	"strings"
 	"text/tabwriter"
 	"time"
+
+	"github.com/deployer-dev/deployer/internal/exitcode"
+	"github.com/deployer-dev/deployer/internal/sanitize"
+	"github.com/deployer-dev/deployer/internal/termui"
 
 	"github.com/MakeNowJust/heredoc"
 	"github.com/spf13/cobra"
@@ -21,7 +24,7 @@ import (
 
 // HistoryOptions are the options of `deployer history`.
 type HistoryOptions struct {
-	IO *IOStreams
+	IO *termui.IOStreams
 
 	// From argv and the global flags.
 	Target targetFlags
@@ -64,7 +67,7 @@ func NewCmdHistory(f *Factory, runF func(context.Context, *HistoryOptions) error
 				return err
 			}
 			if opts.Limit < 0 {
-				return &UsageError{Msg: fmt.Sprintf("--limit %d: want 0 (all entries) or a positive number", opts.Limit)}
+				return &exitcode.UsageError{Msg: fmt.Sprintf("--limit %d: want 0 (all entries) or a positive number", opts.Limit)}
 			}
 			opts.JSON = f.JSON
 			return runOr(cmd, opts, runF, withTarget(&opts.Target, opts.Config, runHistory))
@@ -86,7 +89,7 @@ func runHistory(ctx context.Context, opts *HistoryOptions, cfg *config.Config, t
 	}
 	var stateErr error
 	if res.StateErr != nil {
-		stateErr = told(res.StateErr, fmt.Sprintf("the snapshots above are intact: restore one with deployer restore -s %s -e %s --serial N", t.Stack, t.Env))
+		stateErr = termui.Told(res.StateErr, fmt.Sprintf("the snapshots above are intact: restore one with deployer restore -s %s -e %s --serial N", t.Stack, t.Env))
 	}
 	if opts.JSON {
 		return errors.Join(opts.IO.PrintJSON(res.Entries), stateErr)
@@ -99,7 +102,7 @@ func runHistory(ctx context.Context, opts *HistoryOptions, cfg *config.Config, t
 	fmt.Fprintln(tw, "SERIAL\tTIME\tTYPE\tSTATUS\tDEPLOYMENT\tBY\tCOMMIT\tDURATION\tCHANGES")
 	line := sanitize.Masked{Mask: opts.IO.Mask}.Line // stored data
 	for _, e := range res.Entries {
-		changes, typ := "-", orDash(e.Type)
+		changes, typ := "-", termui.OrDash(e.Type)
 		if e.Changed != nil {
 			// What left the state without a delete (state rm, a gone
 			// component of a refresh) is "forgot", not counted as -N.
@@ -141,7 +144,7 @@ func runHistory(ctx context.Context, opts *HistoryOptions, cfg *config.Config, t
 		}
 		typ = line(typ)
 		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", e.Serial, at.UTC().Format(time.RFC3339), typ,
-			orDash(line(string(e.Status))), orDash(line(e.DeploymentID)), orDash(line(e.TriggeredBy)), orDash(line(commit)), took, line(changes))
+			termui.OrDash(line(string(e.Status))), termui.OrDash(line(e.DeploymentID)), termui.OrDash(line(e.TriggeredBy)), termui.OrDash(line(commit)), took, line(changes))
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -152,7 +155,7 @@ func runHistory(ctx context.Context, opts *HistoryOptions, cfg *config.Config, t
 	for i, e := range res.Entries {
 		out.WriteString(rows[i+1])
 		if e.Error != "" {
-			fmt.Fprintf(&out, "  error: %s\n", errorLine(e.Error))
+			fmt.Fprintf(&out, "  error: %s\n", termui.ErrorLine(e.Error))
 		}
 	}
 	_, err = io.WriteString(opts.IO.Out, out.String())

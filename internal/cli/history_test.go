@@ -12,6 +12,7 @@ import (
 	"github.com/deployer-dev/deployer/internal/config"
 	"github.com/deployer-dev/deployer/internal/deploy"
 	"github.com/deployer-dev/deployer/internal/statestore"
+	"github.com/deployer-dev/deployer/internal/termui"
 )
 
 func TestNewCmdHistory(t *testing.T) {
@@ -203,7 +204,7 @@ func TestRunHistory(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			io, stdout, stderr := Test("")
+			io, stdout, stderr := termui.Test("")
 			opts := tt.opts
 			opts.IO = io
 			opts.Config = func() (*config.Config, error) { return tt.cfg, nil }

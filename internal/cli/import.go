@@ -8,6 +8,7 @@ import (
 
 	"github.com/deployer-dev/deployer/internal/deploy"
 	"github.com/deployer-dev/deployer/internal/engines"
+	"github.com/deployer-dev/deployer/internal/exitcode"
 )
 
 // NewCmdImport returns `deployer import ADDR ID`: the deploy of component
@@ -34,7 +35,7 @@ func NewCmdImport(f *Factory, runF func(context.Context, *DeployOptions) error) 
 			}
 			opts.Import = deploy.ImportTarget{Address: args[0], ID: args[1]}
 			if args[1] == "" {
-				return &UsageError{Msg: "ID must not be empty: give the id of the existing instance to adopt"}
+				return &exitcode.UsageError{Msg: "ID must not be empty: give the id of the existing instance to adopt"}
 			}
 			opts.JSON = f.JSON
 			return runOr(cmd, opts, runF, runDeploy)

@@ -9,11 +9,12 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/deployer-dev/deployer/internal/deploy"
+	"github.com/deployer-dev/deployer/internal/termui"
 )
 
 // InitOptions are the options of `deployer init`.
 type InitOptions struct {
-	IO *IOStreams
+	IO *termui.IOStreams
 
 	// From argv and the global flags: --config, else ./deployer.yaml.
 	Path  string

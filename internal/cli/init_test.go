@@ -9,6 +9,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/deployer-dev/deployer/internal/deploy"
+	"github.com/deployer-dev/deployer/internal/termui"
 )
 
 func TestNewCmdInit(t *testing.T) {
@@ -25,7 +26,7 @@ func TestNewCmdInit(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			ios, _, _ := Test("")
+			ios, _, _ := termui.Test("")
 			f := NewFactory(ios)
 			f.ConfigPath = tt.configPath
 			var got *InitOptions
@@ -52,7 +53,7 @@ func TestRunInit(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			ios, out, errOut := Test("")
+			ios, out, errOut := termui.Test("")
 			opts := tt.opts
 			opts.IO = ios
 			opts.Init = func(path string, force bool) error {

@@ -15,14 +15,16 @@ import (
 
 	"github.com/deployer-dev/deployer/internal/config"
 	"github.com/deployer-dev/deployer/internal/deploy"
+	"github.com/deployer-dev/deployer/internal/exitcode"
 	"github.com/deployer-dev/deployer/internal/plan"
 	"github.com/deployer-dev/deployer/internal/sanitize"
 	"github.com/deployer-dev/deployer/internal/secrets/sensitive"
+	"github.com/deployer-dev/deployer/internal/termui"
 )
 
 // OutputOptions are the flags and arguments of `deployer output`.
 type OutputOptions struct {
-	IO     *IOStreams
+	IO     *termui.IOStreams
 	Target targetFlags
 	Name   string // the one output to print; "" prints them all
 	JSON   bool
@@ -74,10 +76,10 @@ func NewCmdOutput(f *Factory, runF func(context.Context, *OutputOptions) error) 
 				opts.Name = args[0]
 			}
 			if opts.Raw && opts.Name == "" {
-				return &UsageError{Msg: "--raw prints one output: name it, e.g. deployer output --raw api_url -e ENV"}
+				return &exitcode.UsageError{Msg: "--raw prints one output: name it, e.g. deployer output --raw api_url -e ENV"}
 			}
 			if opts.Raw && f.JSON {
-				return &UsageError{Msg: "use either --raw or --json, not both"}
+				return &exitcode.UsageError{Msg: "use either --raw or --json, not both"}
 			}
 			opts.JSON = f.JSON
 			opts.SecretOut = f.RawOut
@@ -108,15 +110,15 @@ func runOutput(ctx context.Context, opts *OutputOptions, cfg *config.Config, t d
 	if opts.Name != "" && shown[opts.Name] == plan.Masked {
 		// One secret asked for by name: "(sensitive)" on stdout with exit 0
 		// would be read by a script as the value (docs/operations.md#stack-outputs).
-		return &UsageError{Msg: fmt.Sprintf("output %s is sensitive: add --show-secrets to print it (audited)", opts.Name)}
+		return &exitcode.UsageError{Msg: fmt.Sprintf("output %s is sensitive: add --show-secrets to print it (audited)", opts.Name)}
 	}
 	switch {
 	case opts.Raw:
 		return printRawOutput(w, opts.Name, shown[opts.Name], rawText(opts.IO.OutTTY(), opts.Actions))
 	case opts.JSON && opts.Name != "":
-		return writeJSON(w, shown[opts.Name])
+		return termui.WriteJSON(w, shown[opts.Name])
 	case opts.JSON:
-		return writeJSON(w, shown)
+		return termui.WriteJSON(w, shown)
 	case opts.Name != "":
 		_, err := fmt.Fprintln(w, sanitize.Line(outputText(shown[opts.Name], true)))
 		return err
@@ -164,11 +166,11 @@ func rawText(tty, actions bool) func(string) string {
 // secret or a map or list is an error saying what to use instead.
 func printRawOutput(w io.Writer, name string, v any, clean func(string) string) error {
 	if v == plan.Masked {
-		return &UsageError{Msg: fmt.Sprintf("output %s is sensitive: add --show-secrets to print it (audited)", name)}
+		return &exitcode.UsageError{Msg: fmt.Sprintf("output %s is sensitive: add --show-secrets to print it (audited)", name)}
 	}
 	switch v.(type) {
 	case map[string]any, []any:
-		return &UsageError{Msg: fmt.Sprintf("output %s is not a string, number or boolean: use --json", name)}
+		return &exitcode.UsageError{Msg: fmt.Sprintf("output %s is not a string, number or boolean: use --json", name)}
 	}
 	_, err := io.WriteString(w, clean(outputText(v, false)))
 	return err

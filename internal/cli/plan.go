@@ -4,8 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/deployer-dev/deployer/internal/sanitize"
 	"io"
+
+	"github.com/deployer-dev/deployer/internal/exitcode"
+	"github.com/deployer-dev/deployer/internal/sanitize"
+	"github.com/deployer-dev/deployer/internal/termui"
 
 	"github.com/MakeNowJust/heredoc"
 	"github.com/spf13/cobra"
@@ -20,7 +23,7 @@ import (
 
 // PlanOptions are the options of `deployer plan` (docs/commands.md, docs/plan.md).
 type PlanOptions struct {
-	IO *IOStreams
+	IO *termui.IOStreams
 	// StackOptions are the target, --all and --json.
 	StackOptions
 
@@ -104,7 +107,7 @@ func NewCmdPlan(f *Factory, runF func(context.Context, *PlanOptions) error) *cob
 				return err
 			}
 			if len(opts.Replace) > 0 && (opts.Destroy || opts.All.All) {
-				return &UsageError{Msg: "--replace cannot be used with --destroy or --all"}
+				return &exitcode.UsageError{Msg: "--replace cannot be used with --destroy or --all"}
 			}
 			if err := refuseWithRefreshOnly(cmd, opts.RefreshOnly, "out", "preview", "refresh", "destroy", "run-id", "github-comment", "replace"); err != nil {
 				return err
@@ -258,14 +261,14 @@ func runPlan(ctx context.Context, opts *PlanOptions) error {
 	// Drift is a difference like a change: 2, as terraform plan
 	// -refresh-only -detailed-exitcode exits.
 	if opts.DetailedExitcode && (p.HasChanges() || len(drift) > 0) {
-		return &ExitCodeError{Code: 2}
+		return &exitcode.ExitCodeError{Code: 2}
 	}
 	return nil
 }
 
 // renderDrift prints plan --refresh's drift report (stderr in --json mode,
 // so stdout stays the plan document); the use case masked its secrets.
-func renderDrift(ios *IOStreams, drift []engine.Drift, asJSON bool) error {
+func renderDrift(ios *termui.IOStreams, drift []engine.Drift, asJSON bool) error {
 	if asJSON {
 		enc := json.NewEncoder(ios.ErrOut)
 		return enc.Encode(map[string]any{"drift": drift})
@@ -298,7 +301,7 @@ func writeDriftList(w io.Writer, drift []engine.Drift, changed, missing string) 
 	}
 }
 
-func planRenderer(ios *IOStreams, asJSON bool) planview.Renderer {
+func planRenderer(ios *termui.IOStreams, asJSON bool) planview.Renderer {
 	if asJSON {
 		return planview.NewJSON()
 	}

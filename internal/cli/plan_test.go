@@ -14,8 +14,10 @@ import (
 	"github.com/deployer-dev/deployer/internal/config"
 	"github.com/deployer-dev/deployer/internal/deploy"
 	"github.com/deployer-dev/deployer/internal/engine"
+	"github.com/deployer-dev/deployer/internal/exitcode"
 	"github.com/deployer-dev/deployer/internal/plan"
 	"github.com/deployer-dev/deployer/internal/planview"
+	"github.com/deployer-dev/deployer/internal/termui"
 )
 
 func TestNewCmdPlan(t *testing.T) {
@@ -37,7 +39,7 @@ func TestNewCmdPlan(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			ios, _, _ := Test("")
+			ios, _, _ := termui.Test("")
 			f := NewFactory(ios)
 			var got *PlanOptions
 			cmd := NewCmdPlan(f, func(_ context.Context, o *PlanOptions) error { got = o; return nil })
@@ -74,7 +76,7 @@ func TestRunPlan(t *testing.T) {
 		{name: "human", opts: PlanOptions{StackOptions: StackOptions{Target: targetFlags{Env: "dev"}}}, wantCalls: "plan report(drift false)", wantOut: human.String()},
 		{name: "json", opts: PlanOptions{StackOptions: StackOptions{Target: targetFlags{Env: "dev"}, JSON: true}}, wantCalls: "plan report(drift false)", wantOut: asJSON.String()},
 		{name: "detailed exit code", opts: PlanOptions{StackOptions: StackOptions{Target: targetFlags{Env: "dev"}}, DetailedExitcode: true}, wantCalls: "plan report(drift false)",
-			wantOut: human.String(), wantErr: &ExitCodeError{Code: 2}},
+			wantOut: human.String(), wantErr: &exitcode.ExitCodeError{Code: 2}},
 		{name: "destroy scoped", opts: PlanOptions{StackOptions: StackOptions{Target: targetFlags{Env: "dev", Component: "app/api"}}, Destroy: true}, wantCalls: "plan(destroy app/api) report(drift false)",
 			wantOut: human.String()},
 		{name: "refresh and preview", opts: PlanOptions{StackOptions: StackOptions{Target: targetFlags{Env: "dev"}}, Refresh: true, Preview: true}, wantCalls: "preflight plan drift report(drift true) preview",
@@ -91,11 +93,11 @@ func TestRunPlan(t *testing.T) {
 			wantErrOut: "Saved the plan of shop/dev to " + out + " (bound to state serial 3). Apply it with: deployer deploy --plan " + out + "\n"},
 		{name: "preflight fails", opts: PlanOptions{StackOptions: StackOptions{Target: targetFlags{Env: "dev"}}, Preview: true}, preflight: preflightErr, wantCalls: "preflight", wantErr: preflightErr},
 		{name: "unknown environment", opts: PlanOptions{StackOptions: StackOptions{Target: targetFlags{Env: "prod"}}},
-			wantErr: &UsageError{Msg: `environment "prod" is not in deployer.yaml (known: dev): pick one of those or add it under the environments key`}},
+			wantErr: &exitcode.UsageError{Msg: `environment "prod" is not in deployer.yaml (known: dev): pick one of those or add it under the environments key`}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			ios, stdout, stderr := Test("")
+			ios, stdout, stderr := termui.Test("")
 			var calls []string
 			opts := tt.opts
 			opts.IO = ios

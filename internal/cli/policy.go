@@ -7,7 +7,9 @@ import (
 	"github.com/MakeNowJust/heredoc"
 	"github.com/spf13/cobra"
 
+	"github.com/deployer-dev/deployer/internal/exitcode"
 	"github.com/deployer-dev/deployer/internal/policy"
+	"github.com/deployer-dev/deployer/internal/termui"
 )
 
 // NewCmdPolicy returns `deployer policy`, the group of policy commands
@@ -20,7 +22,7 @@ func NewCmdPolicy(f *Factory) *cobra.Command {
 
 // PolicyTestOptions are the options of `deployer policy test`.
 type PolicyTestOptions struct {
-	IO   *IOStreams
+	IO   *termui.IOStreams
 	Dirs []string
 }
 
@@ -38,7 +40,7 @@ func NewCmdPolicyTest(f *Factory, runF func(context.Context, *PolicyTestOptions)
 		Example: "  deployer policy test policy/\n  deployer policy test examples/policy/ policy/",
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 0 {
-				return &UsageError{Msg: "policy test needs the directory of the policies: deployer policy test DIR..."}
+				return &exitcode.UsageError{Msg: "policy test needs the directory of the policies: deployer policy test DIR..."}
 			}
 			opts.Dirs = args
 			return runOr(cmd, opts, runF, runPolicyTest)

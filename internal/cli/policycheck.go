@@ -11,6 +11,7 @@ import (
 
 	"github.com/deployer-dev/deployer/internal/config"
 	"github.com/deployer-dev/deployer/internal/deploy"
+	"github.com/deployer-dev/deployer/internal/exitcode"
 	"github.com/deployer-dev/deployer/internal/ghactions"
 	"github.com/deployer-dev/deployer/internal/lockmgr"
 	"github.com/deployer-dev/deployer/internal/policy"
@@ -60,10 +61,10 @@ func bindPolicyFlags(cmd *cobra.Command, p *PolicyFlags, overrides bool) {
 // validate checks the flags alone: an override needs a reason.
 func (p PolicyFlags) validate() error {
 	if len(p.Overrides) > 0 && p.Reason == "" {
-		return &UsageError{Msg: "--override-policy needs --reason TEXT: say why the policy is overridden"}
+		return &exitcode.UsageError{Msg: "--override-policy needs --reason TEXT: say why the policy is overridden"}
 	}
 	if p.Reason != "" && len(p.Overrides) == 0 {
-		return &UsageError{Msg: "--reason goes with --override-policy NAME"}
+		return &exitcode.UsageError{Msg: "--reason goes with --override-policy NAME"}
 	}
 	return nil
 }
@@ -82,7 +83,7 @@ func (p PolicyFlags) check(ctx context.Context, cfg *config.Config) (*deploy.Pol
 	dirs = append(dirs, p.Dirs...)
 	if len(dirs) == 0 {
 		if len(p.Overrides) > 0 {
-			return nil, &UsageError{Msg: "--override-policy: no policy is configured (policy.paths in deployer.yaml, or --policy DIR)"}
+			return nil, &exitcode.UsageError{Msg: "--override-policy: no policy is configured (policy.paths in deployer.yaml, or --policy DIR)"}
 		}
 		return nil, nil
 	}

@@ -9,6 +9,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/deployer-dev/deployer/internal/deploy"
+	"github.com/deployer-dev/deployer/internal/exitcode"
+	"github.com/deployer-dev/deployer/internal/termui"
 )
 
 // RefreshOnlyFunc is the refresh-only use case (deploy.Service.RefreshOnly)
@@ -35,7 +37,7 @@ func refuseWithRefreshOnly(cmd *cobra.Command, on bool, flags ...string) error {
 	}
 	for _, n := range flags {
 		if cmd.Flags().Changed(n) {
-			return &UsageError{Msg: "--refresh-only cannot be used with --" + n + " (docs/operations.md#refresh-only)"}
+			return &exitcode.UsageError{Msg: "--refresh-only cannot be used with --" + n + " (docs/operations.md#refresh-only)"}
 		}
 	}
 	return nil
@@ -43,7 +45,7 @@ func refuseWithRefreshOnly(cmd *cobra.Command, on bool, flags ...string) error {
 
 // refreshOnlyRun is one plan or deploy --refresh-only as the CLI runs it.
 type refreshOnlyRun struct {
-	IO          *IOStreams
+	IO          *termui.IOStreams
 	JSON        bool
 	Record, Yes bool
 	Run         RefreshOnlyFunc
@@ -59,7 +61,7 @@ func (r refreshOnlyRun) run(ctx context.Context, req deploy.RefreshOnlyRequest) 
 	req.Record = r.Record
 	ask := r.Record && !r.Yes
 	if ask && !r.IO.CanPrompt() {
-		return &UsageError{Msg: "deploy --refresh-only needs confirmation but there is no terminal to ask on: pass --yes to proceed"}
+		return &exitcode.UsageError{Msg: "deploy --refresh-only needs confirmation but there is no terminal to ask on: pass --yes to proceed"}
 	}
 	req.ShowPlan = func(p *deploy.RefreshPlan) error {
 		if r.JSON {
@@ -93,7 +95,7 @@ func (r refreshOnlyRun) run(ctx context.Context, req deploy.RefreshOnlyRequest) 
 			out.Deployment.DeploymentID, c.Updated, c.Deleted, t.Stack, t.Env, out.Head.Serial)
 	}
 	if err == nil && r.DetailedExitcode && out != nil && out.Plan.HasChanges() {
-		return &ExitCodeError{Code: 2}
+		return &exitcode.ExitCodeError{Code: 2}
 	}
 	return err
 }

@@ -10,11 +10,13 @@ import (
 
 	"github.com/deployer-dev/deployer/internal/config"
 	"github.com/deployer-dev/deployer/internal/deploy"
+	"github.com/deployer-dev/deployer/internal/exitcode"
+	"github.com/deployer-dev/deployer/internal/termui"
 )
 
 // RestoreOptions are the options of `deployer restore`.
 type RestoreOptions struct {
-	IO *IOStreams
+	IO *termui.IOStreams
 
 	// From argv and the global flags.
 	Target      targetFlags
@@ -59,7 +61,7 @@ func NewCmdRestore(f *Factory, runF func(context.Context, *RestoreOptions) error
 				return err
 			}
 			if (opts.Serial > 0) == (opts.Timestamp != "") {
-				return &UsageError{Msg: "restore needs exactly one of --serial N or --timestamp T (RFC 3339); see deployer history"}
+				return &exitcode.UsageError{Msg: "restore needs exactly one of --serial N or --timestamp T (RFC 3339); see deployer history"}
 			}
 			opts.JSON = f.JSON
 			return runOr(cmd, opts, runF, withTarget(&opts.Target, opts.Config, runRestore))
@@ -80,13 +82,13 @@ func runRestore(ctx context.Context, opts *RestoreOptions, cfg *config.Config, t
 	if opts.Timestamp != "" {
 		at, err := time.Parse(time.RFC3339, opts.Timestamp)
 		if err != nil {
-			return &UsageError{Msg: fmt.Sprintf("--timestamp %q: want RFC 3339, e.g. 2024-01-15T14:20:00Z", opts.Timestamp)}
+			return &exitcode.UsageError{Msg: fmt.Sprintf("--timestamp %q: want RFC 3339, e.g. 2024-01-15T14:20:00Z", opts.Timestamp)}
 		}
 		req.At = at
 	}
 	if !opts.Yes {
 		if !opts.IO.CanPrompt() {
-			return &UsageError{Msg: "restore needs confirmation but there is no terminal to ask on: pass --yes to proceed"}
+			return &exitcode.UsageError{Msg: "restore needs confirmation but there is no terminal to ask on: pass --yes to proceed"}
 		}
 		req.Confirm = func(p deploy.RestorePreview) (bool, error) {
 			snap := p.Snapshot

@@ -12,6 +12,7 @@ import (
 	"github.com/deployer-dev/deployer/internal/config"
 	"github.com/deployer-dev/deployer/internal/deploy"
 	"github.com/deployer-dev/deployer/internal/statestore"
+	"github.com/deployer-dev/deployer/internal/termui"
 )
 
 func TestNewCmdRestore(t *testing.T) {
@@ -151,7 +152,7 @@ func TestRunRestore(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			io, stdout, stderr := Test(tt.stdin)
+			io, stdout, stderr := termui.Test(tt.stdin)
 			io.SetTTY(tt.tty, tt.tty, tt.tty)
 			opts := tt.opts
 			opts.IO = io

@@ -1,7 +1,7 @@
 // Package cli holds deployer's commands: one file per command or command
 // group with an options struct, NewCmdX and runX (as GitHub CLI's pkg/cmd).
 // Commands parse and validate flags, then call internal/deploy; output goes
-// through IOStreams. Until they move to packages of their own, it also
+// through termui.IOStreams. Until they move to packages of their own, it also
 // holds the session wiring behind the Factory (session.go) and the terminal
 // UI (iostreams.go, progress.go, waiting.go) (docs/design.md#package-map).
 package cli
@@ -17,6 +17,7 @@ import (
 	"github.com/spf13/viper"
 
 	"github.com/deployer-dev/deployer/internal/config"
+	"github.com/deployer-dev/deployer/internal/exitcode"
 )
 
 // Version information, set by main from -ldflags.
@@ -60,7 +61,7 @@ func NewRootCmd(f *Factory) *cobra.Command {
 	root.Version = BuildVersion().Line(platform)
 	root.SetVersionTemplate("{{.Version}}\n")
 	root.InitDefaultVersionFlag()
-	root.SetOut(f.IO.Out) // --version and --help: data on stdout through IOStreams
+	root.SetOut(f.IO.Out) // --version and --help: data on stdout through termui.IOStreams
 	root.Flags().Lookup("version").Usage = "print the version (as deployer version)"
 	root.SetFlagErrorFunc(flagError)
 
@@ -127,7 +128,7 @@ func normalizeFlag(_ *pflag.FlagSet, name string) pflag.NormalizedName {
 }
 
 // flagError makes a flag cobra cannot parse a usage error (exit 2).
-func flagError(_ *cobra.Command, err error) error { return &UsageError{Msg: err.Error()} }
+func flagError(_ *cobra.Command, err error) error { return &exitcode.UsageError{Msg: err.Error()} }
 
 // groupCmd is a command that only holds subcommands: alone it prints its
 // help; with an unknown subcommand it is a usage error (exit 2) that
@@ -150,7 +151,7 @@ func groupCmd(use, short string) *cobra.Command {
 			if s := config.Suggest(args[0], names); s != "" {
 				msg += fmt.Sprintf(" (did you mean %q?)", s)
 			}
-			return &UsageError{Msg: msg + "; its commands: " + strings.Join(names, ", ")}
+			return &exitcode.UsageError{Msg: msg + "; its commands: " + strings.Join(names, ", ")}
 		},
 	}
 }

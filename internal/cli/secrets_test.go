@@ -3,10 +3,12 @@ package cli
 import (
 	"context"
 	"testing"
+
+	"github.com/deployer-dev/deployer/internal/termui"
 )
 
 func TestSecretsFlags(t *testing.T) {
-	io, _, _ := Test("")
+	io, _, _ := termui.Test("")
 	f := NewFactory(io)
 	var show *StateShowOptions
 	cmd := NewCmdStateShow(f, func(_ context.Context, o *StateShowOptions) error { show = o; return nil })
@@ -19,7 +21,7 @@ func TestSecretsFlags(t *testing.T) {
 }
 
 func TestStreamsMaskKnownSecrets(t *testing.T) {
-	io, out, errOut := Test("")
+	io, out, errOut := termui.Test("")
 	f := NewFactory(io)
 	f.Masker.Add("s3cr3t-value")
 	_, _ = f.IO.Out.Write([]byte("out s3cr3t-value\n"))

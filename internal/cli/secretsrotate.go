@@ -11,13 +11,15 @@ import (
 
 	"github.com/deployer-dev/deployer/internal/config"
 	"github.com/deployer-dev/deployer/internal/deploy"
+	"github.com/deployer-dev/deployer/internal/exitcode"
 	"github.com/deployer-dev/deployer/internal/secrets"
 	"github.com/deployer-dev/deployer/internal/statestore"
+	"github.com/deployer-dev/deployer/internal/termui"
 )
 
 // SecretsRotateOptions are the options of `deployer secrets rotate`.
 type SecretsRotateOptions struct {
-	IO *IOStreams
+	IO *termui.IOStreams
 
 	// From argv and the global flags.
 	Target      targetFlags
@@ -96,10 +98,10 @@ func runSecretsRotate(ctx context.Context, opts *SecretsRotateOptions, cfg *conf
 	}
 	p, err := opts.Provider(spec)
 	if errors.Is(err, secrets.ErrNoNewPassphrase) {
-		return &UsageError{Msg: "secrets rotate to a passphrase reads it from " + secrets.NewPassphraseVar + ": export it (and keep the current one in DEPLOYER_SECRETS_PASSPHRASE)"}
+		return &exitcode.UsageError{Msg: "secrets rotate to a passphrase reads it from " + secrets.NewPassphraseVar + ": export it (and keep the current one in DEPLOYER_SECRETS_PASSPHRASE)"}
 	}
 	if err != nil {
-		return &UsageError{Msg: err.Error()}
+		return &exitcode.UsageError{Msg: err.Error()}
 	}
 	head, err := opts.Rotate(ctx, cfg, t, p, opts.LockTimeout)
 	if err != nil {

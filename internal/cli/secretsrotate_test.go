@@ -10,8 +10,10 @@ import (
 
 	"github.com/deployer-dev/deployer/internal/config"
 	"github.com/deployer-dev/deployer/internal/deploy"
+	"github.com/deployer-dev/deployer/internal/exitcode"
 	"github.com/deployer-dev/deployer/internal/secrets"
 	"github.com/deployer-dev/deployer/internal/statestore"
+	"github.com/deployer-dev/deployer/internal/termui"
 )
 
 func TestNewCmdSecretsRotate(t *testing.T) {
@@ -30,7 +32,7 @@ func TestNewCmdSecretsRotate(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			ios, _, _ := Test("")
+			ios, _, _ := termui.Test("")
 			f := NewFactory(ios)
 			var got *SecretsRotateOptions
 			cmd := NewCmdSecretsRotate(f, func(_ context.Context, o *SecretsRotateOptions) error { got = o; return nil })
@@ -76,12 +78,12 @@ func TestRunSecretsRotate(t *testing.T) {
 		{name: "json", opts: SecretsRotateOptions{Target: targetFlags{Env: "dev"}, NewProvider: kms, JSON: true}, wantSpec: kms,
 			wantOut: "{\n  \"environment\": \"dev\",\n  \"provider\": \"" + kms + "\",\n  \"serial\": 8,\n  \"stack\": \"shop\"\n}\n"},
 		{name: "no new passphrase", opts: SecretsRotateOptions{Target: targetFlags{Env: "dev"}}, wantSpec: "passphrase", provErr: secrets.ErrNoNewPassphrase,
-			wantErr: &UsageError{Msg: "secrets rotate to a passphrase reads it from DEPLOYER_SECRETS_NEW_PASSPHRASE: export it (and keep the current one in DEPLOYER_SECRETS_PASSPHRASE)"}},
+			wantErr: &exitcode.UsageError{Msg: "secrets rotate to a passphrase reads it from DEPLOYER_SECRETS_NEW_PASSPHRASE: export it (and keep the current one in DEPLOYER_SECRETS_PASSPHRASE)"}},
 		{name: "unknown provider", opts: SecretsRotateOptions{Target: targetFlags{Env: "dev"}, NewProvider: "vault://x"}, wantSpec: "vault://x", provErr: errors.New("secrets provider \"vault://x\" is not supported"),
-			wantErr: &UsageError{Msg: "secrets provider \"vault://x\" is not supported"}},
+			wantErr: &exitcode.UsageError{Msg: "secrets provider \"vault://x\" is not supported"}},
 		{name: "lock held", opts: SecretsRotateOptions{Target: targetFlags{Env: "dev"}}, wantSpec: "passphrase", rotErr: locked, wantErr: locked},
 		{name: "bad stack", opts: SecretsRotateOptions{Target: targetFlags{Env: "dev", Stack: "Shop"}},
-			wantErr: &UsageError{Msg: `stack "Shop": names are lower-case letters, digits and '-', starting with a letter or digit, at most 63 characters`}},
+			wantErr: &exitcode.UsageError{Msg: `stack "Shop": names are lower-case letters, digits and '-', starting with a letter or digit, at most 63 characters`}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -89,7 +91,7 @@ func TestRunSecretsRotate(t *testing.T) {
 			if tt.current != "" {
 				cfg.Pulumi.SecretsProvider = tt.current
 			}
-			ios, out, errOut := Test("")
+			ios, out, errOut := termui.Test("")
 			opts := tt.opts
 			opts.IO = ios
 			opts.Config = func() (*config.Config, error) { return cfg, nil }

@@ -25,13 +25,14 @@ import (
 	"github.com/deployer-dev/deployer/internal/sanitize"
 	"github.com/deployer-dev/deployer/internal/secrets"
 	"github.com/deployer-dev/deployer/internal/statestore"
+	"github.com/deployer-dev/deployer/internal/termui"
 )
 
 // NewSession wires a Factory on the process's streams and environment and
 // returns it with the Session that holds what its constructors open: main
 // keeps the Session for its signal handling. Everything written to io.Out
 // and io.ErrOut goes through the Masker.
-func NewSession(io *IOStreams) (*Factory, *Session) {
+func NewSession(io *termui.IOStreams) (*Factory, *Session) {
 	f := &Factory{IO: io, Getenv: os.Getenv, Environ: os.Environ}
 	f.Masker = secrets.NewMasker()
 	// The CI's tokens and AWS secret keys are masked from the first byte
@@ -51,7 +52,7 @@ func NewSession(io *IOStreams) (*Factory, *Session) {
 		io.Out, io.ErrOut = f.Masker.Writer(io.Out), f.Masker.Writer(io.ErrOut)
 		// The environment is read when first reported: tests set Getenv after.
 		f.GitHub = ghactions.NewReporter(func(k string) string { return f.Getenv(k) }, io.ErrOut, f.Masker,
-			ghactions.Hints{Remedy: Remedy, UnlockCommand: unlockCommand})
+			ghactions.Hints{Remedy: termui.Remedy, UnlockCommand: termui.UnlockCommand})
 	}
 	s := &Session{f: f}
 	f.session = s
@@ -214,12 +215,12 @@ func (s *Session) locks(ctx context.Context, cfg *config.Config, access Access) 
 // docs/locking.md#waiting-for-a-lock) and, in GitHub Actions, as one notice
 // per run (GitHub shows at most 10 per step).
 func (s *Session) onLockWait() func(lockmgr.WaitEvent) {
-	rep := newWaitReporter(s.f.IO.ErrOut, s.f.IO.ErrTTY())
+	rep := termui.NewWaitReporter(s.f.IO.ErrOut, s.f.IO.ErrTTY())
 	return func(ev lockmgr.WaitEvent) {
 		if !ev.Done && ev.Retrying == nil {
 			s.f.GitHub.LockWait(ev.Holder)
 		}
-		rep.event(ev)
+		rep.Event(ev)
 	}
 }
 
@@ -326,7 +327,7 @@ func (s *Session) newService(ctx context.Context, cfg *config.Config, withLocks 
 	}
 	// One live block on a terminal: the stacks of a --all run (prefixed
 	// progress) report in lines, as in a log.
-	live := newLiveProgress(progress, ios.ErrTTY() && !prefixed, ios.ColorErr(), progressEvery(s.f.Getenv), ios.ErrWidth, now)
+	live := termui.NewLiveProgress(progress, ios.ErrTTY() && !prefixed, ios.ColorErr(), termui.ProgressEvery(s.f.Getenv), ios.ErrWidth, now)
 	return deploy.New(deploy.Deps{
 		Open: open, Engines: engines, Steps: live,
 		Audit: al, Now: s.f.Now, Progress: live, Getenv: s.f.Getenv, Observer: s.metrics(ctx, cfg), Masker: s.f.Masker,

@@ -3,7 +3,9 @@ package cli
 import (
 	"context"
 	"fmt"
+
 	"github.com/deployer-dev/deployer/internal/sanitize"
+	"github.com/deployer-dev/deployer/internal/termui"
 
 	"github.com/MakeNowJust/heredoc"
 	"github.com/spf13/cobra"
@@ -13,7 +15,7 @@ import (
 
 // ShowOptions are the options of `deployer show FILE`.
 type ShowOptions struct {
-	IO   *IOStreams
+	IO   *termui.IOStreams
 	File string
 	JSON bool
 }

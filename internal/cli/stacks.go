@@ -11,12 +11,14 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/deployer-dev/deployer/internal/config"
+	"github.com/deployer-dev/deployer/internal/exitcode"
 	"github.com/deployer-dev/deployer/internal/stacks"
+	"github.com/deployer-dev/deployer/internal/termui"
 )
 
 // StacksOptions are the options of `deployer stacks` (docs/many-stacks.md).
 type StacksOptions struct {
-	IO *IOStreams
+	IO *termui.IOStreams
 
 	Env   string // -e: resolve references with this environment's overrides
 	Graph string // --graph mermaid|dot
@@ -54,7 +56,7 @@ func NewCmdStacks(f *Factory, runF func(context.Context, *StacksOptions) error) 
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if opts.Graph != "" && opts.Graph != "mermaid" && opts.Graph != "dot" {
-				return &UsageError{Msg: fmt.Sprintf("--graph %q: want mermaid or dot", opts.Graph)}
+				return &exitcode.UsageError{Msg: fmt.Sprintf("--graph %q: want mermaid or dot", opts.Graph)}
 			}
 			if opts.Env != "" {
 				if err := validateName("environment", opts.Env); err != nil {
@@ -62,11 +64,11 @@ func NewCmdStacks(f *Factory, runF func(context.Context, *StacksOptions) error) 
 				}
 			}
 			if f.ConfigPath != "" {
-				return &UsageError{Msg: "deployer stacks finds every deployer.yaml under the working directory: drop --config (DEPLOYER_CONFIG)"}
+				return &exitcode.UsageError{Msg: "deployer stacks finds every deployer.yaml under the working directory: drop --config (DEPLOYER_CONFIG)"}
 			}
 			opts.JSON = f.JSON
 			if opts.JSON && opts.Graph != "" {
-				return &UsageError{Msg: "use either --json or --graph"}
+				return &exitcode.UsageError{Msg: "use either --json or --graph"}
 			}
 			if err := opts.checkMatrix(); err != nil {
 				return err
@@ -140,7 +142,7 @@ func writeStacksTable(w io.Writer, set *stacks.Set) {
 		if !st.InEnv {
 			name += " (not in " + set.Env + ")"
 		}
-		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\n", i+1, name, st.Dir, orDash(strings.Join(reads, ", ")), orDash(strings.Join(set.Consumers(st.Name), ", ")))
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\n", i+1, name, st.Dir, termui.OrDash(strings.Join(reads, ", ")), termui.OrDash(strings.Join(set.Consumers(st.Name), ", ")))
 	}
 	tw.Flush()
 	env := "every environment"

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/deployer-dev/deployer/internal/deploy"
+	"github.com/deployer-dev/deployer/internal/exitcode"
 	"github.com/deployer-dev/deployer/internal/stacks"
 )
 
@@ -87,13 +88,13 @@ func upstreamIn(set *stacks.Set, name string, run map[string]bool) []string {
 func (o *StacksOptions) checkMatrix() error {
 	switch {
 	case o.ChangedSince != "" && !o.Matrix:
-		return &UsageError{Msg: "--changed-since goes with --matrix (plan and deploy take it with --all)"}
+		return &exitcode.UsageError{Msg: "--changed-since goes with --matrix (plan and deploy take it with --all)"}
 	case !o.Matrix:
 		return nil
 	case o.Env == "":
-		return &UsageError{Msg: "--matrix needs -e ENV: a run deploys one environment"}
+		return &exitcode.UsageError{Msg: "--matrix needs -e ENV: a run deploys one environment"}
 	case o.JSON || o.Graph != "":
-		return &UsageError{Msg: "--matrix prints JSON already: drop --json and --graph"}
+		return &exitcode.UsageError{Msg: "--matrix prints JSON already: drop --json and --graph"}
 	}
 	return nil
 }

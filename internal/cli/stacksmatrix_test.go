@@ -13,6 +13,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/deployer-dev/deployer/internal/config"
+	"github.com/deployer-dev/deployer/internal/termui"
 )
 
 // writeMatrixStacks writes one deployer.yaml per stack under dir: name reads the
@@ -48,7 +49,7 @@ func TestStacksMatrixListsEachStackWithEveryUpstreamStackOfTheRun(t *testing.T) 
 	writeMatrixStacks(t, dir, map[string][]string{"root": nil, "left": {"root"}, "right": {"root"}, "leaf": {"left", "right"}, "alone": nil, "old": {"root"}}, "old")
 	t.Chdir(dir)
 	var out, errOut bytes.Buffer
-	opts := &StacksOptions{IO: &IOStreams{Out: &out, ErrOut: &errOut}, Env: "dev", Matrix: true,
+	opts := &StacksOptions{IO: &termui.IOStreams{Out: &out, ErrOut: &errOut}, Env: "dev", Matrix: true,
 		Load: func(p string) (*config.Config, error) { return config.Load(p) }}
 	if err := runStacksMatrix(context.Background(), opts); err != nil {
 		t.Fatal(err)
@@ -84,7 +85,7 @@ func TestStacksMatrixFlags(t *testing.T) {
 		{[]string{"--changed-since", "HEAD"}, "--changed-since goes with --matrix"},
 	} {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
-			f := &Factory{IO: &IOStreams{Out: &bytes.Buffer{}, ErrOut: &bytes.Buffer{}}}
+			f := &Factory{IO: &termui.IOStreams{Out: &bytes.Buffer{}, ErrOut: &bytes.Buffer{}}}
 			var got *StacksOptions
 			cmd := NewCmdStacks(f, func(_ context.Context, o *StacksOptions) error { got = o; return nil })
 			cmd.SetArgs(tc.args)

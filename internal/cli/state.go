@@ -5,12 +5,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/deployer-dev/deployer/internal/sanitize"
 	"io"
 	"maps"
 	"slices"
 	"text/tabwriter"
 	"time"
+
+	"github.com/deployer-dev/deployer/internal/sanitize"
+	"github.com/deployer-dev/deployer/internal/termui"
 
 	"github.com/MakeNowJust/heredoc"
 	"github.com/spf13/cobra"
@@ -22,7 +24,7 @@ import (
 
 // StateShowOptions are the inputs of `deployer state show`.
 type StateShowOptions struct {
-	IO *IOStreams
+	IO *termui.IOStreams
 	// from argv
 	Target targetFlags
 	Serial int64
@@ -135,7 +137,7 @@ func runStateShow(ctx context.Context, opts *StateShowOptions, cfg *config.Confi
 	line := sanitize.Masked{Mask: opts.IO.Mask}.Line // stored data
 	fmt.Fprintf(w, "Stack:       %s\nEnvironment: %s\nSerial:      %d\nLineage:     %s\nUpdated:     %s by %s\nLocation:    %s\n",
 		line(st.Metadata.Stack), line(st.Metadata.Environment), st.Serial, line(st.Lineage),
-		st.Metadata.LastUpdated.UTC().Format(time.RFC3339), orDash(line(st.Metadata.LastUpdatedBy)), line(res.Location))
+		st.Metadata.LastUpdated.UTC().Format(time.RFC3339), termui.OrDash(line(st.Metadata.LastUpdatedBy)), line(res.Location))
 	fmt.Fprintf(w, "Checksums:   resources %s, outputs %s (verified)\n\n", line(st.Checksums.Resources), line(st.Checksums.Outputs))
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "RESOURCE\tKIND\tSTATUS\tVERSION\tUPDATED\tOUTPUTS")
@@ -157,14 +159,14 @@ func runStateShow(ctx context.Context, opts *StateShowOptions, cfg *config.Confi
 		return err
 	}
 	if res.Failure != nil {
-		printFailure(w, res.Failure)
+		termui.PrintFailure(w, res.Failure)
 	}
 	return nil
 }
 
 // StatePushOptions are the inputs of `deployer state push`.
 type StatePushOptions struct {
-	IO *IOStreams
+	IO *termui.IOStreams
 	// from argv
 	Target      targetFlags
 	File        string

@@ -14,6 +14,7 @@ import (
 	"github.com/deployer-dev/deployer/internal/config"
 	"github.com/deployer-dev/deployer/internal/deploy"
 	"github.com/deployer-dev/deployer/internal/statestore"
+	"github.com/deployer-dev/deployer/internal/termui"
 )
 
 func TestNewCmdStateShow(t *testing.T) {
@@ -112,7 +113,7 @@ func TestRunStateShow(t *testing.T) {
 		}}, wantErr: "no state for shop/dev in .deployer/stacks/shop/dev/state.json: deploy it first (deployer deploy -s shop -e dev)"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			io, out, errOut := Test(c.stdin)
+			io, out, errOut := termui.Test(c.stdin)
 			io.SetTTY(c.tty, c.tty, c.tty)
 			var secret bytes.Buffer
 			opts := c.opts
@@ -134,7 +135,7 @@ func TestRunStateShow(t *testing.T) {
 
 	// --json masks secret values unless --show-secrets.
 	for _, reveal := range []bool{false, true} {
-		io, out, _ := Test("")
+		io, out, _ := termui.Test("")
 		var secret bytes.Buffer
 		opts := &StateShowOptions{IO: io, Target: targetFlags{Env: "dev"}, JSON: true, ShowSecrets: reveal, Yes: true, SecretOut: &secret,
 			Config: func() (*config.Config, error) { return cfg, nil }, Show: shows}
@@ -222,7 +223,7 @@ func TestRunStatePush(t *testing.T) {
 		}}, wantErr: "state conflict on .deployer/stacks/shop/dev/state.json: lineage"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			io, out, errOut := Test(c.stdin)
+			io, out, errOut := termui.Test(c.stdin)
 			io.SetTTY(c.tty, c.tty, c.tty)
 			opts := c.opts
 			opts.IO = io

@@ -3,8 +3,11 @@ package cli
 import (
 	"context"
 	"fmt"
-	"github.com/deployer-dev/deployer/internal/sanitize"
 	"time"
+
+	"github.com/deployer-dev/deployer/internal/exitcode"
+	"github.com/deployer-dev/deployer/internal/sanitize"
+	"github.com/deployer-dev/deployer/internal/termui"
 
 	"github.com/MakeNowJust/heredoc"
 	"github.com/spf13/cobra"
@@ -15,7 +18,7 @@ import (
 
 // StateMoveOptions are the flags and arguments of `deployer state mv`.
 type StateMoveOptions struct {
-	IO          *IOStreams
+	IO          *termui.IOStreams
 	Target      targetFlags
 	From, To    string
 	LockTimeout time.Duration
@@ -50,7 +53,7 @@ func NewCmdStateMove(f *Factory, runF func(context.Context, *StateMoveOptions) e
 			}
 			opts.From, opts.To = args[0], args[1]
 			if err := config.ValidateAddress(opts.To); err != nil { // names as deployer.yaml allows them
-				return &UsageError{Msg: err.Error()}
+				return &exitcode.UsageError{Msg: err.Error()}
 			}
 			return runOr(cmd, opts, runF, withTarget(&opts.Target, opts.Config, runStateMove))
 		},

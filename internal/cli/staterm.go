@@ -3,11 +3,14 @@ package cli
 import (
 	"context"
 	"fmt"
-	"github.com/deployer-dev/deployer/internal/sanitize"
 	"maps"
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/deployer-dev/deployer/internal/exitcode"
+	"github.com/deployer-dev/deployer/internal/sanitize"
+	"github.com/deployer-dev/deployer/internal/termui"
 
 	"github.com/MakeNowJust/heredoc"
 	"github.com/spf13/cobra"
@@ -19,7 +22,7 @@ import (
 
 // StateRmOptions are the inputs of `deployer state rm ADDR...`.
 type StateRmOptions struct {
-	IO *IOStreams
+	IO *termui.IOStreams
 	// from argv
 	Target      targetFlags
 	Addresses   []string
@@ -55,10 +58,10 @@ func NewCmdStateRm(f *Factory, runF func(context.Context, *StateRmOptions) error
 			for _, a := range args {
 				svc, comp := config.SplitAddress(a)
 				if comp == "" {
-					return &UsageError{Msg: fmt.Sprintf("%q is not a component address: use SERVICE/COMPONENT", a)}
+					return &exitcode.UsageError{Msg: fmt.Sprintf("%q is not a component address: use SERVICE/COMPONENT", a)}
 				}
 				if err := errorsJoin(config.ValidateName("service", svc), config.ValidateName("component", comp)); err != nil {
-					return &UsageError{Msg: err.Error()}
+					return &exitcode.UsageError{Msg: err.Error()}
 				}
 			}
 			opts.Addresses = args
@@ -84,7 +87,7 @@ func errorsJoin(errs ...error) error {
 func runStateRm(ctx context.Context, opts *StateRmOptions, cfg *config.Config, t deploy.Target) error {
 	if !opts.Yes {
 		if !opts.IO.CanPrompt() {
-			return &UsageError{Msg: "state rm needs confirmation but there is no terminal to ask on: pass --yes to proceed"}
+			return &exitcode.UsageError{Msg: "state rm needs confirmation but there is no terminal to ask on: pass --yes to proceed"}
 		}
 		ok, err := opts.IO.Confirm(fmt.Sprintf("Remove %s from the state of %s/%s without deleting them?", strings.Join(opts.Addresses, ", "), t.Stack, t.Env))
 		if err != nil || !ok {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/deployer-dev/deployer/internal/config"
 	"github.com/deployer-dev/deployer/internal/deploy"
+	"github.com/deployer-dev/deployer/internal/exitcode"
 )
 
 // EnvironmentVar names the environment of a command run without -e.
@@ -63,7 +64,7 @@ func (t *targetFlags) validateFlags() error {
 		t.EnvFromVar = t.Env != ""
 	}
 	if t.Env == "" {
-		return &UsageError{Msg: "--environment (-e) is required (or set " + EnvironmentVar + ")"}
+		return &exitcode.UsageError{Msg: "--environment (-e) is required (or set " + EnvironmentVar + ")"}
 	}
 	if len(t.Components) > 0 || len(t.Exclude) > 0 {
 		if err := t.validateMany(); err != nil {
@@ -71,10 +72,10 @@ func (t *targetFlags) validateFlags() error {
 		}
 	}
 	if t.Service != "" && t.Component != "" {
-		return &UsageError{Msg: "use either --service or --component, not both"}
+		return &exitcode.UsageError{Msg: "use either --service or --component, not both"}
 	}
 	if t.Component != "" && !strings.Contains(t.Component, "/") {
-		return &UsageError{Msg: fmt.Sprintf("--component %q: want SERVICE/COMPONENT, e.g. user-service/api", t.Component)}
+		return &exitcode.UsageError{Msg: fmt.Sprintf("--component %q: want SERVICE/COMPONENT, e.g. user-service/api", t.Component)}
 	}
 	return nil
 }
@@ -85,7 +86,7 @@ func (t *targetFlags) validateMany() error {
 	comps := slices.Compact(slices.Sorted(slices.Values(t.Components)))
 	for _, c := range comps {
 		if !strings.Contains(c, "/") {
-			return &UsageError{Msg: fmt.Sprintf("--component %q: want SERVICE/COMPONENT, e.g. user-service/api", c)}
+			return &exitcode.UsageError{Msg: fmt.Sprintf("--component %q: want SERVICE/COMPONENT, e.g. user-service/api", c)}
 		}
 	}
 	t.Component = ""
@@ -94,11 +95,11 @@ func (t *targetFlags) validateMany() error {
 	}
 	t.Components = comps
 	if t.Service != "" && len(comps) > 0 {
-		return &UsageError{Msg: "use either --service or --component, not both"}
+		return &exitcode.UsageError{Msg: "use either --service or --component, not both"}
 	}
 	for _, e := range t.Exclude {
 		if e == "" {
-			return &UsageError{Msg: "--exclude needs SERVICE or SERVICE/COMPONENT"}
+			return &exitcode.UsageError{Msg: "--exclude needs SERVICE or SERVICE/COMPONENT"}
 		}
 	}
 	return nil
@@ -112,7 +113,7 @@ func (t *targetFlags) resolve(cfg *config.Config) (deploy.Target, error) {
 		out.Stack = cfg.Stack
 	}
 	if out.Stack == "" {
-		return out, &UsageError{Msg: "--stack (-s) is required when deployer.yaml has no stack:"}
+		return out, &exitcode.UsageError{Msg: "--stack (-s) is required when deployer.yaml has no stack:"}
 	}
 	if t.Component != "" {
 		out.Service, out.Component, _ = strings.Cut(t.Component, "/")
@@ -122,7 +123,7 @@ func (t *targetFlags) resolve(cfg *config.Config) (deploy.Target, error) {
 		return out, t.envVarError(err)
 	}
 	if err := out.Validate(); err != nil {
-		return out, &UsageError{Msg: err.Error()}
+		return out, &exitcode.UsageError{Msg: err.Error()}
 	}
 	return out, nil
 }
@@ -140,7 +141,7 @@ func (t *targetFlags) resolveWithConfig(cfg *config.Config) (deploy.Target, erro
 		if t.EnvFromVar {
 			return out, t.envVarError(err)
 		}
-		return out, &UsageError{Msg: err.Error()}
+		return out, &exitcode.UsageError{Msg: err.Error()}
 	}
 	return out, nil
 }
@@ -148,7 +149,7 @@ func (t *targetFlags) resolveWithConfig(cfg *config.Config) (deploy.Target, erro
 // envVarError is err about an environment that came from
 // DEPLOYER_ENVIRONMENT, naming the variable: the user did not type it.
 func (t *targetFlags) envVarError(err error) error {
-	return &UsageError{Msg: fmt.Sprintf("%s: %v (set it to an environment of deployer.yaml, or pass -e ENV)", EnvironmentVar, err)}
+	return &exitcode.UsageError{Msg: fmt.Sprintf("%s: %v (set it to an environment of deployer.yaml, or pass -e ENV)", EnvironmentVar, err)}
 }
 
 // load reads deployer.yaml through a command's Config func and resolves the
@@ -204,7 +205,7 @@ func projectConfig(f *Factory, cmd string) (*config.Config, error) {
 
 func validateName(what, v string) error {
 	if err := config.ValidateName(what, v); err != nil {
-		return &UsageError{Msg: err.Error()}
+		return &exitcode.UsageError{Msg: err.Error()}
 	}
 	return nil
 }

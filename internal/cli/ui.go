@@ -13,14 +13,16 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/deployer-dev/deployer/internal/deploy"
+	"github.com/deployer-dev/deployer/internal/exitcode"
 	"github.com/deployer-dev/deployer/internal/stacks"
 	"github.com/deployer-dev/deployer/internal/statestore"
+	"github.com/deployer-dev/deployer/internal/termui"
 	"github.com/deployer-dev/deployer/internal/webui"
 )
 
 // UIOptions are the inputs of `deployer ui`.
 type UIOptions struct {
-	IO *IOStreams
+	IO *termui.IOStreams
 	// from argv and the environment
 	Addr       string
 	Token      string
@@ -56,10 +58,10 @@ func NewCmdUI(f *Factory, runF func(context.Context, *UIOptions) error) *cobra.C
 				opts.Token = f.Getenv("DEPLOYER_UI_TOKEN")
 			}
 			if err := webui.CheckAddr(opts.Addr, opts.Token); err != nil {
-				return &UsageError{Msg: err.Error()}
+				return &exitcode.UsageError{Msg: err.Error()}
 			}
 			if opts.Poll < 100*time.Millisecond {
-				return &UsageError{Msg: fmt.Sprintf("--poll %s: want at least 100ms (each poll lists every lock of the backend)", opts.Poll)}
+				return &exitcode.UsageError{Msg: fmt.Sprintf("--poll %s: want at least 100ms (each poll lists every lock of the backend)", opts.Poll)}
 			}
 			return runOr(cmd, opts, runF, runUI)
 		},
@@ -88,7 +90,7 @@ func runUI(ctx context.Context, opts *UIOptions) error {
 	defer ln.Close()
 	srv, err := webui.New(cfg, ln.Addr())
 	if err != nil {
-		return &UsageError{Msg: err.Error()}
+		return &exitcode.UsageError{Msg: err.Error()}
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()

@@ -11,6 +11,7 @@ import (
 
 	"github.com/deployer-dev/deployer/internal/lockmgr"
 	filelock "github.com/deployer-dev/deployer/internal/lockmgr/file"
+	"github.com/deployer-dev/deployer/internal/termui"
 )
 
 func TestNewCmdUI(t *testing.T) {
@@ -76,7 +77,7 @@ func TestUIServesTheProjectOnFileBackends(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	streams, _, errOut := Test("")
+	streams, _, errOut := termui.Test("")
 	f := NewFactory(streams)
 	f.ConfigPath = cfg
 	defer f.Close()

@@ -10,13 +10,15 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/deployer-dev/deployer/internal/deploy"
+	"github.com/deployer-dev/deployer/internal/exitcode"
 	"github.com/deployer-dev/deployer/internal/lockmgr"
 	"github.com/deployer-dev/deployer/internal/sanitize"
+	"github.com/deployer-dev/deployer/internal/termui"
 )
 
 // UnlockOptions are the inputs of `deployer unlock`.
 type UnlockOptions struct {
-	IO *IOStreams
+	IO *termui.IOStreams
 	// from argv
 	Target targetFlags
 	Key    string // custom:NAME of lock exec
@@ -72,7 +74,7 @@ func NewCmdUnlock(f *Factory, runF func(context.Context, *UnlockOptions) error) 
 				return err
 			}
 			if !opts.Force {
-				return &UsageError{Msg: "unlock breaks another holder's lock: pass --force to confirm you mean it"}
+				return &exitcode.UsageError{Msg: "unlock breaks another holder's lock: pass --force to confirm you mean it"}
 			}
 			opts.Command = cmd.CommandPath()
 			return runOr(cmd, opts, runF, runUnlock)
@@ -92,7 +94,7 @@ func runUnlock(ctx context.Context, opts *UnlockOptions) error {
 	req := deploy.UnlockRequest{Key: opts.Key, LockID: opts.LockID}
 	req.Confirm = func(s lockmgr.Status) error {
 		fmt.Fprintf(opts.IO.ErrOut, "Warning: this will forcefully release the lock.\n")
-		printRecord(opts.IO.ErrOut, s)
+		termui.PrintRecord(opts.IO.ErrOut, s)
 		if opts.Yes {
 			return nil
 		}
@@ -117,7 +119,7 @@ func runUnlock(ctx context.Context, opts *UnlockOptions) error {
 	res, err := opts.Unlock(ctx, req)
 	var refused *deploy.UnlockRefusedError
 	if errors.As(err, &refused) {
-		return &UsageError{Msg: err.Error()}
+		return &exitcode.UsageError{Msg: err.Error()}
 	}
 	if err != nil {
 		return err

@@ -16,8 +16,10 @@ import (
 	"github.com/deployer-dev/deployer/internal/deploy"
 	"github.com/deployer-dev/deployer/internal/engine"
 	"github.com/deployer-dev/deployer/internal/engine/command"
+	"github.com/deployer-dev/deployer/internal/exitcode"
 	"github.com/deployer-dev/deployer/internal/lockmgr"
 	filelock "github.com/deployer-dev/deployer/internal/lockmgr/file"
+	"github.com/deployer-dev/deployer/internal/termui"
 )
 
 // shopProject writes a deployer.yaml of stack shop (environment dev, one
@@ -64,7 +66,7 @@ func runRoot(t *testing.T, stdin string, tty bool, argv ...string) (string, stri
 // runRootWith is runRoot on a Factory whose clock is now (nil: the real one).
 func runRootWith(t *testing.T, now func() time.Time, stdin string, tty bool, argv ...string) (string, string, error) {
 	t.Helper()
-	io, out, errOut := Test(stdin)
+	io, out, errOut := termui.Test(stdin)
 	io.SetTTY(tty, tty, tty)
 	f := NewFactory(io)
 	f.Now = now
@@ -184,7 +186,7 @@ func TestRunUnlock(t *testing.T) {
 			wantErrOut: staleRecordText + "warning: deployment dep-0123456789ab was not recorded as abandoned: held\n"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			io, out, errOut := Test(c.stdin)
+			io, out, errOut := termui.Test(c.stdin)
 			io.SetTTY(c.tty, c.tty, c.tty)
 			var summary string
 			opts := c.opts
@@ -193,7 +195,7 @@ func TestRunUnlock(t *testing.T) {
 			if c.wantErr == "" && err != nil || c.wantErr != "" && (err == nil || err.Error() != c.wantErr) {
 				t.Fatalf("error %v, want %q", err, c.wantErr)
 			}
-			var usage *UsageError
+			var usage *exitcode.UsageError
 			if errors.As(err, &usage) != c.usage {
 				t.Errorf("error %v: want a usage error (exit 2): %v", err, c.usage)
 			}
@@ -212,7 +214,7 @@ func TestRunUnlock(t *testing.T) {
 
 // The request carries --key and --lock-id to the use case.
 func TestRunUnlockRequest(t *testing.T) {
-	io, _, _ := Test("")
+	io, _, _ := termui.Test("")
 	var got deploy.UnlockRequest
 	opts := &UnlockOptions{IO: io, Key: "nightly-sync", LockID: "L-9", Yes: true,
 		Unlock: func(_ context.Context, req deploy.UnlockRequest) (*deploy.UnlockResult, error) {
@@ -253,7 +255,7 @@ func TestUnlockShowsTheRecordAndAsks(t *testing.T) {
 func TestUnlockOfAnActiveLockNeedsItsLockID(t *testing.T) {
 	cfg, rec, b := lockedProject(t, 0) // ACTIVE
 	_, _, err := runRootWith(t, fixedClock, "", false, "--config", cfg, "unlock", "-e", "dev", "--force", "--yes")
-	var usage *UsageError
+	var usage *exitcode.UsageError
 	if !errors.As(err, &usage) || !strings.Contains(err.Error(), "--lock-id "+rec.LockID) {
 		t.Fatalf("want a usage error naming --lock-id %s, got %v", rec.LockID, err)
 	}

@@ -7,6 +7,7 @@ import (
 	"runtime/debug"
 	"strings"
 
+	"github.com/deployer-dev/deployer/internal/termui"
 	"github.com/spf13/cobra"
 )
 
@@ -71,7 +72,7 @@ func versionFrom(v VersionInfo, bi *debug.BuildInfo) VersionInfo {
 
 // VersionOptions are the options of `deployer version`.
 type VersionOptions struct {
-	IO   *IOStreams
+	IO   *termui.IOStreams
 	JSON bool
 	// Version returns what to print (BuildVersion; a run test sets a fake).
 	Version func() VersionInfo

@@ -6,6 +6,7 @@ import (
 	"runtime/debug"
 	"testing"
 
+	"github.com/deployer-dev/deployer/internal/termui"
 	"github.com/google/go-cmp/cmp"
 )
 
@@ -49,7 +50,7 @@ func TestNewCmdVersion(t *testing.T) {
 		{name: "arguments", argv: []string{"x"}, wantErr: `unknown command "x"`},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			ios, _, _ := Test("")
+			ios, _, _ := termui.Test("")
 			f := NewFactory(ios)
 			f.JSON = tt.json
 			var got *VersionOptions
@@ -75,7 +76,7 @@ func TestRunVersion(t *testing.T) {
 			wantOut: "{\n  \"version\": \"v1.2.0\",\n  \"commit\": \"abc123\",\n  \"date\": \"2026-01-01\",\n  \"go\": \"go1.25.0\"\n}\n"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			ios, out, errOut := Test("")
+			ios, out, errOut := termui.Test("")
 			opts := VersionOptions{IO: ios, JSON: tt.json, Platform: "linux/arm64", Version: func() VersionInfo { return tt.v }}
 			if err := runVersion(context.Background(), &opts); err != nil {
 				t.Fatal(err)
@@ -94,7 +95,7 @@ func TestRunVersion(t *testing.T) {
 // as terraform and gh users expect.
 func TestRootVersionFlagPrintsTheVersionLine(t *testing.T) {
 	run := func(argv ...string) string {
-		ios, out, errOut := Test("")
+		ios, out, errOut := termui.Test("")
 		root := NewRootCmd(NewFactory(ios))
 		root.SetArgs(argv)
 		if err := root.Execute(); err != nil {
