@@ -15,6 +15,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/deployer-dev/deployer/internal/app"
 	"github.com/deployer-dev/deployer/internal/cli"
 	"github.com/deployer-dev/deployer/internal/exitcode"
 	"github.com/deployer-dev/deployer/internal/proc"
@@ -36,7 +37,7 @@ func main() {
 // and on Linux from what /proc/PID/environ shows
 // (docs/secrets.md#what-children-get). Protect does what it can; the
 // children's environments do not depend on it.
-func protectEnvironment(f *cli.Factory) {
+func protectEnvironment(f *app.Factory) {
 	env, _ := proc.Protect()
 	f.Getenv, f.Environ = env.Getenv, env.Environ
 }
@@ -49,7 +50,7 @@ func run() int {
 	signal.Notify(make(chan os.Signal, 1), syscall.SIGPIPE)
 	// The Factory builds the commands; the Session behind it is what this
 	// process opened, which only the signal handling below reads.
-	f, s := cli.NewSession(termui.System())
+	f, s := app.NewSession(termui.System())
 	defer f.Close()
 	protectEnvironment(f)
 
@@ -122,7 +123,7 @@ func run() int {
 // watch its context (parsing a large file, building a plan): with no lease
 // there is nothing to release or record. A process holding a lease keeps
 // to the graceful path, which releases it (docs/exit-codes.md).
-func exitWhenNoLease(s *cli.Session) {
+func exitWhenNoLease(s *app.Session) {
 	const (
 		tick    = 50 * time.Millisecond
 		grace   = 400 * time.Millisecond // from the signal: let a quick command finish on its own

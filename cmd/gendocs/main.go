@@ -19,6 +19,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/cobra/doc"
 
+	"github.com/deployer-dev/deployer/internal/app"
 	"github.com/deployer-dev/deployer/internal/cli"
 	"github.com/deployer-dev/deployer/internal/termui"
 )
@@ -75,7 +76,7 @@ func render(current []byte) ([]byte, error) {
 // (the version line of --version).
 func root() *cobra.Command {
 	ios, _, _ := termui.Test("")
-	r := cli.NewRootCmd(cli.NewFactory(ios))
+	r := cli.NewRootCmd(app.NewFactory(ios))
 	r.Version = "VERSION"
 	r.InitDefaultCompletionCmd()
 	r.DisableAutoGenTag = true

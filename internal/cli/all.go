@@ -14,6 +14,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/deployer-dev/deployer/internal/app"
 	"github.com/deployer-dev/deployer/internal/config"
 	"github.com/deployer-dev/deployer/internal/deploy"
 	"github.com/deployer-dev/deployer/internal/exitcode"
@@ -38,11 +39,11 @@ type StackOptions struct {
 
 	// RunAll runs the command on every stack (allRunner.run).
 	RunAll func(ctx context.Context, r AllRequest) error
-	// Config loads deployer.yaml (Factory.Config).
+	// Config loads deployer.yaml (app.Factory.Config).
 	Config func() (*config.Config, error)
 }
 
-func newStackOptions(f *Factory) StackOptions {
+func newStackOptions(f *app.Factory) StackOptions {
 	return StackOptions{Config: f.Config, RunAll: newAllRunner(f).run}
 }
 
@@ -57,7 +58,7 @@ func (o *StackOptions) bind(cmd *cobra.Command, locks bool) {
 // check refuses, with --all, the target flags and the command's own flags
 // that act on one stack (single), and the --all flags without it; then it
 // takes --json. Target.validateFlags comes first, in each command.
-func (o *StackOptions) check(cmd *cobra.Command, f *Factory, single ...string) error {
+func (o *StackOptions) check(cmd *cobra.Command, f *app.Factory, single ...string) error {
 	if err := o.All.check(cmd, f.ConfigPath, append([]string{"stack", "service", "component", "exclude"}, single...)...); err != nil {
 		return err
 	}
@@ -135,18 +136,18 @@ type AllRequest struct {
 }
 
 // allRunner runs plan, deploy and destroy --all with what it took from the
-// Factory when the command was built.
+// app.Factory when the command was built.
 type allRunner struct {
 	io    *termui.IOStreams
 	gh    *ghactions.Reporter
 	load  func(path string) (*config.Config, error)
-	open  func(ctx context.Context, cfg *config.Config, opts ServiceOptions) (*deploy.Service, error)
+	open  func(ctx context.Context, cfg *config.Config, opts app.ServiceOptions) (*deploy.Service, error)
 	now   func() time.Time
 	track func() (done func()) // counts the run in Session.Stacking
 }
 
-func newAllRunner(f *Factory) *allRunner {
-	return &allRunner{io: f.IO, gh: f.GitHub, load: f.StackConfig, open: f.Service, now: f.Now, track: f.session.track}
+func newAllRunner(f *app.Factory) *allRunner {
+	return &allRunner{io: f.IO, gh: f.GitHub, load: f.StackConfig, open: f.Service, now: f.Now, track: f.TrackStacks}
 }
 
 // run finds the stacks, selects them (--changed-since), asks once
@@ -185,7 +186,7 @@ func (a *allRunner) run(ctx context.Context, r AllRequest) error {
 		Set: set, Env: r.Env, Op: r.Op, Only: sel.Only,
 		Parallelism: r.Flags.StackParallelism, ComponentParallelism: r.Parallelism, LockTimeout: r.LockTimeout,
 		Open: func(ctx context.Context, st *stacks.Stack) (*deploy.Service, error) {
-			return a.open(ctx, st.Config, ServiceOptions{EngineOptions: EngineOptions{InstallPulumi: r.InstallPulumi, Grace: r.Grace},
+			return a.open(ctx, st.Config, app.ServiceOptions{EngineOptions: app.EngineOptions{InstallPulumi: r.InstallPulumi, Grace: r.Grace},
 				ReadOnly: r.Op == deploy.OpPlan, Stack: true})
 		},
 		Policy: func(ctx context.Context, st *stacks.Stack) (*deploy.PolicyCheck, error) {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/deployer-dev/deployer/internal/app"
 	"github.com/deployer-dev/deployer/internal/config"
 	"github.com/deployer-dev/deployer/internal/deploy"
 	"github.com/deployer-dev/deployer/internal/plan"
@@ -152,7 +153,7 @@ func TestStacksRendersTableJSONAndGraphs(t *testing.T) {
 
 func TestAllViewPrintsALinePerStackAndATable(t *testing.T) {
 	io, out, _ := termui.Test("")
-	f := NewFactory(io)
+	f := app.NewFactory(io)
 	f.Getenv = func(string) string { return "" }
 	v := &allView{io: f.IO, gh: f.GitHub, req: AllRequest{Op: deploy.OpDeploy, Env: "dev"}, width: 5}
 	at := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
@@ -188,7 +189,7 @@ func TestDeployAllWithoutATerminalNeedsYes(t *testing.T) {
 	writeStacks(t, dir)
 	t.Chdir(dir)
 	io, _, _ := termui.Test("")
-	f := NewFactory(io)
+	f := app.NewFactory(io)
 	f.Getenv = func(string) string { return "" }
 	run := newAllRunner(f).run
 	err := run(context.Background(), AllRequest{Op: deploy.OpDeploy, Env: "dev"})

@@ -6,6 +6,7 @@ import (
 	"io"
 	"testing"
 
+	"github.com/deployer-dev/deployer/internal/app"
 	"github.com/deployer-dev/deployer/internal/exitcode"
 	"github.com/deployer-dev/deployer/internal/termui"
 	"github.com/spf13/cobra"
@@ -24,7 +25,7 @@ func parse(t *testing.T, cmd *cobra.Command, argv ...string) error {
 
 func TestUsageErrorsBeforeAnyBackend(t *testing.T) {
 	io, _, _ := termui.Test("")
-	f := NewFactory(io)
+	f := app.NewFactory(io)
 	err := parse(t, NewCmdUnlock(f, func(context.Context, *UnlockOptions) error { return nil }), "-e", "dev")
 	var usage *exitcode.UsageError
 	if !errors.As(err, &usage) || usage.Msg == "" {

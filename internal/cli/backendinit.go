@@ -7,6 +7,7 @@ import (
 	"github.com/MakeNowJust/heredoc"
 	"github.com/spf13/cobra"
 
+	"github.com/deployer-dev/deployer/internal/app"
 	"github.com/deployer-dev/deployer/internal/backends"
 	"github.com/deployer-dev/deployer/internal/termui"
 )
@@ -25,14 +26,14 @@ type BackendInitOptions struct {
 // NewCmdBackendInit returns `deployer backend init`: creates what the
 // configured backends need (DynamoDB table, S3 bucket, PostgreSQL schema),
 // idempotently (docs/backends.md). runF replaces runBackendInit in tests.
-func NewCmdBackendInit(f *Factory, runF func(context.Context, *BackendInitOptions) error) *cobra.Command {
+func NewCmdBackendInit(f *app.Factory, runF func(context.Context, *BackendInitOptions) error) *cobra.Command {
 	opts := &BackendInitOptions{IO: f.IO}
 	opts.Init = func(ctx context.Context) ([]string, error) {
 		cfg, err := optionalConfig(f)
 		if err != nil {
 			return nil, err
 		}
-		return backends.Init(ctx, cfg.Backend.State, cfg.Backend.Lock, backendOptions(cfg, true))
+		return backends.Init(ctx, cfg.Backend.State, cfg.Backend.Lock, app.BackendOptions(cfg, true))
 	}
 	return &cobra.Command{
 		Use:   "init",

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/deployer-dev/deployer/internal/app"
 	"github.com/deployer-dev/deployer/internal/termui"
 )
 
@@ -19,7 +20,7 @@ func TestNewCmdBackendInit(t *testing.T) {
 		{argv: []string{"--bucket", "b"}, wantErr: "unknown flag: --bucket"},
 	} {
 		io, _, _ := termui.Test("")
-		f := NewFactory(io)
+		f := app.NewFactory(io)
 		var got *BackendInitOptions
 		err := parse(t, NewCmdBackendInit(f, func(_ context.Context, o *BackendInitOptions) error { got = o; return nil }), c.argv...)
 		if c.wantErr != "" {
@@ -35,7 +36,7 @@ func TestNewCmdBackendInit(t *testing.T) {
 			t.Fatalf("%v: %v", c.argv, err)
 		}
 		if got == nil || got.IO != f.IO || got.Init == nil {
-			t.Errorf("%v: IO and Init must be bound from the Factory: %+v", c.argv, got)
+			t.Errorf("%v: IO and Init must be bound from the app.Factory: %+v", c.argv, got)
 		}
 	}
 }

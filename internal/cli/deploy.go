@@ -10,6 +10,7 @@ import (
 	"github.com/MakeNowJust/heredoc"
 	"github.com/spf13/cobra"
 
+	"github.com/deployer-dev/deployer/internal/app"
 	"github.com/deployer-dev/deployer/internal/config"
 	"github.com/deployer-dev/deployer/internal/deploy"
 	"github.com/deployer-dev/deployer/internal/engines"
@@ -55,7 +56,7 @@ type DeployOptions struct {
 
 	// Apply is the use case, deploy.Service.Apply (bound by NewCmdDeploy; a
 	// run test sets a fake).
-	Apply func(ctx context.Context, req deploy.ApplyRequest, eng EngineOptions) (*deploy.Outcome, error)
+	Apply func(ctx context.Context, req deploy.ApplyRequest, eng app.EngineOptions) (*deploy.Outcome, error)
 	// Report writes the GitHub Actions summary, outputs and annotations of
 	// the run (docs/github-actions.md): ghactions.Reporter.Deploy; nil writes
 	// nothing.
@@ -74,7 +75,7 @@ type DeployOptions struct {
 }
 
 // NewCmdDeploy returns `deployer deploy`; runF replaces runDeploy in tests.
-func NewCmdDeploy(f *Factory, runF func(context.Context, *DeployOptions) error) *cobra.Command {
+func NewCmdDeploy(f *app.Factory, runF func(context.Context, *DeployOptions) error) *cobra.Command {
 	cmd, opts := newApplyCmd(f, runF, false, &cobra.Command{
 		Use:   "deploy",
 		Short: "Lock, plan, apply and save the state of a stack/environment",
@@ -101,7 +102,7 @@ func NewCmdDeploy(f *Factory, runF func(context.Context, *DeployOptions) error) 
 // deploy, or as destroy when destroy is set: no arguments, the run through
 // runF (runDeploy when nil) and the flags both share (bindApplyFlags).
 // It returns cmd and its options, for the flags of one command alone.
-func newApplyCmd(f *Factory, runF func(context.Context, *DeployOptions) error, destroy bool, cmd *cobra.Command) (*cobra.Command, *DeployOptions) {
+func newApplyCmd(f *app.Factory, runF func(context.Context, *DeployOptions) error, destroy bool, cmd *cobra.Command) (*cobra.Command, *DeployOptions) {
 	opts := newDeployOptions(f, destroy)
 	cmd.Args = cobra.NoArgs
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
@@ -112,7 +113,7 @@ func newApplyCmd(f *Factory, runF func(context.Context, *DeployOptions) error, d
 }
 
 // NewCmdDestroy returns `deployer destroy`; runF replaces runDeploy in tests.
-func NewCmdDestroy(f *Factory, runF func(context.Context, *DeployOptions) error) *cobra.Command {
+func NewCmdDestroy(f *app.Factory, runF func(context.Context, *DeployOptions) error) *cobra.Command {
 	cmd, opts := newApplyCmd(f, runF, true, &cobra.Command{
 		Use:   "destroy",
 		Short: "Delete every component in scope and record it in the state",
@@ -126,14 +127,14 @@ func NewCmdDestroy(f *Factory, runF func(context.Context, *DeployOptions) error)
 }
 
 // newDeployOptions binds the use case of deploy (or destroy) to f.
-func newDeployOptions(f *Factory, destroy bool) *DeployOptions {
+func newDeployOptions(f *app.Factory, destroy bool) *DeployOptions {
 	return &DeployOptions{
 		IO:           f.IO,
 		StackOptions: newStackOptions(f),
 		Destroy:      destroy,
 		Policy:       PolicyFlags{Identify: overrideIdentity(f.Getenv)},
-		Apply: func(ctx context.Context, req deploy.ApplyRequest, eng EngineOptions) (*deploy.Outcome, error) {
-			svc, err := f.Service(ctx, req.Config, ServiceOptions{EngineOptions: eng})
+		Apply: func(ctx context.Context, req deploy.ApplyRequest, eng app.EngineOptions) (*deploy.Outcome, error) {
+			svc, err := f.Service(ctx, req.Config, app.ServiceOptions{EngineOptions: eng})
 			if err != nil {
 				return nil, err
 			}
@@ -143,7 +144,7 @@ func newDeployOptions(f *Factory, destroy bool) *DeployOptions {
 		ReportRun: f.GitHub.RunWait,
 		Refresh:   bindRefreshOnly(f, false),
 		RecordRunFailure: func(ctx context.Context, req deploy.RunFailureRequest) {
-			svc, err := f.Service(ctx, req.Config, ServiceOptions{})
+			svc, err := f.Service(ctx, req.Config, app.ServiceOptions{})
 			if err != nil {
 				fmt.Fprintf(f.IO.ErrOut, "warning: could not record the failure of this deploy for run %s: %v; the stacks of the run that wait for %s wait until their --wait-timeout\n",
 					req.Run.ID, err, req.Target.Stack)
@@ -155,7 +156,7 @@ func newDeployOptions(f *Factory, destroy bool) *DeployOptions {
 }
 
 // runE validates the flags, then runs the command.
-func (o *DeployOptions) runE(cmd *cobra.Command, f *Factory, runF func(context.Context, *DeployOptions) error) error {
+func (o *DeployOptions) runE(cmd *cobra.Command, f *app.Factory, runF func(context.Context, *DeployOptions) error) error {
 	if o.PlanFile != "" {
 		for _, n := range []string{"service", "component", "exclude"} {
 			if f := cmd.Flags().Lookup(n); f != nil && f.Changed {
@@ -265,7 +266,7 @@ func runDeploy(ctx context.Context, opts *DeployOptions) (err error) {
 	}
 	req := opts.applyRequest(cfg, t, saved, check, run, ask)
 	applying = true
-	out, err := opts.Apply(ctx, req, EngineOptions{InstallPulumi: opts.InstallPulumi, Grace: opts.Grace})
+	out, err := opts.Apply(ctx, req, app.EngineOptions{InstallPulumi: opts.InstallPulumi, Grace: opts.Grace})
 	if opts.Report != nil {
 		opts.Report(t, out, err)
 	}
@@ -325,7 +326,7 @@ func (o *DeployOptions) verb() string {
 // refreshOnly runs deploy --refresh-only of t (docs/operations.md#refresh-only).
 func (o *DeployOptions) refreshOnly(ctx context.Context, cfg *config.Config, t deploy.Target) error {
 	return refreshOnlyRun{IO: o.IO, JSON: o.JSON, Record: true, Yes: o.Yes, Run: o.Refresh,
-		Engine: EngineOptions{InstallPulumi: o.InstallPulumi, Grace: o.Grace}}.
+		Engine: app.EngineOptions{InstallPulumi: o.InstallPulumi, Grace: o.Grace}}.
 		run(ctx, deploy.RefreshOnlyRequest{Config: cfg, Target: t, LockTimeout: o.LockTimeout})
 }
 

@@ -9,6 +9,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/deployer-dev/deployer/internal/app"
 	"github.com/deployer-dev/deployer/internal/config"
 	"github.com/deployer-dev/deployer/internal/deploy"
 	"github.com/deployer-dev/deployer/internal/engine"
@@ -64,7 +65,7 @@ func TestNewCmdDeploy(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			ios, _, _ := termui.Test("")
-			f := NewFactory(ios)
+			f := app.NewFactory(ios)
 			var got *DeployOptions
 			runF := func(_ context.Context, o *DeployOptions) error { got = o; return nil }
 			cmd := NewCmdDeploy(f, runF)
@@ -97,7 +98,7 @@ func TestNewCmdImport(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			ios, _, _ := termui.Test("")
 			var got *DeployOptions
-			err := parse(t, NewCmdImport(NewFactory(ios), func(_ context.Context, o *DeployOptions) error { got = o; return nil }), tt.argv...)
+			err := parse(t, NewCmdImport(app.NewFactory(ios), func(_ context.Context, o *DeployOptions) error { got = o; return nil }), tt.argv...)
 			checkParsed(t, err, got, tt.want, tt.wantErr)
 		})
 	}
@@ -113,8 +114,8 @@ func TestRunDeploy(t *testing.T) {
 		Results:    []engine.Result{{Address: "app/api", Status: "ready"}}}
 	// applies calls ShowPlan and Confirm like deploy.Service.Apply, then
 	// returns out.
-	applies := func(out *deploy.Outcome) func(context.Context, deploy.ApplyRequest, EngineOptions) (*deploy.Outcome, error) {
-		return func(_ context.Context, req deploy.ApplyRequest, _ EngineOptions) (*deploy.Outcome, error) {
+	applies := func(out *deploy.Outcome) func(context.Context, deploy.ApplyRequest, app.EngineOptions) (*deploy.Outcome, error) {
+		return func(_ context.Context, req deploy.ApplyRequest, _ app.EngineOptions) (*deploy.Outcome, error) {
 			if err := req.ShowPlan(p); err != nil {
 				return nil, err
 			}
@@ -145,7 +146,7 @@ func TestRunDeploy(t *testing.T) {
 		opts       DeployOptions
 		stdin      string
 		tty        bool
-		apply      func(context.Context, deploy.ApplyRequest, EngineOptions) (*deploy.Outcome, error)
+		apply      func(context.Context, deploy.ApplyRequest, app.EngineOptions) (*deploy.Outcome, error)
 		wantOut    string
 		wantErrOut string
 		wantErr    error
@@ -192,7 +193,9 @@ func TestRunDeploy(t *testing.T) {
 		{name: "unknown environment", opts: DeployOptions{StackOptions: StackOptions{Target: targetFlags{Env: "prod"}}, Yes: true},
 			wantErr: &exitcode.UsageError{Msg: `environment "prod" is not in deployer.yaml (known: dev): pick one of those or add it under the environments key`}},
 		{name: "lock held", opts: DeployOptions{StackOptions: StackOptions{Target: targetFlags{Env: "dev"}}, Yes: true},
-			apply:   func(context.Context, deploy.ApplyRequest, EngineOptions) (*deploy.Outcome, error) { return nil, held },
+			apply: func(context.Context, deploy.ApplyRequest, app.EngineOptions) (*deploy.Outcome, error) {
+				return nil, held
+			},
 			wantErr: held},
 		{name: "plan file missing", opts: DeployOptions{StackOptions: StackOptions{Target: targetFlags{Env: "dev"}}, Yes: true, PlanFile: "/nonexistent/x.plan"},
 			wantErr: errors.New("read plan: stat /nonexistent/x.plan: no such file or directory")},
@@ -207,7 +210,7 @@ func TestRunDeploy(t *testing.T) {
 			opts.Config = func() (*config.Config, error) { return cfg, nil }
 			opts.Apply = tt.apply
 			if opts.Apply == nil {
-				opts.Apply = func(context.Context, deploy.ApplyRequest, EngineOptions) (*deploy.Outcome, error) {
+				opts.Apply = func(context.Context, deploy.ApplyRequest, app.EngineOptions) (*deploy.Outcome, error) {
 					t.Fatal("use case called")
 					return nil, nil
 				}
@@ -231,11 +234,11 @@ func TestRunDeployRequest(t *testing.T) {
 	cfg.Parallelism = 4
 	ios, _, _ := termui.Test("")
 	var got deploy.ApplyRequest
-	var gotEng EngineOptions
+	var gotEng app.EngineOptions
 	var reported bool
 	opts := DeployOptions{IO: ios, Yes: true, Destroy: true, LockTimeout: time.Minute, InstallPulumi: true,
 		StackOptions: StackOptions{Target: targetFlags{Env: "dev", Component: "app/api"}, Config: func() (*config.Config, error) { return cfg, nil }},
-		Apply: func(_ context.Context, req deploy.ApplyRequest, eng EngineOptions) (*deploy.Outcome, error) {
+		Apply: func(_ context.Context, req deploy.ApplyRequest, eng app.EngineOptions) (*deploy.Outcome, error) {
 			got, gotEng = req, eng
 			return nil, nil
 		},

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/deployer-dev/deployer/internal/app"
 	"github.com/deployer-dev/deployer/internal/deploy"
 	"github.com/deployer-dev/deployer/internal/exitcode"
 	"github.com/deployer-dev/deployer/internal/plan"
@@ -87,7 +88,7 @@ func (a *allRunner) previewDestroy(ctx context.Context, r AllRequest, sel *deplo
 		if !st.InEnv {
 			continue
 		}
-		svc, err := a.open(ctx, st.Config, ServiceOptions{EngineOptions: EngineOptions{InstallPulumi: r.InstallPulumi}, ReadOnly: true, Stack: true})
+		svc, err := a.open(ctx, st.Config, app.ServiceOptions{EngineOptions: app.EngineOptions{InstallPulumi: r.InstallPulumi}, ReadOnly: true, Stack: true})
 		if err != nil {
 			return nil, 0, fmt.Errorf("stack %s: %w", name, err)
 		}

@@ -12,6 +12,7 @@ import (
 	"github.com/MakeNowJust/heredoc"
 	"github.com/spf13/cobra"
 
+	"github.com/deployer-dev/deployer/internal/app"
 	"github.com/deployer-dev/deployer/internal/config"
 	"github.com/deployer-dev/deployer/internal/exitcode"
 	"github.com/deployer-dev/deployer/internal/guard"
@@ -50,7 +51,7 @@ type GuardStatusOptions struct {
 
 // NewCmdGuardStop returns `deployer guard stop`; runF replaces runGuardStop
 // in tests.
-func NewCmdGuardStop(f *Factory, runF func(context.Context, *GuardStopOptions) error) *cobra.Command {
+func NewCmdGuardStop(f *app.Factory, runF func(context.Context, *GuardStopOptions) error) *cobra.Command {
 	opts := &GuardStopOptions{IO: f.IO, Stop: guardStop(f)}
 	stop := &cobra.Command{
 		Use:   "stop NAME --as APP",
@@ -86,7 +87,7 @@ func NewCmdGuardStop(f *Factory, runF func(context.Context, *GuardStopOptions) e
 
 // NewCmdGuardStatus returns `deployer guard status`; runF replaces
 // runGuardStatus in tests.
-func NewCmdGuardStatus(f *Factory, runF func(context.Context, *GuardStatusOptions) error) *cobra.Command {
+func NewCmdGuardStatus(f *app.Factory, runF func(context.Context, *GuardStatusOptions) error) *cobra.Command {
 	opts := &GuardStatusOptions{IO: f.IO, Status: guardStatus(f)}
 	return &cobra.Command{
 		Use:     "status NAME",
@@ -106,7 +107,7 @@ func NewCmdGuardStatus(f *Factory, runF func(context.Context, *GuardStatusOption
 
 // NewCmdGuard returns `deployer guard` with its stop and status commands
 // (docs/guard.md).
-func NewCmdGuard(f *Factory) *cobra.Command {
+func NewCmdGuard(f *app.Factory) *cobra.Command {
 	parent := &cobra.Command{
 		Use:   "guard",
 		Short: "Stop a shared resource only when every other application sharing it is down",
@@ -121,7 +122,7 @@ func NewCmdGuard(f *Factory) *cobra.Command {
 
 // guardStop is the guard stop use case on f's configuration, its metrics
 // recorded.
-func guardStop(f *Factory) func(ctx context.Context, name, as string, dryRun bool) (*guard.Result, error) {
+func guardStop(f *app.Factory) func(ctx context.Context, name, as string, dryRun bool) (*guard.Result, error) {
 	return func(ctx context.Context, name, as string, dryRun bool) (*guard.Result, error) {
 		cfg, g, err := newGuard(f)
 		if err != nil {
@@ -133,7 +134,7 @@ func guardStop(f *Factory) func(ctx context.Context, name, as string, dryRun boo
 }
 
 // guardStatus is the guard status use case on f's configuration.
-func guardStatus(f *Factory) func(ctx context.Context, name string) ([]guard.SharerStatus, error) {
+func guardStatus(f *app.Factory) func(ctx context.Context, name string) ([]guard.SharerStatus, error) {
 	return func(ctx context.Context, name string) ([]guard.SharerStatus, error) {
 		cfg, g, err := newGuard(f)
 		if err != nil {
@@ -145,7 +146,7 @@ func guardStatus(f *Factory) func(ctx context.Context, name string) ([]guard.Sha
 
 // newGuard loads deployer.yaml and wires the use case to the configured
 // lock backend, the audit log and stderr.
-func newGuard(f *Factory) (*config.Config, *guard.Guard, error) {
+func newGuard(f *app.Factory) (*config.Config, *guard.Guard, error) {
 	cfg, err := f.Config()
 	if err != nil {
 		return nil, nil, err
@@ -156,7 +157,7 @@ func newGuard(f *Factory) (*config.Config, *guard.Guard, error) {
 	}
 	return cfg, guard.New(guard.Deps{
 		Locks: func(ctx context.Context, cfg *config.Config) (*lockmgr.Manager, error) {
-			return f.Locks(ctx, cfg, ReadWrite)
+			return f.Locks(ctx, cfg, app.ReadWrite)
 		}, Dir: cfg.Dir, Audit: al, Now: f.Now, Log: f.IO.ErrOut, Output: f.IO.ErrOut,
 		Getenv: f.Getenv, Environ: f.Environ,
 	}), nil

@@ -14,6 +14,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/spf13/cobra"
 
+	"github.com/deployer-dev/deployer/internal/app"
 	"github.com/deployer-dev/deployer/internal/exitcode"
 	"github.com/deployer-dev/deployer/internal/guard"
 	"github.com/deployer-dev/deployer/internal/lockmgr"
@@ -40,7 +41,7 @@ func TestNewCmdGuardStop(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.argv, func(t *testing.T) {
 			ios, _, _ := termui.Test("")
-			f := NewFactory(ios)
+			f := app.NewFactory(ios)
 			f.JSON = tt.json
 			var got *GuardStopOptions
 			cmd := NewCmdGuardStop(f, func(_ context.Context, o *GuardStopOptions) error { got = o; return nil })
@@ -66,7 +67,7 @@ func TestNewCmdGuardStatus(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.argv, func(t *testing.T) {
 			ios, _, _ := termui.Test("")
-			f := NewFactory(ios)
+			f := app.NewFactory(ios)
 			f.JSON = tt.json
 			var got *GuardStatusOptions
 			err := parse(t, NewCmdGuardStatus(f, func(_ context.Context, o *GuardStatusOptions) error { got = o; return nil }), strings.Fields(tt.argv)...)
@@ -254,7 +255,7 @@ shared:
 	at := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 	run := func(opts GuardStopOptions) (string, string, error) {
 		io, out, errOut := termui.Test("")
-		f := NewFactory(io)
+		f := app.NewFactory(io)
 		f.ConfigPath = filepath.Join(dir, "deployer.yaml")
 		f.Now = func() time.Time { return at }
 		f.Getenv = func(string) string { return "" }

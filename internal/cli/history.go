@@ -10,6 +10,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/deployer-dev/deployer/internal/app"
 	"github.com/deployer-dev/deployer/internal/exitcode"
 	"github.com/deployer-dev/deployer/internal/sanitize"
 	"github.com/deployer-dev/deployer/internal/termui"
@@ -41,12 +42,12 @@ type HistoryOptions struct {
 }
 
 // NewCmdHistory returns `deployer history`; runF replaces runHistory in tests.
-func NewCmdHistory(f *Factory, runF func(context.Context, *HistoryOptions) error) *cobra.Command {
+func NewCmdHistory(f *app.Factory, runF func(context.Context, *HistoryOptions) error) *cobra.Command {
 	opts := &HistoryOptions{
 		IO:     f.IO,
 		Config: func() (*config.Config, error) { return projectConfig(f, "history") },
 		History: func(ctx context.Context, cfg *config.Config, req deploy.HistoryRequest) (*deploy.HistoryResult, error) {
-			store, err := f.Store(ctx, cfg, ReadSealed) // history shows no secret: no key needed
+			store, err := f.Store(ctx, cfg, app.ReadSealed) // history shows no secret: no key needed
 			if err != nil {
 				return nil, err
 			}

@@ -6,6 +6,7 @@ import (
 	"github.com/MakeNowJust/heredoc"
 	"github.com/spf13/cobra"
 
+	"github.com/deployer-dev/deployer/internal/app"
 	"github.com/deployer-dev/deployer/internal/deploy"
 	"github.com/deployer-dev/deployer/internal/engines"
 	"github.com/deployer-dev/deployer/internal/exitcode"
@@ -14,7 +15,7 @@ import (
 // NewCmdImport returns `deployer import ADDR ID`: the deploy of component
 // ADDR alone with an import: {id: ID} block, recorded as type import
 // (docs/operations.md#import); runF replaces runDeploy in tests.
-func NewCmdImport(f *Factory, runF func(context.Context, *DeployOptions) error) *cobra.Command {
+func NewCmdImport(f *app.Factory, runF func(context.Context, *DeployOptions) error) *cobra.Command {
 	opts := newDeployOptions(f, false)
 	cmd := &cobra.Command{
 		Use:   "import ADDR ID",

@@ -8,6 +8,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/deployer-dev/deployer/internal/app"
 	"github.com/deployer-dev/deployer/internal/deploy"
 	"github.com/deployer-dev/deployer/internal/termui"
 )
@@ -27,7 +28,7 @@ func TestNewCmdInit(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			ios, _, _ := termui.Test("")
-			f := NewFactory(ios)
+			f := app.NewFactory(ios)
 			f.ConfigPath = tt.configPath
 			var got *InitOptions
 			err := parse(t, NewCmdInit(f, func(_ context.Context, o *InitOptions) error { got = o; return nil }), tt.argv...)

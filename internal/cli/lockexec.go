@@ -8,6 +8,7 @@ import (
 	"github.com/MakeNowJust/heredoc"
 	"github.com/spf13/cobra"
 
+	"github.com/deployer-dev/deployer/internal/app"
 	"github.com/deployer-dev/deployer/internal/deploy"
 	"github.com/deployer-dev/deployer/internal/exitcode"
 	"github.com/deployer-dev/deployer/internal/termui"
@@ -33,16 +34,16 @@ type LockExecOptions struct {
 // NewCmdLockExec returns `deployer lock exec --key NAME -- CMD [ARGS]` (docs/commands.md#lock-exec):
 // CMD runs under the lease custom:NAME with heartbeats. runF replaces
 // runLockExec in tests.
-func NewCmdLockExec(f *Factory, runF func(context.Context, *LockExecOptions) error) *cobra.Command {
+func NewCmdLockExec(f *app.Factory, runF func(context.Context, *LockExecOptions) error) *cobra.Command {
 	opts := &LockExecOptions{IO: f.IO}
 	opts.Exec = func(ctx context.Context, req deploy.ExecRequest) (*deploy.ExecResult, error) {
 		cfg, err := optionalConfig(f)
 		if err != nil {
 			return nil, err
 		}
-		withTTL := *cfg // the Factory's config stays as deployer.yaml says
+		withTTL := *cfg // the app.Factory's config stays as deployer.yaml says
 		deploy.WithLeaseTTL(&withTTL.Backend, opts.TTL)
-		m, err := f.Locks(ctx, &withTTL, ReadWrite)
+		m, err := f.Locks(ctx, &withTTL, app.ReadWrite)
 		if err != nil {
 			return nil, err
 		}

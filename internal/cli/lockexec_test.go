@@ -11,6 +11,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 
+	"github.com/deployer-dev/deployer/internal/app"
 	"github.com/deployer-dev/deployer/internal/deploy"
 	"github.com/deployer-dev/deployer/internal/exitcode"
 	"github.com/deployer-dev/deployer/internal/lockmgr"
@@ -47,7 +48,7 @@ func TestNewCmdLockExec(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			io, _, _ := termui.Test("")
-			f := NewFactory(io)
+			f := app.NewFactory(io)
 			var got *LockExecOptions
 			err := parse(t, NewCmdLockExec(f, func(_ context.Context, o *LockExecOptions) error { got = o; return nil }), c.argv...)
 			if c.usage != "" {

@@ -6,6 +6,7 @@ import (
 	"github.com/MakeNowJust/heredoc"
 	"github.com/spf13/cobra"
 
+	"github.com/deployer-dev/deployer/internal/app"
 	"github.com/deployer-dev/deployer/internal/deploy"
 	"github.com/deployer-dev/deployer/internal/termui"
 )
@@ -23,7 +24,7 @@ type StateLocksOptions struct {
 
 // NewCmdStateLocks returns `deployer state locks`; runF replaces
 // runStateLocks in tests.
-func NewCmdStateLocks(f *Factory, runF func(context.Context, *StateLocksOptions) error) *cobra.Command {
+func NewCmdStateLocks(f *app.Factory, runF func(context.Context, *StateLocksOptions) error) *cobra.Command {
 	opts := &StateLocksOptions{IO: f.IO}
 	opts.Locks = func(ctx context.Context, req deploy.LocksRequest) (*deploy.LocksResult, error) {
 		cfg, err := projectConfig(f, "state locks")
@@ -40,7 +41,7 @@ func NewCmdStateLocks(f *Factory, runF func(context.Context, *StateLocksOptions)
 				}
 			}
 		}
-		m, err := f.Locks(ctx, cfg, ReadOnly)
+		m, err := f.Locks(ctx, cfg, app.ReadOnly)
 		if err != nil {
 			return nil, err
 		}

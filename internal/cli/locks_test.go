@@ -45,7 +45,7 @@ func TestNewCmdStateLocks(t *testing.T) {
 			t.Errorf("%v (-want +got):\n%s", c.argv, d)
 		}
 		if got.IO != f.IO || got.Locks == nil {
-			t.Errorf("%v: IO and Locks must be bound from the Factory", c.argv)
+			t.Errorf("%v: IO and Locks must be bound from the app.Factory", c.argv)
 		}
 	}
 }

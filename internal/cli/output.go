@@ -13,6 +13,7 @@ import (
 	"github.com/MakeNowJust/heredoc"
 	"github.com/spf13/cobra"
 
+	"github.com/deployer-dev/deployer/internal/app"
 	"github.com/deployer-dev/deployer/internal/config"
 	"github.com/deployer-dev/deployer/internal/deploy"
 	"github.com/deployer-dev/deployer/internal/exitcode"
@@ -45,7 +46,7 @@ type OutputOptions struct {
 
 // NewCmdOutput returns `deployer output [NAME]`: the stack's outputs
 // (docs/operations.md#stack-outputs); runF replaces runOutput in tests.
-func NewCmdOutput(f *Factory, runF func(context.Context, *OutputOptions) error) *cobra.Command {
+func NewCmdOutput(f *app.Factory, runF func(context.Context, *OutputOptions) error) *cobra.Command {
 	opts := &OutputOptions{
 		IO:     f.IO,
 		Config: func() (*config.Config, error) { return projectConfig(f, "output") },

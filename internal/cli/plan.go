@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/deployer-dev/deployer/internal/app"
 	"github.com/deployer-dev/deployer/internal/exitcode"
 	"github.com/deployer-dev/deployer/internal/sanitize"
 	"github.com/deployer-dev/deployer/internal/termui"
@@ -78,7 +79,7 @@ type PlanOptions struct {
 }
 
 // NewCmdPlan returns `deployer plan`; runF replaces runPlan in tests.
-func NewCmdPlan(f *Factory, runF func(context.Context, *PlanOptions) error) *cobra.Command {
+func NewCmdPlan(f *app.Factory, runF func(context.Context, *PlanOptions) error) *cobra.Command {
 	opts := &PlanOptions{IO: f.IO, StackOptions: newStackOptions(f), configFlag: configFlag(f.ConfigPath)}
 	opts.useCases(f)
 	cmd := &cobra.Command{
@@ -135,13 +136,13 @@ func NewCmdPlan(f *Factory, runF func(context.Context, *PlanOptions) error) *cob
 // useCases binds plan's use cases and reporters to f: the backends are
 // opened once, on the first call, without the lock backend (a plan takes no
 // lock).
-func (o *PlanOptions) useCases(f *Factory) {
+func (o *PlanOptions) useCases(f *app.Factory) {
 	var svc *deploy.Service
 	service := func(ctx context.Context, cfg *config.Config) (*deploy.Service, error) {
 		if svc != nil {
 			return svc, nil
 		}
-		s, err := f.Service(ctx, cfg, ServiceOptions{ReadOnly: true})
+		s, err := f.Service(ctx, cfg, app.ServiceOptions{ReadOnly: true})
 		if err != nil {
 			return nil, err
 		}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/deployer-dev/deployer/internal/app"
 	"github.com/deployer-dev/deployer/internal/config"
 	"github.com/deployer-dev/deployer/internal/deploy"
 	"github.com/deployer-dev/deployer/internal/engine"
@@ -40,7 +41,7 @@ func TestNewCmdPlan(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			ios, _, _ := termui.Test("")
-			f := NewFactory(ios)
+			f := app.NewFactory(ios)
 			var got *PlanOptions
 			cmd := NewCmdPlan(f, func(_ context.Context, o *PlanOptions) error { got = o; return nil })
 			f.JSON = tt.json // --json is the root's flag

@@ -7,6 +7,7 @@ import (
 	"github.com/MakeNowJust/heredoc"
 	"github.com/spf13/cobra"
 
+	"github.com/deployer-dev/deployer/internal/app"
 	"github.com/deployer-dev/deployer/internal/exitcode"
 	"github.com/deployer-dev/deployer/internal/policy"
 	"github.com/deployer-dev/deployer/internal/termui"
@@ -14,7 +15,7 @@ import (
 
 // NewCmdPolicy returns `deployer policy`, the group of policy commands
 // (docs/policy.md).
-func NewCmdPolicy(f *Factory) *cobra.Command {
+func NewCmdPolicy(f *app.Factory) *cobra.Command {
 	cmd := groupCmd("policy", "Test the Rego policies that plans are checked against")
 	cmd.AddCommand(NewCmdPolicyTest(f, nil))
 	return cmd
@@ -28,7 +29,7 @@ type PolicyTestOptions struct {
 
 // NewCmdPolicyTest returns `deployer policy test DIR...`; runF replaces
 // runPolicyTest in tests.
-func NewCmdPolicyTest(f *Factory, runF func(context.Context, *PolicyTestOptions) error) *cobra.Command {
+func NewCmdPolicyTest(f *app.Factory, runF func(context.Context, *PolicyTestOptions) error) *cobra.Command {
 	opts := &PolicyTestOptions{IO: f.IO}
 	return &cobra.Command{
 		Use:   "test DIR...",

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/deployer-dev/deployer/internal/app"
 	"github.com/deployer-dev/deployer/internal/termui"
 )
 
@@ -23,7 +24,7 @@ func TestNewCmdPolicyTest(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			ios, _, _ := termui.Test("")
-			f := NewFactory(ios)
+			f := app.NewFactory(ios)
 			var got *PolicyTestOptions
 			err := parse(t, NewCmdPolicyTest(f, func(_ context.Context, o *PolicyTestOptions) error { got = o; return nil }), tt.argv...)
 			checkParsed(t, err, got, tt.want, tt.wantErr)

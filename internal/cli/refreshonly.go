@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/deployer-dev/deployer/internal/app"
 	"github.com/deployer-dev/deployer/internal/deploy"
 	"github.com/deployer-dev/deployer/internal/exitcode"
 	"github.com/deployer-dev/deployer/internal/termui"
@@ -15,13 +16,13 @@ import (
 
 // RefreshOnlyFunc is the refresh-only use case (deploy.Service.RefreshOnly)
 // as plan and deploy bind it; a run test sets a fake.
-type RefreshOnlyFunc func(ctx context.Context, req deploy.RefreshOnlyRequest, eng EngineOptions) (*deploy.RefreshOutcome, error)
+type RefreshOnlyFunc func(ctx context.Context, req deploy.RefreshOnlyRequest, eng app.EngineOptions) (*deploy.RefreshOutcome, error)
 
 // bindRefreshOnly binds the use case to f: plan's (record false) opens
 // the backends read only, without the lock backend.
-func bindRefreshOnly(f *Factory, readOnly bool) RefreshOnlyFunc {
-	return func(ctx context.Context, req deploy.RefreshOnlyRequest, eng EngineOptions) (*deploy.RefreshOutcome, error) {
-		svc, err := f.Service(ctx, req.Config, ServiceOptions{EngineOptions: eng, ReadOnly: readOnly})
+func bindRefreshOnly(f *app.Factory, readOnly bool) RefreshOnlyFunc {
+	return func(ctx context.Context, req deploy.RefreshOnlyRequest, eng app.EngineOptions) (*deploy.RefreshOutcome, error) {
+		svc, err := f.Service(ctx, req.Config, app.ServiceOptions{EngineOptions: eng, ReadOnly: readOnly})
 		if err != nil {
 			return nil, err
 		}
@@ -49,7 +50,7 @@ type refreshOnlyRun struct {
 	JSON        bool
 	Record, Yes bool
 	Run         RefreshOnlyFunc
-	Engine      EngineOptions
+	Engine      app.EngineOptions
 	// DetailedExitcode: exit 2 when there is drift (plan).
 	DetailedExitcode bool
 }

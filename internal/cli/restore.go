@@ -8,6 +8,7 @@ import (
 	"github.com/MakeNowJust/heredoc"
 	"github.com/spf13/cobra"
 
+	"github.com/deployer-dev/deployer/internal/app"
 	"github.com/deployer-dev/deployer/internal/config"
 	"github.com/deployer-dev/deployer/internal/deploy"
 	"github.com/deployer-dev/deployer/internal/exitcode"
@@ -39,11 +40,11 @@ type RestoreOptions struct {
 }
 
 // NewCmdRestore returns `deployer restore`; runF replaces runRestore in tests.
-func NewCmdRestore(f *Factory, runF func(context.Context, *RestoreOptions) error) *cobra.Command {
+func NewCmdRestore(f *app.Factory, runF func(context.Context, *RestoreOptions) error) *cobra.Command {
 	opts := &RestoreOptions{
 		IO:      f.IO,
 		Config:  func() (*config.Config, error) { return projectConfig(f, "restore") },
-		Restore: useCase(f, (*deploy.Service).Restore),
+		Restore: app.UseCase(f, (*deploy.Service).Restore),
 		Report:  f.GitHub.Restore,
 	}
 	cmd := &cobra.Command{

@@ -2,7 +2,7 @@
 // group with an options struct, NewCmdX and runX (as GitHub CLI's pkg/cmd).
 // Commands parse and validate flags, then call internal/deploy; output goes
 // through termui.IOStreams. Until they move to packages of their own, it also
-// holds the session wiring behind the Factory (session.go) and the terminal
+// holds the session wiring behind the app.Factory (session.go) and the terminal
 // UI (iostreams.go, progress.go, waiting.go) (docs/design.md#package-map).
 package cli
 
@@ -16,19 +16,13 @@ import (
 	"github.com/spf13/pflag"
 	"github.com/spf13/viper"
 
+	"github.com/deployer-dev/deployer/internal/app"
 	"github.com/deployer-dev/deployer/internal/config"
 	"github.com/deployer-dev/deployer/internal/exitcode"
 )
 
-// Version information, set by main from -ldflags.
-var (
-	Version = "dev"
-	Commit  = ""
-	Date    = ""
-)
-
 // NewRootCmd returns the deployer command tree.
-func NewRootCmd(f *Factory) *cobra.Command {
+func NewRootCmd(f *app.Factory) *cobra.Command {
 	root := &cobra.Command{
 		Use:   "deployer",
 		Short: "Deploy infrastructure stacks safely: locks, plans, state with history",
@@ -58,7 +52,7 @@ func NewRootCmd(f *Factory) *cobra.Command {
 	pf.StringVar(&f.AuditPath, "audit-log", "", "append audit events as JSON lines to FILE")
 	root.SetGlobalNormalizationFunc(normalizeFlag)
 	// --version prints what `deployer version` prints, as terraform and gh do.
-	root.Version = BuildVersion().Line(platform)
+	root.Version = app.BuildVersion().Line(app.Platform)
 	root.SetVersionTemplate("{{.Version}}\n")
 	root.InitDefaultVersionFlag()
 	root.SetOut(f.IO.Out) // --version and --help: data on stdout through termui.IOStreams
@@ -94,7 +88,7 @@ func NewRootCmd(f *Factory) *cobra.Command {
 		NewCmdUI(f, nil),
 	)
 	suggestFor(root)
-	registerCompletions(root, f)
+	app.RegisterCompletions(root, f)
 	return root
 }
 
@@ -162,21 +156,21 @@ func groupCmd(use, short string) *cobra.Command {
 // DEPLOYER_JSON, --no-color and DEPLOYER_NO_COLOR, --verbose and
 // DEPLOYER_VERBOSE. deployer.yaml's own keys are layered by config.ApplyEnv,
 // which validates them with the file's error messages.
-func bindGlobals(cmd *cobra.Command) (Globals, error) {
+func bindGlobals(cmd *cobra.Command) (app.Globals, error) {
 	v := viper.New()
 	v.SetEnvPrefix("DEPLOYER")
 	v.SetEnvKeyReplacer(strings.NewReplacer("-", "_"))
 	for _, name := range []string{"config", "audit-log", "json", "no-color", "verbose"} {
 		if err := v.BindEnv(name); err != nil {
-			return Globals{}, err
+			return app.Globals{}, err
 		}
 		if fl := cmd.Flags().Lookup(name); fl != nil {
 			if err := v.BindPFlag(name, fl); err != nil {
-				return Globals{}, err
+				return app.Globals{}, err
 			}
 		}
 	}
-	return Globals{
+	return app.Globals{
 		ConfigPath: v.GetString("config"),
 		AuditPath:  v.GetString("audit-log"),
 		JSON:       v.GetBool("json"),

@@ -9,6 +9,7 @@ import (
 	"github.com/MakeNowJust/heredoc"
 	"github.com/spf13/cobra"
 
+	"github.com/deployer-dev/deployer/internal/app"
 	"github.com/deployer-dev/deployer/internal/config"
 	"github.com/deployer-dev/deployer/internal/deploy"
 	"github.com/deployer-dev/deployer/internal/exitcode"
@@ -39,7 +40,7 @@ type SecretsRotateOptions struct {
 }
 
 // NewCmdSecrets returns `deployer secrets` and its subcommands.
-func NewCmdSecrets(f *Factory) *cobra.Command {
+func NewCmdSecrets(f *app.Factory) *cobra.Command {
 	cmd := &cobra.Command{Use: "secrets", Short: "Manage the encryption of secrets in state"}
 	cmd.AddCommand(NewCmdSecretsRotate(f, nil))
 	return cmd
@@ -49,7 +50,7 @@ func NewCmdSecrets(f *Factory) *cobra.Command {
 // secrets of a stack/environment's state under a new passphrase or key, as a
 // new serial, under the stack lock (docs/secrets.md). runF replaces
 // runSecretsRotate in tests.
-func NewCmdSecretsRotate(f *Factory, runF func(context.Context, *SecretsRotateOptions) error) *cobra.Command {
+func NewCmdSecretsRotate(f *app.Factory, runF func(context.Context, *SecretsRotateOptions) error) *cobra.Command {
 	opts := &SecretsRotateOptions{
 		IO:     f.IO,
 		Config: func() (*config.Config, error) { return projectConfig(f, "secrets rotate") },
@@ -57,7 +58,7 @@ func NewCmdSecretsRotate(f *Factory, runF func(context.Context, *SecretsRotateOp
 			return secrets.NewRotationProvider(spec, f.Getenv)
 		},
 		Rotate: func(ctx context.Context, cfg *config.Config, t deploy.Target, to secrets.Provider, lockTimeout time.Duration) (statestore.Head, error) {
-			svc, err := f.Service(ctx, cfg, ServiceOptions{})
+			svc, err := f.Service(ctx, cfg, app.ServiceOptions{})
 			if err != nil {
 				return statestore.Head{}, err
 			}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/deployer-dev/deployer/internal/app"
 	"github.com/deployer-dev/deployer/internal/config"
 	"github.com/deployer-dev/deployer/internal/deploy"
 	"github.com/deployer-dev/deployer/internal/exitcode"
@@ -33,7 +34,7 @@ func TestNewCmdSecretsRotate(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			ios, _, _ := termui.Test("")
-			f := NewFactory(ios)
+			f := app.NewFactory(ios)
 			var got *SecretsRotateOptions
 			cmd := NewCmdSecretsRotate(f, func(_ context.Context, o *SecretsRotateOptions) error { got = o; return nil })
 			f.JSON = tt.json // --json is the root's flag

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/deployer-dev/deployer/internal/app"
 	"github.com/deployer-dev/deployer/internal/sanitize"
 	"github.com/deployer-dev/deployer/internal/termui"
 
@@ -23,7 +24,7 @@ type ShowOptions struct {
 // NewCmdShow returns `deployer show FILE`, which prints a plan saved by
 // plan --out (as terraform show PLANFILE does); runF replaces runShow in
 // tests.
-func NewCmdShow(f *Factory, runF func(context.Context, *ShowOptions) error) *cobra.Command {
+func NewCmdShow(f *app.Factory, runF func(context.Context, *ShowOptions) error) *cobra.Command {
 	opts := &ShowOptions{IO: f.IO}
 	cmd := &cobra.Command{
 		Use:   "show FILE",

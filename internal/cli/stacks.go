@@ -10,6 +10,7 @@ import (
 	"github.com/MakeNowJust/heredoc"
 	"github.com/spf13/cobra"
 
+	"github.com/deployer-dev/deployer/internal/app"
 	"github.com/deployer-dev/deployer/internal/config"
 	"github.com/deployer-dev/deployer/internal/exitcode"
 	"github.com/deployer-dev/deployer/internal/stacks"
@@ -31,12 +32,12 @@ type StacksOptions struct {
 	Load func(path string) (*config.Config, error)
 
 	// Discover finds the stacks under the working directory
-	// (stacks.Discover with the Factory's loader).
+	// (stacks.Discover with the app.Factory's loader).
 	Discover func(env string) (*stacks.Set, error)
 }
 
 // NewCmdStacks returns `deployer stacks`; runF replaces runStacks in tests.
-func NewCmdStacks(f *Factory, runF func(context.Context, *StacksOptions) error) *cobra.Command {
+func NewCmdStacks(f *app.Factory, runF func(context.Context, *StacksOptions) error) *cobra.Command {
 	opts := &StacksOptions{IO: f.IO, Load: f.StackConfig, Discover: func(env string) (*stacks.Set, error) {
 		return stacks.Discover(".", stacks.Options{Env: env, Load: f.StackConfig})
 	}}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/deployer-dev/deployer/internal/app"
 	"github.com/deployer-dev/deployer/internal/config"
 	"github.com/deployer-dev/deployer/internal/termui"
 )
@@ -85,7 +86,7 @@ func TestStacksMatrixFlags(t *testing.T) {
 		{[]string{"--changed-since", "HEAD"}, "--changed-since goes with --matrix"},
 	} {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
-			f := &Factory{IO: &termui.IOStreams{Out: &bytes.Buffer{}, ErrOut: &bytes.Buffer{}}}
+			f := &app.Factory{IO: &termui.IOStreams{Out: &bytes.Buffer{}, ErrOut: &bytes.Buffer{}}}
 			var got *StacksOptions
 			cmd := NewCmdStacks(f, func(_ context.Context, o *StacksOptions) error { got = o; return nil })
 			cmd.SetArgs(tc.args)

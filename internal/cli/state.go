@@ -11,6 +11,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/deployer-dev/deployer/internal/app"
 	"github.com/deployer-dev/deployer/internal/sanitize"
 	"github.com/deployer-dev/deployer/internal/termui"
 
@@ -47,10 +48,10 @@ type StateShowOptions struct {
 // stateDeps are the collaborators of a read-only use case on a state:
 // the state store, which opens secret values only when showSecrets
 // (read-only otherwise, sealed), and the audit log.
-func stateDeps(ctx context.Context, f *Factory, cfg *config.Config, showSecrets bool) (deploy.StateDeps, error) {
-	access := ReadSealed
+func stateDeps(ctx context.Context, f *app.Factory, cfg *config.Config, showSecrets bool) (deploy.StateDeps, error) {
+	access := app.ReadSealed
 	if showSecrets {
-		access = ReadOnly
+		access = app.ReadOnly
 	}
 	store, err := f.Store(ctx, cfg, access)
 	return deploy.StateDeps{Store: store, Audit: f.Audit}, err
@@ -58,7 +59,7 @@ func stateDeps(ctx context.Context, f *Factory, cfg *config.Config, showSecrets 
 
 // NewCmdStateShow returns `deployer state show`; runF replaces runStateShow
 // in tests.
-func NewCmdStateShow(f *Factory, runF func(context.Context, *StateShowOptions) error) *cobra.Command {
+func NewCmdStateShow(f *app.Factory, runF func(context.Context, *StateShowOptions) error) *cobra.Command {
 	opts := &StateShowOptions{
 		IO:     f.IO,
 		Config: func() (*config.Config, error) { return projectConfig(f, "state show") },
@@ -184,13 +185,13 @@ type StatePushOptions struct {
 // NewCmdStatePush returns `deployer state push FILE`: writes an errored state
 // saved by a failed deploy as the next serial (docs/design.md#state-writes);
 // runF replaces runStatePush in tests.
-func NewCmdStatePush(f *Factory, runF func(context.Context, *StatePushOptions) error) *cobra.Command {
+func NewCmdStatePush(f *app.Factory, runF func(context.Context, *StatePushOptions) error) *cobra.Command {
 	opts := &StatePushOptions{
 		IO:     f.IO,
 		Config: func() (*config.Config, error) { return projectConfig(f, "state push") },
 		Push: func(ctx context.Context, cfg *config.Config, req deploy.PushRequest) (*deploy.PushResult, error) {
 			return deploy.PushFile(ctx, func(ctx context.Context) (*deploy.Service, error) {
-				return f.Service(ctx, cfg, ServiceOptions{})
+				return f.Service(ctx, cfg, app.ServiceOptions{})
 			}, req)
 		},
 	}

@@ -45,7 +45,7 @@ func TestNewCmdStateShow(t *testing.T) {
 			t.Errorf("%v (-want +got):\n%s", c.argv, d)
 		}
 		if got.IO != f.IO || got.Config == nil || got.Show == nil || got.SecretOut != f.RawOut {
-			t.Errorf("%v: IO, Config, Show and SecretOut must be bound from the Factory", c.argv)
+			t.Errorf("%v: IO, Config, Show and SecretOut must be bound from the app.Factory", c.argv)
 		}
 	}
 }
@@ -180,7 +180,7 @@ func TestNewCmdStatePush(t *testing.T) {
 			t.Errorf("%v (-want +got):\n%s", c.argv, d)
 		}
 		if got.IO != f.IO || got.Config == nil || got.Push == nil {
-			t.Errorf("%v: IO, Config and Push must be bound from the Factory", c.argv)
+			t.Errorf("%v: IO, Config and Push must be bound from the app.Factory", c.argv)
 		}
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/deployer-dev/deployer/internal/app"
 	"github.com/deployer-dev/deployer/internal/exitcode"
 	"github.com/deployer-dev/deployer/internal/sanitize"
 	"github.com/deployer-dev/deployer/internal/termui"
@@ -31,11 +32,11 @@ type StateMoveOptions struct {
 // NewCmdStateMove returns `deployer state mv FROM TO`: moves state entries
 // to another address under the stack lock, running nothing
 // (docs/operations.md#state-mv); runF replaces runStateMove in tests.
-func NewCmdStateMove(f *Factory, runF func(context.Context, *StateMoveOptions) error) *cobra.Command {
+func NewCmdStateMove(f *app.Factory, runF func(context.Context, *StateMoveOptions) error) *cobra.Command {
 	opts := &StateMoveOptions{
 		IO:     f.IO,
 		Config: func() (*config.Config, error) { return projectConfig(f, "state mv") },
-		Move:   useCase(f, (*deploy.Service).StateMove),
+		Move:   app.UseCase(f, (*deploy.Service).StateMove),
 	}
 	cmd := &cobra.Command{
 		Use:   "mv FROM TO",

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/deployer-dev/deployer/internal/app"
 	"github.com/deployer-dev/deployer/internal/exitcode"
 	"github.com/deployer-dev/deployer/internal/sanitize"
 	"github.com/deployer-dev/deployer/internal/termui"
@@ -35,11 +36,11 @@ type StateRmOptions struct {
 
 // NewCmdStateRm returns `deployer state rm ADDR...`; runF replaces
 // runStateRm in tests.
-func NewCmdStateRm(f *Factory, runF func(context.Context, *StateRmOptions) error) *cobra.Command {
+func NewCmdStateRm(f *app.Factory, runF func(context.Context, *StateRmOptions) error) *cobra.Command {
 	opts := &StateRmOptions{
 		IO:     f.IO,
 		Config: func() (*config.Config, error) { return projectConfig(f, "state rm") },
-		Rm:     useCase(f, (*deploy.Service).StateRm),
+		Rm:     app.UseCase(f, (*deploy.Service).StateRm),
 	}
 	cmd := &cobra.Command{
 		Use:   "rm ADDR...",
@@ -105,7 +106,7 @@ func runStateRm(ctx context.Context, opts *StateRmOptions, cfg *config.Config, t
 
 // NewCmdStateList returns `deployer state list`: the addresses in the
 // state, one a line, sorted (read-only, like state show).
-func NewCmdStateList(f *Factory) *cobra.Command {
+func NewCmdStateList(f *app.Factory) *cobra.Command {
 	var target targetFlags
 	cmd := &cobra.Command{
 		Use:   "list",
@@ -122,7 +123,7 @@ func NewCmdStateList(f *Factory) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			store, err := f.Store(cmd.Context(), cfg, ReadSealed)
+			store, err := f.Store(cmd.Context(), cfg, app.ReadSealed)
 			if err != nil {
 				return err
 			}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/deployer-dev/deployer/internal/app"
 	"github.com/deployer-dev/deployer/internal/config"
 	"github.com/deployer-dev/deployer/internal/deploy"
 	"github.com/deployer-dev/deployer/internal/exitcode"
@@ -170,14 +171,14 @@ func (t *targetFlags) load(loadConfig func() (*config.Config, error), planned bo
 
 // optionalConfig loads deployer.yaml when present; commands that work from
 // flags alone (state locks, history, ...) then need --stack.
-func optionalConfig(f *Factory) (*config.Config, error) {
+func optionalConfig(f *app.Factory) (*config.Config, error) {
 	cfg, err := f.Config()
 	if err == nil {
 		return cfg, nil
 	}
 	if f.ConfigPath == "" && errors.Is(err, config.ErrNoConfig) {
 		c := config.Default()
-		if err := config.ApplyEnv(c, f.Getenv, configOptions()...); err != nil {
+		if err := config.ApplyEnv(c, f.Getenv, app.ConfigOptions()...); err != nil {
 			return nil, err
 		}
 		return c, nil
@@ -190,7 +191,7 @@ func optionalConfig(f *Factory) (*config.Config, error) {
 // deployer.yaml they need backends named by DEPLOYER_BACKEND_STATE or
 // DEPLOYER_BACKEND_LOCK, else they fail, rather than answer about an empty
 // .deployer/ of the current directory (docs/design.md#read-only-commands).
-func projectConfig(f *Factory, cmd string) (*config.Config, error) {
+func projectConfig(f *app.Factory, cmd string) (*config.Config, error) {
 	cfg, err := optionalConfig(f)
 	if err != nil || cfg.Path != "" {
 		return cfg, err

@@ -12,6 +12,7 @@ import (
 	"github.com/MakeNowJust/heredoc"
 	"github.com/spf13/cobra"
 
+	"github.com/deployer-dev/deployer/internal/app"
 	"github.com/deployer-dev/deployer/internal/deploy"
 	"github.com/deployer-dev/deployer/internal/exitcode"
 	"github.com/deployer-dev/deployer/internal/stacks"
@@ -36,7 +37,7 @@ type UIOptions struct {
 }
 
 // NewCmdUI returns `deployer ui`; runF replaces runUI in tests.
-func NewCmdUI(f *Factory, runF func(context.Context, *UIOptions) error) *cobra.Command {
+func NewCmdUI(f *app.Factory, runF func(context.Context, *UIOptions) error) *cobra.Command {
 	opts := &UIOptions{IO: f.IO}
 	opts.Config = func(ctx context.Context) (webui.Config, error) { return uiConfig(ctx, f) }
 	cmd := &cobra.Command{
@@ -130,7 +131,7 @@ func runUI(ctx context.Context, opts *UIOptions) error {
 // lock backend of the project (deployer.yaml, or DEPLOYER_BACKEND_LOCK)
 // opened once, read-only; each stack's state backend opened on first use,
 // with secrets left sealed.
-func uiConfig(ctx context.Context, f *Factory) (webui.Config, error) {
+func uiConfig(ctx context.Context, f *app.Factory) (webui.Config, error) {
 	cfg, err := projectConfig(f, "ui")
 	discover := func() (*stacks.Set, error) { return stacks.Discover(".", stacks.Options{Load: f.StackConfig}) }
 	if err != nil {
@@ -142,7 +143,7 @@ func uiConfig(ctx context.Context, f *Factory) (webui.Config, error) {
 	}
 	out := webui.Config{Stacks: discover, Mask: f.IO.Mask, Now: f.Now}
 	if cfg != nil {
-		m, err := f.Locks(ctx, cfg, ReadOnly)
+		m, err := f.Locks(ctx, cfg, app.ReadOnly)
 		if err != nil {
 			return webui.Config{}, err
 		}
@@ -171,7 +172,7 @@ func uiConfig(ctx context.Context, f *Factory) (webui.Config, error) {
 		if s := stores[key]; s != nil {
 			return s, nil
 		}
-		s, err := f.Store(ctx, c, ReadSealed)
+		s, err := f.Store(ctx, c, app.ReadSealed)
 		if err != nil {
 			return nil, err
 		}

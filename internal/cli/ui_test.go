@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/deployer-dev/deployer/internal/app"
 	"github.com/deployer-dev/deployer/internal/lockmgr"
 	filelock "github.com/deployer-dev/deployer/internal/lockmgr/file"
 	"github.com/deployer-dev/deployer/internal/termui"
@@ -78,7 +79,7 @@ func TestUIServesTheProjectOnFileBackends(t *testing.T) {
 	}
 
 	streams, _, errOut := termui.Test("")
-	f := NewFactory(streams)
+	f := app.NewFactory(streams)
 	f.ConfigPath = cfg
 	defer f.Close()
 	urls := make(chan string, 1)

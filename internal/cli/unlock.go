@@ -9,6 +9,7 @@ import (
 	"github.com/MakeNowJust/heredoc"
 	"github.com/spf13/cobra"
 
+	"github.com/deployer-dev/deployer/internal/app"
 	"github.com/deployer-dev/deployer/internal/deploy"
 	"github.com/deployer-dev/deployer/internal/exitcode"
 	"github.com/deployer-dev/deployer/internal/lockmgr"
@@ -38,7 +39,7 @@ type UnlockOptions struct {
 
 // NewCmdUnlock returns `deployer unlock --force`; runF replaces runUnlock in
 // tests.
-func NewCmdUnlock(f *Factory, runF func(context.Context, *UnlockOptions) error) *cobra.Command {
+func NewCmdUnlock(f *app.Factory, runF func(context.Context, *UnlockOptions) error) *cobra.Command {
 	opts := &UnlockOptions{IO: f.IO, Summarize: f.GitHub.Summarize}
 	opts.Unlock = func(ctx context.Context, req deploy.UnlockRequest) (*deploy.UnlockResult, error) {
 		cfg, err := projectConfig(f, "unlock")
@@ -50,12 +51,12 @@ func NewCmdUnlock(f *Factory, runF func(context.Context, *UnlockOptions) error) 
 				return nil, err
 			}
 		}
-		m, err := f.Locks(ctx, cfg, ReadWrite)
+		m, err := f.Locks(ctx, cfg, app.ReadWrite)
 		if err != nil {
 			return nil, err
 		}
 		return deploy.NewLocking(deploy.LockDeps{Locks: m, Getenv: f.Getenv,
-			Service: func(ctx context.Context) (*deploy.Service, error) { return f.Service(ctx, cfg, ServiceOptions{}) }}).Unlock(ctx, req)
+			Service: func(ctx context.Context) (*deploy.Service, error) { return f.Service(ctx, cfg, app.ServiceOptions{}) }}).Unlock(ctx, req)
 	}
 	cmd := &cobra.Command{
 		Use:   "unlock",

@@ -12,6 +12,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 
+	"github.com/deployer-dev/deployer/internal/app"
 	"github.com/deployer-dev/deployer/internal/config"
 	"github.com/deployer-dev/deployer/internal/deploy"
 	"github.com/deployer-dev/deployer/internal/engine"
@@ -63,14 +64,14 @@ func runRoot(t *testing.T, stdin string, tty bool, argv ...string) (string, stri
 	return runRootWith(t, nil, stdin, tty, argv...)
 }
 
-// runRootWith is runRoot on a Factory whose clock is now (nil: the real one).
+// runRootWith is runRoot on a app.Factory whose clock is now (nil: the real one).
 func runRootWith(t *testing.T, now func() time.Time, stdin string, tty bool, argv ...string) (string, string, error) {
 	t.Helper()
 	io, out, errOut := termui.Test(stdin)
 	io.SetTTY(tty, tty, tty)
-	f := NewFactory(io)
+	f := app.NewFactory(io)
 	f.Now = now
-	f.NewEngines = func(*config.Config, EngineOptions) []engine.Engine { return []engine.Engine{command.New()} }
+	f.NewEngines = func(*config.Config, app.EngineOptions) []engine.Engine { return []engine.Engine{command.New()} }
 	defer f.Close()
 	root := NewRootCmd(f)
 	root.SetArgs(argv)
@@ -115,7 +116,7 @@ func TestNewCmdUnlock(t *testing.T) {
 			t.Errorf("%v (-want +got):\n%s", c.argv, d)
 		}
 		if got.IO != f.IO || got.Unlock == nil || got.Summarize == nil {
-			t.Errorf("%v: IO, Unlock and Summarize must be bound from the Factory", c.argv)
+			t.Errorf("%v: IO, Unlock and Summarize must be bound from the app.Factory", c.argv)
 		}
 	}
 }

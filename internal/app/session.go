@@ -1,4 +1,4 @@
-package cli
+package app
 
 import (
 	"context"
@@ -62,9 +62,9 @@ func NewSession(io *termui.IOStreams) (*Factory, *Session) {
 	return f, s
 }
 
-// configOptions check deployer.yaml against the registries: the backend
+// ConfigOptions check deployer.yaml against the registries: the backend
 // URL schemes and the engines' kinds.
-func configOptions() []config.Option {
+func ConfigOptions() []config.Option {
 	return []config.Option{config.WithBackends(backends.Schemes()), config.WithKinds(engines.Kinds())}
 }
 
@@ -155,11 +155,11 @@ func (s *Session) config() (*config.Config, error) {
 // variable checks and the default applies here) and the DEPLOYER_* layer.
 func (s *Session) stackConfig(path string) (*config.Config, error) {
 	n, _ := config.ParseMaxValues(s.f.Getenv(config.MaxValuesVar))
-	cfg, err := config.Load(path, append(configOptions(), config.WithMaxValues(n))...)
+	cfg, err := config.Load(path, append(ConfigOptions(), config.WithMaxValues(n))...)
 	if err != nil {
 		return nil, err
 	}
-	if err := config.ApplyEnv(cfg, s.f.Getenv, configOptions()...); err != nil {
+	if err := config.ApplyEnv(cfg, s.f.Getenv, ConfigOptions()...); err != nil {
 		return nil, err
 	}
 	return cfg, nil
@@ -180,15 +180,15 @@ func (s *Session) audit() (*slog.Logger, error) {
 	return l, nil
 }
 
-// backendOptions are the registry's options for cfg; writes says the
+// BackendOptions are the registry's options for cfg; writes says the
 // command will write (backends.Options.Writes).
-func backendOptions(cfg *config.Config, writes bool) backends.Options {
+func BackendOptions(cfg *config.Config, writes bool) backends.Options {
 	return backends.Options{BaseDir: cfg.Dir, SSE: cfg.Backend.SSE, KMSKeyID: cfg.Backend.KMSKeyID, PathStyle: cfg.Backend.PathStyle,
 		LockURL: cfg.Backend.Lock, Writes: writes}
 }
 
 func (s *Session) locks(ctx context.Context, cfg *config.Config, access Access) (*lockmgr.Manager, error) {
-	b, err := backends.OpenLock(ctx, cfg.Backend.Lock, backendOptions(cfg, access == ReadWrite))
+	b, err := backends.OpenLock(ctx, cfg.Backend.Lock, BackendOptions(cfg, access == ReadWrite))
 	if err != nil {
 		return nil, err
 	}
@@ -264,7 +264,7 @@ func (s *Session) sealedStore(ctx context.Context, cfg *config.Config, writes bo
 }
 
 func (s *Session) openStore(ctx context.Context, cfg *config.Config, writes bool, opts ...statestore.Option) (*statestore.Store, error) {
-	b, err := backends.OpenState(ctx, cfg.Backend.State, backendOptions(cfg, writes))
+	b, err := backends.OpenState(ctx, cfg.Backend.State, BackendOptions(cfg, writes))
 	if err != nil {
 		return nil, err
 	}

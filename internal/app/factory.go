@@ -1,4 +1,4 @@
-package cli
+package app
 
 import (
 	"context"
@@ -147,11 +147,11 @@ func NewFactory(io *termui.IOStreams) *Factory {
 	return f
 }
 
-// useCase binds the deploy.Service use case call (a method expression such
+// UseCase binds the deploy.Service use case call (a method expression such
 // as (*deploy.Service).Restore) to the backends a command's config names:
 // the returned function opens the Service (f.Service, default options) and
 // calls it with req. Errors: f.Service's, then the use case's.
-func useCase[Req, Res any](f *Factory, call func(*deploy.Service, context.Context, Req) (Res, error)) func(context.Context, *config.Config, Req) (Res, error) {
+func UseCase[Req, Res any](f *Factory, call func(*deploy.Service, context.Context, Req) (Res, error)) func(context.Context, *config.Config, Req) (Res, error) {
 	return func(ctx context.Context, cfg *config.Config, req Req) (Res, error) {
 		svc, err := f.Service(ctx, cfg, ServiceOptions{})
 		if err != nil {
@@ -160,4 +160,14 @@ func useCase[Req, Res any](f *Factory, call func(*deploy.Service, context.Contex
 		}
 		return call(svc, ctx, req)
 	}
+}
+
+// TrackStacks counts a plan, deploy or destroy --all in the Session's
+// Stacking until the returned func is called (a Factory without a Session
+// counts nothing).
+func (f *Factory) TrackStacks() (done func()) {
+	if f.session == nil {
+		return func() {}
+	}
+	return f.session.track()
 }
