@@ -14,7 +14,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/deployer-dev/deployer/internal/cli"
+	"github.com/deployer-dev/deployer/internal/app"
 	"github.com/deployer-dev/deployer/internal/config"
 	"github.com/deployer-dev/deployer/internal/deploy"
 	"github.com/deployer-dev/deployer/internal/exitcode"
@@ -98,8 +98,8 @@ func TestExitCodeTableMatchesTheDocs(t *testing.T) {
 	if !slices.Equal(documented, want) {
 		t.Errorf("docs/exit-codes.md lists codes %v, internal/exitcode has %v", documented, want)
 	}
-	if cli.ExitSkipped != exitcode.Skipped {
-		t.Errorf("cli.ExitSkipped is %d, exitcode.Skipped %d", cli.ExitSkipped, exitcode.Skipped)
+	if app.ExitSkipped != exitcode.Skipped {
+		t.Errorf("app.ExitSkipped is %d, exitcode.Skipped %d", app.ExitSkipped, exitcode.Skipped)
 	}
 }
 

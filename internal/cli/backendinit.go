@@ -29,7 +29,7 @@ type BackendInitOptions struct {
 func NewCmdBackendInit(f *app.Factory, runF func(context.Context, *BackendInitOptions) error) *cobra.Command {
 	opts := &BackendInitOptions{IO: f.IO}
 	opts.Init = func(ctx context.Context) ([]string, error) {
-		cfg, err := optionalConfig(f)
+		cfg, err := app.OptionalConfig(f)
 		if err != nil {
 			return nil, err
 		}

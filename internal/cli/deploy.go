@@ -24,8 +24,8 @@ import (
 // DeployOptions are the options of `deployer deploy` and `deployer destroy`.
 type DeployOptions struct {
 	IO *termui.IOStreams
-	// StackOptions are the target, --all and --json.
-	StackOptions
+	// app.StackOptions are the target, --all and --json.
+	app.StackOptions
 
 	// From argv.
 	PlanFile      string
@@ -39,11 +39,11 @@ type DeployOptions struct {
 	// Parallelism is --parallelism; 0 when not given (DEPLOYER_PARALLELISM,
 	// then deployer.yaml's parallelism:, then 10).
 	Parallelism int
-	Policy      PolicyFlags
+	Policy      app.PolicyFlags
 	// WithDependents is destroy --with-dependents.
 	WithDependents bool
 	// Run is --run-id and its flags (deploy only).
-	Run RunFlags
+	Run app.RunFlags
 	// RefreshOnly is deploy --refresh-only: record what is live, run
 	// nothing else (docs/operations.md#refresh-only).
 	RefreshOnly bool
@@ -92,7 +92,7 @@ func NewCmdDeploy(f *app.Factory, runF func(context.Context, *DeployOptions) err
   deployer deploy -e dev --all --yes`,
 	})
 	cmd.Flags().StringVar(&opts.PlanFile, "plan", "", "apply a plan saved with plan --out, for its stack and environment, without asking (refused if the state moved on)")
-	opts.Run.bind(cmd)
+	opts.Run.Bind(cmd)
 	cmd.Flags().BoolVar(&opts.RefreshOnly, "refresh-only", false, "read what is live, show how it differs from the state and, once confirmed, record it as the state, running nothing else (docs/operations.md#refresh-only)")
 	cmd.Flags().StringArrayVar(&opts.Replace, "replace", nil, "replace component SERVICE/NAME (delete and create, or as its kind replaces) though its config does not force it; repeatable (docs/operations.md#replace)")
 	return cmd
@@ -130,9 +130,9 @@ func NewCmdDestroy(f *app.Factory, runF func(context.Context, *DeployOptions) er
 func newDeployOptions(f *app.Factory, destroy bool) *DeployOptions {
 	return &DeployOptions{
 		IO:           f.IO,
-		StackOptions: newStackOptions(f),
+		StackOptions: app.NewStackOptions(f),
 		Destroy:      destroy,
-		Policy:       PolicyFlags{Identify: overrideIdentity(f.Getenv)},
+		Policy:       app.PolicyFlags{Identify: app.OverrideIdentity(f.Getenv)},
 		Apply: func(ctx context.Context, req deploy.ApplyRequest, eng app.EngineOptions) (*deploy.Outcome, error) {
 			svc, err := f.Service(ctx, req.Config, app.ServiceOptions{EngineOptions: eng})
 			if err != nil {
@@ -173,7 +173,7 @@ func (o *DeployOptions) runE(cmd *cobra.Command, f *app.Factory, runF func(conte
 	if err := o.readSaved(); err != nil {
 		return err
 	}
-	if err := o.Target.validateFlags(); err != nil {
+	if err := o.Target.ValidateFlags(); err != nil {
 		return err
 	}
 	if err := o.checkParallelism(cmd); err != nil {
@@ -182,7 +182,7 @@ func (o *DeployOptions) runE(cmd *cobra.Command, f *app.Factory, runF func(conte
 	if o.Grace <= 0 || o.Grace > engines.MaxGrace {
 		return &exitcode.UsageError{Msg: fmt.Sprintf("--grace must be positive and at most %s, got %s", engines.MaxGrace, o.Grace)}
 	}
-	if err := o.check(cmd, f, "plan", "override-policy", "reason", "run-id", "run-attempt", "upstream", "wait-timeout", "refresh-only"); err != nil {
+	if err := o.Check(cmd, f, "plan", "override-policy", "reason", "run-id", "run-attempt", "upstream", "wait-timeout", "refresh-only"); err != nil {
 		return err
 	}
 	if err := refuseWithRefreshOnly(cmd, o.RefreshOnly, "plan", "override-policy", "reason", "run-id", "parallelism", "replace"); err != nil {
@@ -191,18 +191,18 @@ func (o *DeployOptions) runE(cmd *cobra.Command, f *app.Factory, runF func(conte
 	if len(o.Replace) > 0 && o.All.All {
 		return &exitcode.UsageError{Msg: "--replace names components of one stack: it cannot be used with --all"}
 	}
-	if err := o.Run.check(cmd, f.Getenv); err != nil {
+	if err := o.Run.Check(cmd, f.Getenv); err != nil {
 		return err
 	}
 	return runOr(cmd, o, runF, runDeploy)
 }
 
 func bindApplyFlags(cmd *cobra.Command, opts *DeployOptions) {
-	opts.bind(cmd, true)
+	opts.Bind(cmd, true)
 	cmd.Flags().BoolVarP(&opts.Yes, "yes", "y", false, "apply without asking (required without a terminal)")
-	bindLockTimeout(cmd, &opts.LockTimeout)
+	app.BindLockTimeout(cmd, &opts.LockTimeout)
 	cmd.Flags().BoolVar(&opts.InstallPulumi, "install-pulumi", false, "install the Pulumi CLI when it is missing")
-	bindPolicyFlags(cmd, &opts.Policy, true)
+	app.BindPolicyFlags(cmd, &opts.Policy, true)
 	cmd.Flags().DurationVar(&opts.Grace, "grace", engines.DefaultGrace, "time a cancelled Command component has between SIGTERM and SIGKILL to clean up, where command.grace sets none")
 	cmd.Flags().IntVar(&opts.Parallelism, "parallelism", 0, "apply at most N independent components at once (default 10; 1 applies one at a time; with --all, in each stack)")
 }
@@ -225,17 +225,17 @@ func runDeploy(ctx context.Context, opts *DeployOptions) (err error) {
 		if opts.Destroy {
 			op = deploy.OpDestroy
 		}
-		return opts.RunAll(ctx, AllRequest{Op: op, Env: opts.Target.Env, EnvFromVar: opts.Target.EnvFromVar, Flags: opts.All, Parallelism: opts.Parallelism,
+		return opts.RunAll(ctx, app.AllRequest{Op: op, Env: opts.Target.Env, EnvFromVar: opts.Target.EnvFromVar, Flags: opts.All, Parallelism: opts.Parallelism,
 			LockTimeout: opts.LockTimeout, Yes: opts.Yes, InstallPulumi: opts.InstallPulumi, Grace: opts.Grace, JSON: opts.JSON, Policy: opts.Policy})
 	}
-	cfg, t, err := opts.load()
+	cfg, t, err := opts.Load()
 	if err != nil {
 		return err
 	}
 	if opts.RefreshOnly {
 		return opts.refreshOnly(ctx, cfg, t)
 	}
-	run, err := opts.Run.request(t.Stack)
+	run, err := opts.Run.Request(t.Stack)
 	if err != nil {
 		return err
 	}
@@ -247,10 +247,10 @@ func runDeploy(ctx context.Context, opts *DeployOptions) (err error) {
 			}
 		}()
 	}
-	if err := opts.Policy.validate(); err != nil {
+	if err := opts.Policy.Validate(); err != nil {
 		return err
 	}
-	check, err := opts.Policy.check(ctx, cfg)
+	check, err := opts.Policy.Check(ctx, cfg)
 	if err != nil {
 		return err
 	}
@@ -278,9 +278,9 @@ func runDeploy(ctx context.Context, opts *DeployOptions) (err error) {
 	case run == nil:
 		return err
 	case opts.JSON:
-		return skippedExit(err)
+		return app.SkippedExit(err)
 	}
-	return runOutcome(opts.IO.Out, t, out, err)
+	return app.RunOutcome(opts.IO.Out, t, out, err)
 }
 
 // applyRequest is the use case's request of a deploy (or destroy) of t: the
@@ -302,7 +302,7 @@ func (opts *DeployOptions) applyRequest(cfg *config.Config, t deploy.Target, sav
 	switch {
 	case ask && opts.Destroy:
 		req.Confirm = func(p *plan.Plan) (bool, error) {
-			return confirmDestroy(opts.IO, fmt.Sprintf("Destroy these components from %s/%s?", t.Stack, t.Env), t.Stack)
+			return app.ConfirmDestroy(opts.IO, fmt.Sprintf("Destroy these components from %s/%s?", t.Stack, t.Env), t.Stack)
 		}
 	case ask:
 		req.Confirm = func(p *plan.Plan) (bool, error) {

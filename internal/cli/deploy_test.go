@@ -29,22 +29,22 @@ func TestNewCmdDeploy(t *testing.T) {
 		want    DeployOptions
 		wantErr string // a usage error containing it
 	}{
-		{name: "env", argv: []string{"-e", "dev"}, want: DeployOptions{Grace: 3 * time.Second, StackOptions: StackOptions{Target: targetFlags{Env: "dev"}}}},
+		{name: "env", argv: []string{"-e", "dev"}, want: DeployOptions{Grace: 3 * time.Second, StackOptions: app.StackOptions{Target: app.TargetFlags{Env: "dev"}}}},
 		{name: "all flags", argv: []string{"-e", "dev", "--yes", "--lock-timeout", "10m", "--plan", "x.plan", "--parallelism", "3", "--install-pulumi", "--grace", "20s", "-s", "shop"},
-			want: DeployOptions{Grace: 20 * time.Second, StackOptions: StackOptions{Target: targetFlags{Stack: "shop", Env: "dev"}}, Yes: true, LockTimeout: 10 * time.Minute, PlanFile: "x.plan", Parallelism: 3, InstallPulumi: true}},
+			want: DeployOptions{Grace: 20 * time.Second, StackOptions: app.StackOptions{Target: app.TargetFlags{Stack: "shop", Env: "dev"}}, Yes: true, LockTimeout: 10 * time.Minute, PlanFile: "x.plan", Parallelism: 3, InstallPulumi: true}},
 		{name: "replace", argv: []string{"-e", "dev", "--replace", "app/api", "--replace", "data/db", "--component", "app/api"},
-			want: DeployOptions{Grace: 3 * time.Second, StackOptions: StackOptions{Target: targetFlags{Env: "dev", Component: "app/api"}}, Replace: []string{"app/api", "data/db"}}},
+			want: DeployOptions{Grace: 3 * time.Second, StackOptions: app.StackOptions{Target: app.TargetFlags{Env: "dev", Component: "app/api"}}, Replace: []string{"app/api", "data/db"}}},
 		{name: "plan with component", argv: []string{"-e", "dev", "--plan", "x.plan", "--component", "app/api"}, wantErr: "--component cannot be used with --plan"},
 		{name: "replace with plan", argv: []string{"-e", "dev", "--plan", "x.plan", "--replace", "app/api"}, wantErr: "--replace cannot be used with --plan"},
 		{name: "with-dependents and a component", destroy: true, argv: []string{"-e", "dev", "--with-dependents", "--component", "data/db"},
-			want: DeployOptions{Grace: 3 * time.Second, StackOptions: StackOptions{Target: targetFlags{Env: "dev", Component: "data/db"}}, Destroy: true, WithDependents: true}},
+			want: DeployOptions{Grace: 3 * time.Second, StackOptions: app.StackOptions{Target: app.TargetFlags{Env: "dev", Component: "data/db"}}, Destroy: true, WithDependents: true}},
 		{name: "with-dependents and exclude", destroy: true, argv: []string{"-e", "dev", "--with-dependents", "--exclude", "app"},
-			want: DeployOptions{Grace: 3 * time.Second, StackOptions: StackOptions{Target: targetFlags{Env: "dev", Exclude: []string{"app"}}}, Destroy: true, WithDependents: true}},
+			want: DeployOptions{Grace: 3 * time.Second, StackOptions: app.StackOptions{Target: app.TargetFlags{Env: "dev", Exclude: []string{"app"}}}, Destroy: true, WithDependents: true}},
 		{name: "with-dependents without a target", destroy: true, argv: []string{"-e", "dev", "--with-dependents"}, wantErr: "--with-dependents widens a destroy of some components"},
 		{name: "--env alias and --json", json: true, argv: []string{"--env", "prod", "--service", "app", "-y"},
-			want: DeployOptions{Grace: 3 * time.Second, StackOptions: StackOptions{Target: targetFlags{Env: "prod", Service: "app"}, JSON: true}, Yes: true}},
+			want: DeployOptions{Grace: 3 * time.Second, StackOptions: app.StackOptions{Target: app.TargetFlags{Env: "prod", Service: "app"}, JSON: true}, Yes: true}},
 		{name: "destroy", destroy: true, argv: []string{"-e", "dev", "--parallelism", "1"},
-			want: DeployOptions{Grace: 3 * time.Second, StackOptions: StackOptions{Target: targetFlags{Env: "dev"}}, Destroy: true, Parallelism: 1}},
+			want: DeployOptions{Grace: 3 * time.Second, StackOptions: app.StackOptions{Target: app.TargetFlags{Env: "dev"}}, Destroy: true, Parallelism: 1}},
 		{name: "no environment", argv: []string{}, wantErr: "--environment (-e) is required"},
 		{name: "service and component", argv: []string{"-e", "dev", "--service", "a", "--component", "a/b"}, wantErr: "either --service or --component"},
 		{name: "component without slash", argv: []string{"-e", "dev", "--component", "api"}, wantErr: `--component "api": want SERVICE/COMPONENT`},
@@ -54,9 +54,9 @@ func TestNewCmdDeploy(t *testing.T) {
 		{name: "destroy has no --plan", destroy: true, argv: []string{"-e", "dev", "--plan", "x"}, wantErr: "unknown flag: --plan"},
 		{name: "arguments", argv: []string{"-e", "dev", "extra"}, wantErr: `unknown command "extra"`},
 		{name: "run", argv: []string{"-e", "dev", "--run-id", "123", "--upstream", "net,db", "--upstream", "cache", "--wait-timeout", "5m"},
-			want: DeployOptions{Grace: 3 * time.Second, StackOptions: StackOptions{Target: targetFlags{Env: "dev"}}, Run: RunFlags{ID: "123", Attempt: 1, Upstream: []string{"net", "db", "cache"}, WaitTimeout: 5 * time.Minute}}},
+			want: DeployOptions{Grace: 3 * time.Second, StackOptions: app.StackOptions{Target: app.TargetFlags{Env: "dev"}}, Run: app.RunFlags{ID: "123", Attempt: 1, Upstream: []string{"net", "db", "cache"}, WaitTimeout: 5 * time.Minute}}},
 		{name: "run of a matrix entry without upstream", argv: []string{"-e", "dev", "--run-id", "123", "--upstream", "", "--run-attempt", "2"},
-			want: DeployOptions{Grace: 3 * time.Second, StackOptions: StackOptions{Target: targetFlags{Env: "dev"}}, Run: RunFlags{ID: "123", Attempt: 2, WaitTimeout: time.Hour}}},
+			want: DeployOptions{Grace: 3 * time.Second, StackOptions: app.StackOptions{Target: app.TargetFlags{Env: "dev"}}, Run: app.RunFlags{ID: "123", Attempt: 2, WaitTimeout: time.Hour}}},
 		{name: "upstream without run-id", argv: []string{"-e", "dev", "--upstream", "net"}, wantErr: "--upstream needs a non-empty --run-id"},
 		{name: "run-id with all", argv: []string{"-e", "dev", "--all", "--run-id", "1"}, wantErr: "--run-id"},
 		{name: "run-attempt 0", argv: []string{"-e", "dev", "--run-id", "1", "--run-attempt", "0"}, wantErr: "--run-attempt must be at least 1, got 0"},
@@ -87,7 +87,7 @@ func TestNewCmdImport(t *testing.T) {
 		wantErr string // a usage error containing it
 	}{
 		{name: "address and id", argv: []string{"data/db", "db-42", "-e", "dev", "--yes", "-s", "shop", "--lock-timeout", "1m"},
-			want: DeployOptions{Grace: 3 * time.Second, StackOptions: StackOptions{Target: targetFlags{Stack: "shop", Env: "dev"}}, Yes: true,
+			want: DeployOptions{Grace: 3 * time.Second, StackOptions: app.StackOptions{Target: app.TargetFlags{Stack: "shop", Env: "dev"}}, Yes: true,
 				LockTimeout: time.Minute, Import: deploy.ImportTarget{Address: "data/db", ID: "db-42"}}},
 		{name: "no id", argv: []string{"data/db", "-e", "dev"}, wantErr: "accepts 2 arg(s), received 1"},
 		{name: "empty id", argv: []string{"data/db", "", "-e", "dev"}, wantErr: "ID must not be empty"},
@@ -151,11 +151,11 @@ func TestRunDeploy(t *testing.T) {
 		wantErrOut string
 		wantErr    error
 	}{
-		{name: "deploy --yes", opts: DeployOptions{StackOptions: StackOptions{Target: targetFlags{Env: "dev"}}, Yes: true}, apply: applies(done),
+		{name: "deploy --yes", opts: DeployOptions{StackOptions: app.StackOptions{Target: app.TargetFlags{Env: "dev"}}, Yes: true}, apply: applies(done),
 			wantOut: planText.String() + "\nDeployment d-1 success in 1.2s: 1 created, 0 updated, 0 deleted. State shop/dev is at serial 4.\n"},
-		{name: "cancelled: failed steps and stopped steps apart", opts: DeployOptions{StackOptions: StackOptions{Target: targetFlags{Env: "dev"}}, Yes: true}, apply: applies(stopped),
+		{name: "cancelled: failed steps and stopped steps apart", opts: DeployOptions{StackOptions: app.StackOptions{Target: app.TargetFlags{Env: "dev"}}, Yes: true}, apply: applies(stopped),
 			wantOut: planText.String() + "\nDeployment d-2 cancelled in 2.0s: 0 created, 0 updated, 0 deleted, 1 failed, 1 cancelled, 1 not started. State shop/dev is at serial 4.\n"},
-		{name: "deploy --json", opts: DeployOptions{StackOptions: StackOptions{Target: targetFlags{Env: "dev"}, JSON: true}, Yes: true}, apply: applies(done),
+		{name: "deploy --json", opts: DeployOptions{StackOptions: app.StackOptions{Target: app.TargetFlags{Env: "dev"}, JSON: true}, Yes: true}, apply: applies(done),
 			wantOut: `{
   "stack": "shop",
   "environment": "dev",
@@ -177,27 +177,27 @@ func TestRunDeploy(t *testing.T) {
   }
 }
 `},
-		{name: "confirmed on a terminal", opts: DeployOptions{StackOptions: StackOptions{Target: targetFlags{Env: "dev"}}}, stdin: "yes\n", tty: true, apply: applies(done),
+		{name: "confirmed on a terminal", opts: DeployOptions{StackOptions: app.StackOptions{Target: app.TargetFlags{Env: "dev"}}}, stdin: "yes\n", tty: true, apply: applies(done),
 			wantOut:    planText.String() + "\nDeployment d-1 success in 1.2s: 1 created, 0 updated, 0 deleted. State shop/dev is at serial 4.\n",
 			wantErrOut: "Apply these changes to shop/dev? (yes/no): "},
-		{name: "destroy declined by y", opts: DeployOptions{StackOptions: StackOptions{Target: targetFlags{Env: "dev"}}, Destroy: true}, stdin: "y\n", tty: true, apply: applies(done),
+		{name: "destroy declined by y", opts: DeployOptions{StackOptions: app.StackOptions{Target: app.TargetFlags{Env: "dev"}}, Destroy: true}, stdin: "y\n", tty: true, apply: applies(done),
 			wantOut: planText.String(), wantErrOut: destroyPrompt,
 			wantErr: errors.New("destroy cancelled: nothing was deleted (only yes or shop, typed in full, confirms a destroy)")},
-		{name: "destroy confirmed by the stack name", opts: DeployOptions{StackOptions: StackOptions{Target: targetFlags{Env: "dev"}}, Destroy: true}, stdin: "shop\n", tty: true, apply: applies(done),
+		{name: "destroy confirmed by the stack name", opts: DeployOptions{StackOptions: app.StackOptions{Target: app.TargetFlags{Env: "dev"}}, Destroy: true}, stdin: "shop\n", tty: true, apply: applies(done),
 			wantOut:    planText.String() + "\nDeployment d-1 success in 1.2s: 1 created, 0 updated, 0 deleted. State shop/dev is at serial 4.\n",
 			wantErrOut: destroyPrompt},
-		{name: "no terminal and no --yes", opts: DeployOptions{StackOptions: StackOptions{Target: targetFlags{Env: "dev"}}, Destroy: true},
+		{name: "no terminal and no --yes", opts: DeployOptions{StackOptions: app.StackOptions{Target: app.TargetFlags{Env: "dev"}}, Destroy: true},
 			wantErr: &exitcode.UsageError{Msg: "destroy needs confirmation but there is no terminal to ask on: pass --yes to proceed"}},
-		{name: "import: no terminal and no --yes", opts: DeployOptions{StackOptions: StackOptions{Target: targetFlags{Env: "dev"}}, Import: deploy.ImportTarget{Address: "app/api", ID: "i-1"}},
+		{name: "import: no terminal and no --yes", opts: DeployOptions{StackOptions: app.StackOptions{Target: app.TargetFlags{Env: "dev"}}, Import: deploy.ImportTarget{Address: "app/api", ID: "i-1"}},
 			wantErr: &exitcode.UsageError{Msg: "import needs confirmation but there is no terminal to ask on: pass --yes to proceed"}},
-		{name: "unknown environment", opts: DeployOptions{StackOptions: StackOptions{Target: targetFlags{Env: "prod"}}, Yes: true},
+		{name: "unknown environment", opts: DeployOptions{StackOptions: app.StackOptions{Target: app.TargetFlags{Env: "prod"}}, Yes: true},
 			wantErr: &exitcode.UsageError{Msg: `environment "prod" is not in deployer.yaml (known: dev): pick one of those or add it under the environments key`}},
-		{name: "lock held", opts: DeployOptions{StackOptions: StackOptions{Target: targetFlags{Env: "dev"}}, Yes: true},
+		{name: "lock held", opts: DeployOptions{StackOptions: app.StackOptions{Target: app.TargetFlags{Env: "dev"}}, Yes: true},
 			apply: func(context.Context, deploy.ApplyRequest, app.EngineOptions) (*deploy.Outcome, error) {
 				return nil, held
 			},
 			wantErr: held},
-		{name: "plan file missing", opts: DeployOptions{StackOptions: StackOptions{Target: targetFlags{Env: "dev"}}, Yes: true, PlanFile: "/nonexistent/x.plan"},
+		{name: "plan file missing", opts: DeployOptions{StackOptions: app.StackOptions{Target: app.TargetFlags{Env: "dev"}}, Yes: true, PlanFile: "/nonexistent/x.plan"},
 			wantErr: errors.New("read plan: stat /nonexistent/x.plan: no such file or directory")},
 	}
 	for _, tt := range tests {
@@ -237,7 +237,7 @@ func TestRunDeployRequest(t *testing.T) {
 	var gotEng app.EngineOptions
 	var reported bool
 	opts := DeployOptions{IO: ios, Yes: true, Destroy: true, LockTimeout: time.Minute, InstallPulumi: true,
-		StackOptions: StackOptions{Target: targetFlags{Env: "dev", Component: "app/api"}, Config: func() (*config.Config, error) { return cfg, nil }},
+		StackOptions: app.StackOptions{Target: app.TargetFlags{Env: "dev", Component: "app/api"}, Config: func() (*config.Config, error) { return cfg, nil }},
 		Apply: func(_ context.Context, req deploy.ApplyRequest, eng app.EngineOptions) (*deploy.Outcome, error) {
 			got, gotEng = req, eng
 			return nil, nil

@@ -69,10 +69,10 @@ func NewCmdGuardStop(f *app.Factory, runF func(context.Context, *GuardStopOption
 			if opts.As == "" {
 				return &exitcode.UsageError{Msg: "--as APP is required: the application being stopped, one of NAME's sharers"}
 			}
-			if err := validateName("shared resource", opts.Name); err != nil {
+			if err := app.ValidateName("shared resource", opts.Name); err != nil {
 				return err
 			}
-			if err := validateName("application", opts.As); err != nil {
+			if err := app.ValidateName("application", opts.As); err != nil {
 				return err
 			}
 			opts.JSON = f.JSON
@@ -96,7 +96,7 @@ func NewCmdGuardStatus(f *app.Factory, runF func(context.Context, *GuardStatusOp
 		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Name = args[0]
-			if err := validateName("shared resource", opts.Name); err != nil {
+			if err := app.ValidateName("shared resource", opts.Name); err != nil {
 				return err
 			}
 			opts.JSON = f.JSON

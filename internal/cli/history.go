@@ -28,7 +28,7 @@ type HistoryOptions struct {
 	IO *termui.IOStreams
 
 	// From argv and the global flags.
-	Target targetFlags
+	Target app.TargetFlags
 	Limit  int
 	JSON   bool
 
@@ -45,7 +45,7 @@ type HistoryOptions struct {
 func NewCmdHistory(f *app.Factory, runF func(context.Context, *HistoryOptions) error) *cobra.Command {
 	opts := &HistoryOptions{
 		IO:     f.IO,
-		Config: func() (*config.Config, error) { return projectConfig(f, "history") },
+		Config: func() (*config.Config, error) { return app.ProjectConfig(f, "history") },
 		History: func(ctx context.Context, cfg *config.Config, req deploy.HistoryRequest) (*deploy.HistoryResult, error) {
 			store, err := f.Store(ctx, cfg, app.ReadSealed) // history shows no secret: no key needed
 			if err != nil {
@@ -64,17 +64,17 @@ func NewCmdHistory(f *app.Factory, runF func(context.Context, *HistoryOptions) e
 			(whitespace folded, long ones shortened in the middle; --json has it whole, as error). Read-only.`),
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := opts.Target.validateFlags(); err != nil {
+			if err := opts.Target.ValidateFlags(); err != nil {
 				return err
 			}
 			if opts.Limit < 0 {
 				return &exitcode.UsageError{Msg: fmt.Sprintf("--limit %d: want 0 (all entries) or a positive number", opts.Limit)}
 			}
 			opts.JSON = f.JSON
-			return runOr(cmd, opts, runF, withTarget(&opts.Target, opts.Config, runHistory))
+			return runOr(cmd, opts, runF, app.WithTarget(&opts.Target, opts.Config, runHistory))
 		},
 	}
-	opts.Target.bind(cmd, false)
+	opts.Target.Bind(cmd, false)
 	cmd.Flags().IntVar(&opts.Limit, "limit", 20, "show at most N entries (0: all)")
 	return cmd
 }

@@ -31,7 +31,7 @@ func NewCmdImport(f *app.Factory, runF func(context.Context, *DeployOptions) err
   deployer import app/bucket my-bucket -e dev --yes`,
 		Args: cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := opts.Target.validateFlags(); err != nil {
+			if err := opts.Target.ValidateFlags(); err != nil {
 				return err
 			}
 			opts.Import = deploy.ImportTarget{Address: args[0], ID: args[1]}
@@ -42,9 +42,9 @@ func NewCmdImport(f *app.Factory, runF func(context.Context, *DeployOptions) err
 			return runOr(cmd, opts, runF, runDeploy)
 		},
 	}
-	opts.Target.bind(cmd, false)
+	opts.Target.Bind(cmd, false)
 	cmd.Flags().BoolVarP(&opts.Yes, "yes", "y", false, "import without asking (required without a terminal)")
-	bindLockTimeout(cmd, &opts.LockTimeout)
+	app.BindLockTimeout(cmd, &opts.LockTimeout)
 	cmd.Flags().BoolVar(&opts.InstallPulumi, "install-pulumi", false, "install the Pulumi CLI when it is missing")
 	opts.Grace = engines.DefaultGrace
 	return cmd

@@ -37,7 +37,7 @@ type LockExecOptions struct {
 func NewCmdLockExec(f *app.Factory, runF func(context.Context, *LockExecOptions) error) *cobra.Command {
 	opts := &LockExecOptions{IO: f.IO}
 	opts.Exec = func(ctx context.Context, req deploy.ExecRequest) (*deploy.ExecResult, error) {
-		cfg, err := optionalConfig(f)
+		cfg, err := app.OptionalConfig(f)
 		if err != nil {
 			return nil, err
 		}
@@ -64,7 +64,7 @@ func NewCmdLockExec(f *app.Factory, runF func(context.Context, *LockExecOptions)
 			if opts.Key == "" {
 				return &exitcode.UsageError{Msg: "--key NAME is required"}
 			}
-			if err := validateName("lock key", opts.Key); err != nil {
+			if err := app.ValidateName("lock key", opts.Key); err != nil {
 				return err
 			}
 			if cmd.ArgsLenAtDash() != 0 {
@@ -76,7 +76,7 @@ func NewCmdLockExec(f *app.Factory, runF func(context.Context, *LockExecOptions)
 	}
 	cmd.Flags().StringVar(&opts.Key, "key", "", "lock name; the lock key is custom:NAME")
 	cmd.Flags().DurationVar(&opts.TTL, "ttl", 0, "lease TTL (default: backend.lock_ttl)")
-	bindLockTimeout(cmd, &opts.LockTimeout)
+	app.BindLockTimeout(cmd, &opts.LockTimeout)
 	cmd.Flags().BoolVar(&opts.SkipIfLocked, "skip-if-locked", false, "exit 0 at once when the lock is held")
 	cmd.Flags().DurationVar(&opts.Grace, "grace", deploy.DefaultExecGrace, "time between SIGTERM and SIGKILL when the lease is lost")
 	return cmd

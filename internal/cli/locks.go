@@ -27,7 +27,7 @@ type StateLocksOptions struct {
 func NewCmdStateLocks(f *app.Factory, runF func(context.Context, *StateLocksOptions) error) *cobra.Command {
 	opts := &StateLocksOptions{IO: f.IO}
 	opts.Locks = func(ctx context.Context, req deploy.LocksRequest) (*deploy.LocksResult, error) {
-		cfg, err := projectConfig(f, "state locks")
+		cfg, err := app.ProjectConfig(f, "state locks")
 		if err != nil {
 			return nil, err
 		}
@@ -36,7 +36,7 @@ func NewCmdStateLocks(f *app.Factory, runF func(context.Context, *StateLocksOpti
 		}
 		for _, n := range []struct{ what, v string }{{"stack", req.Stack}, {"environment", req.Env}} {
 			if n.v != "" {
-				if err := validateName(n.what, n.v); err != nil {
+				if err := app.ValidateName(n.what, n.v); err != nil {
 					return nil, err
 				}
 			}

@@ -26,7 +26,7 @@ import (
 // OutputOptions are the flags and arguments of `deployer output`.
 type OutputOptions struct {
 	IO     *termui.IOStreams
-	Target targetFlags
+	Target app.TargetFlags
 	Name   string // the one output to print; "" prints them all
 	JSON   bool
 	Raw    bool // print Name's value alone, unquoted, with no newline
@@ -49,7 +49,7 @@ type OutputOptions struct {
 func NewCmdOutput(f *app.Factory, runF func(context.Context, *OutputOptions) error) *cobra.Command {
 	opts := &OutputOptions{
 		IO:     f.IO,
-		Config: func() (*config.Config, error) { return projectConfig(f, "output") },
+		Config: func() (*config.Config, error) { return app.ProjectConfig(f, "output") },
 		Outputs: func(ctx context.Context, cfg *config.Config, req deploy.OutputsRequest) (*deploy.OutputsResult, error) {
 			d, err := stateDeps(ctx, f, cfg, req.ShowSecrets)
 			if err != nil {
@@ -70,7 +70,7 @@ func NewCmdOutput(f *app.Factory, runF func(context.Context, *OutputOptions) err
 			without --show-secrets, which decrypts them (audited). Read-only, no lock.`),
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := opts.Target.validateFlags(); err != nil {
+			if err := opts.Target.ValidateFlags(); err != nil {
 				return err
 			}
 			if len(args) == 1 {
@@ -85,10 +85,10 @@ func NewCmdOutput(f *app.Factory, runF func(context.Context, *OutputOptions) err
 			opts.JSON = f.JSON
 			opts.SecretOut = f.RawOut
 			opts.Actions = f.Getenv("GITHUB_ACTIONS") == "true"
-			return runOr(cmd, opts, runF, withTarget(&opts.Target, opts.Config, runOutput))
+			return runOr(cmd, opts, runF, app.WithTarget(&opts.Target, opts.Config, runOutput))
 		},
 	}
-	opts.Target.bind(cmd, false)
+	opts.Target.Bind(cmd, false)
 	cmd.Flags().BoolVar(&opts.Raw, "raw", false, "print NAME's value alone, unquoted, with no newline (for shells)")
 	cmd.Flags().BoolVar(&opts.ShowSecrets, "show-secrets", false, "decrypt and print secret values (audited)")
 	return cmd

@@ -25,8 +25,8 @@ import (
 // PlanOptions are the options of `deployer plan` (docs/commands.md, docs/plan.md).
 type PlanOptions struct {
 	IO *termui.IOStreams
-	// StackOptions are the target, --all and --json.
-	StackOptions
+	// app.StackOptions are the target, --all and --json.
+	app.StackOptions
 
 	// From argv.
 	Out              string
@@ -44,7 +44,7 @@ type PlanOptions struct {
 	// comment (--github-comment) is this stack's section of the run's
 	// one comment (docs/many-stacks.md#pull-request-comment-of-a-matrix-run).
 	RunID  string
-	Policy PolicyFlags
+	Policy app.PolicyFlags
 
 	// Plan, DetectDrift and PreviewEngines are the use cases
 	// (deploy.Service's Plan, Refresh and Preview, on backends opened once
@@ -80,7 +80,7 @@ type PlanOptions struct {
 
 // NewCmdPlan returns `deployer plan`; runF replaces runPlan in tests.
 func NewCmdPlan(f *app.Factory, runF func(context.Context, *PlanOptions) error) *cobra.Command {
-	opts := &PlanOptions{IO: f.IO, StackOptions: newStackOptions(f), configFlag: configFlag(f.ConfigPath)}
+	opts := &PlanOptions{IO: f.IO, StackOptions: app.NewStackOptions(f), configFlag: configFlag(f.ConfigPath)}
 	opts.useCases(f)
 	cmd := &cobra.Command{
 		Use:   "plan",
@@ -101,10 +101,10 @@ func NewCmdPlan(f *app.Factory, runF func(context.Context, *PlanOptions) error) 
   deployer plan -e dev --all --changed-since origin/main --detailed-exitcode`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := opts.Target.validateFlags(); err != nil {
+			if err := opts.Target.ValidateFlags(); err != nil {
 				return err
 			}
-			if err := opts.check(cmd, f, "out", "preview", "refresh", "destroy", "run-id", "refresh-only"); err != nil {
+			if err := opts.Check(cmd, f, "out", "preview", "refresh", "destroy", "run-id", "refresh-only"); err != nil {
 				return err
 			}
 			if len(opts.Replace) > 0 && (opts.Destroy || opts.All.All) {
@@ -113,13 +113,13 @@ func NewCmdPlan(f *app.Factory, runF func(context.Context, *PlanOptions) error) 
 			if err := refuseWithRefreshOnly(cmd, opts.RefreshOnly, "out", "preview", "refresh", "destroy", "run-id", "github-comment", "replace"); err != nil {
 				return err
 			}
-			if err := checkRunID(opts.RunID); err != nil {
+			if err := app.CheckRunID(opts.RunID); err != nil {
 				return err
 			}
 			return runOr(cmd, opts, runF, runPlan)
 		},
 	}
-	opts.bind(cmd, false)
+	opts.Bind(cmd, false)
 	cmd.Flags().StringVar(&opts.Out, "out", "", "save the plan to FILE for deploy --plan")
 	cmd.Flags().BoolVar(&opts.DetailedExitcode, "detailed-exitcode", false, "exit 0 when there are no changes, 2 when there are, 1 on error")
 	cmd.Flags().BoolVar(&opts.Destroy, "destroy", false, "plan the deletion of everything in scope")
@@ -127,7 +127,7 @@ func NewCmdPlan(f *app.Factory, runF func(context.Context, *PlanOptions) error) 
 	cmd.Flags().BoolVar(&opts.Preview, "preview", false, "add Pulumi's resource-level preview (needs the Pulumi CLI)")
 	cmd.Flags().BoolVar(&opts.GitHubComment, "github-comment", false, "post the plan as a comment on the workflow run's pull request, updated in place on each run (GitHub Actions, GITHUB_TOKEN; with --all: one comment for every stack)")
 	cmd.Flags().StringVar(&opts.RunID, "run-id", "", "plan as one job of the CI run ID (a matrix job): with --github-comment, the plan is this stack's section of the run's one comment (docs/many-stacks.md)")
-	bindPolicyFlags(cmd, &opts.Policy, false)
+	app.BindPolicyFlags(cmd, &opts.Policy, false)
 	cmd.Flags().BoolVar(&opts.Refresh, "refresh", false, "read what is live (Pulumi components, Command components with command.read) and report drift from actual_state")
 	cmd.Flags().BoolVar(&opts.RefreshOnly, "refresh-only", false, "show what deploy --refresh-only would record: how what is live differs from the state (docs/operations.md#refresh-only)")
 	return cmd
@@ -188,17 +188,17 @@ func configFlag(path string) string {
 // it and adds the engines' own previews (--preview). It uses only opts.
 func runPlan(ctx context.Context, opts *PlanOptions) error {
 	if opts.All.All {
-		return opts.RunAll(ctx, AllRequest{Op: deploy.OpPlan, Env: opts.Target.Env, EnvFromVar: opts.Target.EnvFromVar, Flags: opts.All,
+		return opts.RunAll(ctx, app.AllRequest{Op: deploy.OpPlan, Env: opts.Target.Env, EnvFromVar: opts.Target.EnvFromVar, Flags: opts.All,
 			DetailedExitcode: opts.DetailedExitcode, JSON: opts.JSON, GitHubComment: opts.GitHubComment, Policy: opts.Policy})
 	}
-	cfg, t, err := opts.load()
+	cfg, t, err := opts.Load()
 	if err != nil {
 		return err
 	}
 	if opts.RefreshOnly {
 		return refreshOnlyRun{IO: opts.IO, JSON: opts.JSON, Run: opts.RefreshOnlyPlan, DetailedExitcode: opts.DetailedExitcode}.run(ctx, deploy.RefreshOnlyRequest{Config: cfg, Target: t})
 	}
-	check, err := opts.Policy.check(ctx, cfg)
+	check, err := opts.Policy.Check(ctx, cfg)
 	if err != nil {
 		return err
 	}

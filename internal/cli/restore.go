@@ -20,7 +20,7 @@ type RestoreOptions struct {
 	IO *termui.IOStreams
 
 	// From argv and the global flags.
-	Target      targetFlags
+	Target      app.TargetFlags
 	Serial      int64
 	Timestamp   string
 	Yes         bool
@@ -43,7 +43,7 @@ type RestoreOptions struct {
 func NewCmdRestore(f *app.Factory, runF func(context.Context, *RestoreOptions) error) *cobra.Command {
 	opts := &RestoreOptions{
 		IO:      f.IO,
-		Config:  func() (*config.Config, error) { return projectConfig(f, "restore") },
+		Config:  func() (*config.Config, error) { return app.ProjectConfig(f, "restore") },
 		Restore: app.UseCase(f, (*deploy.Service).Restore),
 		Report:  f.GitHub.Restore,
 	}
@@ -58,21 +58,21 @@ func NewCmdRestore(f *app.Factory, runF func(context.Context, *RestoreOptions) e
   deployer restore -e prod --timestamp 2024-01-15T14:00:00Z --yes`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := opts.Target.validateFlags(); err != nil {
+			if err := opts.Target.ValidateFlags(); err != nil {
 				return err
 			}
 			if (opts.Serial > 0) == (opts.Timestamp != "") {
 				return &exitcode.UsageError{Msg: "restore needs exactly one of --serial N or --timestamp T (RFC 3339); see deployer history"}
 			}
 			opts.JSON = f.JSON
-			return runOr(cmd, opts, runF, withTarget(&opts.Target, opts.Config, runRestore))
+			return runOr(cmd, opts, runF, app.WithTarget(&opts.Target, opts.Config, runRestore))
 		},
 	}
-	opts.Target.bind(cmd, false)
+	opts.Target.Bind(cmd, false)
 	cmd.Flags().Int64Var(&opts.Serial, "serial", 0, "restore the snapshot with this serial")
 	cmd.Flags().StringVar(&opts.Timestamp, "timestamp", "", "restore the newest snapshot at or before this RFC 3339 time")
 	cmd.Flags().BoolVarP(&opts.Yes, "yes", "y", false, "do not ask for confirmation")
-	bindLockTimeout(cmd, &opts.LockTimeout)
+	app.BindLockTimeout(cmd, &opts.LockTimeout)
 	return cmd
 }
 

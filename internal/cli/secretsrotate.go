@@ -23,13 +23,13 @@ type SecretsRotateOptions struct {
 	IO *termui.IOStreams
 
 	// From argv and the global flags.
-	Target      targetFlags
+	Target      app.TargetFlags
 	NewProvider string
 	LockTimeout time.Duration
 	JSON        bool
 
 	// Config loads deployer.yaml, or without one the backends named by
-	// DEPLOYER_BACKEND_* (projectConfig).
+	// DEPLOYER_BACKEND_* (app.ProjectConfig).
 	Config func() (*config.Config, error)
 	// Provider returns the provider to re-encrypt with
 	// (secrets.NewRotationProvider on the process's environment).
@@ -53,7 +53,7 @@ func NewCmdSecrets(f *app.Factory) *cobra.Command {
 func NewCmdSecretsRotate(f *app.Factory, runF func(context.Context, *SecretsRotateOptions) error) *cobra.Command {
 	opts := &SecretsRotateOptions{
 		IO:     f.IO,
-		Config: func() (*config.Config, error) { return projectConfig(f, "secrets rotate") },
+		Config: func() (*config.Config, error) { return app.ProjectConfig(f, "secrets rotate") },
 		Provider: func(spec string) (secrets.Provider, error) {
 			return secrets.NewRotationProvider(spec, f.Getenv)
 		},
@@ -77,16 +77,16 @@ func NewCmdSecretsRotate(f *app.Factory, runF func(context.Context, *SecretsRota
 			in deployer.yaml).`),
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := opts.Target.validateFlags(); err != nil {
+			if err := opts.Target.ValidateFlags(); err != nil {
 				return err
 			}
 			opts.JSON = f.JSON
-			return runOr(cmd, opts, runF, withTarget(&opts.Target, opts.Config, runSecretsRotate))
+			return runOr(cmd, opts, runF, app.WithTarget(&opts.Target, opts.Config, runSecretsRotate))
 		},
 	}
-	opts.Target.bind(cmd, false)
+	opts.Target.Bind(cmd, false)
 	cmd.Flags().StringVar(&opts.NewProvider, "new-provider", "", "provider to re-encrypt with: passphrase or awskms://KEY_ID?region=R (default: the current one)")
-	bindLockTimeout(cmd, &opts.LockTimeout)
+	app.BindLockTimeout(cmd, &opts.LockTimeout)
 	return cmd
 }
 

@@ -60,7 +60,7 @@ func NewCmdStacks(f *app.Factory, runF func(context.Context, *StacksOptions) err
 				return &exitcode.UsageError{Msg: fmt.Sprintf("--graph %q: want mermaid or dot", opts.Graph)}
 			}
 			if opts.Env != "" {
-				if err := validateName("environment", opts.Env); err != nil {
+				if err := app.ValidateName("environment", opts.Env); err != nil {
 					return err
 				}
 			}
@@ -128,7 +128,7 @@ func refText(r stacks.Ref) string {
 }
 
 func writeStacksTable(w io.Writer, set *stacks.Set) {
-	tw := newTable(w)
+	tw := termui.NewTable(w)
 	fmt.Fprintln(tw, "#\tSTACK\tDIR\tREADS\tREAD BY")
 	for i, st := range set.Stacks {
 		var reads []string

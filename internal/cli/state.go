@@ -27,7 +27,7 @@ import (
 type StateShowOptions struct {
 	IO *termui.IOStreams
 	// from argv
-	Target targetFlags
+	Target app.TargetFlags
 	Serial int64
 	JSON   bool
 	// ShowSecrets prints secret values in plain text (asks on a TTY, needs
@@ -62,7 +62,7 @@ func stateDeps(ctx context.Context, f *app.Factory, cfg *config.Config, showSecr
 func NewCmdStateShow(f *app.Factory, runF func(context.Context, *StateShowOptions) error) *cobra.Command {
 	opts := &StateShowOptions{
 		IO:     f.IO,
-		Config: func() (*config.Config, error) { return projectConfig(f, "state show") },
+		Config: func() (*config.Config, error) { return app.ProjectConfig(f, "state show") },
 		Show: func(ctx context.Context, cfg *config.Config, req deploy.ShowStateRequest) (*deploy.ShowStateResult, error) {
 			d, err := stateDeps(ctx, f, cfg, req.ShowSecrets)
 			if err != nil {
@@ -83,15 +83,15 @@ func NewCmdStateShow(f *app.Factory, runF func(context.Context, *StateShowOption
 			Read-only: works with a role that may only read the state.`),
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := opts.Target.validateFlags(); err != nil {
+			if err := opts.Target.ValidateFlags(); err != nil {
 				return err
 			}
 			opts.JSON = f.JSON
 			opts.SecretOut = f.RawOut
-			return runOr(cmd, opts, runF, withTarget(&opts.Target, opts.Config, runStateShow))
+			return runOr(cmd, opts, runF, app.WithTarget(&opts.Target, opts.Config, runStateShow))
 		},
 	}
-	opts.Target.bind(cmd, false)
+	opts.Target.Bind(cmd, false)
 	cmd.Flags().Int64Var(&opts.Serial, "serial", 0, "show the history snapshot with this serial")
 	cmd.Flags().BoolVar(&opts.ShowSecrets, "show-secrets", false, "decrypt and print secret values (asks first; audited)")
 	cmd.Flags().BoolVarP(&opts.Yes, "yes", "y", false, "with --show-secrets: do not ask")
@@ -169,7 +169,7 @@ func runStateShow(ctx context.Context, opts *StateShowOptions, cfg *config.Confi
 type StatePushOptions struct {
 	IO *termui.IOStreams
 	// from argv
-	Target      targetFlags
+	Target      app.TargetFlags
 	File        string
 	Yes         bool
 	Force       bool
@@ -188,7 +188,7 @@ type StatePushOptions struct {
 func NewCmdStatePush(f *app.Factory, runF func(context.Context, *StatePushOptions) error) *cobra.Command {
 	opts := &StatePushOptions{
 		IO:     f.IO,
-		Config: func() (*config.Config, error) { return projectConfig(f, "state push") },
+		Config: func() (*config.Config, error) { return app.ProjectConfig(f, "state push") },
 		Push: func(ctx context.Context, cfg *config.Config, req deploy.PushRequest) (*deploy.PushResult, error) {
 			return deploy.PushFile(ctx, func(ctx context.Context) (*deploy.Service, error) {
 				return f.Service(ctx, cfg, app.ServiceOptions{})
@@ -205,17 +205,17 @@ func NewCmdStatePush(f *app.Factory, runF func(context.Context, *StatePushOption
 			--force writes any other file, recorded in the history and the audit log.`),
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := opts.Target.validateFlags(); err != nil {
+			if err := opts.Target.ValidateFlags(); err != nil {
 				return err
 			}
 			opts.File = args[0]
-			return runOr(cmd, opts, runF, withTarget(&opts.Target, opts.Config, runStatePush))
+			return runOr(cmd, opts, runF, app.WithTarget(&opts.Target, opts.Config, runStatePush))
 		},
 	}
-	opts.Target.bind(cmd, false)
+	opts.Target.Bind(cmd, false)
 	cmd.Flags().BoolVarP(&opts.Yes, "yes", "y", false, "write without asking")
 	cmd.Flags().BoolVar(&opts.Force, "force", false, "write a file of another lineage or not written from the stored serial (audited)")
-	bindLockTimeout(cmd, &opts.LockTimeout)
+	app.BindLockTimeout(cmd, &opts.LockTimeout)
 	return cmd
 }
 

@@ -11,6 +11,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 
+	"github.com/deployer-dev/deployer/internal/app"
 	"github.com/deployer-dev/deployer/internal/config"
 	"github.com/deployer-dev/deployer/internal/deploy"
 	"github.com/deployer-dev/deployer/internal/statestore"
@@ -24,9 +25,9 @@ func TestNewCmdStateShow(t *testing.T) {
 		want    StateShowOptions
 		wantErr string
 	}{
-		{argv: []string{"-e", "dev"}, want: StateShowOptions{Target: targetFlags{Env: "dev"}}},
-		{argv: []string{"-s", "shop", "--env", "prod", "--serial", "3"}, json: true, want: StateShowOptions{Target: targetFlags{Stack: "shop", Env: "prod"}, Serial: 3, JSON: true}},
-		{argv: []string{"-e", "dev", "--show-secrets", "-y"}, want: StateShowOptions{Target: targetFlags{Env: "dev"}, ShowSecrets: true, Yes: true}},
+		{argv: []string{"-e", "dev"}, want: StateShowOptions{Target: app.TargetFlags{Env: "dev"}}},
+		{argv: []string{"-s", "shop", "--env", "prod", "--serial", "3"}, json: true, want: StateShowOptions{Target: app.TargetFlags{Stack: "shop", Env: "prod"}, Serial: 3, JSON: true}},
+		{argv: []string{"-e", "dev", "--show-secrets", "-y"}, want: StateShowOptions{Target: app.TargetFlags{Env: "dev"}, ShowSecrets: true, Yes: true}},
 		{argv: nil, wantErr: "--environment (-e) is required"},
 		{argv: []string{"-e", "dev", "--service", "app"}, wantErr: "unknown flag: --service"},
 		{argv: []string{"-e", "dev", "--serial", "three"}, wantErr: "invalid argument"},
@@ -118,8 +119,8 @@ func TestRunStateShow(t *testing.T) {
 			var secret bytes.Buffer
 			opts := c.opts
 			opts.IO, opts.SecretOut = io, &secret
-			opts.Target, opts.Config = targetFlags{Env: "dev"}, func() (*config.Config, error) { return cfg, nil }
-			err := withTarget(&opts.Target, opts.Config, runStateShow)(context.Background(), &opts)
+			opts.Target, opts.Config = app.TargetFlags{Env: "dev"}, func() (*config.Config, error) { return cfg, nil }
+			err := app.WithTarget(&opts.Target, opts.Config, runStateShow)(context.Background(), &opts)
 			if c.wantErr == "" && err != nil || c.wantErr != "" && (err == nil || err.Error() != c.wantErr) {
 				t.Fatalf("error %v, want %q", err, c.wantErr)
 			}
@@ -137,9 +138,9 @@ func TestRunStateShow(t *testing.T) {
 	for _, reveal := range []bool{false, true} {
 		io, out, _ := termui.Test("")
 		var secret bytes.Buffer
-		opts := &StateShowOptions{IO: io, Target: targetFlags{Env: "dev"}, JSON: true, ShowSecrets: reveal, Yes: true, SecretOut: &secret,
+		opts := &StateShowOptions{IO: io, Target: app.TargetFlags{Env: "dev"}, JSON: true, ShowSecrets: reveal, Yes: true, SecretOut: &secret,
 			Config: func() (*config.Config, error) { return cfg, nil }, Show: shows}
-		if err := withTarget(&opts.Target, opts.Config, runStateShow)(context.Background(), opts); err != nil {
+		if err := app.WithTarget(&opts.Target, opts.Config, runStateShow)(context.Background(), opts); err != nil {
 			t.Fatal(err)
 		}
 		printed := out.String() + secret.String()
@@ -158,9 +159,9 @@ func TestNewCmdStatePush(t *testing.T) {
 		want    StatePushOptions
 		wantErr string
 	}{
-		{argv: []string{"deployer-errored-shop-dev.json", "-e", "dev"}, want: StatePushOptions{Target: targetFlags{Env: "dev"}, File: "deployer-errored-shop-dev.json"}},
+		{argv: []string{"deployer-errored-shop-dev.json", "-e", "dev"}, want: StatePushOptions{Target: app.TargetFlags{Env: "dev"}, File: "deployer-errored-shop-dev.json"}},
 		{argv: []string{"-s", "shop", "-e", "prod", "--yes", "--lock-timeout", "2m", "s.json"},
-			want: StatePushOptions{Target: targetFlags{Stack: "shop", Env: "prod"}, File: "s.json", Yes: true, LockTimeout: 2 * time.Minute}},
+			want: StatePushOptions{Target: app.TargetFlags{Stack: "shop", Env: "prod"}, File: "s.json", Yes: true, LockTimeout: 2 * time.Minute}},
 		{argv: []string{"-e", "dev"}, wantErr: "accepts 1 arg(s), received 0"},
 		{argv: []string{"a.json", "b.json", "-e", "dev"}, wantErr: "accepts 1 arg(s), received 2"},
 		{argv: []string{"a.json"}, wantErr: "--environment (-e) is required"},
@@ -227,8 +228,8 @@ func TestRunStatePush(t *testing.T) {
 			io.SetTTY(c.tty, c.tty, c.tty)
 			opts := c.opts
 			opts.IO = io
-			opts.Target, opts.Config = targetFlags{Env: "dev"}, func() (*config.Config, error) { return cfg, nil }
-			err := withTarget(&opts.Target, opts.Config, runStatePush)(context.Background(), &opts)
+			opts.Target, opts.Config = app.TargetFlags{Env: "dev"}, func() (*config.Config, error) { return cfg, nil }
+			err := app.WithTarget(&opts.Target, opts.Config, runStatePush)(context.Background(), &opts)
 			if c.wantErr == "" && err != nil || c.wantErr != "" && (err == nil || err.Error() != c.wantErr) {
 				t.Fatalf("error %v, want %q", err, c.wantErr)
 			}

@@ -20,7 +20,7 @@ import (
 // StateMoveOptions are the flags and arguments of `deployer state mv`.
 type StateMoveOptions struct {
 	IO          *termui.IOStreams
-	Target      targetFlags
+	Target      app.TargetFlags
 	From, To    string
 	LockTimeout time.Duration
 	Config      func() (*config.Config, error)
@@ -35,7 +35,7 @@ type StateMoveOptions struct {
 func NewCmdStateMove(f *app.Factory, runF func(context.Context, *StateMoveOptions) error) *cobra.Command {
 	opts := &StateMoveOptions{
 		IO:     f.IO,
-		Config: func() (*config.Config, error) { return projectConfig(f, "state mv") },
+		Config: func() (*config.Config, error) { return app.ProjectConfig(f, "state mv") },
 		Move:   app.UseCase(f, (*deploy.Service).StateMove),
 	}
 	cmd := &cobra.Command{
@@ -49,18 +49,18 @@ func NewCmdStateMove(f *app.Factory, runF func(context.Context, *StateMoveOption
 			the next deploy move the entry, write a moved: entry instead (docs/operations.md).`),
 		Args: cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := opts.Target.validateFlags(); err != nil {
+			if err := opts.Target.ValidateFlags(); err != nil {
 				return err
 			}
 			opts.From, opts.To = args[0], args[1]
 			if err := config.ValidateAddress(opts.To); err != nil { // names as deployer.yaml allows them
 				return &exitcode.UsageError{Msg: err.Error()}
 			}
-			return runOr(cmd, opts, runF, withTarget(&opts.Target, opts.Config, runStateMove))
+			return runOr(cmd, opts, runF, app.WithTarget(&opts.Target, opts.Config, runStateMove))
 		},
 	}
-	opts.Target.bind(cmd, false)
-	bindLockTimeout(cmd, &opts.LockTimeout)
+	opts.Target.Bind(cmd, false)
+	app.BindLockTimeout(cmd, &opts.LockTimeout)
 	return cmd
 }
 

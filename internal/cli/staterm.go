@@ -25,7 +25,7 @@ import (
 type StateRmOptions struct {
 	IO *termui.IOStreams
 	// from argv
-	Target      targetFlags
+	Target      app.TargetFlags
 	Addresses   []string
 	Yes         bool
 	LockTimeout time.Duration
@@ -39,7 +39,7 @@ type StateRmOptions struct {
 func NewCmdStateRm(f *app.Factory, runF func(context.Context, *StateRmOptions) error) *cobra.Command {
 	opts := &StateRmOptions{
 		IO:     f.IO,
-		Config: func() (*config.Config, error) { return projectConfig(f, "state rm") },
+		Config: func() (*config.Config, error) { return app.ProjectConfig(f, "state rm") },
 		Rm:     app.UseCase(f, (*deploy.Service).StateRm),
 	}
 	cmd := &cobra.Command{
@@ -53,7 +53,7 @@ func NewCmdStateRm(f *app.Factory, runF func(context.Context, *StateRmOptions) e
 		Example: "  deployer state rm -e dev data/db --yes",
 		Args:    cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := opts.Target.validateFlags(); err != nil {
+			if err := opts.Target.ValidateFlags(); err != nil {
 				return err
 			}
 			for _, a := range args {
@@ -66,12 +66,12 @@ func NewCmdStateRm(f *app.Factory, runF func(context.Context, *StateRmOptions) e
 				}
 			}
 			opts.Addresses = args
-			return runOr(cmd, opts, runF, withTarget(&opts.Target, opts.Config, runStateRm))
+			return runOr(cmd, opts, runF, app.WithTarget(&opts.Target, opts.Config, runStateRm))
 		},
 	}
-	opts.Target.bind(cmd, false)
+	opts.Target.Bind(cmd, false)
 	cmd.Flags().BoolVarP(&opts.Yes, "yes", "y", false, "remove without asking")
-	bindLockTimeout(cmd, &opts.LockTimeout)
+	app.BindLockTimeout(cmd, &opts.LockTimeout)
 	return cmd
 }
 
@@ -107,7 +107,7 @@ func runStateRm(ctx context.Context, opts *StateRmOptions, cfg *config.Config, t
 // NewCmdStateList returns `deployer state list`: the addresses in the
 // state, one a line, sorted (read-only, like state show).
 func NewCmdStateList(f *app.Factory) *cobra.Command {
-	var target targetFlags
+	var target app.TargetFlags
 	cmd := &cobra.Command{
 		Use:   "list",
 		Short: "Print the addresses of the components in the state, one a line",
@@ -116,10 +116,10 @@ func NewCmdStateList(f *app.Factory) *cobra.Command {
 			sorted, one a line (with --json, a JSON list). Read-only.`),
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := target.validateFlags(); err != nil {
+			if err := target.ValidateFlags(); err != nil {
 				return err
 			}
-			cfg, t, err := target.load(func() (*config.Config, error) { return projectConfig(f, "state list") }, false)
+			cfg, t, err := target.Load(func() (*config.Config, error) { return app.ProjectConfig(f, "state list") }, false)
 			if err != nil {
 				return err
 			}
@@ -141,7 +141,7 @@ func NewCmdStateList(f *app.Factory) *cobra.Command {
 			return nil
 		},
 	}
-	target.bind(cmd, false)
+	target.Bind(cmd, false)
 	return cmd
 }
 

@@ -132,7 +132,7 @@ func runUI(ctx context.Context, opts *UIOptions) error {
 // opened once, read-only; each stack's state backend opened on first use,
 // with secrets left sealed.
 func uiConfig(ctx context.Context, f *app.Factory) (webui.Config, error) {
-	cfg, err := projectConfig(f, "ui")
+	cfg, err := app.ProjectConfig(f, "ui")
 	discover := func() (*stacks.Set, error) { return stacks.Discover(".", stacks.Options{Load: f.StackConfig}) }
 	if err != nil {
 		// A repository root that holds stacks but no deployer.yaml of its own.

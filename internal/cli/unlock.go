@@ -21,7 +21,7 @@ import (
 type UnlockOptions struct {
 	IO *termui.IOStreams
 	// from argv
-	Target targetFlags
+	Target app.TargetFlags
 	Key    string // custom:NAME of lock exec
 	Force  bool
 	LockID string
@@ -42,12 +42,12 @@ type UnlockOptions struct {
 func NewCmdUnlock(f *app.Factory, runF func(context.Context, *UnlockOptions) error) *cobra.Command {
 	opts := &UnlockOptions{IO: f.IO, Summarize: f.GitHub.Summarize}
 	opts.Unlock = func(ctx context.Context, req deploy.UnlockRequest) (*deploy.UnlockResult, error) {
-		cfg, err := projectConfig(f, "unlock")
+		cfg, err := app.ProjectConfig(f, "unlock")
 		if err != nil {
 			return nil, err
 		}
 		if req.Key == "" {
-			if req.Target, err = opts.Target.resolve(cfg); err != nil {
+			if req.Target, err = opts.Target.Resolve(cfg); err != nil {
 				return nil, err
 			}
 		}
@@ -68,10 +68,10 @@ func NewCmdUnlock(f *app.Factory, runF func(context.Context, *UnlockOptions) err
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if opts.Key != "" {
-				if err := validateName("lock key", opts.Key); err != nil {
+				if err := app.ValidateName("lock key", opts.Key); err != nil {
 					return err
 				}
-			} else if err := opts.Target.validateFlags(); err != nil {
+			} else if err := opts.Target.ValidateFlags(); err != nil {
 				return err
 			}
 			if !opts.Force {
@@ -81,7 +81,7 @@ func NewCmdUnlock(f *app.Factory, runF func(context.Context, *UnlockOptions) err
 			return runOr(cmd, opts, runF, runUnlock)
 		},
 	}
-	opts.Target.bind(cmd, true)
+	opts.Target.Bind(cmd, true)
 	cmd.Flags().StringVar(&opts.Key, "key", "", "break the lock exec lock custom:NAME instead")
 	cmd.Flags().BoolVar(&opts.Force, "force", false, "required: break the lock")
 	cmd.Flags().StringVar(&opts.LockID, "lock-id", "", "break only the lock with this id (required for an ACTIVE lock)")

@@ -87,10 +87,10 @@ func TestNewCmdUnlock(t *testing.T) {
 		want    UnlockOptions
 		wantErr string
 	}{
-		{argv: []string{"-e", "dev", "--force"}, want: UnlockOptions{Target: targetFlags{Env: "dev"}, Force: true}},
+		{argv: []string{"-e", "dev", "--force"}, want: UnlockOptions{Target: app.TargetFlags{Env: "dev"}, Force: true}},
 		{argv: []string{"-s", "shop", "--env", "prod", "--component", "app/api", "--force", "--lock-id", "L-1", "--yes"},
-			want: UnlockOptions{Target: targetFlags{Stack: "shop", Env: "prod", Component: "app/api"}, Force: true, LockID: "L-1", Yes: true}},
-		{argv: []string{"-e", "dev", "--service", "app", "--force", "-y"}, want: UnlockOptions{Target: targetFlags{Env: "dev", Service: "app"}, Force: true, Yes: true}},
+			want: UnlockOptions{Target: app.TargetFlags{Stack: "shop", Env: "prod", Component: "app/api"}, Force: true, LockID: "L-1", Yes: true}},
+		{argv: []string{"-e", "dev", "--service", "app", "--force", "-y"}, want: UnlockOptions{Target: app.TargetFlags{Env: "dev", Service: "app"}, Force: true, Yes: true}},
 		{argv: []string{"--key", "nightly-sync", "--force", "--lock-id", "L-2"}, want: UnlockOptions{Key: "nightly-sync", Force: true, LockID: "L-2"}},
 		{argv: []string{"-e", "dev"}, wantErr: "unlock breaks another holder's lock: pass --force to confirm you mean it"},
 		{argv: []string{"--force"}, wantErr: "--environment (-e) is required"},

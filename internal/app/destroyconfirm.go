@@ -1,11 +1,10 @@
-package cli
+package app
 
 import (
 	"context"
 	"fmt"
 	"strings"
 
-	"github.com/deployer-dev/deployer/internal/app"
 	"github.com/deployer-dev/deployer/internal/deploy"
 	"github.com/deployer-dev/deployer/internal/exitcode"
 	"github.com/deployer-dev/deployer/internal/plan"
@@ -31,9 +30,9 @@ func (e *DeclinedError) Error() string {
 // Is makes a declined destroy errors.Is(err, deploy.ErrDeclined).
 func (e *DeclinedError) Is(target error) bool { return target == deploy.ErrDeclined }
 
-// confirmDestroy asks question and takes only "yes" or name as the answer;
+// ConfirmDestroy asks question and takes only "yes" or name as the answer;
 // any other is a *DeclinedError.
-func confirmDestroy(io *termui.IOStreams, question, name string) (bool, error) {
+func ConfirmDestroy(io *termui.IOStreams, question, name string) (bool, error) {
 	ok, err := io.ConfirmTyped(question, name)
 	if err == nil && !ok {
 		return false, &DeclinedError{Name: name}
@@ -69,7 +68,7 @@ func (a *allRunner) confirm(ctx context.Context, r AllRequest, sel *deploy.Selec
 	if n == 1 {
 		from = "1 stack"
 	}
-	_, err = confirmDestroy(a.io, fmt.Sprintf("Destroy these components from %s in %s?", from, r.Env), "")
+	_, err = ConfirmDestroy(a.io, fmt.Sprintf("Destroy these components from %s in %s?", from, r.Env), "")
 	return confirmed(plans), err
 }
 
@@ -88,7 +87,7 @@ func (a *allRunner) previewDestroy(ctx context.Context, r AllRequest, sel *deplo
 		if !st.InEnv {
 			continue
 		}
-		svc, err := a.open(ctx, st.Config, app.ServiceOptions{EngineOptions: app.EngineOptions{InstallPulumi: r.InstallPulumi}, ReadOnly: true, Stack: true})
+		svc, err := a.open(ctx, st.Config, ServiceOptions{EngineOptions: EngineOptions{InstallPulumi: r.InstallPulumi}, ReadOnly: true, Stack: true})
 		if err != nil {
 			return nil, 0, fmt.Errorf("stack %s: %w", name, err)
 		}
