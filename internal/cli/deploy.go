@@ -1,9 +1,7 @@
 package cli
 
 import (
-	"cmp"
 	"context"
-	"errors"
 	"fmt"
 	"time"
 
@@ -17,7 +15,6 @@ import (
 	"github.com/deployer-dev/deployer/internal/exitcode"
 	"github.com/deployer-dev/deployer/internal/plan"
 	"github.com/deployer-dev/deployer/internal/planview"
-	"github.com/deployer-dev/deployer/internal/policy"
 	"github.com/deployer-dev/deployer/internal/termui"
 )
 
@@ -371,26 +368,8 @@ func (o *DeployOptions) savedPlan(t deploy.Target) (*plan.Plan, deploy.Target, e
 	return saved, t, nil
 }
 
-// render shows the outcome of a deploy or destroy of t: the JSON result,
-// the plan a policy denied, or the summary; it returns err.
+// render shows the outcome of a deploy or destroy of t
+// (termui.RenderDeploy); it returns err.
 func (o *DeployOptions) render(t deploy.Target, out *deploy.Outcome, err error) error {
-	var denied *policy.DeniedError
-	if errors.As(err, &denied) && out != nil && out.Plan != nil && !o.JSON {
-		// Denied before any engine ran: the plan and its policy results
-		// say why; nothing was applied or written.
-		if rerr := planview.NewHuman(o.IO.ColorOut(), o.IO.Mask).Render(o.IO.Out, out.Plan); rerr != nil {
-			return rerr
-		}
-		return err
-	}
-	if o.JSON && out != nil {
-		j := deployResultJSON(out, err)
-		j.Stack, j.Environment = cmp.Or(j.Stack, t.Stack), cmp.Or(j.Environment, t.Env) // a skipped deploy has no plan
-		if jerr := o.IO.PrintJSON(j); jerr != nil {
-			return jerr
-		}
-	} else if out != nil && out.Plan != nil {
-		printDeploySummary(o.IO.Out, t, out, err)
-	}
-	return err
+	return termui.RenderDeploy(o.IO, o.JSON, t, out, err)
 }

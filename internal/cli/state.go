@@ -2,17 +2,12 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"maps"
-	"slices"
-	"text/tabwriter"
 	"time"
 
 	"github.com/deployer-dev/deployer/internal/app"
-	"github.com/deployer-dev/deployer/internal/sanitize"
 	"github.com/deployer-dev/deployer/internal/termui"
 
 	"github.com/MakeNowJust/heredoc"
@@ -127,42 +122,7 @@ func runStateShow(ctx context.Context, opts *StateShowOptions, cfg *config.Confi
 	} else {
 		st = maskState(st)
 	}
-	if opts.JSON {
-		data, err := json.MarshalIndent(st, "", "  ")
-		if err != nil {
-			return err
-		}
-		_, err = w.Write(sanitize.JSON(append(data, '\n')))
-		return err
-	}
-	line := sanitize.Masked{Mask: opts.IO.Mask}.Line // stored data
-	fmt.Fprintf(w, "Stack:       %s\nEnvironment: %s\nSerial:      %d\nLineage:     %s\nUpdated:     %s by %s\nLocation:    %s\n",
-		line(st.Metadata.Stack), line(st.Metadata.Environment), st.Serial, line(st.Lineage),
-		st.Metadata.LastUpdated.UTC().Format(time.RFC3339), termui.OrDash(line(st.Metadata.LastUpdatedBy)), line(res.Location))
-	fmt.Fprintf(w, "Checksums:   resources %s, outputs %s (verified)\n\n", line(st.Checksums.Resources), line(st.Checksums.Outputs))
-	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "RESOURCE\tKIND\tSTATUS\tVERSION\tUPDATED\tOUTPUTS")
-	addrs := slices.Sorted(maps.Keys(st.Resources))
-	for _, a := range addrs {
-		r := st.Resources[a]
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%d\n", line(a), line(r.Kind), line(string(r.Status)), r.Lifecycle.Version,
-			r.Lifecycle.LastUpdated.UTC().Format(time.RFC3339), len(r.Outputs))
-	}
-	if f := res.Failure; f != nil {
-		for _, a := range f.NotCreated {
-			fmt.Fprintf(tw, "%s\t-\tfailed (create)\t-\t%s\t-\n", line(a), f.Deployment.Timestamp.UTC().Format(time.RFC3339))
-		}
-		for _, a := range f.NotImported {
-			fmt.Fprintf(tw, "%s\t-\tfailed (import)\t-\t%s\t-\n", line(a), f.Deployment.Timestamp.UTC().Format(time.RFC3339))
-		}
-	}
-	if err := tw.Flush(); err != nil {
-		return err
-	}
-	if res.Failure != nil {
-		termui.PrintFailure(w, res.Failure)
-	}
-	return nil
+	return termui.RenderState(opts.IO, w, st, res, opts.JSON)
 }
 
 // StatePushOptions are the inputs of `deployer state push`.
