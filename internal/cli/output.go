@@ -2,13 +2,8 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
-	"maps"
-	"slices"
-	"strings"
-	"text/tabwriter"
 
 	"github.com/MakeNowJust/heredoc"
 	"github.com/spf13/cobra"
@@ -18,7 +13,6 @@ import (
 	"github.com/deployer-dev/deployer/internal/deploy"
 	"github.com/deployer-dev/deployer/internal/exitcode"
 	"github.com/deployer-dev/deployer/internal/plan"
-	"github.com/deployer-dev/deployer/internal/sanitize"
 	"github.com/deployer-dev/deployer/internal/secrets/sensitive"
 	"github.com/deployer-dev/deployer/internal/termui"
 )
@@ -113,26 +107,7 @@ func runOutput(ctx context.Context, opts *OutputOptions, cfg *config.Config, t d
 		// would be read by a script as the value (docs/operations.md#stack-outputs).
 		return &exitcode.UsageError{Msg: fmt.Sprintf("output %s is sensitive: add --show-secrets to print it (audited)", opts.Name)}
 	}
-	switch {
-	case opts.Raw:
-		return printRawOutput(w, opts.Name, shown[opts.Name], rawText(opts.IO.OutTTY(), opts.Actions))
-	case opts.JSON && opts.Name != "":
-		return termui.WriteJSON(w, shown[opts.Name])
-	case opts.JSON:
-		return termui.WriteJSON(w, shown)
-	case opts.Name != "":
-		_, err := fmt.Fprintln(w, sanitize.Line(outputText(shown[opts.Name], true)))
-		return err
-	case len(shown) == 0:
-		fmt.Fprintf(opts.IO.ErrOut, "No outputs in %s/%s: name them under outputs: in deployer.yaml and deploy (docs/operations.md#stack-outputs).\n", t.Stack, t.Env)
-		return nil
-	}
-	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "NAME\tVALUE")
-	for _, name := range slices.Sorted(maps.Keys(shown)) {
-		fmt.Fprintf(tw, "%s\t%s\n", sanitize.Line(name), sanitize.Line(outputText(shown[name], false)))
-	}
-	return tw.Flush()
+	return termui.RenderOutputs(opts.IO, w, shown, termui.OutputsView{Name: opts.Name, JSON: opts.JSON, Raw: opts.Raw, Actions: opts.Actions, Target: t})
 }
 
 // shownOutput is an output's value as printed: secrets (sealed, marked, or
@@ -145,49 +120,4 @@ func shownOutput(name string, v any, show bool) any {
 		return plan.Masked
 	}
 	return plan.Mask(v)
-}
-
-// rawText is how output --raw writes a value (docs/decisions.md, "output
-// --raw"): as it is into a pipe or file, as Terraform's output -raw does;
-// on a terminal through sanitize.Text (no escape sequence reaches it);
-// under GitHub Actions through sanitize.Commands (the runner reads no
-// workflow command in it, the bytes are otherwise kept for $(...)).
-func rawText(tty, actions bool) func(string) string {
-	switch {
-	case tty:
-		return sanitize.Text
-	case actions:
-		return sanitize.Commands
-	}
-	return func(s string) string { return s }
-}
-
-// printRawOutput writes v for a shell through clean (rawText): a string
-// as it is, a number or boolean as written, with no newline. A masked
-// secret or a map or list is an error saying what to use instead.
-func printRawOutput(w io.Writer, name string, v any, clean func(string) string) error {
-	if v == plan.Masked {
-		return &exitcode.UsageError{Msg: fmt.Sprintf("output %s is sensitive: add --show-secrets to print it (audited)", name)}
-	}
-	switch v.(type) {
-	case map[string]any, []any:
-		return &exitcode.UsageError{Msg: fmt.Sprintf("output %s is not a string, number or boolean: use --json", name)}
-	}
-	_, err := io.WriteString(w, clean(outputText(v, false)))
-	return err
-}
-
-// outputText renders a value: a string unquoted (quoted with quote), other
-// values as compact JSON.
-func outputText(v any, quote bool) string {
-	if s, ok := v.(string); ok && (!quote || s == plan.Masked) {
-		return s
-	}
-	var b strings.Builder
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return fmt.Sprint(v)
-	}
-	return strings.TrimSuffix(b.String(), "\n")
 }

@@ -2,13 +2,10 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
-	"io"
 
 	"github.com/deployer-dev/deployer/internal/app"
 	"github.com/deployer-dev/deployer/internal/exitcode"
-	"github.com/deployer-dev/deployer/internal/sanitize"
 	"github.com/deployer-dev/deployer/internal/termui"
 
 	"github.com/MakeNowJust/heredoc"
@@ -213,7 +210,7 @@ func runPlan(ctx context.Context, opts *PlanOptions) error {
 		if err != nil {
 			return err
 		}
-		if err := renderDrift(opts.IO, drift, opts.JSON); err != nil {
+		if err := termui.RenderDrift(opts.IO, drift, opts.JSON); err != nil {
 			return err
 		}
 		if opts.ReportDrift != nil {
@@ -231,7 +228,7 @@ func runPlan(ctx context.Context, opts *PlanOptions) error {
 		// "Infrastructure matches the configuration" would contradict the
 		// drift just printed (docs/plan.md#drift).
 		fmt.Fprintln(opts.IO.Out, planview.NoChangesButDrift)
-	} else if err := planRenderer(opts.IO, opts.JSON).Render(opts.IO.Out, p); err != nil {
+	} else if err := termui.PlanRenderer(opts.IO, opts.JSON).Render(opts.IO.Out, p); err != nil {
 		return err
 	}
 	if opts.Report != nil {
@@ -265,46 +262,4 @@ func runPlan(ctx context.Context, opts *PlanOptions) error {
 		return &exitcode.ExitCodeError{Code: 2}
 	}
 	return nil
-}
-
-// renderDrift prints plan --refresh's drift report (stderr in --json mode,
-// so stdout stays the plan document); the use case masked its secrets.
-func renderDrift(ios *termui.IOStreams, drift []engine.Drift, asJSON bool) error {
-	if asJSON {
-		enc := json.NewEncoder(ios.ErrOut)
-		return enc.Encode(map[string]any{"drift": drift})
-	}
-	w := ios.Out
-	if len(drift) == 0 {
-		fmt.Fprintln(w, "No drift: what is live matches actual_state.")
-		return nil
-	}
-	fmt.Fprintf(w, "Drift between actual_state and what is live (%d components):\n", len(drift))
-	writeDriftList(w, drift, "  ! %s\n", "  ! %s: its resources no longer exist\n")
-	fmt.Fprintln(w)
-	return nil
-}
-
-// writeDriftList prints each drifted component on a line of its own,
-// worded by changed or, when its resources are gone, by missing (format
-// strings taking the address), with the fields that differ below it as
-// "path: old -> new". The values are printed as the use case masked them.
-func writeDriftList(w io.Writer, drift []engine.Drift, changed, missing string) {
-	for _, d := range drift {
-		if d.Missing {
-			fmt.Fprintf(w, missing, sanitize.Line(d.Address))
-			continue
-		}
-		fmt.Fprintf(w, changed, sanitize.Line(d.Address))
-		for _, fd := range d.Fields { // live data, read from the engines
-			fmt.Fprintf(w, "      %s: %s -> %s\n", sanitize.Line(fd.Path), sanitize.Line(fmt.Sprint(fd.Old)), sanitize.Line(fmt.Sprint(fd.New)))
-		}
-	}
-}
-
-func planRenderer(ios *termui.IOStreams, asJSON bool) planview.Renderer {
-	if asJSON {
-		return planview.NewJSON()
-	}
-	return planview.NewHuman(ios.ColorOut(), ios.Mask)
 }

@@ -3,8 +3,6 @@ package cli
 import (
 	"context"
 	"fmt"
-	"io"
-	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -68,7 +66,7 @@ func (r refreshOnlyRun) run(ctx context.Context, req deploy.RefreshOnlyRequest) 
 		if r.JSON {
 			return nil
 		}
-		renderRefreshPlan(r.IO.Out, p)
+		termui.RenderRefreshPlan(r.IO.Out, p)
 		return nil
 	}
 	if ask {
@@ -108,29 +106,4 @@ type refreshJSON struct {
 	Status       string `json:"status"`
 	DeploymentID string `json:"deployment_id,omitempty"`
 	Serial       int64  `json:"serial,omitempty"`
-}
-
-// renderRefreshPlan prints what a refresh-only found: the drift as
-// changes to the state (values masked by the use case), the components it
-// could not read, and "No changes." when what is live matches the state.
-func renderRefreshPlan(w io.Writer, p *deploy.RefreshPlan) {
-	if len(p.Drift) > 0 {
-		n := fmt.Sprintf("%d components", len(p.Drift))
-		if len(p.Drift) == 1 {
-			n = "1 component"
-		}
-		fmt.Fprintf(w, "Refresh-only: what is live differs from the state of %s/%s (%s); recording it changes only the state:\n",
-			p.Stack, p.Environment, n)
-		writeDriftList(w, p.Drift, "  ~ %s: changed outside deployer\n",
-			"  - %s: gone (no longer exists); recording removes it from the state, running no delete\n")
-	}
-	if len(p.Skipped) > 0 {
-		fmt.Fprintf(w, "Skipped (cannot be read, left as recorded): %s\n", strings.Join(p.Skipped, ", "))
-	}
-	if len(p.Drift) == 0 {
-		fmt.Fprintln(w, "No changes. What is live matches the state.")
-	}
-	if p.Pending {
-		fmt.Fprintf(w, "deployer.yaml has changes a refresh-only leaves alone: deployer plan -e %s shows them.\n", p.Environment)
-	}
 }

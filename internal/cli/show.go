@@ -62,5 +62,5 @@ func runShow(_ context.Context, opts *ShowOptions) error {
 		fmt.Fprintf(opts.IO.ErrOut, "Saved plan of %s/%s, bound to state serial %d%s. Apply it with: deployer deploy --plan %s\n",
 			sanitize.Line(p.Stack), sanitize.Line(p.Environment), p.Serial, sanitize.Line(version), sanitize.Command(opts.File))
 	}
-	return planRenderer(opts.IO, opts.JSON).Render(opts.IO.Out, p)
+	return termui.PlanRenderer(opts.IO, opts.JSON).Render(opts.IO.Out, p)
 }
