@@ -9,6 +9,7 @@ import (
 
 	"github.com/deployer-dev/deployer/internal/app"
 	"github.com/deployer-dev/deployer/internal/config"
+	"github.com/deployer-dev/deployer/internal/deploy"
 	"github.com/deployer-dev/deployer/internal/exitcode"
 	"github.com/deployer-dev/deployer/internal/stacks"
 	"github.com/deployer-dev/deployer/internal/termui"
@@ -97,4 +98,30 @@ func runStacks(opts *StacksOptions) error {
 		fmt.Fprintf(opts.IO.ErrOut, "warning: %s; plan, deploy and destroy --all refuse these stacks until then\n", err)
 	}
 	return termui.RenderStacks(opts.IO, set, opts.JSON, opts.Graph)
+}
+
+// runStacksMatrix prints the stacks of a run as GitHub Actions'
+// strategy.matrix (termui.RenderMatrix).
+func runStacksMatrix(ctx context.Context, opts *StacksOptions) error {
+	sel, err := deploy.SelectStacks(ctx, deploy.SelectRequest{Root: ".", Env: opts.Env, Op: deploy.OpDeploy, ChangedSince: opts.ChangedSince, Load: opts.Load})
+	if err != nil {
+		return err
+	}
+	return termui.RenderMatrix(opts.IO, sel, opts.ChangedSince)
+}
+
+// checkMatrix refuses --matrix without -e or with --json/--graph, and
+// --changed-since without --matrix.
+func (o *StacksOptions) checkMatrix() error {
+	switch {
+	case o.ChangedSince != "" && !o.Matrix:
+		return &exitcode.UsageError{Msg: "--changed-since goes with --matrix (plan and deploy take it with --all)"}
+	case !o.Matrix:
+		return nil
+	case o.Env == "":
+		return &exitcode.UsageError{Msg: "--matrix needs -e ENV: a run deploys one environment"}
+	case o.JSON || o.Graph != "":
+		return &exitcode.UsageError{Msg: "--matrix prints JSON already: drop --json and --graph"}
+	}
+	return nil
 }

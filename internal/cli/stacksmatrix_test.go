@@ -59,12 +59,12 @@ func TestStacksMatrixListsEachStackWithEveryUpstreamStackOfTheRun(t *testing.T) 
 		t.Errorf("the matrix takes %d lines, want one (a GITHUB_OUTPUT value): %q", n, out.String())
 	}
 	var got struct {
-		Include []matrixEntry `json:"include"`
+		Include []termui.MatrixEntry `json:"include"`
 	}
 	if err := json.Unmarshal(out.Bytes(), &got); err != nil {
 		t.Fatalf("%v: %s", err, out.String())
 	}
-	want := []matrixEntry{
+	want := []termui.MatrixEntry{
 		{Stack: "alone", Dir: "d-alone", Upstream: []string{}},
 		{Stack: "root", Dir: "d-root", Upstream: []string{}},
 		{Stack: "left", Dir: "d-left", Upstream: []string{"root"}},

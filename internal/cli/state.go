@@ -120,7 +120,7 @@ func runStateShow(ctx context.Context, opts *StateShowOptions, cfg *config.Confi
 			w = opts.SecretOut
 		}
 	} else {
-		st = maskState(st)
+		st = termui.MaskState(st)
 	}
 	return termui.RenderState(opts.IO, w, st, res, opts.JSON)
 }
