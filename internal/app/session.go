@@ -33,7 +33,7 @@ import (
 // keeps the Session for its signal handling. Everything written to io.Out
 // and io.ErrOut goes through the Masker.
 func NewSession(io *termui.IOStreams) (*Factory, *Session) {
-	f := &Factory{IO: io, Getenv: os.Getenv, Environ: os.Environ}
+	f := &Factory{IO: io, Process: Process{Getenv: os.Getenv, Environ: os.Environ}}
 	f.Masker = secrets.NewMasker()
 	// The CI's tokens and AWS secret keys are masked from the first byte
 	// of output, whatever reads them later (docs/secrets.md#masked-everywhere).
