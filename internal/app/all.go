@@ -145,7 +145,7 @@ type allRunner struct {
 }
 
 func newAllRunner(f *Factory) *allRunner {
-	return &allRunner{io: f.IO, gh: f.GitHub, load: f.StackConfig, open: f.Service, now: f.Now, track: f.TrackStacks}
+	return &allRunner{io: f.IO, gh: f.GitHub, load: f.StackConfig, open: f.Service, now: f.Now, track: f.session.track}
 }
 
 // run finds the stacks, selects them (--changed-since), asks once

@@ -182,13 +182,3 @@ func UseCase[Req, Res any](f *Factory, call func(*deploy.Service, context.Contex
 		return call(svc, ctx, req)
 	}
 }
-
-// TrackStacks counts a plan, deploy or destroy --all in the Session's
-// Stacking until the returned func is called (a Factory without a Session
-// counts nothing).
-func (f *Factory) TrackStacks() (done func()) {
-	if f.session == nil {
-		return func() {}
-	}
-	return f.session.track()
-}
