@@ -1,9 +1,10 @@
-// Package cli holds deployer's commands: one file per command or command
-// group with an options struct, NewCmdX and runX (as GitHub CLI's pkg/cmd).
-// Commands parse and validate flags, then call internal/deploy; output goes
-// through termui.IOStreams. Until they move to packages of their own, it also
-// holds the session wiring behind the app.Factory (session.go) and the terminal
-// UI (iostreams.go, progress.go, waiting.go) (docs/design.md#package-map).
+// Package cli holds deployer's commands and nothing else: one file per
+// command or command group with an options struct, NewCmdX and runX (as
+// GitHub CLI's pkg/cmd). Commands parse and validate flags, call one use
+// case of internal/deploy and hand its result to a view of internal/termui
+// (the only output path, termui.IOStreams). What they are built from (the
+// Factory, the Session behind it, the flags several commands share) is
+// internal/app's (docs/design.md#package-map).
 package cli
 
 import (

@@ -23,7 +23,7 @@ type StacksOptions struct {
 	Graph string // --graph mermaid|dot
 	JSON  bool
 	// Matrix is --matrix: the GitHub Actions matrix of the run
-	// (stacksmatrix.go), with ChangedSince (--changed-since).
+	// (termui.RenderMatrix), with ChangedSince (--changed-since).
 	Matrix       bool
 	ChangedSince string
 	// Load loads one stack's deployer.yaml (--matrix).
