@@ -14,7 +14,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/deployer-dev/deployer/internal/cli"
+	"github.com/deployer-dev/deployer/internal/app"
 	"github.com/deployer-dev/deployer/internal/config"
 	"github.com/deployer-dev/deployer/internal/deploy"
 	"github.com/deployer-dev/deployer/internal/exitcode"
@@ -36,11 +36,11 @@ func TestErrorsExitWithTheDocumentedCodes(t *testing.T) {
 	}{
 		{"plain", errors.New("component web failed"), 1},
 		{"invalid config", &config.ValidationError{Problems: []config.Problem{{Msg: "bad"}}}, 1},
-		{"usage", &cli.UsageError{Msg: "bad name"}, 2},
+		{"usage", &exitcode.UsageError{Msg: "bad name"}, 2},
 		{"unknown target", fmt.Errorf("deploy: %w", &deploy.TargetError{Msg: "no component x"}), 2},
 		{"cobra usage", errors.New(`unknown flag: --nope`), 2},
-		{"explicit", &cli.ExitCodeError{Code: 2}, 2},
-		{"explicit beats the rest", errors.Join(&cli.ExitCodeError{Code: 1}, conflict), 1},
+		{"explicit", &exitcode.ExitCodeError{Code: 2}, 2},
+		{"explicit beats the rest", errors.Join(&exitcode.ExitCodeError{Code: 1}, conflict), 1},
 		{"lock held", fmt.Errorf("deploy: %w", held), 3},
 		{"lease lost", fmt.Errorf("lock exec: %w", lockmgr.ErrLockLost), 3},
 		{"state conflict", fmt.Errorf("save: %w", conflict), 4},
@@ -98,8 +98,8 @@ func TestExitCodeTableMatchesTheDocs(t *testing.T) {
 	if !slices.Equal(documented, want) {
 		t.Errorf("docs/exit-codes.md lists codes %v, internal/exitcode has %v", documented, want)
 	}
-	if cli.ExitSkipped != exitcode.Skipped {
-		t.Errorf("cli.ExitSkipped is %d, exitcode.Skipped %d", cli.ExitSkipped, exitcode.Skipped)
+	if app.ExitSkipped != exitcode.Skipped {
+		t.Errorf("app.ExitSkipped is %d, exitcode.Skipped %d", app.ExitSkipped, exitcode.Skipped)
 	}
 }
 
@@ -110,7 +110,7 @@ func TestMainImportsNoDomainPackageForExitCodes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	allowed := []string{"internal/cli", "internal/exitcode", "internal/proc", "internal/termguard"}
+	allowed := []string{"internal/cli", "internal/app", "internal/termui", "internal/exitcode", "internal/proc", "internal/termguard"}
 	for _, imp := range f.Imports {
 		p, _ := strconv.Unquote(imp.Path.Value)
 		rest, ok := strings.CutPrefix(p, module)

@@ -14,8 +14,8 @@ import (
 
 // The package map of docs/design.md#package-map, as rules on imports:
 //
-//	cmd/deployer -> cli -> deploy -> {lockmgr, statestore, plan, engine, config} -> backends
-//	cli -> {metrics, ghactions, planview, webui} -> deploy (renderers of the use cases' results)
+//	cmd/deployer -> cli -> app -> deploy -> {lockmgr, statestore, plan, engine, config} -> backends
+//	cli -> {metrics, ghactions, planview, webui, termui} -> deploy (renderers of the use cases' results)
 //
 // A lock or state backend implements a core interface and imports no other
 // backend; an engine imports no other engine; nothing below the CLI imports
@@ -30,9 +30,10 @@ type role string
 const (
 	roleCmd      role = "cmd"      // cmd/...: wiring, may import anything
 	roleCLI      role = "cli"      // internal/cli
+	roleApp      role = "app"      // internal/app: the wiring behind the Factory
 	roleDeploy   role = "deploy"   // internal/deploy: the use cases
 	roleRegistry role = "registry" // internal/backends: URL -> backend package; internal/engines: the engines
-	roleRenderer role = "renderer" // internal/{metrics,ghactions,planview,webui}: render the use cases' results (metrics, GitHub, plans, the web view)
+	roleRenderer role = "renderer" // internal/{metrics,ghactions,planview,webui,termui}: render the use cases' results (metrics, GitHub, plans, the web view, the terminal)
 	roleBackend  role = "backend"  // internal/lockmgr/<x>, internal/statestore/<x>
 	roleEngine   role = "engine"   // internal/engine/<x> (and the Pulumi engine's old home)
 	roleSupport  role = "support"  // conformance suites and test servers
@@ -45,11 +46,13 @@ func roleOf(pkg string) role {
 		return roleCmd
 	case pkg == "internal/cli" || strings.HasPrefix(pkg, "internal/cli/"):
 		return roleCLI
+	case pkg == "internal/app":
+		return roleApp
 	case pkg == "internal/deploy" || strings.HasPrefix(pkg, "internal/deploy/"):
 		return roleDeploy
 	case pkg == "internal/backends", pkg == "internal/engines":
 		return roleRegistry
-	case pkg == "internal/metrics", pkg == "internal/ghactions", pkg == "internal/planview", pkg == "internal/webui":
+	case pkg == "internal/metrics", pkg == "internal/ghactions", pkg == "internal/planview", pkg == "internal/webui", pkg == "internal/termui":
 		return roleRenderer
 	case slices.Contains([]string{"internal/lockmgr/locktest", "internal/statestore/storetest",
 		"internal/awsbackend/awstest", "internal/pgschema/pgschematest", "internal/testenv", "internal/faulttest", "internal/engine/enginetest",
@@ -66,24 +69,27 @@ func roleOf(pkg string) role {
 // rule returns why from may not import to, or "" when it may.
 func rule(from, to string) string {
 	rf, rt := roleOf(from), roleOf(to)
+	wires := rf == roleCLI || rf == roleApp // the CLI and its wiring
 	switch {
 	case rf == roleCmd:
 		return ""
 	case rt == roleCLI || rt == roleCmd:
 		return "only cmd/deployer imports the CLI"
-	case rt == roleDeploy && rf != roleCLI && rf != roleRenderer:
+	case rt == roleApp && rf != roleCLI:
+		return "only the CLI (and cmd/deployer) imports the wiring behind the Factory"
+	case rt == roleDeploy && !wires && rf != roleRenderer:
 		return "only the CLI (and cmd/deployer) and the renderers of their results (metrics, GitHub, plans) import the use cases"
-	case to == "internal/metrics" && rf != roleCLI:
+	case to == "internal/metrics" && !wires:
 		return "only the CLI (and cmd/deployer) wires the metrics recorder"
-	case rt == roleRenderer && rf != roleCLI && rf != roleRenderer:
+	case rt == roleRenderer && !wires && rf != roleRenderer:
 		return "only the CLI (and cmd/deployer) and other renderers use the renderers"
-	case rt == roleRegistry && rf != roleCLI:
+	case rt == roleRegistry && !wires:
 		return "only the CLI (and cmd/deployer) opens backends through the registry"
 	case rf == roleBackend && rt == roleBackend:
 		return "no backend imports another backend"
 	case rf == roleEngine && rt == roleEngine:
 		return "no engine imports another engine"
-	case (rf == roleDeploy || rf == roleCLI) && (rt == roleBackend || rt == roleEngine):
+	case (rf == roleDeploy || wires) && (rt == roleBackend || rt == roleEngine):
 		return "deploy and cli reach backends and engines through their interfaces, never a concrete package"
 	case rf == roleCore && (rt == roleBackend || rt == roleEngine || rt == roleSupport):
 		return "core packages are implemented by backends and engines, they do not import them"
@@ -136,6 +142,16 @@ func TestRulesMatchTheMap(t *testing.T) {
 		{"internal/cli", "internal/deploy", true},
 		{"internal/cli", "internal/backends", true},
 		{"internal/cli", "internal/engines", true},
+		{"internal/cli", "internal/app", true},
+		{"internal/app", "internal/backends", true},
+		{"internal/app", "internal/metrics", true},
+		{"internal/app", "internal/termui", true},
+		{"internal/app", "internal/cli", false},
+		{"internal/app", "internal/statestore/file", false},
+		{"internal/termui", "internal/app", false},
+		{"internal/termui", "internal/cli", false},
+		{"internal/deploy", "internal/app", false},
+		{"internal/deploy", "internal/termui", false},
 		{"internal/engines", "internal/engine/pulumi", true},
 		{"internal/deploy", "internal/engines", false},
 		{"internal/config", "internal/engines", false},

@@ -15,10 +15,12 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/deployer-dev/deployer/internal/app"
 	"github.com/deployer-dev/deployer/internal/cli"
 	"github.com/deployer-dev/deployer/internal/exitcode"
 	"github.com/deployer-dev/deployer/internal/proc"
 	"github.com/deployer-dev/deployer/internal/termguard"
+	"github.com/deployer-dev/deployer/internal/termui"
 )
 
 // secondSignalGrace is how long deployer still waits, after a second
@@ -35,7 +37,7 @@ func main() {
 // and on Linux from what /proc/PID/environ shows
 // (docs/secrets.md#what-children-get). Protect does what it can; the
 // children's environments do not depend on it.
-func protectEnvironment(f *cli.Factory) {
+func protectEnvironment(f *app.Factory) {
 	env, _ := proc.Protect()
 	f.Getenv, f.Environ = env.Getenv, env.Environ
 }
@@ -48,7 +50,7 @@ func run() int {
 	signal.Notify(make(chan os.Signal, 1), syscall.SIGPIPE)
 	// The Factory builds the commands; the Session behind it is what this
 	// process opened, which only the signal handling below reads.
-	f, s := cli.NewSession(cli.System())
+	f, s := app.NewSession(termui.System())
 	defer f.Close()
 	protectEnvironment(f)
 
@@ -99,16 +101,16 @@ func run() int {
 		return exitcode.OK
 	}
 	code := exitCode(err)
-	var ec *cli.ExitCodeError
+	var ec *exitcode.ExitCodeError
 	if errors.As(err, &ec) {
 		return code
 	}
 	defer f.GitHub.ReportError(err) // GitHub Actions: ::error and the held-lock summary
 	// Errors go through f.IO.ErrOut, which masks known secret values.
 	if f.JSON {
-		_ = json.NewEncoder(f.IO.ErrOut).Encode(cli.ErrorJSON(err, code))
+		_ = json.NewEncoder(f.IO.ErrOut).Encode(termui.ErrorJSON(err, code))
 	} else {
-		fmt.Fprintln(f.IO.ErrOut, "Error: "+cli.Remedy(err))
+		fmt.Fprintln(f.IO.ErrOut, "Error: "+termui.Remedy(err))
 		if code == exitcode.Usage && isCobraUsage(err) {
 			fmt.Fprintln(f.IO.ErrOut, usageHint(cmd))
 		}
@@ -121,7 +123,7 @@ func run() int {
 // watch its context (parsing a large file, building a plan): with no lease
 // there is nothing to release or record. A process holding a lease keeps
 // to the graceful path, which releases it (docs/exit-codes.md).
-func exitWhenNoLease(s *cli.Session) {
+func exitWhenNoLease(s *app.Session) {
 	const (
 		tick    = 50 * time.Millisecond
 		grace   = 400 * time.Millisecond // from the signal: let a quick command finish on its own
@@ -146,7 +148,7 @@ func exitWhenNoLease(s *cli.Session) {
 // command asked for, else the one its errors carry (exitcode.Of), else 2 for
 // cobra's own usage errors.
 func exitCode(err error) int {
-	var ec *cli.ExitCodeError
+	var ec *exitcode.ExitCodeError
 	if errors.As(err, &ec) {
 		return ec.Code
 	}

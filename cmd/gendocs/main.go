@@ -19,7 +19,9 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/cobra/doc"
 
+	"github.com/deployer-dev/deployer/internal/app"
 	"github.com/deployer-dev/deployer/internal/cli"
+	"github.com/deployer-dev/deployer/internal/termui"
 )
 
 // marker separates the hand-written prose of docs/commands.md from the
@@ -73,8 +75,8 @@ func render(current []byte) ([]byte, error) {
 // command cobra adds, and without anything that depends on the machine
 // (the version line of --version).
 func root() *cobra.Command {
-	ios, _, _ := cli.Test("")
-	r := cli.NewRootCmd(cli.NewFactory(ios))
+	ios, _, _ := termui.Test("")
+	r := cli.NewRootCmd(app.NewFactory(ios))
 	r.Version = "VERSION"
 	r.InitDefaultCompletionCmd()
 	r.DisableAutoGenTag = true

@@ -123,7 +123,7 @@ func Classify(err error, res Resource) error {
 
 // MissingError: the table or bucket a backend URL names does not exist.
 // Fix is the cause and the repair in one sentence, which the CLI puts first
-// (cli.Remedy), before the context it was found in.
+// (termui.Remedy), before the context it was found in.
 type MissingError struct {
 	Res Resource
 	Err error // the SDK's error

@@ -6,26 +6,25 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/deployer-dev/deployer/internal/app"
 	"github.com/deployer-dev/deployer/internal/config"
 	"github.com/deployer-dev/deployer/internal/deploy"
-	"github.com/deployer-dev/deployer/internal/plan"
 	"github.com/deployer-dev/deployer/internal/stacks"
-	"github.com/deployer-dev/deployer/internal/statestore"
+	"github.com/deployer-dev/deployer/internal/termui"
 )
 
 func TestAllFlagsArgv(t *testing.T) {
 	for _, c := range []struct {
 		argv    []string
-		want    AllFlags
+		want    app.AllFlags
 		wantErr string
 	}{
-		{argv: []string{"-e", "dev", "--all"}, want: AllFlags{All: true}},
+		{argv: []string{"-e", "dev", "--all"}, want: app.AllFlags{All: true}},
 		{argv: []string{"-e", "dev", "--all", "--changed-since", "origin/main", "--stack-parallelism", "2"},
-			want: AllFlags{All: true, ChangedSince: "origin/main", StackParallelism: 2}},
+			want: app.AllFlags{All: true, ChangedSince: "origin/main", StackParallelism: 2}},
 		{argv: []string{"-e", "dev", "--changed-since", "HEAD"}, wantErr: "--changed-since needs --all"},
 		{argv: []string{"-e", "dev", "--stack-parallelism", "2"}, wantErr: "--stack-parallelism needs --all"},
 		{argv: []string{"-e", "dev", "--all", "--stack-parallelism", "0"}, wantErr: "--stack-parallelism must be at least 1"},
@@ -34,7 +33,7 @@ func TestAllFlagsArgv(t *testing.T) {
 		{argv: []string{"--all"}, wantErr: "--environment (-e) is required"},
 	} {
 		for _, cmd := range []string{"plan", "deploy", "destroy"} {
-			var got *AllFlags
+			var got *app.AllFlags
 			var err error
 			switch cmd {
 			case "plan":
@@ -109,7 +108,7 @@ func TestStacksRendersTableJSONAndGraphs(t *testing.T) {
 	}
 	run := func(o StacksOptions) string {
 		t.Helper()
-		io, out, _ := Test("")
+		io, out, _ := termui.Test("")
 		o.IO, o.Discover = io, discover
 		if err := runStacks(&o); err != nil {
 			t.Fatal(err)
@@ -149,49 +148,16 @@ func TestStacksRendersTableJSONAndGraphs(t *testing.T) {
 	}
 }
 
-func TestAllViewPrintsALinePerStackAndATable(t *testing.T) {
-	io, out, _ := Test("")
-	f := NewFactory(io)
-	f.Getenv = func(string) string { return "" }
-	v := &allView{io: f.IO, gh: f.GitHub, req: AllRequest{Op: deploy.OpDeploy, Env: "dev"}, width: 5}
-	at := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
-	results := []deploy.StackResult{
-		{Stack: "root", Dir: "root", Status: deploy.StackApplied, Started: at, Finished: at.Add(1500 * time.Millisecond),
-			Plan: &plan.Plan{}, Outcome: &deploy.Outcome{Deployment: statestore.Deployment{DeploymentID: "dep-1", ResourcesChanged: statestore.ResourcesChanged{Created: 2}},
-				Head: statestore.Head{Serial: 4}}},
-		{Stack: "left", Dir: "left", Status: deploy.StackFailed, Reason: "component s/c failed", Started: at, Finished: at.Add(time.Second)},
-		{Stack: "leaf", Dir: "leaf", Status: deploy.StackSkipped, Reason: "producer left failed"},
-	}
-	for _, r := range results {
-		v.done(r)
-	}
-	v.table(results)
-	want := `root   applied     +2 ~0 -0
-left   failed      component s/c failed
-leaf   skipped     producer left failed
-
-STACK  DIR   STATUS   CHANGES   SERIAL  TIME  NOTE
-root   root  applied  +2 ~0 -0  4       1.5s
-left   left  failed   -         -       1.0s  component s/c failed
-leaf   leaf  skipped  -         -       -     producer left failed
-
-3 stacks in dev: 1 applied, 1 failed, 1 skipped.
-`
-	if d := cmp.Diff(want, out.String()); d != "" {
-		t.Errorf("output (-want +got):\n%s", d)
-	}
-}
-
 func TestDeployAllWithoutATerminalNeedsYes(t *testing.T) {
 	dir := t.TempDir()
 	writeStacks(t, dir)
 	t.Chdir(dir)
-	io, _, _ := Test("")
-	f := NewFactory(io)
+	io, _, _ := termui.Test("")
+	f := app.NewFactory(io)
 	f.Getenv = func(string) string { return "" }
-	run := newAllRunner(f).run
-	err := run(context.Background(), AllRequest{Op: deploy.OpDeploy, Env: "dev"})
+	run := app.NewStackOptions(f).RunAll
+	err := run(context.Background(), app.AllRequest{Op: deploy.OpDeploy, Env: "dev"})
 	checkUsage(t, err, "deploy --all needs confirmation but there is no terminal to ask on: pass --yes")
-	err = run(context.Background(), AllRequest{Op: deploy.OpPlan, Env: "prod"})
+	err = run(context.Background(), app.AllRequest{Op: deploy.OpPlan, Env: "prod"})
 	checkUsage(t, err, `no stack under`)
 }

@@ -6,6 +6,9 @@ import (
 	"io"
 	"testing"
 
+	"github.com/deployer-dev/deployer/internal/app"
+	"github.com/deployer-dev/deployer/internal/exitcode"
+	"github.com/deployer-dev/deployer/internal/termui"
 	"github.com/spf13/cobra"
 )
 
@@ -21,10 +24,10 @@ func parse(t *testing.T, cmd *cobra.Command, argv ...string) error {
 }
 
 func TestUsageErrorsBeforeAnyBackend(t *testing.T) {
-	io, _, _ := Test("")
-	f := NewFactory(io)
+	io, _, _ := termui.Test("")
+	f := app.NewFactory(io)
 	err := parse(t, NewCmdUnlock(f, func(context.Context, *UnlockOptions) error { return nil }), "-e", "dev")
-	var usage *UsageError
+	var usage *exitcode.UsageError
 	if !errors.As(err, &usage) || usage.Msg == "" {
 		t.Errorf("unlock without --force: want a usage error, got %v", err)
 	}

@@ -7,12 +7,14 @@ import (
 	"github.com/MakeNowJust/heredoc"
 	"github.com/spf13/cobra"
 
+	"github.com/deployer-dev/deployer/internal/app"
 	"github.com/deployer-dev/deployer/internal/backends"
+	"github.com/deployer-dev/deployer/internal/termui"
 )
 
 // BackendInitOptions are the inputs of `deployer backend init`.
 type BackendInitOptions struct {
-	IO *IOStreams
+	IO *termui.IOStreams
 	// Init is the use case: backends.Init on deployer.yaml's backend.state
 	// and backend.lock (or DEPLOYER_BACKEND_STATE / DEPLOYER_BACKEND_LOCK),
 	// bound by NewCmdBackendInit; a run test sets a fake. It returns one line
@@ -24,14 +26,14 @@ type BackendInitOptions struct {
 // NewCmdBackendInit returns `deployer backend init`: creates what the
 // configured backends need (DynamoDB table, S3 bucket, PostgreSQL schema),
 // idempotently (docs/backends.md). runF replaces runBackendInit in tests.
-func NewCmdBackendInit(f *Factory, runF func(context.Context, *BackendInitOptions) error) *cobra.Command {
+func NewCmdBackendInit(f *app.Factory, runF func(context.Context, *BackendInitOptions) error) *cobra.Command {
 	opts := &BackendInitOptions{IO: f.IO}
 	opts.Init = func(ctx context.Context) ([]string, error) {
-		cfg, err := optionalConfig(f)
+		cfg, err := app.OptionalConfig(f)
 		if err != nil {
 			return nil, err
 		}
-		return backends.Init(ctx, cfg.Backend.State, cfg.Backend.Lock, backendOptions(cfg, true))
+		return backends.Init(ctx, cfg.Backend.State, cfg.Backend.Lock, app.BackendOptions(cfg, true))
 	}
 	return &cobra.Command{
 		Use:   "init",

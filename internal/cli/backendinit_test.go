@@ -5,6 +5,9 @@ import (
 	"errors"
 	"strings"
 	"testing"
+
+	"github.com/deployer-dev/deployer/internal/app"
+	"github.com/deployer-dev/deployer/internal/termui"
 )
 
 func TestNewCmdBackendInit(t *testing.T) {
@@ -16,8 +19,8 @@ func TestNewCmdBackendInit(t *testing.T) {
 		{argv: []string{"extra"}, wantErr: `unknown command "extra"`},
 		{argv: []string{"--bucket", "b"}, wantErr: "unknown flag: --bucket"},
 	} {
-		io, _, _ := Test("")
-		f := NewFactory(io)
+		io, _, _ := termui.Test("")
+		f := app.NewFactory(io)
 		var got *BackendInitOptions
 		err := parse(t, NewCmdBackendInit(f, func(_ context.Context, o *BackendInitOptions) error { got = o; return nil }), c.argv...)
 		if c.wantErr != "" {
@@ -33,7 +36,7 @@ func TestNewCmdBackendInit(t *testing.T) {
 			t.Fatalf("%v: %v", c.argv, err)
 		}
 		if got == nil || got.IO != f.IO || got.Init == nil {
-			t.Errorf("%v: IO and Init must be bound from the Factory: %+v", c.argv, got)
+			t.Errorf("%v: IO and Init must be bound from the app.Factory: %+v", c.argv, got)
 		}
 	}
 }
@@ -58,7 +61,7 @@ func TestRunBackendInit(t *testing.T) {
 			wantOut: created[0] + "\n", wantErr: `enable versioning: AWS denied s3 bucket "b"`},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			io, out, errOut := Test("")
+			io, out, errOut := termui.Test("")
 			opts := &BackendInitOptions{IO: io, Init: func(context.Context) ([]string, error) { return c.lines, c.err }}
 			err := runBackendInit(context.Background(), opts)
 			if got := out.String(); got != c.wantOut {

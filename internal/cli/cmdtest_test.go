@@ -10,16 +10,18 @@ import (
 	"github.com/google/go-cmp/cmp/cmpopts"
 	"github.com/spf13/cobra"
 
+	"github.com/deployer-dev/deployer/internal/app"
 	"github.com/deployer-dev/deployer/internal/config"
 	"github.com/deployer-dev/deployer/internal/plan"
 	"github.com/deployer-dev/deployer/internal/statestore"
+	"github.com/deployer-dev/deployer/internal/termui"
 )
 
 // ignoreWiring compares options structs on what argv gave them: the use
 // case funcs and IO bound by NewCmdX are left out.
 var ignoreWiring = cmp.Options{
 	cmp.FilterPath(func(p cmp.Path) bool { return p.Last().Type().Kind() == reflect.Func }, cmp.Ignore()),
-	cmpopts.IgnoreTypes(&IOStreams{}),
+	cmpopts.IgnoreTypes(&termui.IOStreams{}),
 	cmp.Exporter(func(reflect.Type) bool { return true }),
 }
 
@@ -76,13 +78,13 @@ func shopPlan(t *testing.T) *plan.Plan {
 	return p
 }
 
-// parseCmd builds newCmd's command on a fresh Factory (json is --json, the
+// parseCmd builds newCmd's command on a fresh app.Factory (json is --json, the
 // global flag the root command would bind), parses argv, and returns the options
-// runF got (nil when run was not called), the Factory and parse's error.
-func parseCmd[O any](t *testing.T, json bool, newCmd func(*Factory, func(context.Context, *O) error) *cobra.Command, argv ...string) (*O, *Factory, error) {
+// runF got (nil when run was not called), the app.Factory and parse's error.
+func parseCmd[O any](t *testing.T, json bool, newCmd func(*app.Factory, func(context.Context, *O) error) *cobra.Command, argv ...string) (*O, *app.Factory, error) {
 	t.Helper()
-	io, _, _ := Test("")
-	f := NewFactory(io)
+	io, _, _ := termui.Test("")
+	f := app.NewFactory(io)
 	f.JSON = json
 	var got *O
 	cmd := newCmd(f, func(_ context.Context, o *O) error { got = o; return nil })

@@ -1,28 +1,28 @@
 package cli
 
 import (
-	"cmp"
 	"context"
-	"errors"
 	"fmt"
 	"time"
 
 	"github.com/MakeNowJust/heredoc"
 	"github.com/spf13/cobra"
 
+	"github.com/deployer-dev/deployer/internal/app"
 	"github.com/deployer-dev/deployer/internal/config"
 	"github.com/deployer-dev/deployer/internal/deploy"
 	"github.com/deployer-dev/deployer/internal/engines"
+	"github.com/deployer-dev/deployer/internal/exitcode"
 	"github.com/deployer-dev/deployer/internal/plan"
 	"github.com/deployer-dev/deployer/internal/planview"
-	"github.com/deployer-dev/deployer/internal/policy"
+	"github.com/deployer-dev/deployer/internal/termui"
 )
 
 // DeployOptions are the options of `deployer deploy` and `deployer destroy`.
 type DeployOptions struct {
-	IO *IOStreams
-	// StackOptions are the target, --all and --json.
-	StackOptions
+	IO *termui.IOStreams
+	// app.StackOptions are the target, --all and --json.
+	app.StackOptions
 
 	// From argv.
 	PlanFile      string
@@ -36,11 +36,11 @@ type DeployOptions struct {
 	// Parallelism is --parallelism; 0 when not given (DEPLOYER_PARALLELISM,
 	// then deployer.yaml's parallelism:, then 10).
 	Parallelism int
-	Policy      PolicyFlags
+	Policy      app.PolicyFlags
 	// WithDependents is destroy --with-dependents.
 	WithDependents bool
 	// Run is --run-id and its flags (deploy only).
-	Run RunFlags
+	Run app.RunFlags
 	// RefreshOnly is deploy --refresh-only: record what is live, run
 	// nothing else (docs/operations.md#refresh-only).
 	RefreshOnly bool
@@ -53,7 +53,7 @@ type DeployOptions struct {
 
 	// Apply is the use case, deploy.Service.Apply (bound by NewCmdDeploy; a
 	// run test sets a fake).
-	Apply func(ctx context.Context, req deploy.ApplyRequest, eng EngineOptions) (*deploy.Outcome, error)
+	Apply func(ctx context.Context, req deploy.ApplyRequest, eng app.EngineOptions) (*deploy.Outcome, error)
 	// Report writes the GitHub Actions summary, outputs and annotations of
 	// the run (docs/github-actions.md): ghactions.Reporter.Deploy; nil writes
 	// nothing.
@@ -72,7 +72,7 @@ type DeployOptions struct {
 }
 
 // NewCmdDeploy returns `deployer deploy`; runF replaces runDeploy in tests.
-func NewCmdDeploy(f *Factory, runF func(context.Context, *DeployOptions) error) *cobra.Command {
+func NewCmdDeploy(f *app.Factory, runF func(context.Context, *DeployOptions) error) *cobra.Command {
 	cmd, opts := newApplyCmd(f, runF, false, &cobra.Command{
 		Use:   "deploy",
 		Short: "Lock, plan, apply and save the state of a stack/environment",
@@ -89,7 +89,7 @@ func NewCmdDeploy(f *Factory, runF func(context.Context, *DeployOptions) error) 
   deployer deploy -e dev --all --yes`,
 	})
 	cmd.Flags().StringVar(&opts.PlanFile, "plan", "", "apply a plan saved with plan --out, for its stack and environment, without asking (refused if the state moved on)")
-	opts.Run.bind(cmd)
+	opts.Run.Bind(cmd)
 	cmd.Flags().BoolVar(&opts.RefreshOnly, "refresh-only", false, "read what is live, show how it differs from the state and, once confirmed, record it as the state, running nothing else (docs/operations.md#refresh-only)")
 	cmd.Flags().StringArrayVar(&opts.Replace, "replace", nil, "replace component SERVICE/NAME (delete and create, or as its kind replaces) though its config does not force it; repeatable (docs/operations.md#replace)")
 	return cmd
@@ -99,7 +99,7 @@ func NewCmdDeploy(f *Factory, runF func(context.Context, *DeployOptions) error) 
 // deploy, or as destroy when destroy is set: no arguments, the run through
 // runF (runDeploy when nil) and the flags both share (bindApplyFlags).
 // It returns cmd and its options, for the flags of one command alone.
-func newApplyCmd(f *Factory, runF func(context.Context, *DeployOptions) error, destroy bool, cmd *cobra.Command) (*cobra.Command, *DeployOptions) {
+func newApplyCmd(f *app.Factory, runF func(context.Context, *DeployOptions) error, destroy bool, cmd *cobra.Command) (*cobra.Command, *DeployOptions) {
 	opts := newDeployOptions(f, destroy)
 	cmd.Args = cobra.NoArgs
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
@@ -110,7 +110,7 @@ func newApplyCmd(f *Factory, runF func(context.Context, *DeployOptions) error, d
 }
 
 // NewCmdDestroy returns `deployer destroy`; runF replaces runDeploy in tests.
-func NewCmdDestroy(f *Factory, runF func(context.Context, *DeployOptions) error) *cobra.Command {
+func NewCmdDestroy(f *app.Factory, runF func(context.Context, *DeployOptions) error) *cobra.Command {
 	cmd, opts := newApplyCmd(f, runF, true, &cobra.Command{
 		Use:   "destroy",
 		Short: "Delete every component in scope and record it in the state",
@@ -124,14 +124,14 @@ func NewCmdDestroy(f *Factory, runF func(context.Context, *DeployOptions) error)
 }
 
 // newDeployOptions binds the use case of deploy (or destroy) to f.
-func newDeployOptions(f *Factory, destroy bool) *DeployOptions {
+func newDeployOptions(f *app.Factory, destroy bool) *DeployOptions {
 	return &DeployOptions{
 		IO:           f.IO,
-		StackOptions: newStackOptions(f),
+		StackOptions: app.NewStackOptions(f),
 		Destroy:      destroy,
-		Policy:       PolicyFlags{Identify: overrideIdentity(f.Getenv)},
-		Apply: func(ctx context.Context, req deploy.ApplyRequest, eng EngineOptions) (*deploy.Outcome, error) {
-			svc, err := f.Service(ctx, req.Config, ServiceOptions{EngineOptions: eng})
+		Policy:       app.PolicyFlags{Identify: app.OverrideIdentity(f.Getenv)},
+		Apply: func(ctx context.Context, req deploy.ApplyRequest, eng app.EngineOptions) (*deploy.Outcome, error) {
+			svc, err := f.Service(ctx, req.Config, app.ServiceOptions{EngineOptions: eng})
 			if err != nil {
 				return nil, err
 			}
@@ -141,7 +141,7 @@ func newDeployOptions(f *Factory, destroy bool) *DeployOptions {
 		ReportRun: f.GitHub.RunWait,
 		Refresh:   bindRefreshOnly(f, false),
 		RecordRunFailure: func(ctx context.Context, req deploy.RunFailureRequest) {
-			svc, err := f.Service(ctx, req.Config, ServiceOptions{})
+			svc, err := f.Service(ctx, req.Config, app.ServiceOptions{})
 			if err != nil {
 				fmt.Fprintf(f.IO.ErrOut, "warning: could not record the failure of this deploy for run %s: %v; the stacks of the run that wait for %s wait until their --wait-timeout\n",
 					req.Run.ID, err, req.Target.Stack)
@@ -153,53 +153,53 @@ func newDeployOptions(f *Factory, destroy bool) *DeployOptions {
 }
 
 // runE validates the flags, then runs the command.
-func (o *DeployOptions) runE(cmd *cobra.Command, f *Factory, runF func(context.Context, *DeployOptions) error) error {
+func (o *DeployOptions) runE(cmd *cobra.Command, f *app.Factory, runF func(context.Context, *DeployOptions) error) error {
 	if o.PlanFile != "" {
 		for _, n := range []string{"service", "component", "exclude"} {
 			if f := cmd.Flags().Lookup(n); f != nil && f.Changed {
-				return &UsageError{Msg: fmt.Sprintf("--%s cannot be used with --plan: a saved plan applies its own scope (make the plan with plan --%s ... --out FILE)", n, n)}
+				return &exitcode.UsageError{Msg: fmt.Sprintf("--%s cannot be used with --plan: a saved plan applies its own scope (make the plan with plan --%s ... --out FILE)", n, n)}
 			}
 		}
 	}
 	if t := o.Target; o.WithDependents && t.Service == "" && t.Component == "" && len(t.Components) == 0 && len(t.Exclude) == 0 {
-		return &UsageError{Msg: "--with-dependents widens a destroy of some components: name them with --component or --service, or leave some out with --exclude (a destroy of the whole stack has no dependents left out)"}
+		return &exitcode.UsageError{Msg: "--with-dependents widens a destroy of some components: name them with --component or --service, or leave some out with --exclude (a destroy of the whole stack has no dependents left out)"}
 	}
 	if len(o.Replace) > 0 && o.PlanFile != "" {
-		return &UsageError{Msg: "--replace cannot be used with --plan: the saved plan's replacements apply (make it with plan --replace ADDR --out FILE)"}
+		return &exitcode.UsageError{Msg: "--replace cannot be used with --plan: the saved plan's replacements apply (make it with plan --replace ADDR --out FILE)"}
 	}
 	if err := o.readSaved(); err != nil {
 		return err
 	}
-	if err := o.Target.validateFlags(); err != nil {
+	if err := o.Target.ValidateFlags(); err != nil {
 		return err
 	}
 	if err := o.checkParallelism(cmd); err != nil {
 		return err
 	}
 	if o.Grace <= 0 || o.Grace > engines.MaxGrace {
-		return &UsageError{Msg: fmt.Sprintf("--grace must be positive and at most %s, got %s", engines.MaxGrace, o.Grace)}
+		return &exitcode.UsageError{Msg: fmt.Sprintf("--grace must be positive and at most %s, got %s", engines.MaxGrace, o.Grace)}
 	}
-	if err := o.check(cmd, f, "plan", "override-policy", "reason", "run-id", "run-attempt", "upstream", "wait-timeout", "refresh-only"); err != nil {
+	if err := o.Check(cmd, f, "plan", "override-policy", "reason", "run-id", "run-attempt", "upstream", "wait-timeout", "refresh-only"); err != nil {
 		return err
 	}
 	if err := refuseWithRefreshOnly(cmd, o.RefreshOnly, "plan", "override-policy", "reason", "run-id", "parallelism", "replace"); err != nil {
 		return err
 	}
 	if len(o.Replace) > 0 && o.All.All {
-		return &UsageError{Msg: "--replace names components of one stack: it cannot be used with --all"}
+		return &exitcode.UsageError{Msg: "--replace names components of one stack: it cannot be used with --all"}
 	}
-	if err := o.Run.check(cmd, f.Getenv); err != nil {
+	if err := o.Run.Check(cmd, f.Getenv); err != nil {
 		return err
 	}
 	return runOr(cmd, o, runF, runDeploy)
 }
 
 func bindApplyFlags(cmd *cobra.Command, opts *DeployOptions) {
-	opts.bind(cmd, true)
+	opts.Bind(cmd, true)
 	cmd.Flags().BoolVarP(&opts.Yes, "yes", "y", false, "apply without asking (required without a terminal)")
-	bindLockTimeout(cmd, &opts.LockTimeout)
+	app.BindLockTimeout(cmd, &opts.LockTimeout)
 	cmd.Flags().BoolVar(&opts.InstallPulumi, "install-pulumi", false, "install the Pulumi CLI when it is missing")
-	bindPolicyFlags(cmd, &opts.Policy, true)
+	app.BindPolicyFlags(cmd, &opts.Policy, true)
 	cmd.Flags().DurationVar(&opts.Grace, "grace", engines.DefaultGrace, "time a cancelled Command component has between SIGTERM and SIGKILL to clean up, where command.grace sets none")
 	cmd.Flags().IntVar(&opts.Parallelism, "parallelism", 0, "apply at most N independent components at once (default 10; 1 applies one at a time; with --all, in each stack)")
 }
@@ -207,7 +207,7 @@ func bindApplyFlags(cmd *cobra.Command, opts *DeployOptions) {
 // checkParallelism refuses --parallelism below 1.
 func (o *DeployOptions) checkParallelism(cmd *cobra.Command) error {
 	if cmd.Flags().Changed("parallelism") && o.Parallelism < 1 {
-		return &UsageError{Msg: fmt.Sprintf("--parallelism must be at least 1, got %d", o.Parallelism)}
+		return &exitcode.UsageError{Msg: fmt.Sprintf("--parallelism must be at least 1, got %d", o.Parallelism)}
 	}
 	return nil
 }
@@ -222,17 +222,17 @@ func runDeploy(ctx context.Context, opts *DeployOptions) (err error) {
 		if opts.Destroy {
 			op = deploy.OpDestroy
 		}
-		return opts.RunAll(ctx, AllRequest{Op: op, Env: opts.Target.Env, EnvFromVar: opts.Target.EnvFromVar, Flags: opts.All, Parallelism: opts.Parallelism,
+		return opts.RunAll(ctx, app.AllRequest{Op: op, Env: opts.Target.Env, EnvFromVar: opts.Target.EnvFromVar, Flags: opts.All, Parallelism: opts.Parallelism,
 			LockTimeout: opts.LockTimeout, Yes: opts.Yes, InstallPulumi: opts.InstallPulumi, Grace: opts.Grace, JSON: opts.JSON, Policy: opts.Policy})
 	}
-	cfg, t, err := opts.load()
+	cfg, t, err := opts.Load()
 	if err != nil {
 		return err
 	}
 	if opts.RefreshOnly {
 		return opts.refreshOnly(ctx, cfg, t)
 	}
-	run, err := opts.Run.request(t.Stack)
+	run, err := opts.Run.Request(t.Stack)
 	if err != nil {
 		return err
 	}
@@ -244,10 +244,10 @@ func runDeploy(ctx context.Context, opts *DeployOptions) (err error) {
 			}
 		}()
 	}
-	if err := opts.Policy.validate(); err != nil {
+	if err := opts.Policy.Validate(); err != nil {
 		return err
 	}
-	check, err := opts.Policy.check(ctx, cfg)
+	check, err := opts.Policy.Check(ctx, cfg)
 	if err != nil {
 		return err
 	}
@@ -259,11 +259,11 @@ func runDeploy(ctx context.Context, opts *DeployOptions) (err error) {
 	// apply PLANFILE does not.
 	ask := !opts.Yes && saved == nil
 	if ask && !opts.IO.CanPrompt() {
-		return &UsageError{Msg: opts.verb() + " needs confirmation but there is no terminal to ask on: pass --yes to proceed"}
+		return &exitcode.UsageError{Msg: opts.verb() + " needs confirmation but there is no terminal to ask on: pass --yes to proceed"}
 	}
 	req := opts.applyRequest(cfg, t, saved, check, run, ask)
 	applying = true
-	out, err := opts.Apply(ctx, req, EngineOptions{InstallPulumi: opts.InstallPulumi, Grace: opts.Grace})
+	out, err := opts.Apply(ctx, req, app.EngineOptions{InstallPulumi: opts.InstallPulumi, Grace: opts.Grace})
 	if opts.Report != nil {
 		opts.Report(t, out, err)
 	}
@@ -275,9 +275,9 @@ func runDeploy(ctx context.Context, opts *DeployOptions) (err error) {
 	case run == nil:
 		return err
 	case opts.JSON:
-		return skippedExit(err)
+		return app.SkippedExit(err)
 	}
-	return runOutcome(opts.IO.Out, t, out, err)
+	return app.RunOutcome(opts.IO.Out, t, out, err)
 }
 
 // applyRequest is the use case's request of a deploy (or destroy) of t: the
@@ -299,7 +299,7 @@ func (opts *DeployOptions) applyRequest(cfg *config.Config, t deploy.Target, sav
 	switch {
 	case ask && opts.Destroy:
 		req.Confirm = func(p *plan.Plan) (bool, error) {
-			return confirmDestroy(opts.IO, fmt.Sprintf("Destroy these components from %s/%s?", t.Stack, t.Env), t.Stack)
+			return app.ConfirmDestroy(opts.IO, fmt.Sprintf("Destroy these components from %s/%s?", t.Stack, t.Env), t.Stack)
 		}
 	case ask:
 		req.Confirm = func(p *plan.Plan) (bool, error) {
@@ -323,7 +323,7 @@ func (o *DeployOptions) verb() string {
 // refreshOnly runs deploy --refresh-only of t (docs/operations.md#refresh-only).
 func (o *DeployOptions) refreshOnly(ctx context.Context, cfg *config.Config, t deploy.Target) error {
 	return refreshOnlyRun{IO: o.IO, JSON: o.JSON, Record: true, Yes: o.Yes, Run: o.Refresh,
-		Engine: EngineOptions{InstallPulumi: o.InstallPulumi, Grace: o.Grace}}.
+		Engine: app.EngineOptions{InstallPulumi: o.InstallPulumi, Grace: o.Grace}}.
 		run(ctx, deploy.RefreshOnlyRequest{Config: cfg, Target: t, LockTimeout: o.LockTimeout})
 }
 
@@ -359,7 +359,7 @@ func (o *DeployOptions) savedPlan(t deploy.Target) (*plan.Plan, deploy.Target, e
 		return nil, t, err
 	}
 	if saved.Stack != t.Stack || saved.Environment != t.Env {
-		return nil, t, &UsageError{Msg: fmt.Sprintf("%s is a plan for %s/%s, not %s/%s: deploy it without -s and -e (deployer deploy --plan %s), or make a plan of %s/%s (deployer plan -s %s -e %s --out FILE)",
+		return nil, t, &exitcode.UsageError{Msg: fmt.Sprintf("%s is a plan for %s/%s, not %s/%s: deploy it without -s and -e (deployer deploy --plan %s), or make a plan of %s/%s (deployer plan -s %s -e %s --out FILE)",
 			o.PlanFile, saved.Stack, saved.Environment, t.Stack, t.Env, o.PlanFile, t.Stack, t.Env, t.Stack, t.Env)}
 	}
 	if t.Scope() == "" {
@@ -368,26 +368,8 @@ func (o *DeployOptions) savedPlan(t deploy.Target) (*plan.Plan, deploy.Target, e
 	return saved, t, nil
 }
 
-// render shows the outcome of a deploy or destroy of t: the JSON result,
-// the plan a policy denied, or the summary; it returns err.
+// render shows the outcome of a deploy or destroy of t
+// (termui.RenderDeploy); it returns err.
 func (o *DeployOptions) render(t deploy.Target, out *deploy.Outcome, err error) error {
-	var denied *policy.DeniedError
-	if errors.As(err, &denied) && out != nil && out.Plan != nil && !o.JSON {
-		// Denied before any engine ran: the plan and its policy results
-		// say why; nothing was applied or written.
-		if rerr := planview.NewHuman(o.IO.ColorOut(), o.IO.Mask).Render(o.IO.Out, out.Plan); rerr != nil {
-			return rerr
-		}
-		return err
-	}
-	if o.JSON && out != nil {
-		j := deployResultJSON(out, err)
-		j.Stack, j.Environment = cmp.Or(j.Stack, t.Stack), cmp.Or(j.Environment, t.Env) // a skipped deploy has no plan
-		if jerr := o.IO.PrintJSON(j); jerr != nil {
-			return jerr
-		}
-	} else if out != nil && out.Plan != nil {
-		printDeploySummary(o.IO.Out, t, out, err)
-	}
-	return err
+	return termui.RenderDeploy(o.IO, o.JSON, t, out, err)
 }

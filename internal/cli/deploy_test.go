@@ -9,12 +9,15 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/deployer-dev/deployer/internal/app"
 	"github.com/deployer-dev/deployer/internal/config"
 	"github.com/deployer-dev/deployer/internal/deploy"
 	"github.com/deployer-dev/deployer/internal/engine"
+	"github.com/deployer-dev/deployer/internal/exitcode"
 	"github.com/deployer-dev/deployer/internal/lockmgr"
 	"github.com/deployer-dev/deployer/internal/planview"
 	"github.com/deployer-dev/deployer/internal/statestore"
+	"github.com/deployer-dev/deployer/internal/termui"
 )
 
 func TestNewCmdDeploy(t *testing.T) {
@@ -26,22 +29,22 @@ func TestNewCmdDeploy(t *testing.T) {
 		want    DeployOptions
 		wantErr string // a usage error containing it
 	}{
-		{name: "env", argv: []string{"-e", "dev"}, want: DeployOptions{Grace: 3 * time.Second, StackOptions: StackOptions{Target: targetFlags{Env: "dev"}}}},
+		{name: "env", argv: []string{"-e", "dev"}, want: DeployOptions{Grace: 3 * time.Second, StackOptions: app.StackOptions{Target: app.TargetFlags{Env: "dev"}}}},
 		{name: "all flags", argv: []string{"-e", "dev", "--yes", "--lock-timeout", "10m", "--plan", "x.plan", "--parallelism", "3", "--install-pulumi", "--grace", "20s", "-s", "shop"},
-			want: DeployOptions{Grace: 20 * time.Second, StackOptions: StackOptions{Target: targetFlags{Stack: "shop", Env: "dev"}}, Yes: true, LockTimeout: 10 * time.Minute, PlanFile: "x.plan", Parallelism: 3, InstallPulumi: true}},
+			want: DeployOptions{Grace: 20 * time.Second, StackOptions: app.StackOptions{Target: app.TargetFlags{Stack: "shop", Env: "dev"}}, Yes: true, LockTimeout: 10 * time.Minute, PlanFile: "x.plan", Parallelism: 3, InstallPulumi: true}},
 		{name: "replace", argv: []string{"-e", "dev", "--replace", "app/api", "--replace", "data/db", "--component", "app/api"},
-			want: DeployOptions{Grace: 3 * time.Second, StackOptions: StackOptions{Target: targetFlags{Env: "dev", Component: "app/api"}}, Replace: []string{"app/api", "data/db"}}},
+			want: DeployOptions{Grace: 3 * time.Second, StackOptions: app.StackOptions{Target: app.TargetFlags{Env: "dev", Component: "app/api"}}, Replace: []string{"app/api", "data/db"}}},
 		{name: "plan with component", argv: []string{"-e", "dev", "--plan", "x.plan", "--component", "app/api"}, wantErr: "--component cannot be used with --plan"},
 		{name: "replace with plan", argv: []string{"-e", "dev", "--plan", "x.plan", "--replace", "app/api"}, wantErr: "--replace cannot be used with --plan"},
 		{name: "with-dependents and a component", destroy: true, argv: []string{"-e", "dev", "--with-dependents", "--component", "data/db"},
-			want: DeployOptions{Grace: 3 * time.Second, StackOptions: StackOptions{Target: targetFlags{Env: "dev", Component: "data/db"}}, Destroy: true, WithDependents: true}},
+			want: DeployOptions{Grace: 3 * time.Second, StackOptions: app.StackOptions{Target: app.TargetFlags{Env: "dev", Component: "data/db"}}, Destroy: true, WithDependents: true}},
 		{name: "with-dependents and exclude", destroy: true, argv: []string{"-e", "dev", "--with-dependents", "--exclude", "app"},
-			want: DeployOptions{Grace: 3 * time.Second, StackOptions: StackOptions{Target: targetFlags{Env: "dev", Exclude: []string{"app"}}}, Destroy: true, WithDependents: true}},
+			want: DeployOptions{Grace: 3 * time.Second, StackOptions: app.StackOptions{Target: app.TargetFlags{Env: "dev", Exclude: []string{"app"}}}, Destroy: true, WithDependents: true}},
 		{name: "with-dependents without a target", destroy: true, argv: []string{"-e", "dev", "--with-dependents"}, wantErr: "--with-dependents widens a destroy of some components"},
 		{name: "--env alias and --json", json: true, argv: []string{"--env", "prod", "--service", "app", "-y"},
-			want: DeployOptions{Grace: 3 * time.Second, StackOptions: StackOptions{Target: targetFlags{Env: "prod", Service: "app"}, JSON: true}, Yes: true}},
+			want: DeployOptions{Grace: 3 * time.Second, StackOptions: app.StackOptions{Target: app.TargetFlags{Env: "prod", Service: "app"}, JSON: true}, Yes: true}},
 		{name: "destroy", destroy: true, argv: []string{"-e", "dev", "--parallelism", "1"},
-			want: DeployOptions{Grace: 3 * time.Second, StackOptions: StackOptions{Target: targetFlags{Env: "dev"}}, Destroy: true, Parallelism: 1}},
+			want: DeployOptions{Grace: 3 * time.Second, StackOptions: app.StackOptions{Target: app.TargetFlags{Env: "dev"}}, Destroy: true, Parallelism: 1}},
 		{name: "no environment", argv: []string{}, wantErr: "--environment (-e) is required"},
 		{name: "service and component", argv: []string{"-e", "dev", "--service", "a", "--component", "a/b"}, wantErr: "either --service or --component"},
 		{name: "component without slash", argv: []string{"-e", "dev", "--component", "api"}, wantErr: `--component "api": want SERVICE/COMPONENT`},
@@ -51,9 +54,9 @@ func TestNewCmdDeploy(t *testing.T) {
 		{name: "destroy has no --plan", destroy: true, argv: []string{"-e", "dev", "--plan", "x"}, wantErr: "unknown flag: --plan"},
 		{name: "arguments", argv: []string{"-e", "dev", "extra"}, wantErr: `unknown command "extra"`},
 		{name: "run", argv: []string{"-e", "dev", "--run-id", "123", "--upstream", "net,db", "--upstream", "cache", "--wait-timeout", "5m"},
-			want: DeployOptions{Grace: 3 * time.Second, StackOptions: StackOptions{Target: targetFlags{Env: "dev"}}, Run: RunFlags{ID: "123", Attempt: 1, Upstream: []string{"net", "db", "cache"}, WaitTimeout: 5 * time.Minute}}},
+			want: DeployOptions{Grace: 3 * time.Second, StackOptions: app.StackOptions{Target: app.TargetFlags{Env: "dev"}}, Run: app.RunFlags{ID: "123", Attempt: 1, Upstream: []string{"net", "db", "cache"}, WaitTimeout: 5 * time.Minute}}},
 		{name: "run of a matrix entry without upstream", argv: []string{"-e", "dev", "--run-id", "123", "--upstream", "", "--run-attempt", "2"},
-			want: DeployOptions{Grace: 3 * time.Second, StackOptions: StackOptions{Target: targetFlags{Env: "dev"}}, Run: RunFlags{ID: "123", Attempt: 2, WaitTimeout: time.Hour}}},
+			want: DeployOptions{Grace: 3 * time.Second, StackOptions: app.StackOptions{Target: app.TargetFlags{Env: "dev"}}, Run: app.RunFlags{ID: "123", Attempt: 2, WaitTimeout: time.Hour}}},
 		{name: "upstream without run-id", argv: []string{"-e", "dev", "--upstream", "net"}, wantErr: "--upstream needs a non-empty --run-id"},
 		{name: "run-id with all", argv: []string{"-e", "dev", "--all", "--run-id", "1"}, wantErr: "--run-id"},
 		{name: "run-attempt 0", argv: []string{"-e", "dev", "--run-id", "1", "--run-attempt", "0"}, wantErr: "--run-attempt must be at least 1, got 0"},
@@ -61,8 +64,8 @@ func TestNewCmdDeploy(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			ios, _, _ := Test("")
-			f := NewFactory(ios)
+			ios, _, _ := termui.Test("")
+			f := app.NewFactory(ios)
 			var got *DeployOptions
 			runF := func(_ context.Context, o *DeployOptions) error { got = o; return nil }
 			cmd := NewCmdDeploy(f, runF)
@@ -84,7 +87,7 @@ func TestNewCmdImport(t *testing.T) {
 		wantErr string // a usage error containing it
 	}{
 		{name: "address and id", argv: []string{"data/db", "db-42", "-e", "dev", "--yes", "-s", "shop", "--lock-timeout", "1m"},
-			want: DeployOptions{Grace: 3 * time.Second, StackOptions: StackOptions{Target: targetFlags{Stack: "shop", Env: "dev"}}, Yes: true,
+			want: DeployOptions{Grace: 3 * time.Second, StackOptions: app.StackOptions{Target: app.TargetFlags{Stack: "shop", Env: "dev"}}, Yes: true,
 				LockTimeout: time.Minute, Import: deploy.ImportTarget{Address: "data/db", ID: "db-42"}}},
 		{name: "no id", argv: []string{"data/db", "-e", "dev"}, wantErr: "accepts 2 arg(s), received 1"},
 		{name: "empty id", argv: []string{"data/db", "", "-e", "dev"}, wantErr: "ID must not be empty"},
@@ -93,9 +96,9 @@ func TestNewCmdImport(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			ios, _, _ := Test("")
+			ios, _, _ := termui.Test("")
 			var got *DeployOptions
-			err := parse(t, NewCmdImport(NewFactory(ios), func(_ context.Context, o *DeployOptions) error { got = o; return nil }), tt.argv...)
+			err := parse(t, NewCmdImport(app.NewFactory(ios), func(_ context.Context, o *DeployOptions) error { got = o; return nil }), tt.argv...)
 			checkParsed(t, err, got, tt.want, tt.wantErr)
 		})
 	}
@@ -111,8 +114,8 @@ func TestRunDeploy(t *testing.T) {
 		Results:    []engine.Result{{Address: "app/api", Status: "ready"}}}
 	// applies calls ShowPlan and Confirm like deploy.Service.Apply, then
 	// returns out.
-	applies := func(out *deploy.Outcome) func(context.Context, deploy.ApplyRequest, EngineOptions) (*deploy.Outcome, error) {
-		return func(_ context.Context, req deploy.ApplyRequest, _ EngineOptions) (*deploy.Outcome, error) {
+	applies := func(out *deploy.Outcome) func(context.Context, deploy.ApplyRequest, app.EngineOptions) (*deploy.Outcome, error) {
+		return func(_ context.Context, req deploy.ApplyRequest, _ app.EngineOptions) (*deploy.Outcome, error) {
 			if err := req.ShowPlan(p); err != nil {
 				return nil, err
 			}
@@ -143,16 +146,16 @@ func TestRunDeploy(t *testing.T) {
 		opts       DeployOptions
 		stdin      string
 		tty        bool
-		apply      func(context.Context, deploy.ApplyRequest, EngineOptions) (*deploy.Outcome, error)
+		apply      func(context.Context, deploy.ApplyRequest, app.EngineOptions) (*deploy.Outcome, error)
 		wantOut    string
 		wantErrOut string
 		wantErr    error
 	}{
-		{name: "deploy --yes", opts: DeployOptions{StackOptions: StackOptions{Target: targetFlags{Env: "dev"}}, Yes: true}, apply: applies(done),
+		{name: "deploy --yes", opts: DeployOptions{StackOptions: app.StackOptions{Target: app.TargetFlags{Env: "dev"}}, Yes: true}, apply: applies(done),
 			wantOut: planText.String() + "\nDeployment d-1 success in 1.2s: 1 created, 0 updated, 0 deleted. State shop/dev is at serial 4.\n"},
-		{name: "cancelled: failed steps and stopped steps apart", opts: DeployOptions{StackOptions: StackOptions{Target: targetFlags{Env: "dev"}}, Yes: true}, apply: applies(stopped),
+		{name: "cancelled: failed steps and stopped steps apart", opts: DeployOptions{StackOptions: app.StackOptions{Target: app.TargetFlags{Env: "dev"}}, Yes: true}, apply: applies(stopped),
 			wantOut: planText.String() + "\nDeployment d-2 cancelled in 2.0s: 0 created, 0 updated, 0 deleted, 1 failed, 1 cancelled, 1 not started. State shop/dev is at serial 4.\n"},
-		{name: "deploy --json", opts: DeployOptions{StackOptions: StackOptions{Target: targetFlags{Env: "dev"}, JSON: true}, Yes: true}, apply: applies(done),
+		{name: "deploy --json", opts: DeployOptions{StackOptions: app.StackOptions{Target: app.TargetFlags{Env: "dev"}, JSON: true}, Yes: true}, apply: applies(done),
 			wantOut: `{
   "stack": "shop",
   "environment": "dev",
@@ -174,30 +177,32 @@ func TestRunDeploy(t *testing.T) {
   }
 }
 `},
-		{name: "confirmed on a terminal", opts: DeployOptions{StackOptions: StackOptions{Target: targetFlags{Env: "dev"}}}, stdin: "yes\n", tty: true, apply: applies(done),
+		{name: "confirmed on a terminal", opts: DeployOptions{StackOptions: app.StackOptions{Target: app.TargetFlags{Env: "dev"}}}, stdin: "yes\n", tty: true, apply: applies(done),
 			wantOut:    planText.String() + "\nDeployment d-1 success in 1.2s: 1 created, 0 updated, 0 deleted. State shop/dev is at serial 4.\n",
 			wantErrOut: "Apply these changes to shop/dev? (yes/no): "},
-		{name: "destroy declined by y", opts: DeployOptions{StackOptions: StackOptions{Target: targetFlags{Env: "dev"}}, Destroy: true}, stdin: "y\n", tty: true, apply: applies(done),
+		{name: "destroy declined by y", opts: DeployOptions{StackOptions: app.StackOptions{Target: app.TargetFlags{Env: "dev"}}, Destroy: true}, stdin: "y\n", tty: true, apply: applies(done),
 			wantOut: planText.String(), wantErrOut: destroyPrompt,
 			wantErr: errors.New("destroy cancelled: nothing was deleted (only yes or shop, typed in full, confirms a destroy)")},
-		{name: "destroy confirmed by the stack name", opts: DeployOptions{StackOptions: StackOptions{Target: targetFlags{Env: "dev"}}, Destroy: true}, stdin: "shop\n", tty: true, apply: applies(done),
+		{name: "destroy confirmed by the stack name", opts: DeployOptions{StackOptions: app.StackOptions{Target: app.TargetFlags{Env: "dev"}}, Destroy: true}, stdin: "shop\n", tty: true, apply: applies(done),
 			wantOut:    planText.String() + "\nDeployment d-1 success in 1.2s: 1 created, 0 updated, 0 deleted. State shop/dev is at serial 4.\n",
 			wantErrOut: destroyPrompt},
-		{name: "no terminal and no --yes", opts: DeployOptions{StackOptions: StackOptions{Target: targetFlags{Env: "dev"}}, Destroy: true},
-			wantErr: &UsageError{Msg: "destroy needs confirmation but there is no terminal to ask on: pass --yes to proceed"}},
-		{name: "import: no terminal and no --yes", opts: DeployOptions{StackOptions: StackOptions{Target: targetFlags{Env: "dev"}}, Import: deploy.ImportTarget{Address: "app/api", ID: "i-1"}},
-			wantErr: &UsageError{Msg: "import needs confirmation but there is no terminal to ask on: pass --yes to proceed"}},
-		{name: "unknown environment", opts: DeployOptions{StackOptions: StackOptions{Target: targetFlags{Env: "prod"}}, Yes: true},
-			wantErr: &UsageError{Msg: `environment "prod" is not in deployer.yaml (known: dev): pick one of those or add it under the environments key`}},
-		{name: "lock held", opts: DeployOptions{StackOptions: StackOptions{Target: targetFlags{Env: "dev"}}, Yes: true},
-			apply:   func(context.Context, deploy.ApplyRequest, EngineOptions) (*deploy.Outcome, error) { return nil, held },
+		{name: "no terminal and no --yes", opts: DeployOptions{StackOptions: app.StackOptions{Target: app.TargetFlags{Env: "dev"}}, Destroy: true},
+			wantErr: &exitcode.UsageError{Msg: "destroy needs confirmation but there is no terminal to ask on: pass --yes to proceed"}},
+		{name: "import: no terminal and no --yes", opts: DeployOptions{StackOptions: app.StackOptions{Target: app.TargetFlags{Env: "dev"}}, Import: deploy.ImportTarget{Address: "app/api", ID: "i-1"}},
+			wantErr: &exitcode.UsageError{Msg: "import needs confirmation but there is no terminal to ask on: pass --yes to proceed"}},
+		{name: "unknown environment", opts: DeployOptions{StackOptions: app.StackOptions{Target: app.TargetFlags{Env: "prod"}}, Yes: true},
+			wantErr: &exitcode.UsageError{Msg: `environment "prod" is not in deployer.yaml (known: dev): pick one of those or add it under the environments key`}},
+		{name: "lock held", opts: DeployOptions{StackOptions: app.StackOptions{Target: app.TargetFlags{Env: "dev"}}, Yes: true},
+			apply: func(context.Context, deploy.ApplyRequest, app.EngineOptions) (*deploy.Outcome, error) {
+				return nil, held
+			},
 			wantErr: held},
-		{name: "plan file missing", opts: DeployOptions{StackOptions: StackOptions{Target: targetFlags{Env: "dev"}}, Yes: true, PlanFile: "/nonexistent/x.plan"},
+		{name: "plan file missing", opts: DeployOptions{StackOptions: app.StackOptions{Target: app.TargetFlags{Env: "dev"}}, Yes: true, PlanFile: "/nonexistent/x.plan"},
 			wantErr: errors.New("read plan: stat /nonexistent/x.plan: no such file or directory")},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			ios, out, errOut := Test(tt.stdin)
+			ios, out, errOut := termui.Test(tt.stdin)
 			ios.SetTTY(tt.tty, tt.tty, tt.tty)
 			ios.DisableColor()
 			opts := tt.opts
@@ -205,7 +210,7 @@ func TestRunDeploy(t *testing.T) {
 			opts.Config = func() (*config.Config, error) { return cfg, nil }
 			opts.Apply = tt.apply
 			if opts.Apply == nil {
-				opts.Apply = func(context.Context, deploy.ApplyRequest, EngineOptions) (*deploy.Outcome, error) {
+				opts.Apply = func(context.Context, deploy.ApplyRequest, app.EngineOptions) (*deploy.Outcome, error) {
 					t.Fatal("use case called")
 					return nil, nil
 				}
@@ -227,13 +232,13 @@ const destroyPrompt = "Destroy these components from shop/dev? There is no undo.
 func TestRunDeployRequest(t *testing.T) {
 	cfg := shopConfig(t)
 	cfg.Parallelism = 4
-	ios, _, _ := Test("")
+	ios, _, _ := termui.Test("")
 	var got deploy.ApplyRequest
-	var gotEng EngineOptions
+	var gotEng app.EngineOptions
 	var reported bool
 	opts := DeployOptions{IO: ios, Yes: true, Destroy: true, LockTimeout: time.Minute, InstallPulumi: true,
-		StackOptions: StackOptions{Target: targetFlags{Env: "dev", Component: "app/api"}, Config: func() (*config.Config, error) { return cfg, nil }},
-		Apply: func(_ context.Context, req deploy.ApplyRequest, eng EngineOptions) (*deploy.Outcome, error) {
+		StackOptions: app.StackOptions{Target: app.TargetFlags{Env: "dev", Component: "app/api"}, Config: func() (*config.Config, error) { return cfg, nil }},
+		Apply: func(_ context.Context, req deploy.ApplyRequest, eng app.EngineOptions) (*deploy.Outcome, error) {
 			got, gotEng = req, eng
 			return nil, nil
 		},
@@ -253,13 +258,13 @@ func TestRunDeployRequest(t *testing.T) {
 }
 
 // checkUsage fails t unless err says want and, but for cobra's own
-// argument errors (mapped to exit 2 by cmd/deployer), is a *UsageError.
+// argument errors (mapped to exit 2 by cmd/deployer), is a *exitcode.UsageError.
 func checkUsage(t *testing.T, err error, want string) {
 	t.Helper()
 	if err == nil || !strings.Contains(err.Error(), want) {
 		t.Fatalf("err = %v, want one with %q", err, want)
 	}
-	var usage *UsageError
+	var usage *exitcode.UsageError
 	var target *deploy.TargetError // exit 2 as well (docs/exit-codes.md)
 	if !errors.As(err, &usage) && !errors.As(err, &target) && !strings.Contains(want, "unknown command") && !strings.Contains(want, "arg(s)") {
 		t.Fatalf("err = %v (%T), want a usage error", err, err)
@@ -267,7 +272,7 @@ func checkUsage(t *testing.T, err error, want string) {
 }
 
 // checkErr fails t unless err matches want: the same message and, for a
-// *UsageError or a sentinel, the same kind.
+// *exitcode.UsageError or a sentinel, the same kind.
 func checkErr(t *testing.T, err, want error) {
 	t.Helper()
 	switch {
@@ -280,7 +285,7 @@ func checkErr(t *testing.T, err, want error) {
 	case err.Error() != want.Error():
 		t.Fatalf("err = %q, want %q", err, want)
 	default:
-		var usage *UsageError
+		var usage *exitcode.UsageError
 		if errors.As(want, &usage) && !errors.As(err, &usage) {
 			t.Fatalf("err = %v (%T), want a usage error", err, err)
 		}
@@ -292,7 +297,7 @@ func checkErr(t *testing.T, err, want error) {
 func indentJSON(t *testing.T, v any, prefix string) string {
 	t.Helper()
 	var b strings.Builder
-	if err := (&IOStreams{Out: &b}).PrintJSON(v); err != nil {
+	if err := (&termui.IOStreams{Out: &b}).PrintJSON(v); err != nil {
 		t.Fatal(err)
 	}
 	return strings.ReplaceAll(strings.TrimSuffix(b.String(), "\n"), "\n", "\n"+prefix)

@@ -3,23 +3,21 @@ package cli
 import (
 	"context"
 	"errors"
-	"fmt"
-	"io"
-	"strings"
-	"text/tabwriter"
-	"time"
 
 	"github.com/MakeNowJust/heredoc"
 	"github.com/spf13/cobra"
 
+	"github.com/deployer-dev/deployer/internal/app"
 	"github.com/deployer-dev/deployer/internal/config"
+	"github.com/deployer-dev/deployer/internal/exitcode"
 	"github.com/deployer-dev/deployer/internal/guard"
 	"github.com/deployer-dev/deployer/internal/lockmgr"
+	"github.com/deployer-dev/deployer/internal/termui"
 )
 
 // GuardStopOptions are the options of `deployer guard stop`.
 type GuardStopOptions struct {
-	IO *IOStreams
+	IO *termui.IOStreams
 
 	// From argv and the global flags.
 	Name             string
@@ -35,7 +33,7 @@ type GuardStopOptions struct {
 
 // GuardStatusOptions are the options of `deployer guard status`.
 type GuardStatusOptions struct {
-	IO *IOStreams
+	IO *termui.IOStreams
 
 	// From argv and the global flags.
 	Name string
@@ -48,7 +46,7 @@ type GuardStatusOptions struct {
 
 // NewCmdGuardStop returns `deployer guard stop`; runF replaces runGuardStop
 // in tests.
-func NewCmdGuardStop(f *Factory, runF func(context.Context, *GuardStopOptions) error) *cobra.Command {
+func NewCmdGuardStop(f *app.Factory, runF func(context.Context, *GuardStopOptions) error) *cobra.Command {
 	opts := &GuardStopOptions{IO: f.IO, Stop: guardStop(f)}
 	stop := &cobra.Command{
 		Use:   "stop NAME --as APP",
@@ -64,12 +62,12 @@ func NewCmdGuardStop(f *Factory, runF func(context.Context, *GuardStopOptions) e
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Name = args[0]
 			if opts.As == "" {
-				return &UsageError{Msg: "--as APP is required: the application being stopped, one of NAME's sharers"}
+				return &exitcode.UsageError{Msg: "--as APP is required: the application being stopped, one of NAME's sharers"}
 			}
-			if err := validateName("shared resource", opts.Name); err != nil {
+			if err := app.ValidateName("shared resource", opts.Name); err != nil {
 				return err
 			}
-			if err := validateName("application", opts.As); err != nil {
+			if err := app.ValidateName("application", opts.As); err != nil {
 				return err
 			}
 			opts.JSON = f.JSON
@@ -84,7 +82,7 @@ func NewCmdGuardStop(f *Factory, runF func(context.Context, *GuardStopOptions) e
 
 // NewCmdGuardStatus returns `deployer guard status`; runF replaces
 // runGuardStatus in tests.
-func NewCmdGuardStatus(f *Factory, runF func(context.Context, *GuardStatusOptions) error) *cobra.Command {
+func NewCmdGuardStatus(f *app.Factory, runF func(context.Context, *GuardStatusOptions) error) *cobra.Command {
 	opts := &GuardStatusOptions{IO: f.IO, Status: guardStatus(f)}
 	return &cobra.Command{
 		Use:     "status NAME",
@@ -93,7 +91,7 @@ func NewCmdGuardStatus(f *Factory, runF func(context.Context, *GuardStatusOption
 		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Name = args[0]
-			if err := validateName("shared resource", opts.Name); err != nil {
+			if err := app.ValidateName("shared resource", opts.Name); err != nil {
 				return err
 			}
 			opts.JSON = f.JSON
@@ -104,7 +102,7 @@ func NewCmdGuardStatus(f *Factory, runF func(context.Context, *GuardStatusOption
 
 // NewCmdGuard returns `deployer guard` with its stop and status commands
 // (docs/guard.md).
-func NewCmdGuard(f *Factory) *cobra.Command {
+func NewCmdGuard(f *app.Factory) *cobra.Command {
 	parent := &cobra.Command{
 		Use:   "guard",
 		Short: "Stop a shared resource only when every other application sharing it is down",
@@ -119,7 +117,7 @@ func NewCmdGuard(f *Factory) *cobra.Command {
 
 // guardStop is the guard stop use case on f's configuration, its metrics
 // recorded.
-func guardStop(f *Factory) func(ctx context.Context, name, as string, dryRun bool) (*guard.Result, error) {
+func guardStop(f *app.Factory) func(ctx context.Context, name, as string, dryRun bool) (*guard.Result, error) {
 	return func(ctx context.Context, name, as string, dryRun bool) (*guard.Result, error) {
 		cfg, g, err := newGuard(f)
 		if err != nil {
@@ -131,7 +129,7 @@ func guardStop(f *Factory) func(ctx context.Context, name, as string, dryRun boo
 }
 
 // guardStatus is the guard status use case on f's configuration.
-func guardStatus(f *Factory) func(ctx context.Context, name string) ([]guard.SharerStatus, error) {
+func guardStatus(f *app.Factory) func(ctx context.Context, name string) ([]guard.SharerStatus, error) {
 	return func(ctx context.Context, name string) ([]guard.SharerStatus, error) {
 		cfg, g, err := newGuard(f)
 		if err != nil {
@@ -143,7 +141,7 @@ func guardStatus(f *Factory) func(ctx context.Context, name string) ([]guard.Sha
 
 // newGuard loads deployer.yaml and wires the use case to the configured
 // lock backend, the audit log and stderr.
-func newGuard(f *Factory) (*config.Config, *guard.Guard, error) {
+func newGuard(f *app.Factory) (*config.Config, *guard.Guard, error) {
 	cfg, err := f.Config()
 	if err != nil {
 		return nil, nil, err
@@ -154,7 +152,7 @@ func newGuard(f *Factory) (*config.Config, *guard.Guard, error) {
 	}
 	return cfg, guard.New(guard.Deps{
 		Locks: func(ctx context.Context, cfg *config.Config) (*lockmgr.Manager, error) {
-			return f.Locks(ctx, cfg, ReadWrite)
+			return f.Locks(ctx, cfg, app.ReadWrite)
 		}, Dir: cfg.Dir, Audit: al, Now: f.Now, Log: f.IO.ErrOut, Output: f.IO.ErrOut,
 		Getenv: f.Getenv, Environ: f.Environ,
 	}), nil
@@ -165,7 +163,7 @@ func newGuard(f *Factory) (*config.Config, *guard.Guard, error) {
 func guardError(err error) error {
 	var unknown *guard.UnknownError
 	if errors.As(err, &unknown) {
-		return &UsageError{Msg: unknown.Msg}
+		return &exitcode.UsageError{Msg: unknown.Msg}
 	}
 	return err
 }
@@ -180,7 +178,7 @@ func runGuardStop(ctx context.Context, opts *GuardStopOptions) error {
 				return werr
 			}
 		} else {
-			renderGuardResult(opts.IO.Out, res)
+			termui.RenderGuardResult(opts.IO.Out, res)
 		}
 	}
 	if err != nil {
@@ -189,9 +187,9 @@ func runGuardStop(ctx context.Context, opts *GuardStopOptions) error {
 	if opts.DetailedExitCode {
 		switch res.Decision {
 		case guard.SkippedSharedActive:
-			return &ExitCodeError{Code: 2}
+			return &exitcode.ExitCodeError{Code: 2}
 		case guard.SkippedLock:
-			return &ExitCodeError{Code: 3}
+			return &exitcode.ExitCodeError{Code: 3}
 		}
 	}
 	return nil
@@ -207,58 +205,6 @@ func runGuardStatus(ctx context.Context, opts *GuardStatusOptions) error {
 	if opts.JSON {
 		return opts.IO.PrintJSON(sts)
 	}
-	renderSharers(opts.IO.Out, sts)
+	termui.RenderSharers(opts.IO.Out, sts)
 	return nil
-}
-
-func renderGuardResult(w io.Writer, r *guard.Result) {
-	why := map[guard.Decision]string{
-		guard.Stopped:             "every other sharer is DOWN",
-		guard.DedicatedStopped:    "no sharer other than " + r.As + ", stopped without a lock",
-		guard.SkippedSharedActive: "not stopped: still used by " + strings.Join(r.Active(), ", "),
-		guard.SkippedLock:         "not stopped: its lock is held, fail safe",
-	}[r.Decision]
-	if r.DryRun {
-		why = "dry run, nothing was run: " + why
-	}
-	fmt.Fprintf(w, "%s: %s (%s)\n", r.Resource, r.Decision, why)
-	if len(r.Sharers) > 0 {
-		renderSharers(w, r.Sharers)
-	}
-	if l := r.Lock; l != nil {
-		switch {
-		case l.Holder != nil && !l.Acquired:
-			h := l.Holder.Printable()
-			fmt.Fprintf(w, "lock %s held by %s (%s, pid %d) since %s", l.Key, h.LockedBy, orDash(h.Metadata.Operation),
-				h.Metadata.PID, time.Unix(l.Holder.LockedAt, 0).UTC().Format(time.RFC3339))
-			if !r.DryRun {
-				fmt.Fprintf(w, "; gave up after %d retries", l.Retries)
-			}
-			fmt.Fprintln(w)
-		case l.KeptUntil != nil:
-			fmt.Fprintf(w, "lock %s (fence %d) kept until %s, so a racing stop cannot run again\n", l.Key, l.Fence, l.KeptUntil.Format(time.RFC3339))
-		case l.Released:
-			fmt.Fprintf(w, "lock %s (fence %d) released\n", l.Key, l.Fence)
-		}
-	}
-	if s := r.Stop; s != nil {
-		fmt.Fprintf(w, "stop command %q exited %d after %.1fs\n", s.Command, s.ExitCode, s.DurationSeconds)
-	}
-}
-
-func renderSharers(w io.Writer, sts []guard.SharerStatus) {
-	tw := tabwriter.NewWriter(w, 0, 2, 2, ' ', 0)
-	fmt.Fprintln(tw, "  APP\tSTATUS\tHTTP\tCHECKED\tURL")
-	for _, s := range sts {
-		code := "-"
-		if s.HTTPCode != nil {
-			code = fmt.Sprint(*s.HTTPCode)
-		}
-		status := string(s.Status)
-		if s.Status == guard.Unknown {
-			status += " (" + s.Error + ")"
-		}
-		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\n", s.App, status, code, s.Timestamp.Format(time.RFC3339), s.URL)
-	}
-	tw.Flush()
 }

@@ -14,8 +14,11 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/spf13/cobra"
 
+	"github.com/deployer-dev/deployer/internal/app"
+	"github.com/deployer-dev/deployer/internal/exitcode"
 	"github.com/deployer-dev/deployer/internal/guard"
 	"github.com/deployer-dev/deployer/internal/lockmgr"
+	"github.com/deployer-dev/deployer/internal/termui"
 )
 
 func TestNewCmdGuardStop(t *testing.T) {
@@ -37,12 +40,12 @@ func TestNewCmdGuardStop(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.argv, func(t *testing.T) {
-			ios, _, _ := Test("")
-			f := NewFactory(ios)
+			ios, _, _ := termui.Test("")
+			f := app.NewFactory(ios)
 			f.JSON = tt.json
 			var got *GuardStopOptions
 			cmd := NewCmdGuardStop(f, func(_ context.Context, o *GuardStopOptions) error { got = o; return nil })
-			cmd.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &UsageError{Msg: err.Error()} })
+			cmd.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &exitcode.UsageError{Msg: err.Error()} })
 			err := parse(t, cmd, strings.Fields(tt.argv)...)
 			checkParsed(t, err, got, tt.want, tt.wantErr)
 		})
@@ -63,8 +66,8 @@ func TestNewCmdGuardStatus(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.argv, func(t *testing.T) {
-			ios, _, _ := Test("")
-			f := NewFactory(ios)
+			ios, _, _ := termui.Test("")
+			f := app.NewFactory(ios)
 			f.JSON = tt.json
 			var got *GuardStatusOptions
 			err := parse(t, NewCmdGuardStatus(f, func(_ context.Context, o *GuardStatusOptions) error { got = o; return nil }), strings.Fields(tt.argv)...)
@@ -105,7 +108,7 @@ func TestRunGuardStop(t *testing.T) {
 				"  APP  STATUS  HTTP  CHECKED               URL\n" +
 				"  b    UP      200   2026-01-02T03:04:05Z  http://b/health\n" +
 				"lock custom:guard-db (fence 1) released\n",
-			wantErr: &ExitCodeError{Code: 2}},
+			wantErr: &exitcode.ExitCodeError{Code: 2}},
 		{name: "skipped without --detailed-exitcode", opts: GuardStopOptions{Name: "db", As: "a"}, res: skipped,
 			wantOut: "db: skipped_shared_active (not stopped: still used by b)\n" +
 				"  APP  STATUS  HTTP  CHECKED               URL\n" +
@@ -114,7 +117,7 @@ func TestRunGuardStop(t *testing.T) {
 		{name: "lock held, dry run", opts: GuardStopOptions{Name: "db", As: "a", DryRun: true, DetailedExitCode: true}, res: withDryRun(lockHeld),
 			wantOut: "db: skipped_lock (dry run, nothing was run: not stopped: its lock is held, fail safe)\n" +
 				"lock custom:guard-db held by ci@runner (-, pid 42) since 2026-01-02T03:04:05Z\n",
-			wantErr: &ExitCodeError{Code: 3}},
+			wantErr: &exitcode.ExitCodeError{Code: 3}},
 		{name: "lock held --json", opts: GuardStopOptions{Name: "db", As: "a", JSON: true}, res: lockHeld,
 			wantOut: `{
   "resource": "db",
@@ -151,11 +154,11 @@ func TestRunGuardStop(t *testing.T) {
 				"stop command \"pg_ctl stop\" exited 0 after 1.5s\n",
 			wantErr: failed},
 		{name: "unknown resource", opts: GuardStopOptions{Name: "dbx", As: "a"}, err: &guard.UnknownError{Msg: `"dbx" is not a shared resource`},
-			wantErr: &UsageError{Msg: `"dbx" is not a shared resource`}},
+			wantErr: &exitcode.UsageError{Msg: `"dbx" is not a shared resource`}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			ios, out, errOut := Test("")
+			ios, out, errOut := termui.Test("")
 			opts := tt.opts
 			opts.IO = ios
 			opts.Stop = func(_ context.Context, name, as string, dryRun bool) (*guard.Result, error) {
@@ -210,12 +213,12 @@ func TestRunGuardStatus(t *testing.T) {
   }
 ]
 `},
-		{name: "unknown resource", err: &guard.UnknownError{Msg: `"x" is not a shared resource`}, wantErr: &UsageError{Msg: `"x" is not a shared resource`}},
+		{name: "unknown resource", err: &guard.UnknownError{Msg: `"x" is not a shared resource`}, wantErr: &exitcode.UsageError{Msg: `"x" is not a shared resource`}},
 		{name: "config error", err: errors.New("deployer.yaml:3: bad"), wantErr: errors.New("deployer.yaml:3: bad")},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			ios, out, errOut := Test("")
+			ios, out, errOut := termui.Test("")
 			opts := GuardStatusOptions{IO: ios, Name: "db", JSON: tt.json,
 				Status: func(_ context.Context, name string) ([]guard.SharerStatus, error) { return tt.sts, tt.err }}
 			err := runGuardStatus(context.Background(), &opts)
@@ -251,8 +254,8 @@ shared:
 	}
 	at := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 	run := func(opts GuardStopOptions) (string, string, error) {
-		io, out, errOut := Test("")
-		f := NewFactory(io)
+		io, out, errOut := termui.Test("")
+		f := app.NewFactory(io)
 		f.ConfigPath = filepath.Join(dir, "deployer.yaml")
 		f.Now = func() time.Time { return at }
 		f.Getenv = func(string) string { return "" }
@@ -264,7 +267,7 @@ shared:
 	}
 
 	out, _, err := run(GuardStopOptions{Name: "db", As: "a", DetailedExitCode: true})
-	var ec *ExitCodeError
+	var ec *exitcode.ExitCodeError
 	if !errors.As(err, &ec) || ec.Code != 2 {
 		t.Fatalf("want exit 2: %v", err)
 	}
@@ -287,7 +290,7 @@ shared:
 	}
 
 	_, _, err = run(GuardStopOptions{Name: "dbx", As: "a"})
-	var usage *UsageError
+	var usage *exitcode.UsageError
 	if !errors.As(err, &usage) || !strings.Contains(err.Error(), `"dbx" is not a shared resource in `) || !strings.Contains(err.Error(), "(known: cache, db)") {
 		t.Fatalf("unknown resource: %v", err)
 	}

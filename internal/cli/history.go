@@ -1,30 +1,27 @@
 package cli
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
-	"github.com/deployer-dev/deployer/internal/sanitize"
-	"io"
-	"strings"
-	"text/tabwriter"
-	"time"
+
+	"github.com/deployer-dev/deployer/internal/app"
+	"github.com/deployer-dev/deployer/internal/exitcode"
+	"github.com/deployer-dev/deployer/internal/termui"
 
 	"github.com/MakeNowJust/heredoc"
 	"github.com/spf13/cobra"
 
 	"github.com/deployer-dev/deployer/internal/config"
 	"github.com/deployer-dev/deployer/internal/deploy"
-	"github.com/deployer-dev/deployer/internal/statestore"
 )
 
 // HistoryOptions are the options of `deployer history`.
 type HistoryOptions struct {
-	IO *IOStreams
+	IO *termui.IOStreams
 
 	// From argv and the global flags.
-	Target targetFlags
+	Target app.TargetFlags
 	Limit  int
 	JSON   bool
 
@@ -38,12 +35,12 @@ type HistoryOptions struct {
 }
 
 // NewCmdHistory returns `deployer history`; runF replaces runHistory in tests.
-func NewCmdHistory(f *Factory, runF func(context.Context, *HistoryOptions) error) *cobra.Command {
+func NewCmdHistory(f *app.Factory, runF func(context.Context, *HistoryOptions) error) *cobra.Command {
 	opts := &HistoryOptions{
 		IO:     f.IO,
-		Config: func() (*config.Config, error) { return projectConfig(f, "history") },
+		Config: func() (*config.Config, error) { return app.ProjectConfig(f, "history") },
 		History: func(ctx context.Context, cfg *config.Config, req deploy.HistoryRequest) (*deploy.HistoryResult, error) {
-			store, err := f.Store(ctx, cfg, ReadSealed) // history shows no secret: no key needed
+			store, err := f.Store(ctx, cfg, app.ReadSealed) // history shows no secret: no key needed
 			if err != nil {
 				return nil, err
 			}
@@ -60,17 +57,17 @@ func NewCmdHistory(f *Factory, runF func(context.Context, *HistoryOptions) error
 			(whitespace folded, long ones shortened in the middle; --json has it whole, as error). Read-only.`),
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := opts.Target.validateFlags(); err != nil {
+			if err := opts.Target.ValidateFlags(); err != nil {
 				return err
 			}
 			if opts.Limit < 0 {
-				return &UsageError{Msg: fmt.Sprintf("--limit %d: want 0 (all entries) or a positive number", opts.Limit)}
+				return &exitcode.UsageError{Msg: fmt.Sprintf("--limit %d: want 0 (all entries) or a positive number", opts.Limit)}
 			}
 			opts.JSON = f.JSON
-			return runOr(cmd, opts, runF, withTarget(&opts.Target, opts.Config, runHistory))
+			return runOr(cmd, opts, runF, app.WithTarget(&opts.Target, opts.Config, runHistory))
 		},
 	}
-	opts.Target.bind(cmd, false)
+	opts.Target.Bind(cmd, false)
 	cmd.Flags().IntVar(&opts.Limit, "limit", 20, "show at most N entries (0: all)")
 	return cmd
 }
@@ -86,75 +83,10 @@ func runHistory(ctx context.Context, opts *HistoryOptions, cfg *config.Config, t
 	}
 	var stateErr error
 	if res.StateErr != nil {
-		stateErr = told(res.StateErr, fmt.Sprintf("the snapshots above are intact: restore one with deployer restore -s %s -e %s --serial N", t.Stack, t.Env))
+		stateErr = termui.Told(res.StateErr, fmt.Sprintf("the snapshots above are intact: restore one with deployer restore -s %s -e %s --serial N", t.Stack, t.Env))
 	}
 	if opts.JSON {
 		return errors.Join(opts.IO.PrintJSON(res.Entries), stateErr)
 	}
-	// The table is aligned first, then each failed deployment's error goes
-	// on a line under its row (a line without cells would break tabwriter's
-	// columns in two).
-	var table bytes.Buffer
-	tw := tabwriter.NewWriter(&table, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "SERIAL\tTIME\tTYPE\tSTATUS\tDEPLOYMENT\tBY\tCOMMIT\tDURATION\tCHANGES")
-	line := sanitize.Masked{Mask: opts.IO.Mask}.Line // stored data
-	for _, e := range res.Entries {
-		changes, typ := "-", orDash(e.Type)
-		if e.Changed != nil {
-			// What left the state without a delete (state rm, a gone
-			// component of a refresh) is "forgot", not counted as -N.
-			deleted := max(0, e.Changed.Deleted-len(e.Removed))
-			changes = fmt.Sprintf("+%d ~%d -%d", e.Changed.Created, e.Changed.Updated, deleted)
-			if e.Type == "state-rm" {
-				changes = ""
-			}
-		}
-		if len(e.Deleted) > 0 {
-			verb := " deleted "
-			if e.Type == "destroy" {
-				verb = " destroyed "
-			}
-			changes += verb + strings.Join(e.Deleted, ", ")
-		}
-		if len(e.Moved) > 0 {
-			changes += " moved " + strings.Join(e.Moved, ", ")
-		}
-		if len(e.Removed) > 0 {
-			changes += " forgot " + strings.Join(e.Removed, ", ")
-		}
-		changes = strings.TrimSpace(changes)
-		if len(e.Imported) > 0 {
-			changes += " imported " + strings.Join(e.Imported, ", ")
-		}
-		if e.RestoredFrom > 0 {
-			typ = fmt.Sprintf("restore (from %d)", e.RestoredFrom)
-		}
-		commit := e.GitCommit
-		if len(commit) > 12 {
-			commit = commit[:12]
-		}
-		// An abandoned deployment shows when it started (its snapshot is
-		// the later write that recorded it) and at least how long it ran.
-		at, took := e.Time, fmt.Sprintf("%.1fs", e.Duration)
-		if e.Status == statestore.DeploymentAbandoned && !e.Started.IsZero() {
-			at, took = e.Started, ">="+took
-		}
-		typ = line(typ)
-		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", e.Serial, at.UTC().Format(time.RFC3339), typ,
-			orDash(line(string(e.Status))), orDash(line(e.DeploymentID)), orDash(line(e.TriggeredBy)), orDash(line(commit)), took, line(changes))
-	}
-	if err := tw.Flush(); err != nil {
-		return err
-	}
-	rows := strings.SplitAfter(table.String(), "\n")
-	var out strings.Builder
-	out.WriteString(rows[0])
-	for i, e := range res.Entries {
-		out.WriteString(rows[i+1])
-		if e.Error != "" {
-			fmt.Fprintf(&out, "  error: %s\n", errorLine(e.Error))
-		}
-	}
-	_, err = io.WriteString(opts.IO.Out, out.String())
-	return errors.Join(err, stateErr)
+	return errors.Join(termui.RenderHistory(opts.IO, res.Entries), stateErr)
 }

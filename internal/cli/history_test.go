@@ -9,9 +9,11 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 
+	"github.com/deployer-dev/deployer/internal/app"
 	"github.com/deployer-dev/deployer/internal/config"
 	"github.com/deployer-dev/deployer/internal/deploy"
 	"github.com/deployer-dev/deployer/internal/statestore"
+	"github.com/deployer-dev/deployer/internal/termui"
 )
 
 func TestNewCmdHistory(t *testing.T) {
@@ -22,10 +24,10 @@ func TestNewCmdHistory(t *testing.T) {
 		want  HistoryOptions
 		usage string // the usage error, if any
 	}{
-		{name: "defaults", argv: []string{"-e", "dev"}, want: HistoryOptions{Target: targetFlags{Env: "dev"}, Limit: 20}},
+		{name: "defaults", argv: []string{"-e", "dev"}, want: HistoryOptions{Target: app.TargetFlags{Env: "dev"}, Limit: 20}},
 		{name: "all flags", argv: []string{"--stack", "shop", "--env", "prod", "--limit", "0"}, json: true,
-			want: HistoryOptions{Target: targetFlags{Stack: "shop", Env: "prod"}, Limit: 0, JSON: true}},
-		{name: "short flags", argv: []string{"-s", "shop", "-e", "prod", "--limit", "3"}, want: HistoryOptions{Target: targetFlags{Stack: "shop", Env: "prod"}, Limit: 3}},
+			want: HistoryOptions{Target: app.TargetFlags{Stack: "shop", Env: "prod"}, Limit: 0, JSON: true}},
+		{name: "short flags", argv: []string{"-s", "shop", "-e", "prod", "--limit", "3"}, want: HistoryOptions{Target: app.TargetFlags{Stack: "shop", Env: "prod"}, Limit: 3}},
 		{name: "no environment", argv: []string{"-s", "shop"}, usage: "--environment (-e) is required (or set DEPLOYER_ENVIRONMENT)"},
 		{name: "negative limit", argv: []string{"-e", "dev", "--limit", "-1"}, usage: "--limit -1: want 0 (all entries) or a positive number"},
 		{name: "an argument", argv: []string{"-e", "dev", "extra"}, usage: `unknown command "extra" for "history"`},
@@ -135,7 +137,7 @@ func TestRunHistory(t *testing.T) {
 	}{
 		{
 			name:    "table",
-			opts:    HistoryOptions{Target: targetFlags{Env: "dev"}, Limit: 20},
+			opts:    HistoryOptions{Target: app.TargetFlags{Env: "dev"}, Limit: 20},
 			cfg:     &config.Config{Stack: "shop"},
 			res:     &deploy.HistoryResult{Entries: historyEntries()},
 			wantReq: &deploy.HistoryRequest{Target: deploy.Target{Stack: "shop", Env: "dev"}, Limit: 20},
@@ -143,7 +145,7 @@ func TestRunHistory(t *testing.T) {
 		},
 		{
 			name:    "json",
-			opts:    HistoryOptions{Target: targetFlags{Stack: "web", Env: "prod"}, Limit: 0, JSON: true},
+			opts:    HistoryOptions{Target: app.TargetFlags{Stack: "web", Env: "prod"}, Limit: 0, JSON: true},
 			cfg:     &config.Config{Stack: "shop"},
 			res:     &deploy.HistoryResult{Entries: historyEntries()},
 			wantReq: &deploy.HistoryRequest{Target: deploy.Target{Stack: "web", Env: "prod"}},
@@ -151,7 +153,7 @@ func TestRunHistory(t *testing.T) {
 		},
 		{
 			name:    "json of nothing but a state",
-			opts:    HistoryOptions{Target: targetFlags{Env: "dev"}, JSON: true},
+			opts:    HistoryOptions{Target: app.TargetFlags{Env: "dev"}, JSON: true},
 			cfg:     &config.Config{Stack: "shop"},
 			res:     &deploy.HistoryResult{Entries: []deploy.HistoryEntry{}},
 			wantReq: &deploy.HistoryRequest{Target: deploy.Target{Stack: "shop", Env: "dev"}},
@@ -159,7 +161,7 @@ func TestRunHistory(t *testing.T) {
 		},
 		{
 			name:    "a state that fails verification: the snapshots, then the error and how to restore",
-			opts:    HistoryOptions{Target: targetFlags{Env: "dev"}, Limit: 1},
+			opts:    HistoryOptions{Target: app.TargetFlags{Env: "dev"}, Limit: 1},
 			cfg:     &config.Config{Stack: "shop"},
 			res:     &deploy.HistoryResult{Entries: historyEntries()[2:], StateErr: tampered},
 			wantReq: &deploy.HistoryRequest{Target: deploy.Target{Stack: "shop", Env: "dev"}, Limit: 1},
@@ -171,7 +173,7 @@ func TestRunHistory(t *testing.T) {
 		},
 		{
 			name: "an abandoned deployment: when it started and at least how long it ran",
-			opts: HistoryOptions{Target: targetFlags{Env: "dev"}, Limit: 20},
+			opts: HistoryOptions{Target: app.TargetFlags{Env: "dev"}, Limit: 20},
 			cfg:  &config.Config{Stack: "shop"},
 			res: &deploy.HistoryResult{Entries: []deploy.HistoryEntry{{Serial: 2, Time: time.Date(2024, 1, 15, 16, 0, 0, 0, time.UTC),
 				Snapshot: "2024-01-15T16-00-00.000Z-2.json", DeploymentID: "dep-333333333333", Type: "deploy", TriggeredBy: "bob@ci",
@@ -182,7 +184,7 @@ func TestRunHistory(t *testing.T) {
 		},
 		{
 			name:    "the use case fails",
-			opts:    HistoryOptions{Target: targetFlags{Env: "dev"}, Limit: 20},
+			opts:    HistoryOptions{Target: app.TargetFlags{Env: "dev"}, Limit: 20},
 			cfg:     &config.Config{Stack: "shop"},
 			err:     errors.New("no state for shop/dev: nothing deployed yet"),
 			wantReq: &deploy.HistoryRequest{Target: deploy.Target{Stack: "shop", Env: "dev"}, Limit: 20},
@@ -190,20 +192,20 @@ func TestRunHistory(t *testing.T) {
 		},
 		{
 			name:    "no stack anywhere",
-			opts:    HistoryOptions{Target: targetFlags{Env: "dev"}, Limit: 20},
+			opts:    HistoryOptions{Target: app.TargetFlags{Env: "dev"}, Limit: 20},
 			cfg:     &config.Config{},
 			wantErr: "--stack (-s) is required when deployer.yaml has no stack:",
 		},
 		{
 			name:    "a bad name",
-			opts:    HistoryOptions{Target: targetFlags{Stack: "Shop", Env: "dev"}, Limit: 20},
+			opts:    HistoryOptions{Target: app.TargetFlags{Stack: "Shop", Env: "dev"}, Limit: 20},
 			cfg:     &config.Config{},
 			wantErr: `stack "Shop": names are lower-case letters, digits and '-', starting with a letter or digit, at most 63 characters`,
 		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			io, stdout, stderr := Test("")
+			io, stdout, stderr := termui.Test("")
 			opts := tt.opts
 			opts.IO = io
 			opts.Config = func() (*config.Config, error) { return tt.cfg, nil }
@@ -215,7 +217,7 @@ func TestRunHistory(t *testing.T) {
 				gotReq = &req
 				return tt.res, tt.err
 			}
-			err := withTarget(&opts.Target, opts.Config, runHistory)(context.Background(), &opts)
+			err := app.WithTarget(&opts.Target, opts.Config, runHistory)(context.Background(), &opts)
 			if diff := cmp.Diff(tt.wantReq, gotReq); diff != "" {
 				t.Errorf("request (-want +got):\n%s", diff)
 			}

@@ -6,14 +6,16 @@ import (
 	"github.com/MakeNowJust/heredoc"
 	"github.com/spf13/cobra"
 
+	"github.com/deployer-dev/deployer/internal/app"
 	"github.com/deployer-dev/deployer/internal/deploy"
 	"github.com/deployer-dev/deployer/internal/engines"
+	"github.com/deployer-dev/deployer/internal/exitcode"
 )
 
 // NewCmdImport returns `deployer import ADDR ID`: the deploy of component
 // ADDR alone with an import: {id: ID} block, recorded as type import
 // (docs/operations.md#import); runF replaces runDeploy in tests.
-func NewCmdImport(f *Factory, runF func(context.Context, *DeployOptions) error) *cobra.Command {
+func NewCmdImport(f *app.Factory, runF func(context.Context, *DeployOptions) error) *cobra.Command {
 	opts := newDeployOptions(f, false)
 	cmd := &cobra.Command{
 		Use:   "import ADDR ID",
@@ -29,20 +31,20 @@ func NewCmdImport(f *Factory, runF func(context.Context, *DeployOptions) error) 
   deployer import app/bucket my-bucket -e dev --yes`,
 		Args: cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := opts.Target.validateFlags(); err != nil {
+			if err := opts.Target.ValidateFlags(); err != nil {
 				return err
 			}
 			opts.Import = deploy.ImportTarget{Address: args[0], ID: args[1]}
 			if args[1] == "" {
-				return &UsageError{Msg: "ID must not be empty: give the id of the existing instance to adopt"}
+				return &exitcode.UsageError{Msg: "ID must not be empty: give the id of the existing instance to adopt"}
 			}
 			opts.JSON = f.JSON
 			return runOr(cmd, opts, runF, runDeploy)
 		},
 	}
-	opts.Target.bind(cmd, false)
+	opts.Target.Bind(cmd, false)
 	cmd.Flags().BoolVarP(&opts.Yes, "yes", "y", false, "import without asking (required without a terminal)")
-	bindLockTimeout(cmd, &opts.LockTimeout)
+	app.BindLockTimeout(cmd, &opts.LockTimeout)
 	cmd.Flags().BoolVar(&opts.InstallPulumi, "install-pulumi", false, "install the Pulumi CLI when it is missing")
 	opts.Grace = engines.DefaultGrace
 	return cmd

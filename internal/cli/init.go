@@ -8,12 +8,14 @@ import (
 	"github.com/MakeNowJust/heredoc"
 	"github.com/spf13/cobra"
 
+	"github.com/deployer-dev/deployer/internal/app"
 	"github.com/deployer-dev/deployer/internal/deploy"
+	"github.com/deployer-dev/deployer/internal/termui"
 )
 
 // InitOptions are the options of `deployer init`.
 type InitOptions struct {
-	IO *IOStreams
+	IO *termui.IOStreams
 
 	// From argv and the global flags: --config, else ./deployer.yaml.
 	Path  string
@@ -25,7 +27,7 @@ type InitOptions struct {
 }
 
 // NewCmdInit returns `deployer init`; runF replaces runInit in tests.
-func NewCmdInit(f *Factory, runF func(context.Context, *InitOptions) error) *cobra.Command {
+func NewCmdInit(f *app.Factory, runF func(context.Context, *InitOptions) error) *cobra.Command {
 	opts := &InitOptions{IO: f.IO, Init: deploy.WriteStarterConfig}
 	cmd := &cobra.Command{
 		Use:   "init",

@@ -8,7 +8,9 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/deployer-dev/deployer/internal/app"
 	"github.com/deployer-dev/deployer/internal/deploy"
+	"github.com/deployer-dev/deployer/internal/termui"
 )
 
 func TestNewCmdInit(t *testing.T) {
@@ -25,8 +27,8 @@ func TestNewCmdInit(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			ios, _, _ := Test("")
-			f := NewFactory(ios)
+			ios, _, _ := termui.Test("")
+			f := app.NewFactory(ios)
 			f.ConfigPath = tt.configPath
 			var got *InitOptions
 			err := parse(t, NewCmdInit(f, func(_ context.Context, o *InitOptions) error { got = o; return nil }), tt.argv...)
@@ -52,7 +54,7 @@ func TestRunInit(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			ios, out, errOut := Test("")
+			ios, out, errOut := termui.Test("")
 			opts := tt.opts
 			opts.IO = ios
 			opts.Init = func(path string, force bool) error {

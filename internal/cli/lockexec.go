@@ -8,12 +8,15 @@ import (
 	"github.com/MakeNowJust/heredoc"
 	"github.com/spf13/cobra"
 
+	"github.com/deployer-dev/deployer/internal/app"
 	"github.com/deployer-dev/deployer/internal/deploy"
+	"github.com/deployer-dev/deployer/internal/exitcode"
+	"github.com/deployer-dev/deployer/internal/termui"
 )
 
 // LockExecOptions are the options of `deployer lock exec`.
 type LockExecOptions struct {
-	IO *IOStreams
+	IO *termui.IOStreams
 
 	// from argv
 	Key          string
@@ -31,16 +34,16 @@ type LockExecOptions struct {
 // NewCmdLockExec returns `deployer lock exec --key NAME -- CMD [ARGS]` (docs/commands.md#lock-exec):
 // CMD runs under the lease custom:NAME with heartbeats. runF replaces
 // runLockExec in tests.
-func NewCmdLockExec(f *Factory, runF func(context.Context, *LockExecOptions) error) *cobra.Command {
+func NewCmdLockExec(f *app.Factory, runF func(context.Context, *LockExecOptions) error) *cobra.Command {
 	opts := &LockExecOptions{IO: f.IO}
 	opts.Exec = func(ctx context.Context, req deploy.ExecRequest) (*deploy.ExecResult, error) {
-		cfg, err := optionalConfig(f)
+		cfg, err := app.OptionalConfig(f)
 		if err != nil {
 			return nil, err
 		}
-		withTTL := *cfg // the Factory's config stays as deployer.yaml says
+		withTTL := *cfg // the app.Factory's config stays as deployer.yaml says
 		deploy.WithLeaseTTL(&withTTL.Backend, opts.TTL)
-		m, err := f.Locks(ctx, &withTTL, ReadWrite)
+		m, err := f.Locks(ctx, &withTTL, app.ReadWrite)
 		if err != nil {
 			return nil, err
 		}
@@ -56,16 +59,16 @@ func NewCmdLockExec(f *Factory, runF func(context.Context, *LockExecOptions) err
 		Example: "  deployer lock exec --key nightly-sync --skip-if-locked -- ./sync.sh --full",
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 0 {
-				return &UsageError{Msg: "no command to run: deployer lock exec --key NAME -- COMMAND [ARGS...]"}
+				return &exitcode.UsageError{Msg: "no command to run: deployer lock exec --key NAME -- COMMAND [ARGS...]"}
 			}
 			if opts.Key == "" {
-				return &UsageError{Msg: "--key NAME is required"}
+				return &exitcode.UsageError{Msg: "--key NAME is required"}
 			}
-			if err := validateName("lock key", opts.Key); err != nil {
+			if err := app.ValidateName("lock key", opts.Key); err != nil {
 				return err
 			}
 			if cmd.ArgsLenAtDash() != 0 {
-				return &UsageError{Msg: "put the command after --: deployer lock exec --key NAME -- COMMAND [ARGS...]"}
+				return &exitcode.UsageError{Msg: "put the command after --: deployer lock exec --key NAME -- COMMAND [ARGS...]"}
 			}
 			opts.Args = args
 			return runOr(cmd, opts, runF, runLockExec)
@@ -73,7 +76,7 @@ func NewCmdLockExec(f *Factory, runF func(context.Context, *LockExecOptions) err
 	}
 	cmd.Flags().StringVar(&opts.Key, "key", "", "lock name; the lock key is custom:NAME")
 	cmd.Flags().DurationVar(&opts.TTL, "ttl", 0, "lease TTL (default: backend.lock_ttl)")
-	bindLockTimeout(cmd, &opts.LockTimeout)
+	app.BindLockTimeout(cmd, &opts.LockTimeout)
 	cmd.Flags().BoolVar(&opts.SkipIfLocked, "skip-if-locked", false, "exit 0 at once when the lock is held")
 	cmd.Flags().DurationVar(&opts.Grace, "grace", deploy.DefaultExecGrace, "time between SIGTERM and SIGKILL when the lease is lost")
 	return cmd
@@ -85,7 +88,7 @@ func NewCmdLockExec(f *Factory, runF func(context.Context, *LockExecOptions) err
 func runLockExec(ctx context.Context, opts *LockExecOptions) error {
 	res, err := opts.Exec(ctx, deploy.ExecRequest{
 		Key: opts.Key, Args: opts.Args, LockTimeout: opts.LockTimeout, SkipIfLocked: opts.SkipIfLocked, Grace: opts.Grace,
-		Stdin: opts.IO.In, Stdout: childStream(opts.IO.Out), Stderr: childStream(opts.IO.ErrOut), Progress: opts.IO.ErrOut,
+		Stdin: opts.IO.In, Stdout: termui.ChildStream(opts.IO.Out), Stderr: termui.ChildStream(opts.IO.ErrOut), Progress: opts.IO.ErrOut,
 	})
 	if res != nil && res.ReleaseErr != nil {
 		fmt.Fprintf(opts.IO.ErrOut, "warning: lock %s was not released: %v\n", res.Lock.LockKey, res.ReleaseErr)
@@ -96,12 +99,12 @@ func runLockExec(ctx context.Context, opts *LockExecOptions) error {
 	if res.Skipped != nil {
 		h := res.Skipped.Printable() // a record anyone with write access to the backend can plant
 		fmt.Fprintf(opts.IO.ErrOut, "skipped: lock %s is held by %s (pid %d on %s, since %s, lock id %s)\n",
-			h.LockKey, h.LockedBy, h.Metadata.PID, orDash(h.Metadata.Hostname),
+			h.LockKey, h.LockedBy, h.Metadata.PID, termui.OrDash(h.Metadata.Hostname),
 			time.Unix(h.LockedAt, 0).UTC().Format(time.RFC3339), h.LockID)
 		return nil
 	}
 	if res.ExitCode != 0 {
-		return &ExitCodeError{Code: res.ExitCode}
+		return &exitcode.ExitCodeError{Code: res.ExitCode}
 	}
 	return nil
 }

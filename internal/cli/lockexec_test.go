@@ -11,8 +11,11 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 
+	"github.com/deployer-dev/deployer/internal/app"
 	"github.com/deployer-dev/deployer/internal/deploy"
+	"github.com/deployer-dev/deployer/internal/exitcode"
 	"github.com/deployer-dev/deployer/internal/lockmgr"
+	"github.com/deployer-dev/deployer/internal/termui"
 )
 
 func TestNewCmdLockExec(t *testing.T) {
@@ -44,12 +47,12 @@ func TestNewCmdLockExec(t *testing.T) {
 		{name: "bad key", argv: []string{"--key", "a b", "--", "true"}, usage: "lock key"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			io, _, _ := Test("")
-			f := NewFactory(io)
+			io, _, _ := termui.Test("")
+			f := app.NewFactory(io)
 			var got *LockExecOptions
 			err := parse(t, NewCmdLockExec(f, func(_ context.Context, o *LockExecOptions) error { got = o; return nil }), c.argv...)
 			if c.usage != "" {
-				var usage *UsageError
+				var usage *exitcode.UsageError
 				if !errors.As(err, &usage) || !strings.Contains(usage.Msg, c.usage) || got != nil {
 					t.Fatalf("err = %v, want a usage error saying %q and no run", err, c.usage)
 				}
@@ -90,8 +93,8 @@ func TestRunLockExec(t *testing.T) {
 		wantErr        error
 	}{
 		{name: "exit 0", res: &deploy.ExecResult{Lock: lock, ExitCode: 0}, print: "synced\n", stdout: "synced\n"},
-		{name: "exit code passes through", res: &deploy.ExecResult{Lock: lock, ExitCode: 7}, wantErr: &ExitCodeError{Code: 7}},
-		{name: "signalled like a shell", res: &deploy.ExecResult{Lock: lock, ExitCode: 143}, wantErr: &ExitCodeError{Code: 143}},
+		{name: "exit code passes through", res: &deploy.ExecResult{Lock: lock, ExitCode: 7}, wantErr: &exitcode.ExitCodeError{Code: 7}},
+		{name: "signalled like a shell", res: &deploy.ExecResult{Lock: lock, ExitCode: 143}, wantErr: &exitcode.ExitCodeError{Code: 143}},
 		{
 			name:   "skipped names the holder",
 			res:    &deploy.ExecResult{Skipped: &held, ExitCode: -1},
@@ -103,7 +106,7 @@ func TestRunLockExec(t *testing.T) {
 			name:    "release failed after the command",
 			res:     &deploy.ExecResult{Lock: lock, ExitCode: 3, ReleaseErr: errors.New("dial tcp: connection refused")},
 			stderr:  "warning: lock custom:nightly-sync was not released: dial tcp: connection refused\n",
-			wantErr: &ExitCodeError{Code: 3},
+			wantErr: &exitcode.ExitCodeError{Code: 3},
 		},
 		{
 			name:    "cancelled, release failed",
@@ -114,7 +117,7 @@ func TestRunLockExec(t *testing.T) {
 		},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			io, stdout, stderr := Test("")
+			io, stdout, stderr := termui.Test("")
 			var got deploy.ExecRequest
 			opts := &LockExecOptions{
 				IO: io, Key: "nightly-sync", LockTimeout: time.Minute, SkipIfLocked: true, Grace: 2 * time.Second, Args: []string{"sync.sh", "--full"},

@@ -2,22 +2,18 @@ package cli
 
 import (
 	"context"
-	"fmt"
-	"io"
-	"text/tabwriter"
-	"time"
 
 	"github.com/MakeNowJust/heredoc"
 	"github.com/spf13/cobra"
 
+	"github.com/deployer-dev/deployer/internal/app"
 	"github.com/deployer-dev/deployer/internal/deploy"
-	"github.com/deployer-dev/deployer/internal/lockmgr"
-	"github.com/deployer-dev/deployer/internal/sanitize"
+	"github.com/deployer-dev/deployer/internal/termui"
 )
 
 // StateLocksOptions are the inputs of `deployer state locks`.
 type StateLocksOptions struct {
-	IO *IOStreams
+	IO *termui.IOStreams
 	// from argv
 	Stack, Env string
 	JSON       bool
@@ -28,10 +24,10 @@ type StateLocksOptions struct {
 
 // NewCmdStateLocks returns `deployer state locks`; runF replaces
 // runStateLocks in tests.
-func NewCmdStateLocks(f *Factory, runF func(context.Context, *StateLocksOptions) error) *cobra.Command {
+func NewCmdStateLocks(f *app.Factory, runF func(context.Context, *StateLocksOptions) error) *cobra.Command {
 	opts := &StateLocksOptions{IO: f.IO}
 	opts.Locks = func(ctx context.Context, req deploy.LocksRequest) (*deploy.LocksResult, error) {
-		cfg, err := projectConfig(f, "state locks")
+		cfg, err := app.ProjectConfig(f, "state locks")
 		if err != nil {
 			return nil, err
 		}
@@ -40,12 +36,12 @@ func NewCmdStateLocks(f *Factory, runF func(context.Context, *StateLocksOptions)
 		}
 		for _, n := range []struct{ what, v string }{{"stack", req.Stack}, {"environment", req.Env}} {
 			if n.v != "" {
-				if err := validateName(n.what, n.v); err != nil {
+				if err := app.ValidateName(n.what, n.v); err != nil {
 					return nil, err
 				}
 			}
 		}
-		m, err := f.Locks(ctx, cfg, ReadOnly)
+		m, err := f.Locks(ctx, cfg, app.ReadOnly)
 		if err != nil {
 			return nil, err
 		}
@@ -69,135 +65,10 @@ func NewCmdStateLocks(f *Factory, runF func(context.Context, *StateLocksOptions)
 	return cmd
 }
 
-// lockJSON is the --json shape of one lock: the record plus the verdict and
-// ages in seconds (docs/locking.md#verdicts-state-locks).
-type lockJSON struct {
-	lockmgr.Record
-	Level               lockmgr.Level   `json:"level"`
-	Status              lockmgr.Verdict `json:"status"`
-	AgeSeconds          int64           `json:"age_seconds"`
-	HeartbeatAgeSeconds int64           `json:"heartbeat_age_seconds"`
-	// PIDNotRunning: the holder ran on this host and its pid is gone.
-	PIDNotRunning bool `json:"pid_not_running,omitempty"`
-}
-
-func toLockJSON(s lockmgr.Status) lockJSON {
-	return lockJSON{Record: s.Record, Level: s.Level, Status: s.Verdict,
-		AgeSeconds: int64(s.Age.Seconds()), HeartbeatAgeSeconds: int64(s.HeartbeatAge.Seconds()), PIDNotRunning: s.HolderGone}
-}
-
-// waiterJSON is the --json shape of one waiter: its record (lockKey is the
-// wait-queue entry's), the key it waits for, its position and wait time.
-type waiterJSON struct {
-	lockmgr.Record
-	Key         string        `json:"key"`
-	Level       lockmgr.Level `json:"level"`
-	Position    int           `json:"position"`
-	WaitSeconds int64         `json:"wait_seconds"`
-}
-
-func toWaiterJSON(w lockmgr.Waiter) waiterJSON {
-	return waiterJSON{Record: w.Record, Key: w.Key, Level: w.Level, Position: w.Position, WaitSeconds: int64(w.Age.Seconds())}
-}
-
 func runStateLocks(ctx context.Context, opts *StateLocksOptions) error {
 	res, err := opts.Locks(ctx, deploy.LocksRequest{Stack: opts.Stack, Env: opts.Env})
 	if err != nil {
 		return err
 	}
-	if res.LockingOff {
-		if opts.JSON {
-			return opts.IO.PrintJSON(map[string]any{"locking_enabled": false, "locks": []any{}})
-		}
-		fmt.Fprintln(opts.IO.Out, "Locking is off (backend.lock: none): no locks are taken or listed.")
-		return nil
-	}
-	if opts.JSON {
-		out := make([]lockJSON, 0, len(res.Locks))
-		for _, s := range res.Locks {
-			out = append(out, toLockJSON(s))
-		}
-		waiters := make([]waiterJSON, 0, len(res.Waiters))
-		for _, w := range res.Waiters {
-			waiters = append(waiters, toWaiterJSON(w))
-		}
-		return opts.IO.PrintJSON(map[string]any{"locking_enabled": true, "locks": out, "waiters": waiters})
-	}
-	if len(res.Locks) == 0 {
-		fmt.Fprintln(opts.IO.Out, "No locks held.")
-		return printWaiters(opts.IO.Out, res.Waiters)
-	}
-	tw := tabwriter.NewWriter(opts.IO.Out, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "LOCK\tLEVEL\tHOLDER\tOPERATION\tHOST\tPID\tAGE\tHEARTBEAT\tSTATUS\tLOCK ID")
-	for _, s := range res.Locks {
-		rec := s.Record.Printable()
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%s\t%s ago\t%s\t%s\n", rec.LockKey, s.Level, rec.LockedBy,
-			orDash(rec.Metadata.Operation), orDash(rec.Metadata.Hostname), rec.Metadata.PID,
-			humanAge(s.Age), humanAge(s.HeartbeatAge), verdictText(string(s.Verdict), s.HolderGone), rec.LockID)
-	}
-	if err := tw.Flush(); err != nil {
-		return err
-	}
-	return printWaiters(opts.IO.Out, res.Waiters)
-}
-
-// printWaiters writes the wait queue under the locks: each key's waiters in
-// the order they will get it, with their wait time.
-func printWaiters(w io.Writer, ws []lockmgr.Waiter) error {
-	if len(ws) == 0 {
-		return nil
-	}
-	fmt.Fprintln(w, "\nWaiting (in the order they will get the lock):")
-	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "LOCK\tPOSITION\tWAITER\tOPERATION\tHOST\tPID\tWAITING")
-	for _, x := range ws {
-		rec := x.Record.Printable()
-		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%d\t%s\n", sanitize.Line(x.Key), x.Position, rec.LockedBy,
-			orDash(rec.Metadata.Operation), orDash(rec.Metadata.Hostname), rec.Metadata.PID, humanAge(x.Age))
-	}
-	return tw.Flush()
-}
-
-// verdictText is the STATUS column: the verdict, and "pid not running" when
-// the holder ran on this host and its process is gone.
-func verdictText(verdict string, gone bool) string {
-	if gone {
-		return verdict + " (pid not running)"
-	}
-	return verdict
-}
-
-func humanAge(d time.Duration) string {
-	d = d.Round(time.Second)
-	if d < 0 {
-		d = 0
-	}
-	return d.String()
-}
-
-// printRecord writes a lock and its verdict for humans (the `state locks`
-// layout of docs/locking.md#verdicts-state-locks). Ages are the verdict's,
-// taken at the Manager's clock; a lock without a verdict has no ages.
-func printRecord(w io.Writer, s lockmgr.Status) {
-	rec := s.Record.Printable()
-	at := func(sec int64, age time.Duration) string {
-		t := time.Unix(sec, 0).UTC().Format("2006-01-02 15:04:05 UTC")
-		if s.Verdict == "" {
-			return t
-		}
-		return fmt.Sprintf("%s (%s ago)", t, humanAge(age))
-	}
-	tw := tabwriter.NewWriter(w, 0, 4, 1, ' ', 0)
-	fmt.Fprintf(tw, "  Lock:\t%s\n  Lock ID:\t%s\n  Held by:\t%s\n", rec.LockKey, rec.LockID, rec.LockedBy)
-	fmt.Fprintf(tw, "  Operation:\t%s\n  Host / PID:\t%s / %d\n", orDash(rec.Metadata.Operation), orDash(rec.Metadata.Hostname), rec.Metadata.PID)
-	if rec.Metadata.DeploymentID != "" {
-		fmt.Fprintf(tw, "  Deployment:\t%s\n", rec.Metadata.DeploymentID)
-	}
-	if rec.Metadata.Command != "" {
-		fmt.Fprintf(tw, "  Command:\t%s\n", rec.Metadata.Command)
-	}
-	fmt.Fprintf(tw, "  Locked at:\t%s\n  Last heartbeat:\t%s\n  Expires at:\t%s\n  Status:\t%s\n",
-		at(rec.LockedAt, s.Age), at(rec.LastHeartbeat, s.HeartbeatAge), time.Unix(rec.ExpiresAt, 0).UTC().Format("2006-01-02 15:04:05 UTC"),
-		verdictText(orDash(string(s.Verdict)), s.HolderGone))
-	_ = tw.Flush()
+	return termui.RenderLocks(opts.IO, res, opts.JSON)
 }

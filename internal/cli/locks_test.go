@@ -12,7 +12,9 @@ import (
 	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"github.com/deployer-dev/deployer/internal/deploy"
+	"github.com/deployer-dev/deployer/internal/exitcode"
 	"github.com/deployer-dev/deployer/internal/lockmgr"
+	"github.com/deployer-dev/deployer/internal/termui"
 )
 
 func TestNewCmdStateLocks(t *testing.T) {
@@ -43,7 +45,7 @@ func TestNewCmdStateLocks(t *testing.T) {
 			t.Errorf("%v (-want +got):\n%s", c.argv, d)
 		}
 		if got.IO != f.IO || got.Locks == nil {
-			t.Errorf("%v: IO and Locks must be bound from the Factory", c.argv)
+			t.Errorf("%v: IO and Locks must be bound from the app.Factory", c.argv)
 		}
 	}
 }
@@ -140,7 +142,7 @@ func TestRunStateLocks(t *testing.T) {
 		}}, wantErr: "list locks: connection refused"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			io, out, errOut := Test("")
+			io, out, errOut := termui.Test("")
 			opts := c.opts
 			opts.IO = io
 			err := runStateLocks(context.Background(), &opts)
@@ -156,7 +158,7 @@ func TestRunStateLocks(t *testing.T) {
 		})
 	}
 	// The flags become the request.
-	io, _, _ := Test("")
+	io, _, _ := termui.Test("")
 	var got deploy.LocksRequest
 	_ = runStateLocks(context.Background(), &StateLocksOptions{IO: io, Stack: "shop", Env: "dev",
 		Locks: func(_ context.Context, req deploy.LocksRequest) (*deploy.LocksResult, error) {
@@ -198,7 +200,7 @@ func TestStateLocksPrintsHolderAndVerdict(t *testing.T) {
 		t.Errorf("with stale_after: 1m the lock is STALE: %v\n%s", err, stdout)
 	}
 	_, _, err = runRootWith(t, fixedClock, "", false, "--config", cfg, "state", "locks", "-e", "Dev")
-	var usage *UsageError
+	var usage *exitcode.UsageError
 	if !errors.As(err, &usage) {
 		t.Errorf("an invalid environment name: want a usage error, got %v", err)
 	}

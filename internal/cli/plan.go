@@ -2,10 +2,11 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
-	"github.com/deployer-dev/deployer/internal/sanitize"
-	"io"
+
+	"github.com/deployer-dev/deployer/internal/app"
+	"github.com/deployer-dev/deployer/internal/exitcode"
+	"github.com/deployer-dev/deployer/internal/termui"
 
 	"github.com/MakeNowJust/heredoc"
 	"github.com/spf13/cobra"
@@ -20,9 +21,9 @@ import (
 
 // PlanOptions are the options of `deployer plan` (docs/commands.md, docs/plan.md).
 type PlanOptions struct {
-	IO *IOStreams
-	// StackOptions are the target, --all and --json.
-	StackOptions
+	IO *termui.IOStreams
+	// app.StackOptions are the target, --all and --json.
+	app.StackOptions
 
 	// From argv.
 	Out              string
@@ -40,7 +41,7 @@ type PlanOptions struct {
 	// comment (--github-comment) is this stack's section of the run's
 	// one comment (docs/many-stacks.md#pull-request-comment-of-a-matrix-run).
 	RunID  string
-	Policy PolicyFlags
+	Policy app.PolicyFlags
 
 	// Plan, DetectDrift and PreviewEngines are the use cases
 	// (deploy.Service's Plan, Refresh and Preview, on backends opened once
@@ -75,8 +76,8 @@ type PlanOptions struct {
 }
 
 // NewCmdPlan returns `deployer plan`; runF replaces runPlan in tests.
-func NewCmdPlan(f *Factory, runF func(context.Context, *PlanOptions) error) *cobra.Command {
-	opts := &PlanOptions{IO: f.IO, StackOptions: newStackOptions(f), configFlag: configFlag(f.ConfigPath)}
+func NewCmdPlan(f *app.Factory, runF func(context.Context, *PlanOptions) error) *cobra.Command {
+	opts := &PlanOptions{IO: f.IO, StackOptions: app.NewStackOptions(f), configFlag: configFlag(f.ConfigPath)}
 	opts.useCases(f)
 	cmd := &cobra.Command{
 		Use:   "plan",
@@ -97,25 +98,25 @@ func NewCmdPlan(f *Factory, runF func(context.Context, *PlanOptions) error) *cob
   deployer plan -e dev --all --changed-since origin/main --detailed-exitcode`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := opts.Target.validateFlags(); err != nil {
+			if err := opts.Target.ValidateFlags(); err != nil {
 				return err
 			}
-			if err := opts.check(cmd, f, "out", "preview", "refresh", "destroy", "run-id", "refresh-only"); err != nil {
+			if err := opts.Check(cmd, f, "out", "preview", "refresh", "destroy", "run-id", "refresh-only"); err != nil {
 				return err
 			}
 			if len(opts.Replace) > 0 && (opts.Destroy || opts.All.All) {
-				return &UsageError{Msg: "--replace cannot be used with --destroy or --all"}
+				return &exitcode.UsageError{Msg: "--replace cannot be used with --destroy or --all"}
 			}
 			if err := refuseWithRefreshOnly(cmd, opts.RefreshOnly, "out", "preview", "refresh", "destroy", "run-id", "github-comment", "replace"); err != nil {
 				return err
 			}
-			if err := checkRunID(opts.RunID); err != nil {
+			if err := app.CheckRunID(opts.RunID); err != nil {
 				return err
 			}
 			return runOr(cmd, opts, runF, runPlan)
 		},
 	}
-	opts.bind(cmd, false)
+	opts.Bind(cmd, false)
 	cmd.Flags().StringVar(&opts.Out, "out", "", "save the plan to FILE for deploy --plan")
 	cmd.Flags().BoolVar(&opts.DetailedExitcode, "detailed-exitcode", false, "exit 0 when there are no changes, 2 when there are, 1 on error")
 	cmd.Flags().BoolVar(&opts.Destroy, "destroy", false, "plan the deletion of everything in scope")
@@ -123,7 +124,7 @@ func NewCmdPlan(f *Factory, runF func(context.Context, *PlanOptions) error) *cob
 	cmd.Flags().BoolVar(&opts.Preview, "preview", false, "add Pulumi's resource-level preview (needs the Pulumi CLI)")
 	cmd.Flags().BoolVar(&opts.GitHubComment, "github-comment", false, "post the plan as a comment on the workflow run's pull request, updated in place on each run (GitHub Actions, GITHUB_TOKEN; with --all: one comment for every stack)")
 	cmd.Flags().StringVar(&opts.RunID, "run-id", "", "plan as one job of the CI run ID (a matrix job): with --github-comment, the plan is this stack's section of the run's one comment (docs/many-stacks.md)")
-	bindPolicyFlags(cmd, &opts.Policy, false)
+	app.BindPolicyFlags(cmd, &opts.Policy, false)
 	cmd.Flags().BoolVar(&opts.Refresh, "refresh", false, "read what is live (Pulumi components, Command components with command.read) and report drift from actual_state")
 	cmd.Flags().BoolVar(&opts.RefreshOnly, "refresh-only", false, "show what deploy --refresh-only would record: how what is live differs from the state (docs/operations.md#refresh-only)")
 	return cmd
@@ -132,13 +133,13 @@ func NewCmdPlan(f *Factory, runF func(context.Context, *PlanOptions) error) *cob
 // useCases binds plan's use cases and reporters to f: the backends are
 // opened once, on the first call, without the lock backend (a plan takes no
 // lock).
-func (o *PlanOptions) useCases(f *Factory) {
+func (o *PlanOptions) useCases(f *app.Factory) {
 	var svc *deploy.Service
 	service := func(ctx context.Context, cfg *config.Config) (*deploy.Service, error) {
 		if svc != nil {
 			return svc, nil
 		}
-		s, err := f.Service(ctx, cfg, ServiceOptions{ReadOnly: true})
+		s, err := f.Service(ctx, cfg, app.ServiceOptions{ReadOnly: true})
 		if err != nil {
 			return nil, err
 		}
@@ -184,17 +185,17 @@ func configFlag(path string) string {
 // it and adds the engines' own previews (--preview). It uses only opts.
 func runPlan(ctx context.Context, opts *PlanOptions) error {
 	if opts.All.All {
-		return opts.RunAll(ctx, AllRequest{Op: deploy.OpPlan, Env: opts.Target.Env, EnvFromVar: opts.Target.EnvFromVar, Flags: opts.All,
+		return opts.RunAll(ctx, app.AllRequest{Op: deploy.OpPlan, Env: opts.Target.Env, EnvFromVar: opts.Target.EnvFromVar, Flags: opts.All,
 			DetailedExitcode: opts.DetailedExitcode, JSON: opts.JSON, GitHubComment: opts.GitHubComment, Policy: opts.Policy})
 	}
-	cfg, t, err := opts.load()
+	cfg, t, err := opts.Load()
 	if err != nil {
 		return err
 	}
 	if opts.RefreshOnly {
 		return refreshOnlyRun{IO: opts.IO, JSON: opts.JSON, Run: opts.RefreshOnlyPlan, DetailedExitcode: opts.DetailedExitcode}.run(ctx, deploy.RefreshOnlyRequest{Config: cfg, Target: t})
 	}
-	check, err := opts.Policy.check(ctx, cfg)
+	check, err := opts.Policy.Check(ctx, cfg)
 	if err != nil {
 		return err
 	}
@@ -209,7 +210,7 @@ func runPlan(ctx context.Context, opts *PlanOptions) error {
 		if err != nil {
 			return err
 		}
-		if err := renderDrift(opts.IO, drift, opts.JSON); err != nil {
+		if err := termui.RenderDrift(opts.IO, drift, opts.JSON); err != nil {
 			return err
 		}
 		if opts.ReportDrift != nil {
@@ -227,7 +228,7 @@ func runPlan(ctx context.Context, opts *PlanOptions) error {
 		// "Infrastructure matches the configuration" would contradict the
 		// drift just printed (docs/plan.md#drift).
 		fmt.Fprintln(opts.IO.Out, planview.NoChangesButDrift)
-	} else if err := planRenderer(opts.IO, opts.JSON).Render(opts.IO.Out, p); err != nil {
+	} else if err := termui.PlanRenderer(opts.IO, opts.JSON).Render(opts.IO.Out, p); err != nil {
 		return err
 	}
 	if opts.Report != nil {
@@ -258,49 +259,7 @@ func runPlan(ctx context.Context, opts *PlanOptions) error {
 	// Drift is a difference like a change: 2, as terraform plan
 	// -refresh-only -detailed-exitcode exits.
 	if opts.DetailedExitcode && (p.HasChanges() || len(drift) > 0) {
-		return &ExitCodeError{Code: 2}
+		return &exitcode.ExitCodeError{Code: 2}
 	}
 	return nil
-}
-
-// renderDrift prints plan --refresh's drift report (stderr in --json mode,
-// so stdout stays the plan document); the use case masked its secrets.
-func renderDrift(ios *IOStreams, drift []engine.Drift, asJSON bool) error {
-	if asJSON {
-		enc := json.NewEncoder(ios.ErrOut)
-		return enc.Encode(map[string]any{"drift": drift})
-	}
-	w := ios.Out
-	if len(drift) == 0 {
-		fmt.Fprintln(w, "No drift: what is live matches actual_state.")
-		return nil
-	}
-	fmt.Fprintf(w, "Drift between actual_state and what is live (%d components):\n", len(drift))
-	writeDriftList(w, drift, "  ! %s\n", "  ! %s: its resources no longer exist\n")
-	fmt.Fprintln(w)
-	return nil
-}
-
-// writeDriftList prints each drifted component on a line of its own,
-// worded by changed or, when its resources are gone, by missing (format
-// strings taking the address), with the fields that differ below it as
-// "path: old -> new". The values are printed as the use case masked them.
-func writeDriftList(w io.Writer, drift []engine.Drift, changed, missing string) {
-	for _, d := range drift {
-		if d.Missing {
-			fmt.Fprintf(w, missing, sanitize.Line(d.Address))
-			continue
-		}
-		fmt.Fprintf(w, changed, sanitize.Line(d.Address))
-		for _, fd := range d.Fields { // live data, read from the engines
-			fmt.Fprintf(w, "      %s: %s -> %s\n", sanitize.Line(fd.Path), sanitize.Line(fmt.Sprint(fd.Old)), sanitize.Line(fmt.Sprint(fd.New)))
-		}
-	}
-}
-
-func planRenderer(ios *IOStreams, asJSON bool) planview.Renderer {
-	if asJSON {
-		return planview.NewJSON()
-	}
-	return planview.NewHuman(ios.ColorOut(), ios.Mask)
 }

@@ -11,11 +11,14 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/deployer-dev/deployer/internal/app"
 	"github.com/deployer-dev/deployer/internal/config"
 	"github.com/deployer-dev/deployer/internal/deploy"
 	"github.com/deployer-dev/deployer/internal/engine"
+	"github.com/deployer-dev/deployer/internal/exitcode"
 	"github.com/deployer-dev/deployer/internal/plan"
 	"github.com/deployer-dev/deployer/internal/planview"
+	"github.com/deployer-dev/deployer/internal/termui"
 )
 
 func TestNewCmdPlan(t *testing.T) {
@@ -26,19 +29,19 @@ func TestNewCmdPlan(t *testing.T) {
 		want    PlanOptions
 		wantErr string
 	}{
-		{name: "env", argv: []string{"-e", "dev"}, want: PlanOptions{StackOptions: StackOptions{Target: targetFlags{Env: "dev"}}}},
+		{name: "env", argv: []string{"-e", "dev"}, want: PlanOptions{StackOptions: app.StackOptions{Target: app.TargetFlags{Env: "dev"}}}},
 		{name: "all flags", json: true, argv: []string{"--env", "prod", "-s", "shop", "--component", "app/api", "--out", "p.json", "--detailed-exitcode", "--preview", "--refresh"},
-			want: PlanOptions{StackOptions: StackOptions{Target: targetFlags{Stack: "shop", Env: "prod", Component: "app/api"}, JSON: true}, Out: "p.json", DetailedExitcode: true, Preview: true, Refresh: true}},
+			want: PlanOptions{StackOptions: app.StackOptions{Target: app.TargetFlags{Stack: "shop", Env: "prod", Component: "app/api"}, JSON: true}, Out: "p.json", DetailedExitcode: true, Preview: true, Refresh: true}},
 		{name: "destroy a service", argv: []string{"--environment", "dev", "--service", "app", "--destroy"},
-			want: PlanOptions{StackOptions: StackOptions{Target: targetFlags{Env: "dev", Service: "app"}}, Destroy: true}},
+			want: PlanOptions{StackOptions: app.StackOptions{Target: app.TargetFlags{Env: "dev", Service: "app"}}, Destroy: true}},
 		{name: "no environment", argv: []string{"--out", "p.json"}, wantErr: "--environment (-e) is required"},
 		{name: "service and component", argv: []string{"-e", "dev", "--service", "a", "--component", "a/b"}, wantErr: "either --service or --component"},
 		{name: "arguments", argv: []string{"-e", "dev", "extra"}, wantErr: `unknown command "extra"`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			ios, _, _ := Test("")
-			f := NewFactory(ios)
+			ios, _, _ := termui.Test("")
+			f := app.NewFactory(ios)
 			var got *PlanOptions
 			cmd := NewCmdPlan(f, func(_ context.Context, o *PlanOptions) error { got = o; return nil })
 			f.JSON = tt.json // --json is the root's flag
@@ -71,31 +74,31 @@ func TestRunPlan(t *testing.T) {
 		wantErrOut string
 		wantErr    error
 	}{
-		{name: "human", opts: PlanOptions{StackOptions: StackOptions{Target: targetFlags{Env: "dev"}}}, wantCalls: "plan report(drift false)", wantOut: human.String()},
-		{name: "json", opts: PlanOptions{StackOptions: StackOptions{Target: targetFlags{Env: "dev"}, JSON: true}}, wantCalls: "plan report(drift false)", wantOut: asJSON.String()},
-		{name: "detailed exit code", opts: PlanOptions{StackOptions: StackOptions{Target: targetFlags{Env: "dev"}}, DetailedExitcode: true}, wantCalls: "plan report(drift false)",
-			wantOut: human.String(), wantErr: &ExitCodeError{Code: 2}},
-		{name: "destroy scoped", opts: PlanOptions{StackOptions: StackOptions{Target: targetFlags{Env: "dev", Component: "app/api"}}, Destroy: true}, wantCalls: "plan(destroy app/api) report(drift false)",
+		{name: "human", opts: PlanOptions{StackOptions: app.StackOptions{Target: app.TargetFlags{Env: "dev"}}}, wantCalls: "plan report(drift false)", wantOut: human.String()},
+		{name: "json", opts: PlanOptions{StackOptions: app.StackOptions{Target: app.TargetFlags{Env: "dev"}, JSON: true}}, wantCalls: "plan report(drift false)", wantOut: asJSON.String()},
+		{name: "detailed exit code", opts: PlanOptions{StackOptions: app.StackOptions{Target: app.TargetFlags{Env: "dev"}}, DetailedExitcode: true}, wantCalls: "plan report(drift false)",
+			wantOut: human.String(), wantErr: &exitcode.ExitCodeError{Code: 2}},
+		{name: "destroy scoped", opts: PlanOptions{StackOptions: app.StackOptions{Target: app.TargetFlags{Env: "dev", Component: "app/api"}}, Destroy: true}, wantCalls: "plan(destroy app/api) report(drift false)",
 			wantOut: human.String()},
-		{name: "refresh and preview", opts: PlanOptions{StackOptions: StackOptions{Target: targetFlags{Env: "dev"}}, Refresh: true, Preview: true}, wantCalls: "preflight plan drift report(drift true) preview",
+		{name: "refresh and preview", opts: PlanOptions{StackOptions: app.StackOptions{Target: app.TargetFlags{Env: "dev"}}, Refresh: true, Preview: true}, wantCalls: "preflight plan drift report(drift true) preview",
 			wantOut: "Drift between actual_state and what is live (1 components):\n  ! app/api\n      outputs.password: (sensitive) -> (sensitive)\n      outputs.replicas: 2 -> 3\n\n" +
 				human.String() + "\nFake preview:\n+ 1 to create\n"},
-		{name: "refresh and preview --json", opts: PlanOptions{StackOptions: StackOptions{Target: targetFlags{Env: "dev"}, JSON: true}, Refresh: true, Preview: true}, wantCalls: "preflight plan drift report(drift true) preview",
+		{name: "refresh and preview --json", opts: PlanOptions{StackOptions: app.StackOptions{Target: app.TargetFlags{Env: "dev"}, JSON: true}, Refresh: true, Preview: true}, wantCalls: "preflight plan drift report(drift true) preview",
 			wantOut:    asJSON.String(),
 			wantErrOut: `{"drift":[{"address":"app/api","fields":[{"path":"outputs.password","old":"(sensitive)","new":"(sensitive)","op":"change","sensitive":true},{"path":"outputs.replicas","old":2,"new":3,"op":"change"}]}]}` + "\n\nFake preview:\n+ 1 to create\n"},
-		{name: "drift and no changes", opts: PlanOptions{StackOptions: StackOptions{Target: targetFlags{Env: "dev"}}, Refresh: true}, noChanges: true,
+		{name: "drift and no changes", opts: PlanOptions{StackOptions: app.StackOptions{Target: app.TargetFlags{Env: "dev"}}, Refresh: true}, noChanges: true,
 			wantCalls: "preflight plan drift report(drift true)",
 			wantOut: "Drift between actual_state and what is live (1 components):\n  ! app/api\n      outputs.password: (sensitive) -> (sensitive)\n      outputs.replicas: 2 -> 3\n\n" +
 				planview.NoChangesButDrift + "\n"},
-		{name: "out", opts: PlanOptions{StackOptions: StackOptions{Target: targetFlags{Env: "dev"}}, Out: out}, wantCalls: "plan report(drift false)", wantOut: human.String(),
+		{name: "out", opts: PlanOptions{StackOptions: app.StackOptions{Target: app.TargetFlags{Env: "dev"}}, Out: out}, wantCalls: "plan report(drift false)", wantOut: human.String(),
 			wantErrOut: "Saved the plan of shop/dev to " + out + " (bound to state serial 3). Apply it with: deployer deploy --plan " + out + "\n"},
-		{name: "preflight fails", opts: PlanOptions{StackOptions: StackOptions{Target: targetFlags{Env: "dev"}}, Preview: true}, preflight: preflightErr, wantCalls: "preflight", wantErr: preflightErr},
-		{name: "unknown environment", opts: PlanOptions{StackOptions: StackOptions{Target: targetFlags{Env: "prod"}}},
-			wantErr: &UsageError{Msg: `environment "prod" is not in deployer.yaml (known: dev): pick one of those or add it under the environments key`}},
+		{name: "preflight fails", opts: PlanOptions{StackOptions: app.StackOptions{Target: app.TargetFlags{Env: "dev"}}, Preview: true}, preflight: preflightErr, wantCalls: "preflight", wantErr: preflightErr},
+		{name: "unknown environment", opts: PlanOptions{StackOptions: app.StackOptions{Target: app.TargetFlags{Env: "prod"}}},
+			wantErr: &exitcode.UsageError{Msg: `environment "prod" is not in deployer.yaml (known: dev): pick one of those or add it under the environments key`}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			ios, stdout, stderr := Test("")
+			ios, stdout, stderr := termui.Test("")
 			var calls []string
 			opts := tt.opts
 			opts.IO = ios

@@ -7,12 +7,15 @@ import (
 	"github.com/MakeNowJust/heredoc"
 	"github.com/spf13/cobra"
 
+	"github.com/deployer-dev/deployer/internal/app"
+	"github.com/deployer-dev/deployer/internal/exitcode"
 	"github.com/deployer-dev/deployer/internal/policy"
+	"github.com/deployer-dev/deployer/internal/termui"
 )
 
 // NewCmdPolicy returns `deployer policy`, the group of policy commands
 // (docs/policy.md).
-func NewCmdPolicy(f *Factory) *cobra.Command {
+func NewCmdPolicy(f *app.Factory) *cobra.Command {
 	cmd := groupCmd("policy", "Test the Rego policies that plans are checked against")
 	cmd.AddCommand(NewCmdPolicyTest(f, nil))
 	return cmd
@@ -20,13 +23,13 @@ func NewCmdPolicy(f *Factory) *cobra.Command {
 
 // PolicyTestOptions are the options of `deployer policy test`.
 type PolicyTestOptions struct {
-	IO   *IOStreams
+	IO   *termui.IOStreams
 	Dirs []string
 }
 
 // NewCmdPolicyTest returns `deployer policy test DIR...`; runF replaces
 // runPolicyTest in tests.
-func NewCmdPolicyTest(f *Factory, runF func(context.Context, *PolicyTestOptions) error) *cobra.Command {
+func NewCmdPolicyTest(f *app.Factory, runF func(context.Context, *PolicyTestOptions) error) *cobra.Command {
 	opts := &PolicyTestOptions{IO: f.IO}
 	return &cobra.Command{
 		Use:   "test DIR...",
@@ -38,7 +41,7 @@ func NewCmdPolicyTest(f *Factory, runF func(context.Context, *PolicyTestOptions)
 		Example: "  deployer policy test policy/\n  deployer policy test examples/policy/ policy/",
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 0 {
-				return &UsageError{Msg: "policy test needs the directory of the policies: deployer policy test DIR..."}
+				return &exitcode.UsageError{Msg: "policy test needs the directory of the policies: deployer policy test DIR..."}
 			}
 			opts.Dirs = args
 			return runOr(cmd, opts, runF, runPolicyTest)

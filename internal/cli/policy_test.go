@@ -6,6 +6,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/deployer-dev/deployer/internal/app"
+	"github.com/deployer-dev/deployer/internal/termui"
 )
 
 func TestNewCmdPolicyTest(t *testing.T) {
@@ -20,8 +23,8 @@ func TestNewCmdPolicyTest(t *testing.T) {
 		{name: "none", wantErr: "policy test needs the directory"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			ios, _, _ := Test("")
-			f := NewFactory(ios)
+			ios, _, _ := termui.Test("")
+			f := app.NewFactory(ios)
 			var got *PolicyTestOptions
 			err := parse(t, NewCmdPolicyTest(f, func(_ context.Context, o *PolicyTestOptions) error { got = o; return nil }), tt.argv...)
 			checkParsed(t, err, got, tt.want, tt.wantErr)
@@ -30,7 +33,7 @@ func TestNewCmdPolicyTest(t *testing.T) {
 }
 
 func TestRunPolicyTest(t *testing.T) {
-	ios, out, _ := Test("")
+	ios, out, _ := termui.Test("")
 	if err := runPolicyTest(context.Background(), &PolicyTestOptions{IO: ios, Dirs: []string{"../../examples/policy"}}); err != nil {
 		t.Fatalf("%v\n%s", err, out)
 	}

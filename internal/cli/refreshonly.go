@@ -3,23 +3,24 @@ package cli
 import (
 	"context"
 	"fmt"
-	"io"
-	"strings"
 
 	"github.com/spf13/cobra"
 
+	"github.com/deployer-dev/deployer/internal/app"
 	"github.com/deployer-dev/deployer/internal/deploy"
+	"github.com/deployer-dev/deployer/internal/exitcode"
+	"github.com/deployer-dev/deployer/internal/termui"
 )
 
 // RefreshOnlyFunc is the refresh-only use case (deploy.Service.RefreshOnly)
 // as plan and deploy bind it; a run test sets a fake.
-type RefreshOnlyFunc func(ctx context.Context, req deploy.RefreshOnlyRequest, eng EngineOptions) (*deploy.RefreshOutcome, error)
+type RefreshOnlyFunc func(ctx context.Context, req deploy.RefreshOnlyRequest, eng app.EngineOptions) (*deploy.RefreshOutcome, error)
 
 // bindRefreshOnly binds the use case to f: plan's (record false) opens
 // the backends read only, without the lock backend.
-func bindRefreshOnly(f *Factory, readOnly bool) RefreshOnlyFunc {
-	return func(ctx context.Context, req deploy.RefreshOnlyRequest, eng EngineOptions) (*deploy.RefreshOutcome, error) {
-		svc, err := f.Service(ctx, req.Config, ServiceOptions{EngineOptions: eng, ReadOnly: readOnly})
+func bindRefreshOnly(f *app.Factory, readOnly bool) RefreshOnlyFunc {
+	return func(ctx context.Context, req deploy.RefreshOnlyRequest, eng app.EngineOptions) (*deploy.RefreshOutcome, error) {
+		svc, err := f.Service(ctx, req.Config, app.ServiceOptions{EngineOptions: eng, ReadOnly: readOnly})
 		if err != nil {
 			return nil, err
 		}
@@ -35,7 +36,7 @@ func refuseWithRefreshOnly(cmd *cobra.Command, on bool, flags ...string) error {
 	}
 	for _, n := range flags {
 		if cmd.Flags().Changed(n) {
-			return &UsageError{Msg: "--refresh-only cannot be used with --" + n + " (docs/operations.md#refresh-only)"}
+			return &exitcode.UsageError{Msg: "--refresh-only cannot be used with --" + n + " (docs/operations.md#refresh-only)"}
 		}
 	}
 	return nil
@@ -43,11 +44,11 @@ func refuseWithRefreshOnly(cmd *cobra.Command, on bool, flags ...string) error {
 
 // refreshOnlyRun is one plan or deploy --refresh-only as the CLI runs it.
 type refreshOnlyRun struct {
-	IO          *IOStreams
+	IO          *termui.IOStreams
 	JSON        bool
 	Record, Yes bool
 	Run         RefreshOnlyFunc
-	Engine      EngineOptions
+	Engine      app.EngineOptions
 	// DetailedExitcode: exit 2 when there is drift (plan).
 	DetailedExitcode bool
 }
@@ -59,13 +60,13 @@ func (r refreshOnlyRun) run(ctx context.Context, req deploy.RefreshOnlyRequest) 
 	req.Record = r.Record
 	ask := r.Record && !r.Yes
 	if ask && !r.IO.CanPrompt() {
-		return &UsageError{Msg: "deploy --refresh-only needs confirmation but there is no terminal to ask on: pass --yes to proceed"}
+		return &exitcode.UsageError{Msg: "deploy --refresh-only needs confirmation but there is no terminal to ask on: pass --yes to proceed"}
 	}
 	req.ShowPlan = func(p *deploy.RefreshPlan) error {
 		if r.JSON {
 			return nil
 		}
-		renderRefreshPlan(r.IO.Out, p)
+		termui.RenderRefreshPlan(r.IO.Out, p)
 		return nil
 	}
 	if ask {
@@ -93,7 +94,7 @@ func (r refreshOnlyRun) run(ctx context.Context, req deploy.RefreshOnlyRequest) 
 			out.Deployment.DeploymentID, c.Updated, c.Deleted, t.Stack, t.Env, out.Head.Serial)
 	}
 	if err == nil && r.DetailedExitcode && out != nil && out.Plan.HasChanges() {
-		return &ExitCodeError{Code: 2}
+		return &exitcode.ExitCodeError{Code: 2}
 	}
 	return err
 }
@@ -105,29 +106,4 @@ type refreshJSON struct {
 	Status       string `json:"status"`
 	DeploymentID string `json:"deployment_id,omitempty"`
 	Serial       int64  `json:"serial,omitempty"`
-}
-
-// renderRefreshPlan prints what a refresh-only found: the drift as
-// changes to the state (values masked by the use case), the components it
-// could not read, and "No changes." when what is live matches the state.
-func renderRefreshPlan(w io.Writer, p *deploy.RefreshPlan) {
-	if len(p.Drift) > 0 {
-		n := fmt.Sprintf("%d components", len(p.Drift))
-		if len(p.Drift) == 1 {
-			n = "1 component"
-		}
-		fmt.Fprintf(w, "Refresh-only: what is live differs from the state of %s/%s (%s); recording it changes only the state:\n",
-			p.Stack, p.Environment, n)
-		writeDriftList(w, p.Drift, "  ~ %s: changed outside deployer\n",
-			"  - %s: gone (no longer exists); recording removes it from the state, running no delete\n")
-	}
-	if len(p.Skipped) > 0 {
-		fmt.Fprintf(w, "Skipped (cannot be read, left as recorded): %s\n", strings.Join(p.Skipped, ", "))
-	}
-	if len(p.Drift) == 0 {
-		fmt.Fprintln(w, "No changes. What is live matches the state.")
-	}
-	if p.Pending {
-		fmt.Fprintf(w, "deployer.yaml has changes a refresh-only leaves alone: deployer plan -e %s shows them.\n", p.Environment)
-	}
 }

@@ -8,16 +8,19 @@ import (
 	"github.com/MakeNowJust/heredoc"
 	"github.com/spf13/cobra"
 
+	"github.com/deployer-dev/deployer/internal/app"
 	"github.com/deployer-dev/deployer/internal/config"
 	"github.com/deployer-dev/deployer/internal/deploy"
+	"github.com/deployer-dev/deployer/internal/exitcode"
+	"github.com/deployer-dev/deployer/internal/termui"
 )
 
 // RestoreOptions are the options of `deployer restore`.
 type RestoreOptions struct {
-	IO *IOStreams
+	IO *termui.IOStreams
 
 	// From argv and the global flags.
-	Target      targetFlags
+	Target      app.TargetFlags
 	Serial      int64
 	Timestamp   string
 	Yes         bool
@@ -37,11 +40,11 @@ type RestoreOptions struct {
 }
 
 // NewCmdRestore returns `deployer restore`; runF replaces runRestore in tests.
-func NewCmdRestore(f *Factory, runF func(context.Context, *RestoreOptions) error) *cobra.Command {
+func NewCmdRestore(f *app.Factory, runF func(context.Context, *RestoreOptions) error) *cobra.Command {
 	opts := &RestoreOptions{
 		IO:      f.IO,
-		Config:  func() (*config.Config, error) { return projectConfig(f, "restore") },
-		Restore: useCase(f, (*deploy.Service).Restore),
+		Config:  func() (*config.Config, error) { return app.ProjectConfig(f, "restore") },
+		Restore: app.UseCase(f, (*deploy.Service).Restore),
 		Report:  f.GitHub.Restore,
 	}
 	cmd := &cobra.Command{
@@ -55,21 +58,21 @@ func NewCmdRestore(f *Factory, runF func(context.Context, *RestoreOptions) error
   deployer restore -e prod --timestamp 2024-01-15T14:00:00Z --yes`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := opts.Target.validateFlags(); err != nil {
+			if err := opts.Target.ValidateFlags(); err != nil {
 				return err
 			}
 			if (opts.Serial > 0) == (opts.Timestamp != "") {
-				return &UsageError{Msg: "restore needs exactly one of --serial N or --timestamp T (RFC 3339); see deployer history"}
+				return &exitcode.UsageError{Msg: "restore needs exactly one of --serial N or --timestamp T (RFC 3339); see deployer history"}
 			}
 			opts.JSON = f.JSON
-			return runOr(cmd, opts, runF, withTarget(&opts.Target, opts.Config, runRestore))
+			return runOr(cmd, opts, runF, app.WithTarget(&opts.Target, opts.Config, runRestore))
 		},
 	}
-	opts.Target.bind(cmd, false)
+	opts.Target.Bind(cmd, false)
 	cmd.Flags().Int64Var(&opts.Serial, "serial", 0, "restore the snapshot with this serial")
 	cmd.Flags().StringVar(&opts.Timestamp, "timestamp", "", "restore the newest snapshot at or before this RFC 3339 time")
 	cmd.Flags().BoolVarP(&opts.Yes, "yes", "y", false, "do not ask for confirmation")
-	bindLockTimeout(cmd, &opts.LockTimeout)
+	app.BindLockTimeout(cmd, &opts.LockTimeout)
 	return cmd
 }
 
@@ -80,13 +83,13 @@ func runRestore(ctx context.Context, opts *RestoreOptions, cfg *config.Config, t
 	if opts.Timestamp != "" {
 		at, err := time.Parse(time.RFC3339, opts.Timestamp)
 		if err != nil {
-			return &UsageError{Msg: fmt.Sprintf("--timestamp %q: want RFC 3339, e.g. 2024-01-15T14:20:00Z", opts.Timestamp)}
+			return &exitcode.UsageError{Msg: fmt.Sprintf("--timestamp %q: want RFC 3339, e.g. 2024-01-15T14:20:00Z", opts.Timestamp)}
 		}
 		req.At = at
 	}
 	if !opts.Yes {
 		if !opts.IO.CanPrompt() {
-			return &UsageError{Msg: "restore needs confirmation but there is no terminal to ask on: pass --yes to proceed"}
+			return &exitcode.UsageError{Msg: "restore needs confirmation but there is no terminal to ask on: pass --yes to proceed"}
 		}
 		req.Confirm = func(p deploy.RestorePreview) (bool, error) {
 			snap := p.Snapshot

@@ -9,9 +9,11 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 
+	"github.com/deployer-dev/deployer/internal/app"
 	"github.com/deployer-dev/deployer/internal/config"
 	"github.com/deployer-dev/deployer/internal/deploy"
 	"github.com/deployer-dev/deployer/internal/statestore"
+	"github.com/deployer-dev/deployer/internal/termui"
 )
 
 func TestNewCmdRestore(t *testing.T) {
@@ -22,10 +24,10 @@ func TestNewCmdRestore(t *testing.T) {
 		want  RestoreOptions
 		usage string
 	}{
-		{name: "by serial", argv: []string{"-e", "dev", "--serial", "12"}, want: RestoreOptions{Target: targetFlags{Env: "dev"}, Serial: 12}},
+		{name: "by serial", argv: []string{"-e", "dev", "--serial", "12"}, want: RestoreOptions{Target: app.TargetFlags{Env: "dev"}, Serial: 12}},
 		{name: "by time, every flag", argv: []string{"--stack", "shop", "--env", "prod", "--timestamp", "2024-01-15T14:00:00Z", "--yes", "--lock-timeout", "2m"}, json: true,
-			want: RestoreOptions{Target: targetFlags{Stack: "shop", Env: "prod"}, Timestamp: "2024-01-15T14:00:00Z", Yes: true, LockTimeout: 2 * time.Minute, JSON: true}},
-		{name: "short flags", argv: []string{"-s", "shop", "-e", "prod", "--serial", "3", "-y"}, want: RestoreOptions{Target: targetFlags{Stack: "shop", Env: "prod"}, Serial: 3, Yes: true}},
+			want: RestoreOptions{Target: app.TargetFlags{Stack: "shop", Env: "prod"}, Timestamp: "2024-01-15T14:00:00Z", Yes: true, LockTimeout: 2 * time.Minute, JSON: true}},
+		{name: "short flags", argv: []string{"-s", "shop", "-e", "prod", "--serial", "3", "-y"}, want: RestoreOptions{Target: app.TargetFlags{Stack: "shop", Env: "prod"}, Serial: 3, Yes: true}},
 		{name: "no environment", argv: []string{"--serial", "3"}, usage: "--environment (-e) is required (or set DEPLOYER_ENVIRONMENT)"},
 		{name: "neither serial nor time", argv: []string{"-e", "dev"}, usage: "restore needs exactly one of --serial N or --timestamp T (RFC 3339); see deployer history"},
 		{name: "both serial and time", argv: []string{"-e", "dev", "--serial", "2", "--timestamp", "2024-01-01T00:00:00Z"},
@@ -85,7 +87,7 @@ func TestRunRestore(t *testing.T) {
 	}{
 		{
 			name:    "by serial with --yes",
-			opts:    RestoreOptions{Target: targetFlags{Env: "dev"}, Serial: 2, Yes: true, LockTimeout: time.Minute},
+			opts:    RestoreOptions{Target: app.TargetFlags{Env: "dev"}, Serial: 2, Yes: true, LockTimeout: time.Minute},
 			cfg:     shop,
 			wantReq: &deploy.RestoreRequest{Target: deploy.Target{Stack: "shop", Env: "dev"}, Serial: 2, LockTimeout: time.Minute, Dir: "/srv/shop"},
 			wantOut: restored,
@@ -93,7 +95,7 @@ func TestRunRestore(t *testing.T) {
 		},
 		{
 			name:    "by time, json",
-			opts:    RestoreOptions{Target: targetFlags{Stack: "web", Env: "dev"}, Timestamp: "2024-01-15T15:00:00+01:00", Yes: true, JSON: true},
+			opts:    RestoreOptions{Target: app.TargetFlags{Stack: "web", Env: "dev"}, Timestamp: "2024-01-15T15:00:00+01:00", Yes: true, JSON: true},
 			cfg:     shop,
 			wantReq: &deploy.RestoreRequest{Target: deploy.Target{Stack: "web", Env: "dev"}, At: time.Date(2024, 1, 15, 14, 0, 0, 0, time.UTC), Dir: "/srv/shop"},
 			wantOut: "{\n  \"environment\": \"dev\",\n  \"resources\": 2,\n  \"restored_from\": 2,\n  \"serial\": 5,\n  \"stack\": \"web\"\n}\n",
@@ -101,7 +103,7 @@ func TestRunRestore(t *testing.T) {
 		},
 		{
 			name:    "asks on a terminal: yes",
-			opts:    RestoreOptions{Target: targetFlags{Env: "dev"}, Serial: 2},
+			opts:    RestoreOptions{Target: app.TargetFlags{Env: "dev"}, Serial: 2},
 			stdin:   "yes\n",
 			tty:     true,
 			cfg:     shop,
@@ -112,7 +114,7 @@ func TestRunRestore(t *testing.T) {
 		},
 		{
 			name:    "asks on a terminal, names an uncommitted snapshot: no",
-			opts:    RestoreOptions{Target: targetFlags{Env: "dev"}, Serial: 2},
+			opts:    RestoreOptions{Target: app.TargetFlags{Env: "dev"}, Serial: 2},
 			stdin:   "no\n",
 			tty:     true,
 			cfg:     shop,
@@ -123,25 +125,25 @@ func TestRunRestore(t *testing.T) {
 		},
 		{
 			name:    "no terminal and no --yes",
-			opts:    RestoreOptions{Target: targetFlags{Env: "dev"}, Serial: 2},
+			opts:    RestoreOptions{Target: app.TargetFlags{Env: "dev"}, Serial: 2},
 			cfg:     shop,
 			wantErr: "restore needs confirmation but there is no terminal to ask on: pass --yes to proceed",
 		},
 		{
 			name:    "a timestamp that is not RFC 3339",
-			opts:    RestoreOptions{Target: targetFlags{Env: "dev"}, Timestamp: "yesterday", Yes: true},
+			opts:    RestoreOptions{Target: app.TargetFlags{Env: "dev"}, Timestamp: "yesterday", Yes: true},
 			cfg:     shop,
 			wantErr: `--timestamp "yesterday": want RFC 3339, e.g. 2024-01-15T14:20:00Z`,
 		},
 		{
 			name:    "no stack anywhere",
-			opts:    RestoreOptions{Target: targetFlags{Env: "dev"}, Serial: 2, Yes: true},
+			opts:    RestoreOptions{Target: app.TargetFlags{Env: "dev"}, Serial: 2, Yes: true},
 			cfg:     &config.Config{},
 			wantErr: "--stack (-s) is required when deployer.yaml has no stack:",
 		},
 		{
 			name:    "the use case fails",
-			opts:    RestoreOptions{Target: targetFlags{Env: "dev"}, Serial: 9, Yes: true},
+			opts:    RestoreOptions{Target: app.TargetFlags{Env: "dev"}, Serial: 9, Yes: true},
 			cfg:     shop,
 			err:     statestore.ErrNotFound,
 			wantReq: &deploy.RestoreRequest{Target: deploy.Target{Stack: "shop", Env: "dev"}, Serial: 9, Dir: "/srv/shop"},
@@ -151,7 +153,7 @@ func TestRunRestore(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			io, stdout, stderr := Test(tt.stdin)
+			io, stdout, stderr := termui.Test(tt.stdin)
 			io.SetTTY(tt.tty, tt.tty, tt.tty)
 			opts := tt.opts
 			opts.IO = io
@@ -180,7 +182,7 @@ func TestRunRestore(t *testing.T) {
 			}
 			var reported *deploy.RestoreResult
 			opts.Report = func(tgt deploy.Target, res *deploy.RestoreResult) { reported = res }
-			err := withTarget(&opts.Target, opts.Config, runRestore)(context.Background(), &opts)
+			err := app.WithTarget(&opts.Target, opts.Config, runRestore)(context.Background(), &opts)
 			if diff := cmp.Diff(tt.wantReq, gotReq); diff != "" {
 				t.Errorf("request (-want +got):\n%s", diff)
 			}

@@ -1,9 +1,10 @@
-// Package cli holds deployer's commands: one file per command or command
-// group with an options struct, NewCmdX and runX (as GitHub CLI's pkg/cmd).
-// Commands parse and validate flags, then call internal/deploy; output goes
-// through IOStreams. Until they move to packages of their own, it also
-// holds the session wiring behind the Factory (session.go) and the terminal
-// UI (iostreams.go, progress.go, waiting.go) (docs/design.md#package-map).
+// Package cli holds deployer's commands and nothing else: one file per
+// command or command group with an options struct, NewCmdX and runX (as
+// GitHub CLI's pkg/cmd). Commands parse and validate flags, call one use
+// case of internal/deploy and hand its result to a view of internal/termui
+// (the only output path, termui.IOStreams). What they are built from (the
+// Factory, the Session behind it, the flags several commands share) is
+// internal/app's (docs/design.md#package-map).
 package cli
 
 import (
@@ -16,18 +17,13 @@ import (
 	"github.com/spf13/pflag"
 	"github.com/spf13/viper"
 
+	"github.com/deployer-dev/deployer/internal/app"
 	"github.com/deployer-dev/deployer/internal/config"
-)
-
-// Version information, set by main from -ldflags.
-var (
-	Version = "dev"
-	Commit  = ""
-	Date    = ""
+	"github.com/deployer-dev/deployer/internal/exitcode"
 )
 
 // NewRootCmd returns the deployer command tree.
-func NewRootCmd(f *Factory) *cobra.Command {
+func NewRootCmd(f *app.Factory) *cobra.Command {
 	root := &cobra.Command{
 		Use:   "deployer",
 		Short: "Deploy infrastructure stacks safely: locks, plans, state with history",
@@ -57,10 +53,10 @@ func NewRootCmd(f *Factory) *cobra.Command {
 	pf.StringVar(&f.AuditPath, "audit-log", "", "append audit events as JSON lines to FILE")
 	root.SetGlobalNormalizationFunc(normalizeFlag)
 	// --version prints what `deployer version` prints, as terraform and gh do.
-	root.Version = BuildVersion().Line(platform)
+	root.Version = app.BuildVersion().Line(app.Platform)
 	root.SetVersionTemplate("{{.Version}}\n")
 	root.InitDefaultVersionFlag()
-	root.SetOut(f.IO.Out) // --version and --help: data on stdout through IOStreams
+	root.SetOut(f.IO.Out) // --version and --help: data on stdout through termui.IOStreams
 	root.Flags().Lookup("version").Usage = "print the version (as deployer version)"
 	root.SetFlagErrorFunc(flagError)
 
@@ -93,7 +89,7 @@ func NewRootCmd(f *Factory) *cobra.Command {
 		NewCmdUI(f, nil),
 	)
 	suggestFor(root)
-	registerCompletions(root, f)
+	app.RegisterCompletions(root, f)
 	return root
 }
 
@@ -127,7 +123,7 @@ func normalizeFlag(_ *pflag.FlagSet, name string) pflag.NormalizedName {
 }
 
 // flagError makes a flag cobra cannot parse a usage error (exit 2).
-func flagError(_ *cobra.Command, err error) error { return &UsageError{Msg: err.Error()} }
+func flagError(_ *cobra.Command, err error) error { return &exitcode.UsageError{Msg: err.Error()} }
 
 // groupCmd is a command that only holds subcommands: alone it prints its
 // help; with an unknown subcommand it is a usage error (exit 2) that
@@ -150,7 +146,7 @@ func groupCmd(use, short string) *cobra.Command {
 			if s := config.Suggest(args[0], names); s != "" {
 				msg += fmt.Sprintf(" (did you mean %q?)", s)
 			}
-			return &UsageError{Msg: msg + "; its commands: " + strings.Join(names, ", ")}
+			return &exitcode.UsageError{Msg: msg + "; its commands: " + strings.Join(names, ", ")}
 		},
 	}
 }
@@ -161,21 +157,21 @@ func groupCmd(use, short string) *cobra.Command {
 // DEPLOYER_JSON, --no-color and DEPLOYER_NO_COLOR, --verbose and
 // DEPLOYER_VERBOSE. deployer.yaml's own keys are layered by config.ApplyEnv,
 // which validates them with the file's error messages.
-func bindGlobals(cmd *cobra.Command) (Globals, error) {
+func bindGlobals(cmd *cobra.Command) (app.Globals, error) {
 	v := viper.New()
 	v.SetEnvPrefix("DEPLOYER")
 	v.SetEnvKeyReplacer(strings.NewReplacer("-", "_"))
 	for _, name := range []string{"config", "audit-log", "json", "no-color", "verbose"} {
 		if err := v.BindEnv(name); err != nil {
-			return Globals{}, err
+			return app.Globals{}, err
 		}
 		if fl := cmd.Flags().Lookup(name); fl != nil {
 			if err := v.BindPFlag(name, fl); err != nil {
-				return Globals{}, err
+				return app.Globals{}, err
 			}
 		}
 	}
-	return Globals{
+	return app.Globals{
 		ConfigPath: v.GetString("config"),
 		AuditPath:  v.GetString("audit-log"),
 		JSON:       v.GetBool("json"),

@@ -3,11 +3,14 @@ package cli
 import (
 	"context"
 	"testing"
+
+	"github.com/deployer-dev/deployer/internal/app"
+	"github.com/deployer-dev/deployer/internal/termui"
 )
 
 func TestSecretsFlags(t *testing.T) {
-	io, _, _ := Test("")
-	f := NewFactory(io)
+	io, _, _ := termui.Test("")
+	f := app.NewFactory(io)
 	var show *StateShowOptions
 	cmd := NewCmdStateShow(f, func(_ context.Context, o *StateShowOptions) error { show = o; return nil })
 	if err := parse(t, cmd, "-e", "prod", "--show-secrets", "--yes", "--serial", "3"); err != nil {
@@ -19,8 +22,8 @@ func TestSecretsFlags(t *testing.T) {
 }
 
 func TestStreamsMaskKnownSecrets(t *testing.T) {
-	io, out, errOut := Test("")
-	f := NewFactory(io)
+	io, out, errOut := termui.Test("")
+	f := app.NewFactory(io)
 	f.Masker.Add("s3cr3t-value")
 	_, _ = f.IO.Out.Write([]byte("out s3cr3t-value\n"))
 	_, _ = f.IO.ErrOut.Write([]byte("err s3cr3t-value\n"))

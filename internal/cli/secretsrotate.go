@@ -9,24 +9,27 @@ import (
 	"github.com/MakeNowJust/heredoc"
 	"github.com/spf13/cobra"
 
+	"github.com/deployer-dev/deployer/internal/app"
 	"github.com/deployer-dev/deployer/internal/config"
 	"github.com/deployer-dev/deployer/internal/deploy"
+	"github.com/deployer-dev/deployer/internal/exitcode"
 	"github.com/deployer-dev/deployer/internal/secrets"
 	"github.com/deployer-dev/deployer/internal/statestore"
+	"github.com/deployer-dev/deployer/internal/termui"
 )
 
 // SecretsRotateOptions are the options of `deployer secrets rotate`.
 type SecretsRotateOptions struct {
-	IO *IOStreams
+	IO *termui.IOStreams
 
 	// From argv and the global flags.
-	Target      targetFlags
+	Target      app.TargetFlags
 	NewProvider string
 	LockTimeout time.Duration
 	JSON        bool
 
 	// Config loads deployer.yaml, or without one the backends named by
-	// DEPLOYER_BACKEND_* (projectConfig).
+	// DEPLOYER_BACKEND_* (app.ProjectConfig).
 	Config func() (*config.Config, error)
 	// Provider returns the provider to re-encrypt with
 	// (secrets.NewRotationProvider on the process's environment).
@@ -37,7 +40,7 @@ type SecretsRotateOptions struct {
 }
 
 // NewCmdSecrets returns `deployer secrets` and its subcommands.
-func NewCmdSecrets(f *Factory) *cobra.Command {
+func NewCmdSecrets(f *app.Factory) *cobra.Command {
 	cmd := &cobra.Command{Use: "secrets", Short: "Manage the encryption of secrets in state"}
 	cmd.AddCommand(NewCmdSecretsRotate(f, nil))
 	return cmd
@@ -47,15 +50,15 @@ func NewCmdSecrets(f *Factory) *cobra.Command {
 // secrets of a stack/environment's state under a new passphrase or key, as a
 // new serial, under the stack lock (docs/secrets.md). runF replaces
 // runSecretsRotate in tests.
-func NewCmdSecretsRotate(f *Factory, runF func(context.Context, *SecretsRotateOptions) error) *cobra.Command {
+func NewCmdSecretsRotate(f *app.Factory, runF func(context.Context, *SecretsRotateOptions) error) *cobra.Command {
 	opts := &SecretsRotateOptions{
 		IO:     f.IO,
-		Config: func() (*config.Config, error) { return projectConfig(f, "secrets rotate") },
+		Config: func() (*config.Config, error) { return app.ProjectConfig(f, "secrets rotate") },
 		Provider: func(spec string) (secrets.Provider, error) {
 			return secrets.NewRotationProvider(spec, f.Getenv)
 		},
 		Rotate: func(ctx context.Context, cfg *config.Config, t deploy.Target, to secrets.Provider, lockTimeout time.Duration) (statestore.Head, error) {
-			svc, err := f.Service(ctx, cfg, ServiceOptions{})
+			svc, err := f.Service(ctx, cfg, app.ServiceOptions{})
 			if err != nil {
 				return statestore.Head{}, err
 			}
@@ -74,16 +77,16 @@ func NewCmdSecretsRotate(f *Factory, runF func(context.Context, *SecretsRotateOp
 			in deployer.yaml).`),
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := opts.Target.validateFlags(); err != nil {
+			if err := opts.Target.ValidateFlags(); err != nil {
 				return err
 			}
 			opts.JSON = f.JSON
-			return runOr(cmd, opts, runF, withTarget(&opts.Target, opts.Config, runSecretsRotate))
+			return runOr(cmd, opts, runF, app.WithTarget(&opts.Target, opts.Config, runSecretsRotate))
 		},
 	}
-	opts.Target.bind(cmd, false)
+	opts.Target.Bind(cmd, false)
 	cmd.Flags().StringVar(&opts.NewProvider, "new-provider", "", "provider to re-encrypt with: passphrase or awskms://KEY_ID?region=R (default: the current one)")
-	bindLockTimeout(cmd, &opts.LockTimeout)
+	app.BindLockTimeout(cmd, &opts.LockTimeout)
 	return cmd
 }
 
@@ -96,10 +99,10 @@ func runSecretsRotate(ctx context.Context, opts *SecretsRotateOptions, cfg *conf
 	}
 	p, err := opts.Provider(spec)
 	if errors.Is(err, secrets.ErrNoNewPassphrase) {
-		return &UsageError{Msg: "secrets rotate to a passphrase reads it from " + secrets.NewPassphraseVar + ": export it (and keep the current one in DEPLOYER_SECRETS_PASSPHRASE)"}
+		return &exitcode.UsageError{Msg: "secrets rotate to a passphrase reads it from " + secrets.NewPassphraseVar + ": export it (and keep the current one in DEPLOYER_SECRETS_PASSPHRASE)"}
 	}
 	if err != nil {
-		return &UsageError{Msg: err.Error()}
+		return &exitcode.UsageError{Msg: err.Error()}
 	}
 	head, err := opts.Rotate(ctx, cfg, t, p, opts.LockTimeout)
 	if err != nil {

@@ -3,7 +3,10 @@ package cli
 import (
 	"context"
 	"fmt"
+
+	"github.com/deployer-dev/deployer/internal/app"
 	"github.com/deployer-dev/deployer/internal/sanitize"
+	"github.com/deployer-dev/deployer/internal/termui"
 
 	"github.com/MakeNowJust/heredoc"
 	"github.com/spf13/cobra"
@@ -13,7 +16,7 @@ import (
 
 // ShowOptions are the options of `deployer show FILE`.
 type ShowOptions struct {
-	IO   *IOStreams
+	IO   *termui.IOStreams
 	File string
 	JSON bool
 }
@@ -21,7 +24,7 @@ type ShowOptions struct {
 // NewCmdShow returns `deployer show FILE`, which prints a plan saved by
 // plan --out (as terraform show PLANFILE does); runF replaces runShow in
 // tests.
-func NewCmdShow(f *Factory, runF func(context.Context, *ShowOptions) error) *cobra.Command {
+func NewCmdShow(f *app.Factory, runF func(context.Context, *ShowOptions) error) *cobra.Command {
 	opts := &ShowOptions{IO: f.IO}
 	cmd := &cobra.Command{
 		Use:   "show FILE",
@@ -59,5 +62,5 @@ func runShow(_ context.Context, opts *ShowOptions) error {
 		fmt.Fprintf(opts.IO.ErrOut, "Saved plan of %s/%s, bound to state serial %d%s. Apply it with: deployer deploy --plan %s\n",
 			sanitize.Line(p.Stack), sanitize.Line(p.Environment), p.Serial, sanitize.Line(version), sanitize.Command(opts.File))
 	}
-	return planRenderer(opts.IO, opts.JSON).Render(opts.IO.Out, p)
+	return termui.PlanRenderer(opts.IO, opts.JSON).Render(opts.IO.Out, p)
 }

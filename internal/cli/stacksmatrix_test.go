@@ -12,7 +12,9 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/deployer-dev/deployer/internal/app"
 	"github.com/deployer-dev/deployer/internal/config"
+	"github.com/deployer-dev/deployer/internal/termui"
 )
 
 // writeMatrixStacks writes one deployer.yaml per stack under dir: name reads the
@@ -48,7 +50,7 @@ func TestStacksMatrixListsEachStackWithEveryUpstreamStackOfTheRun(t *testing.T) 
 	writeMatrixStacks(t, dir, map[string][]string{"root": nil, "left": {"root"}, "right": {"root"}, "leaf": {"left", "right"}, "alone": nil, "old": {"root"}}, "old")
 	t.Chdir(dir)
 	var out, errOut bytes.Buffer
-	opts := &StacksOptions{IO: &IOStreams{Out: &out, ErrOut: &errOut}, Env: "dev", Matrix: true,
+	opts := &StacksOptions{IO: &termui.IOStreams{Out: &out, ErrOut: &errOut}, Env: "dev", Matrix: true,
 		Load: func(p string) (*config.Config, error) { return config.Load(p) }}
 	if err := runStacksMatrix(context.Background(), opts); err != nil {
 		t.Fatal(err)
@@ -57,12 +59,12 @@ func TestStacksMatrixListsEachStackWithEveryUpstreamStackOfTheRun(t *testing.T) 
 		t.Errorf("the matrix takes %d lines, want one (a GITHUB_OUTPUT value): %q", n, out.String())
 	}
 	var got struct {
-		Include []matrixEntry `json:"include"`
+		Include []termui.MatrixEntry `json:"include"`
 	}
 	if err := json.Unmarshal(out.Bytes(), &got); err != nil {
 		t.Fatalf("%v: %s", err, out.String())
 	}
-	want := []matrixEntry{
+	want := []termui.MatrixEntry{
 		{Stack: "alone", Dir: "d-alone", Upstream: []string{}},
 		{Stack: "root", Dir: "d-root", Upstream: []string{}},
 		{Stack: "left", Dir: "d-left", Upstream: []string{"root"}},
@@ -84,7 +86,7 @@ func TestStacksMatrixFlags(t *testing.T) {
 		{[]string{"--changed-since", "HEAD"}, "--changed-since goes with --matrix"},
 	} {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
-			f := &Factory{IO: &IOStreams{Out: &bytes.Buffer{}, ErrOut: &bytes.Buffer{}}}
+			f := &app.Factory{IO: &termui.IOStreams{Out: &bytes.Buffer{}, ErrOut: &bytes.Buffer{}}}
 			var got *StacksOptions
 			cmd := NewCmdStacks(f, func(_ context.Context, o *StacksOptions) error { got = o; return nil })
 			cmd.SetArgs(tc.args)

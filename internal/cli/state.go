@@ -2,15 +2,13 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/deployer-dev/deployer/internal/sanitize"
 	"io"
-	"maps"
-	"slices"
-	"text/tabwriter"
 	"time"
+
+	"github.com/deployer-dev/deployer/internal/app"
+	"github.com/deployer-dev/deployer/internal/termui"
 
 	"github.com/MakeNowJust/heredoc"
 	"github.com/spf13/cobra"
@@ -22,9 +20,9 @@ import (
 
 // StateShowOptions are the inputs of `deployer state show`.
 type StateShowOptions struct {
-	IO *IOStreams
+	IO *termui.IOStreams
 	// from argv
-	Target targetFlags
+	Target app.TargetFlags
 	Serial int64
 	JSON   bool
 	// ShowSecrets prints secret values in plain text (asks on a TTY, needs
@@ -45,10 +43,10 @@ type StateShowOptions struct {
 // stateDeps are the collaborators of a read-only use case on a state:
 // the state store, which opens secret values only when showSecrets
 // (read-only otherwise, sealed), and the audit log.
-func stateDeps(ctx context.Context, f *Factory, cfg *config.Config, showSecrets bool) (deploy.StateDeps, error) {
-	access := ReadSealed
+func stateDeps(ctx context.Context, f *app.Factory, cfg *config.Config, showSecrets bool) (deploy.StateDeps, error) {
+	access := app.ReadSealed
 	if showSecrets {
-		access = ReadOnly
+		access = app.ReadOnly
 	}
 	store, err := f.Store(ctx, cfg, access)
 	return deploy.StateDeps{Store: store, Audit: f.Audit}, err
@@ -56,10 +54,10 @@ func stateDeps(ctx context.Context, f *Factory, cfg *config.Config, showSecrets 
 
 // NewCmdStateShow returns `deployer state show`; runF replaces runStateShow
 // in tests.
-func NewCmdStateShow(f *Factory, runF func(context.Context, *StateShowOptions) error) *cobra.Command {
+func NewCmdStateShow(f *app.Factory, runF func(context.Context, *StateShowOptions) error) *cobra.Command {
 	opts := &StateShowOptions{
 		IO:     f.IO,
-		Config: func() (*config.Config, error) { return projectConfig(f, "state show") },
+		Config: func() (*config.Config, error) { return app.ProjectConfig(f, "state show") },
 		Show: func(ctx context.Context, cfg *config.Config, req deploy.ShowStateRequest) (*deploy.ShowStateResult, error) {
 			d, err := stateDeps(ctx, f, cfg, req.ShowSecrets)
 			if err != nil {
@@ -80,15 +78,15 @@ func NewCmdStateShow(f *Factory, runF func(context.Context, *StateShowOptions) e
 			Read-only: works with a role that may only read the state.`),
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := opts.Target.validateFlags(); err != nil {
+			if err := opts.Target.ValidateFlags(); err != nil {
 				return err
 			}
 			opts.JSON = f.JSON
 			opts.SecretOut = f.RawOut
-			return runOr(cmd, opts, runF, withTarget(&opts.Target, opts.Config, runStateShow))
+			return runOr(cmd, opts, runF, app.WithTarget(&opts.Target, opts.Config, runStateShow))
 		},
 	}
-	opts.Target.bind(cmd, false)
+	opts.Target.Bind(cmd, false)
 	cmd.Flags().Int64Var(&opts.Serial, "serial", 0, "show the history snapshot with this serial")
 	cmd.Flags().BoolVar(&opts.ShowSecrets, "show-secrets", false, "decrypt and print secret values (asks first; audited)")
 	cmd.Flags().BoolVarP(&opts.Yes, "yes", "y", false, "with --show-secrets: do not ask")
@@ -122,51 +120,16 @@ func runStateShow(ctx context.Context, opts *StateShowOptions, cfg *config.Confi
 			w = opts.SecretOut
 		}
 	} else {
-		st = maskState(st)
+		st = termui.MaskState(st)
 	}
-	if opts.JSON {
-		data, err := json.MarshalIndent(st, "", "  ")
-		if err != nil {
-			return err
-		}
-		_, err = w.Write(sanitize.JSON(append(data, '\n')))
-		return err
-	}
-	line := sanitize.Masked{Mask: opts.IO.Mask}.Line // stored data
-	fmt.Fprintf(w, "Stack:       %s\nEnvironment: %s\nSerial:      %d\nLineage:     %s\nUpdated:     %s by %s\nLocation:    %s\n",
-		line(st.Metadata.Stack), line(st.Metadata.Environment), st.Serial, line(st.Lineage),
-		st.Metadata.LastUpdated.UTC().Format(time.RFC3339), orDash(line(st.Metadata.LastUpdatedBy)), line(res.Location))
-	fmt.Fprintf(w, "Checksums:   resources %s, outputs %s (verified)\n\n", line(st.Checksums.Resources), line(st.Checksums.Outputs))
-	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "RESOURCE\tKIND\tSTATUS\tVERSION\tUPDATED\tOUTPUTS")
-	addrs := slices.Sorted(maps.Keys(st.Resources))
-	for _, a := range addrs {
-		r := st.Resources[a]
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%d\n", line(a), line(r.Kind), line(string(r.Status)), r.Lifecycle.Version,
-			r.Lifecycle.LastUpdated.UTC().Format(time.RFC3339), len(r.Outputs))
-	}
-	if f := res.Failure; f != nil {
-		for _, a := range f.NotCreated {
-			fmt.Fprintf(tw, "%s\t-\tfailed (create)\t-\t%s\t-\n", line(a), f.Deployment.Timestamp.UTC().Format(time.RFC3339))
-		}
-		for _, a := range f.NotImported {
-			fmt.Fprintf(tw, "%s\t-\tfailed (import)\t-\t%s\t-\n", line(a), f.Deployment.Timestamp.UTC().Format(time.RFC3339))
-		}
-	}
-	if err := tw.Flush(); err != nil {
-		return err
-	}
-	if res.Failure != nil {
-		printFailure(w, res.Failure)
-	}
-	return nil
+	return termui.RenderState(opts.IO, w, st, res, opts.JSON)
 }
 
 // StatePushOptions are the inputs of `deployer state push`.
 type StatePushOptions struct {
-	IO *IOStreams
+	IO *termui.IOStreams
 	// from argv
-	Target      targetFlags
+	Target      app.TargetFlags
 	File        string
 	Yes         bool
 	Force       bool
@@ -182,13 +145,13 @@ type StatePushOptions struct {
 // NewCmdStatePush returns `deployer state push FILE`: writes an errored state
 // saved by a failed deploy as the next serial (docs/design.md#state-writes);
 // runF replaces runStatePush in tests.
-func NewCmdStatePush(f *Factory, runF func(context.Context, *StatePushOptions) error) *cobra.Command {
+func NewCmdStatePush(f *app.Factory, runF func(context.Context, *StatePushOptions) error) *cobra.Command {
 	opts := &StatePushOptions{
 		IO:     f.IO,
-		Config: func() (*config.Config, error) { return projectConfig(f, "state push") },
+		Config: func() (*config.Config, error) { return app.ProjectConfig(f, "state push") },
 		Push: func(ctx context.Context, cfg *config.Config, req deploy.PushRequest) (*deploy.PushResult, error) {
 			return deploy.PushFile(ctx, func(ctx context.Context) (*deploy.Service, error) {
-				return f.Service(ctx, cfg, ServiceOptions{})
+				return f.Service(ctx, cfg, app.ServiceOptions{})
 			}, req)
 		},
 	}
@@ -202,17 +165,17 @@ func NewCmdStatePush(f *Factory, runF func(context.Context, *StatePushOptions) e
 			--force writes any other file, recorded in the history and the audit log.`),
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := opts.Target.validateFlags(); err != nil {
+			if err := opts.Target.ValidateFlags(); err != nil {
 				return err
 			}
 			opts.File = args[0]
-			return runOr(cmd, opts, runF, withTarget(&opts.Target, opts.Config, runStatePush))
+			return runOr(cmd, opts, runF, app.WithTarget(&opts.Target, opts.Config, runStatePush))
 		},
 	}
-	opts.Target.bind(cmd, false)
+	opts.Target.Bind(cmd, false)
 	cmd.Flags().BoolVarP(&opts.Yes, "yes", "y", false, "write without asking")
 	cmd.Flags().BoolVar(&opts.Force, "force", false, "write a file of another lineage or not written from the stored serial (audited)")
-	bindLockTimeout(cmd, &opts.LockTimeout)
+	app.BindLockTimeout(cmd, &opts.LockTimeout)
 	return cmd
 }
 

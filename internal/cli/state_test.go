@@ -11,9 +11,11 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 
+	"github.com/deployer-dev/deployer/internal/app"
 	"github.com/deployer-dev/deployer/internal/config"
 	"github.com/deployer-dev/deployer/internal/deploy"
 	"github.com/deployer-dev/deployer/internal/statestore"
+	"github.com/deployer-dev/deployer/internal/termui"
 )
 
 func TestNewCmdStateShow(t *testing.T) {
@@ -23,9 +25,9 @@ func TestNewCmdStateShow(t *testing.T) {
 		want    StateShowOptions
 		wantErr string
 	}{
-		{argv: []string{"-e", "dev"}, want: StateShowOptions{Target: targetFlags{Env: "dev"}}},
-		{argv: []string{"-s", "shop", "--env", "prod", "--serial", "3"}, json: true, want: StateShowOptions{Target: targetFlags{Stack: "shop", Env: "prod"}, Serial: 3, JSON: true}},
-		{argv: []string{"-e", "dev", "--show-secrets", "-y"}, want: StateShowOptions{Target: targetFlags{Env: "dev"}, ShowSecrets: true, Yes: true}},
+		{argv: []string{"-e", "dev"}, want: StateShowOptions{Target: app.TargetFlags{Env: "dev"}}},
+		{argv: []string{"-s", "shop", "--env", "prod", "--serial", "3"}, json: true, want: StateShowOptions{Target: app.TargetFlags{Stack: "shop", Env: "prod"}, Serial: 3, JSON: true}},
+		{argv: []string{"-e", "dev", "--show-secrets", "-y"}, want: StateShowOptions{Target: app.TargetFlags{Env: "dev"}, ShowSecrets: true, Yes: true}},
 		{argv: nil, wantErr: "--environment (-e) is required"},
 		{argv: []string{"-e", "dev", "--service", "app"}, wantErr: "unknown flag: --service"},
 		{argv: []string{"-e", "dev", "--serial", "three"}, wantErr: "invalid argument"},
@@ -44,7 +46,7 @@ func TestNewCmdStateShow(t *testing.T) {
 			t.Errorf("%v (-want +got):\n%s", c.argv, d)
 		}
 		if got.IO != f.IO || got.Config == nil || got.Show == nil || got.SecretOut != f.RawOut {
-			t.Errorf("%v: IO, Config, Show and SecretOut must be bound from the Factory", c.argv)
+			t.Errorf("%v: IO, Config, Show and SecretOut must be bound from the app.Factory", c.argv)
 		}
 	}
 }
@@ -112,13 +114,13 @@ func TestRunStateShow(t *testing.T) {
 		}}, wantErr: "no state for shop/dev in .deployer/stacks/shop/dev/state.json: deploy it first (deployer deploy -s shop -e dev)"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			io, out, errOut := Test(c.stdin)
+			io, out, errOut := termui.Test(c.stdin)
 			io.SetTTY(c.tty, c.tty, c.tty)
 			var secret bytes.Buffer
 			opts := c.opts
 			opts.IO, opts.SecretOut = io, &secret
-			opts.Target, opts.Config = targetFlags{Env: "dev"}, func() (*config.Config, error) { return cfg, nil }
-			err := withTarget(&opts.Target, opts.Config, runStateShow)(context.Background(), &opts)
+			opts.Target, opts.Config = app.TargetFlags{Env: "dev"}, func() (*config.Config, error) { return cfg, nil }
+			err := app.WithTarget(&opts.Target, opts.Config, runStateShow)(context.Background(), &opts)
 			if c.wantErr == "" && err != nil || c.wantErr != "" && (err == nil || err.Error() != c.wantErr) {
 				t.Fatalf("error %v, want %q", err, c.wantErr)
 			}
@@ -134,11 +136,11 @@ func TestRunStateShow(t *testing.T) {
 
 	// --json masks secret values unless --show-secrets.
 	for _, reveal := range []bool{false, true} {
-		io, out, _ := Test("")
+		io, out, _ := termui.Test("")
 		var secret bytes.Buffer
-		opts := &StateShowOptions{IO: io, Target: targetFlags{Env: "dev"}, JSON: true, ShowSecrets: reveal, Yes: true, SecretOut: &secret,
+		opts := &StateShowOptions{IO: io, Target: app.TargetFlags{Env: "dev"}, JSON: true, ShowSecrets: reveal, Yes: true, SecretOut: &secret,
 			Config: func() (*config.Config, error) { return cfg, nil }, Show: shows}
-		if err := withTarget(&opts.Target, opts.Config, runStateShow)(context.Background(), opts); err != nil {
+		if err := app.WithTarget(&opts.Target, opts.Config, runStateShow)(context.Background(), opts); err != nil {
 			t.Fatal(err)
 		}
 		printed := out.String() + secret.String()
@@ -157,9 +159,9 @@ func TestNewCmdStatePush(t *testing.T) {
 		want    StatePushOptions
 		wantErr string
 	}{
-		{argv: []string{"deployer-errored-shop-dev.json", "-e", "dev"}, want: StatePushOptions{Target: targetFlags{Env: "dev"}, File: "deployer-errored-shop-dev.json"}},
+		{argv: []string{"deployer-errored-shop-dev.json", "-e", "dev"}, want: StatePushOptions{Target: app.TargetFlags{Env: "dev"}, File: "deployer-errored-shop-dev.json"}},
 		{argv: []string{"-s", "shop", "-e", "prod", "--yes", "--lock-timeout", "2m", "s.json"},
-			want: StatePushOptions{Target: targetFlags{Stack: "shop", Env: "prod"}, File: "s.json", Yes: true, LockTimeout: 2 * time.Minute}},
+			want: StatePushOptions{Target: app.TargetFlags{Stack: "shop", Env: "prod"}, File: "s.json", Yes: true, LockTimeout: 2 * time.Minute}},
 		{argv: []string{"-e", "dev"}, wantErr: "accepts 1 arg(s), received 0"},
 		{argv: []string{"a.json", "b.json", "-e", "dev"}, wantErr: "accepts 1 arg(s), received 2"},
 		{argv: []string{"a.json"}, wantErr: "--environment (-e) is required"},
@@ -179,7 +181,7 @@ func TestNewCmdStatePush(t *testing.T) {
 			t.Errorf("%v (-want +got):\n%s", c.argv, d)
 		}
 		if got.IO != f.IO || got.Config == nil || got.Push == nil {
-			t.Errorf("%v: IO, Config and Push must be bound from the Factory", c.argv)
+			t.Errorf("%v: IO, Config and Push must be bound from the app.Factory", c.argv)
 		}
 	}
 }
@@ -222,12 +224,12 @@ func TestRunStatePush(t *testing.T) {
 		}}, wantErr: "state conflict on .deployer/stacks/shop/dev/state.json: lineage"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			io, out, errOut := Test(c.stdin)
+			io, out, errOut := termui.Test(c.stdin)
 			io.SetTTY(c.tty, c.tty, c.tty)
 			opts := c.opts
 			opts.IO = io
-			opts.Target, opts.Config = targetFlags{Env: "dev"}, func() (*config.Config, error) { return cfg, nil }
-			err := withTarget(&opts.Target, opts.Config, runStatePush)(context.Background(), &opts)
+			opts.Target, opts.Config = app.TargetFlags{Env: "dev"}, func() (*config.Config, error) { return cfg, nil }
+			err := app.WithTarget(&opts.Target, opts.Config, runStatePush)(context.Background(), &opts)
 			if c.wantErr == "" && err != nil || c.wantErr != "" && (err == nil || err.Error() != c.wantErr) {
 				t.Fatalf("error %v, want %q", err, c.wantErr)
 			}

@@ -3,8 +3,12 @@ package cli
 import (
 	"context"
 	"fmt"
-	"github.com/deployer-dev/deployer/internal/sanitize"
 	"time"
+
+	"github.com/deployer-dev/deployer/internal/app"
+	"github.com/deployer-dev/deployer/internal/exitcode"
+	"github.com/deployer-dev/deployer/internal/sanitize"
+	"github.com/deployer-dev/deployer/internal/termui"
 
 	"github.com/MakeNowJust/heredoc"
 	"github.com/spf13/cobra"
@@ -15,8 +19,8 @@ import (
 
 // StateMoveOptions are the flags and arguments of `deployer state mv`.
 type StateMoveOptions struct {
-	IO          *IOStreams
-	Target      targetFlags
+	IO          *termui.IOStreams
+	Target      app.TargetFlags
 	From, To    string
 	LockTimeout time.Duration
 	Config      func() (*config.Config, error)
@@ -28,11 +32,11 @@ type StateMoveOptions struct {
 // NewCmdStateMove returns `deployer state mv FROM TO`: moves state entries
 // to another address under the stack lock, running nothing
 // (docs/operations.md#state-mv); runF replaces runStateMove in tests.
-func NewCmdStateMove(f *Factory, runF func(context.Context, *StateMoveOptions) error) *cobra.Command {
+func NewCmdStateMove(f *app.Factory, runF func(context.Context, *StateMoveOptions) error) *cobra.Command {
 	opts := &StateMoveOptions{
 		IO:     f.IO,
-		Config: func() (*config.Config, error) { return projectConfig(f, "state mv") },
-		Move:   useCase(f, (*deploy.Service).StateMove),
+		Config: func() (*config.Config, error) { return app.ProjectConfig(f, "state mv") },
+		Move:   app.UseCase(f, (*deploy.Service).StateMove),
 	}
 	cmd := &cobra.Command{
 		Use:   "mv FROM TO",
@@ -45,18 +49,18 @@ func NewCmdStateMove(f *Factory, runF func(context.Context, *StateMoveOptions) e
 			the next deploy move the entry, write a moved: entry instead (docs/operations.md).`),
 		Args: cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := opts.Target.validateFlags(); err != nil {
+			if err := opts.Target.ValidateFlags(); err != nil {
 				return err
 			}
 			opts.From, opts.To = args[0], args[1]
 			if err := config.ValidateAddress(opts.To); err != nil { // names as deployer.yaml allows them
-				return &UsageError{Msg: err.Error()}
+				return &exitcode.UsageError{Msg: err.Error()}
 			}
-			return runOr(cmd, opts, runF, withTarget(&opts.Target, opts.Config, runStateMove))
+			return runOr(cmd, opts, runF, app.WithTarget(&opts.Target, opts.Config, runStateMove))
 		},
 	}
-	opts.Target.bind(cmd, false)
-	bindLockTimeout(cmd, &opts.LockTimeout)
+	opts.Target.Bind(cmd, false)
+	app.BindLockTimeout(cmd, &opts.LockTimeout)
 	return cmd
 }
 

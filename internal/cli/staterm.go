@@ -3,11 +3,15 @@ package cli
 import (
 	"context"
 	"fmt"
-	"github.com/deployer-dev/deployer/internal/sanitize"
 	"maps"
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/deployer-dev/deployer/internal/app"
+	"github.com/deployer-dev/deployer/internal/exitcode"
+	"github.com/deployer-dev/deployer/internal/sanitize"
+	"github.com/deployer-dev/deployer/internal/termui"
 
 	"github.com/MakeNowJust/heredoc"
 	"github.com/spf13/cobra"
@@ -19,9 +23,9 @@ import (
 
 // StateRmOptions are the inputs of `deployer state rm ADDR...`.
 type StateRmOptions struct {
-	IO *IOStreams
+	IO *termui.IOStreams
 	// from argv
-	Target      targetFlags
+	Target      app.TargetFlags
 	Addresses   []string
 	Yes         bool
 	LockTimeout time.Duration
@@ -32,11 +36,11 @@ type StateRmOptions struct {
 
 // NewCmdStateRm returns `deployer state rm ADDR...`; runF replaces
 // runStateRm in tests.
-func NewCmdStateRm(f *Factory, runF func(context.Context, *StateRmOptions) error) *cobra.Command {
+func NewCmdStateRm(f *app.Factory, runF func(context.Context, *StateRmOptions) error) *cobra.Command {
 	opts := &StateRmOptions{
 		IO:     f.IO,
-		Config: func() (*config.Config, error) { return projectConfig(f, "state rm") },
-		Rm:     useCase(f, (*deploy.Service).StateRm),
+		Config: func() (*config.Config, error) { return app.ProjectConfig(f, "state rm") },
+		Rm:     app.UseCase(f, (*deploy.Service).StateRm),
 	}
 	cmd := &cobra.Command{
 		Use:   "rm ADDR...",
@@ -49,25 +53,25 @@ func NewCmdStateRm(f *Factory, runF func(context.Context, *StateRmOptions) error
 		Example: "  deployer state rm -e dev data/db --yes",
 		Args:    cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := opts.Target.validateFlags(); err != nil {
+			if err := opts.Target.ValidateFlags(); err != nil {
 				return err
 			}
 			for _, a := range args {
 				svc, comp := config.SplitAddress(a)
 				if comp == "" {
-					return &UsageError{Msg: fmt.Sprintf("%q is not a component address: use SERVICE/COMPONENT", a)}
+					return &exitcode.UsageError{Msg: fmt.Sprintf("%q is not a component address: use SERVICE/COMPONENT", a)}
 				}
 				if err := errorsJoin(config.ValidateName("service", svc), config.ValidateName("component", comp)); err != nil {
-					return &UsageError{Msg: err.Error()}
+					return &exitcode.UsageError{Msg: err.Error()}
 				}
 			}
 			opts.Addresses = args
-			return runOr(cmd, opts, runF, withTarget(&opts.Target, opts.Config, runStateRm))
+			return runOr(cmd, opts, runF, app.WithTarget(&opts.Target, opts.Config, runStateRm))
 		},
 	}
-	opts.Target.bind(cmd, false)
+	opts.Target.Bind(cmd, false)
 	cmd.Flags().BoolVarP(&opts.Yes, "yes", "y", false, "remove without asking")
-	bindLockTimeout(cmd, &opts.LockTimeout)
+	app.BindLockTimeout(cmd, &opts.LockTimeout)
 	return cmd
 }
 
@@ -84,7 +88,7 @@ func errorsJoin(errs ...error) error {
 func runStateRm(ctx context.Context, opts *StateRmOptions, cfg *config.Config, t deploy.Target) error {
 	if !opts.Yes {
 		if !opts.IO.CanPrompt() {
-			return &UsageError{Msg: "state rm needs confirmation but there is no terminal to ask on: pass --yes to proceed"}
+			return &exitcode.UsageError{Msg: "state rm needs confirmation but there is no terminal to ask on: pass --yes to proceed"}
 		}
 		ok, err := opts.IO.Confirm(fmt.Sprintf("Remove %s from the state of %s/%s without deleting them?", strings.Join(opts.Addresses, ", "), t.Stack, t.Env))
 		if err != nil || !ok {
@@ -102,8 +106,8 @@ func runStateRm(ctx context.Context, opts *StateRmOptions, cfg *config.Config, t
 
 // NewCmdStateList returns `deployer state list`: the addresses in the
 // state, one a line, sorted (read-only, like state show).
-func NewCmdStateList(f *Factory) *cobra.Command {
-	var target targetFlags
+func NewCmdStateList(f *app.Factory) *cobra.Command {
+	var target app.TargetFlags
 	cmd := &cobra.Command{
 		Use:   "list",
 		Short: "Print the addresses of the components in the state, one a line",
@@ -112,14 +116,14 @@ func NewCmdStateList(f *Factory) *cobra.Command {
 			sorted, one a line (with --json, a JSON list). Read-only.`),
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := target.validateFlags(); err != nil {
+			if err := target.ValidateFlags(); err != nil {
 				return err
 			}
-			cfg, t, err := target.load(func() (*config.Config, error) { return projectConfig(f, "state list") }, false)
+			cfg, t, err := target.Load(func() (*config.Config, error) { return app.ProjectConfig(f, "state list") }, false)
 			if err != nil {
 				return err
 			}
-			store, err := f.Store(cmd.Context(), cfg, ReadSealed)
+			store, err := f.Store(cmd.Context(), cfg, app.ReadSealed)
 			if err != nil {
 				return err
 			}
@@ -137,7 +141,7 @@ func NewCmdStateList(f *Factory) *cobra.Command {
 			return nil
 		},
 	}
-	target.bind(cmd, false)
+	target.Bind(cmd, false)
 	return cmd
 }
 

@@ -9,7 +9,9 @@ import (
 	"time"
 
 	"github.com/deployer-dev/deployer/internal/deploy"
+	"github.com/deployer-dev/deployer/internal/exitcode"
 	"github.com/deployer-dev/deployer/internal/lockmgr"
+	"github.com/deployer-dev/deployer/internal/termui"
 )
 
 // project writes deployer.yaml with yaml in a temp dir and returns its path.
@@ -39,7 +41,7 @@ func TestUsageMistakes(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			_, _, err := runRoot(t, "", false, tt.argv...)
-			var usage *UsageError
+			var usage *exitcode.UsageError
 			if !errors.As(err, &usage) {
 				t.Fatalf("deployer %s = %v, want a usage error", strings.Join(tt.argv, " "), err)
 			}
@@ -75,16 +77,16 @@ func TestHeldErrorJSON(t *testing.T) {
 		Metadata: lockmgr.Metadata{PID: 4242, Hostname: "runner", Operation: "deploy"}}
 	// The Manager's verdict (its clock, the configured stale_after) is the one shown.
 	st := lockmgr.Status{Record: rec, Verdict: lockmgr.Stale, Level: lockmgr.LevelService, Age: 90 * time.Second, HeartbeatAge: 61 * time.Second}
-	got := ErrorJSON(&lockmgr.HeldError{Record: rec, Status: &st}, 3)
+	got := termui.ErrorJSON(&lockmgr.HeldError{Record: rec, Status: &st}, 3)
 	if got["exit_code"] != 3 || got["unlock_command"] != "deployer unlock -s shop -e dev --service app --force --lock-id L-1" {
-		t.Errorf("ErrorJSON = %v, want exit_code 3 and the unlock command", got)
+		t.Errorf("termui.ErrorJSON = %v, want exit_code 3 and the unlock command", got)
 	}
-	lj, ok := got["lock"].(lockJSON)
+	lj, ok := got["lock"].(termui.LockJSON)
 	if !ok || lj.LockID != "L-1" || lj.Level != lockmgr.LevelService || lj.Status != lockmgr.Stale || lj.AgeSeconds != 90 || lj.HeartbeatAgeSeconds != 61 {
-		t.Errorf("ErrorJSON lock = %#v, want the holder's record with the Manager's level, status and ages", got["lock"])
+		t.Errorf("termui.ErrorJSON lock = %#v, want the holder's record with the Manager's level, status and ages", got["lock"])
 	}
-	if plain := ErrorJSON(errors.New("boom"), 1); len(plain) != 2 {
-		t.Errorf("ErrorJSON of a plain error = %v, want only error and exit_code", plain)
+	if plain := termui.ErrorJSON(errors.New("boom"), 1); len(plain) != 2 {
+		t.Errorf("termui.ErrorJSON of a plain error = %v, want only error and exit_code", plain)
 	}
 }
 

@@ -6,21 +6,20 @@ import (
 	"fmt"
 	"net"
 	"net/http"
-	"sync"
 	"time"
 
 	"github.com/MakeNowJust/heredoc"
 	"github.com/spf13/cobra"
 
-	"github.com/deployer-dev/deployer/internal/deploy"
-	"github.com/deployer-dev/deployer/internal/stacks"
-	"github.com/deployer-dev/deployer/internal/statestore"
+	"github.com/deployer-dev/deployer/internal/app"
+	"github.com/deployer-dev/deployer/internal/exitcode"
+	"github.com/deployer-dev/deployer/internal/termui"
 	"github.com/deployer-dev/deployer/internal/webui"
 )
 
 // UIOptions are the inputs of `deployer ui`.
 type UIOptions struct {
-	IO *IOStreams
+	IO *termui.IOStreams
 	// from argv and the environment
 	Addr       string
 	Token      string
@@ -34,9 +33,9 @@ type UIOptions struct {
 }
 
 // NewCmdUI returns `deployer ui`; runF replaces runUI in tests.
-func NewCmdUI(f *Factory, runF func(context.Context, *UIOptions) error) *cobra.Command {
+func NewCmdUI(f *app.Factory, runF func(context.Context, *UIOptions) error) *cobra.Command {
 	opts := &UIOptions{IO: f.IO}
-	opts.Config = func(ctx context.Context) (webui.Config, error) { return uiConfig(ctx, f) }
+	opts.Config = func(ctx context.Context) (webui.Config, error) { return app.UIConfig(ctx, f) }
 	cmd := &cobra.Command{
 		Use:   "ui",
 		Short: "Serve a read-only web view of locks, stacks and history",
@@ -56,10 +55,10 @@ func NewCmdUI(f *Factory, runF func(context.Context, *UIOptions) error) *cobra.C
 				opts.Token = f.Getenv("DEPLOYER_UI_TOKEN")
 			}
 			if err := webui.CheckAddr(opts.Addr, opts.Token); err != nil {
-				return &UsageError{Msg: err.Error()}
+				return &exitcode.UsageError{Msg: err.Error()}
 			}
 			if opts.Poll < 100*time.Millisecond {
-				return &UsageError{Msg: fmt.Sprintf("--poll %s: want at least 100ms (each poll lists every lock of the backend)", opts.Poll)}
+				return &exitcode.UsageError{Msg: fmt.Sprintf("--poll %s: want at least 100ms (each poll lists every lock of the backend)", opts.Poll)}
 			}
 			return runOr(cmd, opts, runF, runUI)
 		},
@@ -88,7 +87,7 @@ func runUI(ctx context.Context, opts *UIOptions) error {
 	defer ln.Close()
 	srv, err := webui.New(cfg, ln.Addr())
 	if err != nil {
-		return &UsageError{Msg: err.Error()}
+		return &exitcode.UsageError{Msg: err.Error()}
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -122,76 +121,3 @@ func runUI(ctx context.Context, opts *UIOptions) error {
 	}
 	return nil
 }
-
-// uiConfig binds the UI's reads to the use cases of `state locks`,
-// `stacks`, `state show` and `history` over the configured backends: the
-// lock backend of the project (deployer.yaml, or DEPLOYER_BACKEND_LOCK)
-// opened once, read-only; each stack's state backend opened on first use,
-// with secrets left sealed.
-func uiConfig(ctx context.Context, f *Factory) (webui.Config, error) {
-	cfg, err := projectConfig(f, "ui")
-	discover := func() (*stacks.Set, error) { return stacks.Discover(".", stacks.Options{Load: f.StackConfig}) }
-	if err != nil {
-		// A repository root that holds stacks but no deployer.yaml of its own.
-		if _, derr := discover(); derr != nil {
-			return webui.Config{}, err
-		}
-		cfg = nil
-	}
-	out := webui.Config{Stacks: discover, Mask: f.IO.Mask, Now: f.Now}
-	if cfg != nil {
-		m, err := f.Locks(ctx, cfg, ReadOnly)
-		if err != nil {
-			return webui.Config{}, err
-		}
-		locking := deploy.NewLocking(deploy.LockDeps{Locks: m, Observer: f.Metrics(ctx, cfg)})
-		out.Locks = []webui.LockSource{{Name: cfg.Backend.Lock, List: func(ctx context.Context) (*deploy.LocksResult, error) {
-			return locking.Locks(ctx, deploy.LocksRequest{})
-		}}}
-	}
-	var mu sync.Mutex
-	stores := map[string]*statestore.Store{}
-	store := func(ctx context.Context, stack string) (*statestore.Store, error) {
-		c := cfg
-		if set, err := discover(); err == nil {
-			if st := set.Get(stack); st != nil {
-				c = st.Config
-			}
-		}
-		if c == nil {
-			return nil, fmt.Errorf("no stack %s under the working directory (see deployer stacks)", stack)
-		}
-		// A relative file:// URL is relative to its deployer.yaml: the
-		// file's path is part of the key.
-		key := c.Path + "\x00" + c.Backend.State
-		mu.Lock()
-		defer mu.Unlock()
-		if s := stores[key]; s != nil {
-			return s, nil
-		}
-		s, err := f.Store(ctx, c, ReadSealed)
-		if err != nil {
-			return nil, err
-		}
-		stores[key] = s
-		return s, nil
-	}
-	out.State = func(ctx context.Context, stack, env string, serial int64) (*deploy.ShowStateResult, error) {
-		s, err := store(ctx, stack)
-		if err != nil {
-			return nil, err
-		}
-		return deploy.ShowState(ctx, deploy.StateDeps{Store: s}, deploy.ShowStateRequest{Target: deploy.Target{Stack: stack, Env: env}, Serial: serial})
-	}
-	out.History = func(ctx context.Context, stack, env string) (*deploy.HistoryResult, error) {
-		s, err := store(ctx, stack)
-		if err != nil {
-			return nil, err
-		}
-		return deploy.New(deploy.Deps{Store: s}).History(ctx, deploy.HistoryRequest{Target: deploy.Target{Stack: stack, Env: env}, Limit: uiHistoryLimit})
-	}
-	return out, nil
-}
-
-// uiHistoryLimit is how many history entries a stack/environment page shows.
-const uiHistoryLimit = 50

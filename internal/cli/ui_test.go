@@ -9,8 +9,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/deployer-dev/deployer/internal/app"
 	"github.com/deployer-dev/deployer/internal/lockmgr"
 	filelock "github.com/deployer-dev/deployer/internal/lockmgr/file"
+	"github.com/deployer-dev/deployer/internal/termui"
 )
 
 func TestNewCmdUI(t *testing.T) {
@@ -76,8 +78,8 @@ func TestUIServesTheProjectOnFileBackends(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	streams, _, errOut := Test("")
-	f := NewFactory(streams)
+	streams, _, errOut := termui.Test("")
+	f := app.NewFactory(streams)
 	f.ConfigPath = cfg
 	defer f.Close()
 	urls := make(chan string, 1)

@@ -9,16 +9,19 @@ import (
 	"github.com/MakeNowJust/heredoc"
 	"github.com/spf13/cobra"
 
+	"github.com/deployer-dev/deployer/internal/app"
 	"github.com/deployer-dev/deployer/internal/deploy"
+	"github.com/deployer-dev/deployer/internal/exitcode"
 	"github.com/deployer-dev/deployer/internal/lockmgr"
 	"github.com/deployer-dev/deployer/internal/sanitize"
+	"github.com/deployer-dev/deployer/internal/termui"
 )
 
 // UnlockOptions are the inputs of `deployer unlock`.
 type UnlockOptions struct {
-	IO *IOStreams
+	IO *termui.IOStreams
 	// from argv
-	Target targetFlags
+	Target app.TargetFlags
 	Key    string // custom:NAME of lock exec
 	Force  bool
 	LockID string
@@ -36,24 +39,24 @@ type UnlockOptions struct {
 
 // NewCmdUnlock returns `deployer unlock --force`; runF replaces runUnlock in
 // tests.
-func NewCmdUnlock(f *Factory, runF func(context.Context, *UnlockOptions) error) *cobra.Command {
+func NewCmdUnlock(f *app.Factory, runF func(context.Context, *UnlockOptions) error) *cobra.Command {
 	opts := &UnlockOptions{IO: f.IO, Summarize: f.GitHub.Summarize}
 	opts.Unlock = func(ctx context.Context, req deploy.UnlockRequest) (*deploy.UnlockResult, error) {
-		cfg, err := projectConfig(f, "unlock")
+		cfg, err := app.ProjectConfig(f, "unlock")
 		if err != nil {
 			return nil, err
 		}
 		if req.Key == "" {
-			if req.Target, err = opts.Target.resolve(cfg); err != nil {
+			if req.Target, err = opts.Target.Resolve(cfg); err != nil {
 				return nil, err
 			}
 		}
-		m, err := f.Locks(ctx, cfg, ReadWrite)
+		m, err := f.Locks(ctx, cfg, app.ReadWrite)
 		if err != nil {
 			return nil, err
 		}
 		return deploy.NewLocking(deploy.LockDeps{Locks: m, Getenv: f.Getenv,
-			Service: func(ctx context.Context) (*deploy.Service, error) { return f.Service(ctx, cfg, ServiceOptions{}) }}).Unlock(ctx, req)
+			Service: func(ctx context.Context) (*deploy.Service, error) { return f.Service(ctx, cfg, app.ServiceOptions{}) }}).Unlock(ctx, req)
 	}
 	cmd := &cobra.Command{
 		Use:   "unlock",
@@ -65,20 +68,20 @@ func NewCmdUnlock(f *Factory, runF func(context.Context, *UnlockOptions) error) 
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if opts.Key != "" {
-				if err := validateName("lock key", opts.Key); err != nil {
+				if err := app.ValidateName("lock key", opts.Key); err != nil {
 					return err
 				}
-			} else if err := opts.Target.validateFlags(); err != nil {
+			} else if err := opts.Target.ValidateFlags(); err != nil {
 				return err
 			}
 			if !opts.Force {
-				return &UsageError{Msg: "unlock breaks another holder's lock: pass --force to confirm you mean it"}
+				return &exitcode.UsageError{Msg: "unlock breaks another holder's lock: pass --force to confirm you mean it"}
 			}
 			opts.Command = cmd.CommandPath()
 			return runOr(cmd, opts, runF, runUnlock)
 		},
 	}
-	opts.Target.bind(cmd, true)
+	opts.Target.Bind(cmd, true)
 	cmd.Flags().StringVar(&opts.Key, "key", "", "break the lock exec lock custom:NAME instead")
 	cmd.Flags().BoolVar(&opts.Force, "force", false, "required: break the lock")
 	cmd.Flags().StringVar(&opts.LockID, "lock-id", "", "break only the lock with this id (required for an ACTIVE lock)")
@@ -92,7 +95,7 @@ func runUnlock(ctx context.Context, opts *UnlockOptions) error {
 	req := deploy.UnlockRequest{Key: opts.Key, LockID: opts.LockID}
 	req.Confirm = func(s lockmgr.Status) error {
 		fmt.Fprintf(opts.IO.ErrOut, "Warning: this will forcefully release the lock.\n")
-		printRecord(opts.IO.ErrOut, s)
+		termui.PrintRecord(opts.IO.ErrOut, s)
 		if opts.Yes {
 			return nil
 		}
@@ -117,7 +120,7 @@ func runUnlock(ctx context.Context, opts *UnlockOptions) error {
 	res, err := opts.Unlock(ctx, req)
 	var refused *deploy.UnlockRefusedError
 	if errors.As(err, &refused) {
-		return &UsageError{Msg: err.Error()}
+		return &exitcode.UsageError{Msg: err.Error()}
 	}
 	if err != nil {
 		return err

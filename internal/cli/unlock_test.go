@@ -12,12 +12,15 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 
+	"github.com/deployer-dev/deployer/internal/app"
 	"github.com/deployer-dev/deployer/internal/config"
 	"github.com/deployer-dev/deployer/internal/deploy"
 	"github.com/deployer-dev/deployer/internal/engine"
 	"github.com/deployer-dev/deployer/internal/engine/command"
+	"github.com/deployer-dev/deployer/internal/exitcode"
 	"github.com/deployer-dev/deployer/internal/lockmgr"
 	filelock "github.com/deployer-dev/deployer/internal/lockmgr/file"
+	"github.com/deployer-dev/deployer/internal/termui"
 )
 
 // shopProject writes a deployer.yaml of stack shop (environment dev, one
@@ -61,14 +64,14 @@ func runRoot(t *testing.T, stdin string, tty bool, argv ...string) (string, stri
 	return runRootWith(t, nil, stdin, tty, argv...)
 }
 
-// runRootWith is runRoot on a Factory whose clock is now (nil: the real one).
+// runRootWith is runRoot on a app.Factory whose clock is now (nil: the real one).
 func runRootWith(t *testing.T, now func() time.Time, stdin string, tty bool, argv ...string) (string, string, error) {
 	t.Helper()
-	io, out, errOut := Test(stdin)
+	io, out, errOut := termui.Test(stdin)
 	io.SetTTY(tty, tty, tty)
-	f := NewFactory(io)
+	f := app.NewFactory(io)
 	f.Now = now
-	f.NewEngines = func(*config.Config, EngineOptions) []engine.Engine { return []engine.Engine{command.New()} }
+	f.NewEngines = func(*config.Config, app.EngineOptions) []engine.Engine { return []engine.Engine{command.New()} }
 	defer f.Close()
 	root := NewRootCmd(f)
 	root.SetArgs(argv)
@@ -84,10 +87,10 @@ func TestNewCmdUnlock(t *testing.T) {
 		want    UnlockOptions
 		wantErr string
 	}{
-		{argv: []string{"-e", "dev", "--force"}, want: UnlockOptions{Target: targetFlags{Env: "dev"}, Force: true}},
+		{argv: []string{"-e", "dev", "--force"}, want: UnlockOptions{Target: app.TargetFlags{Env: "dev"}, Force: true}},
 		{argv: []string{"-s", "shop", "--env", "prod", "--component", "app/api", "--force", "--lock-id", "L-1", "--yes"},
-			want: UnlockOptions{Target: targetFlags{Stack: "shop", Env: "prod", Component: "app/api"}, Force: true, LockID: "L-1", Yes: true}},
-		{argv: []string{"-e", "dev", "--service", "app", "--force", "-y"}, want: UnlockOptions{Target: targetFlags{Env: "dev", Service: "app"}, Force: true, Yes: true}},
+			want: UnlockOptions{Target: app.TargetFlags{Stack: "shop", Env: "prod", Component: "app/api"}, Force: true, LockID: "L-1", Yes: true}},
+		{argv: []string{"-e", "dev", "--service", "app", "--force", "-y"}, want: UnlockOptions{Target: app.TargetFlags{Env: "dev", Service: "app"}, Force: true, Yes: true}},
 		{argv: []string{"--key", "nightly-sync", "--force", "--lock-id", "L-2"}, want: UnlockOptions{Key: "nightly-sync", Force: true, LockID: "L-2"}},
 		{argv: []string{"-e", "dev"}, wantErr: "unlock breaks another holder's lock: pass --force to confirm you mean it"},
 		{argv: []string{"--force"}, wantErr: "--environment (-e) is required"},
@@ -113,7 +116,7 @@ func TestNewCmdUnlock(t *testing.T) {
 			t.Errorf("%v (-want +got):\n%s", c.argv, d)
 		}
 		if got.IO != f.IO || got.Unlock == nil || got.Summarize == nil {
-			t.Errorf("%v: IO, Unlock and Summarize must be bound from the Factory", c.argv)
+			t.Errorf("%v: IO, Unlock and Summarize must be bound from the app.Factory", c.argv)
 		}
 	}
 }
@@ -184,7 +187,7 @@ func TestRunUnlock(t *testing.T) {
 			wantErrOut: staleRecordText + "warning: deployment dep-0123456789ab was not recorded as abandoned: held\n"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			io, out, errOut := Test(c.stdin)
+			io, out, errOut := termui.Test(c.stdin)
 			io.SetTTY(c.tty, c.tty, c.tty)
 			var summary string
 			opts := c.opts
@@ -193,7 +196,7 @@ func TestRunUnlock(t *testing.T) {
 			if c.wantErr == "" && err != nil || c.wantErr != "" && (err == nil || err.Error() != c.wantErr) {
 				t.Fatalf("error %v, want %q", err, c.wantErr)
 			}
-			var usage *UsageError
+			var usage *exitcode.UsageError
 			if errors.As(err, &usage) != c.usage {
 				t.Errorf("error %v: want a usage error (exit 2): %v", err, c.usage)
 			}
@@ -212,7 +215,7 @@ func TestRunUnlock(t *testing.T) {
 
 // The request carries --key and --lock-id to the use case.
 func TestRunUnlockRequest(t *testing.T) {
-	io, _, _ := Test("")
+	io, _, _ := termui.Test("")
 	var got deploy.UnlockRequest
 	opts := &UnlockOptions{IO: io, Key: "nightly-sync", LockID: "L-9", Yes: true,
 		Unlock: func(_ context.Context, req deploy.UnlockRequest) (*deploy.UnlockResult, error) {
@@ -253,7 +256,7 @@ func TestUnlockShowsTheRecordAndAsks(t *testing.T) {
 func TestUnlockOfAnActiveLockNeedsItsLockID(t *testing.T) {
 	cfg, rec, b := lockedProject(t, 0) // ACTIVE
 	_, _, err := runRootWith(t, fixedClock, "", false, "--config", cfg, "unlock", "-e", "dev", "--force", "--yes")
-	var usage *UsageError
+	var usage *exitcode.UsageError
 	if !errors.As(err, &usage) || !strings.Contains(err.Error(), "--lock-id "+rec.LockID) {
 		t.Fatalf("want a usage error naming --lock-id %s, got %v", rec.LockID, err)
 	}

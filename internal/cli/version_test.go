@@ -3,39 +3,12 @@ package cli
 import (
 	"context"
 	"runtime"
-	"runtime/debug"
 	"testing"
 
+	"github.com/deployer-dev/deployer/internal/app"
+	"github.com/deployer-dev/deployer/internal/termui"
 	"github.com/google/go-cmp/cmp"
 )
-
-func TestVersionFromBuildInfo(t *testing.T) {
-	tests := []struct {
-		name string
-		in   VersionInfo
-		bi   *debug.BuildInfo
-		want VersionInfo
-	}{
-		{"ldflags win", VersionInfo{Version: "v1.2.0", Commit: "abc", Date: "2026-01-01"},
-			&debug.BuildInfo{Main: debug.Module{Version: "v9.9.9"}, Settings: []debug.BuildSetting{{Key: "vcs.revision", Value: "ffff"}}},
-			VersionInfo{Version: "v1.2.0", Commit: "abc", Date: "2026-01-01"}},
-		{"go install @version", VersionInfo{Version: "dev"},
-			&debug.BuildInfo{Main: debug.Module{Version: "v1.3.0"}},
-			VersionInfo{Version: "v1.3.0"}},
-		{"go build in a checkout", VersionInfo{Version: "dev"},
-			&debug.BuildInfo{Main: debug.Module{Version: "(devel)"}, Settings: []debug.BuildSetting{
-				{Key: "vcs.revision", Value: "0123456789abcdef0123"}, {Key: "vcs.time", Value: "2026-11-23T00:00:00Z"}, {Key: "vcs.modified", Value: "true"}}},
-			VersionInfo{Version: "dev", Commit: "0123456789ab-dirty", Date: "2026-11-23T00:00:00Z"}},
-		{"no build info", VersionInfo{Version: "dev"}, nil, VersionInfo{Version: "dev"}},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			if got := versionFrom(tt.in, tt.bi); got != tt.want {
-				t.Errorf("versionFrom = %+v, want %+v", got, tt.want)
-			}
-		})
-	}
-}
 
 func TestNewCmdVersion(t *testing.T) {
 	for _, tt := range []struct {
@@ -49,8 +22,8 @@ func TestNewCmdVersion(t *testing.T) {
 		{name: "arguments", argv: []string{"x"}, wantErr: `unknown command "x"`},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			ios, _, _ := Test("")
-			f := NewFactory(ios)
+			ios, _, _ := termui.Test("")
+			f := app.NewFactory(ios)
 			f.JSON = tt.json
 			var got *VersionOptions
 			err := parse(t, NewCmdVersion(f, func(_ context.Context, o *VersionOptions) error { got = o; return nil }), tt.argv...)
@@ -63,20 +36,20 @@ func TestRunVersion(t *testing.T) {
 	for _, tt := range []struct {
 		name    string
 		json    bool
-		v       VersionInfo
+		v       app.VersionInfo
 		wantOut string
 	}{
-		{name: "release", v: VersionInfo{Version: "v1.2.0", Commit: "abc123", Date: "2026-01-01", Go: "go1.25.0"},
+		{name: "release", v: app.VersionInfo{Version: "v1.2.0", Commit: "abc123", Date: "2026-01-01", Go: "go1.25.0"},
 			wantOut: "deployer v1.2.0 (abc123, 2026-01-01) go1.25.0 linux/arm64\n"},
-		{name: "commit only", v: VersionInfo{Version: "dev", Commit: "abc123-dirty", Go: "go1.25.0"},
+		{name: "commit only", v: app.VersionInfo{Version: "dev", Commit: "abc123-dirty", Go: "go1.25.0"},
 			wantOut: "deployer dev (abc123-dirty) go1.25.0 linux/arm64\n"},
-		{name: "bare", v: VersionInfo{Version: "dev", Go: "go1.25.0"}, wantOut: "deployer dev go1.25.0 linux/arm64\n"},
-		{name: "json", json: true, v: VersionInfo{Version: "v1.2.0", Commit: "abc123", Date: "2026-01-01", Go: "go1.25.0"},
+		{name: "bare", v: app.VersionInfo{Version: "dev", Go: "go1.25.0"}, wantOut: "deployer dev go1.25.0 linux/arm64\n"},
+		{name: "json", json: true, v: app.VersionInfo{Version: "v1.2.0", Commit: "abc123", Date: "2026-01-01", Go: "go1.25.0"},
 			wantOut: "{\n  \"version\": \"v1.2.0\",\n  \"commit\": \"abc123\",\n  \"date\": \"2026-01-01\",\n  \"go\": \"go1.25.0\"\n}\n"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			ios, out, errOut := Test("")
-			opts := VersionOptions{IO: ios, JSON: tt.json, Platform: "linux/arm64", Version: func() VersionInfo { return tt.v }}
+			ios, out, errOut := termui.Test("")
+			opts := VersionOptions{IO: ios, JSON: tt.json, Platform: "linux/arm64", Version: func() app.VersionInfo { return tt.v }}
 			if err := runVersion(context.Background(), &opts); err != nil {
 				t.Fatal(err)
 			}
@@ -94,8 +67,8 @@ func TestRunVersion(t *testing.T) {
 // as terraform and gh users expect.
 func TestRootVersionFlagPrintsTheVersionLine(t *testing.T) {
 	run := func(argv ...string) string {
-		ios, out, errOut := Test("")
-		root := NewRootCmd(NewFactory(ios))
+		ios, out, errOut := termui.Test("")
+		root := NewRootCmd(app.NewFactory(ios))
 		root.SetArgs(argv)
 		if err := root.Execute(); err != nil {
 			t.Fatalf("deployer %v: %v (stderr %q)", argv, err, errOut)
@@ -103,7 +76,7 @@ func TestRootVersionFlagPrintsTheVersionLine(t *testing.T) {
 		return out.String()
 	}
 	flag, cmd := run("--version"), run("version")
-	want := BuildVersion().Line(runtime.GOOS+"/"+runtime.GOARCH) + "\n"
+	want := app.BuildVersion().Line(runtime.GOOS+"/"+runtime.GOARCH) + "\n"
 	if flag != want || cmd != want {
 		t.Errorf("deployer --version = %q, deployer version = %q; want both %q", flag, cmd, want)
 	}

@@ -2,7 +2,9 @@
 // values, the small interface an error implements to carry its code, and Of,
 // which finds the code of an error tree. Each domain error type says its own
 // code, so cmd/deployer maps errors without importing the packages that
-// define them.
+// define them. The command line's own two are here: UsageError (a mistake
+// in flags or arguments, exit 2) and ExitCodeError (a code asked for
+// without a message).
 package exitcode
 
 import (

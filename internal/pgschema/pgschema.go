@@ -54,7 +54,7 @@ func (e *SchemaError) Error() string {
 }
 
 // Fix is the message itself: the schema's state and what to run. The CLI
-// puts it first (cli.Remedy), before the context it was found in.
+// puts it first (termui.Remedy), before the context it was found in.
 func (e *SchemaError) Fix() string { return e.Error() }
 
 // Unwrap makes errors.Is(err, ErrSchema) true.

@@ -1,4 +1,4 @@
-package cli
+package app
 
 import (
 	"context"
@@ -6,8 +6,10 @@ import (
 	"strings"
 
 	"github.com/deployer-dev/deployer/internal/deploy"
+	"github.com/deployer-dev/deployer/internal/exitcode"
 	"github.com/deployer-dev/deployer/internal/plan"
 	"github.com/deployer-dev/deployer/internal/stacks"
+	"github.com/deployer-dev/deployer/internal/termui"
 )
 
 // DeclinedError is a destroy not confirmed: the answer was neither "yes"
@@ -28,9 +30,9 @@ func (e *DeclinedError) Error() string {
 // Is makes a declined destroy errors.Is(err, deploy.ErrDeclined).
 func (e *DeclinedError) Is(target error) bool { return target == deploy.ErrDeclined }
 
-// confirmDestroy asks question and takes only "yes" or name as the answer;
+// ConfirmDestroy asks question and takes only "yes" or name as the answer;
 // any other is a *DeclinedError.
-func confirmDestroy(io *IOStreams, question, name string) (bool, error) {
+func ConfirmDestroy(io *termui.IOStreams, question, name string) (bool, error) {
 	ok, err := io.ConfirmTyped(question, name)
 	if err == nil && !ok {
 		return false, &DeclinedError{Name: name}
@@ -43,7 +45,7 @@ func confirmDestroy(io *IOStreams, question, name string) (bool, error) {
 // (what it deletes) and takes only "yes"; deploy lists the stacks.
 func (a *allRunner) confirm(ctx context.Context, r AllRequest, sel *deploy.Selection, v *allView) (func(*stacks.Stack, *plan.Plan) error, error) {
 	if !a.io.CanPrompt() {
-		return nil, &UsageError{Msg: fmt.Sprintf("%s --all needs confirmation but there is no terminal to ask on: pass --yes to proceed", r.Op)}
+		return nil, &exitcode.UsageError{Msg: fmt.Sprintf("%s --all needs confirmation but there is no terminal to ask on: pass --yes to proceed", r.Op)}
 	}
 	order := sel.Order(r.Op)
 	fmt.Fprintf(a.io.ErrOut, "Stacks to %s in %s, in this order: %s\n", r.Op, r.Env, strings.Join(order, ", "))
@@ -66,7 +68,7 @@ func (a *allRunner) confirm(ctx context.Context, r AllRequest, sel *deploy.Selec
 	if n == 1 {
 		from = "1 stack"
 	}
-	_, err = confirmDestroy(a.io, fmt.Sprintf("Destroy these components from %s in %s?", from, r.Env), "")
+	_, err = ConfirmDestroy(a.io, fmt.Sprintf("Destroy these components from %s in %s?", from, r.Env), "")
 	return confirmed(plans), err
 }
 

@@ -1,16 +1,17 @@
-package cli
+package termui
 
 import (
 	"bufio"
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"github.com/deployer-dev/deployer/internal/exitcode"
-	"github.com/deployer-dev/deployer/internal/sanitize"
 	"io"
 	"os"
 	"strings"
 	"sync"
+
+	"github.com/deployer-dev/deployer/internal/exitcode"
+	"github.com/deployer-dev/deployer/internal/sanitize"
 
 	"github.com/mattn/go-isatty"
 	"golang.org/x/term"
@@ -78,10 +79,10 @@ func (b *bestEffort) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-// childStream returns the file behind w for a child process's stdio, so a
+// ChildStream returns the file behind w for a child process's stdio, so a
 // child of `lock exec` writes to the terminal or pipe itself (and sees a
 // TTY when there is one); other writers are returned as they are.
-func childStream(w io.Writer) io.Writer {
+func ChildStream(w io.Writer) io.Writer {
 	if b, ok := w.(*bestEffort); ok {
 		return b.w
 	}
@@ -149,7 +150,7 @@ func (s *IOStreams) ConfirmTyped(question, name string) (bool, error) {
 // ("" at end of input).
 func (s *IOStreams) ask(prompt string) (string, error) {
 	if !s.CanPrompt() {
-		return "", &UsageError{Msg: "confirmation required but there is no terminal to ask on: pass --yes to proceed"}
+		return "", &exitcode.UsageError{Msg: "confirmation required but there is no terminal to ask on: pass --yes to proceed"}
 	}
 	fmt.Fprint(s.ErrOut, prompt)
 	line, err := bufio.NewReader(s.In).ReadString('\n')
@@ -160,11 +161,11 @@ func (s *IOStreams) ask(prompt string) (string, error) {
 }
 
 // PrintJSON writes v to Out as indented JSON (the --json output).
-func (s *IOStreams) PrintJSON(v any) error { return writeJSON(s.Out, v) }
+func (s *IOStreams) PrintJSON(v any) error { return WriteJSON(s.Out, v) }
 
-// writeJSON writes v as indented JSON, through sanitize.JSON: stored data
+// WriteJSON writes v as indented JSON, through sanitize.JSON: stored data
 // in it writes no workflow command under GitHub Actions.
-func writeJSON(w io.Writer, v any) error {
+func WriteJSON(w io.Writer, v any) error {
 	var b bytes.Buffer
 	enc := json.NewEncoder(&b)
 	enc.SetIndent("", "  ")
@@ -175,25 +176,8 @@ func writeJSON(w io.Writer, v any) error {
 	return err
 }
 
-// UsageError is a command-line mistake: exit code 2.
-type UsageError struct{ Msg string }
-
-func (e *UsageError) Error() string { return e.Msg }
-
-// DeployerExitCode is 2 (docs/exit-codes.md).
-func (e *UsageError) DeployerExitCode() int { return exitcode.Usage }
-
-// ExitCodeError asks main for a specific exit code without an error message
-// (plan --detailed-exitcode's 2).
-type ExitCodeError struct{ Code int }
-
-func (e *ExitCodeError) Error() string { return fmt.Sprintf("exit status %d", e.Code) }
-
-// DeployerExitCode is Code.
-func (e *ExitCodeError) DeployerExitCode() int { return e.Code }
-
-// orDash is s, or "-" when it is empty (a table cell).
-func orDash[S ~string](s S) string {
+// OrDash is s, or "-" when it is empty (a table cell).
+func OrDash[S ~string](s S) string {
 	if s == "" {
 		return "-"
 	}

@@ -1,4 +1,4 @@
-package cli
+package app
 
 import (
 	"context"
@@ -25,14 +25,15 @@ import (
 	"github.com/deployer-dev/deployer/internal/sanitize"
 	"github.com/deployer-dev/deployer/internal/secrets"
 	"github.com/deployer-dev/deployer/internal/statestore"
+	"github.com/deployer-dev/deployer/internal/termui"
 )
 
 // NewSession wires a Factory on the process's streams and environment and
 // returns it with the Session that holds what its constructors open: main
 // keeps the Session for its signal handling. Everything written to io.Out
 // and io.ErrOut goes through the Masker.
-func NewSession(io *IOStreams) (*Factory, *Session) {
-	f := &Factory{IO: io, Getenv: os.Getenv, Environ: os.Environ}
+func NewSession(io *termui.IOStreams) (*Factory, *Session) {
+	f := &Factory{IO: io, Process: Process{Getenv: os.Getenv, Environ: os.Environ}}
 	f.Masker = secrets.NewMasker()
 	// The CI's tokens and AWS secret keys are masked from the first byte
 	// of output, whatever reads them later (docs/secrets.md#masked-everywhere).
@@ -51,7 +52,7 @@ func NewSession(io *IOStreams) (*Factory, *Session) {
 		io.Out, io.ErrOut = f.Masker.Writer(io.Out), f.Masker.Writer(io.ErrOut)
 		// The environment is read when first reported: tests set Getenv after.
 		f.GitHub = ghactions.NewReporter(func(k string) string { return f.Getenv(k) }, io.ErrOut, f.Masker,
-			ghactions.Hints{Remedy: Remedy, UnlockCommand: unlockCommand})
+			ghactions.Hints{Remedy: termui.Remedy, UnlockCommand: termui.UnlockCommand})
 	}
 	s := &Session{f: f}
 	f.session = s
@@ -61,9 +62,9 @@ func NewSession(io *IOStreams) (*Factory, *Session) {
 	return f, s
 }
 
-// configOptions check deployer.yaml against the registries: the backend
+// ConfigOptions check deployer.yaml against the registries: the backend
 // URL schemes and the engines' kinds.
-func configOptions() []config.Option {
+func ConfigOptions() []config.Option {
 	return []config.Option{config.WithBackends(backends.Schemes()), config.WithKinds(engines.Kinds())}
 }
 
@@ -154,11 +155,11 @@ func (s *Session) config() (*config.Config, error) {
 // variable checks and the default applies here) and the DEPLOYER_* layer.
 func (s *Session) stackConfig(path string) (*config.Config, error) {
 	n, _ := config.ParseMaxValues(s.f.Getenv(config.MaxValuesVar))
-	cfg, err := config.Load(path, append(configOptions(), config.WithMaxValues(n))...)
+	cfg, err := config.Load(path, append(ConfigOptions(), config.WithMaxValues(n))...)
 	if err != nil {
 		return nil, err
 	}
-	if err := config.ApplyEnv(cfg, s.f.Getenv, configOptions()...); err != nil {
+	if err := config.ApplyEnv(cfg, s.f.Getenv, ConfigOptions()...); err != nil {
 		return nil, err
 	}
 	return cfg, nil
@@ -179,15 +180,15 @@ func (s *Session) audit() (*slog.Logger, error) {
 	return l, nil
 }
 
-// backendOptions are the registry's options for cfg; writes says the
+// BackendOptions are the registry's options for cfg; writes says the
 // command will write (backends.Options.Writes).
-func backendOptions(cfg *config.Config, writes bool) backends.Options {
+func BackendOptions(cfg *config.Config, writes bool) backends.Options {
 	return backends.Options{BaseDir: cfg.Dir, SSE: cfg.Backend.SSE, KMSKeyID: cfg.Backend.KMSKeyID, PathStyle: cfg.Backend.PathStyle,
 		LockURL: cfg.Backend.Lock, Writes: writes}
 }
 
 func (s *Session) locks(ctx context.Context, cfg *config.Config, access Access) (*lockmgr.Manager, error) {
-	b, err := backends.OpenLock(ctx, cfg.Backend.Lock, backendOptions(cfg, access == ReadWrite))
+	b, err := backends.OpenLock(ctx, cfg.Backend.Lock, BackendOptions(cfg, access == ReadWrite))
 	if err != nil {
 		return nil, err
 	}
@@ -214,12 +215,12 @@ func (s *Session) locks(ctx context.Context, cfg *config.Config, access Access) 
 // docs/locking.md#waiting-for-a-lock) and, in GitHub Actions, as one notice
 // per run (GitHub shows at most 10 per step).
 func (s *Session) onLockWait() func(lockmgr.WaitEvent) {
-	rep := newWaitReporter(s.f.IO.ErrOut, s.f.IO.ErrTTY())
+	rep := termui.NewWaitReporter(s.f.IO.ErrOut, s.f.IO.ErrTTY())
 	return func(ev lockmgr.WaitEvent) {
 		if !ev.Done && ev.Retrying == nil {
 			s.f.GitHub.LockWait(ev.Holder)
 		}
-		rep.event(ev)
+		rep.Event(ev)
 	}
 }
 
@@ -263,7 +264,7 @@ func (s *Session) sealedStore(ctx context.Context, cfg *config.Config, writes bo
 }
 
 func (s *Session) openStore(ctx context.Context, cfg *config.Config, writes bool, opts ...statestore.Option) (*statestore.Store, error) {
-	b, err := backends.OpenState(ctx, cfg.Backend.State, backendOptions(cfg, writes))
+	b, err := backends.OpenState(ctx, cfg.Backend.State, BackendOptions(cfg, writes))
 	if err != nil {
 		return nil, err
 	}
@@ -326,7 +327,7 @@ func (s *Session) newService(ctx context.Context, cfg *config.Config, withLocks 
 	}
 	// One live block on a terminal: the stacks of a --all run (prefixed
 	// progress) report in lines, as in a log.
-	live := newLiveProgress(progress, ios.ErrTTY() && !prefixed, ios.ColorErr(), progressEvery(s.f.Getenv), ios.ErrWidth, now)
+	live := termui.NewLiveProgress(progress, ios.ErrTTY() && !prefixed, ios.ColorErr(), termui.ProgressEvery(s.f.Getenv), ios.ErrWidth, now)
 	return deploy.New(deploy.Deps{
 		Open: open, Engines: engines, Steps: live,
 		Audit: al, Now: s.f.Now, Progress: live, Getenv: s.f.Getenv, Observer: s.metrics(ctx, cfg), Masker: s.f.Masker,

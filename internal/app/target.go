@@ -1,4 +1,4 @@
-package cli
+package app
 
 import (
 	"context"
@@ -13,13 +13,14 @@ import (
 
 	"github.com/deployer-dev/deployer/internal/config"
 	"github.com/deployer-dev/deployer/internal/deploy"
+	"github.com/deployer-dev/deployer/internal/exitcode"
 )
 
 // EnvironmentVar names the environment of a command run without -e.
 const EnvironmentVar = "DEPLOYER_ENVIRONMENT"
 
-// targetFlags are -s/--stack, -e/--environment and the narrowing flags.
-type targetFlags struct {
+// TargetFlags are -s/--stack, -e/--environment and the narrowing flags.
+type TargetFlags struct {
 	Stack, Env, Service, Component string
 	// Components and Exclude are plan's, deploy's and destroy's
 	// --component (repeatable, comma lists) and --exclude (bindMany).
@@ -30,7 +31,7 @@ type targetFlags struct {
 	EnvFromVar bool
 }
 
-func (t *targetFlags) bind(cmd *cobra.Command, narrow bool) {
+func (t *TargetFlags) Bind(cmd *cobra.Command, narrow bool) {
 	cmd.Flags().StringVarP(&t.Stack, "stack", "s", "", "stack name (default: stack: of deployer.yaml)")
 	cmd.Flags().StringVarP(&t.Env, "environment", "e", "", "environment name (alias --env)")
 	if narrow {
@@ -39,11 +40,11 @@ func (t *targetFlags) bind(cmd *cobra.Command, narrow bool) {
 	}
 }
 
-// bindMany adds the target flags with a repeatable --component (a comma
+// BindMany adds the target flags with a repeatable --component (a comma
 // list too) and --exclude, for the commands that plan (docs/plan.md#scope);
 // locks says whether the command takes the lock they narrow to.
-func (t *targetFlags) bindMany(cmd *cobra.Command, locks bool) {
-	t.bind(cmd, false)
+func (t *TargetFlags) BindMany(cmd *cobra.Command, locks bool) {
+	t.Bind(cmd, false)
 	service, component := "act on one service", "act on component SERVICE/COMPONENT; repeat it or give a comma list for several"
 	if locks {
 		service += " (service-level lock)"
@@ -54,8 +55,8 @@ func (t *targetFlags) bindMany(cmd *cobra.Command, locks bool) {
 	cmd.Flags().StringSliceVar(&t.Exclude, "exclude", nil, "leave SERVICE or SERVICE/COMPONENT out of the plan; repeatable")
 }
 
-// validateFlags checks what can be checked before deployer.yaml is read.
-func (t *targetFlags) validateFlags() error {
+// ValidateFlags checks what can be checked before deployer.yaml is read.
+func (t *TargetFlags) ValidateFlags() error {
 	if t.Env == "" {
 		// The flag wins; DEPLOYER_ENVIRONMENT is the default, as
 		// DEPLOYER_STACK is the stack's (docs/configuration.md#environment-variables-and-flags).
@@ -63,7 +64,7 @@ func (t *targetFlags) validateFlags() error {
 		t.EnvFromVar = t.Env != ""
 	}
 	if t.Env == "" {
-		return &UsageError{Msg: "--environment (-e) is required (or set " + EnvironmentVar + ")"}
+		return &exitcode.UsageError{Msg: "--environment (-e) is required (or set " + EnvironmentVar + ")"}
 	}
 	if len(t.Components) > 0 || len(t.Exclude) > 0 {
 		if err := t.validateMany(); err != nil {
@@ -71,21 +72,21 @@ func (t *targetFlags) validateFlags() error {
 		}
 	}
 	if t.Service != "" && t.Component != "" {
-		return &UsageError{Msg: "use either --service or --component, not both"}
+		return &exitcode.UsageError{Msg: "use either --service or --component, not both"}
 	}
 	if t.Component != "" && !strings.Contains(t.Component, "/") {
-		return &UsageError{Msg: fmt.Sprintf("--component %q: want SERVICE/COMPONENT, e.g. user-service/api", t.Component)}
+		return &exitcode.UsageError{Msg: fmt.Sprintf("--component %q: want SERVICE/COMPONENT, e.g. user-service/api", t.Component)}
 	}
 	return nil
 }
 
 // validateMany checks --component and --exclude as lists and keeps one
 // --component in Component.
-func (t *targetFlags) validateMany() error {
+func (t *TargetFlags) validateMany() error {
 	comps := slices.Compact(slices.Sorted(slices.Values(t.Components)))
 	for _, c := range comps {
 		if !strings.Contains(c, "/") {
-			return &UsageError{Msg: fmt.Sprintf("--component %q: want SERVICE/COMPONENT, e.g. user-service/api", c)}
+			return &exitcode.UsageError{Msg: fmt.Sprintf("--component %q: want SERVICE/COMPONENT, e.g. user-service/api", c)}
 		}
 	}
 	t.Component = ""
@@ -94,25 +95,25 @@ func (t *targetFlags) validateMany() error {
 	}
 	t.Components = comps
 	if t.Service != "" && len(comps) > 0 {
-		return &UsageError{Msg: "use either --service or --component, not both"}
+		return &exitcode.UsageError{Msg: "use either --service or --component, not both"}
 	}
 	for _, e := range t.Exclude {
 		if e == "" {
-			return &UsageError{Msg: "--exclude needs SERVICE or SERVICE/COMPONENT"}
+			return &exitcode.UsageError{Msg: "--exclude needs SERVICE or SERVICE/COMPONENT"}
 		}
 	}
 	return nil
 }
 
-// resolve fills the stack from cfg and checks every name (docs/configuration.md#names) before
+// Resolve fills the stack from cfg and checks every name (docs/configuration.md#names) before
 // any backend is touched.
-func (t *targetFlags) resolve(cfg *config.Config) (deploy.Target, error) {
+func (t *TargetFlags) Resolve(cfg *config.Config) (deploy.Target, error) {
 	out := deploy.Target{Stack: t.Stack, Env: t.Env, Service: t.Service}
 	if out.Stack == "" && cfg != nil {
 		out.Stack = cfg.Stack
 	}
 	if out.Stack == "" {
-		return out, &UsageError{Msg: "--stack (-s) is required when deployer.yaml has no stack:"}
+		return out, &exitcode.UsageError{Msg: "--stack (-s) is required when deployer.yaml has no stack:"}
 	}
 	if t.Component != "" {
 		out.Service, out.Component, _ = strings.Cut(t.Component, "/")
@@ -122,7 +123,7 @@ func (t *targetFlags) resolve(cfg *config.Config) (deploy.Target, error) {
 		return out, t.envVarError(err)
 	}
 	if err := out.Validate(); err != nil {
-		return out, &UsageError{Msg: err.Error()}
+		return out, &exitcode.UsageError{Msg: err.Error()}
 	}
 	return out, nil
 }
@@ -131,8 +132,8 @@ func (t *targetFlags) resolve(cfg *config.Config) (deploy.Target, error) {
 // deployer.yaml, for commands that plan: an unknown environment is a usage
 // error found before any backend is opened. It does not resolve the
 // environment: the use case does that once (docs/design.md#the-main-job).
-func (t *targetFlags) resolveWithConfig(cfg *config.Config) (deploy.Target, error) {
-	out, err := t.resolve(cfg)
+func (t *TargetFlags) resolveWithConfig(cfg *config.Config) (deploy.Target, error) {
+	out, err := t.Resolve(cfg)
 	if err != nil {
 		return out, err
 	}
@@ -140,26 +141,26 @@ func (t *targetFlags) resolveWithConfig(cfg *config.Config) (deploy.Target, erro
 		if t.EnvFromVar {
 			return out, t.envVarError(err)
 		}
-		return out, &UsageError{Msg: err.Error()}
+		return out, &exitcode.UsageError{Msg: err.Error()}
 	}
 	return out, nil
 }
 
 // envVarError is err about an environment that came from
 // DEPLOYER_ENVIRONMENT, naming the variable: the user did not type it.
-func (t *targetFlags) envVarError(err error) error {
-	return &UsageError{Msg: fmt.Sprintf("%s: %v (set it to an environment of deployer.yaml, or pass -e ENV)", EnvironmentVar, err)}
+func (t *TargetFlags) envVarError(err error) error {
+	return &exitcode.UsageError{Msg: fmt.Sprintf("%s: %v (set it to an environment of deployer.yaml, or pass -e ENV)", EnvironmentVar, err)}
 }
 
-// load reads deployer.yaml through a command's Config func and resolves the
+// Load reads deployer.yaml through a command's Config func and resolves the
 // target in it; with planned, an environment deployer.yaml does not declare is
 // a usage error too (resolveWithConfig, for the commands that plan).
-func (t *targetFlags) load(loadConfig func() (*config.Config, error), planned bool) (*config.Config, deploy.Target, error) {
+func (t *TargetFlags) Load(loadConfig func() (*config.Config, error), planned bool) (*config.Config, deploy.Target, error) {
 	cfg, err := loadConfig()
 	if err != nil {
 		return nil, deploy.Target{}, err
 	}
-	resolve := t.resolve
+	resolve := t.Resolve
 	if planned {
 		resolve = t.resolveWithConfig
 	}
@@ -167,16 +168,16 @@ func (t *targetFlags) load(loadConfig func() (*config.Config, error), planned bo
 	return cfg, tgt, err
 }
 
-// optionalConfig loads deployer.yaml when present; commands that work from
+// OptionalConfig loads deployer.yaml when present; commands that work from
 // flags alone (state locks, history, ...) then need --stack.
-func optionalConfig(f *Factory) (*config.Config, error) {
+func OptionalConfig(f *Factory) (*config.Config, error) {
 	cfg, err := f.Config()
 	if err == nil {
 		return cfg, nil
 	}
 	if f.ConfigPath == "" && errors.Is(err, config.ErrNoConfig) {
 		c := config.Default()
-		if err := config.ApplyEnv(c, f.Getenv, configOptions()...); err != nil {
+		if err := config.ApplyEnv(c, f.Getenv, ConfigOptions()...); err != nil {
 			return nil, err
 		}
 		return c, nil
@@ -184,13 +185,13 @@ func optionalConfig(f *Factory) (*config.Config, error) {
 	return nil, err
 }
 
-// projectConfig is optionalConfig for commands that read or break what a
+// ProjectConfig is OptionalConfig for commands that read or break what a
 // project holds (state locks, state show, history, unlock): without a
 // deployer.yaml they need backends named by DEPLOYER_BACKEND_STATE or
 // DEPLOYER_BACKEND_LOCK, else they fail, rather than answer about an empty
 // .deployer/ of the current directory (docs/design.md#read-only-commands).
-func projectConfig(f *Factory, cmd string) (*config.Config, error) {
-	cfg, err := optionalConfig(f)
+func ProjectConfig(f *Factory, cmd string) (*config.Config, error) {
+	cfg, err := OptionalConfig(f)
 	if err != nil || cfg.Path != "" {
 		return cfg, err
 	}
@@ -202,26 +203,26 @@ func projectConfig(f *Factory, cmd string) (*config.Config, error) {
 		"pass --config FILE, or name the backends with DEPLOYER_BACKEND_LOCK / DEPLOYER_BACKEND_STATE", dir, cmd)
 }
 
-func validateName(what, v string) error {
+func ValidateName(what, v string) error {
 	if err := config.ValidateName(what, v); err != nil {
-		return &UsageError{Msg: err.Error()}
+		return &exitcode.UsageError{Msg: err.Error()}
 	}
 	return nil
 }
 
-// bindLockTimeout adds --lock-timeout, how long a command that takes a lock
+// BindLockTimeout adds --lock-timeout, how long a command that takes a lock
 // waits for a held one (docs/locking.md), bound to d; 0 fails at once with
 // exit code 3.
-func bindLockTimeout(cmd *cobra.Command, d *time.Duration) {
+func BindLockTimeout(cmd *cobra.Command, d *time.Duration) {
 	cmd.Flags().DurationVar(d, "lock-timeout", 0, "wait up to DUR for a held lock (0: fail at once)")
 }
 
-// withTarget adapts run, which needs deployer.yaml and the resolved target,
-// into a command's run: it loads both first (targetFlags.load, with
+// WithTarget adapts run, which needs deployer.yaml and the resolved target,
+// into a command's run: it loads both first (TargetFlags.load, with
 // loadConfig), so a command's run starts at its own work.
-func withTarget[O any](t *targetFlags, loadConfig func() (*config.Config, error), run func(context.Context, O, *config.Config, deploy.Target) error) func(context.Context, O) error {
+func WithTarget[O any](t *TargetFlags, loadConfig func() (*config.Config, error), run func(context.Context, O, *config.Config, deploy.Target) error) func(context.Context, O) error {
 	return func(ctx context.Context, opts O) error {
-		cfg, tgt, err := t.load(loadConfig, false)
+		cfg, tgt, err := t.Load(loadConfig, false)
 		if err != nil {
 			return err
 		}

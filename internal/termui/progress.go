@@ -1,4 +1,4 @@
-package cli
+package termui
 
 import (
 	"fmt"
@@ -19,13 +19,13 @@ import (
 // (docs/command-kind.md#progress): a Go duration, default 30s.
 const ProgressEveryVar = "DEPLOYER_PROGRESS_EVERY"
 
-// liveProgress is the progress writer of a deploy (docs/command-kind.md#progress).
+// LiveProgress is the progress writer of a deploy (docs/command-kind.md#progress).
 // It passes the engines' lines through and follows the running steps
 // (deploy.StepWatcher): on a terminal, a line per running step under the
 // output, with its elapsed time and last output line, redrawn every
 // second (statusLine, as a lock wait's line); in a log, a line
 // "[ADDR] ACTION still running (30s)" every `every` of a step's run.
-type liveProgress struct {
+type LiveProgress struct {
 	w     io.Writer
 	tty   bool
 	every time.Duration
@@ -47,10 +47,13 @@ type runningStep struct {
 	reported     int    // "still running" lines written
 }
 
-var _ deploy.StepWatcher = (*liveProgress)(nil)
+var _ deploy.StepWatcher = (*LiveProgress)(nil)
 
-func newLiveProgress(w io.Writer, tty, color bool, every time.Duration, width func() int, now func() time.Time) *liveProgress {
-	p := &liveProgress{w: w, tty: tty, every: every, width: width, now: now, line: statusLine{w: w}}
+// NewLiveProgress returns the progress writer of a deploy on w: tty draws
+// the running steps in place (colour: dimmed), else every is how often a
+// step still running is reported; width is the terminal's columns.
+func NewLiveProgress(w io.Writer, tty, color bool, every time.Duration, width func() int, now func() time.Time) *LiveProgress {
+	p := &LiveProgress{w: w, tty: tty, every: every, width: width, now: now, line: statusLine{w: w}}
 	if color {
 		r := lipgloss.NewRenderer(io.Discard)
 		r.SetColorProfile(termenv.ANSI)
@@ -62,10 +65,10 @@ func newLiveProgress(w io.Writer, tty, color bool, every time.Duration, width fu
 
 // Write passes whole lines to w, under the running steps' lines on a
 // terminal.
-func (p *liveProgress) Write(b []byte) (int, error) { return p.lines.Write(b) }
+func (p *LiveProgress) Write(b []byte) (int, error) { return p.lines.Write(b) }
 
 // passLine writes one line; p.mu is held.
-func (p *liveProgress) passLine(line []byte) error {
+func (p *LiveProgress) passLine(line []byte) error {
 	text := string(line)
 	if rest, ok := strings.CutPrefix(text, "["); ok {
 		if addr, out, ok := strings.Cut(rest, "] "); ok {
@@ -87,7 +90,7 @@ func (p *liveProgress) passLine(line []byte) error {
 }
 
 // StepStarted begins following a step.
-func (p *liveProgress) StepStarted(addr, action string) {
+func (p *LiveProgress) StepStarted(addr, action string) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.running = append(p.running, &runningStep{addr: addr, action: action, start: p.now()})
@@ -101,7 +104,7 @@ func (p *liveProgress) StepStarted(addr, action string) {
 }
 
 // StepEnded stops following a step; its line goes.
-func (p *liveProgress) StepEnded(addr string) {
+func (p *LiveProgress) StepEnded(addr string) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	for i, s := range p.running {
@@ -116,7 +119,7 @@ func (p *liveProgress) StepEnded(addr string) {
 }
 
 // tick redraws (terminal) or reports (log) every second while steps run.
-func (p *liveProgress) tick() {
+func (p *LiveProgress) tick() {
 	t := time.NewTicker(time.Second)
 	defer t.Stop()
 	for range t.C {
@@ -136,7 +139,7 @@ func (p *liveProgress) tick() {
 }
 
 // drawLocked shows a line per running step in place; p.mu is held.
-func (p *liveProgress) drawLocked() {
+func (p *LiveProgress) drawLocked() {
 	if len(p.running) == 0 {
 		p.line.clear()
 		return
@@ -158,7 +161,7 @@ func (p *liveProgress) drawLocked() {
 
 // reportLocked writes "still running" for each step a multiple of p.every
 // old that was not reported at that mark; p.mu is held.
-func (p *liveProgress) reportLocked() {
+func (p *LiveProgress) reportLocked() {
 	now := p.now()
 	for _, s := range p.running {
 		n := int(now.Sub(s.start) / p.every)
@@ -169,9 +172,9 @@ func (p *liveProgress) reportLocked() {
 	}
 }
 
-// progressEvery is DEPLOYER_PROGRESS_EVERY, or logEvery when it is unset
+// ProgressEvery is DEPLOYER_PROGRESS_EVERY, or logEvery when it is unset
 // or not a positive duration.
-func progressEvery(getenv func(string) string) time.Duration {
+func ProgressEvery(getenv func(string) string) time.Duration {
 	if d, err := time.ParseDuration(getenv(ProgressEveryVar)); err == nil && d > 0 {
 		return d
 	}

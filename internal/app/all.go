@@ -1,4 +1,4 @@
-package cli
+package app
 
 import (
 	"bytes"
@@ -9,18 +9,19 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/deployer-dev/deployer/internal/config"
 	"github.com/deployer-dev/deployer/internal/deploy"
+	"github.com/deployer-dev/deployer/internal/exitcode"
 	"github.com/deployer-dev/deployer/internal/ghactions"
 	"github.com/deployer-dev/deployer/internal/plan"
 	"github.com/deployer-dev/deployer/internal/planview"
 	"github.com/deployer-dev/deployer/internal/sanitize"
 	"github.com/deployer-dev/deployer/internal/stacks"
+	"github.com/deployer-dev/deployer/internal/termui"
 )
 
 // StackOptions are what plan, deploy and destroy carry alike: one
@@ -29,7 +30,7 @@ import (
 // (docs/many-stacks.md).
 type StackOptions struct {
 	// From argv and the global flags.
-	Target targetFlags
+	Target TargetFlags
 	JSON   bool
 	// All are --all, --changed-since and --stack-parallelism.
 	All AllFlags
@@ -40,33 +41,33 @@ type StackOptions struct {
 	Config func() (*config.Config, error)
 }
 
-func newStackOptions(f *Factory) StackOptions {
+func NewStackOptions(f *Factory) StackOptions {
 	return StackOptions{Config: f.Config, RunAll: newAllRunner(f).run}
 }
 
-// bind adds the target flags, narrowing ones included, and the --all flags;
+// Bind adds the target flags, narrowing ones included, and the --all flags;
 // locks says whether the command takes the lock the narrowing flags name
 // (plan takes none).
-func (o *StackOptions) bind(cmd *cobra.Command, locks bool) {
-	o.Target.bindMany(cmd, locks)
-	o.All.bind(cmd)
+func (o *StackOptions) Bind(cmd *cobra.Command, locks bool) {
+	o.Target.BindMany(cmd, locks)
+	o.All.Bind(cmd)
 }
 
-// check refuses, with --all, the target flags and the command's own flags
+// Check refuses, with --all, the target flags and the command's own flags
 // that act on one stack (single), and the --all flags without it; then it
 // takes --json. Target.validateFlags comes first, in each command.
-func (o *StackOptions) check(cmd *cobra.Command, f *Factory, single ...string) error {
-	if err := o.All.check(cmd, f.ConfigPath, append([]string{"stack", "service", "component", "exclude"}, single...)...); err != nil {
+func (o *StackOptions) Check(cmd *cobra.Command, f *Factory, single ...string) error {
+	if err := o.All.Check(cmd, f.ConfigPath, append([]string{"stack", "service", "component", "exclude"}, single...)...); err != nil {
 		return err
 	}
 	o.JSON = f.JSON
 	return nil
 }
 
-// load reads deployer.yaml and resolves the target in it; an environment it
-// does not declare is a usage error (targetFlags.resolveWithConfig).
-func (o *StackOptions) load() (*config.Config, deploy.Target, error) {
-	return o.Target.load(o.Config, true)
+// Load reads deployer.yaml and resolves the target in it; an environment it
+// does not declare is a usage error (TargetFlags.resolveWithConfig).
+func (o *StackOptions) Load() (*config.Config, deploy.Target, error) {
+	return o.Target.Load(o.Config, true)
 }
 
 // AllFlags are --all, --changed-since and --stack-parallelism of plan,
@@ -77,33 +78,33 @@ type AllFlags struct {
 	StackParallelism int
 }
 
-func (a *AllFlags) bind(cmd *cobra.Command) {
+func (a *AllFlags) Bind(cmd *cobra.Command) {
 	cmd.Flags().BoolVar(&a.All, "all", false, "every stack under the working directory, in dependency order (docs/many-stacks.md)")
 	cmd.Flags().StringVar(&a.ChangedSince, "changed-since", "", "with --all: only the stacks changed since git revision REF, and the stacks that read them")
 	cmd.Flags().IntVar(&a.StackParallelism, "stack-parallelism", 0, fmt.Sprintf("with --all: run at most N stacks at once (default %d)", deploy.DefaultStackParallelism))
 }
 
-// check refuses, with --all, the flags that name one stack or one plan
+// Check refuses, with --all, the flags that name one stack or one plan
 // (single), and the --all flags without it.
-func (a *AllFlags) check(cmd *cobra.Command, configPath string, single ...string) error {
+func (a *AllFlags) Check(cmd *cobra.Command, configPath string, single ...string) error {
 	if !a.All {
 		for _, n := range []string{"changed-since", "stack-parallelism"} {
 			if cmd.Flags().Changed(n) {
-				return &UsageError{Msg: "--" + n + " needs --all"}
+				return &exitcode.UsageError{Msg: "--" + n + " needs --all"}
 			}
 		}
 		return nil
 	}
 	for _, n := range single {
 		if cmd.Flags().Changed(n) {
-			return &UsageError{Msg: fmt.Sprintf("--all runs every stack under the working directory: drop --%s, or leave out --all to act on one stack", n)}
+			return &exitcode.UsageError{Msg: fmt.Sprintf("--all runs every stack under the working directory: drop --%s, or leave out --all to act on one stack", n)}
 		}
 	}
 	if configPath != "" {
-		return &UsageError{Msg: "--all finds every deployer.yaml under the working directory: drop --config (DEPLOYER_CONFIG), or cd to the directory that holds your stacks"}
+		return &exitcode.UsageError{Msg: "--all finds every deployer.yaml under the working directory: drop --config (DEPLOYER_CONFIG), or cd to the directory that holds your stacks"}
 	}
 	if cmd.Flags().Changed("stack-parallelism") && a.StackParallelism < 1 {
-		return &UsageError{Msg: fmt.Sprintf("--stack-parallelism must be at least 1, got %d", a.StackParallelism)}
+		return &exitcode.UsageError{Msg: fmt.Sprintf("--stack-parallelism must be at least 1, got %d", a.StackParallelism)}
 	}
 	return nil
 }
@@ -135,7 +136,7 @@ type AllRequest struct {
 // allRunner runs plan, deploy and destroy --all with what it took from the
 // Factory when the command was built.
 type allRunner struct {
-	io    *IOStreams
+	io    *termui.IOStreams
 	gh    *ghactions.Reporter
 	load  func(path string) (*config.Config, error)
 	open  func(ctx context.Context, cfg *config.Config, opts ServiceOptions) (*deploy.Service, error)
@@ -187,7 +188,7 @@ func (a *allRunner) run(ctx context.Context, r AllRequest) error {
 				ReadOnly: r.Op == deploy.OpPlan, Stack: true})
 		},
 		Policy: func(ctx context.Context, st *stacks.Stack) (*deploy.PolicyCheck, error) {
-			return r.Policy.check(ctx, st.Config)
+			return r.Policy.Check(ctx, st.Config)
 		},
 		ShowPlan: showPlan,
 		OnDone:   v.done,
@@ -210,7 +211,7 @@ func (a *allRunner) run(ctx context.Context, r AllRequest) error {
 		return d
 	}
 	if r.DetailedExitcode && planview.AnyChanges(results) {
-		return &ExitCodeError{Code: 2}
+		return &exitcode.ExitCodeError{Code: 2}
 	}
 	return nil
 }
@@ -226,7 +227,7 @@ func nameWidth(set *stacks.Set) int {
 // allView renders a run as it goes: whole plans and one line per stack on
 // stdout (JSON: one object per stack and line).
 type allView struct {
-	io    *IOStreams
+	io    *termui.IOStreams
 	gh    *ghactions.Reporter
 	req   AllRequest
 	width int
@@ -281,7 +282,7 @@ func (v *allView) done(r deploy.StackResult) {
 func (v *allView) table(results []deploy.StackResult) {
 	w := v.io.Out
 	fmt.Fprintln(w)
-	tw := newTable(w)
+	tw := termui.NewTable(w)
 	fmt.Fprintln(tw, "STACK\tDIR\tSTATUS\tCHANGES\tSERIAL\tTIME\tNOTE")
 	counts := map[deploy.StackStatus]int{}
 	for _, r := range results {
@@ -296,7 +297,7 @@ func (v *allView) table(results []deploy.StackResult) {
 		if !r.Started.IsZero() {
 			took = fmt.Sprintf("%.1fs", r.Finished.Sub(r.Started).Seconds())
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.Stack, r.Dir, r.Status, orDash(planview.ChangesCell(r)), serial, took, sanitize.Line(planview.NoteCell(r, sanitize.Masked{Mask: v.io.Mask})))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.Stack, r.Dir, r.Status, termui.OrDash(planview.ChangesCell(r)), serial, took, sanitize.Line(planview.NoteCell(r, sanitize.Masked{Mask: v.io.Mask})))
 	}
 	tw.Flush()
 	var parts []string
@@ -339,28 +340,4 @@ func stackResultJSON(req AllRequest, r deploy.StackResult) stackJSON {
 		j.Started, j.Finished, j.DurationSeconds = &s, &e, e.Sub(s).Seconds()
 	}
 	return j
-}
-
-// table is a tabwriter whose lines end without padding.
-type table struct {
-	*tabwriter.Writer
-	buf bytes.Buffer
-	w   io.Writer
-}
-
-func newTable(w io.Writer) *table {
-	t := &table{w: w}
-	t.Writer = tabwriter.NewWriter(&t.buf, 0, 0, 2, ' ', 0)
-	return t
-}
-
-// Flush writes the table.
-func (t *table) Flush() {
-	_ = t.Writer.Flush()
-	for _, l := range strings.SplitAfter(t.buf.String(), "\n") {
-		if l != "" {
-			_, _ = io.WriteString(t.w, strings.TrimRight(l, " \n")+"\n")
-		}
-	}
-	t.buf.Reset()
 }

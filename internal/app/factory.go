@@ -1,4 +1,4 @@
-package cli
+package app
 
 import (
 	"context"
@@ -14,6 +14,7 @@ import (
 	"github.com/deployer-dev/deployer/internal/metrics"
 	"github.com/deployer-dev/deployer/internal/secrets"
 	"github.com/deployer-dev/deployer/internal/statestore"
+	"github.com/deployer-dev/deployer/internal/termui"
 )
 
 // Factory is what the commands are built from, as GitHub CLI's
@@ -27,16 +28,10 @@ import (
 // state: what the constructors opened is held by the Session that wired
 // them (session.go).
 type Factory struct {
-	IO     *IOStreams
-	Getenv func(string) string
-	// Environ is the process environment Command components start from
-	// (nil is none), and lock exec and guard stop commands (nil is
-	// os.Environ).
-	Environ func() []string
-	// Now is the clock of the use cases, lock verdicts and metrics; nil
-	// leaves each package below its own (the system clock). Tests set a fixed one.
-	Now func() time.Time
-
+	IO *termui.IOStreams
+	// Process is the environment and the clock the commands read
+	// (f.Getenv is f.Process.Getenv).
+	Process
 	// Globals are the global flags, bound by the root command before a
 	// command runs (f.JSON is f.Globals.JSON).
 	Globals
@@ -52,10 +47,37 @@ type Factory struct {
 	// their options.
 	GitHub *ghactions.Reporter
 
-	// NewEngines builds the engines of a run: by default every engine of
-	// the registry (internal/engines); tests give their own. Nil means none.
-	NewEngines func(cfg *config.Config, opts EngineOptions) []engine.Engine
+	// Loaders read deployer.yaml and open the audit log and the metrics
+	// recorder, once each (f.Config is f.Loaders.Config).
+	Loaders
+	// Backends open the lock and state backends and wire the use cases on
+	// them (f.Service is f.Backends.Service).
+	Backends
+	// Close ends the open log group, flushes metrics (waiting at most
+	// metrics.ShutdownTimeout for an OTLP collector) and closes the backends
+	// and the audit log.
+	Close func()
 
+	// session is what the constructors opened; a --all run counts itself
+	// in it (Session.Stacking).
+	session *Session
+}
+
+// Process is the environment and clock of the process the commands run in.
+type Process struct {
+	Getenv func(string) string
+	// Environ is the process environment Command components start from
+	// (nil is none), and lock exec and guard stop commands (nil is
+	// os.Environ).
+	Environ func() []string
+	// Now is the clock of the use cases, lock verdicts and metrics; nil
+	// leaves each package below its own (the system clock). Tests set a fixed one.
+	Now func() time.Time
+}
+
+// Loaders are the Factory's constructors of what every command may read:
+// deployer.yaml, the audit log, the metrics recorder.
+type Loaders struct {
 	// Config loads deployer.yaml (--config) with the DEPLOYER_* layer, once;
 	// StackConfig loads the deployer.yaml of one stack of a --all run.
 	Config      func() (*config.Config, error)
@@ -67,6 +89,14 @@ type Factory struct {
 	// metrics.emf / DEPLOYER_METRICS_EMF. A setup problem is a warning:
 	// metrics never stop a deploy.
 	Metrics func(ctx context.Context, cfg *config.Config) *metrics.Recorder
+}
+
+// Backends are the Factory's constructors of the engines, the lock and
+// state backends and the use cases' Service on them.
+type Backends struct {
+	// NewEngines builds the engines of a run: by default every engine of
+	// the registry (internal/engines); tests give their own. Nil means none.
+	NewEngines func(cfg *config.Config, opts EngineOptions) []engine.Engine
 	// Locks opens the lock backend. For a command that takes locks
 	// (ReadWrite) a backend that checks its server before writing does it
 	// now (the S3 conditional-write probe); with `lock: none` it prints the
@@ -82,18 +112,10 @@ type Factory struct {
 	// state backends after the engines' preflight (ServiceOptions says
 	// which).
 	Service func(ctx context.Context, cfg *config.Config, opts ServiceOptions) (*deploy.Service, error)
-	// Close ends the open log group, flushes metrics (waiting at most
-	// metrics.ShutdownTimeout for an OTLP collector) and closes the backends
-	// and the audit log.
-	Close func()
-
-	// session is what the constructors opened; a --all run counts itself
-	// in it (Session.Stacking).
-	session *Session
 }
 
 // Globals are the global flags of every command (NewRootCmd), layered
-// over their DEPLOYER_* variables by bindGlobals.
+// over their DEPLOYER_* variables by the root command (internal/cli).
 type Globals struct {
 	ConfigPath string
 	AuditPath  string
@@ -141,16 +163,16 @@ type ServiceOptions struct {
 // (NewSession's). Everything written to io.Out and io.ErrOut goes through
 // the Masker: a secret value that becomes known (from deployer.yaml or
 // opened state) is printed as *** (docs/secrets.md).
-func NewFactory(io *IOStreams) *Factory {
+func NewFactory(io *termui.IOStreams) *Factory {
 	f, _ := NewSession(io)
 	return f
 }
 
-// useCase binds the deploy.Service use case call (a method expression such
+// UseCase binds the deploy.Service use case call (a method expression such
 // as (*deploy.Service).Restore) to the backends a command's config names:
 // the returned function opens the Service (f.Service, default options) and
 // calls it with req. Errors: f.Service's, then the use case's.
-func useCase[Req, Res any](f *Factory, call func(*deploy.Service, context.Context, Req) (Res, error)) func(context.Context, *config.Config, Req) (Res, error) {
+func UseCase[Req, Res any](f *Factory, call func(*deploy.Service, context.Context, Req) (Res, error)) func(context.Context, *config.Config, Req) (Res, error) {
 	return func(ctx context.Context, cfg *config.Config, req Req) (Res, error) {
 		svc, err := f.Service(ctx, cfg, ServiceOptions{})
 		if err != nil {

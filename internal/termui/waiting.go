@@ -1,4 +1,4 @@
-package cli
+package termui
 
 import (
 	"fmt"
@@ -14,13 +14,13 @@ import (
 // reported in a log (not a terminal).
 const logEvery = 30 * time.Second
 
-// waitReporter tells the user about a wait for a held lock
+// WaitReporter tells the user about a wait for a held lock
 // (docs/locking.md#waiting-for-a-lock): one line when the wait starts (the
 // holder, since when, how long deployer will wait), then at most one line
 // every 30 s with the time waited and left. On a terminal the progress is
 // one line updated in place instead. A new holder gets a new first line.
 // Time is the wait's own (WaitEvent.Elapsed, from the Manager's clock).
-type waitReporter struct {
+type WaitReporter struct {
 	w      io.Writer
 	tty    bool
 	holder string        // lock id of the holder last described
@@ -28,11 +28,13 @@ type waitReporter struct {
 	line   statusLine    // the terminal line updated in place
 }
 
-func newWaitReporter(w io.Writer, tty bool) *waitReporter {
-	return &waitReporter{w: w, tty: tty, line: statusLine{w: w}}
+// NewWaitReporter returns a WaitReporter writing to w (tty: a terminal).
+func NewWaitReporter(w io.Writer, tty bool) *WaitReporter {
+	return &WaitReporter{w: w, tty: tty, line: statusLine{w: w}}
 }
 
-func (r *waitReporter) event(ev lockmgr.WaitEvent) {
+// Event reports one lockmgr.WaitEvent.
+func (r *WaitReporter) Event(ev lockmgr.WaitEvent) {
 	now := ev.Elapsed
 	if ev.Done {
 		r.line.end()
@@ -50,8 +52,8 @@ func (r *waitReporter) event(ev lockmgr.WaitEvent) {
 		r.line.end()
 		h := ev.Holder.Printable()
 		fmt.Fprintf(r.w, "waiting for lock %s (up to %s%s): held by %s (%s, pid %d on %s, since %s, lock id %s)\n",
-			ev.Key, roundWait(ev.Elapsed+ev.Left), positionText(ev.Position), h.LockedBy, orDash(h.Metadata.Operation), h.Metadata.PID,
-			orDash(h.Metadata.Hostname), time.Unix(h.LockedAt, 0).UTC().Format(time.RFC3339), h.LockID)
+			ev.Key, roundWait(ev.Elapsed+ev.Left), positionText(ev.Position), h.LockedBy, OrDash(h.Metadata.Operation), h.Metadata.PID,
+			OrDash(h.Metadata.Hostname), time.Unix(h.LockedAt, 0).UTC().Format(time.RFC3339), h.LockID)
 		r.holder, r.last = h.LockID, now
 		return
 	}

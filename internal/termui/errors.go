@@ -1,4 +1,4 @@
-package cli
+package termui
 
 import (
 	"bytes"
@@ -36,12 +36,12 @@ func remedy(err error) string {
 		} else {
 			fmt.Fprintf(&b, "lock %s is held; another operation is in progress:\n", rec.LockKey)
 		}
-		printRecord(&b, heldStatus(held))
+		PrintRecord(&b, heldStatus(held))
 		wait := "Wait for it with --lock-timeout DUR (e.g. --lock-timeout 10m)."
 		if held.Waited > 0 {
 			wait = "Wait longer with a larger --lock-timeout."
 		}
-		fmt.Fprintf(&b, "\n%s If the holder is gone, break the lock with:\n  %s", wait, unlockCommand(rec))
+		fmt.Fprintf(&b, "\n%s If the holder is gone, break the lock with:\n  %s", wait, UnlockCommand(rec))
 		return b.String()
 	}
 	var sum *statestore.ChecksumError
@@ -75,7 +75,7 @@ func ErrorJSON(err error, code int) map[string]any {
 	var held *lockmgr.HeldError
 	if errors.As(err, &held) {
 		out["lock"] = toLockJSON(heldStatus(held))
-		out["unlock_command"] = unlockCommand(held.Record)
+		out["unlock_command"] = UnlockCommand(held.Record)
 	}
 	return out
 }
@@ -91,10 +91,10 @@ func heldStatus(held *lockmgr.HeldError) lockmgr.Status {
 	return lockmgr.Status{Record: held.Record, Level: pk.Level, HolderGone: lockmgr.HolderGone(held.Record)}
 }
 
-// unlockCommand is the exact command that breaks rec, shell-quoted
+// UnlockCommand is the exact command that breaks rec, shell-quoted
 // (sanitize.Command): the record's key and lock id are data, and the
 // command is pasted into a shell.
-func unlockCommand(rec lockmgr.Record) string {
+func UnlockCommand(rec lockmgr.Record) string {
 	pk, ok := lockmgr.ParseKey(rec.LockKey)
 	if !ok || pk.Level == lockmgr.LevelCustom {
 		return sanitize.Command("deployer", "unlock", "--key", pk.Name, "--force", "--lock-id", rec.LockID)
@@ -110,14 +110,14 @@ func unlockCommand(rec lockmgr.Record) string {
 }
 
 // toldError is an error whose message already says what to do about it
-// (told): Remedy adds no hint of its own.
+// (Told): Remedy adds no hint of its own.
 type toldError struct {
 	err  error
 	what string
 }
 
-// told returns err followed, on a line of its own, by what to do.
-func told(err error, what string) error { return &toldError{err: err, what: what} }
+// Told returns err followed, on a line of its own, by what to do.
+func Told(err error, what string) error { return &toldError{err: err, what: what} }
 
 func (e *toldError) Error() string { return e.err.Error() + "\n" + e.what }
 func (e *toldError) Unwrap() error { return e.err }

@@ -1,4 +1,4 @@
-package cli
+package app
 
 import (
 	"errors"
@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/deployer-dev/deployer/internal/deploy"
+	"github.com/deployer-dev/deployer/internal/exitcode"
 )
 
 // ExitSkipped is the exit code of a deploy --run-id skipped because an
@@ -30,29 +31,29 @@ type RunFlags struct {
 	WaitTimeout time.Duration
 }
 
-func (r *RunFlags) bind(cmd *cobra.Command) {
+func (r *RunFlags) Bind(cmd *cobra.Command) {
 	cmd.Flags().StringVar(&r.ID, "run-id", "", "deploy as one job of the CI run ID (GitHub's run id): wait for --upstream, record the run (docs/many-stacks.md)")
 	cmd.Flags().IntVar(&r.Attempt, "run-attempt", 0, "with --run-id: the run's attempt (default $GITHUB_RUN_ATTEMPT, else 1)")
 	cmd.Flags().StringSliceVar(&r.Upstream, "upstream", nil, "with --run-id: the stacks of the run this one reads (the matrix entry's upstream; repeats, or a comma list)")
 	cmd.Flags().DurationVar(&r.WaitTimeout, "wait-timeout", 0, "with --run-id: wait up to DUR for the upstream stacks' deployments of the run (default 1h; 0 looks once)")
 }
 
-// check refuses the run flags without --run-id, and a bad id or attempt;
+// Check refuses the run flags without --run-id, and a bad id or attempt;
 // it takes the attempt from GITHUB_RUN_ATTEMPT when not given.
-func (r *RunFlags) check(cmd *cobra.Command, getenv func(string) string) error {
+func (r *RunFlags) Check(cmd *cobra.Command, getenv func(string) string) error {
 	if r.ID == "" {
 		for _, n := range []string{"run-id", "run-attempt", "upstream", "wait-timeout"} {
 			if cmd.Flags().Changed(n) {
-				return &UsageError{Msg: "--" + n + " needs a non-empty --run-id"}
+				return &exitcode.UsageError{Msg: "--" + n + " needs a non-empty --run-id"}
 			}
 		}
 		return nil
 	}
-	if err := checkRunID(r.ID); err != nil {
+	if err := CheckRunID(r.ID); err != nil {
 		return err
 	}
 	if r.WaitTimeout < 0 {
-		return &UsageError{Msg: "--wait-timeout must not be negative"}
+		return &exitcode.UsageError{Msg: "--wait-timeout must not be negative"}
 	}
 	if !cmd.Flags().Changed("wait-timeout") {
 		r.WaitTimeout = DefaultWaitTimeout
@@ -64,7 +65,7 @@ func (r *RunFlags) check(cmd *cobra.Command, getenv func(string) string) error {
 		}
 	}
 	if r.Attempt < 1 {
-		return &UsageError{Msg: fmt.Sprintf("--run-attempt must be at least 1, got %d", r.Attempt)}
+		return &exitcode.UsageError{Msg: fmt.Sprintf("--run-attempt must be at least 1, got %d", r.Attempt)}
 	}
 	var ups []string
 	for _, u := range r.Upstream {
@@ -76,39 +77,39 @@ func (r *RunFlags) check(cmd *cobra.Command, getenv func(string) string) error {
 	return nil
 }
 
-// checkRunID refuses a --run-id over 100 characters or with spaces ("" is
+// CheckRunID refuses a --run-id over 100 characters or with spaces ("" is
 // no run).
-func checkRunID(id string) error {
+func CheckRunID(id string) error {
 	if len(id) > 100 || strings.ContainsAny(id, " \t\r\n") {
-		return &UsageError{Msg: fmt.Sprintf("--run-id %q: at most 100 characters and no spaces", id)}
+		return &exitcode.UsageError{Msg: fmt.Sprintf("--run-id %q: at most 100 characters and no spaces", id)}
 	}
 	return nil
 }
 
-// request is the deploy.Run of the flags; nil without --run-id. An
+// Request is the deploy.Run of the flags; nil without --run-id. An
 // upstream naming the stack itself is refused.
-func (r *RunFlags) request(stack string) (*deploy.Run, error) {
+func (r *RunFlags) Request(stack string) (*deploy.Run, error) {
 	if r.ID == "" {
 		return nil, nil
 	}
 	for _, u := range r.Upstream {
 		if u == stack {
-			return nil, &UsageError{Msg: fmt.Sprintf("--upstream names %s, the stack being deployed", stack)}
+			return nil, &exitcode.UsageError{Msg: fmt.Sprintf("--upstream names %s, the stack being deployed", stack)}
 		}
 	}
 	return &deploy.Run{ID: r.ID, Attempt: r.Attempt, Upstream: r.Upstream, WaitTimeout: r.WaitTimeout}, nil
 }
 
-// runOutcome renders what only a run's deploy has to say: the stack
+// RunOutcome renders what only a run's deploy has to say: the stack
 // skipped because of an upstream (then the error is exit 7, the message
 // printed here), or nothing applied because the run already deployed it.
 // Other outcomes and errors pass through.
-func runOutcome(w io.Writer, t deploy.Target, out *deploy.Outcome, err error) error {
+func RunOutcome(w io.Writer, t deploy.Target, out *deploy.Outcome, err error) error {
 	var skipped *deploy.SkippedError
 	if errors.As(err, &skipped) {
 		fmt.Fprintf(w, "%s/%s %s. Nothing was deployed; re-run this job once %s has succeeded in run %s.\n",
 			t.Stack, t.Env, skipped.Error(), skipped.Upstream.Stack, skipped.RunID)
-		return &ExitCodeError{Code: ExitSkipped}
+		return &exitcode.ExitCodeError{Code: ExitSkipped}
 	}
 	if err == nil && out != nil && out.AlreadyApplied {
 		fmt.Fprintf(w, "%s/%s was already deployed in this run and nothing changed since: nothing written.\n", t.Stack, t.Env)
@@ -119,12 +120,12 @@ func runOutcome(w io.Writer, t deploy.Target, out *deploy.Outcome, err error) er
 	return err
 }
 
-// skippedExit is exit 7 for a skipped deploy whose --json result is
+// SkippedExit is exit 7 for a skipped deploy whose --json result is
 // printed already; other errors pass through.
-func skippedExit(err error) error {
+func SkippedExit(err error) error {
 	var skipped *deploy.SkippedError
 	if errors.As(err, &skipped) {
-		return &ExitCodeError{Code: ExitSkipped}
+		return &exitcode.ExitCodeError{Code: ExitSkipped}
 	}
 	return err
 }

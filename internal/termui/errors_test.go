@@ -1,4 +1,4 @@
-package cli
+package termui
 
 import (
 	"errors"
@@ -51,7 +51,7 @@ func TestRemedy(t *testing.T) {
 			want:     []string{"\nNothing was written. Find the last intact serial with `deployer history -s shop -e dev`, then roll the state back to it with `deployer restore -s shop -e dev --serial N`"}},
 		{name: "a state file without a stack", err: &statestore.ChecksumError{Location: "deployer-errored-shop-dev.json", Field: "outputs"},
 			want: []string{"`deployer history -e ENV`"}, wantHead: `state deployer-errored-shop-dev.json failed verification: checksum of outputs is  but the file records `},
-		{name: "a message that already says what to do", err: told(badState, "restore one"),
+		{name: "a message that already says what to do", err: Told(badState, "restore one"),
 			wantHead: badState.Error(), want: []string{"\nrestore one"}, wantNot: []string{"Nothing was written"}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {

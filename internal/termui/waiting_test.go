@@ -1,4 +1,4 @@
-package cli
+package termui
 
 import (
 	"bytes"
@@ -17,14 +17,14 @@ func TestWaitReporter(t *testing.T) {
 		Metadata: lockmgr.Metadata{Operation: "deploy", PID: 42, Hostname: "laptop"}}
 	run := func(tty bool) string {
 		var b bytes.Buffer
-		r := newWaitReporter(&b, tty)
+		r := NewWaitReporter(&b, tty)
 		const timeout = 15 * time.Minute
 		// 95 s of tries one second apart.
 		for i := 0; i <= 95; i++ {
 			el := time.Duration(i) * time.Second
-			r.event(lockmgr.WaitEvent{Key: holder.LockKey, Holder: holder, Elapsed: el, Left: timeout - el, RetryIn: time.Second, First: i == 0})
+			r.Event(lockmgr.WaitEvent{Key: holder.LockKey, Holder: holder, Elapsed: el, Left: timeout - el, RetryIn: time.Second, First: i == 0})
 		}
-		r.event(lockmgr.WaitEvent{Key: holder.LockKey, Holder: holder, Done: true, Acquired: true})
+		r.Event(lockmgr.WaitEvent{Key: holder.LockKey, Holder: holder, Done: true, Acquired: true})
 		return b.String()
 	}
 
@@ -55,10 +55,10 @@ func TestWaitReporterPositionAndRetry(t *testing.T) {
 	holder := lockmgr.Record{LockKey: "stack:shop:env:dev", LockID: "L1", LockedBy: "alice@laptop", LockedAt: 1700000000,
 		Metadata: lockmgr.Metadata{Operation: "deploy", PID: 42, Hostname: "laptop"}}
 	var b bytes.Buffer
-	r := newWaitReporter(&b, false)
-	r.event(lockmgr.WaitEvent{Key: holder.LockKey, Retrying: errors.New("dial tcp 127.0.0.1:6379: connect: connection refused"),
+	r := NewWaitReporter(&b, false)
+	r.Event(lockmgr.WaitEvent{Key: holder.LockKey, Retrying: errors.New("dial tcp 127.0.0.1:6379: connect: connection refused"),
 		Left: 5 * time.Minute, First: true})
-	r.event(lockmgr.WaitEvent{Key: holder.LockKey, Holder: holder, Elapsed: 2 * time.Second, Left: 4*time.Minute + 58*time.Second, Position: 2})
+	r.Event(lockmgr.WaitEvent{Key: holder.LockKey, Holder: holder, Elapsed: 2 * time.Second, Left: 4*time.Minute + 58*time.Second, Position: 2})
 	want := "lock backend unavailable while acquiring stack:shop:env:dev, retrying for up to 5m0s: dial tcp 127.0.0.1:6379: connect: connection refused\n" +
 		"waiting for lock stack:shop:env:dev (up to 5m0s, position 2 in the queue): held by alice@laptop (deploy, pid 42 on laptop, since 2023-11-14T22:13:20Z, lock id L1)\n"
 	if b.String() != want {

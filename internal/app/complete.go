@@ -1,4 +1,4 @@
-package cli
+package app
 
 import (
 	"io"
@@ -35,10 +35,10 @@ var flagCompleters = map[string]completer{
 	"plan":        completePlanFiles,
 }
 
-// registerCompletions walks the command tree under root and registers the
+// RegisterCompletions walks the command tree under root and registers the
 // completers of flagCompleters on every command that has those flags, and
 // those of argCompleters on their commands' positional arguments.
-func registerCompletions(root *cobra.Command, f *Factory) {
+func RegisterCompletions(root *cobra.Command, f *Factory) {
 	var walk func(c *cobra.Command)
 	walk = func(c *cobra.Command) {
 		for name, fn := range flagCompleters {

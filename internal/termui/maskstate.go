@@ -1,4 +1,4 @@
-package cli
+package termui
 
 import (
 	"maps"
@@ -7,9 +7,9 @@ import (
 	"github.com/deployer-dev/deployer/internal/statestore"
 )
 
-// maskState returns a copy of st to print: every secret value (sealed or
+// MaskState returns a copy of st to print: every secret value (sealed or
 // not) is "(sensitive)". The stored checksums are kept as they are.
-func maskState(st *statestore.State) *statestore.State {
+func MaskState(st *statestore.State) *statestore.State {
 	cp := *st
 	cp.Resources = make(map[string]*statestore.Resource, len(st.Resources))
 	for addr, r := range st.Resources {

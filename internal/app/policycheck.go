@@ -1,4 +1,4 @@
-package cli
+package app
 
 import (
 	"context"
@@ -11,6 +11,7 @@ import (
 
 	"github.com/deployer-dev/deployer/internal/config"
 	"github.com/deployer-dev/deployer/internal/deploy"
+	"github.com/deployer-dev/deployer/internal/exitcode"
 	"github.com/deployer-dev/deployer/internal/ghactions"
 	"github.com/deployer-dev/deployer/internal/lockmgr"
 	"github.com/deployer-dev/deployer/internal/policy"
@@ -22,7 +23,7 @@ type PolicyFlags struct {
 	Dirs      []string
 	Overrides []string
 	Reason    string
-	// Identify tells who asks for the overrides (overrideIdentity); nil
+	// Identify tells who asks for the overrides (OverrideIdentity); nil
 	// leaves it to the use case (the lock holder's name, not verified).
 	Identify func(ctx context.Context) (policy.Identity, error)
 }
@@ -30,12 +31,12 @@ type PolicyFlags struct {
 // identityTimeout bounds the requests that tell who overrides a policy.
 const identityTimeout = 30 * time.Second
 
-// overrideIdentity returns who asks for --override-policy
+// OverrideIdentity returns who asks for --override-policy
 // (docs/policy.md#overrides): under GitHub Actions the identity GitHub
 // vouches for (ghactions.VouchedActor: the OIDC token's actor, or the
 // run's actor read through the API), never GITHUB_ACTOR alone; elsewhere
 // the user running deployer (USER@hostname), not verified.
-func overrideIdentity(getenv func(string) string) func(ctx context.Context) (policy.Identity, error) {
+func OverrideIdentity(getenv func(string) string) func(ctx context.Context) (policy.Identity, error) {
 	return func(ctx context.Context) (policy.Identity, error) {
 		if getenv("GITHUB_ACTIONS") == "true" {
 			id, err := ghactions.VouchedActor(ctx, &http.Client{Timeout: identityTimeout}, getenv)
@@ -49,7 +50,7 @@ func overrideIdentity(getenv func(string) string) func(ctx context.Context) (pol
 	}
 }
 
-func bindPolicyFlags(cmd *cobra.Command, p *PolicyFlags, overrides bool) {
+func BindPolicyFlags(cmd *cobra.Command, p *PolicyFlags, overrides bool) {
 	cmd.Flags().StringArrayVar(&p.Dirs, "policy", nil, "check the plan against the Rego policies in DIR, besides deployer.yaml's policy.paths (repeatable; docs/policy.md)")
 	if overrides {
 		cmd.Flags().StringArrayVar(&p.Overrides, "override-policy", nil, "deploy past the denies of the overridable policy NAME, recorded with --reason (repeatable)")
@@ -57,21 +58,21 @@ func bindPolicyFlags(cmd *cobra.Command, p *PolicyFlags, overrides bool) {
 	}
 }
 
-// validate checks the flags alone: an override needs a reason.
-func (p PolicyFlags) validate() error {
+// Validate checks the flags alone: an override needs a reason.
+func (p PolicyFlags) Validate() error {
 	if len(p.Overrides) > 0 && p.Reason == "" {
-		return &UsageError{Msg: "--override-policy needs --reason TEXT: say why the policy is overridden"}
+		return &exitcode.UsageError{Msg: "--override-policy needs --reason TEXT: say why the policy is overridden"}
 	}
 	if p.Reason != "" && len(p.Overrides) == 0 {
-		return &UsageError{Msg: "--reason goes with --override-policy NAME"}
+		return &exitcode.UsageError{Msg: "--reason goes with --override-policy NAME"}
 	}
 	return nil
 }
 
-// check is the policy check of cfg's policy.paths (relative to
+// Check is the policy check of cfg's policy.paths (relative to
 // deployer.yaml's directory) and of --policy, which the use case loads and
 // compiles; nil when there are none.
-func (p PolicyFlags) check(ctx context.Context, cfg *config.Config) (*deploy.PolicyCheck, error) {
+func (p PolicyFlags) Check(ctx context.Context, cfg *config.Config) (*deploy.PolicyCheck, error) {
 	var dirs []string
 	for _, d := range cfg.Policy.Paths {
 		if !filepath.IsAbs(d) {
@@ -82,7 +83,7 @@ func (p PolicyFlags) check(ctx context.Context, cfg *config.Config) (*deploy.Pol
 	dirs = append(dirs, p.Dirs...)
 	if len(dirs) == 0 {
 		if len(p.Overrides) > 0 {
-			return nil, &UsageError{Msg: "--override-policy: no policy is configured (policy.paths in deployer.yaml, or --policy DIR)"}
+			return nil, &exitcode.UsageError{Msg: "--override-policy: no policy is configured (policy.paths in deployer.yaml, or --policy DIR)"}
 		}
 		return nil, nil
 	}

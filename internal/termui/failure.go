@@ -1,4 +1,4 @@
-package cli
+package termui
 
 import (
 	"fmt"
@@ -16,11 +16,11 @@ import (
 // ends. --json prints it whole.
 const errorLineMax = 200
 
-// errorLine is a deployment's error on one line of a table: whitespace
+// ErrorLine is a deployment's error on one line of a table: whitespace
 // runs (the error's own newlines included) become one space, control
 // characters are escaped (it may quote a command's output), and an error
 // over errorLineMax characters keeps its start and its end around " … ".
-func errorLine(msg string) string {
+func ErrorLine(msg string) string {
 	r := []rune(sanitize.Line(strings.Join(strings.Fields(msg), " ")))
 	if len(r) <= errorLineMax {
 		return string(r)
@@ -30,13 +30,13 @@ func errorLine(msg string) string {
 	return string(r[:head]) + " … " + string(r[len(r)-tail:])
 }
 
-// printFailure writes, under state show's table, the newest deployment when
+// PrintFailure writes, under state show's table, the newest deployment when
 // it did not succeed: its id, type, status, time and error, and the
 // components whose create failed (they have no state entry).
-func printFailure(w io.Writer, f *deploy.Failure) {
+func PrintFailure(w io.Writer, f *deploy.Failure) {
 	d := f.Deployment
-	fmt.Fprintf(w, "\nLast deployment %s (%s, %s) %s:\n  %s\n", orDash(sanitize.Line(d.DeploymentID)), orDash(sanitize.Line(string(d.Type))),
-		d.Timestamp.UTC().Format(time.RFC3339), sanitize.Line(string(d.Status)), orDash(errorLine(d.Error)))
+	fmt.Fprintf(w, "\nLast deployment %s (%s, %s) %s:\n  %s\n", OrDash(sanitize.Line(d.DeploymentID)), OrDash(sanitize.Line(string(d.Type))),
+		d.Timestamp.UTC().Format(time.RFC3339), sanitize.Line(string(d.Status)), OrDash(ErrorLine(d.Error)))
 	if len(f.NotCreated) > 0 {
 		fmt.Fprintf(w, "Not created (no state entry; the next deploy creates them): %s\n", sanitize.Line(strings.Join(f.NotCreated, ", ")))
 	}

@@ -1,9 +1,10 @@
-package cli
+package termui
 
 // The result of deploy and destroy: the --json document and the summary
 // printed after the plan (docs/commands.md#deployer-deploy).
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
@@ -11,6 +12,7 @@ import (
 	"github.com/deployer-dev/deployer/internal/deploy"
 	"github.com/deployer-dev/deployer/internal/plan"
 	"github.com/deployer-dev/deployer/internal/planview"
+	"github.com/deployer-dev/deployer/internal/policy"
 	"github.com/deployer-dev/deployer/internal/statestore"
 )
 
@@ -136,4 +138,28 @@ func printDeploySummary(w io.Writer, t deploy.Target, out *deploy.Outcome, err e
 		fmt.Fprintf(w, " State %s/%s is at serial %d.", t.Stack, t.Env, out.Head.Serial)
 	}
 	fmt.Fprintln(w)
+}
+
+// RenderDeploy shows the outcome of a deploy or destroy of t: the JSON
+// result (asJSON), the plan a policy denied, or the summary; it returns err.
+func RenderDeploy(ios *IOStreams, asJSON bool, t deploy.Target, out *deploy.Outcome, err error) error {
+	var denied *policy.DeniedError
+	if errors.As(err, &denied) && out != nil && out.Plan != nil && !asJSON {
+		// Denied before any engine ran: the plan and its policy results
+		// say why; nothing was applied or written.
+		if rerr := planview.NewHuman(ios.ColorOut(), ios.Mask).Render(ios.Out, out.Plan); rerr != nil {
+			return rerr
+		}
+		return err
+	}
+	if asJSON && out != nil {
+		j := deployResultJSON(out, err)
+		j.Stack, j.Environment = cmp.Or(j.Stack, t.Stack), cmp.Or(j.Environment, t.Env) // a skipped deploy has no plan
+		if jerr := ios.PrintJSON(j); jerr != nil {
+			return jerr
+		}
+	} else if out != nil && out.Plan != nil {
+		printDeploySummary(ios.Out, t, out, err)
+	}
+	return err
 }

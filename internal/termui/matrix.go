@@ -1,7 +1,6 @@
-package cli
+package termui
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -10,9 +9,9 @@ import (
 	"github.com/deployer-dev/deployer/internal/stacks"
 )
 
-// matrixEntry is one job of `deployer stacks --matrix`
+// MatrixEntry is one job of `deployer stacks --matrix`
 // (docs/many-stacks.md#one-job-per-stack-the-matrix).
-type matrixEntry struct {
+type MatrixEntry struct {
 	Stack string `json:"stack"`
 	Dir   string `json:"dir"`
 	// Upstream is every stack of the run this one reads, directly or
@@ -21,41 +20,38 @@ type matrixEntry struct {
 	Upstream []string `json:"upstream"`
 }
 
-// runStacksMatrix prints, on one line, the JSON GitHub Actions'
+// RenderMatrix prints, on one line, the JSON GitHub Actions'
 // strategy.matrix takes through fromJSON: {"include": [entry, ...]}, one
-// entry per stack of the run in dependency order.
-func runStacksMatrix(ctx context.Context, opts *StacksOptions) error {
-	sel, err := deploy.SelectStacks(ctx, deploy.SelectRequest{Root: ".", Env: opts.Env, Op: deploy.OpDeploy, ChangedSince: opts.ChangedSince, Load: opts.Load})
-	if err != nil {
-		return err
-	}
+// entry per stack of sel's run in dependency order; with changedSince
+// (--changed-since REF) the stacks it selected go on stderr first.
+func RenderMatrix(ios *IOStreams, sel *deploy.Selection, changedSince string) error {
 	inRun := map[string]bool{}
 	for _, st := range sel.Set.Stacks {
 		if st.InEnv && (sel.Only == nil || sel.Only[st.Name]) {
 			inRun[st.Name] = true
 		}
 	}
-	if ref := opts.ChangedSince; ref != "" {
+	if ref := changedSince; ref != "" {
 		if len(inRun) == 0 {
-			fmt.Fprintf(opts.IO.ErrOut, "No stack changed since %s.\n", ref)
+			fmt.Fprintf(ios.ErrOut, "No stack changed since %s.\n", ref)
 		} else {
-			fmt.Fprintf(opts.IO.ErrOut, "Changed since %s: %s; with the stacks that read them: %s.\n", ref,
+			fmt.Fprintf(ios.ErrOut, "Changed since %s: %s; with the stacks that read them: %s.\n", ref,
 				strings.Join(sel.Changed, ", "), strings.Join(sel.Order(deploy.OpDeploy), ", "))
 		}
 	}
 	out := struct {
-		Include []matrixEntry `json:"include"`
-	}{Include: []matrixEntry{}}
+		Include []MatrixEntry `json:"include"`
+	}{Include: []MatrixEntry{}}
 	for _, st := range sel.Set.Stacks {
 		if inRun[st.Name] {
-			out.Include = append(out.Include, matrixEntry{Stack: st.Name, Dir: st.Dir, Upstream: upstreamIn(sel.Set, st.Name, inRun)})
+			out.Include = append(out.Include, MatrixEntry{Stack: st.Name, Dir: st.Dir, Upstream: upstreamIn(sel.Set, st.Name, inRun)})
 		}
 	}
 	b, err := json.Marshal(out)
 	if err != nil {
 		return err
 	}
-	_, err = fmt.Fprintln(opts.IO.Out, string(b))
+	_, err = fmt.Fprintln(ios.Out, string(b))
 	return err
 }
 
@@ -80,20 +76,4 @@ func upstreamIn(set *stacks.Set, name string, run map[string]bool) []string {
 		}
 	}
 	return out
-}
-
-// checkMatrix refuses --matrix without -e or with --json/--graph, and
-// --changed-since without --matrix.
-func (o *StacksOptions) checkMatrix() error {
-	switch {
-	case o.ChangedSince != "" && !o.Matrix:
-		return &UsageError{Msg: "--changed-since goes with --matrix (plan and deploy take it with --all)"}
-	case !o.Matrix:
-		return nil
-	case o.Env == "":
-		return &UsageError{Msg: "--matrix needs -e ENV: a run deploys one environment"}
-	case o.JSON || o.Graph != "":
-		return &UsageError{Msg: "--matrix prints JSON already: drop --json and --graph"}
-	}
-	return nil
 }
