@@ -10,6 +10,7 @@ import (
 
 	"github.com/deployer-dev/deployer/internal/config"
 	"github.com/deployer-dev/deployer/internal/engine"
+	"github.com/deployer-dev/deployer/internal/executor"
 	"github.com/deployer-dev/deployer/internal/exitcode"
 	"github.com/deployer-dev/deployer/internal/lockmgr"
 	"github.com/deployer-dev/deployer/internal/plan"
@@ -314,13 +315,13 @@ func (s *Service) execute(ctx context.Context, run *deployRun, pr *prepared, pl 
 		DeploymentID: run.id, Outputs: withRead(outputsOf(pl.st), pl.read), Progress: s.d.Masker.Writer(s.d.Progress), StackOutputs: s.stackOutputs,
 		Learn: s.learnOutputs,
 	}
-	ran, applyErr := s.runEngines(run.lease.Context(), pl.plan, pl.st, in, req.Destroy, req.parallelism())
-	out.Results, out.Unchanged = ran.results, ran.unchanged
+	ran, applyErr := s.x.Apply(run.lease.Context(), executor.Request{Plan: pl.plan, State: pl.st, Inputs: in, Destroy: req.Destroy, Limit: req.parallelism()})
+	out.Results, out.Unchanged = ran.Results, ran.Unchanged
 	cancelled := applyErr != nil && ctx.Err() != nil
 	dep, ch := s.record(run, pl, ran, start, applyErr, cancelled)
 	ch.outputs, ch.setOutputs = pr.res.Outputs, true
 	req.Run.stamp(&dep)
-	out.Summary = summarize(ch, ran, len(pl.plan.Changes()))
+	out.Summary = ran.Summarize(ch.Changes, len(pl.plan.Changes()))
 
 	saveCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 	defer cancel()
@@ -346,7 +347,7 @@ func (s *Service) execute(ctx context.Context, run *deployRun, pr *prepared, pl 
 // record is the deployment entry of a run that started at start and the
 // changes it makes to the state: its status (success, failed, cancelled),
 // duration, counts and masked error.
-func (s *Service) record(run *deployRun, pl *planned, ran applyRun, start time.Time, applyErr error, cancelled bool) (statestore.Deployment, changeSet) {
+func (s *Service) record(run *deployRun, pl *planned, ran executor.Run, start time.Time, applyErr error, cancelled bool) (statestore.Deployment, changeSet) {
 	status := statestore.DeploymentSuccess
 	switch {
 	case cancelled:
@@ -370,9 +371,9 @@ func (s *Service) record(run *deployRun, pl *planned, ran applyRun, start time.T
 		}
 	}
 	dep.Moved = movedLines(pl.plan)
-	ch := changesFrom(pl.plan, ran, s.d.Now().UTC(), run.id, dep.DurationSeconds)
-	dep.ResourcesChanged, dep.Imported = ch.counts, ch.imported
-	dep.Deleted = slices.Sorted(slices.Values(ch.deleted))
+	ch := changeSet{Changes: ran.Changes(pl.plan, s.d.Now().UTC(), run.id)}
+	dep.ResourcesChanged, dep.Imported = ch.Counts, ch.Imported
+	dep.Deleted = slices.Sorted(slices.Values(ch.Deleted))
 	return dep, ch
 }
 
@@ -386,52 +387,6 @@ func (r ApplyRequest) parallelism() int {
 		return r.Config.Parallelism
 	}
 	return config.DefaultParallelism
-}
-
-func (s *Service) engineFor(kind string) (engine.Engine, error) {
-	for _, e := range s.d.Engines {
-		if e.Handles(kind) {
-			return e, nil
-		}
-	}
-	return nil, fmt.Errorf("no engine handles kind %q", kind)
-}
-
-// keepFor lists the components of eng's kinds that this run leaves as they
-// are: no-op steps, components outside the --service/--component scope, and
-// components whose own change comes in a later run. Pulumi's program must
-// still declare them, or `up` would delete them (docs/pulumi.md).
-func keepFor(p *plan.Plan, st *statestore.State, eng engine.Engine, run []plan.Step) []plan.Step {
-	inRun := map[string]bool{}
-	for _, s := range run {
-		inRun[s.Address] = true
-	}
-	planned := map[string]plan.Step{}
-	for _, s := range p.Steps {
-		planned[s.Address] = s
-	}
-	var keep []plan.Step
-	for _, addr := range slices.Sorted(maps.Keys(st.Resources)) {
-		r := st.Resources[addr]
-		if inRun[addr] || !eng.Handles(r.Kind) {
-			continue
-		}
-		keep = append(keep, declared(planned, addr, r))
-	}
-	return keep
-}
-
-// declared is the no-op step that declares the state resource r at addr as it
-// is: the plan's own no-op step when it has one (with no re-evaluation mark),
-// else one built from r.
-func declared(planned map[string]plan.Step, addr string, r *statestore.Resource) plan.Step {
-	if s, ok := planned[addr]; ok && s.Action == plan.NoOp {
-		s.Reevaluate = false
-		return s
-	}
-	svc, comp := config.SplitAddress(addr)
-	return plan.Step{Address: addr, Service: svc, Component: comp, Kind: r.Kind, Action: plan.NoOp,
-		DependsOn: r.Dependencies, Config: r.DesiredConfig, Prior: r, Protect: r.Lifecycle.Protect}
 }
 
 func outputsOf(st *statestore.State) map[string]map[string]any {

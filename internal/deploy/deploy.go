@@ -31,6 +31,7 @@ import (
 
 	"github.com/deployer-dev/deployer/internal/config"
 	"github.com/deployer-dev/deployer/internal/engine"
+	"github.com/deployer-dev/deployer/internal/executor"
 	"github.com/deployer-dev/deployer/internal/lockmgr"
 	"github.com/deployer-dev/deployer/internal/plan"
 	"github.com/deployer-dev/deployer/internal/policy"
@@ -59,7 +60,7 @@ type Deps struct {
 	Progress  io.Writer // stderr
 	// Steps, when set, hears each step start and end (the live progress of
 	// a deploy, docs/command-kind.md#progress); nil: nobody listens.
-	Steps  StepWatcher
+	Steps  executor.StepWatcher
 	Getenv func(string) string
 	// Dir is where an errored state is saved when the state write fails
 	// after infrastructure changed (docs/design.md#state-writes); default ".".
@@ -75,18 +76,10 @@ type Deps struct {
 	Masker *secrets.Masker
 }
 
-// StepWatcher hears the steps of an apply run: StepStarted when the
-// engine call that runs a step starts (action: create, update, replace or
-// delete), StepEnded when that call returns. Calls come from the goroutines
-// of the calls.
-type StepWatcher interface {
-	StepStarted(address, action string)
-	StepEnded(address string)
-}
-
 // Service runs deployer's use cases.
 type Service struct {
 	d Deps
+	x *executor.Executor // applies the plans
 
 	mu       sync.Mutex
 	opened   bool  // Deps.Open was called
@@ -117,7 +110,9 @@ func New(d Deps) *Service {
 	d.Dir = cmp.Or(d.Dir, ".")
 	d.Observer = cmp.Or(d.Observer, Observer(nopObserver{}))
 	d.Masker = cmp.Or(d.Masker, secrets.NewMasker())
-	return &Service{d: d}
+	s := &Service{d: d}
+	s.x = &executor.Executor{Engines: d.Engines, Steps: d.Steps, Learn: s.learnOutputs}
+	return s
 }
 
 // open opens the backends with Deps.Open, once; without Open, Locks and
@@ -369,7 +364,7 @@ func (s *Service) buildPlan(res *config.Resolved, st *statestore.State, head sta
 	if err != nil {
 		return nil, err
 	}
-	return p, s.markDeletedBy(p)
+	return p, s.x.MarkDeletedBy(p)
 }
 
 // refuseUndeployedDependencies refuses, with a *TargetError, a scoped plan

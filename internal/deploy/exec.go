@@ -1,6 +1,7 @@
 package deploy
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -111,7 +112,7 @@ func (l *Locking) Exec(ctx context.Context, req ExecRequest) (*ExecResult, error
 // variables until it exits or the lease's context ends (then stopped is
 // true), and sets res.ExitCode.
 func runUnderLease(ctx context.Context, lease *lease, req ExecRequest, env []string, res *ExecResult) (stopped bool, err error) {
-	progress := progressOr(req.Progress)
+	progress := cmp.Or(req.Progress, io.Writer(io.Discard))
 	rec := res.Lock
 	c := proc.Command(lease.Context(), req.Args[0], req.Args[1:]...)
 	c.Grace = req.Grace

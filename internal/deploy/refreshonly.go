@@ -11,6 +11,7 @@ import (
 
 	"github.com/deployer-dev/deployer/internal/config"
 	"github.com/deployer-dev/deployer/internal/engine"
+	"github.com/deployer-dev/deployer/internal/executor"
 	"github.com/deployer-dev/deployer/internal/lockmgr"
 	"github.com/deployer-dev/deployer/internal/plan"
 	"github.com/deployer-dev/deployer/internal/statestore"
@@ -118,7 +119,7 @@ func (s *Service) RefreshOnly(ctx context.Context, req RefreshOnlyRequest) (_ *R
 	}
 	cs := refreshChanges(pl.st, raw)
 	for name, ref := range pr.res.Outputs {
-		if r, ok := cs.resources[ref.Address]; ok && r == nil {
+		if r, ok := cs.Resources[ref.Address]; ok && r == nil {
 			// Its component is gone from the state: so is its value
 			// (docs/operations.md#refresh-only).
 			cs.dropOutputs = append(cs.dropOutputs, name)
@@ -128,14 +129,14 @@ func (s *Service) RefreshOnly(ctx context.Context, req RefreshOnlyRequest) (_ *R
 	now := s.d.Now().UTC()
 	out.Deployment = statestore.Deployment{DeploymentID: id, Type: RefreshType, Timestamp: now, TriggeredBy: lease.By,
 		GitCommit: commit, Status: statestore.DeploymentSuccess, DurationSeconds: now.Sub(start.UTC()).Seconds(),
-		ResourcesChanged: cs.counts, Scope: lease.Record().LockKey, Removed: cs.removed()}
+		ResourcesChanged: cs.Counts, Scope: lease.Record().LockKey, Removed: cs.removed()}
 	out.Head, err = s.save(lctx, lease, pr.t, pl.st, pl.head, cs, out.Deployment, commit, branch)
 	if err != nil {
 		return out, err
 	}
 	out.Deployment.Serial = out.Head.Serial
 	s.d.Audit.Info("state.refreshed", "stack", pr.t.Stack, "environment", pr.t.Env, "serial", out.Head.Serial,
-		"deployment_id", id, "updated", cs.counts.Updated, "removed", strings.Join(cs.removed(), ","), "by", lease.By,
+		"deployment_id", id, "updated", cs.Counts.Updated, "removed", strings.Join(cs.removed(), ","), "by", lease.By,
 		"lock_id", lease.Record().LockID)
 	return out, nil
 }
@@ -198,21 +199,21 @@ func maskedCopy(drift []engine.Drift) []engine.Drift {
 // component's entry as it was with the actual_state read, a gone one
 // removed from the state.
 func refreshChanges(st *statestore.State, drift []engine.Drift) changeSet {
-	cs := changeSet{resources: map[string]*statestore.Resource{}}
+	cs := changeSet{Changes: executor.Changes{Resources: map[string]*statestore.Resource{}}}
 	for _, d := range drift {
 		prior := st.Resources[d.Address]
 		if prior == nil {
 			continue
 		}
 		if d.Missing {
-			cs.resources[d.Address] = nil
-			cs.counts.Deleted++
+			cs.Resources[d.Address] = nil
+			cs.Counts.Deleted++
 			continue
 		}
 		r := *prior
 		r.ActualState = maps.Clone(d.ActualState)
-		cs.resources[d.Address] = &r
-		cs.counts.Updated++
+		cs.Resources[d.Address] = &r
+		cs.Counts.Updated++
 	}
 	return cs
 }
@@ -220,7 +221,7 @@ func refreshChanges(st *statestore.State, drift []engine.Drift) changeSet {
 // removed are the addresses cs removes from the state, sorted.
 func (cs changeSet) removed() []string {
 	var out []string
-	for addr, r := range cs.resources {
+	for addr, r := range cs.Resources {
 		if r == nil {
 			out = append(out, addr)
 		}
@@ -254,7 +255,7 @@ func (s *Service) rereadChanged(ctx context.Context, pr *prepared, p *plan.Plan)
 	}
 	for _, i := range idx {
 		st := &p.Steps[i]
-		eng, err := s.engineFor(st.Kind)
+		eng, err := s.x.EngineFor(st.Kind)
 		if err != nil {
 			return err
 		}

@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"github.com/deployer-dev/deployer/internal/config"
-	"github.com/deployer-dev/deployer/internal/engine"
+	"github.com/deployer-dev/deployer/internal/executor"
 	"github.com/deployer-dev/deployer/internal/lockmgr"
 	"github.com/deployer-dev/deployer/internal/plan"
 	"github.com/deployer-dev/deployer/internal/secrets"
@@ -25,13 +25,10 @@ import (
 // also lives on in the history snapshot of the serial it wrote.
 const maxHistoryInState = 100
 
-// changeSet is what a run does to resources: a nil value deletes the address.
+// changeSet is what a run does to the state: the components' changes
+// (executor.Changes) and the stack outputs.
 type changeSet struct {
-	resources map[string]*statestore.Resource
-	counts    statestore.ResourcesChanged
-	// replaced counts the updates that were replacements (counted in
-	// counts.Updated too: the state's counters have no replace).
-	replaced int
+	executor.Changes
 	// outputs, with setOutputs, are the stack outputs deployer.yaml names:
 	// apply records them from the resulting resources' outputs
 	// (docs/operations.md#stack-outputs). Without setOutputs the state's
@@ -41,167 +38,6 @@ type changeSet struct {
 	// dropOutputs are stack outputs to remove (a refresh-only removing
 	// the component they come from), without setOutputs.
 	dropOutputs []string
-	// deleted are the components whose delete ran, as history names
-	// them (sorted by record).
-	deleted []string
-	// imported are the components the run imported, as history records
-	// them (importedLine); not counted in counts.
-	imported []string
-}
-
-// changesFrom turns engine results into resource entries, each ready one
-// with the resolved inputs it was applied with. Failed steps keep
-// the previous entry marked failed (its desired_config unchanged, so the next
-// plan retries); steps never started leave the state as it was. A replace
-// across engines whose old instance is gone (run.gone) and whose create
-// failed leaves what the create made, marked failed, or nothing.
-func changesFrom(p *plan.Plan, run applyRun, now time.Time, depID string, dur float64) changeSet {
-	steps := map[string]plan.Step{}
-	for _, st := range p.Steps {
-		steps[st.Address] = st
-	}
-	cs := changeSet{resources: map[string]*statestore.Resource{}}
-	for _, r := range run.results {
-		st := steps[r.Address]
-		switch r.Status {
-		case engine.StatusDeleted:
-			cs.resources[r.Address] = nil
-			cs.counts.Deleted++
-			cs.deleted = append(cs.deleted, r.Address)
-		case engine.StatusReady:
-			if st.Action == plan.NoOp && r.Action == plan.NoOp && st.MovedFrom != "" && st.Prior != nil {
-				// Only moved: not counted as a change. A moved component
-				// that was re-evaluated and updated (its inputs changed
-				// with the move) is an update (r.Action), recorded below.
-				cs.resources[r.Address] = movedEntry(st, r)
-				continue
-			}
-			res, replaced := readyEntry(st, r, run, now, depID)
-			cs.resources[r.Address] = res
-			switch {
-			case st.Action == plan.Import:
-				cs.imported = append(cs.imported, importedLine(st)) // adopted, not created
-			case st.Action == plan.Create:
-				cs.counts.Created++
-			case replaced:
-				cs.counts.Updated++
-				cs.replaced++
-			default:
-				cs.counts.Updated++
-			}
-		default: // failed, cancelled, pending
-			res, keep := failedEntry(st, r, run, now)
-			if !keep {
-				continue
-			}
-			cs.resources[r.Address] = res
-			if res == nil {
-				cs.counts.Deleted++
-			}
-		}
-	}
-	return cs
-}
-
-// readyEntry is the state entry of step st that the engine applied (r),
-// and whether it was replaced.
-func readyEntry(st plan.Step, r engine.Result, run applyRun, now time.Time, depID string) (*statestore.Resource, bool) {
-	res := &statestore.Resource{
-		Kind: st.Kind, APIVersion: statestore.APIVersion, Status: statestore.ResourceReady,
-		Lifecycle:     statestore.Lifecycle{CreatedAt: now, LastUpdated: now, Version: 1, Protect: st.Protect, ImportedID: importedID(st)},
-		DesiredConfig: st.Config, ActualState: r.ActualState, Outputs: r.Outputs,
-		EngineData: r.EngineData, Dependencies: st.DependsOn, Inputs: run.inputs[r.Address],
-		Health: &statestore.Health{Status: "healthy", LastCheck: &now},
-		Deployment: &statestore.ResourceDeployment{
-			LastDeploymentID: depID, LastDeploymentAt: now,
-			LastDeploymentDurationSeconds: r.Finished.Sub(r.Started).Seconds(), RolloutStatus: "completed",
-		},
-	}
-	if res.Dependencies == nil {
-		res.Dependencies = []string{}
-	}
-	// The engine's action wins: Pulumi may replace what the plan saw
-	// as an update.
-	replaced := st.Action == plan.Replace || r.Action == plan.Replace
-	if st.Prior != nil && !replaced {
-		res.Lifecycle.CreatedAt = st.Prior.Lifecycle.CreatedAt
-		res.Lifecycle.Version = st.Prior.Lifecycle.Version + 1
-	}
-	return res, replaced
-}
-
-// movedEntry is the state entry of a component a move brought to st's
-// address and nothing else changed (docs/operations.md#moves): its entry
-// as it was, lifecycle and last deployment included, with what the engine
-// keeps of it now (a Pulumi component's URNs change with its address).
-func movedEntry(st plan.Step, r engine.Result) *statestore.Resource {
-	res := *st.Prior
-	takeEngineResult(&res, r)
-	return &res
-}
-
-// takeEngineResult overlays on res what the engine reported in r: its
-// record, outputs and actual state, each where r has it.
-func takeEngineResult(res *statestore.Resource, r engine.Result) {
-	res.EngineData = reported(r.EngineData, res.EngineData)
-	res.Outputs = reported(r.Outputs, res.Outputs)
-	res.ActualState = reported(r.ActualState, res.ActualState)
-}
-
-// reported is what the engine reported (got), or prior where it reported
-// nothing (nil).
-func reported[T ~[]byte | ~map[string]any](got, prior T) T {
-	if got != nil {
-		return got
-	}
-	return prior
-}
-
-// failedEntry is the state entry of step st that failed, was cancelled or
-// is pending (r): keep false leaves the state's entry as it was; a nil
-// entry kept removes it (a replace across engines whose old instance is
-// gone and whose create made nothing).
-func failedEntry(st plan.Step, r engine.Result, run applyRun, now time.Time) (res *statestore.Resource, keep bool) {
-	switch {
-	case r.Gone:
-		// The apply found it gone (its read printed null): the next
-		// plan creates it, rather than retrying an update of nothing.
-		return nil, true
-	case st.Prior != nil && !run.gone[r.Address]:
-		prev := *st.Prior
-		prev.Status = statestore.ResourceFailed
-		prev.Lifecycle.LastUpdated = now
-		if r.EngineData != nil {
-			// What the engine holds now: an update may have
-			// reached the cloud before the run stopped.
-			takeEngineResult(&prev, r)
-		}
-		return &prev, true
-	case r.EngineData != nil:
-		// A create that did not finish but left resources (a
-		// cancelled Pulumi update): recorded as failed, so the
-		// state lists everything the engine has and the next
-		// plan applies it again.
-		return &statestore.Resource{
-			Kind: st.Kind, APIVersion: statestore.APIVersion, Status: statestore.ResourceFailed,
-			Lifecycle:     statestore.Lifecycle{CreatedAt: now, LastUpdated: now, Version: 1, ImportedID: importedID(st)},
-			DesiredConfig: st.Config, ActualState: r.ActualState, Outputs: r.Outputs,
-			EngineData: r.EngineData, Dependencies: nonNil(st.DependsOn),
-		}, true
-	case run.gone[r.Address]:
-		// A replace across engines deleted the existing
-		// instance and created nothing: the state holds neither,
-		// and the next plan creates it.
-		return nil, true
-	}
-	return nil, false
-}
-
-func nonNil(s []string) []string {
-	if s == nil {
-		return []string{}
-	}
-	return s
 }
 
 // apply writes cs and dep onto st (a copy is not needed: st is ours).
@@ -209,7 +45,7 @@ func (cs changeSet) apply(st *statestore.State, dep statestore.Deployment, lease
 	if st.Resources == nil {
 		st.Resources = map[string]*statestore.Resource{}
 	}
-	for addr, r := range cs.resources {
+	for addr, r := range cs.Resources {
 		if r == nil {
 			delete(st.Resources, addr)
 		} else {
@@ -290,7 +126,7 @@ func (s *Service) save(ctx context.Context, lease *lease, t Target, st *statesto
 // which the error names (docs/secrets.md#errored-states-under-ci).
 func (s *Service) saveErrored(ctx context.Context, t Target, st *statestore.State, head statestore.Head, cs changeSet, dep statestore.Deployment,
 	rec lockmgr.Record, commit, branch string, now time.Time, cause error) error {
-	if len(cs.resources) == 0 {
+	if len(cs.Resources) == 0 {
 		return cause
 	}
 	next := cloneState(st)

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/deployer-dev/deployer/internal/executor"
 	"github.com/deployer-dev/deployer/internal/lockmgr"
 	"github.com/deployer-dev/deployer/internal/statestore"
 )
@@ -44,21 +45,21 @@ func (s *Service) StateRm(ctx context.Context, req StateRmRequest) (_ statestore
 	if err != nil {
 		return statestore.Head{}, err
 	}
-	cs := changeSet{resources: map[string]*statestore.Resource{}}
+	cs := changeSet{Changes: executor.Changes{Resources: map[string]*statestore.Resource{}}}
 	for _, addr := range req.Addresses {
 		if st.Resources[addr] == nil {
 			return statestore.Head{}, fmt.Errorf("%s is not in the state of %s/%s (it holds: %s); nothing was removed",
 				addr, t.Stack, t.Env, orNone(strings.Join(slices.Sorted(maps.Keys(st.Resources)), ", ")))
 		}
-		if _, dup := cs.resources[addr]; !dup {
-			cs.resources[addr] = nil
-			cs.counts.Deleted++
+		if _, dup := cs.Resources[addr]; !dup {
+			cs.Resources[addr] = nil
+			cs.Counts.Deleted++
 		}
 	}
 	now := s.d.Now().UTC()
-	removed := slices.Sorted(maps.Keys(cs.resources))
+	removed := slices.Sorted(maps.Keys(cs.Resources))
 	dep := statestore.Deployment{DeploymentID: id, Type: string(lockmgr.OpStateRm), Timestamp: now, TriggeredBy: lease.By,
-		Status: statestore.DeploymentSuccess, ResourcesChanged: cs.counts, Scope: lease.Record().LockKey, Removed: removed}
+		Status: statestore.DeploymentSuccess, ResourcesChanged: cs.Counts, Scope: lease.Record().LockKey, Removed: removed}
 	commit, branch := s.gitInfo(s.d.Dir)
 	cs.apply(st, dep, lease.Record(), lease.By, commit, branch, now)
 	newHead, err := s.d.Store.Save(lease.Context(), st, head, leaseRef(lease))

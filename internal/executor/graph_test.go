@@ -1,14 +1,14 @@
-package deploy
+package executor
 
 import (
 	"context"
+	"maps"
 	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 
-	"github.com/deployer-dev/deployer/internal/config"
 	"github.com/deployer-dev/deployer/internal/engine"
 	"github.com/deployer-dev/deployer/internal/plan"
 	"github.com/deployer-dev/deployer/internal/statestore"
@@ -100,14 +100,14 @@ func planOf(steps ...plan.Step) *plan.Plan {
 func TestBatchesFollowTheGraphAcrossEngines(t *testing.T) {
 	pul := &recEngine{kind: "P"}
 	cmd := concurrentEngine{&recEngine{kind: "C"}}
-	s := New(Deps{Engines: []engine.Engine{pul, cmd}})
+	s := &Executor{Engines: []engine.Engine{pul, cmd}}
 	p := planOf(
 		step("p/a", "P", plan.Create),
 		step("p/d", "P", plan.Create),
 		step("c/b", "C", plan.Create, "p/a"),
 		step("p/c", "P", plan.Create, "c/b"),
 	)
-	run, err := s.runEngines(context.Background(), p, statestore.NewState("s", "e"), engine.Inputs{}, false, 10)
+	run, err := s.Apply(context.Background(), Request{Plan: p, State: statestore.NewState("s", "e"), Inputs: engine.Inputs{}, Limit: 10})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -117,8 +117,8 @@ func TestBatchesFollowTheGraphAcrossEngines(t *testing.T) {
 	if want := []string{"p/a", "p/d"}; !slices.Equal(pul.keeps[1], want) {
 		t.Errorf("second batch keeps %v, want %v (created earlier in this run)", pul.keeps[1], want)
 	}
-	if len(run.results) != 4 || run.inputs["c/b"].Dependencies["p/a"]["id"] != "p/a" {
-		t.Errorf("results %v, inputs of c/b %v", run.results, run.inputs["c/b"])
+	if len(run.Results) != 4 || run.Inputs["c/b"].Dependencies["p/a"]["id"] != "p/a" {
+		t.Errorf("results %v, inputs of c/b %v", run.Results, run.Inputs["c/b"])
 	}
 }
 
@@ -127,7 +127,7 @@ func TestBatchesFollowTheGraphAcrossEngines(t *testing.T) {
 // from the results and reported unchanged.
 func TestOnePulumiBatchAndReevaluatedComponentsSettleAfterIt(t *testing.T) {
 	pul := &recEngine{kind: "P", outputs: func(addr string) map[string]any { return map[string]any{"id": addr + "-1"} }}
-	s := New(Deps{Engines: []engine.Engine{pul}})
+	s := &Executor{Engines: []engine.Engine{pul}}
 	st := statestore.NewState("s", "e")
 	for _, a := range []string{"p/a", "p/b", "p/c"} {
 		st.Resources[a] = &statestore.Resource{Kind: "P", Outputs: map[string]any{"id": a + "-1"}}
@@ -138,27 +138,27 @@ func TestOnePulumiBatchAndReevaluatedComponentsSettleAfterIt(t *testing.T) {
 	c.Reevaluate, c.InputsFrom, c.Prior = true, []string{"p/b"}, st.Resources["p/c"]
 	a := step("p/a", "P", plan.Update)
 	a.Prior = st.Resources["p/a"]
-	run, err := s.runEngines(context.Background(), planOf(a, b, c), st, engine.Inputs{Outputs: outputsOf(st)}, false, 10)
+	run, err := s.Apply(context.Background(), Request{Plan: planOf(a, b, c), State: st, Inputs: engine.Inputs{Outputs: outputsOf(st)}, Limit: 10})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if want := [][]string{{"p/a", "p/b", "p/c"}}; !slices.EqualFunc(pul.calls, want, slices.Equal) {
 		t.Errorf("Pulumi calls = %v, want one batch %v", pul.calls, want)
 	}
-	if len(run.results) != 1 || run.results[0].Address != "p/a" || !slices.Equal(run.unchanged, []string{"p/b", "p/c"}) {
-		t.Errorf("results %v unchanged %v; want p/a applied, p/b and p/c unchanged", run.results, run.unchanged)
+	if len(run.Results) != 1 || run.Results[0].Address != "p/a" || !slices.Equal(run.Unchanged, []string{"p/b", "p/c"}) {
+		t.Errorf("results %v unchanged %v; want p/a applied, p/b and p/c unchanged", run.Results, run.Unchanged)
 	}
 }
 
 func TestParallelismBoundsConcurrentCalls(t *testing.T) {
 	for _, limit := range []int{1, 3} {
 		cmd := concurrentEngine{&recEngine{kind: "C"}}
-		s := New(Deps{Engines: []engine.Engine{cmd}})
+		s := &Executor{Engines: []engine.Engine{cmd}}
 		var steps []plan.Step
 		for _, a := range []string{"s/a", "s/b", "s/c", "s/d", "s/e", "s/f"} {
 			steps = append(steps, step(a, "C", plan.Create))
 		}
-		if _, err := s.runEngines(context.Background(), planOf(steps...), statestore.NewState("s", "e"), engine.Inputs{}, false, limit); err != nil {
+		if _, err := s.Apply(context.Background(), Request{Plan: planOf(steps...), State: statestore.NewState("s", "e"), Inputs: engine.Inputs{}, Limit: limit}); err != nil {
 			t.Fatal(err)
 		}
 		if m := cmd.maxIn.Load(); int(m) > limit {
@@ -195,7 +195,7 @@ func TestReevaluationWithoutRecordedInputsUsesTheStateOutputs(t *testing.T) {
 			}
 			return map[string]any{"id": addr}
 		}}}
-		s := New(Deps{Engines: []engine.Engine{cmd}})
+		s := &Executor{Engines: []engine.Engine{cmd}}
 		st := statestore.NewState("s", "e")
 		st.Resources["s/a"] = &statestore.Resource{Kind: "C", Outputs: map[string]any{"id": "a-1"}}
 		st.Resources["s/b"] = &statestore.Resource{Kind: "C", Outputs: map[string]any{"id": "s/b"}} // no Inputs
@@ -203,7 +203,7 @@ func TestReevaluationWithoutRecordedInputsUsesTheStateOutputs(t *testing.T) {
 		a.Prior = st.Resources["s/a"]
 		b := step("s/b", "C", plan.NoOp, "s/a")
 		b.Reevaluate, b.InputsFrom, b.Prior = true, []string{"s/a"}, st.Resources["s/b"]
-		run, err := s.runEngines(context.Background(), planOf(a, b), st, engine.Inputs{Outputs: outputsOf(st)}, false, 10)
+		run, err := s.Apply(context.Background(), Request{Plan: planOf(a, b), State: st, Inputs: engine.Inputs{Outputs: outputsOf(st)}, Limit: 10})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -214,26 +214,17 @@ func TestReevaluationWithoutRecordedInputsUsesTheStateOutputs(t *testing.T) {
 		if !slices.Equal(got, tc.applied) {
 			t.Errorf("a's new id %s: applied %v, want %v", tc.newID, got, tc.applied)
 		}
-		if len(tc.applied) == 2 && run.inputs["s/b"].Dependencies["s/a"]["id"] != "a-2" {
-			t.Errorf("b's recorded inputs %v", run.inputs["s/b"])
+		if len(tc.applied) == 2 && run.Inputs["s/b"].Dependencies["s/a"]["id"] != "a-2" {
+			t.Errorf("b's recorded inputs %v", run.Inputs["s/b"])
 		}
 	}
 }
 
-// --parallelism wins, then deployer.yaml's parallelism: (with
-// DEPLOYER_PARALLELISM applied by config), then the default.
-func TestApplyParallelismComesFromTheFlagThenTheConfig(t *testing.T) {
-	for _, c := range []struct {
-		flag, config, want int
-	}{
-		{2, 4, 2},
-		{0, 4, 4},
-		{0, 0, config.DefaultParallelism},
-		{1, 0, 1},
-	} {
-		req := ApplyRequest{Config: &config.Config{Parallelism: c.config}, Parallelism: c.flag}
-		if got := req.parallelism(); got != c.want {
-			t.Errorf("flag %d, config %d: %d, want %d", c.flag, c.config, got, c.want)
-		}
+// outputsOf is the outputs of st's components, as an apply starts with them.
+func outputsOf(st *statestore.State) map[string]map[string]any {
+	out := make(map[string]map[string]any, len(st.Resources))
+	for addr, r := range st.Resources {
+		out[addr] = maps.Clone(r.Outputs)
 	}
+	return out
 }

@@ -1,4 +1,4 @@
-package deploy
+package executor
 
 import (
 	"context"
@@ -76,15 +76,15 @@ func replaceAcross() (*plan.Plan, *statestore.State) {
 // replace in the results, the state and the summary.
 func TestReplaceAcrossEnginesDeletesWithTheOldEngineFirst(t *testing.T) {
 	pe, ce := &stepEngine{kind: "P"}, &stepEngine{kind: "C", concurrent: true}
-	s := New(Deps{Engines: []engine.Engine{pe, ce}})
+	s := &Executor{Engines: []engine.Engine{pe, ce}}
 	p, st := replaceAcross()
-	if err := s.markDeletedBy(p); err != nil {
+	if err := s.MarkDeletedBy(p); err != nil {
 		t.Fatal(err)
 	}
 	if p.Steps[1].DeletedBy != "engine-P" || p.Steps[2].DeletedBy != "" {
 		t.Errorf("deleted_by = %q, %q; want engine-P on the replace only", p.Steps[1].DeletedBy, p.Steps[2].DeletedBy)
 	}
-	run, err := s.runEngines(context.Background(), p, st, engine.Inputs{}, false, 10)
+	run, err := s.Apply(context.Background(), Request{Plan: p, State: st, Inputs: engine.Inputs{}, Limit: 10})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -106,15 +106,15 @@ func TestReplaceAcrossEnginesDeletesWithTheOldEngineFirst(t *testing.T) {
 	if want := []string{"x/thing create", "c/after create"}; !slices.Equal(got, want) {
 		t.Errorf("engine C got %v, want %v (after P's delete)", got, want)
 	}
-	if len(run.results) != 2 || run.results[0].Address != "x/thing" || run.results[0].Action != plan.Replace ||
-		run.results[0].Status != engine.StatusReady || !run.gone["x/thing"] {
-		t.Errorf("results %+v, gone %v; want one ready replace of x/thing, then c/after", run.results, run.gone)
+	if len(run.Results) != 2 || run.Results[0].Address != "x/thing" || run.Results[0].Action != plan.Replace ||
+		run.Results[0].Status != engine.StatusReady || !run.Gone["x/thing"] {
+		t.Errorf("results %+v, gone %v; want one ready replace of x/thing, then c/after", run.Results, run.Gone)
 	}
-	cs := changesFrom(p, run, time.Now(), "dep-1", 1)
-	if r := cs.resources["x/thing"]; r == nil || r.Kind != "C" || r.Status != statestore.ResourceReady || r.EngineData != nil {
+	cs := run.Changes(p, time.Now(), "dep-1")
+	if r := cs.Resources["x/thing"]; r == nil || r.Kind != "C" || r.Status != statestore.ResourceReady || r.EngineData != nil {
 		t.Errorf("state of x/thing = %+v, want a ready C entry without P's engine data", r)
 	}
-	if sum := summarize(cs, run, len(p.Changes())); sum.Replaced != 1 || sum.Created != 1 || sum.Deleted != 0 || !sum.OK() {
+	if sum := run.Summarize(cs, len(p.Changes())); sum.Replaced != 1 || sum.Created != 1 || sum.Deleted != 0 || !sum.OK() {
 		t.Errorf("summary %+v, want 1 replaced, 1 created", sum)
 	}
 }
@@ -127,37 +127,37 @@ func TestReplaceAcrossEnginesFailures(t *testing.T) {
 	t.Run("delete fails", func(t *testing.T) {
 		pe := &stepEngine{kind: "P", fail: map[string]bool{"x/thing": true}}
 		ce := &stepEngine{kind: "C", concurrent: true}
-		s := New(Deps{Engines: []engine.Engine{pe, ce}})
+		s := &Executor{Engines: []engine.Engine{pe, ce}}
 		p, st := replaceAcross()
-		run, err := s.runEngines(context.Background(), p, st, engine.Inputs{}, false, 10)
+		run, err := s.Apply(context.Background(), Request{Plan: p, State: st, Inputs: engine.Inputs{}, Limit: 10})
 		if err == nil || len(ce.steps) != 0 {
 			t.Fatalf("err %v, engine C got %v; want the delete's failure and no create", err, ce.steps)
 		}
-		if len(run.results) != 1 || run.results[0].Status != engine.StatusFailed || run.results[0].Action != plan.Replace || run.gone["x/thing"] {
-			t.Errorf("results %+v gone %v; want x/thing's replace failed, the old instance not gone", run.results, run.gone)
+		if len(run.Results) != 1 || run.Results[0].Status != engine.StatusFailed || run.Results[0].Action != plan.Replace || run.Gone["x/thing"] {
+			t.Errorf("results %+v gone %v; want x/thing's replace failed, the old instance not gone", run.Results, run.Gone)
 		}
-		cs := changesFrom(p, run, time.Now(), "dep-1", 1)
-		if r := cs.resources["x/thing"]; r == nil || r.Kind != "P" || r.Status != statestore.ResourceFailed || string(r.EngineData) != `{"urn":"urn:x"}` {
+		cs := run.Changes(p, time.Now(), "dep-1")
+		if r := cs.Resources["x/thing"]; r == nil || r.Kind != "P" || r.Status != statestore.ResourceFailed || string(r.EngineData) != `{"urn":"urn:x"}` {
 			t.Errorf("state of x/thing = %+v, want the P entry kept, marked failed", r)
 		}
-		if sum := summarize(cs, run, len(p.Changes())); len(sum.Failed) != 1 || sum.NotStarted != 1 || sum.Replaced+sum.Deleted != 0 {
+		if sum := run.Summarize(cs, len(p.Changes())); len(sum.Failed) != 1 || sum.NotStarted != 1 || sum.Replaced+sum.Deleted != 0 {
 			t.Errorf("summary %+v, want 1 failed, 1 not started", sum)
 		}
 	})
 	t.Run("create fails", func(t *testing.T) {
 		pe := &stepEngine{kind: "P"}
 		ce := &stepEngine{kind: "C", concurrent: true, fail: map[string]bool{"x/thing": true}}
-		s := New(Deps{Engines: []engine.Engine{pe, ce}})
+		s := &Executor{Engines: []engine.Engine{pe, ce}}
 		p, st := replaceAcross()
-		run, err := s.runEngines(context.Background(), p, st, engine.Inputs{}, false, 10)
+		run, err := s.Apply(context.Background(), Request{Plan: p, State: st, Inputs: engine.Inputs{}, Limit: 10})
 		if err == nil || len(ce.steps) != 1 {
 			t.Fatalf("err %v, engine C got %v; want the create's failure and c/after not started", err, ce.steps)
 		}
-		if len(run.results) != 1 || run.results[0].Status != engine.StatusFailed || !run.gone["x/thing"] {
-			t.Errorf("results %+v gone %v; want x/thing failed, its old instance gone", run.results, run.gone)
+		if len(run.Results) != 1 || run.Results[0].Status != engine.StatusFailed || !run.Gone["x/thing"] {
+			t.Errorf("results %+v gone %v; want x/thing failed, its old instance gone", run.Results, run.Gone)
 		}
-		cs := changesFrom(p, run, time.Now(), "dep-1", 1)
-		if r, ok := cs.resources["x/thing"]; !ok || r != nil {
+		cs := run.Changes(p, time.Now(), "dep-1")
+		if r, ok := cs.Resources["x/thing"]; !ok || r != nil {
 			t.Errorf("state of x/thing = %+v (listed %v), want it removed: neither instance exists", r, ok)
 		}
 	})
@@ -166,23 +166,23 @@ func TestReplaceAcrossEnginesFailures(t *testing.T) {
 		// the replace is reported cancelled and the old entry removed.
 		pe := &stepEngine{kind: "P", fail: map[string]bool{"p/other": true}}
 		ce := &stepEngine{kind: "C", concurrent: true}
-		s := New(Deps{Engines: []engine.Engine{pe, ce}})
+		s := &Executor{Engines: []engine.Engine{pe, ce}}
 		p, st := replaceAcross()
 		p.Steps = slices.Insert(p.Steps, 2, step("p/other", "P", plan.Create)) // in P's batch, after the delete
-		run, err := s.runEngines(context.Background(), p, st, engine.Inputs{}, false, 10)
+		run, err := s.Apply(context.Background(), Request{Plan: p, State: st, Inputs: engine.Inputs{}, Limit: 10})
 		if err == nil || len(ce.steps) != 0 {
 			t.Fatalf("err %v, engine C got %v; want p/other's failure and nothing created", err, ce.steps)
 		}
 		var thing *engine.Result
-		for i := range run.results {
-			if run.results[i].Address == "x/thing" {
-				thing = &run.results[i]
+		for i := range run.Results {
+			if run.Results[i].Address == "x/thing" {
+				thing = &run.Results[i]
 			}
 		}
-		if thing == nil || thing.Status != engine.StatusCancelled || !run.gone["x/thing"] {
-			t.Fatalf("results %+v; want x/thing's replace cancelled after its delete", run.results)
+		if thing == nil || thing.Status != engine.StatusCancelled || !run.Gone["x/thing"] {
+			t.Fatalf("results %+v; want x/thing's replace cancelled after its delete", run.Results)
 		}
-		if r, ok := changesFrom(p, run, time.Now(), "dep-1", 1).resources["x/thing"]; !ok || r != nil {
+		if r, ok := run.Changes(p, time.Now(), "dep-1").Resources["x/thing"]; !ok || r != nil {
 			t.Errorf("state of x/thing = %+v (listed %v), want it removed", r, ok)
 		}
 	})

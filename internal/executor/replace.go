@@ -1,4 +1,4 @@
-package deploy
+package executor
 
 import (
 	"fmt"
@@ -27,15 +27,15 @@ type halfStep struct {
 // priorEngine returns the engine of the existing instance of step when
 // step replaces it with a kind another engine applies; nil otherwise (the
 // engine of the new kind handles its own replace).
-func (s *Service) priorEngine(step plan.Step) (engine.Engine, error) {
+func (x *Executor) priorEngine(step plan.Step) (engine.Engine, error) {
 	if step.Action != plan.Replace || step.Prior == nil || step.Prior.Kind == step.Kind {
 		return nil, nil
 	}
-	old, err := s.engineFor(step.Prior.Kind)
+	old, err := x.EngineFor(step.Prior.Kind)
 	if err != nil {
 		return nil, fmt.Errorf("component %s: its state's kind: %w", step.Address, err)
 	}
-	eng, err := s.engineFor(step.Kind)
+	eng, err := x.EngineFor(step.Kind)
 	if err != nil || old == eng {
 		return nil, err
 	}
@@ -47,12 +47,12 @@ func (s *Service) priorEngine(step plan.Step) (engine.Engine, error) {
 // existing instance by the old kind's engine, then the create of the new
 // one by the new kind's engine. The create carries no Prior: the new
 // engine never sees another engine's record as its own.
-func (s *Service) replaceHalves(step plan.Step) ([]halfStep, error) {
-	eng, err := s.engineFor(step.Kind)
+func (x *Executor) replaceHalves(step plan.Step) ([]halfStep, error) {
+	eng, err := x.EngineFor(step.Kind)
 	if err != nil {
 		return nil, err
 	}
-	old, err := s.priorEngine(step)
+	old, err := x.priorEngine(step)
 	if err != nil {
 		return nil, err
 	}
@@ -67,12 +67,12 @@ func (s *Service) replaceHalves(step plan.Step) ([]halfStep, error) {
 	return []halfStep{{step: del, eng: old, half: oldDelete}, {step: create, eng: eng, half: newCreate}}, nil
 }
 
-// markDeletedBy sets, on every replace of p across engines, the name of
+// MarkDeletedBy sets, on every replace of p across engines, the name of
 // the engine that deletes the existing instance (plan.Step.DeletedBy), so
 // the plan shown says who deletes it.
-func (s *Service) markDeletedBy(p *plan.Plan) error {
+func (x *Executor) MarkDeletedBy(p *plan.Plan) error {
 	for i := range p.Steps {
-		old, err := s.priorEngine(p.Steps[i])
+		old, err := x.priorEngine(p.Steps[i])
 		if err != nil {
 			return err
 		}

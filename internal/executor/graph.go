@@ -1,4 +1,4 @@
-package deploy
+package executor
 
 import (
 	"context"
@@ -43,7 +43,7 @@ type completion struct {
 // engine calls at a time. A failure stops new work; running calls finish
 // (or see ctx cancelled).
 type scheduler struct {
-	s       *Service
+	x       *Executor
 	st      *statestore.State
 	base    engine.Inputs
 	destroy bool
@@ -68,28 +68,44 @@ type scheduler struct {
 	gone     map[string]bool
 }
 
-// applyRun is what runEngines did: the engine results, the resolved inputs
-// of each component applied, and the re-evaluated components left alone.
-type applyRun struct {
-	results   []engine.Result
-	inputs    map[string]*statestore.ResolvedInputs
-	unchanged []string
-	// gone lists the components whose existing instance the engine of its
-	// old kind deleted in this run, on a replace across engines: whatever
-	// became of the create, the state no longer holds the old one.
-	gone map[string]bool
+// Request is one apply (or destroy) of a plan's changes.
+type Request struct {
+	Plan *plan.Plan
+	// State is the state Plan was made against, as loaded: what the
+	// components kept (Keep) and the re-evaluated ones' baselines come from.
+	State   *statestore.State
+	Inputs  engine.Inputs // the engines' inputs; Outputs are the outputs known before the run
+	Destroy bool
+	// Limit bounds the engine calls running at once (--parallelism); below
+	// 1 is 1.
+	Limit int
 }
 
-// runEngines applies the plan's changes (docs/plan.md "Parallel apply"):
-// steps in dependency order, independent ones concurrently up to limit
-// engine calls; re-evaluated steps are re-diffed once their dependencies
-// are applied and run only when their resolved inputs changed.
-func (s *Service) runEngines(ctx context.Context, p *plan.Plan, st *statestore.State, in engine.Inputs, destroy bool, limit int) (applyRun, error) {
+// Run is what Apply did: the engine results, the resolved inputs of each
+// component applied, and the re-evaluated components left alone.
+type Run struct {
+	Results   []engine.Result
+	Inputs    map[string]*statestore.ResolvedInputs
+	Unchanged []string
+	// Gone lists the components whose existing instance the engine of its
+	// old kind deleted in this run, on a replace across engines: whatever
+	// became of the create, the state no longer holds the old one.
+	Gone map[string]bool
+}
+
+// Apply applies the plan's changes (docs/plan.md "Parallel apply"):
+// steps in dependency order, independent ones concurrently up to
+// req.Limit engine calls; re-evaluated steps are re-diffed once their
+// dependencies are applied and run only when their resolved inputs
+// changed. It returns what ran, and the first error: an engine's, or one
+// naming a step that did not finish well; what finished is in the Run.
+func (x *Executor) Apply(ctx context.Context, req Request) (Run, error) {
+	p, st, in, destroy, limit := req.Plan, req.State, req.Inputs, req.Destroy, req.Limit
 	if limit < 1 {
 		limit = 1
 	}
 	g := &scheduler{
-		s: s, st: st, base: in, destroy: destroy, limit: limit, planned: make(map[string]plan.Step, len(p.Steps)),
+		x: x, st: st, base: in, destroy: destroy, limit: limit, planned: make(map[string]plan.Step, len(p.Steps)),
 		outputs: in.Outputs, applied: map[string]plan.Step{}, deleted: map[string]bool{}, inputs: map[string]*statestore.ResolvedInputs{},
 		halfDone: map[string]engine.Result{}, gone: map[string]bool{}, busy: map[engine.Engine]bool{},
 	}
@@ -105,9 +121,9 @@ func (s *Service) runEngines(ctx context.Context, p *plan.Plan, st *statestore.S
 	last := make([]int, len(steps)) // the node of each step its successors wait for
 	var pred [][]int                // the nodes each node waits for
 	for i, step := range steps {
-		halves, err := s.replaceHalves(step)
+		halves, err := x.replaceHalves(step)
 		if err != nil {
-			return applyRun{}, err
+			return Run{}, err
 		}
 		for k, h := range halves {
 			g.nodes = append(g.nodes, &node{step: h.step, eng: h.eng, half: h.half})
@@ -139,7 +155,7 @@ func (s *Service) runEngines(ctx context.Context, p *plan.Plan, st *statestore.S
 	}
 	err := g.run(ctx)
 	g.unfinishedReplaces()
-	return applyRun{results: g.results, inputs: g.inputs, unchanged: g.unchanged, gone: g.gone}, err
+	return Run{Results: g.results, Inputs: g.inputs, Unchanged: g.unchanged, Gone: g.gone}, err
 }
 
 // run runs the graph: engine calls as next and batch pick them, their
@@ -277,7 +293,7 @@ func (g *scheduler) outputOf(addr string) map[string]any { return g.outputs[addr
 
 // call runs one engine call for nodes ids with a private copy of the outputs.
 func (g *scheduler) call(ctx context.Context, eng engine.Engine, ids []int, steps []plan.Step) completion {
-	if w := g.s.d.Steps; w != nil {
+	if w := g.x.Steps; w != nil {
 		for _, st := range steps {
 			w.StepStarted(st.Address, string(st.Action))
 		}
@@ -312,7 +328,7 @@ func (g *scheduler) complete(run *dag.Run, ids []int, c completion) error {
 	for _, r := range c.results {
 		switch r.Status {
 		case engine.StatusReady:
-			g.s.learnOutputs(r.Address, r.Outputs) // an engine that did not call Learn itself
+			g.x.learn(r.Address, r.Outputs) // an engine that did not call Learn itself
 			g.outputs[r.Address] = maps.Clone(r.Outputs)
 			delete(g.deleted, r.Address) // created again after the delete half of a replace
 			ok[r.Address] = true
