@@ -16,6 +16,7 @@ import (
 	"github.com/deployer-dev/deployer/internal/plan"
 	"github.com/deployer-dev/deployer/internal/planview"
 	"github.com/deployer-dev/deployer/internal/policy"
+	"github.com/deployer-dev/deployer/internal/stacks/runner"
 )
 
 // DeployOptions are the options of `deployer deploy` and `deployer destroy`.
@@ -218,9 +219,9 @@ func (o *DeployOptions) checkParallelism(cmd *cobra.Command) error {
 // (RecordRunFailure); the use case records its own.
 func runDeploy(ctx context.Context, opts *DeployOptions) (err error) {
 	if opts.All.All {
-		op := deploy.OpDeploy
+		op := runner.OpDeploy
 		if opts.Destroy {
-			op = deploy.OpDestroy
+			op = runner.OpDestroy
 		}
 		return opts.RunAll(ctx, AllRequest{Op: op, Env: opts.Target.Env, EnvFromVar: opts.Target.EnvFromVar, Flags: opts.All, Parallelism: opts.Parallelism,
 			LockTimeout: opts.LockTimeout, Yes: opts.Yes, InstallPulumi: opts.InstallPulumi, Grace: opts.Grace, JSON: opts.JSON, Policy: opts.Policy})

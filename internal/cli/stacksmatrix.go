@@ -6,8 +6,8 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/deployer-dev/deployer/internal/deploy"
 	"github.com/deployer-dev/deployer/internal/stacks"
+	"github.com/deployer-dev/deployer/internal/stacks/runner"
 )
 
 // matrixEntry is one job of `deployer stacks --matrix`
@@ -25,7 +25,7 @@ type matrixEntry struct {
 // strategy.matrix takes through fromJSON: {"include": [entry, ...]}, one
 // entry per stack of the run in dependency order.
 func runStacksMatrix(ctx context.Context, opts *StacksOptions) error {
-	sel, err := deploy.SelectStacks(ctx, deploy.SelectRequest{Root: ".", Env: opts.Env, Op: deploy.OpDeploy, ChangedSince: opts.ChangedSince, Load: opts.Load})
+	sel, err := runner.SelectStacks(ctx, runner.SelectRequest{Root: ".", Env: opts.Env, Op: runner.OpDeploy, ChangedSince: opts.ChangedSince, Load: opts.Load})
 	if err != nil {
 		return err
 	}
@@ -40,7 +40,7 @@ func runStacksMatrix(ctx context.Context, opts *StacksOptions) error {
 			fmt.Fprintf(opts.IO.ErrOut, "No stack changed since %s.\n", ref)
 		} else {
 			fmt.Fprintf(opts.IO.ErrOut, "Changed since %s: %s; with the stacks that read them: %s.\n", ref,
-				strings.Join(sel.Changed, ", "), strings.Join(sel.Order(deploy.OpDeploy), ", "))
+				strings.Join(sel.Changed, ", "), strings.Join(sel.Order(runner.OpDeploy), ", "))
 		}
 	}
 	out := struct {

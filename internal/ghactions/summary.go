@@ -15,6 +15,7 @@ import (
 	"github.com/deployer-dev/deployer/internal/plan"
 	"github.com/deployer-dev/deployer/internal/planview"
 	"github.com/deployer-dev/deployer/internal/sanitize"
+	"github.com/deployer-dev/deployer/internal/stacks/runner"
 )
 
 // What the commands write under GitHub Actions (docs/github-actions.md):
@@ -327,7 +328,7 @@ func orDefault(s, def string) string {
 }
 
 // stackSummary is one stack's section of the job summary.
-func stackSummary(esc sanitize.Masked, command, env string, r deploy.StackResult) string {
+func stackSummary(esc sanitize.Masked, command, env string, r runner.StackResult) string {
 	t := deploy.Target{Stack: r.Stack, Env: env}
 	switch {
 	case r.Outcome != nil && r.Outcome.Plan != nil:
@@ -336,14 +337,14 @@ func stackSummary(esc sanitize.Masked, command, env string, r deploy.StackResult
 		return planSummary(esc, command, t, r.Plan) + failure(esc, r)
 	}
 	label := "Skipped"
-	if r.Status != deploy.StackSkipped {
+	if r.Status != runner.StackSkipped {
 		label = strings.ToUpper(string(r.Status[:1])) + string(r.Status[1:])
 	}
 	return fmt.Sprintf("### %s: %s/%s\n\n**%s:** %s\n\n", command, r.Stack, env, label, esc.Markdown(r.Reason))
 }
 
-func failure(esc sanitize.Masked, r deploy.StackResult) string {
-	if r.Status == deploy.StackFailed && r.Reason != "" {
+func failure(esc sanitize.Masked, r runner.StackResult) string {
+	if r.Status == runner.StackFailed && r.Reason != "" {
 		return fmt.Sprintf("**Failed:** %s\n\n", esc.Markdown(r.Reason))
 	}
 	return ""
@@ -351,9 +352,9 @@ func failure(esc sanitize.Masked, r deploy.StackResult) string {
 
 // Stack writes one stack's section of the job summary as it finishes, and
 // annotates its failure, under GitHub Actions.
-func (r *Reporter) Stack(env string, res deploy.StackResult) {
+func (r *Reporter) Stack(env string, res runner.StackResult) {
 	r.Summarize(stackSummary(r.esc(), r.Command(), env, res))
-	if (res.Status == deploy.StackFailed || res.Status == deploy.StackDenied) && r.Env().Actions {
+	if (res.Status == runner.StackFailed || res.Status == runner.StackDenied) && r.Env().Actions {
 		msg := res.Reason
 		if res.Err != nil {
 			msg = r.hints.Remedy(res.Err)
@@ -364,10 +365,10 @@ func (r *Reporter) Stack(env string, res deploy.StackResult) {
 
 // Stacks sets the step outputs of a --all run: changes (any stack), and
 // the stacks that failed.
-func (r *Reporter) Stacks(results []deploy.StackResult) {
+func (r *Reporter) Stacks(results []runner.StackResult) {
 	var failed []string
 	for _, res := range results {
-		if res.Status == deploy.StackFailed {
+		if res.Status == runner.StackFailed {
 			failed = append(failed, res.Stack)
 		}
 	}

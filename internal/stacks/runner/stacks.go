@@ -1,15 +1,15 @@
-package deploy
+package runner
 
 import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 	"strings"
 	"time"
 
-	"github.com/deployer-dev/deployer/internal/config"
 	"github.com/deployer-dev/deployer/internal/dag"
+	"github.com/deployer-dev/deployer/internal/deploy"
+	"github.com/deployer-dev/deployer/internal/exitcode"
 	"github.com/deployer-dev/deployer/internal/plan"
 	"github.com/deployer-dev/deployer/internal/policy"
 	"github.com/deployer-dev/deployer/internal/stacks"
@@ -64,9 +64,9 @@ type StacksRequest struct {
 	Parallelism          int
 	ComponentParallelism int
 	LockTimeout          time.Duration
-	// Open returns the Service of one stack: its own backends and engines,
+	// Open returns the deploy.Service of one stack: its own backends and engines,
 	// its progress marked with its name. Called once per stack, when it starts.
-	Open func(ctx context.Context, st *stacks.Stack) (*Service, error)
+	Open func(ctx context.Context, st *stacks.Stack) (*deploy.Service, error)
 	// ShowPlan gets each stack's plan once made (nil: not shown); an error
 	// fails that stack.
 	ShowPlan func(st *stacks.Stack, p *plan.Plan) error
@@ -77,7 +77,7 @@ type StacksRequest struct {
 	// Policy returns the policies a stack's plan is checked against
 	// (docs/policy.md), nil for none; called once per stack, after Open.
 	// A denied stack skips the stacks waiting for it, as a failed one does.
-	Policy func(ctx context.Context, st *stacks.Stack) (*PolicyCheck, error)
+	Policy func(ctx context.Context, st *stacks.Stack) (*deploy.PolicyCheck, error)
 }
 
 // StackResult is what happened to one stack.
@@ -90,7 +90,7 @@ type StackResult struct {
 	Reason string
 	Plan   *plan.Plan // nil when the stack was not planned
 	// Outcome of deploy and destroy (nil for plan and for skipped stacks).
-	Outcome *Outcome
+	Outcome *deploy.Outcome
 	Err     error
 	// Started and Finished frame the stack's work; zero when skipped.
 	Started, Finished time.Time
@@ -137,8 +137,8 @@ func (e *StacksError) Unwrap() error {
 	return e.denied
 }
 
-// Is makes a cancelled run errors.Is(err, ErrCancelled) (exit 130).
-func (e *StacksError) Is(target error) bool { return e.Cancelled && target == ErrCancelled }
+// Is makes a cancelled run errors.Is(err, deploy.ErrCancelled) (exit 130).
+func (e *StacksError) Is(target error) bool { return e.Cancelled && target == deploy.ErrCancelled }
 
 // RunStacks plans, deploys or destroys the stacks of req.Set that declare
 // req.Env (docs/many-stacks.md): each stack after every stack it reads
@@ -276,7 +276,7 @@ func (r *stackRun) run(ctx context.Context, i int) {
 		res.Status, res.Err = StackFailed, err
 		return
 	}
-	var check *PolicyCheck
+	var check *deploy.PolicyCheck
 	if r.req.Policy != nil {
 		if check, err = r.req.Policy(ctx, st); err != nil {
 			res.Status, res.Err = StackFailed, err
@@ -292,14 +292,14 @@ func (r *stackRun) run(ctx context.Context, i int) {
 
 // plan plans stack i (plan --all) and checks its policies: a denied plan
 // is the status denied.
-func (r *stackRun) plan(ctx context.Context, i int, svc *Service, check *PolicyCheck) {
+func (r *stackRun) plan(ctx context.Context, i int, svc *deploy.Service, check *deploy.PolicyCheck) {
 	st, res := r.stacks[i], &r.results[i]
 	if name := r.unborn(st); name != "" {
 		res.Status = StackSkipped
 		res.Reason = fmt.Sprintf("reads %s, which has no state yet: deploy --all creates it first, then plans this stack", name)
 		return
 	}
-	p, err := svc.Plan(ctx, PlanRequest{Config: st.Config, Target: Target{Stack: st.Name, Env: r.req.Env}, Policy: check})
+	p, err := svc.Plan(ctx, deploy.PlanRequest{Config: st.Config, Target: deploy.Target{Stack: st.Name, Env: r.req.Env}, Policy: check})
 	res.Plan, res.Err = p, err
 	if err == nil && r.req.ShowPlan != nil {
 		res.Err = r.req.ShowPlan(st, p)
@@ -323,9 +323,9 @@ func (r *stackRun) plan(ctx context.Context, i int, svc *Service, check *PolicyC
 
 // apply deploys or destroys stack i under its own lock, its policies
 // checked as a single deploy checks them.
-func (r *stackRun) apply(ctx context.Context, i int, svc *Service, check *PolicyCheck) {
+func (r *stackRun) apply(ctx context.Context, i int, svc *deploy.Service, check *deploy.PolicyCheck) {
 	st, res := r.stacks[i], &r.results[i]
-	req := ApplyRequest{Config: st.Config, Target: Target{Stack: st.Name, Env: r.req.Env}, Destroy: r.req.Op == OpDestroy,
+	req := deploy.ApplyRequest{Config: st.Config, Target: deploy.Target{Stack: st.Name, Env: r.req.Env}, Destroy: r.req.Op == OpDestroy,
 		LockTimeout: r.req.LockTimeout, Parallelism: r.req.ComponentParallelism, Policy: check}
 	if r.req.ShowPlan != nil {
 		req.ShowPlan = func(p *plan.Plan) error { return r.req.ShowPlan(st, p) }
@@ -335,7 +335,7 @@ func (r *stackRun) apply(ctx context.Context, i int, svc *Service, check *Policy
 	if out != nil {
 		res.Plan = out.Plan
 	}
-	var ae *ApplyError
+	var ae *deploy.ApplyError
 	var denied *policy.DeniedError
 	var notOverridable *policy.NotOverridableError
 	switch {
@@ -426,67 +426,11 @@ func (r *stackRun) report(i int) {
 // oneLine joins a multi-line error into one line for a table cell.
 func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
 
-// SelectRequest says which stacks a plan, deploy or destroy --all acts on
-// (docs/many-stacks.md).
-type SelectRequest struct {
-	// Root is the directory searched for deployer.yaml files.
-	Root string
-	Env  string
-	Op   StackOp
-	// ChangedSince is --changed-since REF ("": every stack).
-	ChangedSince string
-	// Load loads one stack's deployer.yaml (with the DEPLOYER_* layer).
-	Load func(path string) (*config.Config, error)
-}
-
-// Selection is the stacks a run acts on.
-type Selection struct {
-	Set *stacks.Set
-	// Only names the stacks to run (StacksRequest.Only); nil runs every
-	// stack that declares the environment.
-	Only map[string]bool
-	// Changed are the stacks a change since ChangedSince touches, sorted
-	// (docs/many-stacks.md#--changed-since); Only adds every stack that reads
-	// their outputs, directly or not.
-	Changed []string
-}
-
-// SelectStacks finds the stacks under req.Root and selects those of
-// --changed-since. Errors: the discovery's (an invalid deployer.yaml, a
-// reference cycle), a *stacks.BackendsError, git's for --changed-since, and a *TargetError when no
-// stack declares req.Env.
-func SelectStacks(ctx context.Context, req SelectRequest) (*Selection, error) {
-	set, err := stacks.Discover(req.Root, stacks.Options{Env: req.Env, Load: req.Load})
-	if err != nil {
-		return nil, err
+// DeployerExitCode is 130 for a cancelled run of many stacks; otherwise
+// what it wraps decides (a run of denied stacks exits 5).
+func (e *StacksError) DeployerExitCode() int {
+	if e.Cancelled {
+		return exitcode.Cancelled
 	}
-	if err := set.CheckBackends(); err != nil {
-		return nil, err // refused before any plan: the readers could not find the producers' state
-	}
-	if !slices.ContainsFunc(set.Stacks, func(st *stacks.Stack) bool { return st.InEnv }) {
-		return nil, &TargetError{Msg: fmt.Sprintf("no stack under %s declares environment %q: check -e (deployer stacks lists them)", set.Root, req.Env)}
-	}
-	sel := &Selection{Set: set}
-	if req.ChangedSince != "" {
-		if sel.Changed, err = set.ChangedSince(ctx, req.ChangedSince); err != nil {
-			return nil, err
-		}
-		sel.Only = set.Downstream(sel.Changed)
-	}
-	return sel, nil
-}
-
-// Order returns the names of the selected stacks in dependency order, or
-// in the order op runs them (destroy: the readers first).
-func (s *Selection) Order(op StackOp) []string {
-	var out []string
-	for _, st := range s.Set.Stacks {
-		if s.Only == nil || s.Only[st.Name] {
-			out = append(out, st.Name)
-		}
-	}
-	if op == OpDestroy {
-		slices.Reverse(out)
-	}
-	return out
+	return 0
 }
