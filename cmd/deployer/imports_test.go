@@ -106,9 +106,7 @@ func rule(from, to string) string {
 // knownExceptions are imports that break a rule today, each with what
 // removes it. A listed import that is gone fails the test, so the list
 // stays true. None today.
-var knownExceptions = map[string]string{
-	"internal/cli -> internal/executor": "the live progress implements executor.StepWatcher; the use cases' UI port removes it",
-}
+var knownExceptions = map[string]string{}
 
 func TestPackageImportsFollowTheMap(t *testing.T) {
 	imports := packageImports(t, filepath.Join("..", ".."))

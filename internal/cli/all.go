@@ -183,9 +183,9 @@ func (a *allRunner) run(ctx context.Context, r AllRequest) error {
 	results, err := runner.RunStacks(ctx, runner.StacksRequest{
 		Set: set, Env: r.Env, Op: r.Op, Only: sel.Only,
 		Parallelism: r.Flags.StackParallelism, ComponentParallelism: r.Parallelism, LockTimeout: r.LockTimeout,
-		Open: func(ctx context.Context, st *stacks.Stack) (*deploy.Service, error) {
+		Open: func(ctx context.Context, st *stacks.Stack, ui deploy.UI) (*deploy.Service, error) {
 			return a.open(ctx, st.Config, ServiceOptions{EngineOptions: EngineOptions{InstallPulumi: r.InstallPulumi, Grace: r.Grace},
-				ReadOnly: r.Op == runner.OpPlan, Stack: true})
+				ReadOnly: r.Op == runner.OpPlan, Stack: true, UI: ui})
 		},
 		Policy: func(ctx context.Context, st *stacks.Stack) (*deploy.PolicyCheck, error) {
 			return r.Policy.check(ctx, st.Config)

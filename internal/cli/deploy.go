@@ -52,9 +52,9 @@ type DeployOptions struct {
 	// deploy and destroy.
 	Import deploy.ImportTarget
 
-	// Apply is the use case, deploy.Service.Apply (bound by NewCmdDeploy; a
-	// run test sets a fake).
-	Apply func(ctx context.Context, req deploy.ApplyRequest, eng EngineOptions) (*deploy.Outcome, error)
+	// Apply is the use case, deploy.Service.Apply with ui (bound by
+	// NewCmdDeploy; a run test sets a fake).
+	Apply func(ctx context.Context, req deploy.ApplyRequest, ui deploy.UI, eng EngineOptions) (*deploy.Outcome, error)
 	// Report writes the GitHub Actions summary, outputs and annotations of
 	// the run (docs/github-actions.md): ghactions.Reporter.Deploy; nil writes
 	// nothing.
@@ -131,8 +131,8 @@ func newDeployOptions(f *Factory, destroy bool) *DeployOptions {
 		StackOptions: newStackOptions(f),
 		Destroy:      destroy,
 		Policy:       PolicyFlags{Identify: overrideIdentity(f.Getenv)},
-		Apply: func(ctx context.Context, req deploy.ApplyRequest, eng EngineOptions) (*deploy.Outcome, error) {
-			svc, err := f.Service(ctx, req.Config, ServiceOptions{EngineOptions: eng})
+		Apply: func(ctx context.Context, req deploy.ApplyRequest, ui deploy.UI, eng EngineOptions) (*deploy.Outcome, error) {
+			svc, err := f.Service(ctx, req.Config, ServiceOptions{EngineOptions: eng, UI: ui})
 			if err != nil {
 				return nil, err
 			}
@@ -262,9 +262,9 @@ func runDeploy(ctx context.Context, opts *DeployOptions) (err error) {
 	if ask && !opts.IO.CanPrompt() {
 		return &UsageError{Msg: opts.verb() + " needs confirmation but there is no terminal to ask on: pass --yes to proceed"}
 	}
-	req := opts.applyRequest(cfg, t, saved, check, run, ask)
+	req := opts.applyRequest(cfg, t, saved, check, run)
 	applying = true
-	out, err := opts.Apply(ctx, req, EngineOptions{InstallPulumi: opts.InstallPulumi, Grace: opts.Grace})
+	out, err := opts.Apply(ctx, req, opts.ui(t, ask), EngineOptions{InstallPulumi: opts.InstallPulumi, Grace: opts.Grace})
 	if opts.Report != nil {
 		opts.Report(t, out, err)
 	}
@@ -281,33 +281,46 @@ func runDeploy(ctx context.Context, opts *DeployOptions) (err error) {
 	return runOutcome(opts.IO.Out, t, out, err)
 }
 
-// applyRequest is the use case's request of a deploy (or destroy) of t: the
-// plan shown on stdout unless --json, and a confirmation asked when ask.
-func (opts *DeployOptions) applyRequest(cfg *config.Config, t deploy.Target, saved *plan.Plan, check *deploy.PolicyCheck, run *deploy.Run, ask bool) deploy.ApplyRequest {
-	req := deploy.ApplyRequest{
+// applyRequest is the use case's request of a deploy (or destroy) of t.
+func (opts *DeployOptions) applyRequest(cfg *config.Config, t deploy.Target, saved *plan.Plan, check *deploy.PolicyCheck, run *deploy.Run) deploy.ApplyRequest {
+	return deploy.ApplyRequest{
 		Config: cfg, Target: t, Destroy: opts.Destroy, SavedPlan: saved, LockTimeout: opts.LockTimeout,
 		Parallelism: opts.Parallelism, Policy: check, WithDependents: opts.WithDependents, Run: run, Import: opts.Import.OrNil(),
 		Replace: opts.Replace,
-		// The plan is data of the command: stdout in human mode, and part
-		// of the JSON result in --json mode.
-		ShowPlan: func(p *plan.Plan) error {
-			if opts.JSON {
-				return nil
-			}
-			return planview.NewHuman(opts.IO.ColorOut(), opts.IO.Mask).Render(opts.IO.Out, p)
-		},
 	}
+}
+
+// deployUI is the use case's UI of a deploy (or destroy) of t: the plan
+// shown on stdout unless --json, and a confirmation asked when ask (else
+// --yes); the session's live progress hears the steps.
+type deployUI struct {
+	deploy.NoUI
+	opts *DeployOptions
+	t    deploy.Target
+	ask  bool
+}
+
+func (opts *DeployOptions) ui(t deploy.Target, ask bool) deploy.UI {
+	return deployUI{opts: opts, t: t, ask: ask}
+}
+
+// ShowPlan renders p: the plan is data of the command, stdout in human
+// mode, and part of the JSON result in --json mode.
+func (u deployUI) ShowPlan(p *plan.Plan) error {
+	if u.opts.JSON {
+		return nil
+	}
+	return planview.NewHuman(u.opts.IO.ColorOut(), u.opts.IO.Mask).Render(u.opts.IO.Out, p)
+}
+
+func (u deployUI) Confirm(p *plan.Plan) (bool, error) {
 	switch {
-	case ask && opts.Destroy:
-		req.Confirm = func(p *plan.Plan) (bool, error) {
-			return confirmDestroy(opts.IO, fmt.Sprintf("Destroy these components from %s/%s?", t.Stack, t.Env), t.Stack)
-		}
-	case ask:
-		req.Confirm = func(p *plan.Plan) (bool, error) {
-			return opts.IO.Confirm(fmt.Sprintf("Apply these changes to %s/%s?", t.Stack, t.Env))
-		}
+	case !u.ask:
+		return true, nil
+	case u.opts.Destroy:
+		return confirmDestroy(u.opts.IO, fmt.Sprintf("Destroy these components from %s/%s?", u.t.Stack, u.t.Env), u.t.Stack)
 	}
-	return req
+	return u.opts.IO.Confirm(fmt.Sprintf("Apply these changes to %s/%s?", u.t.Stack, u.t.Env))
 }
 
 // verb names the command opts runs: deploy, destroy or import.

@@ -135,6 +135,9 @@ type ServiceOptions struct {
 	// --all: its own engines, its progress lines on stderr marked
 	// "[stack] " (docs/many-stacks.md#output).
 	Stack bool
+	// UI shows the plan of a deploy or destroy and asks to apply it (nil:
+	// deploy.NoUI); the session's live progress hears the steps.
+	UI deploy.UI
 }
 
 // NewFactory returns a Factory on the process's streams and environment

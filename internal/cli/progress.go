@@ -10,8 +10,8 @@ import (
 	"github.com/charmbracelet/lipgloss"
 	"github.com/muesli/termenv"
 
+	"github.com/deployer-dev/deployer/internal/deploy"
 	"github.com/deployer-dev/deployer/internal/engine"
-	"github.com/deployer-dev/deployer/internal/executor"
 	"github.com/deployer-dev/deployer/internal/sanitize"
 )
 
@@ -21,7 +21,7 @@ const ProgressEveryVar = "DEPLOYER_PROGRESS_EVERY"
 
 // liveProgress is the progress writer of a deploy (docs/command-kind.md#progress).
 // It passes the engines' lines through and follows the running steps
-// (executor.StepWatcher): on a terminal, a line per running step under the
+// (the steps of deploy.UI, through liveUI): on a terminal, a line per running step under the
 // output, with its elapsed time and last output line, redrawn every
 // second (statusLine, as a lock wait's line); in a log, a line
 // "[ADDR] ACTION still running (30s)" every `every` of a step's run.
@@ -47,7 +47,17 @@ type runningStep struct {
 	reported     int    // "still running" lines written
 }
 
-var _ executor.StepWatcher = (*liveProgress)(nil)
+// liveUI is the UI of a use case wired by the session: the command's UI
+// shows the plan and confirms it, the live progress hears the steps.
+type liveUI struct {
+	deploy.UI
+	live *liveProgress
+}
+
+func (u liveUI) StepStarted(addr, action string) { u.live.StepStarted(addr, action) }
+func (u liveUI) StepEnded(addr string)           { u.live.StepEnded(addr) }
+
+var _ deploy.UI = liveUI{}
 
 func newLiveProgress(w io.Writer, tty, color bool, every time.Duration, width func() int, now func() time.Time) *liveProgress {
 	p := &liveProgress{w: w, tty: tty, every: every, width: width, now: now, line: statusLine{w: w}}

@@ -29,10 +29,6 @@ type ApplyRequest struct {
 	// applied, then config.DefaultParallelism; 1 applies one component at
 	// a time).
 	Parallelism int
-	// ShowPlan renders the plan before confirmation (nil: not shown).
-	ShowPlan func(*plan.Plan) error
-	// Confirm asks the user; nil means --yes.
-	Confirm func(*plan.Plan) (bool, error)
 	// Policy checks the plan before the lease is taken and again under
 	// it, before any engine runs (docs/policy.md): a deny left after the
 	// overrides stops the deploy with *policy.DeniedError, nothing written.
@@ -189,7 +185,7 @@ func (s *Service) apply(ctx context.Context, req ApplyRequest) (_ *Outcome, err 
 	if err != nil {
 		return out, err
 	}
-	if proceed, err := confirm(pl.plan, req); !proceed || err != nil {
+	if proceed, err := s.confirm(pl.plan); !proceed || err != nil {
 		if err != nil || req.Run == nil || pl.plan.HasChanges() {
 			return out, err
 		}
@@ -276,22 +272,17 @@ func (s *Service) planUnderLease(run *deployRun, pr *prepared, req ApplyRequest,
 	return pl, nil
 }
 
-// confirm shows p (req.ShowPlan) and asks to apply it (req.Confirm; nil
-// is --yes). It says whether to go on: not when p changes nothing, nor
-// when the user declines (ErrDeclined).
-func confirm(p *plan.Plan, req ApplyRequest) (bool, error) {
-	if req.ShowPlan != nil {
-		if err := req.ShowPlan(p); err != nil {
-			return false, err
-		}
+// confirm shows p and asks to apply it, through the UI. It says whether
+// to go on: not when p changes nothing, nor when the user declines
+// (ErrDeclined).
+func (s *Service) confirm(p *plan.Plan) (bool, error) {
+	if err := s.d.UI.ShowPlan(p); err != nil {
+		return false, err
 	}
 	if !p.HasChanges() {
 		return false, nil
 	}
-	if req.Confirm == nil {
-		return true, nil
-	}
-	ok, err := req.Confirm(p)
+	ok, err := s.d.UI.Confirm(p)
 	if err != nil {
 		return false, err
 	}

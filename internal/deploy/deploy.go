@@ -58,9 +58,10 @@ type Deps struct {
 	Audit     *slog.Logger
 	Now       func() time.Time
 	Progress  io.Writer // stderr
-	// Steps, when set, hears each step start and end (the live progress of
-	// a deploy, docs/command-kind.md#progress); nil: nobody listens.
-	Steps  executor.StepWatcher
+	// UI shows the plan, asks for confirmation and hears each step start
+	// and end (the live progress of a deploy, docs/command-kind.md#progress);
+	// nil: NoUI.
+	UI     UI
 	Getenv func(string) string
 	// Dir is where an errored state is saved when the state write fails
 	// after infrastructure changed (docs/design.md#state-writes); default ".".
@@ -110,8 +111,11 @@ func New(d Deps) *Service {
 	d.Dir = cmp.Or(d.Dir, ".")
 	d.Observer = cmp.Or(d.Observer, Observer(nopObserver{}))
 	d.Masker = cmp.Or(d.Masker, secrets.NewMasker())
+	if d.UI == nil {
+		d.UI = NoUI{}
+	}
 	s := &Service{d: d}
-	s.x = &executor.Executor{Engines: d.Engines, Steps: d.Steps, Learn: s.learnOutputs}
+	s.x = &executor.Executor{Engines: d.Engines, Steps: d.UI, Learn: s.learnOutputs}
 	return s
 }
 

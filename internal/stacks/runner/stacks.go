@@ -64,9 +64,11 @@ type StacksRequest struct {
 	Parallelism          int
 	ComponentParallelism int
 	LockTimeout          time.Duration
-	// Open returns the deploy.Service of one stack: its own backends and engines,
-	// its progress marked with its name. Called once per stack, when it starts.
-	Open func(ctx context.Context, st *stacks.Stack) (*deploy.Service, error)
+	// Open returns the deploy.Service of one stack: its own backends and
+	// engines, its progress marked with its name, and ui, the stack's UI
+	// (its plan shown with ShowPlan, confirmed: a run is confirmed before
+	// it starts). Called once per stack, when it starts.
+	Open func(ctx context.Context, st *stacks.Stack, ui deploy.UI) (*deploy.Service, error)
 	// ShowPlan gets each stack's plan once made (nil: not shown); an error
 	// fails that stack.
 	ShowPlan func(st *stacks.Stack, p *plan.Plan) error
@@ -271,7 +273,7 @@ func newStackRun(req StacksRequest) *stackRun {
 func (r *stackRun) run(ctx context.Context, i int) {
 	st, res := r.stacks[i], &r.results[i]
 	res.Started = r.req.Now()
-	svc, err := r.req.Open(ctx, st)
+	svc, err := r.req.Open(ctx, st, stackUI{st: st, show: r.req.ShowPlan})
 	if err != nil {
 		res.Status, res.Err = StackFailed, err
 		return
@@ -327,9 +329,6 @@ func (r *stackRun) apply(ctx context.Context, i int, svc *deploy.Service, check 
 	st, res := r.stacks[i], &r.results[i]
 	req := deploy.ApplyRequest{Config: st.Config, Target: deploy.Target{Stack: st.Name, Env: r.req.Env}, Destroy: r.req.Op == OpDestroy,
 		LockTimeout: r.req.LockTimeout, Parallelism: r.req.ComponentParallelism, Policy: check}
-	if r.req.ShowPlan != nil {
-		req.ShowPlan = func(p *plan.Plan) error { return r.req.ShowPlan(st, p) }
-	}
 	out, err := svc.Apply(ctx, req)
 	res.Outcome, res.Err = out, err
 	if out != nil {
@@ -352,6 +351,22 @@ func (r *stackRun) apply(ctx context.Context, i int, svc *deploy.Service, check 
 	default:
 		res.Status = StackNoChanges
 	}
+}
+
+// stackUI is the UI of one stack's deploy or destroy: its plan shown as
+// StacksRequest.ShowPlan says, confirmed (the run was confirmed before it
+// started); its steps are heard by the wiring's progress, not here.
+type stackUI struct {
+	deploy.NoUI
+	st   *stacks.Stack
+	show func(st *stacks.Stack, p *plan.Plan) error
+}
+
+func (u stackUI) ShowPlan(p *plan.Plan) error {
+	if u.show == nil {
+		return nil
+	}
+	return u.show(u.st, p)
 }
 
 // Denied returns what the policies denied in the stacks of results, each

@@ -23,13 +23,13 @@ import (
 )
 
 func request(d *deploytest.Diamond, op StackOp) StacksRequest {
-	return StacksRequest{Set: d.Set, Env: "dev", Op: op, Open: func(ctx context.Context, st *stacks.Stack) (*deploy.Service, error) {
+	return StacksRequest{Set: d.Set, Env: "dev", Op: op, Open: func(ctx context.Context, st *stacks.Stack, ui deploy.UI) (*deploy.Service, error) {
 		sb, err := filestate.New(d.Back)
 		if err != nil {
 			return nil, err
 		}
 		return deploy.New(deploy.Deps{Store: statestore.New(sb), Locks: d.Locks, Engines: []engine.Engine{deploytest.Engine{J: d.J}},
-			Getenv: func(string) string { return "" }}), nil
+			Getenv: func(string) string { return "" }, UI: ui}), nil
 	}}
 }
 
