@@ -6,7 +6,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/deployer-dev/deployer/internal/deploy"
+	"github.com/deployer-dev/deployer/internal/deploy/stateops"
 	"github.com/deployer-dev/deployer/internal/sanitize"
 )
 
@@ -33,7 +33,7 @@ func errorLine(msg string) string {
 // printFailure writes, under state show's table, the newest deployment when
 // it did not succeed: its id, type, status, time and error, and the
 // components whose create failed (they have no state entry).
-func printFailure(w io.Writer, f *deploy.Failure) {
+func printFailure(w io.Writer, f *stateops.Failure) {
 	d := f.Deployment
 	fmt.Fprintf(w, "\nLast deployment %s (%s, %s) %s:\n  %s\n", orDash(sanitize.Line(d.DeploymentID)), orDash(sanitize.Line(string(d.Type))),
 		d.Timestamp.UTC().Format(time.RFC3339), sanitize.Line(string(d.Status)), orDash(errorLine(d.Error)))

@@ -5,11 +5,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/deployer-dev/deployer/internal/sanitize"
 	"io"
 	"strings"
 	"text/tabwriter"
 	"time"
+
+	"github.com/deployer-dev/deployer/internal/deploy/core"
+	"github.com/deployer-dev/deployer/internal/deploy/stateops"
+	"github.com/deployer-dev/deployer/internal/sanitize"
 
 	"github.com/MakeNowJust/heredoc"
 	"github.com/spf13/cobra"
@@ -34,7 +37,7 @@ type HistoryOptions struct {
 	// History is the use case: it opens the state backend (no secrets key
 	// needed) and calls deploy.Service.History (bound by NewCmdHistory; a
 	// run test sets a fake).
-	History func(ctx context.Context, cfg *config.Config, req deploy.HistoryRequest) (*deploy.HistoryResult, error)
+	History func(ctx context.Context, cfg *config.Config, req stateops.HistoryRequest) (*stateops.HistoryResult, error)
 }
 
 // NewCmdHistory returns `deployer history`; runF replaces runHistory in tests.
@@ -42,12 +45,12 @@ func NewCmdHistory(f *Factory, runF func(context.Context, *HistoryOptions) error
 	opts := &HistoryOptions{
 		IO:     f.IO,
 		Config: func() (*config.Config, error) { return projectConfig(f, "history") },
-		History: func(ctx context.Context, cfg *config.Config, req deploy.HistoryRequest) (*deploy.HistoryResult, error) {
+		History: func(ctx context.Context, cfg *config.Config, req stateops.HistoryRequest) (*stateops.HistoryResult, error) {
 			store, err := f.Store(ctx, cfg, ReadSealed) // history shows no secret: no key needed
 			if err != nil {
 				return nil, err
 			}
-			return deploy.New(deploy.Deps{Store: store}).History(ctx, req)
+			return stateops.New(core.New(core.Deps{Store: store})).History(ctx, req)
 		},
 	}
 	cmd := &cobra.Command{
@@ -80,7 +83,7 @@ func NewCmdHistory(f *Factory, runF func(context.Context, *HistoryOptions) error
 // fails the command after the snapshots are printed, saying how to restore
 // one.
 func runHistory(ctx context.Context, opts *HistoryOptions, cfg *config.Config, t deploy.Target) error {
-	res, err := opts.History(ctx, cfg, deploy.HistoryRequest{Target: t, Limit: opts.Limit})
+	res, err := opts.History(ctx, cfg, stateops.HistoryRequest{Target: t, Limit: opts.Limit})
 	if err != nil {
 		return err
 	}

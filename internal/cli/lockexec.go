@@ -6,9 +6,8 @@ import (
 	"time"
 
 	"github.com/MakeNowJust/heredoc"
+	"github.com/deployer-dev/deployer/internal/deploy/stateops"
 	"github.com/spf13/cobra"
-
-	"github.com/deployer-dev/deployer/internal/deploy"
 )
 
 // LockExecOptions are the options of `deployer lock exec`.
@@ -23,9 +22,9 @@ type LockExecOptions struct {
 	Grace        time.Duration
 	Args         []string
 
-	// Exec is the use case (deploy.Locking.Exec over the configured lock backend,
+	// Exec is the use case (stateops.Locking.Exec over the configured lock backend,
 	// with --ttl applied; bound by NewCmdLockExec, a run test sets a fake).
-	Exec func(ctx context.Context, req deploy.ExecRequest) (*deploy.ExecResult, error)
+	Exec func(ctx context.Context, req stateops.ExecRequest) (*stateops.ExecResult, error)
 }
 
 // NewCmdLockExec returns `deployer lock exec --key NAME -- CMD [ARGS]` (docs/commands.md#lock-exec):
@@ -33,18 +32,18 @@ type LockExecOptions struct {
 // runLockExec in tests.
 func NewCmdLockExec(f *Factory, runF func(context.Context, *LockExecOptions) error) *cobra.Command {
 	opts := &LockExecOptions{IO: f.IO}
-	opts.Exec = func(ctx context.Context, req deploy.ExecRequest) (*deploy.ExecResult, error) {
+	opts.Exec = func(ctx context.Context, req stateops.ExecRequest) (*stateops.ExecResult, error) {
 		cfg, err := optionalConfig(f)
 		if err != nil {
 			return nil, err
 		}
 		withTTL := *cfg // the Factory's config stays as deployer.yaml says
-		deploy.WithLeaseTTL(&withTTL.Backend, opts.TTL)
+		stateops.WithLeaseTTL(&withTTL.Backend, opts.TTL)
 		m, err := f.Locks(ctx, &withTTL, ReadWrite)
 		if err != nil {
 			return nil, err
 		}
-		return deploy.NewLocking(deploy.LockDeps{Locks: m, Getenv: f.Getenv, Environ: f.Environ}).Exec(ctx, req)
+		return stateops.NewLocking(stateops.LockDeps{Locks: m, Getenv: f.Getenv, Environ: f.Environ}).Exec(ctx, req)
 	}
 	cmd := &cobra.Command{
 		Use:   "exec --key NAME [flags] -- COMMAND [ARGS...]",
@@ -75,7 +74,7 @@ func NewCmdLockExec(f *Factory, runF func(context.Context, *LockExecOptions) err
 	cmd.Flags().DurationVar(&opts.TTL, "ttl", 0, "lease TTL (default: backend.lock_ttl)")
 	bindLockTimeout(cmd, &opts.LockTimeout)
 	cmd.Flags().BoolVar(&opts.SkipIfLocked, "skip-if-locked", false, "exit 0 at once when the lock is held")
-	cmd.Flags().DurationVar(&opts.Grace, "grace", deploy.DefaultExecGrace, "time between SIGTERM and SIGKILL when the lease is lost")
+	cmd.Flags().DurationVar(&opts.Grace, "grace", stateops.DefaultExecGrace, "time between SIGTERM and SIGKILL when the lease is lost")
 	return cmd
 }
 
@@ -83,7 +82,7 @@ func NewCmdLockExec(f *Factory, runF func(context.Context, *LockExecOptions) err
 // the holder when skipped, a lease that could not be released, and the
 // command's exit code as deployer's.
 func runLockExec(ctx context.Context, opts *LockExecOptions) error {
-	res, err := opts.Exec(ctx, deploy.ExecRequest{
+	res, err := opts.Exec(ctx, stateops.ExecRequest{
 		Key: opts.Key, Args: opts.Args, LockTimeout: opts.LockTimeout, SkipIfLocked: opts.SkipIfLocked, Grace: opts.Grace,
 		Stdin: opts.IO.In, Stdout: childStream(opts.IO.Out), Stderr: childStream(opts.IO.ErrOut), Progress: opts.IO.ErrOut,
 	})

@@ -4,8 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/deployer-dev/deployer/internal/sanitize"
 	"io"
+
+	"github.com/deployer-dev/deployer/internal/sanitize"
 
 	"github.com/MakeNowJust/heredoc"
 	"github.com/spf13/cobra"

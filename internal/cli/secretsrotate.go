@@ -11,6 +11,7 @@ import (
 
 	"github.com/deployer-dev/deployer/internal/config"
 	"github.com/deployer-dev/deployer/internal/deploy"
+	"github.com/deployer-dev/deployer/internal/deploy/stateops"
 	"github.com/deployer-dev/deployer/internal/secrets"
 	"github.com/deployer-dev/deployer/internal/statestore"
 )
@@ -59,7 +60,7 @@ func NewCmdSecretsRotate(f *Factory, runF func(context.Context, *SecretsRotateOp
 			if err != nil {
 				return statestore.Head{}, err
 			}
-			return svc.Rotate(ctx, deploy.RotateRequest{Target: t, To: secrets.NewSealer(to, f.Masker), LockTimeout: lockTimeout})
+			return stateops.New(svc.Core()).Rotate(ctx, stateops.RotateRequest{Target: t, To: secrets.NewSealer(to, f.Masker), LockTimeout: lockTimeout})
 		},
 	}
 	cmd := &cobra.Command{

@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"fmt"
+
 	"github.com/deployer-dev/deployer/internal/sanitize"
 
 	"github.com/MakeNowJust/heredoc"

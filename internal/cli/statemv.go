@@ -3,8 +3,10 @@ package cli
 import (
 	"context"
 	"fmt"
-	"github.com/deployer-dev/deployer/internal/sanitize"
 	"time"
+
+	"github.com/deployer-dev/deployer/internal/deploy/stateops"
+	"github.com/deployer-dev/deployer/internal/sanitize"
 
 	"github.com/MakeNowJust/heredoc"
 	"github.com/spf13/cobra"
@@ -22,7 +24,7 @@ type StateMoveOptions struct {
 	Config      func() (*config.Config, error)
 	// Move is the use case (deploy.Service.StateMove with the configured
 	// backends), bound by NewCmdStateMove; a run test sets a fake.
-	Move func(context.Context, *config.Config, deploy.StateMoveRequest) (*deploy.StateMoveResult, error)
+	Move func(context.Context, *config.Config, stateops.StateMoveRequest) (*stateops.StateMoveResult, error)
 }
 
 // NewCmdStateMove returns `deployer state mv FROM TO`: moves state entries
@@ -32,7 +34,7 @@ func NewCmdStateMove(f *Factory, runF func(context.Context, *StateMoveOptions) e
 	opts := &StateMoveOptions{
 		IO:     f.IO,
 		Config: func() (*config.Config, error) { return projectConfig(f, "state mv") },
-		Move:   useCase(f, (*deploy.Service).StateMove),
+		Move:   useCase(f, (*stateops.Ops).StateMove),
 	}
 	cmd := &cobra.Command{
 		Use:   "mv FROM TO",
@@ -62,7 +64,7 @@ func NewCmdStateMove(f *Factory, runF func(context.Context, *StateMoveOptions) e
 
 // runStateMove resolves the target, calls the use case and says what moved.
 func runStateMove(ctx context.Context, opts *StateMoveOptions, cfg *config.Config, t deploy.Target) error {
-	res, err := opts.Move(ctx, cfg, deploy.StateMoveRequest{Target: t, From: opts.From, To: opts.To, LockTimeout: opts.LockTimeout, Dir: cfg.Dir, Config: cfg})
+	res, err := opts.Move(ctx, cfg, stateops.StateMoveRequest{Target: t, From: opts.From, To: opts.To, LockTimeout: opts.LockTimeout, Dir: cfg.Dir, Config: cfg})
 	if err != nil {
 		return err
 	}

@@ -3,11 +3,13 @@ package cli
 import (
 	"context"
 	"fmt"
-	"github.com/deployer-dev/deployer/internal/sanitize"
 	"maps"
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/deployer-dev/deployer/internal/deploy/stateops"
+	"github.com/deployer-dev/deployer/internal/sanitize"
 
 	"github.com/MakeNowJust/heredoc"
 	"github.com/spf13/cobra"
@@ -27,7 +29,7 @@ type StateRmOptions struct {
 	LockTimeout time.Duration
 	Config      func() (*config.Config, error)
 	// Rm is the use case (deploy.Service.StateRm), bound by NewCmdStateRm.
-	Rm func(context.Context, *config.Config, deploy.StateRmRequest) (statestore.Head, error)
+	Rm func(context.Context, *config.Config, stateops.StateRmRequest) (statestore.Head, error)
 }
 
 // NewCmdStateRm returns `deployer state rm ADDR...`; runF replaces
@@ -36,7 +38,7 @@ func NewCmdStateRm(f *Factory, runF func(context.Context, *StateRmOptions) error
 	opts := &StateRmOptions{
 		IO:     f.IO,
 		Config: func() (*config.Config, error) { return projectConfig(f, "state rm") },
-		Rm:     useCase(f, (*deploy.Service).StateRm),
+		Rm:     useCase(f, (*stateops.Ops).StateRm),
 	}
 	cmd := &cobra.Command{
 		Use:   "rm ADDR...",
@@ -91,7 +93,7 @@ func runStateRm(ctx context.Context, opts *StateRmOptions, cfg *config.Config, t
 			return errOr(err, "state rm cancelled")
 		}
 	}
-	head, err := opts.Rm(ctx, cfg, deploy.StateRmRequest{Target: t, Addresses: opts.Addresses, LockTimeout: opts.LockTimeout})
+	head, err := opts.Rm(ctx, cfg, stateops.StateRmRequest{Target: t, Addresses: opts.Addresses, LockTimeout: opts.LockTimeout})
 	if err != nil {
 		return err
 	}
@@ -123,7 +125,7 @@ func NewCmdStateList(f *Factory) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			res, err := deploy.ShowState(cmd.Context(), deploy.StateDeps{Store: store, Audit: f.Audit}, deploy.ShowStateRequest{Target: t})
+			res, err := stateops.ShowState(cmd.Context(), stateops.StateDeps{Store: store, Audit: f.Audit}, stateops.ShowStateRequest{Target: t})
 			if err != nil {
 				return err
 			}

@@ -9,7 +9,7 @@ import (
 	"github.com/MakeNowJust/heredoc"
 	"github.com/spf13/cobra"
 
-	"github.com/deployer-dev/deployer/internal/deploy"
+	"github.com/deployer-dev/deployer/internal/deploy/stateops"
 	"github.com/deployer-dev/deployer/internal/lockmgr"
 	"github.com/deployer-dev/deployer/internal/sanitize"
 )
@@ -25,10 +25,10 @@ type UnlockOptions struct {
 	Yes    bool
 	// Command is the command's path ("deployer unlock"), for the job summary.
 	Command string
-	// Unlock is the use case (deploy.Locking.Unlock on the configured lock backend,
+	// Unlock is the use case (stateops.Locking.Unlock on the configured lock backend,
 	// with the target resolved against deployer.yaml), bound by
 	// NewCmdUnlock; a run test sets a fake.
-	Unlock func(context.Context, deploy.UnlockRequest) (*deploy.UnlockResult, error)
+	Unlock func(context.Context, stateops.UnlockRequest) (*stateops.UnlockResult, error)
 	// Summarize appends Markdown to the GitHub Actions job summary (a no-op
 	// outside it).
 	Summarize func(md string)
@@ -38,7 +38,7 @@ type UnlockOptions struct {
 // tests.
 func NewCmdUnlock(f *Factory, runF func(context.Context, *UnlockOptions) error) *cobra.Command {
 	opts := &UnlockOptions{IO: f.IO, Summarize: f.GitHub.Summarize}
-	opts.Unlock = func(ctx context.Context, req deploy.UnlockRequest) (*deploy.UnlockResult, error) {
+	opts.Unlock = func(ctx context.Context, req stateops.UnlockRequest) (*stateops.UnlockResult, error) {
 		cfg, err := projectConfig(f, "unlock")
 		if err != nil {
 			return nil, err
@@ -52,8 +52,8 @@ func NewCmdUnlock(f *Factory, runF func(context.Context, *UnlockOptions) error) 
 		if err != nil {
 			return nil, err
 		}
-		return deploy.NewLocking(deploy.LockDeps{Locks: m, Getenv: f.Getenv,
-			Service: func(ctx context.Context) (*deploy.Service, error) { return f.Service(ctx, cfg, ServiceOptions{}) }}).Unlock(ctx, req)
+		return stateops.NewLocking(stateops.LockDeps{Locks: m, Getenv: f.Getenv,
+			Ops: func(ctx context.Context) (*stateops.Ops, error) { return stateOps(ctx, f, cfg) }}).Unlock(ctx, req)
 	}
 	cmd := &cobra.Command{
 		Use:   "unlock",
@@ -89,7 +89,7 @@ func NewCmdUnlock(f *Factory, runF func(context.Context, *UnlockOptions) error) 
 // runUnlock shows the lock the use case is about to break, asks (unless
 // --yes), and reports what was broken.
 func runUnlock(ctx context.Context, opts *UnlockOptions) error {
-	req := deploy.UnlockRequest{Key: opts.Key, LockID: opts.LockID}
+	req := stateops.UnlockRequest{Key: opts.Key, LockID: opts.LockID}
 	req.Confirm = func(s lockmgr.Status) error {
 		fmt.Fprintf(opts.IO.ErrOut, "Warning: this will forcefully release the lock.\n")
 		printRecord(opts.IO.ErrOut, s)
@@ -115,7 +115,7 @@ func runUnlock(ctx context.Context, opts *UnlockOptions) error {
 		}
 	}
 	res, err := opts.Unlock(ctx, req)
-	var refused *deploy.UnlockRefusedError
+	var refused *stateops.UnlockRefusedError
 	if errors.As(err, &refused) {
 		return &UsageError{Msg: err.Error()}
 	}

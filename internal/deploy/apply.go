@@ -2,13 +2,13 @@ package deploy
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"maps"
 	"slices"
 	"time"
 
 	"github.com/deployer-dev/deployer/internal/config"
+	"github.com/deployer-dev/deployer/internal/deploy/core"
 	"github.com/deployer-dev/deployer/internal/engine"
 	"github.com/deployer-dev/deployer/internal/executor"
 	"github.com/deployer-dev/deployer/internal/exitcode"
@@ -74,7 +74,7 @@ type Outcome struct {
 
 // Errors of Apply besides the ones of lockmgr and statestore.
 var (
-	ErrDeclined = errors.New("apply cancelled: the plan was not confirmed")
+	ErrDeclined = core.ErrDeclined
 	// ErrPlanStale: the saved plan was made against another state or config.
 	ErrPlanStale = exitcode.New(exitcode.State, "saved plan is stale")
 	ErrCancelled = exitcode.New(exitcode.Cancelled, "cancelled")
@@ -140,14 +140,14 @@ func (s *Service) apply(ctx context.Context, req ApplyRequest) (_ *Outcome, err 
 	}
 	// The state is read once, here: its secrets block checked now, the
 	// document verified and planned against below (docs/design.md#read-once-plan-once).
-	doc, err := s.readState(ctx, pr.t)
+	doc, err := s.c.ReadState(ctx, pr.t)
 	if err != nil {
 		return nil, err
 	}
-	if err := s.d.Store.CheckSecretsOf(ctx, doc, pr.secrets); err != nil {
+	if err := s.c.Store.CheckSecretsOf(ctx, doc, pr.secrets); err != nil {
 		return nil, err
 	}
-	if err := s.refuseErrored(pr.t); err != nil {
+	if err := s.c.RefuseErrored(pr.t); err != nil {
 		return nil, err
 	}
 	waits, err := s.waitUpstream(ctx, pr.t.Env, req.Run)
@@ -203,7 +203,7 @@ type deployRun struct {
 	id             string // the deployment id
 	op             lockmgr.Operation
 	commit, branch string
-	lease          *lease
+	lease          *lockmgr.Holding
 }
 
 // startRun takes the lease of the target's level for the deploy or destroy
@@ -211,23 +211,23 @@ type deployRun struct {
 // deployments whose expired locks stood in its way
 // (docs/design.md#abandoned-deployments).
 func (s *Service) startRun(ctx context.Context, pr *prepared, req ApplyRequest) (*deployRun, error) {
-	run := &deployRun{id: NewDeploymentID(), op: lockmgr.OpDeploy}
+	run := &deployRun{id: core.NewDeploymentID(), op: lockmgr.OpDeploy}
 	switch {
 	case req.Destroy:
 		run.op = lockmgr.OpDestroy
 	case req.Import != nil:
 		run.op = lockmgr.OpImport
 	}
-	run.commit, run.branch = s.gitInfo(pr.cfg.Dir)
+	run.commit, run.branch = s.c.GitInfo(pr.cfg.Dir)
 	key := pr.t.LockKey()
-	holders := s.watchHolders(ctx, key)
-	lease, err := s.lease(ctx, leaseRequest{Key: key, Op: run.op, DeploymentID: run.id, GitCommit: run.commit, GitBranch: run.branch,
-		Timeout: req.LockTimeout, OnWait: holders.onWait, Announce: true})
+	holders := s.c.WatchHolders(ctx, key)
+	lease, err := s.c.Lease(ctx, lockmgr.LeaseRequest{Key: key, Op: run.op, DeploymentID: run.id, GitCommit: run.commit, GitBranch: run.branch,
+		Timeout: req.LockTimeout, OnWait: holders.OnWait, Announce: true})
 	if err != nil {
 		return nil, err
 	}
 	run.lease = lease
-	s.recordAbandoned(lease.Context(), lease, pr.t, holders.abandoned(lease.Record()), "taken over after it expired")
+	s.c.RecordAbandoned(lease.Context(), lease, pr.t, holders.Abandoned(lease.Record()), "taken over after it expired")
 	return run, nil
 }
 
@@ -240,7 +240,7 @@ func (s *Service) startRun(ctx context.Context, pr *prepared, req ApplyRequest) 
 // checked against the file. out.Plan is the plan returned.
 func (s *Service) planUnderLease(run *deployRun, pr *prepared, req ApplyRequest, out *Outcome, pre *planned) (*planned, error) {
 	if req.SavedPlan == nil && pre != nil {
-		ver, err := s.d.Store.ReadVersion(run.lease.Context(), pr.t.Stack, pr.t.Env)
+		ver, err := s.c.Store.ReadVersion(run.lease.Context(), pr.t.Stack, pr.t.Env)
 		if err != nil {
 			return nil, err
 		}
@@ -297,32 +297,32 @@ func (s *Service) confirm(p *plan.Plan) (bool, error) {
 // or ctx was cancelled: what finished is saved (docs/design.md#the-main-job).
 func (s *Service) execute(ctx context.Context, run *deployRun, pr *prepared, pl *planned, req ApplyRequest, out *Outcome) (*Outcome, error) {
 	t, rec := pr.t, run.lease.Record()
-	start := s.d.Now()
+	start := s.c.Now()
 	s.auditOverrides(pl.plan, run.id, t)
-	s.d.Audit.Info("deploy.started", "deployment_id", run.id, "stack", t.Stack, "environment", t.Env,
+	s.c.Audit.Info("deploy.started", "deployment_id", run.id, "stack", t.Stack, "environment", t.Env,
 		"scope", t.LockKey(), "operation", string(run.op), "lock_id", rec.LockID)
 	in := engine.Inputs{
 		Stack: t.Stack, Env: t.Env, Dir: pr.cfg.Dir, EnvConfig: pr.res.EnvConfig,
-		DeploymentID: run.id, Outputs: withRead(outputsOf(pl.st), pl.read), Progress: s.d.Masker.Writer(s.d.Progress), StackOutputs: s.stackOutputs,
-		Learn: s.learnOutputs,
+		DeploymentID: run.id, Outputs: withRead(outputsOf(pl.st), pl.read), Progress: s.c.Masker.Writer(s.c.Progress), StackOutputs: s.stackOutputs,
+		Learn: s.c.LearnOutputs,
 	}
 	ran, applyErr := s.x.Apply(run.lease.Context(), executor.Request{Plan: pl.plan, State: pl.st, Inputs: in, Destroy: req.Destroy, Limit: req.parallelism()})
 	out.Results, out.Unchanged = ran.Results, ran.Unchanged
 	cancelled := applyErr != nil && ctx.Err() != nil
 	dep, ch := s.record(run, pl, ran, start, applyErr, cancelled)
-	ch.outputs, ch.setOutputs = pr.res.Outputs, true
+	ch.Outputs, ch.SetOutputs = pr.res.Outputs, true
 	req.Run.stamp(&dep)
 	out.Summary = ran.Summarize(ch.Changes, len(pl.plan.Changes()))
 
 	saveCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 	defer cancel()
-	newHead, err := s.save(saveCtx, run.lease, t, pl.st, pl.head, ch, dep, run.commit, run.branch)
+	newHead, err := s.c.Save(saveCtx, run.lease, t, pl.st, pl.head, ch, dep, run.commit, run.branch)
 	out.Head = newHead
 	out.Deployment = dep
-	s.d.Audit.Info("deploy.finished", "deployment_id", run.id, "stack", t.Stack, "environment", t.Env,
+	s.c.Audit.Info("deploy.finished", "deployment_id", run.id, "stack", t.Stack, "environment", t.Env,
 		"status", dep.Status, "duration_seconds", dep.DurationSeconds, "serial", newHead.Serial,
 		"created", dep.ResourcesChanged.Created, "updated", dep.ResourcesChanged.Updated, "deleted", dep.ResourcesChanged.Deleted)
-	s.finished(t, dep, out.Summary, err)
+	s.c.Finish(t, dep, out.Summary, err)
 	if err != nil {
 		return out, err
 	}
@@ -338,7 +338,7 @@ func (s *Service) execute(ctx context.Context, run *deployRun, pr *prepared, pl 
 // record is the deployment entry of a run that started at start and the
 // changes it makes to the state: its status (success, failed, cancelled),
 // duration, counts and masked error.
-func (s *Service) record(run *deployRun, pl *planned, ran executor.Run, start time.Time, applyErr error, cancelled bool) (statestore.Deployment, changeSet) {
+func (s *Service) record(run *deployRun, pl *planned, ran executor.Run, start time.Time, applyErr error, cancelled bool) (statestore.Deployment, core.ChangeSet) {
 	status := statestore.DeploymentSuccess
 	switch {
 	case cancelled:
@@ -348,10 +348,10 @@ func (s *Service) record(run *deployRun, pl *planned, ran executor.Run, start ti
 	}
 	dep := statestore.Deployment{
 		DeploymentID: run.id, Type: string(run.op), Timestamp: start.UTC(), TriggeredBy: run.lease.By, GitCommit: run.commit,
-		Status: status, DurationSeconds: s.d.Now().Sub(start).Seconds(), Scope: run.lease.Record().LockKey,
+		Status: status, DurationSeconds: s.c.Now().Sub(start).Seconds(), Scope: run.lease.Record().LockKey,
 	}
 	if applyErr != nil {
-		dep.Error = s.d.Masker.Mask(applyErr.Error())
+		dep.Error = s.c.Masker.Mask(applyErr.Error())
 	}
 	if pl.plan.Policy != nil {
 		for _, r := range pl.plan.Policy.Results {
@@ -362,7 +362,7 @@ func (s *Service) record(run *deployRun, pl *planned, ran executor.Run, start ti
 		}
 	}
 	dep.Moved = movedLines(pl.plan)
-	ch := changeSet{Changes: ran.Changes(pl.plan, s.d.Now().UTC(), run.id)}
+	ch := core.ChangeSet{Changes: ran.Changes(pl.plan, s.c.Now().UTC(), run.id)}
 	dep.ResourcesChanged, dep.Imported = ch.Counts, ch.Imported
 	dep.Deleted = slices.Sorted(slices.Values(ch.Deleted))
 	return dep, ch

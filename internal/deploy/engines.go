@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/deployer-dev/deployer/internal/config"
+	"github.com/deployer-dev/deployer/internal/deploy/core"
 	"github.com/deployer-dev/deployer/internal/engine"
 	"github.com/deployer-dev/deployer/internal/executor"
 	"github.com/deployer-dev/deployer/internal/plan"
@@ -136,15 +137,15 @@ func kindSettings(engines []engine.Engine) func(kind string) plan.KindSettings {
 // state store, read-only and without a lock, for StackReference components
 // (engine.Inputs.StackOutputs).
 func (s *Service) stackOutputs(ctx context.Context, stack, env string) (engine.StackView, error) {
-	st, _, err := s.d.Store.Load(ctx, stack, env)
+	st, _, err := s.c.Store.Load(ctx, stack, env)
 	if errors.Is(err, statestore.ErrNotFound) {
-		return engine.StackView{}, fmt.Errorf("it has no state (nothing at %s): deploy it first", s.d.Store.Location(stack, env))
+		return engine.StackView{}, fmt.Errorf("it has no state (nothing at %s): deploy it first", s.c.Store.Location(stack, env))
 	}
 	if err != nil {
 		return engine.StackView{}, err
 	}
 	if neverDeployed(st) {
-		return engine.StackView{}, fmt.Errorf("nothing was deployed to it yet (its state at %s records only failed deployments): deploy it first", s.d.Store.Location(stack, env))
+		return engine.StackView{}, fmt.Errorf("nothing was deployed to it yet (its state at %s records only failed deployments): deploy it first", s.c.Store.Location(stack, env))
 	}
 	return engine.StackView{Components: outputsOf(st), Outputs: maps.Clone(st.Outputs)}, nil
 }
@@ -218,7 +219,7 @@ func withRead(outputs, read map[string]map[string]any) map[string]map[string]any
 // state they come from.
 func (s *Service) inputs(ctx context.Context, pr *prepared) (engine.Inputs, *statestore.State, error) {
 	t := pr.t
-	st, _, err := s.loadOrNew(ctx, t)
+	st, _, err := s.c.LoadOrNew(ctx, t)
 	if err != nil {
 		return engine.Inputs{}, nil, err
 	}
@@ -226,8 +227,8 @@ func (s *Service) inputs(ctx context.Context, pr *prepared) (engine.Inputs, *sta
 	if err != nil {
 		return engine.Inputs{}, nil, err
 	}
-	return engine.Inputs{Stack: t.Stack, Env: t.Env, Dir: pr.cfg.Dir, EnvConfig: pr.res.EnvConfig, DeploymentID: NewDeploymentID(),
-		Outputs: withRead(outputsOf(st), read), Progress: s.d.Masker.Writer(s.d.Progress), StackOutputs: s.stackOutputs, Learn: s.learnOutputs}, st, nil
+	return engine.Inputs{Stack: t.Stack, Env: t.Env, Dir: pr.cfg.Dir, EnvConfig: pr.res.EnvConfig, DeploymentID: core.NewDeploymentID(),
+		Outputs: withRead(outputsOf(st), read), Progress: s.c.Masker.Writer(s.c.Progress), StackOutputs: s.stackOutputs, Learn: s.c.LearnOutputs}, st, nil
 }
 
 // PreviewRequest asks for the engines' previews of a plan (plan --preview).

@@ -128,6 +128,8 @@ func TestRunWaitStopsAtAFailedUpstreamAndNamesItsReason(t *testing.T) {
 // error and the run's id and attempt, nothing else changed), and writes
 // nothing, saying why, where it must not: a job skipped for its own
 // upstream, an errored state waiting to be pushed.
+var shopDev = Target{Stack: "shop", Env: "dev"}
+
 func TestRecordRunFailureWritesOneRecordOrSaysWhyNot(t *testing.T) {
 	start := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 	c := &waitClock{now: start, start: start}
@@ -137,8 +139,8 @@ func TestRecordRunFailureWritesOneRecordOrSaysWhyNot(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = lb.Close() })
-	svc.d.Locks = lockmgr.NewManager(lb, lockmgr.Options{})
-	svc.d.Getenv = func(string) string { return "" }
+	svc.c.Locks = lockmgr.NewManager(lb, lockmgr.Options{})
+	svc.c.Getenv = func(string) string { return "" }
 	run := &Run{ID: "42", Attempt: 2}
 	req := func(err error) RunFailureRequest {
 		return RunFailureRequest{Target: shopDev, Run: run, Err: err}

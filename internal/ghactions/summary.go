@@ -10,6 +10,7 @@ import (
 
 	"github.com/deployer-dev/deployer/internal/backendurl"
 	"github.com/deployer-dev/deployer/internal/deploy"
+	"github.com/deployer-dev/deployer/internal/deploy/stateops"
 	"github.com/deployer-dev/deployer/internal/engine"
 	"github.com/deployer-dev/deployer/internal/lockmgr"
 	"github.com/deployer-dev/deployer/internal/plan"
@@ -378,7 +379,7 @@ func (r *Reporter) Stacks(results []runner.StackResult) {
 
 // Restore writes the job summary and the serial and deployment-id step
 // outputs of a restore under GitHub Actions.
-func (r *Reporter) Restore(t deploy.Target, res *deploy.RestoreResult) {
+func (r *Reporter) Restore(t deploy.Target, res *stateops.RestoreResult) {
 	r.Summarize(fmt.Sprintf("### %s: %s/%s\n\nRestored the snapshot of serial %d as serial %d (%d resources), deployment `%s`. The infrastructure was not changed.\n\n",
 		r.Command(), t.Stack, t.Env, res.RestoredFrom, res.Head.Serial, len(res.State.Resources), res.DeploymentID))
 	r.setOutputs(Output{Name: "serial", Value: strconv.FormatInt(res.Head.Serial, 10)},

@@ -1,4 +1,4 @@
-package deploy
+package stateops
 
 import (
 	"context"
@@ -7,13 +7,14 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/deployer-dev/deployer/internal/deploy/core"
 	"github.com/deployer-dev/deployer/internal/statestore"
 )
 
 // ShowStateRequest asks for the verified state of a stack/environment
 // (`state show`, docs/commands.md).
 type ShowStateRequest struct {
-	Target Target
+	Target core.Target
 	// Serial, when above 0, asks for the history snapshot with that serial
 	// instead of the current state.
 	Serial int64
@@ -22,7 +23,7 @@ type ShowStateRequest struct {
 	ShowSecrets bool
 	// Confirm is called with the target before secret values are revealed;
 	// an error stops the command and is returned as is. Nil: no confirmation.
-	Confirm func(Target) error
+	Confirm func(core.Target) error
 }
 
 // ShowStateResult is a loaded, verified state and where it lives.
@@ -88,10 +89,10 @@ func ShowState(ctx context.Context, d StateDeps, req ShowStateRequest) (*ShowSta
 // PushRequest asks to write a saved state file as the next serial
 // (`state push`, docs/design.md#state-writes).
 type PushRequest struct {
-	Target Target
+	Target core.Target
 	// File is a state document, e.g. the deployer-errored-S-E.json a failed
 	// state write left behind: PushFile reads it into State, which
-	// Service.Push writes.
+	// Ops.Push writes.
 	File  string
 	State *statestore.State
 	// MaxStateSize is the largest document read, in bytes (0: the default
@@ -101,17 +102,17 @@ type PushRequest struct {
 	LockTimeout time.Duration
 	// Force writes a file that is not the next version of the stored state
 	// (another lineage, or a serial not one above the stored one), audited
-	// (Service.Push).
+	// (Ops.Push).
 	Force bool
 	// Confirm is called with the target and the state read, before any
 	// backend is opened; an error stops the push and is returned as is.
 	// Nil: no confirmation.
-	Confirm func(Target, *statestore.State) error
+	Confirm func(core.Target, *statestore.State) error
 }
 
 // PushResult is what PushFile wrote.
 type PushResult struct {
-	Target Target
+	Target core.Target
 	Head   statestore.Head // the new serial's
 	// Removed is the errored state file removed once written ("" when
 	// the file pushed was another).
@@ -119,9 +120,9 @@ type PushResult struct {
 }
 
 // PushFile reads req.File (checksums verified), asks Confirm, opens the
-// Service and pushes the state under the stack lock (Service.Push). Errors:
+// Ops and pushes the state under the stack lock (Ops.Push). Errors:
 // the file's (unreadable, too large, corrupt), Confirm's, and Push's.
-func PushFile(ctx context.Context, service func(context.Context) (*Service, error), req PushRequest) (*PushResult, error) {
+func PushFile(ctx context.Context, service func(context.Context) (*Ops, error), req PushRequest) (*PushResult, error) {
 	st, err := statestore.ReadFile(req.File, req.MaxStateSize)
 	if err != nil {
 		return nil, err
@@ -141,10 +142,10 @@ func PushFile(ctx context.Context, service func(context.Context) (*Service, erro
 		return nil, err
 	}
 	res := &PushResult{Target: req.Target, Head: head}
-	if isErroredFile(req.File, req.Target.Stack, req.Target.Env) {
+	if core.IsErroredFile(req.File, req.Target.Stack, req.Target.Env) {
 		// Written: the file no longer stands in the way of a deploy
 		// (refuseErrored), and its secrets are in the state now.
-		if err := removeErrored(req.File); err != nil {
+		if err := core.RemoveErrored(req.File); err != nil {
 			return res, fmt.Errorf("the state was written as serial %d, but %s could not be removed (remove it by hand): %w", head.Serial, req.File, err)
 		}
 		res.Removed = req.File

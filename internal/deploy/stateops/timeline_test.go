@@ -1,4 +1,4 @@
-package deploy
+package stateops
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/deployer-dev/deployer/internal/deploy/core"
 	"github.com/deployer-dev/deployer/internal/lockmgr"
 	filelock "github.com/deployer-dev/deployer/internal/lockmgr/file"
 	"github.com/deployer-dev/deployer/internal/statestore"
@@ -18,12 +19,12 @@ import (
 // a minute after the one before.
 var epoch = time.Date(2024, 1, 15, 14, 20, 0, 0, time.UTC)
 
-// timelineFixture is a Service over a file state and lock backend in a
+// timelineFixture is the Ops over a file state and lock backend in a
 // temporary directory, with a clock that advances a minute per reading.
 type timelineFixture struct {
 	t     *testing.T
 	dir   string // the backends' DIR
-	svc   *Service
+	svc   *Ops
 	store *statestore.Store
 	now   time.Time
 	head  statestore.Head
@@ -43,8 +44,8 @@ func newTimeline(t *testing.T) *timelineFixture {
 	t.Cleanup(func() { _ = lb.Close() })
 	clock := func() time.Time { fx.now = fx.now.Add(time.Minute); return fx.now }
 	fx.store = statestore.New(sb, statestore.WithClock(clock))
-	fx.svc = New(Deps{Store: fx.store, Locks: lockmgr.NewManager(lb, lockmgr.Options{}), Now: clock,
-		Getenv: func(string) string { return "" }})
+	fx.svc = New(core.New(core.Deps{Store: fx.store, Locks: lockmgr.NewManager(lb, lockmgr.Options{}), Now: clock,
+		Getenv: func(string) string { return "" }}))
 	return fx
 }
 
@@ -96,4 +97,4 @@ func (fx *timelineFixture) statePath() string {
 // at is the time of the n-th write of the fixture (1-based).
 func at(n int) time.Time { return epoch.Add(time.Duration(n-1) * time.Minute) }
 
-var shopDev = Target{Stack: "shop", Env: "dev"}
+var shopDev = core.Target{Stack: "shop", Env: "dev"}

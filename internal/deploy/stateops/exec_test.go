@@ -1,6 +1,6 @@
 //go:build unix
 
-package deploy_test
+package stateops_test
 
 import (
 	"bufio"
@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/deployer-dev/deployer/internal/deploy"
+	"github.com/deployer-dev/deployer/internal/deploy/stateops"
 	"github.com/deployer-dev/deployer/internal/lockmgr"
 	filelock "github.com/deployer-dev/deployer/internal/lockmgr/file"
 )
@@ -64,8 +64,8 @@ func TestExecPassesTheExitCodeAndTheLeaseThrough(t *testing.T) {
 	}{{"exit 0", 0}, {"exit 7", 7}, {"kill -TERM $$", 143}} {
 		m, b := fileLocks(t)
 		var out syncBuffer
-		d := deploy.LockDeps{Locks: m, Getenv: noHolderEnv, Environ: func() []string { return []string{"PATH=/usr/bin:/bin"} }}
-		res, err := deploy.NewLocking(d).Exec(context.Background(), deploy.ExecRequest{
+		d := stateops.LockDeps{Locks: m, Getenv: noHolderEnv, Environ: func() []string { return []string{"PATH=/usr/bin:/bin"} }}
+		res, err := stateops.NewLocking(d).Exec(context.Background(), stateops.ExecRequest{
 			Key:    "nightly-sync",
 			Args:   []string{"sh", "-c", `echo "$DEPLOYER_LOCK_KEY $DEPLOYER_LOCK_ID $DEPLOYER_LOCK_FENCE"; ` + c.script},
 			Stdout: &out,
@@ -94,11 +94,11 @@ func TestExecHeldLock(t *testing.T) {
 
 	run := []string{"sh", "-c", "echo ran"}
 	var out syncBuffer
-	res, err := deploy.NewLocking(deploy.LockDeps{Locks: m, Getenv: noHolderEnv}).Exec(context.Background(), deploy.ExecRequest{Key: "nightly-sync", Args: run, SkipIfLocked: true, Stdout: &out})
+	res, err := stateops.NewLocking(stateops.LockDeps{Locks: m, Getenv: noHolderEnv}).Exec(context.Background(), stateops.ExecRequest{Key: "nightly-sync", Args: run, SkipIfLocked: true, Stdout: &out})
 	if err != nil || res.Skipped == nil || res.Skipped.LockID != other.Record().LockID || res.Skipped.LockedBy != "ci@runner" {
 		t.Errorf("--skip-if-locked: Exec = %+v, %v; want Skipped naming the holder", res, err)
 	}
-	_, err = deploy.NewLocking(deploy.LockDeps{Locks: m, Getenv: noHolderEnv}).Exec(context.Background(), deploy.ExecRequest{Key: "nightly-sync", Args: run, Stdout: &out})
+	_, err = stateops.NewLocking(stateops.LockDeps{Locks: m, Getenv: noHolderEnv}).Exec(context.Background(), stateops.ExecRequest{Key: "nightly-sync", Args: run, Stdout: &out})
 	var held *lockmgr.HeldError
 	if !errors.As(err, &held) || held.Record.LockID != other.Record().LockID {
 		t.Errorf("without --skip-if-locked: Exec error = %v, want *lockmgr.HeldError naming the holder", err)
@@ -115,7 +115,7 @@ func TestExecHeldLock(t *testing.T) {
 // returns once the command printed "started", with the lock's record and
 // a channel of Exec's outcome.
 type execOutcome struct {
-	res *deploy.ExecResult
+	res *stateops.ExecResult
 	err error
 }
 
@@ -125,7 +125,7 @@ func startedExec(t *testing.T, ctx context.Context, m *lockmgr.Manager, b lockmg
 	t.Cleanup(func() { pr.Close() })
 	done := make(chan execOutcome, 1)
 	go func() {
-		res, err := deploy.NewLocking(deploy.LockDeps{Locks: m, Getenv: noHolderEnv}).Exec(ctx, deploy.ExecRequest{Key: "nightly-sync", Args: []string{"sh", "-c", script},
+		res, err := stateops.NewLocking(stateops.LockDeps{Locks: m, Getenv: noHolderEnv}).Exec(ctx, stateops.ExecRequest{Key: "nightly-sync", Args: []string{"sh", "-c", script},
 			Grace: grace, Stdout: pw, Progress: progress})
 		pw.Close()
 		done <- execOutcome{res, err}
@@ -201,7 +201,7 @@ func TestExecCancelledStopsTheCommandAndReleases(t *testing.T) {
 
 func TestExecCommandThatCannotStart(t *testing.T) {
 	m, b := fileLocks(t)
-	res, err := deploy.NewLocking(deploy.LockDeps{Locks: m, Getenv: noHolderEnv}).Exec(context.Background(), deploy.ExecRequest{Key: "k", Args: []string{"/nonexistent/cmd"}})
+	res, err := stateops.NewLocking(stateops.LockDeps{Locks: m, Getenv: noHolderEnv}).Exec(context.Background(), stateops.ExecRequest{Key: "k", Args: []string{"/nonexistent/cmd"}})
 	if err == nil || !strings.HasPrefix(err.Error(), "start /nonexistent/cmd: ") || res.ExitCode != -1 {
 		t.Errorf("Exec = %+v, %v; want start /nonexistent/cmd: ...", res, err)
 	}
@@ -219,7 +219,7 @@ func (failingRelease) Release(context.Context, string, string) error { return er
 func TestExecReportsAFailedRelease(t *testing.T) {
 	_, b := fileLocks(t)
 	m := lockmgr.NewManager(failingRelease{b}, lockmgr.Options{})
-	res, err := deploy.NewLocking(deploy.LockDeps{Locks: m, Getenv: noHolderEnv}).Exec(context.Background(), deploy.ExecRequest{Key: "k", Args: []string{"sh", "-c", "exit 3"}})
+	res, err := stateops.NewLocking(stateops.LockDeps{Locks: m, Getenv: noHolderEnv}).Exec(context.Background(), stateops.ExecRequest{Key: "k", Args: []string{"sh", "-c", "exit 3"}})
 	if err != nil || res.ExitCode != 3 || !errors.Is(res.ReleaseErr, errUnreachable) {
 		t.Errorf("Exec = %+v, %v; want exit 3 passed through and ReleaseErr set", res, err)
 	}
@@ -233,7 +233,7 @@ func TestExecCommandGetsTheEnvironmentWithoutTheSecretsKey(t *testing.T) {
 	environ := func() []string {
 		return []string{"PATH=/usr/bin:/bin", "TEAM=payments", "DEPLOYER_SECRETS_PASSPHRASE=hunter2", "PULUMI_CONFIG_PASSPHRASE=hunter3"}
 	}
-	res, err := deploy.NewLocking(deploy.LockDeps{Locks: m, Getenv: noHolderEnv, Environ: environ}).Exec(context.Background(), deploy.ExecRequest{
+	res, err := stateops.NewLocking(stateops.LockDeps{Locks: m, Getenv: noHolderEnv, Environ: environ}).Exec(context.Background(), stateops.ExecRequest{
 		Key: "k", Args: []string{"sh", "-c", `echo "team=$TEAM secrets=$DEPLOYER_SECRETS_PASSPHRASE$PULUMI_CONFIG_PASSPHRASE key=$DEPLOYER_LOCK_KEY"`}, Stdout: &out})
 	if err != nil || res.ExitCode != 0 {
 		t.Fatalf("Exec = %+v, %v", res, err)

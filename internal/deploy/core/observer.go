@@ -1,8 +1,9 @@
-package deploy
+package core
 
 import (
 	"time"
 
+	"github.com/deployer-dev/deployer/internal/executor"
 	"github.com/deployer-dev/deployer/internal/statestore"
 )
 
@@ -26,19 +27,19 @@ type Finished struct {
 	// Summary is what the run did to the components: the counts and
 	// failures the human line, --json and the job summary show (zero for a
 	// restore, which changes no component).
-	Summary Summary
+	Summary executor.Summary
 }
 
 type nopObserver struct{}
 
 func (nopObserver) DeploymentFinished(Finished) {}
 
-// finished reports dep and its summary to the Observer.
-func (s *Service) finished(t Target, dep statestore.Deployment, sum Summary, saveErr error) {
+// Finish reports dep and its summary to the Observer.
+func (c *Core) Finish(t Target, dep statestore.Deployment, sum executor.Summary, saveErr error) {
 	status := dep.Status
 	if saveErr != nil && status == statestore.DeploymentSuccess {
 		status = statestore.DeploymentFailed
 	}
-	s.d.Observer.DeploymentFinished(Finished{LockKey: t.LockKey(), Operation: dep.Type, Status: status,
+	c.Observer.DeploymentFinished(Finished{LockKey: t.LockKey(), Operation: dep.Type, Status: status,
 		Duration: time.Duration(dep.DurationSeconds * float64(time.Second)), Summary: sum})
 }

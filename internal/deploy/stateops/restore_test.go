@@ -1,4 +1,4 @@
-package deploy
+package stateops
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/deployer-dev/deployer/internal/deploy/core"
 	"github.com/deployer-dev/deployer/internal/statestore"
 )
 
@@ -71,8 +72,8 @@ func TestRestorePreviewMarksAnUncommittedSnapshot(t *testing.T) {
 		var shown RestorePreview
 		_, err := fx.svc.Restore(context.Background(), RestoreRequest{Target: shopDev, Serial: serial,
 			Confirm: func(p RestorePreview) (bool, error) { shown = p; return false, nil }})
-		if !errors.Is(err, ErrDeclined) {
-			t.Fatalf("declined restore of serial %d: %v, want ErrDeclined", serial, err)
+		if !errors.Is(err, core.ErrDeclined) {
+			t.Fatalf("declined restore of serial %d: %v, want core.ErrDeclined", serial, err)
 		}
 		if shown.Info.Serial != serial || shown.Info.Uncommitted != uncommitted || shown.Serial != 2 {
 			t.Errorf("preview of serial %d: %+v, want uncommitted %v, to be written as serial 2", serial, shown.Info, uncommitted)

@@ -1,4 +1,4 @@
-package deploy
+package stateops
 
 import (
 	"cmp"
@@ -8,6 +8,8 @@ import (
 	"slices"
 	"time"
 
+	"github.com/deployer-dev/deployer/internal/deploy/core"
+	"github.com/deployer-dev/deployer/internal/executor"
 	"github.com/deployer-dev/deployer/internal/lockmgr"
 	"github.com/deployer-dev/deployer/internal/statestore"
 )
@@ -15,12 +17,12 @@ import (
 // RestoreRequest picks a history snapshot by serial or by time (the newest
 // snapshot that became state.json, written at or before At).
 type RestoreRequest struct {
-	Target      Target // stack and environment only
+	Target      core.Target // stack and environment only
 	Serial      int64
 	At          time.Time
 	LockTimeout time.Duration
 	// Confirm is shown what the restore will write, under the lock, before
-	// it writes; false declines (ErrDeclined). nil means --yes.
+	// it writes; false declines (core.ErrDeclined). nil means --yes.
 	Confirm func(RestorePreview) (bool, error)
 	Dir     string // deployer.yaml's directory, for git info
 }
@@ -46,19 +48,19 @@ type RestoreResult struct {
 // (docs/design.md#state-writes). It is the one command that may write over a
 // state that failed verification. Errors: no such snapshot (wrapping
 // statestore.ErrNotFound), *lockmgr.HeldError, *statestore.ConflictError
-// (another lineage, or the state moved on), ErrDeclined.
-func (s *Service) Restore(ctx context.Context, req RestoreRequest) (_ *RestoreResult, err error) {
-	t := Target{Stack: req.Target.Stack, Env: req.Target.Env}
-	if err := s.open(ctx); err != nil {
+// (another lineage, or the state moved on), core.ErrDeclined.
+func (s *Ops) Restore(ctx context.Context, req RestoreRequest) (_ *RestoreResult, err error) {
+	t := core.Target{Stack: req.Target.Stack, Env: req.Target.Env}
+	if err := s.c.Open(ctx); err != nil {
 		return nil, err
 	}
 	info, snap, err := s.findSnapshot(ctx, t, req)
 	if err != nil {
 		return nil, err
 	}
-	depID := NewDeploymentID()
-	commit, branch := s.gitInfo(req.Dir)
-	lease, err := s.lease(ctx, leaseRequest{Key: t.LockKey(), Op: lockmgr.OpRestore, DeploymentID: depID,
+	depID := core.NewDeploymentID()
+	commit, branch := s.c.GitInfo(req.Dir)
+	lease, err := s.c.Lease(ctx, lockmgr.LeaseRequest{Key: t.LockKey(), Op: lockmgr.OpRestore, DeploymentID: depID,
 		GitCommit: commit, GitBranch: branch, Timeout: req.LockTimeout})
 	if err != nil {
 		return nil, err
@@ -67,17 +69,17 @@ func (s *Service) Restore(ctx context.Context, req RestoreRequest) (_ *RestoreRe
 	by := lease.By
 	work := lease.Context()
 
-	cur, head, _, err := s.loadOrHead(work, t) // restore may replace a state that fails verification
+	cur, head, _, err := s.c.LoadOrHead(work, t) // restore may replace a state that fails verification
 	if err != nil {
 		return nil, err
 	}
 	if head.Lineage != "" && snap.Lineage != head.Lineage {
-		return nil, &statestore.ConflictError{Location: s.d.Store.Location(t.Stack, t.Env),
+		return nil, &statestore.ConflictError{Location: s.c.Store.Location(t.Stack, t.Env),
 			Reason: fmt.Sprintf("snapshot serial %d has lineage %s but the state has lineage %s: it belongs to another state", snap.Serial, snap.Lineage, head.Lineage)}
 	}
 	if req.Confirm != nil {
 		// Marked against the state.json read under the lock.
-		snaps, err := s.d.Store.History(work, t.Stack, t.Env, head, 0)
+		snaps, err := s.c.Store.History(work, t.Stack, t.Env, head, 0)
 		if err != nil {
 			return nil, err
 		}
@@ -91,12 +93,12 @@ func (s *Service) Restore(ctx context.Context, req RestoreRequest) (_ *RestoreRe
 			return nil, err
 		}
 		if !ok {
-			return nil, ErrDeclined
+			return nil, core.ErrDeclined
 		}
 	}
-	now := s.d.Now().UTC()
+	now := s.c.Now().UTC()
 	from := snap.Serial
-	next := cloneState(snap)
+	next := core.CloneState(snap)
 	next.Serial = head.Serial
 	dep := statestore.Deployment{DeploymentID: depID, Type: string(lockmgr.OpRestore), Timestamp: now, TriggeredBy: by,
 		GitCommit: commit, Status: statestore.DeploymentSuccess, RestoredFrom: from, Scope: t.LockKey()}
@@ -105,19 +107,19 @@ func (s *Service) Restore(ctx context.Context, req RestoreRequest) (_ *RestoreRe
 	if cur != nil {
 		next.DeploymentHistory = cur.DeploymentHistory
 	}
-	cs := changeSet{}
+	cs := core.ChangeSet{}
 	rec := lease.Record()
-	cs.apply(next, dep, rec, by, commit, branch, now)
+	cs.Apply(next, dep, rec, by, commit, branch, now)
 	if lease.Lost() != nil {
 		return nil, fmt.Errorf("restore stopped: %w", lockmgr.ErrLockLost)
 	}
-	newHead, err := s.d.Store.Save(work, next, head, leaseRef(lease))
-	dep.DurationSeconds = s.d.Now().Sub(now).Seconds()
-	s.finished(t, dep, Summary{}, err) // a restore changes no component
+	newHead, err := s.c.Store.Save(work, next, head, core.LeaseRef(lease))
+	dep.DurationSeconds = s.c.Now().Sub(now).Seconds()
+	s.c.Finish(t, dep, executor.Summary{}, err) // a restore changes no component
 	if err != nil {
 		return nil, err
 	}
-	s.d.Audit.Info("state.restored", "stack", t.Stack, "environment", t.Env, "serial", newHead.Serial,
+	s.c.Audit.Info("state.restored", "stack", t.Stack, "environment", t.Env, "serial", newHead.Serial,
 		"restored_from", from, "deployment_id", depID, "lock_id", rec.LockID)
 	return &RestoreResult{Head: newHead, State: next, RestoredFrom: from, DeploymentID: depID}, nil
 }
@@ -127,15 +129,15 @@ func (s *Service) Restore(ctx context.Context, req RestoreRequest) (_ *RestoreRe
 // at or before req.At that became state.json: one marked uncommitted
 // (docs/state-format.md#history-snapshots) was never the state, at any time.
 // History only grows, so reading it before taking the lock is safe.
-func (s *Service) findSnapshot(ctx context.Context, t Target, req RestoreRequest) (statestore.SnapshotInfo, *statestore.State, error) {
+func (s *Ops) findSnapshot(ctx context.Context, t core.Target, req RestoreRequest) (statestore.SnapshotInfo, *statestore.State, error) {
 	var head statestore.Head // the marks matter only to --timestamp: Restore marks the chosen one again under the lock
 	if req.Serial == 0 {
 		var err error
-		if head, err = s.d.Store.CurrentHead(ctx, t.Stack, t.Env); err != nil {
+		if head, err = s.c.Store.CurrentHead(ctx, t.Stack, t.Env); err != nil {
 			return statestore.SnapshotInfo{}, nil, err
 		}
 	}
-	snaps, err := s.d.Store.History(ctx, t.Stack, t.Env, head, 0)
+	snaps, err := s.c.Store.History(ctx, t.Stack, t.Env, head, 0)
 	if err != nil {
 		return statestore.SnapshotInfo{}, nil, err
 	}
@@ -157,7 +159,7 @@ func (s *Service) findSnapshot(ctx context.Context, t Target, req RestoreRequest
 			return statestore.SnapshotInfo{}, nil, fmt.Errorf("no snapshot of %s/%s was written at or before %s: see deployer history", t.Stack, t.Env, req.At.UTC().Format(time.RFC3339))
 		}
 	}
-	snap, err := s.d.Store.ReadSnapshot(ctx, t.Stack, t.Env, pick)
+	snap, err := s.c.Store.ReadSnapshot(ctx, t.Stack, t.Env, pick)
 	if errors.Is(err, statestore.ErrNotFound) {
 		return statestore.SnapshotInfo{}, nil, fmt.Errorf("no snapshot with serial %d in %s/%s: see deployer history: %w", pick.Serial, t.Stack, t.Env, err)
 	}
@@ -173,21 +175,21 @@ func (s *Service) findSnapshot(ctx context.Context, t Target, req RestoreRequest
 // it would drop what was written after it. req.Force writes it anyway, as the
 // next serial, with a state-push-forced deployment record and a
 // state.push_forced audit event naming what was overridden.
-func (s *Service) Push(ctx context.Context, req PushRequest) (_ statestore.Head, err error) {
+func (s *Ops) Push(ctx context.Context, req PushRequest) (_ statestore.Head, err error) {
 	t, st := req.Target, req.State
-	if err := s.open(ctx); err != nil {
+	if err := s.c.Open(ctx); err != nil {
 		return statestore.Head{}, err
 	}
 	if st.Metadata.Stack != t.Stack || st.Metadata.Environment != t.Env {
 		return statestore.Head{}, fmt.Errorf("the pushed state is of %s/%s, not %s/%s", st.Metadata.Stack, st.Metadata.Environment, t.Stack, t.Env)
 	}
-	lease, err := s.lease(ctx, leaseRequest{Key: t.LockKey(), Op: lockmgr.OpStatePush, Timeout: req.LockTimeout})
+	lease, err := s.c.Lease(ctx, lockmgr.LeaseRequest{Key: t.LockKey(), Op: lockmgr.OpStatePush, Timeout: req.LockTimeout})
 	if err != nil {
 		return statestore.Head{}, err
 	}
 	defer lease.ReleaseInto(&err)
 	by := lease.By
-	cur, head, err := s.loadOrNew(lease.Context(), t)
+	cur, head, err := s.c.LoadOrNew(lease.Context(), t)
 	if err != nil {
 		return statestore.Head{}, err
 	}
@@ -196,7 +198,7 @@ func (s *Service) Push(ctx context.Context, req PushRequest) (_ statestore.Head,
 		reason = basedOnMismatch(st, cur, head)
 	}
 	if reason != "" && !req.Force {
-		return statestore.Head{}, &statestore.ConflictError{Location: s.d.Store.Location(t.Stack, t.Env),
+		return statestore.Head{}, &statestore.ConflictError{Location: s.c.Store.Location(t.Stack, t.Env),
 			Reason: reason + fmt.Sprintf(": writing it would drop what was written since; "+
 				"compare it with `deployer state show -s %s -e %s`, or write it anyway with `deployer state push FILE -s %s -e %s --force`",
 				t.Stack, t.Env, t.Stack, t.Env)}
@@ -204,8 +206,8 @@ func (s *Service) Push(ctx context.Context, req PushRequest) (_ statestore.Head,
 	fileSerial, fileLineage := st.Serial, st.Lineage
 	rec := lease.Record()
 	// Every push is recorded: who pushed, and whether it was forced.
-	now := s.d.Now().UTC()
-	dep := statestore.Deployment{DeploymentID: NewDeploymentID(), Type: string(lockmgr.OpStatePush), Timestamp: now, TriggeredBy: by,
+	now := s.c.Now().UTC()
+	dep := statestore.Deployment{DeploymentID: core.NewDeploymentID(), Type: string(lockmgr.OpStatePush), Timestamp: now, TriggeredBy: by,
 		Status: statestore.DeploymentSuccess, Scope: t.LockKey()}
 	if reason != "" {
 		dep.Type = "state-push-forced"
@@ -218,18 +220,18 @@ func (s *Service) Push(ctx context.Context, req PushRequest) (_ statestore.Head,
 	if !head.IsZero() && cur != nil {
 		st.DeploymentHistory = slices.Clone(cur.DeploymentHistory)
 	}
-	changeSet{}.apply(st, dep, rec, by, st.Metadata.GitCommit, st.Metadata.GitBranch, now)
+	core.ChangeSet{}.Apply(st, dep, rec, by, st.Metadata.GitCommit, st.Metadata.GitBranch, now)
 	st.Lineage = cmp.Or(head.Lineage, st.Lineage)
-	newHead, err := s.d.Store.Save(lease.Context(), st, head, leaseRef(lease))
+	newHead, err := s.c.Store.Save(lease.Context(), st, head, core.LeaseRef(lease))
 	if err != nil {
 		return newHead, err
 	}
 	if reason != "" {
-		s.d.Audit.Warn("state.push_forced", "stack", t.Stack, "environment", t.Env, "serial", newHead.Serial,
+		s.c.Audit.Warn("state.push_forced", "stack", t.Stack, "environment", t.Env, "serial", newHead.Serial,
 			"lineage", newHead.Lineage, "file_serial", fileSerial, "file_lineage", fileLineage,
 			"stored_serial", head.Serial, "stored_lineage", head.Lineage, "reason", reason, "lock_id", rec.LockID)
 	}
-	s.d.Audit.Info("state.saved", "stack", t.Stack, "environment", t.Env, "serial", newHead.Serial, "lineage", newHead.Lineage, "operation", "push")
+	s.c.Audit.Info("state.saved", "stack", t.Stack, "environment", t.Env, "serial", newHead.Serial, "lineage", newHead.Lineage, "operation", "push")
 	return newHead, nil
 }
 

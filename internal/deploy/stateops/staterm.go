@@ -1,6 +1,7 @@
-package deploy
+package stateops
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -9,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/deployer-dev/deployer/internal/deploy/core"
 	"github.com/deployer-dev/deployer/internal/executor"
 	"github.com/deployer-dev/deployer/internal/lockmgr"
 	"github.com/deployer-dev/deployer/internal/statestore"
@@ -16,7 +18,7 @@ import (
 
 // StateRmRequest is one `deployer state rm ADDR...` (docs/operations.md).
 type StateRmRequest struct {
-	Target      Target
+	Target      core.Target
 	Addresses   []string // "service/component" each, in the state
 	LockTimeout time.Duration
 }
@@ -27,46 +29,46 @@ type StateRmRequest struct {
 // component still in deployer.yaml is created again by the next deploy.
 // Errors: an address not in the state (nothing written), no state, the
 // lock's and the state store's.
-func (s *Service) StateRm(ctx context.Context, req StateRmRequest) (_ statestore.Head, err error) {
-	if err := s.open(ctx); err != nil {
+func (s *Ops) StateRm(ctx context.Context, req StateRmRequest) (_ statestore.Head, err error) {
+	if err := s.c.Open(ctx); err != nil {
 		return statestore.Head{}, err
 	}
 	t := req.Target
-	id := NewDeploymentID()
-	lease, err := s.lease(ctx, leaseRequest{Key: lockmgr.StackKey(t.Stack, t.Env), Op: lockmgr.OpStateRm, DeploymentID: id, Timeout: req.LockTimeout})
+	id := core.NewDeploymentID()
+	lease, err := s.c.Lease(ctx, lockmgr.LeaseRequest{Key: lockmgr.StackKey(t.Stack, t.Env), Op: lockmgr.OpStateRm, DeploymentID: id, Timeout: req.LockTimeout})
 	if err != nil {
 		return statestore.Head{}, err
 	}
 	defer lease.ReleaseInto(&err)
-	st, head, err := s.d.Store.Load(lease.Context(), t.Stack, t.Env)
+	st, head, err := s.c.Store.Load(lease.Context(), t.Stack, t.Env)
 	if errors.Is(err, statestore.ErrNotFound) {
-		return statestore.Head{}, fmt.Errorf("%s/%s has no state (nothing at %s): nothing to remove", t.Stack, t.Env, s.d.Store.Location(t.Stack, t.Env))
+		return statestore.Head{}, fmt.Errorf("%s/%s has no state (nothing at %s): nothing to remove", t.Stack, t.Env, s.c.Store.Location(t.Stack, t.Env))
 	}
 	if err != nil {
 		return statestore.Head{}, err
 	}
-	cs := changeSet{Changes: executor.Changes{Resources: map[string]*statestore.Resource{}}}
+	cs := core.ChangeSet{Changes: executor.Changes{Resources: map[string]*statestore.Resource{}}}
 	for _, addr := range req.Addresses {
 		if st.Resources[addr] == nil {
 			return statestore.Head{}, fmt.Errorf("%s is not in the state of %s/%s (it holds: %s); nothing was removed",
-				addr, t.Stack, t.Env, orNone(strings.Join(slices.Sorted(maps.Keys(st.Resources)), ", ")))
+				addr, t.Stack, t.Env, cmp.Or(strings.Join(slices.Sorted(maps.Keys(st.Resources)), ", "), "none"))
 		}
 		if _, dup := cs.Resources[addr]; !dup {
 			cs.Resources[addr] = nil
 			cs.Counts.Deleted++
 		}
 	}
-	now := s.d.Now().UTC()
+	now := s.c.Now().UTC()
 	removed := slices.Sorted(maps.Keys(cs.Resources))
 	dep := statestore.Deployment{DeploymentID: id, Type: string(lockmgr.OpStateRm), Timestamp: now, TriggeredBy: lease.By,
 		Status: statestore.DeploymentSuccess, ResourcesChanged: cs.Counts, Scope: lease.Record().LockKey, Removed: removed}
-	commit, branch := s.gitInfo(s.d.Dir)
-	cs.apply(st, dep, lease.Record(), lease.By, commit, branch, now)
-	newHead, err := s.d.Store.Save(lease.Context(), st, head, leaseRef(lease))
+	commit, branch := s.c.GitInfo(s.c.Dir)
+	cs.Apply(st, dep, lease.Record(), lease.By, commit, branch, now)
+	newHead, err := s.c.Store.Save(lease.Context(), st, head, core.LeaseRef(lease))
 	if err != nil {
 		return newHead, err
 	}
-	s.d.Audit.Info("state.removed", "stack", t.Stack, "environment", t.Env, "serial", newHead.Serial,
+	s.c.Audit.Info("state.removed", "stack", t.Stack, "environment", t.Env, "serial", newHead.Serial,
 		"removed", strings.Join(removed, ","), "by", lease.By, "lock_id", lease.Record().LockID)
 	return newHead, nil
 }

@@ -1,4 +1,4 @@
-package deploy
+package core
 
 import (
 	"errors"
@@ -35,37 +35,37 @@ func (e *PendingErroredError) Error() string {
 		e.Path, e.Stack, e.Env, e.Path, e.Stack, e.Env, e.Path)
 }
 
-// refuseErrored returns a *PendingErroredError when an errored state of t
+// RefuseErrored returns a *PendingErroredError when an errored state of t
 // is in the Service's directory: a regular file, as saveErrored writes it
 // (anything else there is replaced by the next errored state, never read).
-func (s *Service) refuseErrored(t Target) error {
-	path := erroredBase(s.d.Dir, t.Stack, t.Env) + ".json"
+func (c *Core) RefuseErrored(t Target) error {
+	path := erroredBase(c.Dir, t.Stack, t.Env) + ".json"
 	if fi, err := os.Lstat(path); err == nil && fi.Mode().IsRegular() {
 		return &PendingErroredError{Path: path, Stack: t.Stack, Env: t.Env}
 	}
 	return nil
 }
 
-// isErroredFile reports whether path names the errored state of
+// IsErroredFile reports whether path names the errored state of
 // stack/env (deployer-errored-STACK-ENV.json), in any directory.
-func isErroredFile(path, stack, env string) bool {
+func IsErroredFile(path, stack, env string) bool {
 	return filepath.Base(path) == filepath.Base(erroredBase("", stack, env))+".json"
 }
 
-// removeErrored removes the errored state at path once it is written;
+// RemoveErrored removes the errored state at path once it is written;
 // errors other than "not there" are returned. A generated passphrase's
 // file beside it stays: that passphrase opens the state now.
-func removeErrored(path string) error {
+func RemoveErrored(path string) error {
 	if err := os.Remove(path); err != nil && !errors.Is(err, os.ErrNotExist) {
 		return err
 	}
 	return nil
 }
 
-// outputsNeedKey reports whether a stack output of res is a secret by its
+// OutputsNeedKey reports whether a stack output of res is a secret by its
 // name or the output key it names (docs/operations.md#stack-outputs): the
 // state will need a secrets key, known before anything runs.
-func outputsNeedKey(outs map[string]config.OutputRef) bool {
+func OutputsNeedKey(outs map[string]config.OutputRef) bool {
 	for name, ref := range outs {
 		if secrets.IsSecret(name, "x") {
 			return true

@@ -1,18 +1,18 @@
-package deploy
+package stateops
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
 
+	"github.com/deployer-dev/deployer/internal/deploy/core"
 	"github.com/deployer-dev/deployer/internal/statestore"
 )
 
 // HistoryRequest names the stack/environment whose history to list.
 type HistoryRequest struct {
-	Target Target // stack and environment only
-	Limit  int    // at most this many entries, newest first; <= 0: all
+	Target core.Target // stack and environment only
+	Limit  int         // at most this many entries, newest first; <= 0: all
 }
 
 // HistoryEntry is one history snapshot joined with the deployment that wrote
@@ -71,17 +71,17 @@ type HistoryResult struct {
 // became state.json are marked by the Store (statestore.Store.History,
 // docs/state-format.md#history-snapshots), the one definition restore uses
 // too. No state and no snapshot is an error saying nothing was deployed.
-func (s *Service) History(ctx context.Context, req HistoryRequest) (*HistoryResult, error) {
+func (s *Ops) History(ctx context.Context, req HistoryRequest) (*HistoryResult, error) {
 	t := req.Target
-	if err := s.open(ctx); err != nil {
+	if err := s.c.Open(ctx); err != nil {
 		return nil, err
 	}
-	store := s.d.Store
+	store := s.c.Store
 	res := &HistoryResult{}
 	// A state.json that fails verification still leaves the snapshots
 	// readable: they are listed against what it records, then the command
 	// fails with StateErr.
-	st, head, stateErr, err := s.loadOrHead(ctx, t)
+	st, head, stateErr, err := s.c.LoadOrHead(ctx, t)
 	if err != nil {
 		return nil, err
 	}
@@ -136,23 +136,4 @@ func (s *Service) History(ctx context.Context, req HistoryRequest) (*HistoryResu
 		}
 	}
 	return res, nil
-}
-
-// loadOrHead loads the state of t and its Head. A state that fails
-// verification gives no state, the Head statestore.Store.CurrentHead reads
-// of it, and its *statestore.ChecksumError as bad; no state gives no state
-// and the zero Head. Other errors are err.
-func (s *Service) loadOrHead(ctx context.Context, t Target) (st *statestore.State, head statestore.Head, bad, err error) {
-	st, head, err = s.d.Store.Load(ctx, t.Stack, t.Env)
-	var checksum *statestore.ChecksumError
-	switch {
-	case err == nil:
-		return st, head, nil, nil
-	case errors.Is(err, statestore.ErrNotFound):
-		return nil, statestore.Head{}, nil, nil
-	case errors.As(err, &checksum):
-		head, herr := s.d.Store.CurrentHead(ctx, t.Stack, t.Env)
-		return nil, head, err, herr
-	}
-	return nil, statestore.Head{}, nil, err
 }

@@ -1,4 +1,4 @@
-package deploy
+package core
 
 import (
 	"context"
@@ -14,17 +14,17 @@ type leaseRequest = lockmgr.LeaseRequest
 // lease is a lease a use case holds (lockmgr.Holding).
 type lease = lockmgr.Holding
 
-// lease takes a lease for one of the Service's use cases through the one
+// Lease takes a lease for one of the use cases's use cases through the one
 // lease site (lockmgr.Manager.Take), naming the holder from the Service's
 // environment and reporting on its progress stream.
-func (s *Service) lease(ctx context.Context, req leaseRequest) (*lease, error) {
-	req.Getenv, req.Progress = s.d.Getenv, s.d.Progress
-	return s.d.Locks.Take(ctx, req)
+func (c *Core) Lease(ctx context.Context, req leaseRequest) (*lease, error) {
+	req.Getenv, req.Progress = c.Getenv, c.Progress
+	return c.Locks.Take(ctx, req)
 }
 
-// leaseRef is the lease as a state write checks and records it (the key,
+// LeaseRef is the lease as a state write checks and records it (the key,
 // lock id and fence).
-func leaseRef(l *lease) *statestore.LockRef {
+func LeaseRef(l *lease) *statestore.LockRef {
 	rec := l.Record()
 	return &statestore.LockRef{Key: rec.LockKey, LockID: rec.LockID, Fence: rec.Fence}
 }

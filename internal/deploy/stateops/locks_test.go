@@ -1,4 +1,4 @@
-package deploy_test
+package stateops_test
 
 import (
 	"bytes"
@@ -12,7 +12,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/deployer-dev/deployer/internal/deploy"
+	"github.com/deployer-dev/deployer/internal/deploy/core"
+	"github.com/deployer-dev/deployer/internal/deploy/stateops"
 	"github.com/deployer-dev/deployer/internal/lockmgr"
 	filelock "github.com/deployer-dev/deployer/internal/lockmgr/file"
 	"github.com/deployer-dev/deployer/internal/lockmgr/none"
@@ -65,7 +66,7 @@ func TestLocksListsTheScopeWithTheConfiguredStaleAfter(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ids := func(res *deploy.LocksResult) (out []string) {
+	ids := func(res *stateops.LocksResult) (out []string) {
 		for _, s := range res.Locks {
 			out = append(out, s.LockID+"="+string(s.Verdict))
 		}
@@ -73,20 +74,20 @@ func TestLocksListsTheScopeWithTheConfiguredStaleAfter(t *testing.T) {
 	}
 	for _, c := range []struct {
 		staleAfter time.Duration
-		req        deploy.LocksRequest
+		req        stateops.LocksRequest
 		want       []string
 		stale      []string
 	}{
-		{time.Minute, deploy.LocksRequest{}, []string{"D=STALE", "A=STALE", "B=ACTIVE", "E=EXPIRED", "C=ACTIVE"},
+		{time.Minute, stateops.LocksRequest{}, []string{"D=STALE", "A=STALE", "B=ACTIVE", "E=EXPIRED", "C=ACTIVE"},
 			[]string{lockmgr.CustomKey("nightly"), lockmgr.StackKey("shop", "dev")}},
-		{0, deploy.LocksRequest{Stack: "shop"}, []string{"A=ACTIVE", "B=ACTIVE", "E=EXPIRED"}, nil},
-		{time.Minute, deploy.LocksRequest{Stack: "shop", Env: "dev"}, []string{"A=STALE", "E=EXPIRED"}, []string{lockmgr.StackKey("shop", "dev")}},
-		{5 * time.Minute, deploy.LocksRequest{Stack: "shop", Env: "dev2"}, []string{"B=ACTIVE"}, nil},
-		{time.Minute, deploy.LocksRequest{Stack: "other"}, nil, nil},
+		{0, stateops.LocksRequest{Stack: "shop"}, []string{"A=ACTIVE", "B=ACTIVE", "E=EXPIRED"}, nil},
+		{time.Minute, stateops.LocksRequest{Stack: "shop", Env: "dev"}, []string{"A=STALE", "E=EXPIRED"}, []string{lockmgr.StackKey("shop", "dev")}},
+		{5 * time.Minute, stateops.LocksRequest{Stack: "shop", Env: "dev2"}, []string{"B=ACTIVE"}, nil},
+		{time.Minute, stateops.LocksRequest{Stack: "other"}, nil, nil},
 	} {
 		var stale staleCounter
 		m := lockmgr.NewManager(b, lockmgr.Options{StaleAfter: c.staleAfter, Now: clock})
-		res, err := deploy.NewLocking(deploy.LockDeps{Locks: m, Observer: &stale}).Locks(ctx, c.req)
+		res, err := stateops.NewLocking(stateops.LockDeps{Locks: m, Observer: &stale}).Locks(ctx, c.req)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -98,7 +99,7 @@ func TestLocksListsTheScopeWithTheConfiguredStaleAfter(t *testing.T) {
 		}
 	}
 	m := lockmgr.NewManager(b, lockmgr.Options{Now: clock})
-	res, err := deploy.NewLocking(deploy.LockDeps{Locks: m}).Locks(ctx, deploy.LocksRequest{Stack: "shop", Env: "dev"})
+	res, err := stateops.NewLocking(stateops.LockDeps{Locks: m}).Locks(ctx, stateops.LocksRequest{Stack: "shop", Env: "dev"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -108,37 +109,37 @@ func TestLocksListsTheScopeWithTheConfiguredStaleAfter(t *testing.T) {
 	}
 
 	off := lockmgr.NewManager(none.New(), lockmgr.Options{})
-	if res, err := deploy.NewLocking(deploy.LockDeps{Locks: off}).Locks(ctx, deploy.LocksRequest{}); err != nil || !res.LockingOff || len(res.Locks) != 0 {
+	if res, err := stateops.NewLocking(stateops.LockDeps{Locks: off}).Locks(ctx, stateops.LocksRequest{}); err != nil || !res.LockingOff || len(res.Locks) != 0 {
 		t.Errorf("with lock: none, Locks = %+v, %v; want locking off", res, err)
 	}
 }
 
 func TestUnlockPolicy(t *testing.T) {
 	ctx := context.Background()
-	tg := deploy.Target{Stack: "shop", Env: "dev"}
+	tg := core.Target{Stack: "shop", Env: "dev"}
 	key := tg.LockKey()
 	for _, c := range []struct {
 		name       string
 		staleAfter time.Duration
 		hbAge      time.Duration
-		req        deploy.UnlockRequest
+		req        stateops.UnlockRequest
 		wantErr    string
 		refused    bool
 		broken     bool
 	}{
-		{name: "stale", hbAge: 10 * time.Minute, req: deploy.UnlockRequest{Target: tg}, broken: true},
-		{name: "stale with its lock id", hbAge: 10 * time.Minute, req: deploy.UnlockRequest{Target: tg, LockID: "L-1"}, broken: true},
-		{name: "active", hbAge: 4 * time.Second, req: deploy.UnlockRequest{Target: tg}, refused: true,
+		{name: "stale", hbAge: 10 * time.Minute, req: stateops.UnlockRequest{Target: tg}, broken: true},
+		{name: "stale with its lock id", hbAge: 10 * time.Minute, req: stateops.UnlockRequest{Target: tg, LockID: "L-1"}, broken: true},
+		{name: "active", hbAge: 4 * time.Second, req: stateops.UnlockRequest{Target: tg}, refused: true,
 			wantErr: "lock stack:shop:env:dev is ACTIVE (heartbeat 4s ago, by ci@runner): breaking it needs --lock-id L-1"},
-		{name: "active with its lock id", hbAge: 4 * time.Second, req: deploy.UnlockRequest{Target: tg, LockID: "L-1"}, broken: true},
-		{name: "another lock id", hbAge: 10 * time.Minute, req: deploy.UnlockRequest{Target: tg, LockID: "L-2"}, refused: true,
+		{name: "active with its lock id", hbAge: 4 * time.Second, req: stateops.UnlockRequest{Target: tg, LockID: "L-1"}, broken: true},
+		{name: "another lock id", hbAge: 10 * time.Minute, req: stateops.UnlockRequest{Target: tg, LockID: "L-2"}, refused: true,
 			wantErr: "lock stack:shop:env:dev is held with lock id L-1, not L-2: nothing was broken (L-2 is mistyped, or names a holder that no longer holds it); check the id with deployer state locks"},
-		{name: "stale under the configured stale_after", staleAfter: time.Minute, hbAge: 90 * time.Second, req: deploy.UnlockRequest{Target: tg}, broken: true},
-		{name: "active under the default stale_after", hbAge: 90 * time.Second, req: deploy.UnlockRequest{Target: tg}, refused: true,
+		{name: "stale under the configured stale_after", staleAfter: time.Minute, hbAge: 90 * time.Second, req: stateops.UnlockRequest{Target: tg}, broken: true},
+		{name: "active under the default stale_after", hbAge: 90 * time.Second, req: stateops.UnlockRequest{Target: tg}, refused: true,
 			wantErr: "lock stack:shop:env:dev is ACTIVE (heartbeat 1m30s ago, by ci@runner): breaking it needs --lock-id L-1"},
-		{name: "another level", hbAge: 10 * time.Minute, req: deploy.UnlockRequest{Target: deploy.Target{Stack: "shop", Env: "dev", Service: "app"}},
+		{name: "another level", hbAge: 10 * time.Minute, req: stateops.UnlockRequest{Target: core.Target{Stack: "shop", Env: "dev", Service: "app"}},
 			wantErr: "no lock is held on stack:shop:env:dev:service:app: nothing to unlock (see deployer state locks)"},
-		{name: "declined", hbAge: 10 * time.Minute, req: deploy.UnlockRequest{Target: tg, Confirm: func(lockmgr.Status) error { return errors.New("no") }},
+		{name: "declined", hbAge: 10 * time.Minute, req: stateops.UnlockRequest{Target: tg, Confirm: func(lockmgr.Status) error { return errors.New("no") }},
 			wantErr: "no"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
@@ -155,13 +156,13 @@ func TestUnlockPolicy(t *testing.T) {
 				}
 			}
 			req.Broken = func(s lockmgr.Status) { broken = append(broken, s.LockID) }
-			res, err := deploy.NewLocking(deploy.LockDeps{Locks: m, Getenv: func(string) string { return "" },
-				Service: func(context.Context) (*deploy.Service, error) { t.Fatal("no deployment to record"); return nil, nil }}).Unlock(ctx, req)
+			res, err := stateops.NewLocking(stateops.LockDeps{Locks: m, Getenv: func(string) string { return "" },
+				Ops: func(context.Context) (*stateops.Ops, error) { t.Fatal("no deployment to record"); return nil, nil }}).Unlock(ctx, req)
 			if c.wantErr != "" {
 				if err == nil || err.Error() != c.wantErr {
 					t.Fatalf("error %v, want %q", err, c.wantErr)
 				}
-				var refused *deploy.UnlockRefusedError
+				var refused *stateops.UnlockRefusedError
 				if errors.As(err, &refused) != c.refused {
 					t.Errorf("error %v: refused = %v, want %v", err, !c.refused, c.refused)
 				}
@@ -188,7 +189,7 @@ func TestUnlockPolicy(t *testing.T) {
 	}
 	// Not held at all: the error wraps ErrNotFound.
 	_, b := lockDir(t)
-	_, err := deploy.NewLocking(deploy.LockDeps{Locks: lockmgr.NewManager(b, lockmgr.Options{Now: clock})}).Unlock(ctx, deploy.UnlockRequest{Target: tg})
+	_, err := stateops.NewLocking(stateops.LockDeps{Locks: lockmgr.NewManager(b, lockmgr.Options{Now: clock})}).Unlock(ctx, stateops.UnlockRequest{Target: tg})
 	if !errors.Is(err, lockmgr.ErrNotFound) {
 		t.Errorf("unlock of a free lock = %v, want ErrNotFound", err)
 	}
@@ -198,10 +199,10 @@ func TestUnlockPolicy(t *testing.T) {
 func TestUnlockLeavesALockThatChangedHands(t *testing.T) {
 	ctx := context.Background()
 	_, b := lockDir(t)
-	tg := deploy.Target{Stack: "shop", Env: "dev"}
+	tg := core.Target{Stack: "shop", Env: "dev"}
 	hold(t, b, tg.LockKey(), "L-1", 10*time.Minute, lockmgr.Metadata{})
 	m := lockmgr.NewManager(b, lockmgr.Options{Now: clock})
-	_, err := deploy.NewLocking(deploy.LockDeps{Locks: m}).Unlock(ctx, deploy.UnlockRequest{Target: tg, Confirm: func(s lockmgr.Status) error {
+	_, err := stateops.NewLocking(stateops.LockDeps{Locks: m}).Unlock(ctx, stateops.UnlockRequest{Target: tg, Confirm: func(s lockmgr.Status) error {
 		if err := b.Release(ctx, s.LockKey, s.LockID); err != nil {
 			return err
 		}
@@ -231,13 +232,13 @@ func TestUnlockRecordsTheBrokenDeployment(t *testing.T) {
 	m := lockmgr.NewManager(b, lockmgr.Options{Now: clock})
 	var progress bytes.Buffer
 	opened := 0
-	deps := deploy.LockDeps{Locks: m, Getenv: func(string) string { return "" }, Service: func(context.Context) (*deploy.Service, error) {
+	deps := stateops.LockDeps{Locks: m, Getenv: func(string) string { return "" }, Ops: func(context.Context) (*stateops.Ops, error) {
 		opened++
-		return deploy.New(deploy.Deps{Locks: m, Store: store, Now: clock, Progress: &progress}), nil
+		return stateops.New(core.New(core.Deps{Locks: m, Store: store, Now: clock, Progress: &progress})), nil
 	}}
-	tg := deploy.Target{Stack: "shop", Env: "dev"}
+	tg := core.Target{Stack: "shop", Env: "dev"}
 	hold(t, b, tg.LockKey(), "L-1", 10*time.Minute, lockmgr.Metadata{Operation: "deploy", DeploymentID: "dep-0123456789ab", PID: 4242, Hostname: "runner"})
-	res, err := deploy.NewLocking(deps).Unlock(ctx, deploy.UnlockRequest{Target: tg})
+	res, err := stateops.NewLocking(deps).Unlock(ctx, stateops.UnlockRequest{Target: tg})
 	if err != nil || res.RecordErr != nil {
 		t.Fatalf("unlock: %v, record: %v", err, res.RecordErr)
 	}
@@ -261,16 +262,16 @@ func TestUnlockRecordsTheBrokenDeployment(t *testing.T) {
 	}
 
 	hold(t, b, lockmgr.CustomKey("nightly"), "L-2", 10*time.Minute, lockmgr.Metadata{Operation: "exec", DeploymentID: "dep-ffffffffffff"})
-	if _, err := deploy.NewLocking(deps).Unlock(ctx, deploy.UnlockRequest{Key: "nightly"}); err != nil {
+	if _, err := stateops.NewLocking(deps).Unlock(ctx, stateops.UnlockRequest{Key: "nightly"}); err != nil {
 		t.Fatal(err)
 	}
 	if opened != 1 {
-		t.Errorf("the Service was opened %d times, want once (lock exec's locks record nothing)", opened)
+		t.Errorf("the Ops were opened %d times, want once (lock exec's locks record nothing)", opened)
 	}
 
 	hold(t, b, tg.LockKey(), "L-3", 10*time.Minute, lockmgr.Metadata{Operation: "deploy", DeploymentID: "dep-aaaaaaaaaaaa"})
-	deps.Service = func(context.Context) (*deploy.Service, error) { return nil, errors.New("open state: denied") }
-	res, err = deploy.NewLocking(deps).Unlock(ctx, deploy.UnlockRequest{Target: tg})
+	deps.Ops = func(context.Context) (*stateops.Ops, error) { return nil, errors.New("open state: denied") }
+	res, err = stateops.NewLocking(deps).Unlock(ctx, stateops.UnlockRequest{Target: tg})
 	if err != nil || res.RecordErr == nil || res.RecordErr.Error() != "open state: denied" {
 		t.Errorf("a failed recording is the result's RecordErr, not the unlock's error: %v, %+v", err, res)
 	}

@@ -1,4 +1,4 @@
-package deploy_test
+package stateops_test
 
 import (
 	"bytes"
@@ -12,7 +12,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/deployer-dev/deployer/internal/deploy"
+	"github.com/deployer-dev/deployer/internal/deploy/core"
+	"github.com/deployer-dev/deployer/internal/deploy/stateops"
 	"github.com/deployer-dev/deployer/internal/lockmgr"
 	"github.com/deployer-dev/deployer/internal/statestore"
 	filestate "github.com/deployer-dev/deployer/internal/statestore/file"
@@ -49,37 +50,37 @@ func saved(t *testing.T, store *statestore.Store, n int) *statestore.State {
 func TestShowState(t *testing.T) {
 	ctx := context.Background()
 	_, store := stateDir(t)
-	tg := deploy.Target{Stack: "shop", Env: "dev"}
+	tg := core.Target{Stack: "shop", Env: "dev"}
 	loc := store.Location("shop", "dev")
 
-	_, err := deploy.ShowState(ctx, deploy.StateDeps{Store: store}, deploy.ShowStateRequest{Target: tg})
+	_, err := stateops.ShowState(ctx, stateops.StateDeps{Store: store}, stateops.ShowStateRequest{Target: tg})
 	want := "no state for shop/dev in " + loc + ": deploy it first (deployer deploy -s shop -e dev)"
 	if err == nil || err.Error() != want {
 		t.Fatalf("state show without state: %v, want %q", err, want)
 	}
 
 	saved(t, store, 2)
-	res, err := deploy.ShowState(ctx, deploy.StateDeps{Store: store}, deploy.ShowStateRequest{Target: tg})
+	res, err := stateops.ShowState(ctx, stateops.StateDeps{Store: store}, stateops.ShowStateRequest{Target: tg})
 	if err != nil || res.State.Serial != 2 || res.Location != loc {
 		t.Fatalf("state show: %+v, %v", res, err)
 	}
-	res, err = deploy.ShowState(ctx, deploy.StateDeps{Store: store}, deploy.ShowStateRequest{Target: tg, Serial: 1})
+	res, err = stateops.ShowState(ctx, stateops.StateDeps{Store: store}, stateops.ShowStateRequest{Target: tg, Serial: 1})
 	if err != nil || res.State.Serial != 1 || fmt.Sprint(res.State.Outputs["n"]) != "1" {
 		t.Fatalf("state show --serial 1: %+v, %v", res, err)
 	}
 
 	// A reveal of secret values is confirmed, then audited; a declined one is not.
 	var audit bytes.Buffer
-	deps := deploy.StateDeps{Store: store, Audit: func() (*slog.Logger, error) { return slog.New(slog.NewJSONHandler(&audit, nil)), nil }}
-	_, err = deploy.ShowState(ctx, deps, deploy.ShowStateRequest{Target: tg, ShowSecrets: true, Confirm: func(deploy.Target) error { return errors.New("declined") }})
+	deps := stateops.StateDeps{Store: store, Audit: func() (*slog.Logger, error) { return slog.New(slog.NewJSONHandler(&audit, nil)), nil }}
+	_, err = stateops.ShowState(ctx, deps, stateops.ShowStateRequest{Target: tg, ShowSecrets: true, Confirm: func(core.Target) error { return errors.New("declined") }})
 	if err == nil || err.Error() != "declined" || audit.Len() != 0 {
 		t.Fatalf("a declined reveal: %v, audit %q", err, audit.String())
 	}
-	if _, err := deploy.ShowState(ctx, deps, deploy.ShowStateRequest{Target: tg}); err != nil || audit.Len() != 0 {
+	if _, err := stateops.ShowState(ctx, deps, stateops.ShowStateRequest{Target: tg}); err != nil || audit.Len() != 0 {
 		t.Fatalf("state show without secrets audits nothing: %v, %q", err, audit.String())
 	}
-	var asked deploy.Target
-	_, err = deploy.ShowState(ctx, deps, deploy.ShowStateRequest{Target: tg, Serial: 1, ShowSecrets: true, Confirm: func(t deploy.Target) error { asked = t; return nil }})
+	var asked core.Target
+	_, err = stateops.ShowState(ctx, deps, stateops.ShowStateRequest{Target: tg, Serial: 1, ShowSecrets: true, Confirm: func(t core.Target) error { asked = t; return nil }})
 	if err != nil || asked != tg {
 		t.Fatalf("reveal: %v (asked about %+v)", err, asked)
 	}
@@ -95,7 +96,7 @@ func TestPushFile(t *testing.T) {
 	dir, store := stateDir(t)
 	_, lb := lockDir(t)
 	m := lockmgr.NewManager(lb, lockmgr.Options{Now: clock})
-	tg := deploy.Target{Stack: "shop", Env: "dev"}
+	tg := core.Target{Stack: "shop", Env: "dev"}
 	st := saved(t, store, 1)
 
 	// The file a failed state write leaves: the next state, not yet
@@ -116,23 +117,23 @@ func TestPushFile(t *testing.T) {
 		t.Fatal(err)
 	}
 	opened := 0
-	service := func(context.Context) (*deploy.Service, error) {
+	service := func(context.Context) (*stateops.Ops, error) {
 		opened++
-		return deploy.New(deploy.Deps{Locks: m, Store: store, Now: clock, Getenv: func(string) string { return "" }}), nil
+		return stateops.New(core.New(core.Deps{Locks: m, Store: store, Now: clock, Getenv: func(string) string { return "" }})), nil
 	}
 
-	_, err = deploy.PushFile(ctx, service, deploy.PushRequest{Target: tg, File: file, Confirm: func(deploy.Target, *statestore.State) error { return errors.New("declined") }})
+	_, err = stateops.PushFile(ctx, service, stateops.PushRequest{Target: tg, File: file, Confirm: func(core.Target, *statestore.State) error { return errors.New("declined") }})
 	if err == nil || err.Error() != "declined" || opened != 0 {
 		t.Fatalf("a declined push: %v; backends opened %d times, want none", err, opened)
 	}
-	_, err = deploy.PushFile(ctx, service, deploy.PushRequest{Target: tg, File: file, MaxStateSize: int64(len(doc) - 1)})
+	_, err = stateops.PushFile(ctx, service, stateops.PushRequest{Target: tg, File: file, MaxStateSize: int64(len(doc) - 1)})
 	if err == nil || !strings.Contains(err.Error(), "deployer-errored-shop-dev.json") || opened != 0 {
 		t.Fatalf("a file above max_state_size: %v; backends opened %d times, want none", err, opened)
 	}
 
 	var seen *statestore.State
-	res, err := deploy.PushFile(ctx, service, deploy.PushRequest{Target: tg, File: file, LockTimeout: time.Second,
-		Confirm: func(t deploy.Target, st *statestore.State) error { seen = st; return nil }})
+	res, err := stateops.PushFile(ctx, service, stateops.PushRequest{Target: tg, File: file, LockTimeout: time.Second,
+		Confirm: func(t core.Target, st *statestore.State) error { seen = st; return nil }})
 	if err != nil {
 		t.Fatal(err)
 	}

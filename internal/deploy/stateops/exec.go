@@ -1,4 +1,4 @@
-package deploy
+package stateops
 
 import (
 	"cmp"
@@ -111,7 +111,7 @@ func (l *Locking) Exec(ctx context.Context, req ExecRequest) (*ExecResult, error
 // runUnderLease runs the command of req with env and the DEPLOYER_LOCK_*
 // variables until it exits or the lease's context ends (then stopped is
 // true), and sets res.ExitCode.
-func runUnderLease(ctx context.Context, lease *lease, req ExecRequest, env []string, res *ExecResult) (stopped bool, err error) {
+func runUnderLease(ctx context.Context, lease *lockmgr.Holding, req ExecRequest, env []string, res *ExecResult) (stopped bool, err error) {
 	progress := cmp.Or(req.Progress, io.Writer(io.Discard))
 	rec := res.Lock
 	c := proc.Command(lease.Context(), req.Args[0], req.Args[1:]...)

@@ -1,4 +1,4 @@
-package deploy
+package stateops
 
 import (
 	"context"
@@ -7,12 +7,13 @@ import (
 	"os"
 	"time"
 
+	"github.com/deployer-dev/deployer/internal/deploy/core"
 	"github.com/deployer-dev/deployer/internal/lockmgr"
 	"github.com/deployer-dev/deployer/internal/sanitize"
 )
 
 // Locking runs the lock use cases, which need the lock backend and no
-// state: Locks, Unlock and Exec. Like Service's, each is a method taking
+// state: Locks, Unlock and Exec. Like Ops', each is a method taking
 // ctx and its request.
 type Locking struct{ d LockDeps }
 
@@ -34,10 +35,10 @@ type LockDeps struct {
 	// removed (proc.Environ) and DEPLOYER_LOCK_* added; default
 	// os.Environ.
 	Environ func() []string
-	// Service opens the Service that records the deployment of a broken lock
+	// Ops opens the Ops that records the deployment of a broken lock
 	// as abandoned; Unlock calls it only when there is one to record. Nil:
 	// nothing is recorded.
-	Service func(context.Context) (*Service, error)
+	Ops func(context.Context) (*Ops, error)
 }
 
 // withDefaults returns d with os.Getenv and os.Environ for an unset Getenv
@@ -124,8 +125,8 @@ func (l *Locking) Locks(ctx context.Context, req LocksRequest) (*LocksResult, er
 
 // UnlockRequest asks to break one lock (docs/locking.md#breaking-a-lock).
 type UnlockRequest struct {
-	// Target names the lock of its level: stack, service or component.
-	Target Target
+	// core.Target names the lock of its level: stack, service or component.
+	Target core.Target
 	// Key, when set, names the lock of lock exec instead: custom:Key.
 	Key string
 	// LockID breaks the lock only while this holder has it; breaking an
@@ -181,7 +182,7 @@ func (e *notHeldError) Unwrap() error { return lockmgr.ErrNotFound }
 // a STALE or EXPIRED lock, or an ACTIVE one whose lock id is given; a lock
 // id that is not the holder's breaks nothing. Only the lock id found is
 // deleted, so a lock taken over meanwhile survives. The broken holder's
-// deployment (deploy or destroy of a Target) is then recorded as abandoned
+// deployment (deploy or destroy of a core.Target) is then recorded as abandoned
 // in the history (docs/design.md#abandoned-deployments).
 //
 // Errors: *UnlockRefusedError; an error wrapping lockmgr.ErrNotFound when
@@ -219,8 +220,8 @@ func (l *Locking) Unlock(ctx context.Context, req UnlockRequest) (*UnlockResult,
 		req.Broken(st)
 	}
 	res := &UnlockResult{Lock: st}
-	if req.Key == "" && st.Metadata.DeploymentID != "" && d.Service != nil {
-		svc, err := d.Service(ctx)
+	if req.Key == "" && st.Metadata.DeploymentID != "" && d.Ops != nil {
+		svc, err := d.Ops(ctx)
 		if err == nil {
 			err = svc.RecordBroken(ctx, BrokenRequest{Target: req.Target, Lock: st.Record})
 		}

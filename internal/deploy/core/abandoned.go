@@ -1,4 +1,4 @@
-package deploy
+package core
 
 import (
 	"context"
@@ -11,17 +11,17 @@ import (
 	"github.com/deployer-dev/deployer/internal/statestore"
 )
 
-// holderWatch collects the records that stood in the way of a lease: the
+// Holders collects the records that stood in the way of a lease: the
 // live ones of the stack/environment listed before acquiring, and the
 // holders seen while waiting. Each deploy's start is its lock record
 // (metadata.deployment_id, operation, lockedAt), so these are the starts of
 // the deployments that might never have finished.
-type holderWatch struct {
+type Holders struct {
 	mu   sync.Mutex
 	seen map[string]lockmgr.Record // by lock id: the last record seen
 }
 
-func (w *holderWatch) add(rec lockmgr.Record) {
+func (w *Holders) add(rec lockmgr.Record) {
 	if rec.Metadata.DeploymentID == "" {
 		return
 	}
@@ -35,21 +35,21 @@ func (w *holderWatch) add(rec lockmgr.Record) {
 	}
 }
 
-func (w *holderWatch) onWait(ev lockmgr.WaitEvent) {
+func (w *Holders) OnWait(ev lockmgr.WaitEvent) {
 	if !ev.Done {
 		w.add(ev.Holder)
 	}
 }
 
-// watchHolders lists the records of key's stack/environment that conflict
+// WatchHolders lists the records of key's stack/environment that conflict
 // with key, before the lease is asked for (one strongly consistent List).
-func (s *Service) watchHolders(ctx context.Context, key string) *holderWatch {
-	w := &holderWatch{}
+func (c *Core) WatchHolders(ctx context.Context, key string) *Holders {
+	w := &Holders{}
 	pk, ok := lockmgr.ParseKey(key)
 	if !ok || pk.Level == lockmgr.LevelCustom {
 		return w
 	}
-	held, err := s.d.Locks.List(ctx, lockmgr.StackKey(pk.Stack, pk.Env))
+	held, err := c.Locks.List(ctx, lockmgr.StackKey(pk.Stack, pk.Env))
 	if err != nil {
 		return w // bookkeeping only: the acquire reports a broken backend
 	}
@@ -63,7 +63,7 @@ func (s *Service) watchHolders(ctx context.Context, key string) *holderWatch {
 
 // abandoned returns the records seen that had expired when lease was taken:
 // their holders stopped renewing them and never released them.
-func (w *holderWatch) abandoned(lease lockmgr.Record) []lockmgr.Record {
+func (w *Holders) Abandoned(lease lockmgr.Record) []lockmgr.Record {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	var out []lockmgr.Record
@@ -76,21 +76,21 @@ func (w *holderWatch) abandoned(lease lockmgr.Record) []lockmgr.Record {
 	return out
 }
 
-// recordAbandoned writes a deployment entry with status abandoned for each
+// RecordAbandoned writes a deployment entry with status abandoned for each
 // of recs not in the state's deployment_history yet, as one state write
 // under lease. It is bookkeeping: a failure is reported on the progress
 // stream and does not stop the command.
-func (s *Service) recordAbandoned(ctx context.Context, lease *lease, t Target, recs []lockmgr.Record, how string) {
+func (c *Core) RecordAbandoned(ctx context.Context, lease *lease, t Target, recs []lockmgr.Record, how string) {
 	if len(recs) == 0 {
 		return
 	}
-	if err := s.writeAbandoned(ctx, lease, t, recs, how); err != nil {
-		fmt.Fprintf(s.d.Progress, "warning: could not record the abandoned deployments in the history: %v\n", err)
+	if err := c.WriteAbandoned(ctx, lease, t, recs, how); err != nil {
+		fmt.Fprintf(c.Progress, "warning: could not record the abandoned deployments in the history: %v\n", err)
 	}
 }
 
-func (s *Service) writeAbandoned(ctx context.Context, lease *lease, t Target, recs []lockmgr.Record, how string) error {
-	st, head, err := s.loadOrNew(ctx, t)
+func (c *Core) WriteAbandoned(ctx context.Context, lease *lease, t Target, recs []lockmgr.Record, how string) error {
+	st, head, err := c.LoadOrNew(ctx, t)
 	if err != nil {
 		return err
 	}
@@ -98,7 +98,7 @@ func (s *Service) writeAbandoned(ctx context.Context, lease *lease, t Target, re
 	for _, d := range st.DeploymentHistory {
 		known[d.DeploymentID] = true
 	}
-	now := s.d.Now().UTC()
+	now := c.Now().UTC()
 	rec := lease.Record()
 	var add []statestore.Deployment
 	for _, r := range recs {
@@ -120,7 +120,7 @@ func (s *Service) writeAbandoned(ctx context.Context, lease *lease, t Target, re
 			Error: fmt.Sprintf("the deploying process (pid %d on %s) stopped without finishing; its lock %s was %s",
 				r.Metadata.PID, orUnknown(r.Metadata.Hostname), r.LockID, how),
 		})
-		fmt.Fprintf(s.d.Progress, "Deployment %s by %s (started %s) was abandoned: its lock was %s; recorded in the history.\n",
+		fmt.Fprintf(c.Progress, "Deployment %s by %s (started %s) was abandoned: its lock was %s; recorded in the history.\n",
 			id, r.LockedBy, started.Format(time.RFC3339), how)
 	}
 	if len(add) == 0 {
@@ -131,13 +131,13 @@ func (s *Service) writeAbandoned(ctx context.Context, lease *lease, t Target, re
 		add[i].Serial = st.Serial
 	}
 	st.DeploymentHistory = append(add, st.DeploymentHistory...)
-	if len(st.DeploymentHistory) > maxHistoryInState {
-		st.DeploymentHistory = st.DeploymentHistory[:maxHistoryInState]
+	if len(st.DeploymentHistory) > MaxHistoryInState {
+		st.DeploymentHistory = st.DeploymentHistory[:MaxHistoryInState]
 	}
 	st.Metadata.LastUpdated, st.Metadata.LastUpdatedBy, st.Metadata.Fence = now, rec.LockedBy, rec.Fence
-	_, err = s.d.Store.Save(ctx, st, head, leaseRef(lease))
+	_, err = c.Store.Save(ctx, st, head, LeaseRef(lease))
 	if err == nil {
-		s.d.Audit.Info("deploy.abandoned", "stack", t.Stack, "environment", t.Env, "count", len(add), "serial", st.Serial)
+		c.Audit.Info("deploy.abandoned", "stack", t.Stack, "environment", t.Env, "count", len(add), "serial", st.Serial)
 	}
 	return err
 }
@@ -147,36 +147,4 @@ func orUnknown(s string) string {
 		return "an unknown host"
 	}
 	return s
-}
-
-// BrokenRequest names a lock unlock --force just broke: its record and the
-// target whose lock it was.
-type BrokenRequest struct {
-	Target Target
-	Lock   lockmgr.Record
-}
-
-// RecordBroken records the deployment whose lock unlock --force just broke
-// (req.Lock) as abandoned: it takes the lock of req.Target itself (no wait), writes the
-// entry and releases. Locks of lock exec and records without a deployment
-// are left alone. When someone else took the lock first, that holder's
-// deploy does not see the broken record, so the entry is not written and
-// the returned error says so.
-func (s *Service) RecordBroken(ctx context.Context, req BrokenRequest) (err error) {
-	t, rec := req.Target, req.Lock
-	if rec.Metadata.DeploymentID == "" {
-		return nil
-	}
-	if op := rec.Metadata.Operation; op != "" && op != lockmgr.OpDeploy && op != lockmgr.OpDestroy {
-		return nil
-	}
-	if err := s.open(ctx); err != nil {
-		return fmt.Errorf("deployment %s was not recorded as abandoned: %w", rec.Metadata.DeploymentID, err)
-	}
-	lease, err := s.lease(ctx, leaseRequest{Key: t.LockKey(), Op: lockmgr.OpUnlock})
-	if err != nil {
-		return fmt.Errorf("deployment %s was not recorded as abandoned: %w", rec.Metadata.DeploymentID, err)
-	}
-	defer lease.ReleaseInto(&err)
-	return s.writeAbandoned(lease.Context(), lease, t, []lockmgr.Record{rec}, "broken with unlock --force")
 }

@@ -1,4 +1,4 @@
-package deploy
+package stateops
 
 import (
 	"context"
@@ -7,12 +7,14 @@ import (
 	"maps"
 	"slices"
 	"strings"
+
+	"github.com/deployer-dev/deployer/internal/deploy/core"
 )
 
 // OutputsRequest asks for the stack outputs of a stack/environment
 // (`deployer output`, docs/operations.md#stack-outputs).
 type OutputsRequest struct {
-	Target Target
+	Target core.Target
 	// Name, when set, asks for that output alone.
 	Name string
 	// ShowSecrets: the caller's Store opens secret values; the reveal is
@@ -24,7 +26,7 @@ type OutputsRequest struct {
 // values sealed (an envelope) or, with ShowSecrets, marked {secret: true,
 // value: X}.
 type OutputsResult struct {
-	Target  Target
+	Target  core.Target
 	Outputs map[string]any // every output, or only Name's
 	Serial  int64
 }

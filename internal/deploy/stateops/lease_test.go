@@ -1,4 +1,4 @@
-package deploy
+package stateops
 
 import (
 	"bytes"
@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/deployer-dev/deployer/internal/deploy/core"
 	"github.com/deployer-dev/deployer/internal/lockmgr"
 	filelock "github.com/deployer-dev/deployer/internal/lockmgr/file"
 )
@@ -25,7 +26,7 @@ func TestRestoreReportsALeaseItCouldNotRelease(t *testing.T) {
 	t.Cleanup(func() { _ = lb.Close() })
 	m := lockmgr.NewManager(lb, lockmgr.Options{})
 	var progress bytes.Buffer
-	svc := New(Deps{Store: fx.store, Locks: m, Now: fx.svc.d.Now, Getenv: func(string) string { return "" }, Progress: &progress})
+	svc := New(core.New(core.Deps{Store: fx.store, Locks: m, Now: fx.svc.c.Now, Getenv: func(string) string { return "" }, Progress: &progress}))
 	_, err = svc.Restore(context.Background(), RestoreRequest{Target: shopDev, Serial: 1,
 		Confirm: func(RestorePreview) (bool, error) {
 			held, err := m.Get(context.Background(), shopDev.LockKey())

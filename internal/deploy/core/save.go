@@ -1,4 +1,4 @@
-package deploy
+package core
 
 import (
 	"bytes"
@@ -21,27 +21,27 @@ import (
 	"github.com/deployer-dev/deployer/internal/statestore"
 )
 
-// maxHistoryInState caps deployment_history inside state.json; every entry
+// MaxHistoryInState caps deployment_history inside state.json; every entry
 // also lives on in the history snapshot of the serial it wrote.
-const maxHistoryInState = 100
+const MaxHistoryInState = 100
 
-// changeSet is what a run does to the state: the components' changes
+// ChangeSet is what a run does to the state: the components' changes
 // (executor.Changes) and the stack outputs.
-type changeSet struct {
+type ChangeSet struct {
 	executor.Changes
-	// outputs, with setOutputs, are the stack outputs deployer.yaml names:
-	// apply records them from the resulting resources' outputs
-	// (docs/operations.md#stack-outputs). Without setOutputs the state's
+	// Outputs, with SetOutputs, are the stack outputs deployer.yaml names:
+	// Apply records them from the resulting resources' outputs
+	// (docs/operations.md#stack-outputs). Without SetOutputs the state's
 	// outputs stay as they are (state rm, state mv).
-	outputs    map[string]config.OutputRef
-	setOutputs bool
-	// dropOutputs are stack outputs to remove (a refresh-only removing
-	// the component they come from), without setOutputs.
-	dropOutputs []string
+	Outputs    map[string]config.OutputRef
+	SetOutputs bool
+	// DropOutputs are stack outputs to remove (a refresh-only removing
+	// the component they come from), without SetOutputs.
+	DropOutputs []string
 }
 
-// apply writes cs and dep onto st (a copy is not needed: st is ours).
-func (cs changeSet) apply(st *statestore.State, dep statestore.Deployment, lease lockmgr.Record, by, commit, branch string, now time.Time) {
+// Apply writes cs and dep onto st (a copy is not needed: st is ours).
+func (cs ChangeSet) Apply(st *statestore.State, dep statestore.Deployment, lease lockmgr.Record, by, commit, branch string, now time.Time) {
 	if st.Resources == nil {
 		st.Resources = map[string]*statestore.Resource{}
 	}
@@ -55,16 +55,16 @@ func (cs changeSet) apply(st *statestore.State, dep statestore.Deployment, lease
 	st.Serial++
 	dep.Serial = st.Serial
 	st.DeploymentHistory = append([]statestore.Deployment{dep}, st.DeploymentHistory...)
-	if len(st.DeploymentHistory) > maxHistoryInState {
-		st.DeploymentHistory = st.DeploymentHistory[:maxHistoryInState]
+	if len(st.DeploymentHistory) > MaxHistoryInState {
+		st.DeploymentHistory = st.DeploymentHistory[:MaxHistoryInState]
 	}
 	st.Metadata.LastUpdated, st.Metadata.LastUpdatedBy = now, by
 	st.Metadata.DeploymentID, st.Metadata.GitCommit, st.Metadata.GitBranch = dep.DeploymentID, commit, branch
 	st.Metadata.Fence = lease.Fence
 	lockedAt, expiresAt := time.Unix(lease.LockedAt, 0).UTC(), time.Unix(lease.ExpiresAt, 0).UTC()
 	st.Lock = statestore.LockInfo{Locked: true, LockID: &lease.LockID, LockedBy: &lease.LockedBy, LockedAt: &lockedAt, ExpiresAt: &expiresAt}
-	if cs.setOutputs {
-		st.Outputs = plan.StackOutputs(cs.outputs, func(addr string) (map[string]any, bool) {
+	if cs.SetOutputs {
+		st.Outputs = plan.StackOutputs(cs.Outputs, func(addr string) (map[string]any, bool) {
 			r := st.Resources[addr]
 			if r == nil {
 				return nil, false
@@ -72,7 +72,7 @@ func (cs changeSet) apply(st *statestore.State, dep statestore.Deployment, lease
 			return r.Outputs, true
 		})
 	}
-	for _, name := range cs.dropOutputs {
+	for _, name := range cs.DropOutputs {
 		delete(st.Outputs, name)
 	}
 	if st.Outputs == nil {
@@ -80,41 +80,41 @@ func (cs changeSet) apply(st *statestore.State, dep statestore.Deployment, lease
 	}
 }
 
-// save writes the new state under the lease. A stack-level lease writes by
+// Save writes the new state under the lease. A stack-level lease writes by
 // compare-and-swap on the head it loaded: losing it means someone wrote
 // without our lock, and the command stops (exit 4). A service- or
 // component-level lease shares state.json with other holders of disjoint
 // scopes, so it re-reads and re-applies its own resources on a lost CAS: no
 // one else may change them while the lease is held (docs/locking.md). When
 // the write fails the new state goes to ./deployer-errored-{stack}-{env}.json.
-func (s *Service) save(ctx context.Context, lease *lease, t Target, st *statestore.State, head statestore.Head,
-	cs changeSet, dep statestore.Deployment, commit, branch string) (statestore.Head, error) {
-	rec, ref := lease.Record(), leaseRef(lease)
-	now := s.d.Now().UTC()
+func (c *Core) Save(ctx context.Context, lease *lease, t Target, st *statestore.State, head statestore.Head,
+	cs ChangeSet, dep statestore.Deployment, commit, branch string) (statestore.Head, error) {
+	rec, ref := lease.Record(), LeaseRef(lease)
+	now := c.Now().UTC()
 	scoped := t.Service != ""
 	for attempt := 0; ; attempt++ {
 		if lease.Lost() != nil {
-			err := &statestore.ConflictError{Location: s.d.Store.Location(t.Stack, t.Env),
+			err := &statestore.ConflictError{Location: c.Store.Location(t.Stack, t.Env),
 				Reason: "the lock was lost (broken with unlock --force or taken over after it expired) before the state was written"}
-			return statestore.Head{}, s.saveErrored(ctx, t, st, head, cs, dep, rec, commit, branch, now, err)
+			return statestore.Head{}, c.saveErrored(ctx, t, st, head, cs, dep, rec, commit, branch, now, err)
 		}
-		next := cloneState(st)
-		cs.apply(next, dep, rec, rec.LockedBy, commit, branch, now)
-		newHead, err := s.d.Store.Save(ctx, next, head, ref)
+		next := CloneState(st)
+		cs.Apply(next, dep, rec, rec.LockedBy, commit, branch, now)
+		newHead, err := c.Store.Save(ctx, next, head, ref)
 		if err == nil {
-			s.d.Audit.Info("state.saved", "stack", t.Stack, "environment", t.Env, "serial", newHead.Serial,
+			c.Audit.Info("state.saved", "stack", t.Stack, "environment", t.Env, "serial", newHead.Serial,
 				"lineage", newHead.Lineage, "deployment_id", dep.DeploymentID, "lock_id", rec.LockID)
 			return newHead, nil
 		}
 		var conflict *statestore.ConflictError
 		if scoped && errors.As(err, &conflict) && attempt < 20 {
-			cur, curHead, lerr := s.d.Store.Load(ctx, t.Stack, t.Env)
+			cur, curHead, lerr := c.Store.Load(ctx, t.Stack, t.Env)
 			if lerr == nil && (head.Lineage == "" || curHead.Lineage == head.Lineage) {
 				st, head = cur, curHead
 				continue
 			}
 		}
-		return statestore.Head{}, s.saveErrored(ctx, t, st, head, cs, dep, rec, commit, branch, now, err)
+		return statestore.Head{}, c.saveErrored(ctx, t, st, head, cs, dep, rec, commit, branch, now, err)
 	}
 }
 
@@ -124,25 +124,25 @@ func (s *Service) save(ctx context.Context, lease *lease, t Target, st *statesto
 // the file is sealed with a generated passphrase that is never printed: it
 // goes to a file of mode 0600 beside it, deployer-errored-{stack}-{env}.passphrase,
 // which the error names (docs/secrets.md#errored-states-under-ci).
-func (s *Service) saveErrored(ctx context.Context, t Target, st *statestore.State, head statestore.Head, cs changeSet, dep statestore.Deployment,
+func (c *Core) saveErrored(ctx context.Context, t Target, st *statestore.State, head statestore.Head, cs ChangeSet, dep statestore.Deployment,
 	rec lockmgr.Record, commit, branch string, now time.Time, cause error) error {
 	if len(cs.Resources) == 0 {
 		return cause
 	}
-	next := cloneState(st)
-	cs.apply(next, dep, rec, rec.LockedBy, commit, branch, now)
+	next := CloneState(st)
+	cs.Apply(next, dep, rec, rec.LockedBy, commit, branch, now)
 	next.BasedOn = statestore.BaseDigest(st, head) // state push checks it (docs/state-format.md#errored-state-files)
 	ctx = context.WithoutCancel(ctx)
-	data, err := s.d.Store.Encode(ctx, next)
+	data, err := c.Store.Encode(ctx, next)
 	generated := ""
 	var se *statestore.SecretsError
 	if err != nil && errors.As(err, &se) && st.Secrets == nil {
-		generated, data, err = s.encodeWithGeneratedKey(ctx, next)
+		generated, data, err = c.encodeWithGeneratedKey(ctx, next)
 	}
 	if err != nil {
 		return errors.Join(cause, err)
 	}
-	base := erroredBase(s.d.Dir, t.Stack, t.Env)
+	base := erroredBase(c.Dir, t.Stack, t.Env)
 	path := base + ".json"
 	if err := writePrivate(path, data); err != nil {
 		return errors.Join(cause, fmt.Errorf("also failed to save the new state to %s: %w", path, err))
@@ -159,7 +159,7 @@ func (s *Service) saveErrored(ctx context.Context, t Target, st *statestore.Stat
 
 // encodeWithGeneratedKey seals st with the passphrase provider under a new
 // random passphrase and returns the passphrase and the document.
-func (s *Service) encodeWithGeneratedKey(ctx context.Context, st *statestore.State) (string, []byte, error) {
+func (c *Core) encodeWithGeneratedKey(ctx context.Context, st *statestore.State) (string, []byte, error) {
 	raw := make([]byte, 24)
 	if _, err := rand.Read(raw); err != nil {
 		return "", nil, err
@@ -175,7 +175,7 @@ func (s *Service) encodeWithGeneratedKey(ctx context.Context, st *statestore.Sta
 		return "", nil, err
 	}
 	st.Secrets = nil
-	data, err := statestore.New(s.d.Store.Backend(), statestore.WithSealer(secrets.NewSealer(p, s.d.Masker))).Encode(ctx, st)
+	data, err := statestore.New(c.Store.Backend(), statestore.WithSealer(secrets.NewSealer(p, c.Masker))).Encode(ctx, st)
 	return pass, data, err
 }
 
@@ -239,9 +239,9 @@ func (e *ErroredStateError) Error() string {
 }
 func (e *ErroredStateError) Unwrap() error { return e.Err }
 
-// cloneState deep-copies st through JSON (resources are small maps; the
+// CloneState deep-copies st through JSON (resources are small maps; the
 // hot path of a deploy touches it once).
-func cloneState(st *statestore.State) *statestore.State {
+func CloneState(st *statestore.State) *statestore.State {
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false) // strings as the state writes them: engine data is kept byte for byte
