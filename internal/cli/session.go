@@ -17,6 +17,7 @@ import (
 	"github.com/deployer-dev/deployer/internal/backendurl"
 	"github.com/deployer-dev/deployer/internal/config"
 	"github.com/deployer-dev/deployer/internal/deploy"
+	"github.com/deployer-dev/deployer/internal/deploy/core"
 	"github.com/deployer-dev/deployer/internal/engine"
 	"github.com/deployer-dev/deployer/internal/engines"
 	"github.com/deployer-dev/deployer/internal/ghactions"
@@ -333,9 +334,8 @@ func (s *Session) newService(ctx context.Context, cfg *config.Config, opts Servi
 	// progress) report in lines, as in a log.
 	live := newLiveProgress(progress, ios.ErrTTY() && !prefixed, ios.ColorErr(), progressEvery(s.f.Getenv), ios.ErrWidth, now)
 	return deploy.New(deploy.Deps{
-		Open: open, Engines: engines, UI: liveUI{UI: opts.UI, live: live},
-		Audit: al, Now: s.f.Now, Progress: live, Getenv: s.f.Getenv, Observer: s.metrics(ctx, cfg), Masker: s.f.Masker,
-		Version: BuildVersion().Identity(),
+		Deps:    core.Deps{Open: open, Audit: al, Now: s.f.Now, Progress: live, Getenv: s.f.Getenv, Observer: s.metrics(ctx, cfg), Masker: s.f.Masker},
+		Engines: engines, UI: liveUI{UI: opts.UI, live: live}, Version: BuildVersion().Identity(),
 	}), nil
 }
 

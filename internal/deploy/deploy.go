@@ -15,42 +15,26 @@ package deploy
 import (
 	"context"
 	"fmt"
-	"io"
-	"log/slog"
 	"maps"
 	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
-	"time"
 
 	"github.com/deployer-dev/deployer/internal/config"
 	"github.com/deployer-dev/deployer/internal/deploy/core"
 	"github.com/deployer-dev/deployer/internal/engine"
 	"github.com/deployer-dev/deployer/internal/executor"
-	"github.com/deployer-dev/deployer/internal/lockmgr"
 	"github.com/deployer-dev/deployer/internal/plan"
 	"github.com/deployer-dev/deployer/internal/policy"
-	"github.com/deployer-dev/deployer/internal/secrets"
 	"github.com/deployer-dev/deployer/internal/statestore"
 )
 
 // Deps are the collaborators of Service, built by the CLI from
-// deployer.yaml: the core's (core.Deps: backends, audit, clock, progress,
-// environment, errored-state directory, observer, masker) and the
-// deploy's own.
+// deployer.yaml: the core's (backends, audit, clock, progress, environment,
+// errored-state directory, observer, masker) and the deploy's own.
 type Deps struct {
-	Locks    *lockmgr.Manager
-	Store    *statestore.Store
-	Open     func(ctx context.Context) (*lockmgr.Manager, *statestore.Store, error)
-	Audit    *slog.Logger
-	Now      func() time.Time
-	Progress io.Writer // stderr
-	Getenv   func(string) string
-	Dir      string
-	Observer Observer
-	Masker   *secrets.Masker
-
+	core.Deps
 	Engines []engine.Engine
 	// ReplaceOn gives the config paths that force replacement per kind;
 	// nil takes them from the engines' kind catalogs.
@@ -89,8 +73,7 @@ func New(d Deps) *Service {
 	if d.UI == nil {
 		d.UI = NoUI{}
 	}
-	c := core.New(core.Deps{Locks: d.Locks, Store: d.Store, Open: d.Open, Audit: d.Audit, Now: d.Now, Progress: d.Progress,
-		Getenv: d.Getenv, Dir: d.Dir, Observer: d.Observer, Masker: d.Masker})
+	c := core.New(d.Deps)
 	s := &Service{c: c, d: d}
 	s.x = &executor.Executor{Engines: d.Engines, Steps: d.UI, Learn: c.LearnOutputs}
 	return s
@@ -100,21 +83,13 @@ func New(d Deps) *Service {
 // (internal/deploy/stateops) share.
 func (s *Service) Core() *core.Core { return s.c }
 
-// The core's types, as the deploy's requests and results name them.
-type (
-	// Target is what a command acts on (core.Target).
-	Target = core.Target
-	// TargetError: the target names what deployer.yaml does not have (core.TargetError).
-	TargetError = core.TargetError
-	// Observer receives finished deployments for metrics (core.Observer).
-	Observer = core.Observer
-	// Finished is one deployment that reached its apply (core.Finished).
-	Finished = core.Finished
-	// ErroredStateError: the state write failed, the new state was kept (core.ErroredStateError).
-	ErroredStateError = core.ErroredStateError
-	// PendingErroredError: an errored state waits to be pushed (core.PendingErroredError).
-	PendingErroredError = core.PendingErroredError
-)
+// Target is what a command acts on (core.Target), as the requests of the
+// use cases name it.
+type Target = core.Target
+
+// TargetError: the target names what deployer.yaml does not have
+// (core.TargetError).
+type TargetError = core.TargetError
 
 // PlanRequest is one plan.
 type PlanRequest struct {

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/deployer-dev/deployer/internal/config"
+	"github.com/deployer-dev/deployer/internal/deploy/core"
 	"github.com/deployer-dev/deployer/internal/deploy/deploytest"
 	"github.com/deployer-dev/deployer/internal/engine"
 	"github.com/deployer-dev/deployer/internal/lockmgr"
@@ -73,11 +74,10 @@ func TestPolicyIsCheckedBeforeTheEnginesPreflight(t *testing.T) {
 			t.Cleanup(func() { _ = lb.Close() })
 			locks := lockmgr.NewManager(lb, lockmgr.Options{})
 			var events []string
-			svc := New(Deps{Store: statestore.New(sb), Locks: locks, Getenv: func(string) string { return "" },
-				Engines: []engine.Engine{
-					checkEngine{name: "pul", kinds: []string{"PulumiResource"}, events: &events, err: missing},
-					checkEngine{name: "cmd", kinds: []string{"Command"}, events: &events},
-				}})
+			svc := New(Deps{Deps: core.Deps{Store: statestore.New(sb), Locks: locks, Getenv: func(string) string { return "" }}, Engines: []engine.Engine{
+				checkEngine{name: "pul", kinds: []string{"PulumiResource"}, events: &events, err: missing},
+				checkEngine{name: "cmd", kinds: []string{"Command"}, events: &events},
+			}})
 			out, err := svc.Apply(context.Background(), ApplyRequest{Config: cfg, Target: Target{Stack: "shop", Env: "dev"},
 				Policy: policyCheck(t, fmt.Sprintf(deploytest.DenyStacks, tt.stacks))})
 			if !tt.wantErr(err) {

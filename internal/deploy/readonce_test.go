@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/deployer-dev/deployer/internal/config"
+	"github.com/deployer-dev/deployer/internal/deploy/core"
 	"github.com/deployer-dev/deployer/internal/deploy/deploytest"
 	"github.com/deployer-dev/deployer/internal/engine"
 	"github.com/deployer-dev/deployer/internal/secrets"
@@ -57,7 +58,7 @@ func newReadOnce(t *testing.T, d *deploytest.Diamond, opts ...statestore.Option)
 	}
 	r := &readOnce{d: d, back: &countingBackend{Backend: fb}}
 	r.store = statestore.New(r.back, opts...)
-	r.svc = New(Deps{Store: r.store, Locks: d.Locks, Engines: []engine.Engine{deploytest.Engine{J: d.J}}, Getenv: func(string) string { return "" }})
+	r.svc = New(Deps{Deps: core.Deps{Store: r.store, Locks: d.Locks, Getenv: func(string) string { return "" }}, Engines: []engine.Engine{deploytest.Engine{J: d.J}}})
 	for _, st := range d.Set.Stacks {
 		if st.Name == "root" {
 			r.cfg = st.Config

@@ -65,8 +65,8 @@ func (s *Service) RecordRunFailure(ctx context.Context, req RunFailureRequest) b
 
 func (s *Service) writeRunFailure(ctx context.Context, req RunFailureRequest) (string, int64, error) {
 	var held *lockmgr.HeldError
-	var pending *PendingErroredError
-	var errored *ErroredStateError
+	var pending *core.PendingErroredError
+	var errored *core.ErroredStateError
 	switch {
 	case errors.As(req.Err, &held):
 		return "", 0, errors.New("the stack's lock is held by another, and the state is written only under it")

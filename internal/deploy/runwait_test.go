@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/deployer-dev/deployer/internal/deploy/core"
 	"github.com/deployer-dev/deployer/internal/lockmgr"
 	filelock "github.com/deployer-dev/deployer/internal/lockmgr/file"
 	"github.com/deployer-dev/deployer/internal/statestore"
@@ -49,7 +50,7 @@ func waitService(t *testing.T, c *waitClock) (*Service, *statestore.Store, *byte
 	t.Cleanup(func() { sb.Close() })
 	store := statestore.New(sb)
 	var progress bytes.Buffer
-	return New(Deps{Store: store, Now: c.Now, Progress: &progress}), store, &progress
+	return New(Deps{Deps: core.Deps{Store: store, Now: c.Now, Progress: &progress}}), store, &progress
 }
 
 // writeRunRecord saves a state of stack/dev whose history holds d.
@@ -176,7 +177,7 @@ func TestRecordRunFailureWritesOneRecordOrSaysWhyNot(t *testing.T) {
 	if svc.RecordRunFailure(context.Background(), req(&SkippedError{RunID: "42", Upstream: UpstreamWait{Stack: "net", Status: statestore.DeploymentFailed}})) || progress.Len() != 0 {
 		t.Errorf("a skipped job recorded something or spoke:\n%s", progress)
 	}
-	if svc.RecordRunFailure(context.Background(), req(&PendingErroredError{Path: "deployer-errored-shop-dev.json", Stack: "shop", Env: "dev"})) {
+	if svc.RecordRunFailure(context.Background(), req(&core.PendingErroredError{Path: "deployer-errored-shop-dev.json", Stack: "shop", Env: "dev"})) {
 		t.Error("recorded over a pending errored state")
 	}
 	if want := "warning: could not record the failure of this deploy for run 42: an errored state of the stack must be pushed first"; !strings.Contains(progress.String(), want) ||

@@ -1,7 +1,6 @@
 package executor
 
 import (
-	"context"
 	"slices"
 	"testing"
 
@@ -10,17 +9,13 @@ import (
 	"github.com/deployer-dev/deployer/internal/statestore"
 )
 
-// kindEngine handles the kinds it lists; it never runs.
-type kindEngine struct {
-	engine.Engine // nil: only Name, Handles, Apply and Destroy are called
-	kinds         []string
+// kinds is an engine that handles the kinds it lists; Keep asks it nothing else.
+type kinds struct {
+	engine.Engine
+	list []string
 }
 
-func (e kindEngine) Name() string             { return "fake" }
-func (e kindEngine) Handles(kind string) bool { return slices.Contains(e.kinds, kind) }
-func (e kindEngine) Apply(context.Context, engine.ApplyRequest) (engine.ApplyResponse, error) {
-	return engine.ApplyResponse{}, nil
-}
+func (k kinds) Handles(kind string) bool { return slices.Contains(k.list, kind) }
 
 // Pulumi's `up` deletes what its program does not declare: every Pulumi
 // component in state that this run does not change must be in Keep,
@@ -34,7 +29,7 @@ func TestKeepListsEveryUnchangedComponentOfTheEngine(t *testing.T) {
 		{Address: "a/api", Kind: "MicroService", Action: plan.Update}, // the --component scope
 	}}
 	run := p.Steps
-	keep := Keep(p, st, kindEngine{kinds: []string{"RDS", "MicroService", "ElastiCacheRedis"}}, run)
+	keep := Keep(p, st, kinds{list: []string{"RDS", "MicroService", "ElastiCacheRedis"}}, run)
 	var got []string
 	for _, k := range keep {
 		got = append(got, k.Address)

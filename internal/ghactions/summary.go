@@ -10,6 +10,7 @@ import (
 
 	"github.com/deployer-dev/deployer/internal/backendurl"
 	"github.com/deployer-dev/deployer/internal/deploy"
+	"github.com/deployer-dev/deployer/internal/deploy/core"
 	"github.com/deployer-dev/deployer/internal/deploy/stateops"
 	"github.com/deployer-dev/deployer/internal/engine"
 	"github.com/deployer-dev/deployer/internal/lockmgr"
@@ -275,7 +276,7 @@ func deploySummary(esc sanitize.Masked, command string, t deploy.Target, out *de
 // state is when it was kept in an errored file.
 func writeNotSaved(b *strings.Builder, esc sanitize.Masked, err error) {
 	b.WriteString("**The state was NOT saved**: the infrastructure may have changed, the state does not say so yet.")
-	var es *deploy.ErroredStateError
+	var es *core.ErroredStateError
 	if errors.As(err, &es) {
 		fmt.Fprintf(b, " The new state is in `%s`; write it with `deployer state push` (the error says how).", esc.CodeSpan(filepath.Base(es.Path)))
 	}

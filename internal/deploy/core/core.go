@@ -58,17 +58,17 @@ type Core struct {
 
 // New returns a Core; zero fields of d take defaults.
 func New(d Deps) *Core {
+	d.Audit = cmp.Or(d.Audit, slog.New(slog.DiscardHandler))
+	d.Progress = cmp.Or(d.Progress, io.Discard)
+	d.Dir = cmp.Or(d.Dir, ".")
+	d.Observer = cmp.Or(d.Observer, Observer(nopObserver{}))
+	d.Masker = cmp.Or(d.Masker, secrets.NewMasker())
 	if d.Now == nil {
 		d.Now = time.Now
 	}
 	if d.Getenv == nil {
 		d.Getenv = os.Getenv
 	}
-	d.Audit = cmp.Or(d.Audit, slog.New(slog.DiscardHandler))
-	d.Progress = cmp.Or(d.Progress, io.Discard)
-	d.Dir = cmp.Or(d.Dir, ".")
-	d.Observer = cmp.Or(d.Observer, Observer(nopObserver{}))
-	d.Masker = cmp.Or(d.Masker, secrets.NewMasker())
 	return &Core{Deps: d}
 }
 

@@ -58,10 +58,7 @@ func (s *Ops) Restore(ctx context.Context, req RestoreRequest) (_ *RestoreResult
 	if err != nil {
 		return nil, err
 	}
-	depID := core.NewDeploymentID()
-	commit, branch := s.c.GitInfo(req.Dir)
-	lease, err := s.c.Lease(ctx, lockmgr.LeaseRequest{Key: t.LockKey(), Op: lockmgr.OpRestore, DeploymentID: depID,
-		GitCommit: commit, GitBranch: branch, Timeout: req.LockTimeout})
+	depID, commit, branch, lease, err := s.leaseRun(ctx, t, lockmgr.OpRestore, req.Dir, req.LockTimeout)
 	if err != nil {
 		return nil, err
 	}

@@ -54,10 +54,7 @@ func (s *Ops) StateMove(ctx context.Context, req StateMoveRequest) (res *StateMo
 	if err := s.c.Open(ctx); err != nil {
 		return nil, err
 	}
-	depID := core.NewDeploymentID()
-	commit, branch := s.c.GitInfo(req.Dir)
-	lease, err := s.c.Lease(ctx, lockmgr.LeaseRequest{Key: t.LockKey(), Op: lockmgr.OpStateMove, DeploymentID: depID,
-		GitCommit: commit, GitBranch: branch, Timeout: req.LockTimeout})
+	depID, commit, branch, lease, err := s.leaseRun(ctx, t, lockmgr.OpStateMove, req.Dir, req.LockTimeout)
 	if err != nil {
 		return nil, err
 	}

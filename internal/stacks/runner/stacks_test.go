@@ -13,6 +13,7 @@ import (
 
 	"github.com/deployer-dev/deployer/internal/config"
 	"github.com/deployer-dev/deployer/internal/deploy"
+	"github.com/deployer-dev/deployer/internal/deploy/core"
 	"github.com/deployer-dev/deployer/internal/deploy/deploytest"
 	"github.com/deployer-dev/deployer/internal/engine"
 	"github.com/deployer-dev/deployer/internal/plan"
@@ -28,8 +29,7 @@ func request(d *deploytest.Diamond, op StackOp) StacksRequest {
 		if err != nil {
 			return nil, err
 		}
-		return deploy.New(deploy.Deps{Store: statestore.New(sb), Locks: d.Locks, Engines: []engine.Engine{deploytest.Engine{J: d.J}},
-			Getenv: func(string) string { return "" }, UI: ui}), nil
+		return deploy.New(deploy.Deps{Deps: core.Deps{Store: statestore.New(sb), Locks: d.Locks, Getenv: func(string) string { return "" }}, Engines: []engine.Engine{deploytest.Engine{J: d.J}}, UI: ui}), nil
 	}}
 }
 
