@@ -21,6 +21,7 @@ import (
 	"github.com/deployer-dev/deployer/internal/lockmgr"
 	"github.com/deployer-dev/deployer/internal/plan"
 	"github.com/deployer-dev/deployer/internal/policy"
+	"github.com/deployer-dev/deployer/internal/stacks/runner"
 	"github.com/deployer-dev/deployer/internal/statestore"
 )
 
@@ -59,8 +60,8 @@ func TestErrorsExitWithTheDocumentedCodes(t *testing.T) {
 		{"cancelled beats a conflict", &deploy.ApplyError{Err: conflict, Cancelled: true}, 130},
 		{"state beats a held lock", errors.Join(held, conflict), 4},
 		{"lock beats policy", errors.Join(&policy.DeniedError{}, held), 3},
-		{"cancelled run of stacks", &deploy.StacksError{Cancelled: true}, 130},
-		{"failed run of stacks", &deploy.StacksError{Failed: []string{"a"}}, 1},
+		{"cancelled run of stacks", &runner.StacksError{Cancelled: true}, 130},
+		{"failed run of stacks", &runner.StacksError{Failed: []string{"a"}}, 1},
 		{"a component's command exited 7", fmt.Errorf("component app/db: %w", childExit(t, 7)), 1},
 		{"a component's command exited 3", &deploy.ApplyError{Err: childExit(t, 3)}, 1},
 	} {

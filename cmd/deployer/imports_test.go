@@ -14,8 +14,9 @@ import (
 
 // The package map of docs/design.md#package-map, as rules on imports:
 //
-//	cmd/deployer -> cli -> app -> deploy -> {lockmgr, statestore, plan, engine, config} -> backends
-//	cli -> {metrics, ghactions, planview, webui, termui} -> deploy (renderers of the use cases' results)
+//	cmd/deployer -> cli -> app -> stacks/runner -> {deploy, deploy/stateops} -> deploy/core -> executor
+//	  -> {lockmgr, statestore, plan, engine, config} -> backends
+//	cli -> {metrics, ghactions, planview, webui, termui} -> {stacks/runner, deploy, deploy/stateops} (renderers of the use cases' results)
 //
 // A lock or state backend implements a core interface and imports no other
 // backend; an engine imports no other engine; nothing below the CLI imports
@@ -31,7 +32,10 @@ const (
 	roleCmd      role = "cmd"      // cmd/...: wiring, may import anything
 	roleCLI      role = "cli"      // internal/cli
 	roleApp      role = "app"      // internal/app: the wiring behind the Factory
-	roleDeploy   role = "deploy"   // internal/deploy: the use cases
+	roleRunner   role = "runner"   // internal/stacks/runner: the use cases over many stacks
+	roleDeploy   role = "deploy"   // internal/deploy, internal/deploy/stateops: the use cases
+	roleUseCore  role = "usecore"  // internal/deploy/core: target, lease, load, save, which the use cases stand on
+	roleExecutor role = "executor" // internal/executor: applies a plan's steps with the engines, for the use cases
 	roleRegistry role = "registry" // internal/backends: URL -> backend package; internal/engines: the engines
 	roleRenderer role = "renderer" // internal/{metrics,ghactions,planview,webui,termui}: render the use cases' results (metrics, GitHub, plans, the web view, the terminal)
 	roleBackend  role = "backend"  // internal/lockmgr/<x>, internal/statestore/<x>
@@ -48,15 +52,21 @@ func roleOf(pkg string) role {
 		return roleCLI
 	case pkg == "internal/app":
 		return roleApp
-	case pkg == "internal/deploy" || strings.HasPrefix(pkg, "internal/deploy/"):
+	case pkg == "internal/stacks/runner":
+		return roleRunner
+	case pkg == "internal/deploy", pkg == "internal/deploy/stateops":
 		return roleDeploy
+	case pkg == "internal/deploy/core":
+		return roleUseCore
+	case pkg == "internal/executor":
+		return roleExecutor
 	case pkg == "internal/backends", pkg == "internal/engines":
 		return roleRegistry
 	case pkg == "internal/metrics", pkg == "internal/ghactions", pkg == "internal/planview", pkg == "internal/webui", pkg == "internal/termui":
 		return roleRenderer
 	case slices.Contains([]string{"internal/lockmgr/locktest", "internal/statestore/storetest",
 		"internal/awsbackend/awstest", "internal/pgschema/pgschematest", "internal/testenv", "internal/faulttest", "internal/engine/enginetest",
-		"internal/e2e"}, pkg):
+		"internal/deploy/deploytest", "internal/e2e"}, pkg):
 		return roleSupport
 	case strings.HasPrefix(pkg, "internal/lockmgr/"), strings.HasPrefix(pkg, "internal/statestore/"):
 		return roleBackend
@@ -77,8 +87,16 @@ func rule(from, to string) string {
 		return "only cmd/deployer imports the CLI"
 	case rt == roleApp && rf != roleCLI:
 		return "only the CLI (and cmd/deployer) imports the wiring behind the Factory"
-	case rt == roleDeploy && !wires && rf != roleRenderer:
-		return "only the CLI (and cmd/deployer) and the renderers of their results (metrics, GitHub, plans) import the use cases"
+	case rt == roleRunner && !wires && rf != roleRenderer:
+		return "only the CLI (and cmd/deployer) and the renderers of its results run many stacks"
+	case rt == roleDeploy && !wires && rf != roleRenderer && rf != roleRunner:
+		return "only the CLI (and cmd/deployer), the many-stacks runner and the renderers of their results (metrics, GitHub, plans) import the use cases"
+	case rf == roleDeploy && rt == roleDeploy && from != to:
+		return "the use cases stand side by side on their core: neither imports the other"
+	case rt == roleUseCore && rf != roleDeploy && !wires && rf != roleRenderer && rf != roleRunner:
+		return "only the use cases (and the CLI, the runner and the renderers) stand on the use cases' core"
+	case rt == roleExecutor && rf != roleDeploy && rf != roleUseCore:
+		return "only the use cases drive the executor: it is given a plan, it does not choose one"
 	case to == "internal/metrics" && !wires:
 		return "only the CLI (and cmd/deployer) wires the metrics recorder"
 	case rt == roleRenderer && !wires && rf != roleRenderer:
@@ -89,7 +107,7 @@ func rule(from, to string) string {
 		return "no backend imports another backend"
 	case rf == roleEngine && rt == roleEngine:
 		return "no engine imports another engine"
-	case (rf == roleDeploy || wires) && (rt == roleBackend || rt == roleEngine):
+	case (rf == roleDeploy || wires || rf == roleRunner || rf == roleExecutor || rf == roleUseCore) && (rt == roleBackend || rt == roleEngine):
 		return "deploy and cli reach backends and engines through their interfaces, never a concrete package"
 	case rf == roleCore && (rt == roleBackend || rt == roleEngine || rt == roleSupport):
 		return "core packages are implemented by backends and engines, they do not import them"
@@ -176,6 +194,23 @@ func TestRulesMatchTheMap(t *testing.T) {
 		{"internal/deploy", "internal/cli", false},
 		{"internal/plan", "internal/deploy", false},
 		{"internal/metrics", "internal/deploy", true},
+		{"internal/stacks/runner", "internal/deploy", true},
+		{"internal/deploy", "internal/stacks/runner", false},
+		{"internal/stacks", "internal/stacks/runner", false},
+		{"internal/cli", "internal/stacks/runner", true},
+		{"internal/deploy", "internal/executor", true},
+		{"internal/executor", "internal/deploy", false},
+		{"internal/executor", "internal/engine", true},
+		{"internal/executor", "internal/engine/command", false},
+		{"internal/plan", "internal/executor", false},
+		{"internal/deploy", "internal/deploy/core", true},
+		{"internal/deploy/stateops", "internal/deploy/core", true},
+		{"internal/deploy/stateops", "internal/deploy", false},
+		{"internal/deploy", "internal/deploy/stateops", false},
+		{"internal/deploy/core", "internal/deploy", false},
+		{"internal/deploy/core", "internal/executor", true},
+		{"internal/plan", "internal/deploy/core", false},
+		{"internal/deploy/core", "internal/lockmgr/file", false},
 		{"internal/deploy", "internal/metrics", false},
 		{"internal/lockmgr", "internal/metrics", false},
 		{"internal/ghactions", "internal/deploy", true},

@@ -21,6 +21,7 @@ import (
 	"github.com/deployer-dev/deployer/internal/planview"
 	"github.com/deployer-dev/deployer/internal/sanitize"
 	"github.com/deployer-dev/deployer/internal/stacks"
+	"github.com/deployer-dev/deployer/internal/stacks/runner"
 	"github.com/deployer-dev/deployer/internal/termui"
 )
 
@@ -81,7 +82,7 @@ type AllFlags struct {
 func (a *AllFlags) Bind(cmd *cobra.Command) {
 	cmd.Flags().BoolVar(&a.All, "all", false, "every stack under the working directory, in dependency order (docs/many-stacks.md)")
 	cmd.Flags().StringVar(&a.ChangedSince, "changed-since", "", "with --all: only the stacks changed since git revision REF, and the stacks that read them")
-	cmd.Flags().IntVar(&a.StackParallelism, "stack-parallelism", 0, fmt.Sprintf("with --all: run at most N stacks at once (default %d)", deploy.DefaultStackParallelism))
+	cmd.Flags().IntVar(&a.StackParallelism, "stack-parallelism", 0, fmt.Sprintf("with --all: run at most N stacks at once (default %d)", runner.DefaultStackParallelism))
 }
 
 // Check refuses, with --all, the flags that name one stack or one plan
@@ -111,7 +112,7 @@ func (a *AllFlags) Check(cmd *cobra.Command, configPath string, single ...string
 
 // AllRequest is one plan, deploy or destroy --all, from the flags.
 type AllRequest struct {
-	Op  deploy.StackOp
+	Op  runner.StackOp
 	Env string
 	// EnvFromVar: Env came from DEPLOYER_ENVIRONMENT, named in its errors.
 	EnvFromVar bool
@@ -152,7 +153,7 @@ func newAllRunner(f *Factory) *allRunner {
 // (deploy and destroy without --yes), runs the use case and renders each
 // stack as it finishes, then a table (docs/many-stacks.md#output).
 func (a *allRunner) run(ctx context.Context, r AllRequest) error {
-	sel, err := deploy.SelectStacks(ctx, deploy.SelectRequest{Root: ".", Env: r.Env, Op: r.Op, ChangedSince: r.Flags.ChangedSince, Load: a.load})
+	sel, err := runner.SelectStacks(ctx, runner.SelectRequest{Root: ".", Env: r.Env, Op: r.Op, ChangedSince: r.Flags.ChangedSince, Load: a.load})
 	if err != nil {
 		if r.EnvFromVar {
 			return fmt.Errorf("%s=%s: %w", EnvironmentVar, r.Env, err)
@@ -170,22 +171,22 @@ func (a *allRunner) run(ctx context.Context, r AllRequest) error {
 			return nil
 		}
 		fmt.Fprintf(a.io.ErrOut, "Changed since %s: %s; with the stacks that read them: %s.\n", ref,
-			strings.Join(sel.Changed, ", "), strings.Join(sel.Order(deploy.OpPlan), ", "))
+			strings.Join(sel.Changed, ", "), strings.Join(sel.Order(runner.OpPlan), ", "))
 	}
 	v := &allView{io: a.io, gh: a.gh, req: r, width: nameWidth(set)}
 	showPlan := v.showPlan
-	if r.Op != deploy.OpPlan && !r.Yes {
+	if r.Op != runner.OpPlan && !r.Yes {
 		if showPlan, err = a.confirm(ctx, r, sel, v); err != nil {
 			return err
 		}
 	}
 	defer a.track()()
-	results, err := deploy.RunStacks(ctx, deploy.StacksRequest{
+	results, err := runner.RunStacks(ctx, runner.StacksRequest{
 		Set: set, Env: r.Env, Op: r.Op, Only: sel.Only,
 		Parallelism: r.Flags.StackParallelism, ComponentParallelism: r.Parallelism, LockTimeout: r.LockTimeout,
-		Open: func(ctx context.Context, st *stacks.Stack) (*deploy.Service, error) {
+		Open: func(ctx context.Context, st *stacks.Stack, ui deploy.UI) (*deploy.Service, error) {
 			return a.open(ctx, st.Config, ServiceOptions{EngineOptions: EngineOptions{InstallPulumi: r.InstallPulumi, Grace: r.Grace},
-				ReadOnly: r.Op == deploy.OpPlan, Stack: true})
+				ReadOnly: r.Op == runner.OpPlan, Stack: true, UI: ui})
 		},
 		Policy: func(ctx context.Context, st *stacks.Stack) (*deploy.PolicyCheck, error) {
 			return r.Policy.Check(ctx, st.Config)
@@ -206,7 +207,7 @@ func (a *allRunner) run(ctx context.Context, r AllRequest) error {
 		return err
 	}
 	// A denied plan cannot be deployed as it is: exit 5 before the changes' 2.
-	if d := deploy.Denied(results); r.DetailedExitcode && d != nil {
+	if d := runner.Denied(results); r.DetailedExitcode && d != nil {
 		a.gh.MarkAnnotated()
 		return d
 	}
@@ -258,7 +259,7 @@ func (v *allView) render(w io.Writer, st *stacks.Stack, p *plan.Plan) error {
 }
 
 // done prints the stack's line (or JSON object) and its job summary section.
-func (v *allView) done(r deploy.StackResult) {
+func (v *allView) done(r runner.StackResult) {
 	v.mu.Lock()
 	defer v.mu.Unlock()
 	if v.req.JSON {
@@ -279,12 +280,12 @@ func (v *allView) done(r deploy.StackResult) {
 }
 
 // table prints every stack of the run, in dependency order, and the totals.
-func (v *allView) table(results []deploy.StackResult) {
+func (v *allView) table(results []runner.StackResult) {
 	w := v.io.Out
 	fmt.Fprintln(w)
 	tw := termui.NewTable(w)
 	fmt.Fprintln(tw, "STACK\tDIR\tSTATUS\tCHANGES\tSERIAL\tTIME\tNOTE")
-	counts := map[deploy.StackStatus]int{}
+	counts := map[runner.StackStatus]int{}
 	for _, r := range results {
 		counts[r.Status]++
 		serial := "-"
@@ -301,7 +302,7 @@ func (v *allView) table(results []deploy.StackResult) {
 	}
 	tw.Flush()
 	var parts []string
-	for _, s := range []deploy.StackStatus{deploy.StackApplied, deploy.StackDestroyed, deploy.StackChanges, deploy.StackNoChanges, deploy.StackFailed, deploy.StackDenied, deploy.StackCancelled, deploy.StackSkipped} {
+	for _, s := range []runner.StackStatus{runner.StackApplied, runner.StackDestroyed, runner.StackChanges, runner.StackNoChanges, runner.StackFailed, runner.StackDenied, runner.StackCancelled, runner.StackSkipped} {
 		if n := counts[s]; n > 0 {
 			parts = append(parts, fmt.Sprintf("%d %s", n, s))
 		}
@@ -326,7 +327,7 @@ type stackJSON struct {
 	Plan            *plan.Plan `json:"plan,omitempty"`
 }
 
-func stackResultJSON(req AllRequest, r deploy.StackResult) stackJSON {
+func stackResultJSON(req AllRequest, r runner.StackResult) stackJSON {
 	j := stackJSON{Stack: r.Stack, Dir: r.Dir, Environment: req.Env, Operation: string(req.Op), Status: string(r.Status),
 		Reason: r.Reason, Plan: r.Plan, Stale: r.Stale}
 	if r.Plan != nil {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/deployer-dev/deployer/internal/deploy"
 	"github.com/deployer-dev/deployer/internal/plan"
+	"github.com/deployer-dev/deployer/internal/stacks/runner"
 	"github.com/deployer-dev/deployer/internal/statestore"
 	"github.com/deployer-dev/deployer/internal/termui"
 )
@@ -16,14 +17,14 @@ func TestAllViewPrintsALinePerStackAndATable(t *testing.T) {
 	io, out, _ := termui.Test("")
 	f := NewFactory(io)
 	f.Getenv = func(string) string { return "" }
-	v := &allView{io: f.IO, gh: f.GitHub, req: AllRequest{Op: deploy.OpDeploy, Env: "dev"}, width: 5}
+	v := &allView{io: f.IO, gh: f.GitHub, req: AllRequest{Op: runner.OpDeploy, Env: "dev"}, width: 5}
 	at := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
-	results := []deploy.StackResult{
-		{Stack: "root", Dir: "root", Status: deploy.StackApplied, Started: at, Finished: at.Add(1500 * time.Millisecond),
+	results := []runner.StackResult{
+		{Stack: "root", Dir: "root", Status: runner.StackApplied, Started: at, Finished: at.Add(1500 * time.Millisecond),
 			Plan: &plan.Plan{}, Outcome: &deploy.Outcome{Deployment: statestore.Deployment{DeploymentID: "dep-1", ResourcesChanged: statestore.ResourcesChanged{Created: 2}},
 				Head: statestore.Head{Serial: 4}}},
-		{Stack: "left", Dir: "left", Status: deploy.StackFailed, Reason: "component s/c failed", Started: at, Finished: at.Add(time.Second)},
-		{Stack: "leaf", Dir: "leaf", Status: deploy.StackSkipped, Reason: "producer left failed"},
+		{Stack: "left", Dir: "left", Status: runner.StackFailed, Reason: "component s/c failed", Started: at, Finished: at.Add(time.Second)},
+		{Stack: "leaf", Dir: "leaf", Status: runner.StackSkipped, Reason: "producer left failed"},
 	}
 	for _, r := range results {
 		v.done(r)

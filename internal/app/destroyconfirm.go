@@ -9,6 +9,7 @@ import (
 	"github.com/deployer-dev/deployer/internal/exitcode"
 	"github.com/deployer-dev/deployer/internal/plan"
 	"github.com/deployer-dev/deployer/internal/stacks"
+	"github.com/deployer-dev/deployer/internal/stacks/runner"
 	"github.com/deployer-dev/deployer/internal/termui"
 )
 
@@ -43,13 +44,13 @@ func ConfirmDestroy(io *termui.IOStreams, question, name string) (bool, error) {
 // confirm asks once before deploy or destroy --all without --yes and
 // returns the ShowPlan of the run. Destroy first shows each stack's plan
 // (what it deletes) and takes only "yes"; deploy lists the stacks.
-func (a *allRunner) confirm(ctx context.Context, r AllRequest, sel *deploy.Selection, v *allView) (func(*stacks.Stack, *plan.Plan) error, error) {
+func (a *allRunner) confirm(ctx context.Context, r AllRequest, sel *runner.Selection, v *allView) (func(*stacks.Stack, *plan.Plan) error, error) {
 	if !a.io.CanPrompt() {
 		return nil, &exitcode.UsageError{Msg: fmt.Sprintf("%s --all needs confirmation but there is no terminal to ask on: pass --yes to proceed", r.Op)}
 	}
 	order := sel.Order(r.Op)
 	fmt.Fprintf(a.io.ErrOut, "Stacks to %s in %s, in this order: %s\n", r.Op, r.Env, strings.Join(order, ", "))
-	if r.Op != deploy.OpDestroy {
+	if r.Op != runner.OpDestroy {
 		ok, err := a.io.Confirm(fmt.Sprintf("Deploy %d stacks?", len(order)))
 		if err == nil && !ok {
 			err = deploy.ErrDeclined
@@ -76,13 +77,13 @@ func (a *allRunner) confirm(ctx context.Context, r AllRequest, sel *deploy.Selec
 // destroy --all runs them, without locking, and shows each plan that
 // deletes something, as plan --all shows plans. It returns the plans by
 // stack and how many stacks have something to delete.
-func (a *allRunner) previewDestroy(ctx context.Context, r AllRequest, sel *deploy.Selection, v *allView) (map[string]*plan.Plan, int, error) {
+func (a *allRunner) previewDestroy(ctx context.Context, r AllRequest, sel *runner.Selection, v *allView) (map[string]*plan.Plan, int, error) {
 	plans, n := map[string]*plan.Plan{}, 0
 	w := a.io.Out
 	if r.JSON { // stdout is the run's JSON lines
 		w = a.io.ErrOut
 	}
-	for _, name := range sel.Order(deploy.OpDestroy) {
+	for _, name := range sel.Order(runner.OpDestroy) {
 		st := sel.Set.Get(name)
 		if !st.InEnv {
 			continue

@@ -8,6 +8,7 @@ import (
 
 	"github.com/deployer-dev/deployer/internal/config"
 	"github.com/deployer-dev/deployer/internal/deploy"
+	"github.com/deployer-dev/deployer/internal/deploy/stateops"
 	"github.com/deployer-dev/deployer/internal/engine"
 	"github.com/deployer-dev/deployer/internal/ghactions"
 	"github.com/deployer-dev/deployer/internal/lockmgr"
@@ -157,6 +158,9 @@ type ServiceOptions struct {
 	// --all: its own engines, its progress lines on stderr marked
 	// "[stack] " (docs/many-stacks.md#output).
 	Stack bool
+	// UI shows the plan of a deploy or destroy and asks to apply it (nil:
+	// deploy.NoUI); the session's live progress hears the steps.
+	UI deploy.UI
 }
 
 // NewFactory returns a Factory on the process's streams and environment
@@ -168,17 +172,27 @@ func NewFactory(io *termui.IOStreams) *Factory {
 	return f
 }
 
-// UseCase binds the deploy.Service use case call (a method expression such
-// as (*deploy.Service).Restore) to the backends a command's config names:
-// the returned function opens the Service (f.Service, default options) and
-// calls it with req. Errors: f.Service's, then the use case's.
-func UseCase[Req, Res any](f *Factory, call func(*deploy.Service, context.Context, Req) (Res, error)) func(context.Context, *config.Config, Req) (Res, error) {
+// UseCase binds the state operation call (a method expression such as
+// (*stateops.Ops).Restore) to the backends a command's config names: the
+// returned function opens the Ops (StateOps) and calls it with req.
+// Errors: f.Service's, then the use case's.
+func UseCase[Req, Res any](f *Factory, call func(*stateops.Ops, context.Context, Req) (Res, error)) func(context.Context, *config.Config, Req) (Res, error) {
 	return func(ctx context.Context, cfg *config.Config, req Req) (Res, error) {
-		svc, err := f.Service(ctx, cfg, ServiceOptions{})
+		ops, err := StateOps(ctx, f, cfg)
 		if err != nil {
 			var zero Res
 			return zero, err
 		}
-		return call(svc, ctx, req)
+		return call(ops, ctx, req)
 	}
+}
+
+// StateOps wires the state operations on cfg, on the core of the Service
+// f.Service wires with default options.
+func StateOps(ctx context.Context, f *Factory, cfg *config.Config) (*stateops.Ops, error) {
+	svc, err := f.Service(ctx, cfg, ServiceOptions{})
+	if err != nil {
+		return nil, err
+	}
+	return stateops.New(svc.Core()), nil
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/deployer-dev/deployer/internal/backendurl"
 	"github.com/deployer-dev/deployer/internal/config"
 	"github.com/deployer-dev/deployer/internal/deploy"
+	"github.com/deployer-dev/deployer/internal/deploy/core"
 	"github.com/deployer-dev/deployer/internal/engine"
 	"github.com/deployer-dev/deployer/internal/engines"
 	"github.com/deployer-dev/deployer/internal/ghactions"
@@ -279,25 +280,30 @@ func (s *Session) openStore(ctx context.Context, cfg *config.Config, writes bool
 // service wires the use cases on cfg as opts says (Factory.Service).
 func (s *Session) service(ctx context.Context, cfg *config.Config, opts ServiceOptions) (*deploy.Service, error) {
 	if opts.Stack {
-		return s.stackService(ctx, cfg, opts.EngineOptions, !opts.ReadOnly)
+		return s.stackService(ctx, cfg, opts)
 	}
-	return s.newService(ctx, cfg, !opts.ReadOnly, s.engines(cfg, opts.EngineOptions), s.progress(), false)
+	return s.newService(ctx, cfg, opts, s.engines(cfg, opts.EngineOptions), s.progress(), false)
 }
 
-func (s *Session) stackService(ctx context.Context, cfg *config.Config, opts EngineOptions, withLocks bool) (*deploy.Service, error) {
+func (s *Session) stackService(ctx context.Context, cfg *config.Config, opts ServiceOptions) (*deploy.Service, error) {
 	var engines []engine.Engine
 	if s.f.NewEngines != nil {
-		engines = s.f.NewEngines(cfg, opts)
+		engines = s.f.NewEngines(cfg, opts.EngineOptions)
 	}
 	s.mu.Lock()
 	s.perStack = append(s.perStack, engines...)
 	s.mu.Unlock()
-	return s.newService(ctx, cfg, withLocks, engines, prefixLines(&s.errMu, s.f.IO.ErrOut, "["+cfg.Stack+"] ", s.f.GitHub.Env().Actions), true)
+	return s.newService(ctx, cfg, opts, engines, prefixLines(&s.errMu, s.f.IO.ErrOut, "["+cfg.Stack+"] ", s.f.GitHub.Env().Actions), true)
 }
 
 // newService wires a deploy.Service; its backends are opened by the use
-// case, after the engines' preflight (deploy.Deps.Open).
-func (s *Session) newService(ctx context.Context, cfg *config.Config, withLocks bool, engines []engine.Engine, progress io.Writer, prefixed bool) (*deploy.Service, error) {
+// case, after the engines' preflight (deploy.Deps.Open). Its UI is opts.UI
+// with the live progress hearing the steps.
+func (s *Session) newService(ctx context.Context, cfg *config.Config, opts ServiceOptions, engines []engine.Engine, progress io.Writer, prefixed bool) (*deploy.Service, error) {
+	withLocks := !opts.ReadOnly
+	if opts.UI == nil {
+		opts.UI = deploy.NoUI{}
+	}
 	al, err := s.audit()
 	if err != nil {
 		return nil, err
@@ -329,9 +335,8 @@ func (s *Session) newService(ctx context.Context, cfg *config.Config, withLocks 
 	// progress) report in lines, as in a log.
 	live := termui.NewLiveProgress(progress, ios.ErrTTY() && !prefixed, ios.ColorErr(), termui.ProgressEvery(s.f.Getenv), ios.ErrWidth, now)
 	return deploy.New(deploy.Deps{
-		Open: open, Engines: engines, Steps: live,
-		Audit: al, Now: s.f.Now, Progress: live, Getenv: s.f.Getenv, Observer: s.metrics(ctx, cfg), Masker: s.f.Masker,
-		Version: BuildVersion().Identity(),
+		Deps:    core.Deps{Open: open, Audit: al, Now: s.f.Now, Progress: live, Getenv: s.f.Getenv, Observer: s.metrics(ctx, cfg), Masker: s.f.Masker},
+		Engines: engines, UI: termui.LiveUI{UI: opts.UI, Live: live}, Version: BuildVersion().Identity(),
 	}), nil
 }
 

@@ -6,6 +6,8 @@ import (
 	"sync"
 
 	"github.com/deployer-dev/deployer/internal/deploy"
+	"github.com/deployer-dev/deployer/internal/deploy/core"
+	"github.com/deployer-dev/deployer/internal/deploy/stateops"
 	"github.com/deployer-dev/deployer/internal/stacks"
 	"github.com/deployer-dev/deployer/internal/statestore"
 	"github.com/deployer-dev/deployer/internal/webui"
@@ -32,9 +34,9 @@ func UIConfig(ctx context.Context, f *Factory) (webui.Config, error) {
 		if err != nil {
 			return webui.Config{}, err
 		}
-		locking := deploy.NewLocking(deploy.LockDeps{Locks: m, Observer: f.Metrics(ctx, cfg)})
-		out.Locks = []webui.LockSource{{Name: cfg.Backend.Lock, List: func(ctx context.Context) (*deploy.LocksResult, error) {
-			return locking.Locks(ctx, deploy.LocksRequest{})
+		locking := stateops.NewLocking(stateops.LockDeps{Locks: m, Observer: f.Metrics(ctx, cfg)})
+		out.Locks = []webui.LockSource{{Name: cfg.Backend.Lock, List: func(ctx context.Context) (*stateops.LocksResult, error) {
+			return locking.Locks(ctx, stateops.LocksRequest{})
 		}}}
 	}
 	var mu sync.Mutex
@@ -64,19 +66,19 @@ func UIConfig(ctx context.Context, f *Factory) (webui.Config, error) {
 		stores[key] = s
 		return s, nil
 	}
-	out.State = func(ctx context.Context, stack, env string, serial int64) (*deploy.ShowStateResult, error) {
+	out.State = func(ctx context.Context, stack, env string, serial int64) (*stateops.ShowStateResult, error) {
 		s, err := store(ctx, stack)
 		if err != nil {
 			return nil, err
 		}
-		return deploy.ShowState(ctx, deploy.StateDeps{Store: s}, deploy.ShowStateRequest{Target: deploy.Target{Stack: stack, Env: env}, Serial: serial})
+		return stateops.ShowState(ctx, stateops.StateDeps{Store: s}, stateops.ShowStateRequest{Target: deploy.Target{Stack: stack, Env: env}, Serial: serial})
 	}
-	out.History = func(ctx context.Context, stack, env string) (*deploy.HistoryResult, error) {
+	out.History = func(ctx context.Context, stack, env string) (*stateops.HistoryResult, error) {
 		s, err := store(ctx, stack)
 		if err != nil {
 			return nil, err
 		}
-		return deploy.New(deploy.Deps{Store: s}).History(ctx, deploy.HistoryRequest{Target: deploy.Target{Stack: stack, Env: env}, Limit: uiHistoryLimit})
+		return stateops.New(core.New(core.Deps{Store: s})).History(ctx, stateops.HistoryRequest{Target: deploy.Target{Stack: stack, Env: env}, Limit: uiHistoryLimit})
 	}
 	return out, nil
 }

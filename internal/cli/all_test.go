@@ -11,8 +11,8 @@ import (
 
 	"github.com/deployer-dev/deployer/internal/app"
 	"github.com/deployer-dev/deployer/internal/config"
-	"github.com/deployer-dev/deployer/internal/deploy"
 	"github.com/deployer-dev/deployer/internal/stacks"
+	"github.com/deployer-dev/deployer/internal/stacks/runner"
 	"github.com/deployer-dev/deployer/internal/termui"
 )
 
@@ -156,8 +156,8 @@ func TestDeployAllWithoutATerminalNeedsYes(t *testing.T) {
 	f := app.NewFactory(io)
 	f.Getenv = func(string) string { return "" }
 	run := app.NewStackOptions(f).RunAll
-	err := run(context.Background(), app.AllRequest{Op: deploy.OpDeploy, Env: "dev"})
+	err := run(context.Background(), app.AllRequest{Op: runner.OpDeploy, Env: "dev"})
 	checkUsage(t, err, "deploy --all needs confirmation but there is no terminal to ask on: pass --yes")
-	err = run(context.Background(), app.AllRequest{Op: deploy.OpPlan, Env: "prod"})
+	err = run(context.Background(), app.AllRequest{Op: runner.OpPlan, Env: "prod"})
 	checkUsage(t, err, `no stack under`)
 }

@@ -6,10 +6,11 @@ import (
 	"io"
 	"testing"
 
+	"github.com/spf13/cobra"
+
 	"github.com/deployer-dev/deployer/internal/app"
 	"github.com/deployer-dev/deployer/internal/exitcode"
 	"github.com/deployer-dev/deployer/internal/termui"
-	"github.com/spf13/cobra"
 )
 
 // parse runs cmd with argv, capturing the options given to runF.

@@ -15,6 +15,7 @@ import (
 	"github.com/deployer-dev/deployer/internal/exitcode"
 	"github.com/deployer-dev/deployer/internal/plan"
 	"github.com/deployer-dev/deployer/internal/planview"
+	"github.com/deployer-dev/deployer/internal/stacks/runner"
 	"github.com/deployer-dev/deployer/internal/termui"
 )
 
@@ -51,9 +52,9 @@ type DeployOptions struct {
 	// deploy and destroy.
 	Import deploy.ImportTarget
 
-	// Apply is the use case, deploy.Service.Apply (bound by NewCmdDeploy; a
-	// run test sets a fake).
-	Apply func(ctx context.Context, req deploy.ApplyRequest, eng app.EngineOptions) (*deploy.Outcome, error)
+	// Apply is the use case, deploy.Service.Apply with ui (bound by
+	// NewCmdDeploy; a run test sets a fake).
+	Apply func(ctx context.Context, req deploy.ApplyRequest, ui deploy.UI, eng app.EngineOptions) (*deploy.Outcome, error)
 	// Report writes the GitHub Actions summary, outputs and annotations of
 	// the run (docs/github-actions.md): ghactions.Reporter.Deploy; nil writes
 	// nothing.
@@ -130,8 +131,8 @@ func newDeployOptions(f *app.Factory, destroy bool) *DeployOptions {
 		StackOptions: app.NewStackOptions(f),
 		Destroy:      destroy,
 		Policy:       app.PolicyFlags{Identify: app.OverrideIdentity(f.Getenv)},
-		Apply: func(ctx context.Context, req deploy.ApplyRequest, eng app.EngineOptions) (*deploy.Outcome, error) {
-			svc, err := f.Service(ctx, req.Config, app.ServiceOptions{EngineOptions: eng})
+		Apply: func(ctx context.Context, req deploy.ApplyRequest, ui deploy.UI, eng app.EngineOptions) (*deploy.Outcome, error) {
+			svc, err := f.Service(ctx, req.Config, app.ServiceOptions{EngineOptions: eng, UI: ui})
 			if err != nil {
 				return nil, err
 			}
@@ -218,9 +219,9 @@ func (o *DeployOptions) checkParallelism(cmd *cobra.Command) error {
 // (RecordRunFailure); the use case records its own.
 func runDeploy(ctx context.Context, opts *DeployOptions) (err error) {
 	if opts.All.All {
-		op := deploy.OpDeploy
+		op := runner.OpDeploy
 		if opts.Destroy {
-			op = deploy.OpDestroy
+			op = runner.OpDestroy
 		}
 		return opts.RunAll(ctx, app.AllRequest{Op: op, Env: opts.Target.Env, EnvFromVar: opts.Target.EnvFromVar, Flags: opts.All, Parallelism: opts.Parallelism,
 			LockTimeout: opts.LockTimeout, Yes: opts.Yes, InstallPulumi: opts.InstallPulumi, Grace: opts.Grace, JSON: opts.JSON, Policy: opts.Policy})
@@ -261,9 +262,9 @@ func runDeploy(ctx context.Context, opts *DeployOptions) (err error) {
 	if ask && !opts.IO.CanPrompt() {
 		return &exitcode.UsageError{Msg: opts.verb() + " needs confirmation but there is no terminal to ask on: pass --yes to proceed"}
 	}
-	req := opts.applyRequest(cfg, t, saved, check, run, ask)
+	req := opts.applyRequest(cfg, t, saved, check, run)
 	applying = true
-	out, err := opts.Apply(ctx, req, app.EngineOptions{InstallPulumi: opts.InstallPulumi, Grace: opts.Grace})
+	out, err := opts.Apply(ctx, req, opts.ui(t, ask), app.EngineOptions{InstallPulumi: opts.InstallPulumi, Grace: opts.Grace})
 	if opts.Report != nil {
 		opts.Report(t, out, err)
 	}
@@ -280,33 +281,46 @@ func runDeploy(ctx context.Context, opts *DeployOptions) (err error) {
 	return app.RunOutcome(opts.IO.Out, t, out, err)
 }
 
-// applyRequest is the use case's request of a deploy (or destroy) of t: the
-// plan shown on stdout unless --json, and a confirmation asked when ask.
-func (opts *DeployOptions) applyRequest(cfg *config.Config, t deploy.Target, saved *plan.Plan, check *deploy.PolicyCheck, run *deploy.Run, ask bool) deploy.ApplyRequest {
-	req := deploy.ApplyRequest{
+// applyRequest is the use case's request of a deploy (or destroy) of t.
+func (opts *DeployOptions) applyRequest(cfg *config.Config, t deploy.Target, saved *plan.Plan, check *deploy.PolicyCheck, run *deploy.Run) deploy.ApplyRequest {
+	return deploy.ApplyRequest{
 		Config: cfg, Target: t, Destroy: opts.Destroy, SavedPlan: saved, LockTimeout: opts.LockTimeout,
 		Parallelism: opts.Parallelism, Policy: check, WithDependents: opts.WithDependents, Run: run, Import: opts.Import.OrNil(),
 		Replace: opts.Replace,
-		// The plan is data of the command: stdout in human mode, and part
-		// of the JSON result in --json mode.
-		ShowPlan: func(p *plan.Plan) error {
-			if opts.JSON {
-				return nil
-			}
-			return planview.NewHuman(opts.IO.ColorOut(), opts.IO.Mask).Render(opts.IO.Out, p)
-		},
 	}
+}
+
+// deployUI is the use case's UI of a deploy (or destroy) of t: the plan
+// shown on stdout unless --json, and a confirmation asked when ask (else
+// --yes); the session's live progress hears the steps.
+type deployUI struct {
+	deploy.NoUI
+	opts *DeployOptions
+	t    deploy.Target
+	ask  bool
+}
+
+func (opts *DeployOptions) ui(t deploy.Target, ask bool) deploy.UI {
+	return deployUI{opts: opts, t: t, ask: ask}
+}
+
+// ShowPlan renders p: the plan is data of the command, stdout in human
+// mode, and part of the JSON result in --json mode.
+func (u deployUI) ShowPlan(p *plan.Plan) error {
+	if u.opts.JSON {
+		return nil
+	}
+	return planview.NewHuman(u.opts.IO.ColorOut(), u.opts.IO.Mask).Render(u.opts.IO.Out, p)
+}
+
+func (u deployUI) Confirm(p *plan.Plan) (bool, error) {
 	switch {
-	case ask && opts.Destroy:
-		req.Confirm = func(p *plan.Plan) (bool, error) {
-			return app.ConfirmDestroy(opts.IO, fmt.Sprintf("Destroy these components from %s/%s?", t.Stack, t.Env), t.Stack)
-		}
-	case ask:
-		req.Confirm = func(p *plan.Plan) (bool, error) {
-			return opts.IO.Confirm(fmt.Sprintf("Apply these changes to %s/%s?", t.Stack, t.Env))
-		}
+	case !u.ask:
+		return true, nil
+	case u.opts.Destroy:
+		return app.ConfirmDestroy(u.opts.IO, fmt.Sprintf("Destroy these components from %s/%s?", u.t.Stack, u.t.Env), u.t.Stack)
 	}
-	return req
+	return u.opts.IO.Confirm(fmt.Sprintf("Apply these changes to %s/%s?", u.t.Stack, u.t.Env))
 }
 
 // verb names the command opts runs: deploy, destroy or import.

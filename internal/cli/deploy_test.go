@@ -112,21 +112,19 @@ func TestRunDeploy(t *testing.T) {
 		Deployment: statestore.Deployment{DeploymentID: "d-1", Status: "success", DurationSeconds: 1.25, ResourcesChanged: statestore.ResourcesChanged{Created: 1}},
 		Summary:    deploy.Summary{Created: 1},
 		Results:    []engine.Result{{Address: "app/api", Status: "ready"}}}
-	// applies calls ShowPlan and Confirm like deploy.Service.Apply, then
-	// returns out.
-	applies := func(out *deploy.Outcome) func(context.Context, deploy.ApplyRequest, app.EngineOptions) (*deploy.Outcome, error) {
-		return func(_ context.Context, req deploy.ApplyRequest, _ app.EngineOptions) (*deploy.Outcome, error) {
-			if err := req.ShowPlan(p); err != nil {
+	// applies calls the UI's ShowPlan and Confirm like deploy.Service.Apply,
+	// then returns out.
+	applies := func(out *deploy.Outcome) func(context.Context, deploy.ApplyRequest, deploy.UI, app.EngineOptions) (*deploy.Outcome, error) {
+		return func(_ context.Context, req deploy.ApplyRequest, ui deploy.UI, _ app.EngineOptions) (*deploy.Outcome, error) {
+			if err := ui.ShowPlan(p); err != nil {
 				return nil, err
 			}
-			if req.Confirm != nil {
-				ok, err := req.Confirm(p)
-				if err == nil && !ok {
-					err = deploy.ErrDeclined
-				}
-				if err != nil {
-					return &deploy.Outcome{Plan: p}, err
-				}
+			ok, err := ui.Confirm(p)
+			if err == nil && !ok {
+				err = deploy.ErrDeclined
+			}
+			if err != nil {
+				return &deploy.Outcome{Plan: p}, err
 			}
 			return out, nil
 		}
@@ -146,7 +144,7 @@ func TestRunDeploy(t *testing.T) {
 		opts       DeployOptions
 		stdin      string
 		tty        bool
-		apply      func(context.Context, deploy.ApplyRequest, app.EngineOptions) (*deploy.Outcome, error)
+		apply      func(context.Context, deploy.ApplyRequest, deploy.UI, app.EngineOptions) (*deploy.Outcome, error)
 		wantOut    string
 		wantErrOut string
 		wantErr    error
@@ -193,7 +191,7 @@ func TestRunDeploy(t *testing.T) {
 		{name: "unknown environment", opts: DeployOptions{StackOptions: app.StackOptions{Target: app.TargetFlags{Env: "prod"}}, Yes: true},
 			wantErr: &exitcode.UsageError{Msg: `environment "prod" is not in deployer.yaml (known: dev): pick one of those or add it under the environments key`}},
 		{name: "lock held", opts: DeployOptions{StackOptions: app.StackOptions{Target: app.TargetFlags{Env: "dev"}}, Yes: true},
-			apply: func(context.Context, deploy.ApplyRequest, app.EngineOptions) (*deploy.Outcome, error) {
+			apply: func(context.Context, deploy.ApplyRequest, deploy.UI, app.EngineOptions) (*deploy.Outcome, error) {
 				return nil, held
 			},
 			wantErr: held},
@@ -210,7 +208,7 @@ func TestRunDeploy(t *testing.T) {
 			opts.Config = func() (*config.Config, error) { return cfg, nil }
 			opts.Apply = tt.apply
 			if opts.Apply == nil {
-				opts.Apply = func(context.Context, deploy.ApplyRequest, app.EngineOptions) (*deploy.Outcome, error) {
+				opts.Apply = func(context.Context, deploy.ApplyRequest, deploy.UI, app.EngineOptions) (*deploy.Outcome, error) {
 					t.Fatal("use case called")
 					return nil, nil
 				}
@@ -235,11 +233,12 @@ func TestRunDeployRequest(t *testing.T) {
 	ios, _, _ := termui.Test("")
 	var got deploy.ApplyRequest
 	var gotEng app.EngineOptions
+	var gotUI deploy.UI
 	var reported bool
 	opts := DeployOptions{IO: ios, Yes: true, Destroy: true, LockTimeout: time.Minute, InstallPulumi: true,
 		StackOptions: app.StackOptions{Target: app.TargetFlags{Env: "dev", Component: "app/api"}, Config: func() (*config.Config, error) { return cfg, nil }},
-		Apply: func(_ context.Context, req deploy.ApplyRequest, eng app.EngineOptions) (*deploy.Outcome, error) {
-			got, gotEng = req, eng
+		Apply: func(_ context.Context, req deploy.ApplyRequest, ui deploy.UI, eng app.EngineOptions) (*deploy.Outcome, error) {
+			got, gotUI, gotEng = req, ui, eng
 			return nil, nil
 		},
 		Report: func(deploy.Target, *deploy.Outcome, error) { reported = true },
@@ -248,8 +247,11 @@ func TestRunDeployRequest(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := deploy.Target{Stack: "shop", Env: "dev", Service: "app", Component: "api"}
-	if got.Config != cfg || got.Target != want || !got.Destroy || got.LockTimeout != time.Minute || got.Parallelism != 0 || got.Confirm != nil || !gotEng.InstallPulumi || !reported {
+	if got.Config != cfg || got.Target != want || !got.Destroy || got.LockTimeout != time.Minute || got.Parallelism != 0 || !gotEng.InstallPulumi || !reported {
 		t.Errorf("request %+v, engines %+v, reported %v", got, gotEng, reported)
+	}
+	if ok, err := gotUI.Confirm(nil); !ok || err != nil { // --yes: confirmed without asking (no terminal to ask on)
+		t.Errorf("--yes: Confirm = %v, %v; want confirmed without a question", ok, err)
 	}
 	opts.Parallelism = 2
 	if err := runDeploy(context.Background(), &opts); err != nil || got.Parallelism != 2 {

@@ -9,6 +9,9 @@ import (
 	"github.com/deployer-dev/deployer/internal/exitcode"
 	"github.com/deployer-dev/deployer/internal/termui"
 
+	"github.com/deployer-dev/deployer/internal/deploy/core"
+	"github.com/deployer-dev/deployer/internal/deploy/stateops"
+
 	"github.com/MakeNowJust/heredoc"
 	"github.com/spf13/cobra"
 
@@ -31,7 +34,7 @@ type HistoryOptions struct {
 	// History is the use case: it opens the state backend (no secrets key
 	// needed) and calls deploy.Service.History (bound by NewCmdHistory; a
 	// run test sets a fake).
-	History func(ctx context.Context, cfg *config.Config, req deploy.HistoryRequest) (*deploy.HistoryResult, error)
+	History func(ctx context.Context, cfg *config.Config, req stateops.HistoryRequest) (*stateops.HistoryResult, error)
 }
 
 // NewCmdHistory returns `deployer history`; runF replaces runHistory in tests.
@@ -39,12 +42,12 @@ func NewCmdHistory(f *app.Factory, runF func(context.Context, *HistoryOptions) e
 	opts := &HistoryOptions{
 		IO:     f.IO,
 		Config: func() (*config.Config, error) { return app.ProjectConfig(f, "history") },
-		History: func(ctx context.Context, cfg *config.Config, req deploy.HistoryRequest) (*deploy.HistoryResult, error) {
+		History: func(ctx context.Context, cfg *config.Config, req stateops.HistoryRequest) (*stateops.HistoryResult, error) {
 			store, err := f.Store(ctx, cfg, app.ReadSealed) // history shows no secret: no key needed
 			if err != nil {
 				return nil, err
 			}
-			return deploy.New(deploy.Deps{Store: store}).History(ctx, req)
+			return stateops.New(core.New(core.Deps{Store: store})).History(ctx, req)
 		},
 	}
 	cmd := &cobra.Command{
@@ -77,7 +80,7 @@ func NewCmdHistory(f *app.Factory, runF func(context.Context, *HistoryOptions) e
 // fails the command after the snapshots are printed, saying how to restore
 // one.
 func runHistory(ctx context.Context, opts *HistoryOptions, cfg *config.Config, t deploy.Target) error {
-	res, err := opts.History(ctx, cfg, deploy.HistoryRequest{Target: t, Limit: opts.Limit})
+	res, err := opts.History(ctx, cfg, stateops.HistoryRequest{Target: t, Limit: opts.Limit})
 	if err != nil {
 		return err
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/deployer-dev/deployer/internal/app"
 	"github.com/deployer-dev/deployer/internal/config"
 	"github.com/deployer-dev/deployer/internal/deploy"
+	"github.com/deployer-dev/deployer/internal/deploy/stateops"
 	"github.com/deployer-dev/deployer/internal/statestore"
 	"github.com/deployer-dev/deployer/internal/termui"
 )
@@ -60,10 +61,10 @@ func TestNewCmdHistory(t *testing.T) {
 
 // The entries of one history, as deploy.Service.History returns them: a
 // snapshot that never became state.json, a restore, and the deploy before.
-func historyEntries() []deploy.HistoryEntry {
+func historyEntries() []stateops.HistoryEntry {
 	at := time.Date(2024, 1, 15, 14, 20, 0, 0, time.UTC)
-	return []deploy.HistoryEntry{
-		{Serial: 3, Time: at.Add(2 * time.Hour), Snapshot: "2024-01-15T16-20-00.000Z-3.json", Status: deploy.StatusUncommitted, Uncommitted: true},
+	return []stateops.HistoryEntry{
+		{Serial: 3, Time: at.Add(2 * time.Hour), Snapshot: "2024-01-15T16-20-00.000Z-3.json", Status: stateops.StatusUncommitted, Uncommitted: true},
 		{Serial: 2, Time: at.Add(time.Hour), Snapshot: "2024-01-15T15-20-00.000Z-2.json", DeploymentID: "dep-222222222222", Type: "restore",
 			TriggeredBy: "ann@laptop", Status: "success", Duration: 0.25, Changed: &statestore.ResourcesChanged{}, RestoredFrom: 1},
 		{Serial: 1, Time: at, Snapshot: "2024-01-15T14-20-00.000Z-1.json", DeploymentID: "dep-111111111111", Type: "deploy",
@@ -128,9 +129,9 @@ func TestRunHistory(t *testing.T) {
 		name      string
 		opts      HistoryOptions
 		cfg       *config.Config
-		res       *deploy.HistoryResult
+		res       *stateops.HistoryResult
 		err       error
-		wantReq   *deploy.HistoryRequest // nil: the use case is not called
+		wantReq   *stateops.HistoryRequest // nil: the use case is not called
 		wantOut   string
 		wantErr   string
 		wantErrIs error
@@ -139,32 +140,32 @@ func TestRunHistory(t *testing.T) {
 			name:    "table",
 			opts:    HistoryOptions{Target: app.TargetFlags{Env: "dev"}, Limit: 20},
 			cfg:     &config.Config{Stack: "shop"},
-			res:     &deploy.HistoryResult{Entries: historyEntries()},
-			wantReq: &deploy.HistoryRequest{Target: deploy.Target{Stack: "shop", Env: "dev"}, Limit: 20},
+			res:     &stateops.HistoryResult{Entries: historyEntries()},
+			wantReq: &stateops.HistoryRequest{Target: deploy.Target{Stack: "shop", Env: "dev"}, Limit: 20},
 			wantOut: historyTable,
 		},
 		{
 			name:    "json",
 			opts:    HistoryOptions{Target: app.TargetFlags{Stack: "web", Env: "prod"}, Limit: 0, JSON: true},
 			cfg:     &config.Config{Stack: "shop"},
-			res:     &deploy.HistoryResult{Entries: historyEntries()},
-			wantReq: &deploy.HistoryRequest{Target: deploy.Target{Stack: "web", Env: "prod"}},
+			res:     &stateops.HistoryResult{Entries: historyEntries()},
+			wantReq: &stateops.HistoryRequest{Target: deploy.Target{Stack: "web", Env: "prod"}},
 			wantOut: historyJSON,
 		},
 		{
 			name:    "json of nothing but a state",
 			opts:    HistoryOptions{Target: app.TargetFlags{Env: "dev"}, JSON: true},
 			cfg:     &config.Config{Stack: "shop"},
-			res:     &deploy.HistoryResult{Entries: []deploy.HistoryEntry{}},
-			wantReq: &deploy.HistoryRequest{Target: deploy.Target{Stack: "shop", Env: "dev"}},
+			res:     &stateops.HistoryResult{Entries: []stateops.HistoryEntry{}},
+			wantReq: &stateops.HistoryRequest{Target: deploy.Target{Stack: "shop", Env: "dev"}},
 			wantOut: "[]\n",
 		},
 		{
 			name:    "a state that fails verification: the snapshots, then the error and how to restore",
 			opts:    HistoryOptions{Target: app.TargetFlags{Env: "dev"}, Limit: 1},
 			cfg:     &config.Config{Stack: "shop"},
-			res:     &deploy.HistoryResult{Entries: historyEntries()[2:], StateErr: tampered},
-			wantReq: &deploy.HistoryRequest{Target: deploy.Target{Stack: "shop", Env: "dev"}, Limit: 1},
+			res:     &stateops.HistoryResult{Entries: historyEntries()[2:], StateErr: tampered},
+			wantReq: &stateops.HistoryRequest{Target: deploy.Target{Stack: "shop", Env: "dev"}, Limit: 1},
 			wantOut: "SERIAL  TIME                  TYPE    STATUS   DEPLOYMENT        BY                     COMMIT        DURATION  CHANGES\n" +
 				"1       2024-01-15T14:20:00Z  deploy  success  dep-111111111111  github-actions-run-42  0123456789ab  12.5s     +3 ~0 -0\n",
 			wantErr: "state .deployer/stacks/shop/dev/state.json failed verification: checksum of resources is sha256:bb but the file records sha256:aa\n" +
@@ -175,10 +176,10 @@ func TestRunHistory(t *testing.T) {
 			name: "an abandoned deployment: when it started and at least how long it ran",
 			opts: HistoryOptions{Target: app.TargetFlags{Env: "dev"}, Limit: 20},
 			cfg:  &config.Config{Stack: "shop"},
-			res: &deploy.HistoryResult{Entries: []deploy.HistoryEntry{{Serial: 2, Time: time.Date(2024, 1, 15, 16, 0, 0, 0, time.UTC),
+			res: &stateops.HistoryResult{Entries: []stateops.HistoryEntry{{Serial: 2, Time: time.Date(2024, 1, 15, 16, 0, 0, 0, time.UTC),
 				Snapshot: "2024-01-15T16-00-00.000Z-2.json", DeploymentID: "dep-333333333333", Type: "deploy", TriggeredBy: "bob@ci",
 				Status: statestore.DeploymentAbandoned, Duration: 95, Started: time.Date(2024, 1, 15, 14, 30, 0, 0, time.UTC), Changed: &statestore.ResourcesChanged{}}}},
-			wantReq: &deploy.HistoryRequest{Target: deploy.Target{Stack: "shop", Env: "dev"}, Limit: 20},
+			wantReq: &stateops.HistoryRequest{Target: deploy.Target{Stack: "shop", Env: "dev"}, Limit: 20},
 			wantOut: "SERIAL  TIME                  TYPE    STATUS     DEPLOYMENT        BY      COMMIT  DURATION  CHANGES\n" +
 				"2       2024-01-15T14:30:00Z  deploy  abandoned  dep-333333333333  bob@ci  -       >=95.0s   +0 ~0 -0\n",
 		},
@@ -187,7 +188,7 @@ func TestRunHistory(t *testing.T) {
 			opts:    HistoryOptions{Target: app.TargetFlags{Env: "dev"}, Limit: 20},
 			cfg:     &config.Config{Stack: "shop"},
 			err:     errors.New("no state for shop/dev: nothing deployed yet"),
-			wantReq: &deploy.HistoryRequest{Target: deploy.Target{Stack: "shop", Env: "dev"}, Limit: 20},
+			wantReq: &stateops.HistoryRequest{Target: deploy.Target{Stack: "shop", Env: "dev"}, Limit: 20},
 			wantErr: "no state for shop/dev: nothing deployed yet",
 		},
 		{
@@ -209,8 +210,8 @@ func TestRunHistory(t *testing.T) {
 			opts := tt.opts
 			opts.IO = io
 			opts.Config = func() (*config.Config, error) { return tt.cfg, nil }
-			var gotReq *deploy.HistoryRequest
-			opts.History = func(_ context.Context, cfg *config.Config, req deploy.HistoryRequest) (*deploy.HistoryResult, error) {
+			var gotReq *stateops.HistoryRequest
+			opts.History = func(_ context.Context, cfg *config.Config, req stateops.HistoryRequest) (*stateops.HistoryResult, error) {
 				if cfg != tt.cfg {
 					t.Errorf("the use case got config %p, want the loaded one %p", cfg, tt.cfg)
 				}

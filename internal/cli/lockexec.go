@@ -9,7 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/deployer-dev/deployer/internal/app"
-	"github.com/deployer-dev/deployer/internal/deploy"
+	"github.com/deployer-dev/deployer/internal/deploy/stateops"
 	"github.com/deployer-dev/deployer/internal/exitcode"
 	"github.com/deployer-dev/deployer/internal/termui"
 )
@@ -26,9 +26,9 @@ type LockExecOptions struct {
 	Grace        time.Duration
 	Args         []string
 
-	// Exec is the use case (deploy.Locking.Exec over the configured lock backend,
+	// Exec is the use case (stateops.Locking.Exec over the configured lock backend,
 	// with --ttl applied; bound by NewCmdLockExec, a run test sets a fake).
-	Exec func(ctx context.Context, req deploy.ExecRequest) (*deploy.ExecResult, error)
+	Exec func(ctx context.Context, req stateops.ExecRequest) (*stateops.ExecResult, error)
 }
 
 // NewCmdLockExec returns `deployer lock exec --key NAME -- CMD [ARGS]` (docs/commands.md#lock-exec):
@@ -36,18 +36,18 @@ type LockExecOptions struct {
 // runLockExec in tests.
 func NewCmdLockExec(f *app.Factory, runF func(context.Context, *LockExecOptions) error) *cobra.Command {
 	opts := &LockExecOptions{IO: f.IO}
-	opts.Exec = func(ctx context.Context, req deploy.ExecRequest) (*deploy.ExecResult, error) {
+	opts.Exec = func(ctx context.Context, req stateops.ExecRequest) (*stateops.ExecResult, error) {
 		cfg, err := app.OptionalConfig(f)
 		if err != nil {
 			return nil, err
 		}
 		withTTL := *cfg // the app.Factory's config stays as deployer.yaml says
-		deploy.WithLeaseTTL(&withTTL.Backend, opts.TTL)
+		stateops.WithLeaseTTL(&withTTL.Backend, opts.TTL)
 		m, err := f.Locks(ctx, &withTTL, app.ReadWrite)
 		if err != nil {
 			return nil, err
 		}
-		return deploy.NewLocking(deploy.LockDeps{Locks: m, Getenv: f.Getenv, Environ: f.Environ}).Exec(ctx, req)
+		return stateops.NewLocking(stateops.LockDeps{Locks: m, Getenv: f.Getenv, Environ: f.Environ}).Exec(ctx, req)
 	}
 	cmd := &cobra.Command{
 		Use:   "exec --key NAME [flags] -- COMMAND [ARGS...]",
@@ -78,7 +78,7 @@ func NewCmdLockExec(f *app.Factory, runF func(context.Context, *LockExecOptions)
 	cmd.Flags().DurationVar(&opts.TTL, "ttl", 0, "lease TTL (default: backend.lock_ttl)")
 	app.BindLockTimeout(cmd, &opts.LockTimeout)
 	cmd.Flags().BoolVar(&opts.SkipIfLocked, "skip-if-locked", false, "exit 0 at once when the lock is held")
-	cmd.Flags().DurationVar(&opts.Grace, "grace", deploy.DefaultExecGrace, "time between SIGTERM and SIGKILL when the lease is lost")
+	cmd.Flags().DurationVar(&opts.Grace, "grace", stateops.DefaultExecGrace, "time between SIGTERM and SIGKILL when the lease is lost")
 	return cmd
 }
 
@@ -86,7 +86,7 @@ func NewCmdLockExec(f *app.Factory, runF func(context.Context, *LockExecOptions)
 // the holder when skipped, a lease that could not be released, and the
 // command's exit code as deployer's.
 func runLockExec(ctx context.Context, opts *LockExecOptions) error {
-	res, err := opts.Exec(ctx, deploy.ExecRequest{
+	res, err := opts.Exec(ctx, stateops.ExecRequest{
 		Key: opts.Key, Args: opts.Args, LockTimeout: opts.LockTimeout, SkipIfLocked: opts.SkipIfLocked, Grace: opts.Grace,
 		Stdin: opts.IO.In, Stdout: termui.ChildStream(opts.IO.Out), Stderr: termui.ChildStream(opts.IO.ErrOut), Progress: opts.IO.ErrOut,
 	})

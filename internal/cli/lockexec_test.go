@@ -12,7 +12,7 @@ import (
 	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"github.com/deployer-dev/deployer/internal/app"
-	"github.com/deployer-dev/deployer/internal/deploy"
+	"github.com/deployer-dev/deployer/internal/deploy/stateops"
 	"github.com/deployer-dev/deployer/internal/exitcode"
 	"github.com/deployer-dev/deployer/internal/lockmgr"
 	"github.com/deployer-dev/deployer/internal/termui"
@@ -86,31 +86,31 @@ func TestRunLockExec(t *testing.T) {
 	lost := fmt.Errorf("lock custom:nightly-sync was lost while sync.sh ran (broken or taken over): %w", lockmgr.ErrLockLost)
 	for _, c := range []struct {
 		name           string
-		res            *deploy.ExecResult
+		res            *stateops.ExecResult
 		err            error
 		print          string // what the fake's command writes on its stdout
 		stdout, stderr string
 		wantErr        error
 	}{
-		{name: "exit 0", res: &deploy.ExecResult{Lock: lock, ExitCode: 0}, print: "synced\n", stdout: "synced\n"},
-		{name: "exit code passes through", res: &deploy.ExecResult{Lock: lock, ExitCode: 7}, wantErr: &exitcode.ExitCodeError{Code: 7}},
-		{name: "signalled like a shell", res: &deploy.ExecResult{Lock: lock, ExitCode: 143}, wantErr: &exitcode.ExitCodeError{Code: 143}},
+		{name: "exit 0", res: &stateops.ExecResult{Lock: lock, ExitCode: 0}, print: "synced\n", stdout: "synced\n"},
+		{name: "exit code passes through", res: &stateops.ExecResult{Lock: lock, ExitCode: 7}, wantErr: &exitcode.ExitCodeError{Code: 7}},
+		{name: "signalled like a shell", res: &stateops.ExecResult{Lock: lock, ExitCode: 143}, wantErr: &exitcode.ExitCodeError{Code: 143}},
 		{
 			name:   "skipped names the holder",
-			res:    &deploy.ExecResult{Skipped: &held, ExitCode: -1},
+			res:    &stateops.ExecResult{Skipped: &held, ExitCode: -1},
 			stderr: "skipped: lock custom:nightly-sync is held by ci@runner (pid 4242 on runner, since 2026-11-23T03:00:00Z, lock id 11111111-2222-3333-4444-555555555555)\n",
 		},
 		{name: "held", err: &lockmgr.HeldError{Record: held}, wantErr: &lockmgr.HeldError{Record: held}},
-		{name: "lost", res: &deploy.ExecResult{Lock: lock, ExitCode: 143}, err: lost, wantErr: lost},
+		{name: "lost", res: &stateops.ExecResult{Lock: lock, ExitCode: 143}, err: lost, wantErr: lost},
 		{
 			name:    "release failed after the command",
-			res:     &deploy.ExecResult{Lock: lock, ExitCode: 3, ReleaseErr: errors.New("dial tcp: connection refused")},
+			res:     &stateops.ExecResult{Lock: lock, ExitCode: 3, ReleaseErr: errors.New("dial tcp: connection refused")},
 			stderr:  "warning: lock custom:nightly-sync was not released: dial tcp: connection refused\n",
 			wantErr: &exitcode.ExitCodeError{Code: 3},
 		},
 		{
 			name:    "cancelled, release failed",
-			res:     &deploy.ExecResult{Lock: lock, ExitCode: 143, ReleaseErr: errors.New("timeout")},
+			res:     &stateops.ExecResult{Lock: lock, ExitCode: 143, ReleaseErr: errors.New("timeout")},
 			err:     context.Canceled,
 			stderr:  "warning: lock custom:nightly-sync was not released: timeout\n",
 			wantErr: context.Canceled,
@@ -118,10 +118,10 @@ func TestRunLockExec(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			io, stdout, stderr := termui.Test("")
-			var got deploy.ExecRequest
+			var got stateops.ExecRequest
 			opts := &LockExecOptions{
 				IO: io, Key: "nightly-sync", LockTimeout: time.Minute, SkipIfLocked: true, Grace: 2 * time.Second, Args: []string{"sync.sh", "--full"},
-				Exec: func(_ context.Context, req deploy.ExecRequest) (*deploy.ExecResult, error) {
+				Exec: func(_ context.Context, req stateops.ExecRequest) (*stateops.ExecResult, error) {
 					got = req
 					fmt.Fprint(req.Stdout, c.print)
 					return c.res, c.err
@@ -134,9 +134,9 @@ func TestRunLockExec(t *testing.T) {
 			if stdout.String() != c.stdout || stderr.String() != c.stderr {
 				t.Errorf("stdout %q, stderr %q; want %q, %q", stdout, stderr, c.stdout, c.stderr)
 			}
-			want := deploy.ExecRequest{Key: "nightly-sync", Args: []string{"sync.sh", "--full"}, LockTimeout: time.Minute, SkipIfLocked: true, Grace: 2 * time.Second,
+			want := stateops.ExecRequest{Key: "nightly-sync", Args: []string{"sync.sh", "--full"}, LockTimeout: time.Minute, SkipIfLocked: true, Grace: 2 * time.Second,
 				Stdin: io.In, Stdout: io.Out, Stderr: io.ErrOut, Progress: io.ErrOut}
-			if diff := cmp.Diff(want, got, cmpopts.IgnoreFields(deploy.ExecRequest{}, "Stdin", "Stdout", "Stderr", "Progress")); diff != "" ||
+			if diff := cmp.Diff(want, got, cmpopts.IgnoreFields(stateops.ExecRequest{}, "Stdin", "Stdout", "Stderr", "Progress")); diff != "" ||
 				got.Stdin != io.In || got.Stdout != io.Out || got.Stderr != io.ErrOut || got.Progress != io.ErrOut {
 				t.Errorf("request (-want +got):\n%s", diff)
 			}

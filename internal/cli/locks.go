@@ -7,7 +7,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/deployer-dev/deployer/internal/app"
-	"github.com/deployer-dev/deployer/internal/deploy"
+	"github.com/deployer-dev/deployer/internal/deploy/stateops"
 	"github.com/deployer-dev/deployer/internal/termui"
 )
 
@@ -17,16 +17,16 @@ type StateLocksOptions struct {
 	// from argv
 	Stack, Env string
 	JSON       bool
-	// Locks is the use case (deploy.Locking.Locks on the configured lock backend),
+	// Locks is the use case (stateops.Locking.Locks on the configured lock backend),
 	// bound by NewCmdStateLocks; a run test sets a fake.
-	Locks func(context.Context, deploy.LocksRequest) (*deploy.LocksResult, error)
+	Locks func(context.Context, stateops.LocksRequest) (*stateops.LocksResult, error)
 }
 
 // NewCmdStateLocks returns `deployer state locks`; runF replaces
 // runStateLocks in tests.
 func NewCmdStateLocks(f *app.Factory, runF func(context.Context, *StateLocksOptions) error) *cobra.Command {
 	opts := &StateLocksOptions{IO: f.IO}
-	opts.Locks = func(ctx context.Context, req deploy.LocksRequest) (*deploy.LocksResult, error) {
+	opts.Locks = func(ctx context.Context, req stateops.LocksRequest) (*stateops.LocksResult, error) {
 		cfg, err := app.ProjectConfig(f, "state locks")
 		if err != nil {
 			return nil, err
@@ -45,7 +45,7 @@ func NewCmdStateLocks(f *app.Factory, runF func(context.Context, *StateLocksOpti
 		if err != nil {
 			return nil, err
 		}
-		return deploy.NewLocking(deploy.LockDeps{Locks: m, Observer: f.Metrics(ctx, cfg)}).Locks(ctx, req)
+		return stateops.NewLocking(stateops.LockDeps{Locks: m, Observer: f.Metrics(ctx, cfg)}).Locks(ctx, req)
 	}
 	cmd := &cobra.Command{
 		Use:   "locks",
@@ -66,7 +66,7 @@ func NewCmdStateLocks(f *app.Factory, runF func(context.Context, *StateLocksOpti
 }
 
 func runStateLocks(ctx context.Context, opts *StateLocksOptions) error {
-	res, err := opts.Locks(ctx, deploy.LocksRequest{Stack: opts.Stack, Env: opts.Env})
+	res, err := opts.Locks(ctx, stateops.LocksRequest{Stack: opts.Stack, Env: opts.Env})
 	if err != nil {
 		return err
 	}

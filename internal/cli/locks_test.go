@@ -11,7 +11,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 
-	"github.com/deployer-dev/deployer/internal/deploy"
+	"github.com/deployer-dev/deployer/internal/deploy/stateops"
 	"github.com/deployer-dev/deployer/internal/exitcode"
 	"github.com/deployer-dev/deployer/internal/lockmgr"
 	"github.com/deployer-dev/deployer/internal/termui"
@@ -64,8 +64,8 @@ func TestRunStateLocks(t *testing.T) {
 			LockedBy: "bob@build", LockedAt: 1699999955, LastHeartbeat: 1699999995, ExpiresAt: 1700000075, Fence: 1,
 			Metadata: lockmgr.Metadata{PID: 99, Hostname: "ci-1", Operation: "deploy"}},
 		Verdict: lockmgr.Active, Level: lockmgr.LevelStack, Age: 45 * time.Second}}
-	result := func(res *deploy.LocksResult) func(context.Context, deploy.LocksRequest) (*deploy.LocksResult, error) {
-		return func(context.Context, deploy.LocksRequest) (*deploy.LocksResult, error) { return res, nil }
+	result := func(res *stateops.LocksResult) func(context.Context, stateops.LocksRequest) (*stateops.LocksResult, error) {
+		return func(context.Context, stateops.LocksRequest) (*stateops.LocksResult, error) { return res, nil }
 	}
 	for _, c := range []struct {
 		name    string
@@ -73,26 +73,26 @@ func TestRunStateLocks(t *testing.T) {
 		wantOut string
 		wantErr string
 	}{
-		{name: "table", opts: StateLocksOptions{Locks: result(&deploy.LocksResult{Locks: []lockmgr.Status{gone, active}})},
+		{name: "table", opts: StateLocksOptions{Locks: result(&stateops.LocksResult{Locks: []lockmgr.Status{gone, active}})},
 			wantOut: "" +
 				"LOCK                            LEVEL    HOLDER        OPERATION  HOST    PID   AGE    HEARTBEAT  STATUS                   LOCK ID\n" +
 				"stack:shop:env:dev              stack    ci@runner     deploy     runner  4242  10m0s  1m0s ago   STALE (pid not running)  L-1\n" +
 				"stack:shop:env:dev:service:app  service  alice@laptop  deploy     laptop  7     2m0s   5s ago     ACTIVE                   L-2\n"},
-		{name: "none held", opts: StateLocksOptions{Locks: result(&deploy.LocksResult{})}, wantOut: "No locks held.\n"},
-		{name: "locking off", opts: StateLocksOptions{Locks: result(&deploy.LocksResult{LockingOff: true})},
+		{name: "none held", opts: StateLocksOptions{Locks: result(&stateops.LocksResult{})}, wantOut: "No locks held.\n"},
+		{name: "locking off", opts: StateLocksOptions{Locks: result(&stateops.LocksResult{LockingOff: true})},
 			wantOut: "Locking is off (backend.lock: none): no locks are taken or listed.\n"},
-		{name: "locking off, json", opts: StateLocksOptions{JSON: true, Locks: result(&deploy.LocksResult{LockingOff: true})},
+		{name: "locking off, json", opts: StateLocksOptions{JSON: true, Locks: result(&stateops.LocksResult{LockingOff: true})},
 			wantOut: "{\n  \"locking_enabled\": false,\n  \"locks\": []\n}\n"},
-		{name: "none held, json", opts: StateLocksOptions{JSON: true, Locks: result(&deploy.LocksResult{})},
+		{name: "none held, json", opts: StateLocksOptions{JSON: true, Locks: result(&stateops.LocksResult{})},
 			wantOut: "{\n  \"locking_enabled\": true,\n  \"locks\": [],\n  \"waiters\": []\n}\n"},
-		{name: "waiters", opts: StateLocksOptions{Locks: result(&deploy.LocksResult{Locks: []lockmgr.Status{active}, Waiters: []lockmgr.Waiter{waiter}})},
+		{name: "waiters", opts: StateLocksOptions{Locks: result(&stateops.LocksResult{Locks: []lockmgr.Status{active}, Waiters: []lockmgr.Waiter{waiter}})},
 			wantOut: "" +
 				"LOCK                            LEVEL    HOLDER        OPERATION  HOST    PID  AGE   HEARTBEAT  STATUS  LOCK ID\n" +
 				"stack:shop:env:dev:service:app  service  alice@laptop  deploy     laptop  7    2m0s  5s ago     ACTIVE  L-2\n" +
 				"\nWaiting (in the order they will get the lock):\n" +
 				"LOCK                POSITION  WAITER     OPERATION  HOST  PID  WAITING\n" +
 				"stack:shop:env:dev  1         bob@build  deploy     ci-1  99   45s\n"},
-		{name: "json", opts: StateLocksOptions{JSON: true, Locks: result(&deploy.LocksResult{Locks: []lockmgr.Status{active}, Waiters: []lockmgr.Waiter{waiter}})},
+		{name: "json", opts: StateLocksOptions{JSON: true, Locks: result(&stateops.LocksResult{Locks: []lockmgr.Status{active}, Waiters: []lockmgr.Waiter{waiter}})},
 			wantOut: `{
   "locking_enabled": true,
   "locks": [
@@ -137,7 +137,7 @@ func TestRunStateLocks(t *testing.T) {
   ]
 }
 `},
-		{name: "error", opts: StateLocksOptions{Locks: func(context.Context, deploy.LocksRequest) (*deploy.LocksResult, error) {
+		{name: "error", opts: StateLocksOptions{Locks: func(context.Context, stateops.LocksRequest) (*stateops.LocksResult, error) {
 			return nil, errors.New("list locks: connection refused")
 		}}, wantErr: "list locks: connection refused"},
 	} {
@@ -159,13 +159,13 @@ func TestRunStateLocks(t *testing.T) {
 	}
 	// The flags become the request.
 	io, _, _ := termui.Test("")
-	var got deploy.LocksRequest
+	var got stateops.LocksRequest
 	_ = runStateLocks(context.Background(), &StateLocksOptions{IO: io, Stack: "shop", Env: "dev",
-		Locks: func(_ context.Context, req deploy.LocksRequest) (*deploy.LocksResult, error) {
+		Locks: func(_ context.Context, req stateops.LocksRequest) (*stateops.LocksResult, error) {
 			got = req
-			return &deploy.LocksResult{}, nil
+			return &stateops.LocksResult{}, nil
 		}})
-	if got != (deploy.LocksRequest{Stack: "shop", Env: "dev"}) {
+	if got != (stateops.LocksRequest{Stack: "shop", Env: "dev"}) {
 		t.Errorf("request %+v", got)
 	}
 }

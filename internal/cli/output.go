@@ -11,6 +11,7 @@ import (
 	"github.com/deployer-dev/deployer/internal/app"
 	"github.com/deployer-dev/deployer/internal/config"
 	"github.com/deployer-dev/deployer/internal/deploy"
+	"github.com/deployer-dev/deployer/internal/deploy/stateops"
 	"github.com/deployer-dev/deployer/internal/exitcode"
 	"github.com/deployer-dev/deployer/internal/plan"
 	"github.com/deployer-dev/deployer/internal/secrets/sensitive"
@@ -33,9 +34,9 @@ type OutputOptions struct {
 	// neutralises workflow commands (rawText).
 	Actions bool
 	Config  func() (*config.Config, error)
-	// Outputs is the use case (deploy.Outputs on the configured state
+	// Outputs is the use case (stateops.Outputs on the configured state
 	// backend), bound by NewCmdOutput; a run test sets a fake.
-	Outputs func(context.Context, *config.Config, deploy.OutputsRequest) (*deploy.OutputsResult, error)
+	Outputs func(context.Context, *config.Config, stateops.OutputsRequest) (*stateops.OutputsResult, error)
 }
 
 // NewCmdOutput returns `deployer output [NAME]`: the stack's outputs
@@ -44,12 +45,12 @@ func NewCmdOutput(f *app.Factory, runF func(context.Context, *OutputOptions) err
 	opts := &OutputOptions{
 		IO:     f.IO,
 		Config: func() (*config.Config, error) { return app.ProjectConfig(f, "output") },
-		Outputs: func(ctx context.Context, cfg *config.Config, req deploy.OutputsRequest) (*deploy.OutputsResult, error) {
+		Outputs: func(ctx context.Context, cfg *config.Config, req stateops.OutputsRequest) (*stateops.OutputsResult, error) {
 			d, err := stateDeps(ctx, f, cfg, req.ShowSecrets)
 			if err != nil {
 				return nil, err
 			}
-			return deploy.Outputs(ctx, d, req)
+			return stateops.Outputs(ctx, d, req)
 		},
 	}
 	cmd := &cobra.Command{
@@ -90,7 +91,7 @@ func NewCmdOutput(f *app.Factory, runF func(context.Context, *OutputOptions) err
 
 // runOutput resolves the target, reads the outputs and prints them.
 func runOutput(ctx context.Context, opts *OutputOptions, cfg *config.Config, t deploy.Target) error {
-	res, err := opts.Outputs(ctx, cfg, deploy.OutputsRequest{Target: t, Name: opts.Name, ShowSecrets: opts.ShowSecrets})
+	res, err := opts.Outputs(ctx, cfg, stateops.OutputsRequest{Target: t, Name: opts.Name, ShowSecrets: opts.ShowSecrets})
 	if err != nil {
 		return err
 	}

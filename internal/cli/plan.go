@@ -17,6 +17,7 @@ import (
 	"github.com/deployer-dev/deployer/internal/plan"
 	"github.com/deployer-dev/deployer/internal/planview"
 	"github.com/deployer-dev/deployer/internal/policy"
+	"github.com/deployer-dev/deployer/internal/stacks/runner"
 )
 
 // PlanOptions are the options of `deployer plan` (docs/commands.md, docs/plan.md).
@@ -185,7 +186,7 @@ func configFlag(path string) string {
 // it and adds the engines' own previews (--preview). It uses only opts.
 func runPlan(ctx context.Context, opts *PlanOptions) error {
 	if opts.All.All {
-		return opts.RunAll(ctx, app.AllRequest{Op: deploy.OpPlan, Env: opts.Target.Env, EnvFromVar: opts.Target.EnvFromVar, Flags: opts.All,
+		return opts.RunAll(ctx, app.AllRequest{Op: runner.OpPlan, Env: opts.Target.Env, EnvFromVar: opts.Target.EnvFromVar, Flags: opts.All,
 			DetailedExitcode: opts.DetailedExitcode, JSON: opts.JSON, GitHubComment: opts.GitHubComment, Policy: opts.Policy})
 	}
 	cfg, t, err := opts.Load()

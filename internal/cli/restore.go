@@ -11,6 +11,7 @@ import (
 	"github.com/deployer-dev/deployer/internal/app"
 	"github.com/deployer-dev/deployer/internal/config"
 	"github.com/deployer-dev/deployer/internal/deploy"
+	"github.com/deployer-dev/deployer/internal/deploy/stateops"
 	"github.com/deployer-dev/deployer/internal/exitcode"
 	"github.com/deployer-dev/deployer/internal/termui"
 )
@@ -33,10 +34,10 @@ type RestoreOptions struct {
 	// Restore is the use case: it opens the lock and state backends and
 	// calls deploy.Service.Restore (bound by NewCmdRestore; a run test sets
 	// a fake).
-	Restore func(ctx context.Context, cfg *config.Config, req deploy.RestoreRequest) (*deploy.RestoreResult, error)
+	Restore func(ctx context.Context, cfg *config.Config, req stateops.RestoreRequest) (*stateops.RestoreResult, error)
 	// Report writes the GitHub Actions job summary and step outputs of a
 	// restore (docs/github-actions.md); nil writes nothing.
-	Report func(t deploy.Target, res *deploy.RestoreResult)
+	Report func(t deploy.Target, res *stateops.RestoreResult)
 }
 
 // NewCmdRestore returns `deployer restore`; runF replaces runRestore in tests.
@@ -44,7 +45,7 @@ func NewCmdRestore(f *app.Factory, runF func(context.Context, *RestoreOptions) e
 	opts := &RestoreOptions{
 		IO:      f.IO,
 		Config:  func() (*config.Config, error) { return app.ProjectConfig(f, "restore") },
-		Restore: app.UseCase(f, (*deploy.Service).Restore),
+		Restore: app.UseCase(f, (*stateops.Ops).Restore),
 		Report:  f.GitHub.Restore,
 	}
 	cmd := &cobra.Command{
@@ -79,7 +80,7 @@ func NewCmdRestore(f *app.Factory, runF func(context.Context, *RestoreOptions) e
 // runRestore resolves the target, asks on the terminal (unless --yes) with
 // what the use case is about to write, calls it and prints what it wrote.
 func runRestore(ctx context.Context, opts *RestoreOptions, cfg *config.Config, t deploy.Target) error {
-	req := deploy.RestoreRequest{Target: t, Serial: opts.Serial, LockTimeout: opts.LockTimeout, Dir: cfg.Dir}
+	req := stateops.RestoreRequest{Target: t, Serial: opts.Serial, LockTimeout: opts.LockTimeout, Dir: cfg.Dir}
 	if opts.Timestamp != "" {
 		at, err := time.Parse(time.RFC3339, opts.Timestamp)
 		if err != nil {
@@ -91,7 +92,7 @@ func runRestore(ctx context.Context, opts *RestoreOptions, cfg *config.Config, t
 		if !opts.IO.CanPrompt() {
 			return &exitcode.UsageError{Msg: "restore needs confirmation but there is no terminal to ask on: pass --yes to proceed"}
 		}
-		req.Confirm = func(p deploy.RestorePreview) (bool, error) {
+		req.Confirm = func(p stateops.RestorePreview) (bool, error) {
 			snap := p.Snapshot
 			fmt.Fprintf(opts.IO.ErrOut, "Restore %s/%s to the snapshot of serial %d (%d resources, written %s) as serial %d.\n",
 				t.Stack, t.Env, snap.Serial, len(snap.Resources), snap.Metadata.LastUpdated.UTC().Format(time.RFC3339), p.Serial)

@@ -12,6 +12,7 @@ import (
 	"github.com/deployer-dev/deployer/internal/app"
 	"github.com/deployer-dev/deployer/internal/config"
 	"github.com/deployer-dev/deployer/internal/deploy"
+	"github.com/deployer-dev/deployer/internal/deploy/stateops"
 	"github.com/deployer-dev/deployer/internal/statestore"
 	"github.com/deployer-dev/deployer/internal/termui"
 )
@@ -64,10 +65,10 @@ func TestRunRestore(t *testing.T) {
 	written := time.Date(2024, 1, 15, 14, 20, 0, 0, time.UTC)
 	snap := &statestore.State{Serial: 2, Metadata: statestore.Metadata{LastUpdated: written},
 		Resources: map[string]*statestore.Resource{"app/api": {}, "app/db": {}}}
-	preview := deploy.RestorePreview{Snapshot: snap, Info: statestore.SnapshotInfo{Serial: 2}, Current: statestore.Head{Serial: 4}, Serial: 5}
+	preview := stateops.RestorePreview{Snapshot: snap, Info: statestore.SnapshotInfo{Serial: 2}, Current: statestore.Head{Serial: 4}, Serial: 5}
 	uncommitted := preview
 	uncommitted.Info.Uncommitted = true
-	result := &deploy.RestoreResult{Head: statestore.Head{Serial: 5}, State: snap, RestoredFrom: 2, DeploymentID: "dep-555555555555"}
+	result := &stateops.RestoreResult{Head: statestore.Head{Serial: 5}, State: snap, RestoredFrom: 2, DeploymentID: "dep-555555555555"}
 	shop := &config.Config{Stack: "shop", Dir: "/srv/shop"}
 	const asked = "Restore shop/dev to the snapshot of serial 2 (2 resources, written 2024-01-15T14:20:00Z) as serial 5.\nRestore? (yes/no): "
 	const restored = "Restored shop/dev from serial 2 as serial 5 (2 resources). The infrastructure was not changed: run deployer plan to compare.\n"
@@ -77,9 +78,9 @@ func TestRunRestore(t *testing.T) {
 		stdin   string
 		tty     bool
 		cfg     *config.Config
-		preview *deploy.RestorePreview // what the fake shows Confirm, if it is set
-		err     error                  // the use case's error
-		wantReq *deploy.RestoreRequest // nil: the use case is not called
+		preview *stateops.RestorePreview // what the fake shows Confirm, if it is set
+		err     error                    // the use case's error
+		wantReq *stateops.RestoreRequest // nil: the use case is not called
 		wantOut string
 		wantErr string
 		errIs   error
@@ -89,7 +90,7 @@ func TestRunRestore(t *testing.T) {
 			name:    "by serial with --yes",
 			opts:    RestoreOptions{Target: app.TargetFlags{Env: "dev"}, Serial: 2, Yes: true, LockTimeout: time.Minute},
 			cfg:     shop,
-			wantReq: &deploy.RestoreRequest{Target: deploy.Target{Stack: "shop", Env: "dev"}, Serial: 2, LockTimeout: time.Minute, Dir: "/srv/shop"},
+			wantReq: &stateops.RestoreRequest{Target: deploy.Target{Stack: "shop", Env: "dev"}, Serial: 2, LockTimeout: time.Minute, Dir: "/srv/shop"},
 			wantOut: restored,
 			report:  true,
 		},
@@ -97,7 +98,7 @@ func TestRunRestore(t *testing.T) {
 			name:    "by time, json",
 			opts:    RestoreOptions{Target: app.TargetFlags{Stack: "web", Env: "dev"}, Timestamp: "2024-01-15T15:00:00+01:00", Yes: true, JSON: true},
 			cfg:     shop,
-			wantReq: &deploy.RestoreRequest{Target: deploy.Target{Stack: "web", Env: "dev"}, At: time.Date(2024, 1, 15, 14, 0, 0, 0, time.UTC), Dir: "/srv/shop"},
+			wantReq: &stateops.RestoreRequest{Target: deploy.Target{Stack: "web", Env: "dev"}, At: time.Date(2024, 1, 15, 14, 0, 0, 0, time.UTC), Dir: "/srv/shop"},
 			wantOut: "{\n  \"environment\": \"dev\",\n  \"resources\": 2,\n  \"restored_from\": 2,\n  \"serial\": 5,\n  \"stack\": \"web\"\n}\n",
 			report:  true,
 		},
@@ -108,7 +109,7 @@ func TestRunRestore(t *testing.T) {
 			tty:     true,
 			cfg:     shop,
 			preview: &preview,
-			wantReq: &deploy.RestoreRequest{Target: deploy.Target{Stack: "shop", Env: "dev"}, Serial: 2, Dir: "/srv/shop"},
+			wantReq: &stateops.RestoreRequest{Target: deploy.Target{Stack: "shop", Env: "dev"}, Serial: 2, Dir: "/srv/shop"},
 			wantOut: restored,
 			report:  true,
 		},
@@ -119,7 +120,7 @@ func TestRunRestore(t *testing.T) {
 			tty:     true,
 			cfg:     shop,
 			preview: &uncommitted,
-			wantReq: &deploy.RestoreRequest{Target: deploy.Target{Stack: "shop", Env: "dev"}, Serial: 2, Dir: "/srv/shop"},
+			wantReq: &stateops.RestoreRequest{Target: deploy.Target{Stack: "shop", Env: "dev"}, Serial: 2, Dir: "/srv/shop"},
 			wantErr: deploy.ErrDeclined.Error(),
 			errIs:   deploy.ErrDeclined,
 		},
@@ -146,7 +147,7 @@ func TestRunRestore(t *testing.T) {
 			opts:    RestoreOptions{Target: app.TargetFlags{Env: "dev"}, Serial: 9, Yes: true},
 			cfg:     shop,
 			err:     statestore.ErrNotFound,
-			wantReq: &deploy.RestoreRequest{Target: deploy.Target{Stack: "shop", Env: "dev"}, Serial: 9, Dir: "/srv/shop"},
+			wantReq: &stateops.RestoreRequest{Target: deploy.Target{Stack: "shop", Env: "dev"}, Serial: 9, Dir: "/srv/shop"},
 			wantErr: "state not found",
 			errIs:   statestore.ErrNotFound,
 		},
@@ -158,8 +159,8 @@ func TestRunRestore(t *testing.T) {
 			opts := tt.opts
 			opts.IO = io
 			opts.Config = func() (*config.Config, error) { return tt.cfg, nil }
-			var gotReq *deploy.RestoreRequest
-			opts.Restore = func(_ context.Context, cfg *config.Config, req deploy.RestoreRequest) (*deploy.RestoreResult, error) {
+			var gotReq *stateops.RestoreRequest
+			opts.Restore = func(_ context.Context, cfg *config.Config, req stateops.RestoreRequest) (*stateops.RestoreResult, error) {
 				if cfg != tt.cfg {
 					t.Errorf("the use case got config %p, want the loaded one %p", cfg, tt.cfg)
 				}
@@ -180,8 +181,8 @@ func TestRunRestore(t *testing.T) {
 				}
 				return result, tt.err
 			}
-			var reported *deploy.RestoreResult
-			opts.Report = func(tgt deploy.Target, res *deploy.RestoreResult) { reported = res }
+			var reported *stateops.RestoreResult
+			opts.Report = func(tgt deploy.Target, res *stateops.RestoreResult) { reported = res }
 			err := app.WithTarget(&opts.Target, opts.Config, runRestore)(context.Background(), &opts)
 			if diff := cmp.Diff(tt.wantReq, gotReq); diff != "" {
 				t.Errorf("request (-want +got):\n%s", diff)

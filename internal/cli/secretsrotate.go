@@ -12,6 +12,7 @@ import (
 	"github.com/deployer-dev/deployer/internal/app"
 	"github.com/deployer-dev/deployer/internal/config"
 	"github.com/deployer-dev/deployer/internal/deploy"
+	"github.com/deployer-dev/deployer/internal/deploy/stateops"
 	"github.com/deployer-dev/deployer/internal/exitcode"
 	"github.com/deployer-dev/deployer/internal/secrets"
 	"github.com/deployer-dev/deployer/internal/statestore"
@@ -62,7 +63,7 @@ func NewCmdSecretsRotate(f *app.Factory, runF func(context.Context, *SecretsRota
 			if err != nil {
 				return statestore.Head{}, err
 			}
-			return svc.Rotate(ctx, deploy.RotateRequest{Target: t, To: secrets.NewSealer(to, f.Masker), LockTimeout: lockTimeout})
+			return stateops.New(svc.Core()).Rotate(ctx, stateops.RotateRequest{Target: t, To: secrets.NewSealer(to, f.Masker), LockTimeout: lockTimeout})
 		},
 	}
 	cmd := &cobra.Command{

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/deployer-dev/deployer/internal/app"
+
 	"github.com/deployer-dev/deployer/internal/sanitize"
 	"github.com/deployer-dev/deployer/internal/termui"
 

@@ -9,9 +9,9 @@ import (
 
 	"github.com/deployer-dev/deployer/internal/app"
 	"github.com/deployer-dev/deployer/internal/config"
-	"github.com/deployer-dev/deployer/internal/deploy"
 	"github.com/deployer-dev/deployer/internal/exitcode"
 	"github.com/deployer-dev/deployer/internal/stacks"
+	"github.com/deployer-dev/deployer/internal/stacks/runner"
 	"github.com/deployer-dev/deployer/internal/termui"
 )
 
@@ -103,7 +103,7 @@ func runStacks(opts *StacksOptions) error {
 // runStacksMatrix prints the stacks of a run as GitHub Actions'
 // strategy.matrix (termui.RenderMatrix).
 func runStacksMatrix(ctx context.Context, opts *StacksOptions) error {
-	sel, err := deploy.SelectStacks(ctx, deploy.SelectRequest{Root: ".", Env: opts.Env, Op: deploy.OpDeploy, ChangedSince: opts.ChangedSince, Load: opts.Load})
+	sel, err := runner.SelectStacks(ctx, runner.SelectRequest{Root: ".", Env: opts.Env, Op: runner.OpDeploy, ChangedSince: opts.ChangedSince, Load: opts.Load})
 	if err != nil {
 		return err
 	}

@@ -10,6 +10,8 @@ import (
 	"github.com/deployer-dev/deployer/internal/app"
 	"github.com/deployer-dev/deployer/internal/termui"
 
+	"github.com/deployer-dev/deployer/internal/deploy/stateops"
+
 	"github.com/MakeNowJust/heredoc"
 	"github.com/spf13/cobra"
 
@@ -35,21 +37,21 @@ type StateShowOptions struct {
 	// Config loads deployer.yaml, or the defaults and DEPLOYER_BACKEND_*
 	// without one (docs/design.md#read-only-commands).
 	Config func() (*config.Config, error)
-	// Show is the use case (deploy.ShowState on the configured state
+	// Show is the use case (stateops.ShowState on the configured state
 	// backend), bound by NewCmdStateShow; a run test sets a fake.
-	Show func(context.Context, *config.Config, deploy.ShowStateRequest) (*deploy.ShowStateResult, error)
+	Show func(context.Context, *config.Config, stateops.ShowStateRequest) (*stateops.ShowStateResult, error)
 }
 
 // stateDeps are the collaborators of a read-only use case on a state:
 // the state store, which opens secret values only when showSecrets
 // (read-only otherwise, sealed), and the audit log.
-func stateDeps(ctx context.Context, f *app.Factory, cfg *config.Config, showSecrets bool) (deploy.StateDeps, error) {
+func stateDeps(ctx context.Context, f *app.Factory, cfg *config.Config, showSecrets bool) (stateops.StateDeps, error) {
 	access := app.ReadSealed
 	if showSecrets {
 		access = app.ReadOnly
 	}
 	store, err := f.Store(ctx, cfg, access)
-	return deploy.StateDeps{Store: store, Audit: f.Audit}, err
+	return stateops.StateDeps{Store: store, Audit: f.Audit}, err
 }
 
 // NewCmdStateShow returns `deployer state show`; runF replaces runStateShow
@@ -58,12 +60,12 @@ func NewCmdStateShow(f *app.Factory, runF func(context.Context, *StateShowOption
 	opts := &StateShowOptions{
 		IO:     f.IO,
 		Config: func() (*config.Config, error) { return app.ProjectConfig(f, "state show") },
-		Show: func(ctx context.Context, cfg *config.Config, req deploy.ShowStateRequest) (*deploy.ShowStateResult, error) {
+		Show: func(ctx context.Context, cfg *config.Config, req stateops.ShowStateRequest) (*stateops.ShowStateResult, error) {
 			d, err := stateDeps(ctx, f, cfg, req.ShowSecrets)
 			if err != nil {
 				return nil, err
 			}
-			return deploy.ShowState(ctx, d, req)
+			return stateops.ShowState(ctx, d, req)
 		},
 	}
 	cmd := &cobra.Command{
@@ -97,7 +99,7 @@ func NewCmdStateShow(f *app.Factory, runF func(context.Context, *StateShowOption
 // (unless --yes), calls the use case and prints the state (a table, or JSON
 // with --json).
 func runStateShow(ctx context.Context, opts *StateShowOptions, cfg *config.Config, t deploy.Target) error {
-	req := deploy.ShowStateRequest{Target: t, Serial: opts.Serial, ShowSecrets: opts.ShowSecrets}
+	req := stateops.ShowStateRequest{Target: t, Serial: opts.Serial, ShowSecrets: opts.ShowSecrets}
 	if opts.ShowSecrets && !opts.Yes {
 		req.Confirm = func(t deploy.Target) error {
 			ok, err := opts.IO.Confirm(fmt.Sprintf("Print the secret values of %s/%s in plain text?", t.Stack, t.Env))
@@ -137,9 +139,9 @@ type StatePushOptions struct {
 	// Config loads deployer.yaml, or the defaults and DEPLOYER_BACKEND_*
 	// without one.
 	Config func() (*config.Config, error)
-	// Push is the use case (deploy.PushFile with the configured backends),
+	// Push is the use case (stateops.PushFile with the configured backends),
 	// bound by NewCmdStatePush; a run test sets a fake.
-	Push func(context.Context, *config.Config, deploy.PushRequest) (*deploy.PushResult, error)
+	Push func(context.Context, *config.Config, stateops.PushRequest) (*stateops.PushResult, error)
 }
 
 // NewCmdStatePush returns `deployer state push FILE`: writes an errored state
@@ -149,10 +151,8 @@ func NewCmdStatePush(f *app.Factory, runF func(context.Context, *StatePushOption
 	opts := &StatePushOptions{
 		IO:     f.IO,
 		Config: func() (*config.Config, error) { return app.ProjectConfig(f, "state push") },
-		Push: func(ctx context.Context, cfg *config.Config, req deploy.PushRequest) (*deploy.PushResult, error) {
-			return deploy.PushFile(ctx, func(ctx context.Context) (*deploy.Service, error) {
-				return f.Service(ctx, cfg, app.ServiceOptions{})
-			}, req)
+		Push: func(ctx context.Context, cfg *config.Config, req stateops.PushRequest) (*stateops.PushResult, error) {
+			return stateops.PushFile(ctx, func(ctx context.Context) (*stateops.Ops, error) { return app.StateOps(ctx, f, cfg) }, req)
 		},
 	}
 	cmd := &cobra.Command{
@@ -182,7 +182,7 @@ func NewCmdStatePush(f *app.Factory, runF func(context.Context, *StatePushOption
 // runStatePush resolves the target, asks (unless --yes) with what the file
 // holds, calls the use case and says which serial it wrote.
 func runStatePush(ctx context.Context, opts *StatePushOptions, cfg *config.Config, t deploy.Target) error {
-	req := deploy.PushRequest{Target: t, File: opts.File, LockTimeout: opts.LockTimeout, Force: opts.Force, MaxStateSize: cfg.Backend.MaxStateSize}
+	req := stateops.PushRequest{Target: t, File: opts.File, LockTimeout: opts.LockTimeout, Force: opts.Force, MaxStateSize: cfg.Backend.MaxStateSize}
 	if !opts.Yes {
 		req.Confirm = func(t deploy.Target, st *statestore.State) error {
 			ok, err := opts.IO.Confirm(fmt.Sprintf("Write %s (%d resources) as the next serial of %s/%s?", opts.File, len(st.Resources), t.Stack, t.Env))

@@ -14,6 +14,7 @@ import (
 	"github.com/deployer-dev/deployer/internal/app"
 	"github.com/deployer-dev/deployer/internal/config"
 	"github.com/deployer-dev/deployer/internal/deploy"
+	"github.com/deployer-dev/deployer/internal/deploy/stateops"
 	"github.com/deployer-dev/deployer/internal/statestore"
 	"github.com/deployer-dev/deployer/internal/termui"
 )
@@ -80,7 +81,7 @@ app/db    Command  ready   1        2023-11-14T22:13:20Z  0
 
 func TestRunStateShow(t *testing.T) {
 	cfg := shopConfig(t)
-	shows := func(_ context.Context, c *config.Config, req deploy.ShowStateRequest) (*deploy.ShowStateResult, error) {
+	shows := func(_ context.Context, c *config.Config, req stateops.ShowStateRequest) (*stateops.ShowStateResult, error) {
 		if c != cfg || req.Target != (deploy.Target{Stack: "shop", Env: "dev"}) {
 			t.Errorf("Show(%v, %+v)", c, req.Target)
 		}
@@ -89,7 +90,7 @@ func TestRunStateShow(t *testing.T) {
 				return nil, err
 			}
 		}
-		return &deploy.ShowStateResult{State: shownState(), Location: ".deployer/stacks/shop/dev/state.json"}, nil
+		return &stateops.ShowStateResult{State: shownState(), Location: ".deployer/stacks/shop/dev/state.json"}, nil
 	}
 	for _, c := range []struct {
 		name       string
@@ -109,7 +110,7 @@ func TestRunStateShow(t *testing.T) {
 			wantErrOut: "Print the secret values of shop/dev in plain text? (yes/no): ", wantErr: "state show --show-secrets cancelled"},
 		{name: "secrets, no terminal", opts: StateShowOptions{ShowSecrets: true, Show: shows},
 			wantErr: "confirmation required but there is no terminal to ask on: pass --yes to proceed"},
-		{name: "no state", opts: StateShowOptions{Show: func(context.Context, *config.Config, deploy.ShowStateRequest) (*deploy.ShowStateResult, error) {
+		{name: "no state", opts: StateShowOptions{Show: func(context.Context, *config.Config, stateops.ShowStateRequest) (*stateops.ShowStateResult, error) {
 			return nil, errors.New("no state for shop/dev in .deployer/stacks/shop/dev/state.json: deploy it first (deployer deploy -s shop -e dev)")
 		}}, wantErr: "no state for shop/dev in .deployer/stacks/shop/dev/state.json: deploy it first (deployer deploy -s shop -e dev)"},
 	} {
@@ -189,8 +190,8 @@ func TestNewCmdStatePush(t *testing.T) {
 func TestRunStatePush(t *testing.T) {
 	cfg := shopConfig(t)
 	cfg.Backend.MaxStateSize = 1 << 20
-	var asked deploy.PushRequest
-	pushes := func(_ context.Context, c *config.Config, req deploy.PushRequest) (*deploy.PushResult, error) {
+	var asked stateops.PushRequest
+	pushes := func(_ context.Context, c *config.Config, req stateops.PushRequest) (*stateops.PushResult, error) {
 		asked = req
 		tg := deploy.Target{Stack: "shop", Env: "dev"}
 		if c != cfg || req.Target != tg || req.MaxStateSize != 1<<20 {
@@ -201,7 +202,7 @@ func TestRunStatePush(t *testing.T) {
 				return nil, err
 			}
 		}
-		return &deploy.PushResult{Target: tg, Head: statestore.Head{Serial: 4, Lineage: "lin-1"}}, nil
+		return &stateops.PushResult{Target: tg, Head: statestore.Head{Serial: 4, Lineage: "lin-1"}}, nil
 	}
 	for _, c := range []struct {
 		name       string
@@ -219,7 +220,7 @@ func TestRunStatePush(t *testing.T) {
 			wantErrOut: "Write e.json (2 resources) as the next serial of shop/dev? (yes/no): ", wantErr: "state push cancelled"},
 		{name: "no terminal", opts: StatePushOptions{File: "e.json", Push: pushes},
 			wantErr: "confirmation required but there is no terminal to ask on: pass --yes to proceed"},
-		{name: "error", opts: StatePushOptions{File: "e.json", Yes: true, Push: func(context.Context, *config.Config, deploy.PushRequest) (*deploy.PushResult, error) {
+		{name: "error", opts: StatePushOptions{File: "e.json", Yes: true, Push: func(context.Context, *config.Config, stateops.PushRequest) (*stateops.PushResult, error) {
 			return nil, errors.New("state conflict on .deployer/stacks/shop/dev/state.json: lineage")
 		}}, wantErr: "state conflict on .deployer/stacks/shop/dev/state.json: lineage"},
 	} {

@@ -10,6 +10,8 @@ import (
 	"github.com/deployer-dev/deployer/internal/sanitize"
 	"github.com/deployer-dev/deployer/internal/termui"
 
+	"github.com/deployer-dev/deployer/internal/deploy/stateops"
+
 	"github.com/MakeNowJust/heredoc"
 	"github.com/spf13/cobra"
 
@@ -26,7 +28,7 @@ type StateMoveOptions struct {
 	Config      func() (*config.Config, error)
 	// Move is the use case (deploy.Service.StateMove with the configured
 	// backends), bound by NewCmdStateMove; a run test sets a fake.
-	Move func(context.Context, *config.Config, deploy.StateMoveRequest) (*deploy.StateMoveResult, error)
+	Move func(context.Context, *config.Config, stateops.StateMoveRequest) (*stateops.StateMoveResult, error)
 }
 
 // NewCmdStateMove returns `deployer state mv FROM TO`: moves state entries
@@ -36,7 +38,7 @@ func NewCmdStateMove(f *app.Factory, runF func(context.Context, *StateMoveOption
 	opts := &StateMoveOptions{
 		IO:     f.IO,
 		Config: func() (*config.Config, error) { return app.ProjectConfig(f, "state mv") },
-		Move:   app.UseCase(f, (*deploy.Service).StateMove),
+		Move:   app.UseCase(f, (*stateops.Ops).StateMove),
 	}
 	cmd := &cobra.Command{
 		Use:   "mv FROM TO",
@@ -66,7 +68,7 @@ func NewCmdStateMove(f *app.Factory, runF func(context.Context, *StateMoveOption
 
 // runStateMove resolves the target, calls the use case and says what moved.
 func runStateMove(ctx context.Context, opts *StateMoveOptions, cfg *config.Config, t deploy.Target) error {
-	res, err := opts.Move(ctx, cfg, deploy.StateMoveRequest{Target: t, From: opts.From, To: opts.To, LockTimeout: opts.LockTimeout, Dir: cfg.Dir, Config: cfg})
+	res, err := opts.Move(ctx, cfg, stateops.StateMoveRequest{Target: t, From: opts.From, To: opts.To, LockTimeout: opts.LockTimeout, Dir: cfg.Dir, Config: cfg})
 	if err != nil {
 		return err
 	}

@@ -13,6 +13,8 @@ import (
 	"github.com/deployer-dev/deployer/internal/sanitize"
 	"github.com/deployer-dev/deployer/internal/termui"
 
+	"github.com/deployer-dev/deployer/internal/deploy/stateops"
+
 	"github.com/MakeNowJust/heredoc"
 	"github.com/spf13/cobra"
 
@@ -31,7 +33,7 @@ type StateRmOptions struct {
 	LockTimeout time.Duration
 	Config      func() (*config.Config, error)
 	// Rm is the use case (deploy.Service.StateRm), bound by NewCmdStateRm.
-	Rm func(context.Context, *config.Config, deploy.StateRmRequest) (statestore.Head, error)
+	Rm func(context.Context, *config.Config, stateops.StateRmRequest) (statestore.Head, error)
 }
 
 // NewCmdStateRm returns `deployer state rm ADDR...`; runF replaces
@@ -40,7 +42,7 @@ func NewCmdStateRm(f *app.Factory, runF func(context.Context, *StateRmOptions) e
 	opts := &StateRmOptions{
 		IO:     f.IO,
 		Config: func() (*config.Config, error) { return app.ProjectConfig(f, "state rm") },
-		Rm:     app.UseCase(f, (*deploy.Service).StateRm),
+		Rm:     app.UseCase(f, (*stateops.Ops).StateRm),
 	}
 	cmd := &cobra.Command{
 		Use:   "rm ADDR...",
@@ -95,7 +97,7 @@ func runStateRm(ctx context.Context, opts *StateRmOptions, cfg *config.Config, t
 			return errOr(err, "state rm cancelled")
 		}
 	}
-	head, err := opts.Rm(ctx, cfg, deploy.StateRmRequest{Target: t, Addresses: opts.Addresses, LockTimeout: opts.LockTimeout})
+	head, err := opts.Rm(ctx, cfg, stateops.StateRmRequest{Target: t, Addresses: opts.Addresses, LockTimeout: opts.LockTimeout})
 	if err != nil {
 		return err
 	}
@@ -127,7 +129,7 @@ func NewCmdStateList(f *app.Factory) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			res, err := deploy.ShowState(cmd.Context(), deploy.StateDeps{Store: store, Audit: f.Audit}, deploy.ShowStateRequest{Target: t})
+			res, err := stateops.ShowState(cmd.Context(), stateops.StateDeps{Store: store, Audit: f.Audit}, stateops.ShowStateRequest{Target: t})
 			if err != nil {
 				return err
 			}

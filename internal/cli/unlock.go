@@ -10,7 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/deployer-dev/deployer/internal/app"
-	"github.com/deployer-dev/deployer/internal/deploy"
+	"github.com/deployer-dev/deployer/internal/deploy/stateops"
 	"github.com/deployer-dev/deployer/internal/exitcode"
 	"github.com/deployer-dev/deployer/internal/lockmgr"
 	"github.com/deployer-dev/deployer/internal/sanitize"
@@ -28,10 +28,10 @@ type UnlockOptions struct {
 	Yes    bool
 	// Command is the command's path ("deployer unlock"), for the job summary.
 	Command string
-	// Unlock is the use case (deploy.Locking.Unlock on the configured lock backend,
+	// Unlock is the use case (stateops.Locking.Unlock on the configured lock backend,
 	// with the target resolved against deployer.yaml), bound by
 	// NewCmdUnlock; a run test sets a fake.
-	Unlock func(context.Context, deploy.UnlockRequest) (*deploy.UnlockResult, error)
+	Unlock func(context.Context, stateops.UnlockRequest) (*stateops.UnlockResult, error)
 	// Summarize appends Markdown to the GitHub Actions job summary (a no-op
 	// outside it).
 	Summarize func(md string)
@@ -41,7 +41,7 @@ type UnlockOptions struct {
 // tests.
 func NewCmdUnlock(f *app.Factory, runF func(context.Context, *UnlockOptions) error) *cobra.Command {
 	opts := &UnlockOptions{IO: f.IO, Summarize: f.GitHub.Summarize}
-	opts.Unlock = func(ctx context.Context, req deploy.UnlockRequest) (*deploy.UnlockResult, error) {
+	opts.Unlock = func(ctx context.Context, req stateops.UnlockRequest) (*stateops.UnlockResult, error) {
 		cfg, err := app.ProjectConfig(f, "unlock")
 		if err != nil {
 			return nil, err
@@ -55,8 +55,8 @@ func NewCmdUnlock(f *app.Factory, runF func(context.Context, *UnlockOptions) err
 		if err != nil {
 			return nil, err
 		}
-		return deploy.NewLocking(deploy.LockDeps{Locks: m, Getenv: f.Getenv,
-			Service: func(ctx context.Context) (*deploy.Service, error) { return f.Service(ctx, cfg, app.ServiceOptions{}) }}).Unlock(ctx, req)
+		return stateops.NewLocking(stateops.LockDeps{Locks: m, Getenv: f.Getenv,
+			Ops: func(ctx context.Context) (*stateops.Ops, error) { return app.StateOps(ctx, f, cfg) }}).Unlock(ctx, req)
 	}
 	cmd := &cobra.Command{
 		Use:   "unlock",
@@ -92,7 +92,7 @@ func NewCmdUnlock(f *app.Factory, runF func(context.Context, *UnlockOptions) err
 // runUnlock shows the lock the use case is about to break, asks (unless
 // --yes), and reports what was broken.
 func runUnlock(ctx context.Context, opts *UnlockOptions) error {
-	req := deploy.UnlockRequest{Key: opts.Key, LockID: opts.LockID}
+	req := stateops.UnlockRequest{Key: opts.Key, LockID: opts.LockID}
 	req.Confirm = func(s lockmgr.Status) error {
 		fmt.Fprintf(opts.IO.ErrOut, "Warning: this will forcefully release the lock.\n")
 		termui.PrintRecord(opts.IO.ErrOut, s)
@@ -118,7 +118,7 @@ func runUnlock(ctx context.Context, opts *UnlockOptions) error {
 		}
 	}
 	res, err := opts.Unlock(ctx, req)
-	var refused *deploy.UnlockRefusedError
+	var refused *stateops.UnlockRefusedError
 	if errors.As(err, &refused) {
 		return &exitcode.UsageError{Msg: err.Error()}
 	}

@@ -14,7 +14,7 @@ import (
 
 	"github.com/deployer-dev/deployer/internal/app"
 	"github.com/deployer-dev/deployer/internal/config"
-	"github.com/deployer-dev/deployer/internal/deploy"
+	"github.com/deployer-dev/deployer/internal/deploy/stateops"
 	"github.com/deployer-dev/deployer/internal/engine"
 	"github.com/deployer-dev/deployer/internal/engine/command"
 	"github.com/deployer-dev/deployer/internal/exitcode"
@@ -144,19 +144,19 @@ const staleRecordText = `Warning: this will forcefully release the lock.
 
 func TestRunUnlock(t *testing.T) {
 	// breaks is a fake use case that finds st, asks, and breaks it.
-	breaks := func(st lockmgr.Status, recordErr error) func(context.Context, deploy.UnlockRequest) (*deploy.UnlockResult, error) {
-		return func(_ context.Context, req deploy.UnlockRequest) (*deploy.UnlockResult, error) {
+	breaks := func(st lockmgr.Status, recordErr error) func(context.Context, stateops.UnlockRequest) (*stateops.UnlockResult, error) {
+		return func(_ context.Context, req stateops.UnlockRequest) (*stateops.UnlockResult, error) {
 			if err := req.Confirm(st); err != nil {
 				return nil, err
 			}
 			req.Broken(st)
-			return &deploy.UnlockResult{Lock: st, RecordErr: recordErr}, nil
+			return &stateops.UnlockResult{Lock: st, RecordErr: recordErr}, nil
 		}
 	}
-	fails := func(err error) func(context.Context, deploy.UnlockRequest) (*deploy.UnlockResult, error) {
-		return func(context.Context, deploy.UnlockRequest) (*deploy.UnlockResult, error) { return nil, err }
+	fails := func(err error) func(context.Context, stateops.UnlockRequest) (*stateops.UnlockResult, error) {
+		return func(context.Context, stateops.UnlockRequest) (*stateops.UnlockResult, error) { return nil, err }
 	}
-	refused := &deploy.UnlockRefusedError{Lock: lockmgr.Status{Record: lockmgr.Record{LockKey: "stack:shop:env:dev", LockID: "L-1", LockedBy: "ci@runner"},
+	refused := &stateops.UnlockRefusedError{Lock: lockmgr.Status{Record: lockmgr.Record{LockKey: "stack:shop:env:dev", LockID: "L-1", LockedBy: "ci@runner"},
 		Verdict: lockmgr.Active, HeartbeatAge: 4 * time.Second}}
 	for _, c := range []struct {
 		name       string
@@ -216,9 +216,9 @@ func TestRunUnlock(t *testing.T) {
 // The request carries --key and --lock-id to the use case.
 func TestRunUnlockRequest(t *testing.T) {
 	io, _, _ := termui.Test("")
-	var got deploy.UnlockRequest
+	var got stateops.UnlockRequest
 	opts := &UnlockOptions{IO: io, Key: "nightly-sync", LockID: "L-9", Yes: true,
-		Unlock: func(_ context.Context, req deploy.UnlockRequest) (*deploy.UnlockResult, error) {
+		Unlock: func(_ context.Context, req stateops.UnlockRequest) (*stateops.UnlockResult, error) {
 			got = req
 			return nil, errors.New("stop")
 		}}

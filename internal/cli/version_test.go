@@ -5,9 +5,10 @@ import (
 	"runtime"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/deployer-dev/deployer/internal/app"
 	"github.com/deployer-dev/deployer/internal/termui"
-	"github.com/google/go-cmp/cmp"
 )
 
 func TestNewCmdVersion(t *testing.T) {

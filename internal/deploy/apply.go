@@ -2,14 +2,15 @@ package deploy
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"maps"
 	"slices"
 	"time"
 
 	"github.com/deployer-dev/deployer/internal/config"
+	"github.com/deployer-dev/deployer/internal/deploy/core"
 	"github.com/deployer-dev/deployer/internal/engine"
+	"github.com/deployer-dev/deployer/internal/executor"
 	"github.com/deployer-dev/deployer/internal/exitcode"
 	"github.com/deployer-dev/deployer/internal/lockmgr"
 	"github.com/deployer-dev/deployer/internal/plan"
@@ -28,10 +29,6 @@ type ApplyRequest struct {
 	// applied, then config.DefaultParallelism; 1 applies one component at
 	// a time).
 	Parallelism int
-	// ShowPlan renders the plan before confirmation (nil: not shown).
-	ShowPlan func(*plan.Plan) error
-	// Confirm asks the user; nil means --yes.
-	Confirm func(*plan.Plan) (bool, error)
 	// Policy checks the plan before the lease is taken and again under
 	// it, before any engine runs (docs/policy.md): a deny left after the
 	// overrides stops the deploy with *policy.DeniedError, nothing written.
@@ -77,7 +74,7 @@ type Outcome struct {
 
 // Errors of Apply besides the ones of lockmgr and statestore.
 var (
-	ErrDeclined = errors.New("apply cancelled: the plan was not confirmed")
+	ErrDeclined = core.ErrDeclined
 	// ErrPlanStale: the saved plan was made against another state or config.
 	ErrPlanStale = exitcode.New(exitcode.State, "saved plan is stale")
 	ErrCancelled = exitcode.New(exitcode.Cancelled, "cancelled")
@@ -143,14 +140,14 @@ func (s *Service) apply(ctx context.Context, req ApplyRequest) (_ *Outcome, err 
 	}
 	// The state is read once, here: its secrets block checked now, the
 	// document verified and planned against below (docs/design.md#read-once-plan-once).
-	doc, err := s.readState(ctx, pr.t)
+	doc, err := s.c.ReadState(ctx, pr.t)
 	if err != nil {
 		return nil, err
 	}
-	if err := s.d.Store.CheckSecretsOf(ctx, doc, pr.secrets); err != nil {
+	if err := s.c.Store.CheckSecretsOf(ctx, doc, pr.secrets); err != nil {
 		return nil, err
 	}
-	if err := s.refuseErrored(pr.t); err != nil {
+	if err := s.c.RefuseErrored(pr.t); err != nil {
 		return nil, err
 	}
 	waits, err := s.waitUpstream(ctx, pr.t.Env, req.Run)
@@ -188,7 +185,7 @@ func (s *Service) apply(ctx context.Context, req ApplyRequest) (_ *Outcome, err 
 	if err != nil {
 		return out, err
 	}
-	if proceed, err := confirm(pl.plan, req); !proceed || err != nil {
+	if proceed, err := s.confirm(pl.plan); !proceed || err != nil {
 		if err != nil || req.Run == nil || pl.plan.HasChanges() {
 			return out, err
 		}
@@ -206,7 +203,7 @@ type deployRun struct {
 	id             string // the deployment id
 	op             lockmgr.Operation
 	commit, branch string
-	lease          *lease
+	lease          *lockmgr.Holding
 }
 
 // startRun takes the lease of the target's level for the deploy or destroy
@@ -214,23 +211,23 @@ type deployRun struct {
 // deployments whose expired locks stood in its way
 // (docs/design.md#abandoned-deployments).
 func (s *Service) startRun(ctx context.Context, pr *prepared, req ApplyRequest) (*deployRun, error) {
-	run := &deployRun{id: NewDeploymentID(), op: lockmgr.OpDeploy}
+	run := &deployRun{id: core.NewDeploymentID(), op: lockmgr.OpDeploy}
 	switch {
 	case req.Destroy:
 		run.op = lockmgr.OpDestroy
 	case req.Import != nil:
 		run.op = lockmgr.OpImport
 	}
-	run.commit, run.branch = s.gitInfo(pr.cfg.Dir)
+	run.commit, run.branch = s.c.GitInfo(pr.cfg.Dir)
 	key := pr.t.LockKey()
-	holders := s.watchHolders(ctx, key)
-	lease, err := s.lease(ctx, leaseRequest{Key: key, Op: run.op, DeploymentID: run.id, GitCommit: run.commit, GitBranch: run.branch,
-		Timeout: req.LockTimeout, OnWait: holders.onWait, Announce: true})
+	holders := s.c.WatchHolders(ctx, key)
+	lease, err := s.c.Lease(ctx, lockmgr.LeaseRequest{Key: key, Op: run.op, DeploymentID: run.id, GitCommit: run.commit, GitBranch: run.branch,
+		Timeout: req.LockTimeout, OnWait: holders.OnWait, Announce: true})
 	if err != nil {
 		return nil, err
 	}
 	run.lease = lease
-	s.recordAbandoned(lease.Context(), lease, pr.t, holders.abandoned(lease.Record()), "taken over after it expired")
+	s.c.RecordAbandoned(lease.Context(), lease, pr.t, holders.Abandoned(lease.Record()), "taken over after it expired")
 	return run, nil
 }
 
@@ -243,7 +240,7 @@ func (s *Service) startRun(ctx context.Context, pr *prepared, req ApplyRequest) 
 // checked against the file. out.Plan is the plan returned.
 func (s *Service) planUnderLease(run *deployRun, pr *prepared, req ApplyRequest, out *Outcome, pre *planned) (*planned, error) {
 	if req.SavedPlan == nil && pre != nil {
-		ver, err := s.d.Store.ReadVersion(run.lease.Context(), pr.t.Stack, pr.t.Env)
+		ver, err := s.c.Store.ReadVersion(run.lease.Context(), pr.t.Stack, pr.t.Env)
 		if err != nil {
 			return nil, err
 		}
@@ -275,22 +272,17 @@ func (s *Service) planUnderLease(run *deployRun, pr *prepared, req ApplyRequest,
 	return pl, nil
 }
 
-// confirm shows p (req.ShowPlan) and asks to apply it (req.Confirm; nil
-// is --yes). It says whether to go on: not when p changes nothing, nor
-// when the user declines (ErrDeclined).
-func confirm(p *plan.Plan, req ApplyRequest) (bool, error) {
-	if req.ShowPlan != nil {
-		if err := req.ShowPlan(p); err != nil {
-			return false, err
-		}
+// confirm shows p and asks to apply it, through the UI. It says whether
+// to go on: not when p changes nothing, nor when the user declines
+// (ErrDeclined).
+func (s *Service) confirm(p *plan.Plan) (bool, error) {
+	if err := s.d.UI.ShowPlan(p); err != nil {
+		return false, err
 	}
 	if !p.HasChanges() {
 		return false, nil
 	}
-	if req.Confirm == nil {
-		return true, nil
-	}
-	ok, err := req.Confirm(p)
+	ok, err := s.d.UI.Confirm(p)
 	if err != nil {
 		return false, err
 	}
@@ -305,32 +297,32 @@ func confirm(p *plan.Plan, req ApplyRequest) (bool, error) {
 // or ctx was cancelled: what finished is saved (docs/design.md#the-main-job).
 func (s *Service) execute(ctx context.Context, run *deployRun, pr *prepared, pl *planned, req ApplyRequest, out *Outcome) (*Outcome, error) {
 	t, rec := pr.t, run.lease.Record()
-	start := s.d.Now()
+	start := s.c.Now()
 	s.auditOverrides(pl.plan, run.id, t)
-	s.d.Audit.Info("deploy.started", "deployment_id", run.id, "stack", t.Stack, "environment", t.Env,
+	s.c.Audit.Info("deploy.started", "deployment_id", run.id, "stack", t.Stack, "environment", t.Env,
 		"scope", t.LockKey(), "operation", string(run.op), "lock_id", rec.LockID)
 	in := engine.Inputs{
 		Stack: t.Stack, Env: t.Env, Dir: pr.cfg.Dir, EnvConfig: pr.res.EnvConfig,
-		DeploymentID: run.id, Outputs: withRead(outputsOf(pl.st), pl.read), Progress: s.d.Masker.Writer(s.d.Progress), StackOutputs: s.stackOutputs,
-		Learn: s.learnOutputs,
+		DeploymentID: run.id, Outputs: withRead(outputsOf(pl.st), pl.read), Progress: s.c.Masker.Writer(s.c.Progress), StackOutputs: s.stackOutputs,
+		Learn: s.c.LearnOutputs,
 	}
-	ran, applyErr := s.runEngines(run.lease.Context(), pl.plan, pl.st, in, req.Destroy, req.parallelism())
-	out.Results, out.Unchanged = ran.results, ran.unchanged
+	ran, applyErr := s.x.Apply(run.lease.Context(), executor.Request{Plan: pl.plan, State: pl.st, Inputs: in, Destroy: req.Destroy, Limit: req.parallelism()})
+	out.Results, out.Unchanged = ran.Results, ran.Unchanged
 	cancelled := applyErr != nil && ctx.Err() != nil
 	dep, ch := s.record(run, pl, ran, start, applyErr, cancelled)
-	ch.outputs, ch.setOutputs = pr.res.Outputs, true
+	ch.Outputs, ch.SetOutputs = pr.res.Outputs, true
 	req.Run.stamp(&dep)
-	out.Summary = summarize(ch, ran, len(pl.plan.Changes()))
+	out.Summary = ran.Summarize(ch.Changes, len(pl.plan.Changes()))
 
 	saveCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 	defer cancel()
-	newHead, err := s.save(saveCtx, run.lease, t, pl.st, pl.head, ch, dep, run.commit, run.branch)
+	newHead, err := s.c.Save(saveCtx, run.lease, t, pl.st, pl.head, ch, dep, run.commit, run.branch)
 	out.Head = newHead
 	out.Deployment = dep
-	s.d.Audit.Info("deploy.finished", "deployment_id", run.id, "stack", t.Stack, "environment", t.Env,
+	s.c.Audit.Info("deploy.finished", "deployment_id", run.id, "stack", t.Stack, "environment", t.Env,
 		"status", dep.Status, "duration_seconds", dep.DurationSeconds, "serial", newHead.Serial,
 		"created", dep.ResourcesChanged.Created, "updated", dep.ResourcesChanged.Updated, "deleted", dep.ResourcesChanged.Deleted)
-	s.finished(t, dep, out.Summary, err)
+	s.c.Finish(t, dep, out.Summary, err)
 	if err != nil {
 		return out, err
 	}
@@ -346,7 +338,7 @@ func (s *Service) execute(ctx context.Context, run *deployRun, pr *prepared, pl 
 // record is the deployment entry of a run that started at start and the
 // changes it makes to the state: its status (success, failed, cancelled),
 // duration, counts and masked error.
-func (s *Service) record(run *deployRun, pl *planned, ran applyRun, start time.Time, applyErr error, cancelled bool) (statestore.Deployment, changeSet) {
+func (s *Service) record(run *deployRun, pl *planned, ran executor.Run, start time.Time, applyErr error, cancelled bool) (statestore.Deployment, core.ChangeSet) {
 	status := statestore.DeploymentSuccess
 	switch {
 	case cancelled:
@@ -356,10 +348,10 @@ func (s *Service) record(run *deployRun, pl *planned, ran applyRun, start time.T
 	}
 	dep := statestore.Deployment{
 		DeploymentID: run.id, Type: string(run.op), Timestamp: start.UTC(), TriggeredBy: run.lease.By, GitCommit: run.commit,
-		Status: status, DurationSeconds: s.d.Now().Sub(start).Seconds(), Scope: run.lease.Record().LockKey,
+		Status: status, DurationSeconds: s.c.Now().Sub(start).Seconds(), Scope: run.lease.Record().LockKey,
 	}
 	if applyErr != nil {
-		dep.Error = s.d.Masker.Mask(applyErr.Error())
+		dep.Error = s.c.Masker.Mask(applyErr.Error())
 	}
 	if pl.plan.Policy != nil {
 		for _, r := range pl.plan.Policy.Results {
@@ -370,9 +362,9 @@ func (s *Service) record(run *deployRun, pl *planned, ran applyRun, start time.T
 		}
 	}
 	dep.Moved = movedLines(pl.plan)
-	ch := changesFrom(pl.plan, ran, s.d.Now().UTC(), run.id, dep.DurationSeconds)
-	dep.ResourcesChanged, dep.Imported = ch.counts, ch.imported
-	dep.Deleted = slices.Sorted(slices.Values(ch.deleted))
+	ch := core.ChangeSet{Changes: ran.Changes(pl.plan, s.c.Now().UTC(), run.id)}
+	dep.ResourcesChanged, dep.Imported = ch.Counts, ch.Imported
+	dep.Deleted = slices.Sorted(slices.Values(ch.Deleted))
 	return dep, ch
 }
 
@@ -386,52 +378,6 @@ func (r ApplyRequest) parallelism() int {
 		return r.Config.Parallelism
 	}
 	return config.DefaultParallelism
-}
-
-func (s *Service) engineFor(kind string) (engine.Engine, error) {
-	for _, e := range s.d.Engines {
-		if e.Handles(kind) {
-			return e, nil
-		}
-	}
-	return nil, fmt.Errorf("no engine handles kind %q", kind)
-}
-
-// keepFor lists the components of eng's kinds that this run leaves as they
-// are: no-op steps, components outside the --service/--component scope, and
-// components whose own change comes in a later run. Pulumi's program must
-// still declare them, or `up` would delete them (docs/pulumi.md).
-func keepFor(p *plan.Plan, st *statestore.State, eng engine.Engine, run []plan.Step) []plan.Step {
-	inRun := map[string]bool{}
-	for _, s := range run {
-		inRun[s.Address] = true
-	}
-	planned := map[string]plan.Step{}
-	for _, s := range p.Steps {
-		planned[s.Address] = s
-	}
-	var keep []plan.Step
-	for _, addr := range slices.Sorted(maps.Keys(st.Resources)) {
-		r := st.Resources[addr]
-		if inRun[addr] || !eng.Handles(r.Kind) {
-			continue
-		}
-		keep = append(keep, declared(planned, addr, r))
-	}
-	return keep
-}
-
-// declared is the no-op step that declares the state resource r at addr as it
-// is: the plan's own no-op step when it has one (with no re-evaluation mark),
-// else one built from r.
-func declared(planned map[string]plan.Step, addr string, r *statestore.Resource) plan.Step {
-	if s, ok := planned[addr]; ok && s.Action == plan.NoOp {
-		s.Reevaluate = false
-		return s
-	}
-	svc, comp := config.SplitAddress(addr)
-	return plan.Step{Address: addr, Service: svc, Component: comp, Kind: r.Kind, Action: plan.NoOp,
-		DependsOn: r.Dependencies, Config: r.DesiredConfig, Prior: r, Protect: r.Lifecycle.Protect}
 }
 
 func outputsOf(st *statestore.State) map[string]map[string]any {

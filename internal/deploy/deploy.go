@@ -13,85 +13,49 @@
 package deploy
 
 import (
-	"cmp"
 	"context"
-	"crypto/rand"
-	"encoding/hex"
-	"errors"
 	"fmt"
-	"io"
-	"log/slog"
 	"maps"
-	"os"
 	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
-	"time"
 
 	"github.com/deployer-dev/deployer/internal/config"
+	"github.com/deployer-dev/deployer/internal/deploy/core"
 	"github.com/deployer-dev/deployer/internal/engine"
-	"github.com/deployer-dev/deployer/internal/lockmgr"
+	"github.com/deployer-dev/deployer/internal/executor"
 	"github.com/deployer-dev/deployer/internal/plan"
 	"github.com/deployer-dev/deployer/internal/policy"
-	"github.com/deployer-dev/deployer/internal/proc"
-	"github.com/deployer-dev/deployer/internal/secrets"
 	"github.com/deployer-dev/deployer/internal/statestore"
 )
 
-// Deps are the collaborators of Service, built by the CLI from deployer.yaml.
+// Deps are the collaborators of Service, built by the CLI from
+// deployer.yaml: the core's (backends, audit, clock, progress, environment,
+// errored-state directory, observer, masker) and the deploy's own.
 type Deps struct {
-	// Locks and Store are the backends, opened; or Open opens them.
-	Locks *lockmgr.Manager
-	Store *statestore.Store
-	// Open, when set, opens the lock and state backends once, on the first
-	// use case that needs them, and after the engines' preflight: a missing
-	// Pulumi CLI stops a deploy before any backend is touched
-	// (docs/design.md#the-main-job). The use cases that take no lock (plan,
-	// history) may get a nil Manager. Its error is the use case's.
-	Open    func(ctx context.Context) (*lockmgr.Manager, *statestore.Store, error)
+	core.Deps
 	Engines []engine.Engine
 	// ReplaceOn gives the config paths that force replacement per kind;
 	// nil takes them from the engines' kind catalogs.
 	ReplaceOn func(kind string) []string
-	Audit     *slog.Logger
-	Now       func() time.Time
-	Progress  io.Writer // stderr
-	// Steps, when set, hears each step start and end (the live progress of
-	// a deploy, docs/command-kind.md#progress); nil: nobody listens.
-	Steps  StepWatcher
-	Getenv func(string) string
-	// Dir is where an errored state is saved when the state write fails
-	// after infrastructure changed (docs/design.md#state-writes); default ".".
-	Dir string
-	// Observer receives finished deployments for metrics; nil discards them.
-	Observer Observer
+	// UI shows the plan, asks for confirmation and hears each step start
+	// and end (the live progress of a deploy, docs/command-kind.md#progress);
+	// nil: NoUI.
+	UI UI
 	// Version is the deployer version a saved plan binds (docs/plan.md
 	// "Saved plans").
 	Version string
-	// Masker learns the secret values of the config and hides them in the
-	// engines' progress and in recorded errors (docs/secrets.md); default:
-	// a Masker of its own.
-	Masker *secrets.Masker
 }
 
-// StepWatcher hears the steps of an apply run: StepStarted when the
-// engine call that runs a step starts (action: create, update, replace or
-// delete), StepEnded when that call returns. Calls come from the goroutines
-// of the calls.
-type StepWatcher interface {
-	StepStarted(address, action string)
-	StepEnded(address string)
-}
-
-// Service runs deployer's use cases.
+// Service runs the deploy use cases on the core.
 type Service struct {
-	d Deps
+	c *core.Core         // the backends, the lease, the state's load and save
+	d Deps               // the deploy's own fields: Engines, ReplaceOn, UI, Version
+	x *executor.Executor // applies the plans
 
 	mu       sync.Mutex
-	opened   bool  // Deps.Open was called
-	openErr  error // and failed
-	checked  bool  // the engines' preflight passed
+	checked  bool // the engines' preflight passed
 	checkErr error
 
 	prepared map[prepareKey]*prepared // each target's config, resolved once
@@ -103,195 +67,29 @@ type Service struct {
 
 // New returns a Service; zero fields of d take defaults.
 func New(d Deps) *Service {
-	if d.Now == nil {
-		d.Now = time.Now
-	}
-	if d.Getenv == nil {
-		d.Getenv = os.Getenv
-	}
 	if d.ReplaceOn == nil {
 		d.ReplaceOn = replaceOn(d.Engines)
 	}
-	d.Audit = cmp.Or(d.Audit, slog.New(slog.DiscardHandler))
-	d.Progress = cmp.Or(d.Progress, io.Discard)
-	d.Dir = cmp.Or(d.Dir, ".")
-	d.Observer = cmp.Or(d.Observer, Observer(nopObserver{}))
-	d.Masker = cmp.Or(d.Masker, secrets.NewMasker())
-	return &Service{d: d}
+	if d.UI == nil {
+		d.UI = NoUI{}
+	}
+	c := core.New(d.Deps)
+	s := &Service{c: c, d: d}
+	s.x = &executor.Executor{Engines: d.Engines, Steps: d.UI, Learn: c.LearnOutputs}
+	return s
 }
 
-// open opens the backends with Deps.Open, once; without Open, Locks and
-// Store were given.
-func (s *Service) open(ctx context.Context) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.d.Open != nil && !s.opened {
-		s.opened = true
-		s.d.Locks, s.d.Store, s.openErr = s.d.Open(ctx)
-	}
-	return s.openErr
-}
+// Core is the ground the Service stands on, which the state operations
+// (internal/deploy/stateops) share.
+func (s *Service) Core() *core.Core { return s.c }
 
-// Target is what a command acts on: a stack/environment, optionally narrowed
-// to one service, one component or several components, less the services
-// and components excluded (docs/commands.md#deploy, docs/plan.md#scope).
-type Target struct {
-	Stack, Env string
-	Service    string // --service
-	Component  string // --component SVC/C: Service and Component both set
-	// Components are --component given more than once (or as a comma
-	// list), "svc/comp" each, joined by commas; Service and Component are
-	// then empty. A string, so that a Target stays comparable.
-	Components string
-	// Exclude are --exclude, "svc" or "svc/comp" each, joined by commas:
-	// left out of the plan.
-	Exclude string
-}
+// Target is what a command acts on (core.Target), as the requests of the
+// use cases name it.
+type Target = core.Target
 
-// LockKey returns the key of the target's lock level (docs/design.md#lock-keys):
-// several components take their service's lock when they share one, else
-// the stack's.
-func (t Target) LockKey() string {
-	switch {
-	case t.Component != "":
-		return lockmgr.ComponentKey(t.Stack, t.Env, t.Service, t.Component)
-	case t.Service != "":
-		return lockmgr.ServiceKey(t.Stack, t.Env, t.Service)
-	case t.Components != "":
-		addrs := strings.Split(t.Components, ",")
-		svc, _ := config.SplitAddress(addrs[0])
-		for _, addr := range addrs[1:] {
-			if s, _ := config.SplitAddress(addr); s != svc {
-				return lockmgr.StackKey(t.Stack, t.Env)
-			}
-		}
-		return lockmgr.ServiceKey(t.Stack, t.Env, svc)
-	default:
-		return lockmgr.StackKey(t.Stack, t.Env)
-	}
-}
-
-// Scope returns the plan scope (plan.InScope): "", "svc", "svc/comp", or
-// the components and exclusions as a list.
-func (t Target) Scope() string {
-	var targets []string
-	switch {
-	case t.Component != "":
-		targets = []string{config.Address(t.Service, t.Component)}
-	case t.Service != "":
-		targets = []string{t.Service}
-	case t.Components != "":
-		targets = strings.Split(t.Components, ",")
-	}
-	return plan.Scope(targets, list(t.Exclude))
-}
-
-// WithScope returns t narrowed to scope (a plan's, plan.Scope), as the
-// flags that made it would have.
-func (t Target) WithScope(scope string) Target {
-	targets, exclude := plan.ScopeTerms(scope)
-	t.Service, t.Component, t.Components, t.Exclude = "", "", "", strings.Join(exclude, ",")
-	switch {
-	case len(targets) == 1 && strings.Contains(targets[0], "/"):
-		t.Service, t.Component = config.SplitAddress(targets[0])
-	case len(targets) == 1:
-		t.Service = targets[0]
-	default:
-		t.Components = strings.Join(targets, ",")
-	}
-	return t
-}
-
-// list splits a comma list; "" is none.
-func list(s string) []string {
-	if s == "" {
-		return nil
-	}
-	return strings.Split(s, ",")
-}
-
-// Validate checks the target's names (docs/configuration.md#names) before any backend is touched.
-func (t Target) Validate() error {
-	checks := []struct{ what, v string }{{"stack", t.Stack}, {"environment", t.Env}}
-	if t.Service != "" || t.Component != "" {
-		checks = append(checks, struct{ what, v string }{"service", t.Service})
-	}
-	if t.Component != "" {
-		checks = append(checks, struct{ what, v string }{"component", t.Component})
-	}
-	for _, addr := range slices.Concat(list(t.Components), list(t.Exclude)) {
-		svc, comp, isComp := strings.Cut(addr, "/")
-		checks = append(checks, struct{ what, v string }{"service", svc})
-		if isComp {
-			checks = append(checks, struct{ what, v string }{"component", comp})
-		}
-	}
-	for _, c := range checks {
-		if err := config.ValidateName(c.what, c.v); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// NewDeploymentID returns "dep-" and 12 hex digits (docs/design.md#lock-record).
-func NewDeploymentID() string {
-	var b [6]byte
-	_, _ = rand.Read(b[:])
-	return "dep-" + hex.EncodeToString(b[:])
-}
-
-// gitInfo returns commit and branch from CI variables or the local git
-// checkout in dir; empty when unknown.
-func (s *Service) gitInfo(dir string) (commit, branch string) {
-	_, md := lockmgr.Holder(s.d.Getenv)
-	commit, branch = md.GitCommit, md.GitBranch
-	if commit == "" {
-		commit = gitLine(dir, "rev-parse", "HEAD")
-	}
-	if branch == "" {
-		branch = gitLine(dir, "rev-parse", "--abbrev-ref", "HEAD")
-	}
-	return commit, branch
-}
-
-// gitLine runs git in dir under the supervisor and returns what it printed,
-// trimmed: a commit or a branch name, read up to 4 KiB; "" when git fails
-// or prints more.
-func gitLine(dir string, args ...string) string {
-	c := proc.Command(context.Background(), "git", append([]string{"-C", dir}, args...)...)
-	c.Env = proc.Environ(proc.Git, os.Environ())
-	out, over, err := c.OutputAtMost(4 << 10)
-	if err != nil || over {
-		return ""
-	}
-	return strings.TrimSpace(string(out))
-}
-
-// readState reads the state document of t once, unverified
-// (statestore.Store.ReadDoc); nil when there is none yet.
-func (s *Service) readState(ctx context.Context, t Target) (*statestore.Doc, error) {
-	doc, err := s.d.Store.ReadDoc(ctx, t.Stack, t.Env)
-	if errors.Is(err, statestore.ErrNotFound) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	return &doc, nil
-}
-
-// loadOrNew loads the state of the target, or a new empty one.
-func (s *Service) loadOrNew(ctx context.Context, t Target) (*statestore.State, statestore.Head, error) {
-	st, head, err := s.d.Store.Load(ctx, t.Stack, t.Env)
-	if errors.Is(err, statestore.ErrNotFound) {
-		return statestore.NewState(t.Stack, t.Env), statestore.Head{}, nil
-	}
-	if err != nil {
-		return nil, statestore.Head{}, err
-	}
-	return st, head, nil
-}
+// TargetError: the target names what deployer.yaml does not have
+// (core.TargetError).
+type TargetError = core.TargetError
 
 // PlanRequest is one plan.
 type PlanRequest struct {
@@ -369,7 +167,7 @@ func (s *Service) buildPlan(res *config.Resolved, st *statestore.State, head sta
 	if err != nil {
 		return nil, err
 	}
-	return p, s.markDeletedBy(p)
+	return p, s.x.MarkDeletedBy(p)
 }
 
 // refuseUndeployedDependencies refuses, with a *TargetError, a scoped plan
@@ -465,9 +263,3 @@ func hint(name string, known []string) string {
 	}
 	return " (known: " + strings.Join(known, ", ") + ")"
 }
-
-// TargetError: --service or --component names something deployer.yaml does
-// not have. It is a usage error (exit 2, docs/exit-codes.md).
-type TargetError struct{ Msg string }
-
-func (e *TargetError) Error() string { return e.Msg }

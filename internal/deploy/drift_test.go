@@ -11,6 +11,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/deployer-dev/deployer/internal/config"
+	"github.com/deployer-dev/deployer/internal/deploy/core"
 	"github.com/deployer-dev/deployer/internal/engine"
 	"github.com/deployer-dev/deployer/internal/plan"
 	"github.com/deployer-dev/deployer/internal/statestore"
@@ -150,5 +151,5 @@ func coverService(t *testing.T, engines []engine.Engine) (*Service, *config.Conf
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { sb.Close() })
-	return New(Deps{Store: statestore.New(sb), Engines: engines, Getenv: func(string) string { return "" }}), cfg
+	return New(Deps{Deps: core.Deps{Store: statestore.New(sb), Getenv: func(string) string { return "" }}, Engines: engines}), cfg
 }

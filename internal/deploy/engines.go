@@ -9,7 +9,9 @@ import (
 	"strings"
 
 	"github.com/deployer-dev/deployer/internal/config"
+	"github.com/deployer-dev/deployer/internal/deploy/core"
 	"github.com/deployer-dev/deployer/internal/engine"
+	"github.com/deployer-dev/deployer/internal/executor"
 	"github.com/deployer-dev/deployer/internal/plan"
 	"github.com/deployer-dev/deployer/internal/statestore"
 )
@@ -135,15 +137,15 @@ func kindSettings(engines []engine.Engine) func(kind string) plan.KindSettings {
 // state store, read-only and without a lock, for StackReference components
 // (engine.Inputs.StackOutputs).
 func (s *Service) stackOutputs(ctx context.Context, stack, env string) (engine.StackView, error) {
-	st, _, err := s.d.Store.Load(ctx, stack, env)
+	st, _, err := s.c.Store.Load(ctx, stack, env)
 	if errors.Is(err, statestore.ErrNotFound) {
-		return engine.StackView{}, fmt.Errorf("it has no state (nothing at %s): deploy it first", s.d.Store.Location(stack, env))
+		return engine.StackView{}, fmt.Errorf("it has no state (nothing at %s): deploy it first", s.c.Store.Location(stack, env))
 	}
 	if err != nil {
 		return engine.StackView{}, err
 	}
 	if neverDeployed(st) {
-		return engine.StackView{}, fmt.Errorf("nothing was deployed to it yet (its state at %s records only failed deployments): deploy it first", s.d.Store.Location(stack, env))
+		return engine.StackView{}, fmt.Errorf("nothing was deployed to it yet (its state at %s records only failed deployments): deploy it first", s.c.Store.Location(stack, env))
 	}
 	return engine.StackView{Components: outputsOf(st), Outputs: maps.Clone(st.Outputs)}, nil
 }
@@ -213,54 +215,11 @@ func withRead(outputs, read map[string]map[string]any) map[string]map[string]any
 	return outputs
 }
 
-// engineRun is the steps of one engine in a plan: changes, and every
-// component of its kinds that has state (for refresh).
-type engineRun struct {
-	eng            engine.Engine
-	changes, prior []plan.Step
-}
-
-// engineRuns groups p's steps by engine, in the order of s.d.Engines; a
-// replace across engines is a delete for the old kind's engine and a
-// create for the new kind's (replaceHalves).
-func (s *Service) engineRuns(p *plan.Plan) []engineRun {
-	var runs []engineRun
-	for _, e := range s.d.Engines {
-		r := engineRun{eng: e}
-		has := false
-		for _, st := range p.Steps {
-			if st.Action != plan.NoOp || st.MovedFrom != "" {
-				halves, err := s.replaceHalves(st)
-				if err != nil {
-					halves = nil // a kind no engine handles: apply reports it
-				}
-				for _, h := range halves {
-					if e.Handles(h.step.Kind) {
-						has = true
-						r.changes = append(r.changes, h.step)
-					}
-				}
-			}
-			if !e.Handles(st.Kind) {
-				continue
-			}
-			has = true
-			if st.Prior != nil {
-				r.prior = append(r.prior, st)
-			}
-		}
-		if has {
-			runs = append(runs, r)
-		}
-	}
-	return runs
-}
-
 // inputs are the engines' Inputs of a preview or refresh of pr, and the
 // state they come from.
 func (s *Service) inputs(ctx context.Context, pr *prepared) (engine.Inputs, *statestore.State, error) {
 	t := pr.t
-	st, _, err := s.loadOrNew(ctx, t)
+	st, _, err := s.c.LoadOrNew(ctx, t)
 	if err != nil {
 		return engine.Inputs{}, nil, err
 	}
@@ -268,8 +227,8 @@ func (s *Service) inputs(ctx context.Context, pr *prepared) (engine.Inputs, *sta
 	if err != nil {
 		return engine.Inputs{}, nil, err
 	}
-	return engine.Inputs{Stack: t.Stack, Env: t.Env, Dir: pr.cfg.Dir, EnvConfig: pr.res.EnvConfig, DeploymentID: NewDeploymentID(),
-		Outputs: withRead(outputsOf(st), read), Progress: s.d.Masker.Writer(s.d.Progress), StackOutputs: s.stackOutputs, Learn: s.learnOutputs}, st, nil
+	return engine.Inputs{Stack: t.Stack, Env: t.Env, Dir: pr.cfg.Dir, EnvConfig: pr.res.EnvConfig, DeploymentID: core.NewDeploymentID(),
+		Outputs: withRead(outputsOf(st), read), Progress: s.c.Masker.Writer(s.c.Progress), StackOutputs: s.stackOutputs, Learn: s.c.LearnOutputs}, st, nil
 }
 
 // PreviewRequest asks for the engines' previews of a plan (plan --preview).
@@ -291,9 +250,9 @@ func (s *Service) Preview(ctx context.Context, req PreviewRequest) (string, erro
 	}
 	var out string
 	none := nothingTo(ErrNothingToPreview, "--preview", s.d.Engines, func(k engine.Kind) engine.Coverage { return k.Preview }, "")
-	err = s.eachEngine(ctx, pr, p, none, func(r engineRun, in engine.Inputs, st *statestore.State) error {
-		in.Keep = keepFor(p, st, r.eng, r.changes)
-		resp, err := r.eng.Preview(ctx, engine.PreviewRequest{Steps: r.changes, Inputs: in})
+	err = s.eachEngine(ctx, pr, p, none, func(r executor.EngineRun, in engine.Inputs, st *statestore.State) error {
+		in.Keep = executor.Keep(p, st, r.Engine, r.Changes)
+		resp, err := r.Engine.Preview(ctx, engine.PreviewRequest{Steps: r.Changes, Inputs: in})
 		if err != nil {
 			return err
 		}
@@ -345,9 +304,9 @@ func (s *Service) readLive(ctx context.Context, pr *prepared, p *plan.Plan) ([]e
 	read := map[string]bool{}
 	none := nothingTo(ErrNothingToRefresh, "--refresh", s.d.Engines, func(k engine.Kind) engine.Coverage { return k.Refresh },
 		"; deploy first if the components have no state yet")
-	err := s.eachEngine(ctx, pr, p, none, func(r engineRun, in engine.Inputs, st *statestore.State) error {
-		in.Keep = keepFor(p, st, r.eng, r.prior)
-		resp, err := r.eng.Refresh(ctx, engine.RefreshRequest{Steps: r.prior, Inputs: in})
+	err := s.eachEngine(ctx, pr, p, none, func(r executor.EngineRun, in engine.Inputs, st *statestore.State) error {
+		in.Keep = executor.Keep(p, st, r.Engine, r.Prior)
+		resp, err := r.Engine.Refresh(ctx, engine.RefreshRequest{Steps: r.Prior, Inputs: in})
 		if err == nil {
 			out = append(out, resp.Drift...)
 			for _, a := range resp.Read {
@@ -367,13 +326,13 @@ func (s *Service) readLive(ctx context.Context, pr *prepared, p *plan.Plan) ([]e
 // engine.ErrNotSupported skips its engine; another error stops the walk and
 // is returned. none when no engine supported the operation.
 func (s *Service) eachEngine(ctx context.Context, pr *prepared, p *plan.Plan, none error,
-	call func(r engineRun, in engine.Inputs, st *statestore.State) error) error {
+	call func(r executor.EngineRun, in engine.Inputs, st *statestore.State) error) error {
 	in, st, err := s.inputs(ctx, pr)
 	if err != nil {
 		return err
 	}
 	supported := false
-	for _, r := range s.engineRuns(p) {
+	for _, r := range s.x.ByEngine(p) {
 		err := call(r, in, st)
 		if errors.Is(err, engine.ErrNotSupported) {
 			continue

@@ -2,18 +2,5 @@ package deploy
 
 import "github.com/deployer-dev/deployer/internal/exitcode"
 
-// DeployerExitCode is 2: a target deployer.yaml does not have is a usage error
-// (docs/exit-codes.md).
-func (e *TargetError) DeployerExitCode() int { return exitcode.Usage }
-
 // DeployerExitCode is 7 (docs/exit-codes.md).
 func (e *SkippedError) DeployerExitCode() int { return exitcode.Skipped }
-
-// DeployerExitCode is 130 for a cancelled run of many stacks; otherwise
-// what it wraps decides (a run of denied stacks exits 5).
-func (e *StacksError) DeployerExitCode() int {
-	if e.Cancelled {
-		return exitcode.Cancelled
-	}
-	return 0
-}

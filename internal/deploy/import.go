@@ -9,26 +9,6 @@ import (
 	"github.com/deployer-dev/deployer/internal/plan"
 )
 
-// importedID is the id the state entry of st records as imported
-// (lifecycle.imported_id, docs/operations.md#import): an Import step's
-// id, else the one its entry already records, for the entry's life, so
-// that the import: block that adopted it stays a no-op.
-func importedID(st plan.Step) string {
-	if st.Action == plan.Import {
-		return st.ImportID
-	}
-	if st.Prior != nil {
-		return st.Prior.Lifecycle.ImportedID
-	}
-	return ""
-}
-
-// importedLine is an imported component as history records it
-// ("data/db (id db-42)").
-func importedLine(st plan.Step) string {
-	return fmt.Sprintf("%s (id %s)", st.Address, st.ImportID)
-}
-
 // ImportTarget is one `deployer import ADDR ID` (docs/operations.md#import):
 // the apply of ADDR alone with its import: block saying ID.
 type ImportTarget struct {

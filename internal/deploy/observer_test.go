@@ -8,29 +8,30 @@ import (
 	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"github.com/deployer-dev/deployer/internal/config"
+	"github.com/deployer-dev/deployer/internal/deploy/core"
+	"github.com/deployer-dev/deployer/internal/deploy/deploytest"
 	"github.com/deployer-dev/deployer/internal/engine"
 	"github.com/deployer-dev/deployer/internal/statestore"
 	filestate "github.com/deployer-dev/deployer/internal/statestore/file"
 )
 
-type finishedLog []Finished
+type finishedLog []core.Finished
 
-func (l *finishedLog) DeploymentFinished(f Finished) { *l = append(*l, f) }
+func (l *finishedLog) DeploymentFinished(f core.Finished) { *l = append(*l, f) }
 
 // Metrics get the run's own Summary: the counts and failures every other
 // renderer shows, "failed" being the steps the engine tried and failed.
 func TestObserverGetsTheSummaryOfTheRun(t *testing.T) {
-	d := newDiamond(t)
-	d.j.fail["alone"] = true
-	sb, err := filestate.New(d.back)
+	d := deploytest.NewDiamond(t)
+	d.J.Fail["alone"] = true
+	sb, err := filestate.New(d.Back)
 	if err != nil {
 		t.Fatal(err)
 	}
 	var log finishedLog
-	svc := New(Deps{Store: statestore.New(sb), Locks: d.locks, Engines: []engine.Engine{stackEngine{j: d.j}},
-		Getenv: func(string) string { return "" }, Observer: &log})
+	svc := New(Deps{Deps: core.Deps{Store: statestore.New(sb), Locks: d.Locks, Getenv: func(string) string { return "" }, Observer: &log}, Engines: []engine.Engine{deploytest.Engine{J: d.J}}})
 	cfgOf := func(name string) *config.Config {
-		for _, st := range d.set.Stacks {
+		for _, st := range d.Set.Stacks {
 			if st.Name == name {
 				return st.Config
 			}

@@ -63,21 +63,21 @@ func (s *Service) checkPolicy(ctx context.Context, p *plan.Plan, c *PolicyCheck,
 	if err != nil {
 		return fmt.Errorf("policy input: %w", err)
 	}
-	who, _ := lockmgr.Holder(s.d.Getenv)
-	if a := s.d.Getenv("GITHUB_ACTOR"); a != "" && s.d.Getenv("GITHUB_ACTIONS") == "true" {
+	who, _ := lockmgr.Holder(s.c.Getenv)
+	if a := s.c.Getenv("GITHUB_ACTOR"); a != "" && s.c.Getenv("GITHUB_ACTIONS") == "true" {
 		who = a // the person, not the run's lock holder name (github-actions-run-ID)
 	}
-	commit, branch := s.gitInfo(dir)
+	commit, branch := s.c.GitInfo(dir)
 	in, err := policy.Input(b, policy.Deployment{Operation: op, Who: who, Commit: commit, Branch: branch,
-		CI: s.d.Getenv("CI") == "true" || s.d.Getenv("GITHUB_ACTIONS") == "true", Time: s.d.Now()})
+		CI: s.c.Getenv("CI") == "true" || s.c.Getenv("GITHUB_ACTIONS") == "true", Time: s.c.Now()})
 	if err != nil {
 		return err
 	}
-	r, err := c.engine.Evaluate(ctx, jsontree.MapStrings(in, s.d.Masker.Mask))
+	r, err := c.engine.Evaluate(ctx, jsontree.MapStrings(in, s.c.Masker.Mask))
 	if err != nil {
 		return err
 	}
-	maskMessages(r, s.d.Masker.WithEncodings().Mask)
+	maskMessages(r, s.c.Masker.WithEncodings().Mask)
 	id := c.Identity
 	if id.Login == "" {
 		id = policy.Identity{Login: who, Source: "the lock holder's name"}
@@ -137,7 +137,7 @@ func (s *Service) auditOverrides(p *plan.Plan, depID string, t Target) {
 		if r.Override == nil || len(r.Deny) == 0 {
 			continue
 		}
-		s.d.Audit.Warn("policy.overridden", "deployment_id", depID, "stack", t.Stack, "environment", t.Env,
+		s.c.Audit.Warn("policy.overridden", "deployment_id", depID, "stack", t.Stack, "environment", t.Env,
 			"policy", r.Policy, "reason", r.Override.Reason, "by", r.Override.By, "verified", r.Override.Verified,
 			"by_source", r.Override.Source, "denies", r.Deny)
 	}

@@ -8,36 +8,23 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/deployer-dev/deployer/internal/config"
+	"github.com/deployer-dev/deployer/internal/deploy/core"
+	"github.com/deployer-dev/deployer/internal/deploy/deploytest"
 	"github.com/deployer-dev/deployer/internal/engine"
 	"github.com/deployer-dev/deployer/internal/lockmgr"
 	filelock "github.com/deployer-dev/deployer/internal/lockmgr/file"
 	"github.com/deployer-dev/deployer/internal/policy"
-	"github.com/deployer-dev/deployer/internal/stacks"
 	"github.com/deployer-dev/deployer/internal/statestore"
 	filestate "github.com/deployer-dev/deployer/internal/statestore/file"
 )
 
-// denyStacks is a policy that denies every plan of the stacks it names.
-const denyStacks = `package deployer.frozen
-
-deny contains msg if {
-	input.stack in %s
-	msg := sprintf("%%s is frozen", [input.stack])
-}
-`
-
 // policyCheck is the PolicyCheck of a deploy with rego (one file).
 func policyCheck(t *testing.T, rego string) *PolicyCheck {
 	t.Helper()
-	dir := t.TempDir()
-	if err := os.WriteFile(filepath.Join(dir, "p.rego"), []byte(rego), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return &PolicyCheck{Dirs: []string{dir}}
+	return &PolicyCheck{Dirs: []string{deploytest.PolicyDir(t, rego)}}
 }
 
 // A deploy with policies plans and checks them before any engine's
@@ -87,13 +74,12 @@ func TestPolicyIsCheckedBeforeTheEnginesPreflight(t *testing.T) {
 			t.Cleanup(func() { _ = lb.Close() })
 			locks := lockmgr.NewManager(lb, lockmgr.Options{})
 			var events []string
-			svc := New(Deps{Store: statestore.New(sb), Locks: locks, Getenv: func(string) string { return "" },
-				Engines: []engine.Engine{
-					checkEngine{name: "pul", kinds: []string{"PulumiResource"}, events: &events, err: missing},
-					checkEngine{name: "cmd", kinds: []string{"Command"}, events: &events},
-				}})
+			svc := New(Deps{Deps: core.Deps{Store: statestore.New(sb), Locks: locks, Getenv: func(string) string { return "" }}, Engines: []engine.Engine{
+				checkEngine{name: "pul", kinds: []string{"PulumiResource"}, events: &events, err: missing},
+				checkEngine{name: "cmd", kinds: []string{"Command"}, events: &events},
+			}})
 			out, err := svc.Apply(context.Background(), ApplyRequest{Config: cfg, Target: Target{Stack: "shop", Env: "dev"},
-				Policy: policyCheck(t, fmt.Sprintf(denyStacks, tt.stacks))})
+				Policy: policyCheck(t, fmt.Sprintf(deploytest.DenyStacks, tt.stacks))})
 			if !tt.wantErr(err) {
 				t.Fatalf("error %v", err)
 			}
@@ -106,54 +92,6 @@ func TestPolicyIsCheckedBeforeTheEnginesPreflight(t *testing.T) {
 			if recs, err := locks.List(context.Background(), ""); err != nil || len(recs) != 0 {
 				t.Errorf("locks %+v, %v: want none taken", recs, err)
 			}
-		})
-	}
-}
-
-// deploy --all and plan --all check each stack's plan: a denied stack
-// runs no engine and skips the stacks that read it, as a failed one does;
-// the others go on. A deploy run with denied stacks and no failed one is
-// a *policy.DeniedError (exit 5); a plan run is not an error.
-func TestRunStacksDeniedStackSkipsItsReaders(t *testing.T) {
-	for _, op := range []StackOp{OpDeploy, OpPlan} {
-		t.Run(string(op), func(t *testing.T) {
-			d := newDiamond(t)
-			if op == OpPlan { // every stack deployed: each has a state to plan against
-				if _, err := RunStacks(context.Background(), d.request(OpDeploy)); err != nil {
-					t.Fatal(err)
-				}
-			}
-			req := d.request(op)
-			check := policyCheck(t, fmt.Sprintf(denyStacks, `{"left"}`))
-			var mu sync.Mutex
-			var asked []string
-			req.Policy = func(_ context.Context, st *stacks.Stack) (*PolicyCheck, error) {
-				mu.Lock()
-				defer mu.Unlock()
-				asked = append(asked, st.Name)
-				return check, nil
-			}
-			res, err := RunStacks(context.Background(), req)
-			want := "alone=applied, root=applied, left=denied, right=applied, leaf=skipped (producer left denied)"
-			if op == OpPlan {
-				want = strings.ReplaceAll(want, "applied", "no-changes")
-			}
-			if got := statuses(res); got != want {
-				t.Fatalf("results = %s, want %s", got, want)
-			}
-			if slices.Contains(d.j.events, "start:left") && op == OpDeploy || len(asked) != 4 {
-				t.Errorf("engine events %v, policies asked for %v", d.j.events, asked)
-			}
-			var denied *policy.DeniedError
-			switch {
-			case op == OpPlan && err != nil:
-				t.Errorf("plan --all with a denied stack: %v", err)
-			case op == OpDeploy && (!errors.As(err, &denied) || err.Error() != "1 stack(s) denied by policy: left; the stacks that read them were skipped"):
-				t.Errorf("deploy --all error %v, want the denied stacks and a *policy.DeniedError", err)
-			case op == OpDeploy && denied.Error() != "denied by policy: frozen (stack left): left is frozen":
-				t.Errorf("denied: %v", denied)
-			}
-			d.noLocksLeft()
 		})
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/deployer-dev/deployer/internal/config"
+	"github.com/deployer-dev/deployer/internal/deploy/core"
 	"github.com/deployer-dev/deployer/internal/engine"
 	"github.com/deployer-dev/deployer/internal/lockmgr"
 	"github.com/deployer-dev/deployer/internal/plan"
@@ -61,17 +62,13 @@ func preflightService(t *testing.T, events *[]string, pulErr error) (*Service, *
 	if err != nil {
 		t.Fatal(err)
 	}
-	svc := New(Deps{
-		Engines: []engine.Engine{
-			checkEngine{name: "pul", kinds: []string{"PulumiResource"}, events: events, err: pulErr},
-			checkEngine{name: "cmd", kinds: []string{"Command"}, events: events},
-		},
-		Open: func(context.Context) (*lockmgr.Manager, *statestore.Store, error) {
-			*events = append(*events, "open")
-			return nil, nil, errBackend
-		},
-		Getenv: func(string) string { return "" },
-	})
+	svc := New(Deps{Deps: core.Deps{Open: func(context.Context) (*lockmgr.Manager, *statestore.Store, error) {
+		*events = append(*events, "open")
+		return nil, nil, errBackend
+	}, Getenv: func(string) string { return "" }}, Engines: []engine.Engine{
+		checkEngine{name: "pul", kinds: []string{"PulumiResource"}, events: events, err: pulErr},
+		checkEngine{name: "cmd", kinds: []string{"Command"}, events: events},
+	}})
 	return svc, cfg
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/deployer-dev/deployer/internal/config"
+	"github.com/deployer-dev/deployer/internal/deploy/core"
 	"github.com/deployer-dev/deployer/internal/plan"
 	"github.com/deployer-dev/deployer/internal/statestore"
 )
@@ -49,10 +50,10 @@ func (s *Service) prepare(ctx context.Context, cfg *config.Config, t Target, che
 				return nil, err
 			}
 		}
-		if err := config.ResolveReferences(cfg, res, s.d.Getenv); err != nil {
+		if err := config.ResolveReferences(cfg, res, s.c.Getenv); err != nil {
 			return nil, err
 		}
-		pr = &prepared{cfg: cfg, t: t, res: res, secrets: s.learnSecrets(res) || outputsNeedKey(res.Outputs)}
+		pr = &prepared{cfg: cfg, t: t, res: res, secrets: s.c.LearnSecrets(res) || core.OutputsNeedKey(res.Outputs)}
 		s.mu.Lock()
 		if s.prepared == nil {
 			s.prepared = map[prepareKey]*prepared{}
@@ -64,7 +65,7 @@ func (s *Service) prepare(ctx context.Context, cfg *config.Config, t Target, che
 			return nil, err
 		}
 	}
-	if err := s.open(ctx); err != nil {
+	if err := s.c.Open(ctx); err != nil {
 		return nil, err
 	}
 	return pr, nil

@@ -10,6 +10,8 @@ import (
 	"testing"
 
 	"github.com/deployer-dev/deployer/internal/config"
+	"github.com/deployer-dev/deployer/internal/deploy/core"
+	"github.com/deployer-dev/deployer/internal/deploy/deploytest"
 	"github.com/deployer-dev/deployer/internal/engine"
 	"github.com/deployer-dev/deployer/internal/secrets"
 	"github.com/deployer-dev/deployer/internal/statestore"
@@ -41,23 +43,23 @@ var _ statestore.VersionReader = (*countingBackend)(nil)
 
 // readOnce is one deploy of the diamond's root stack on a counting backend.
 type readOnce struct {
-	d     *diamond
+	d     *deploytest.Diamond
 	cfg   *config.Config
 	back  *countingBackend
 	store *statestore.Store
 	svc   *Service
 }
 
-func newReadOnce(t *testing.T, d *diamond, opts ...statestore.Option) *readOnce {
+func newReadOnce(t *testing.T, d *deploytest.Diamond, opts ...statestore.Option) *readOnce {
 	t.Helper()
-	fb, err := filestate.New(d.back)
+	fb, err := filestate.New(d.Back)
 	if err != nil {
 		t.Fatal(err)
 	}
 	r := &readOnce{d: d, back: &countingBackend{Backend: fb}}
 	r.store = statestore.New(r.back, opts...)
-	r.svc = New(Deps{Store: r.store, Locks: d.locks, Engines: []engine.Engine{stackEngine{j: d.j}}, Getenv: func(string) string { return "" }})
-	for _, st := range d.set.Stacks {
+	r.svc = New(Deps{Deps: core.Deps{Store: r.store, Locks: d.Locks, Getenv: func(string) string { return "" }}, Engines: []engine.Engine{deploytest.Engine{J: d.J}}})
+	for _, st := range d.Set.Stacks {
 		if st.Name == "root" {
 			r.cfg = st.Config
 		}
@@ -87,7 +89,7 @@ func (r *readOnce) counts() [3]int {
 // lease it reads only the state's version, and applies the plan it made
 // when the version has not moved (docs/design.md#read-once-plan-once).
 func TestADeployReadsTheStateOnceAndPlansOnce(t *testing.T) {
-	d := newDiamond(t)
+	d := deploytest.NewDiamond(t)
 	p, err := secrets.NewProvider("passphrase", func(k string) string {
 		if k == "DEPLOYER_SECRETS_PASSPHRASE" {
 			return "correct horse battery staple"
@@ -105,8 +107,8 @@ func TestADeployReadsTheStateOnceAndPlansOnce(t *testing.T) {
 	}{
 		{"first deploy (no state yet)", nil, nil},
 		{"deploy of a stored state", nil, nil},
-		{"deploy with policies", policyCheck(t, fmt.Sprintf(denyStacks, `{"other"}`)), nil}, // they check the same plan
-		{"deploy with a secrets provider", nil, []statestore.Option{sealed}},                // checked against the one read
+		{"deploy with policies", policyCheck(t, fmt.Sprintf(deploytest.DenyStacks, `{"other"}`)), nil}, // they check the same plan
+		{"deploy with a secrets provider", nil, []statestore.Option{sealed}},                           // checked against the one read
 	} {
 		name := c.name
 		r := newReadOnce(t, d, c.opts...)
@@ -118,7 +120,7 @@ func TestADeployReadsTheStateOnceAndPlansOnce(t *testing.T) {
 			t.Errorf("%s: %d full reads, %d plans, %d version reads; want %d, %d, %d", name, got[0], got[1], got[2], want[0], want[1], want[2])
 		}
 	}
-	d.noLocksLeft()
+	d.NoLocksLeft()
 }
 
 // When another writer moves the state between the plan and the lease, the
@@ -126,14 +128,14 @@ func TestADeployReadsTheStateOnceAndPlansOnce(t *testing.T) {
 // is never one made against a state that moved, and the save builds on
 // the other writer's serial.
 func TestADeployPlansAgainWhenTheStateMovedBeforeItsLease(t *testing.T) {
-	d := newDiamond(t)
+	d := deploytest.NewDiamond(t)
 	newReadOnce(t, d).deploy(t) // serial 1
 	// A change, so that the deploy writes.
-	y := fmt.Sprintf("stack: root\nbackend: {state: file://%s, lock: file://%s}\nenvironments: {dev: {}}\nservices:\n  s:\n    components:\n      c:\n        kind: Command\n        command: {create: \"echo changed\", delete: \"true\"}\n", d.back, d.back)
-	if err := os.WriteFile(filepath.Join(d.root, "root", "deployer.yaml"), []byte(y), 0o644); err != nil {
+	y := fmt.Sprintf("stack: root\nbackend: {state: file://%s, lock: file://%s}\nenvironments: {dev: {}}\nservices:\n  s:\n    components:\n      c:\n        kind: Command\n        command: {create: \"echo changed\", delete: \"true\"}\n", d.Back, d.Back)
+	if err := os.WriteFile(filepath.Join(d.Root, "root", "deployer.yaml"), []byte(y), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	d.reload()
+	d.Reload()
 	r := newReadOnce(t, d)
 	var moved statestore.Head
 	r.back.beforeVersion = func() {
@@ -164,5 +166,5 @@ func TestADeployPlansAgainWhenTheStateMovedBeforeItsLease(t *testing.T) {
 	if !slices.ContainsFunc(st.DeploymentHistory, func(dep statestore.Deployment) bool { return dep.DeploymentID == "dep-other" }) {
 		t.Errorf("the deploy's state lost the other writer's deployment record: %+v", st.DeploymentHistory)
 	}
-	d.noLocksLeft()
+	d.NoLocksLeft()
 }

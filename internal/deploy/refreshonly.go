@@ -10,7 +10,9 @@ import (
 	"time"
 
 	"github.com/deployer-dev/deployer/internal/config"
+	"github.com/deployer-dev/deployer/internal/deploy/core"
 	"github.com/deployer-dev/deployer/internal/engine"
+	"github.com/deployer-dev/deployer/internal/executor"
 	"github.com/deployer-dev/deployer/internal/lockmgr"
 	"github.com/deployer-dev/deployer/internal/plan"
 	"github.com/deployer-dev/deployer/internal/statestore"
@@ -83,22 +85,22 @@ func (s *Service) RefreshOnly(ctx context.Context, req RefreshOnlyRequest) (_ *R
 		}
 		return &RefreshOutcome{Plan: rp}, req.show(rp)
 	}
-	if err := s.checkSecrets(ctx, pr.t, pr.secrets); err != nil {
+	if err := s.c.CheckSecrets(ctx, pr.t, pr.secrets); err != nil {
 		return nil, err
 	}
-	if err := s.refuseErrored(pr.t); err != nil {
+	if err := s.c.RefuseErrored(pr.t); err != nil {
 		return nil, err
 	}
-	id := NewDeploymentID()
-	commit, branch := s.gitInfo(pr.cfg.Dir)
-	lease, err := s.lease(ctx, leaseRequest{Key: pr.t.LockKey(), Op: lockmgr.OpRefresh, DeploymentID: id,
+	id := core.NewDeploymentID()
+	commit, branch := s.c.GitInfo(pr.cfg.Dir)
+	lease, err := s.c.Lease(ctx, lockmgr.LeaseRequest{Key: pr.t.LockKey(), Op: lockmgr.OpRefresh, DeploymentID: id,
 		GitCommit: commit, GitBranch: branch, Timeout: req.LockTimeout, Announce: true})
 	if err != nil {
 		return nil, err
 	}
 	defer lease.ReleaseInto(&err)
 	lctx := lease.Context()
-	start := s.d.Now()
+	start := s.c.Now()
 	rp, raw, pl, err := s.refreshPlan(lctx, pr)
 	if err != nil {
 		return nil, err
@@ -118,24 +120,24 @@ func (s *Service) RefreshOnly(ctx context.Context, req RefreshOnlyRequest) (_ *R
 	}
 	cs := refreshChanges(pl.st, raw)
 	for name, ref := range pr.res.Outputs {
-		if r, ok := cs.resources[ref.Address]; ok && r == nil {
+		if r, ok := cs.Resources[ref.Address]; ok && r == nil {
 			// Its component is gone from the state: so is its value
 			// (docs/operations.md#refresh-only).
-			cs.dropOutputs = append(cs.dropOutputs, name)
+			cs.DropOutputs = append(cs.DropOutputs, name)
 		}
 	}
-	slices.Sort(cs.dropOutputs)
-	now := s.d.Now().UTC()
+	slices.Sort(cs.DropOutputs)
+	now := s.c.Now().UTC()
 	out.Deployment = statestore.Deployment{DeploymentID: id, Type: RefreshType, Timestamp: now, TriggeredBy: lease.By,
 		GitCommit: commit, Status: statestore.DeploymentSuccess, DurationSeconds: now.Sub(start.UTC()).Seconds(),
-		ResourcesChanged: cs.counts, Scope: lease.Record().LockKey, Removed: cs.removed()}
-	out.Head, err = s.save(lctx, lease, pr.t, pl.st, pl.head, cs, out.Deployment, commit, branch)
+		ResourcesChanged: cs.Counts, Scope: lease.Record().LockKey, Removed: removedBy(cs)}
+	out.Head, err = s.c.Save(lctx, lease, pr.t, pl.st, pl.head, cs, out.Deployment, commit, branch)
 	if err != nil {
 		return out, err
 	}
 	out.Deployment.Serial = out.Head.Serial
-	s.d.Audit.Info("state.refreshed", "stack", pr.t.Stack, "environment", pr.t.Env, "serial", out.Head.Serial,
-		"deployment_id", id, "updated", cs.counts.Updated, "removed", strings.Join(cs.removed(), ","), "by", lease.By,
+	s.c.Audit.Info("state.refreshed", "stack", pr.t.Stack, "environment", pr.t.Env, "serial", out.Head.Serial,
+		"deployment_id", id, "updated", cs.Counts.Updated, "removed", strings.Join(removedBy(cs), ","), "by", lease.By,
 		"lock_id", lease.Record().LockID)
 	return out, nil
 }
@@ -197,30 +199,30 @@ func maskedCopy(drift []engine.Drift) []engine.Drift {
 // refreshChanges is the change set that records drift in st: a drifted
 // component's entry as it was with the actual_state read, a gone one
 // removed from the state.
-func refreshChanges(st *statestore.State, drift []engine.Drift) changeSet {
-	cs := changeSet{resources: map[string]*statestore.Resource{}}
+func refreshChanges(st *statestore.State, drift []engine.Drift) core.ChangeSet {
+	cs := core.ChangeSet{Changes: executor.Changes{Resources: map[string]*statestore.Resource{}}}
 	for _, d := range drift {
 		prior := st.Resources[d.Address]
 		if prior == nil {
 			continue
 		}
 		if d.Missing {
-			cs.resources[d.Address] = nil
-			cs.counts.Deleted++
+			cs.Resources[d.Address] = nil
+			cs.Counts.Deleted++
 			continue
 		}
 		r := *prior
 		r.ActualState = maps.Clone(d.ActualState)
-		cs.resources[d.Address] = &r
-		cs.counts.Updated++
+		cs.Resources[d.Address] = &r
+		cs.Counts.Updated++
 	}
 	return cs
 }
 
-// removed are the addresses cs removes from the state, sorted.
-func (cs changeSet) removed() []string {
+// removedBy are the addresses cs removes from the state, sorted.
+func removedBy(cs core.ChangeSet) []string {
 	var out []string
-	for addr, r := range cs.resources {
+	for addr, r := range cs.Resources {
 		if r == nil {
 			out = append(out, addr)
 		}
@@ -254,7 +256,7 @@ func (s *Service) rereadChanged(ctx context.Context, pr *prepared, p *plan.Plan)
 	}
 	for _, i := range idx {
 		st := &p.Steps[i]
-		eng, err := s.engineFor(st.Kind)
+		eng, err := s.x.EngineFor(st.Kind)
 		if err != nil {
 			return err
 		}

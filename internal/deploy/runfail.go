@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/deployer-dev/deployer/internal/config"
+	"github.com/deployer-dev/deployer/internal/deploy/core"
 	"github.com/deployer-dev/deployer/internal/lockmgr"
 	"github.com/deployer-dev/deployer/internal/statestore"
 )
@@ -53,19 +54,19 @@ func (s *Service) RecordRunFailure(ctx context.Context, req RunFailureRequest) b
 	}
 	id, serial, err := s.writeRunFailure(ctx, req)
 	if err != nil {
-		fmt.Fprintf(s.d.Progress, "warning: could not record the failure of this deploy for run %s: %v; the stacks of the run that wait for %s wait until their --wait-timeout\n",
+		fmt.Fprintf(s.c.Progress, "warning: could not record the failure of this deploy for run %s: %v; the stacks of the run that wait for %s wait until their --wait-timeout\n",
 			req.Run.ID, err, req.Target.Stack)
 		return false
 	}
-	fmt.Fprintf(s.d.Progress, "Recorded the failure of this deploy for run %s (deployment %s, serial %d): the stacks of the run that wait for %s stop now.\n",
+	fmt.Fprintf(s.c.Progress, "Recorded the failure of this deploy for run %s (deployment %s, serial %d): the stacks of the run that wait for %s stop now.\n",
 		req.Run.ID, id, serial, req.Target.Stack)
 	return true
 }
 
 func (s *Service) writeRunFailure(ctx context.Context, req RunFailureRequest) (string, int64, error) {
 	var held *lockmgr.HeldError
-	var pending *PendingErroredError
-	var errored *ErroredStateError
+	var pending *core.PendingErroredError
+	var errored *core.ErroredStateError
 	switch {
 	case errors.As(req.Err, &held):
 		return "", 0, errors.New("the stack's lock is held by another, and the state is written only under it")
@@ -81,32 +82,32 @@ func (s *Service) writeRunFailure(ctx context.Context, req RunFailureRequest) (s
 	// does, bounded.
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), runFailureWait+wait)
 	defer cancel()
-	if err := s.open(ctx); err != nil {
+	if err := s.c.Open(ctx); err != nil {
 		return "", 0, err
 	}
-	if s.d.Locks == nil || s.d.Store == nil {
+	if s.c.Locks == nil || s.c.Store == nil {
 		return "", 0, errors.New("the state backend is not open")
 	}
-	id := NewDeploymentID()
+	id := core.NewDeploymentID()
 	dir := "."
 	if req.Config != nil {
 		dir = req.Config.Dir
 	}
-	commit, branch := s.gitInfo(dir)
-	l, err := s.lease(ctx, leaseRequest{Key: req.Target.LockKey(), Op: lockmgr.OpDeploy, DeploymentID: id, GitCommit: commit, GitBranch: branch, Timeout: wait})
+	commit, branch := s.c.GitInfo(dir)
+	l, err := s.c.Lease(ctx, lockmgr.LeaseRequest{Key: req.Target.LockKey(), Op: lockmgr.OpDeploy, DeploymentID: id, GitCommit: commit, GitBranch: branch, Timeout: wait})
 	if err != nil {
 		return "", 0, err
 	}
 	defer func() {
 		if rerr := l.ReleaseBounded(); rerr != nil {
-			fmt.Fprintf(s.d.Progress, "warning: lock %s was not released: %v\n", l.Record().LockKey, rerr)
+			fmt.Fprintf(s.c.Progress, "warning: lock %s was not released: %v\n", l.Record().LockKey, rerr)
 		}
 	}()
-	st, head, err := s.loadOrNew(ctx, req.Target)
+	st, head, err := s.c.LoadOrNew(ctx, req.Target)
 	if err != nil {
 		return "", 0, err
 	}
-	now := s.d.Now().UTC()
+	now := s.c.Now().UTC()
 	rec := l.Record()
 	status := statestore.DeploymentFailed
 	if cancelled {
@@ -115,18 +116,18 @@ func (s *Service) writeRunFailure(ctx context.Context, req RunFailureRequest) (s
 	st.Serial++
 	dep := statestore.Deployment{
 		DeploymentID: id, Type: string(lockmgr.OpDeploy), Timestamp: now, TriggeredBy: l.By, GitCommit: commit,
-		Status: status, Scope: rec.LockKey, Serial: st.Serial, Error: s.d.Masker.Mask(req.Err.Error()),
+		Status: status, Scope: rec.LockKey, Serial: st.Serial, Error: s.c.Masker.Mask(req.Err.Error()),
 	}
 	req.Run.stamp(&dep)
 	st.DeploymentHistory = append([]statestore.Deployment{dep}, st.DeploymentHistory...)
-	if len(st.DeploymentHistory) > maxHistoryInState {
-		st.DeploymentHistory = st.DeploymentHistory[:maxHistoryInState]
+	if len(st.DeploymentHistory) > core.MaxHistoryInState {
+		st.DeploymentHistory = st.DeploymentHistory[:core.MaxHistoryInState]
 	}
 	st.Metadata.LastUpdated, st.Metadata.LastUpdatedBy, st.Metadata.Fence = now, rec.LockedBy, rec.Fence
-	if _, err := s.d.Store.Save(ctx, st, head, leaseRef(l)); err != nil {
+	if _, err := s.c.Store.Save(ctx, st, head, core.LeaseRef(l)); err != nil {
 		return "", 0, err
 	}
-	s.d.Audit.Info("deploy.run_failure_recorded", "deployment_id", id, "stack", req.Target.Stack, "environment", req.Target.Env,
+	s.c.Audit.Info("deploy.run_failure_recorded", "deployment_id", id, "stack", req.Target.Stack, "environment", req.Target.Env,
 		"run_id", req.Run.ID, "run_attempt", req.Run.Attempt, "status", status, "serial", st.Serial)
 	return id, st.Serial, nil
 }

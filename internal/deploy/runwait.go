@@ -159,13 +159,13 @@ func (s *Service) waitUpstream(ctx context.Context, env string, run *Run) ([]Ups
 	if run == nil || len(run.Upstream) == 0 {
 		return nil, nil
 	}
-	start := s.d.Now()
+	start := s.c.Now()
 	waits := make([]UpstreamWait, len(run.Upstream))
 	done := make([]bool, len(run.Upstream))
 	for i, u := range run.Upstream {
 		waits[i].Stack = u
 	}
-	fmt.Fprintf(s.d.Progress, "Waiting for %d upstream stack(s) of run %s (attempt %d, up to %s): %s\n",
+	fmt.Fprintf(s.c.Progress, "Waiting for %d upstream stack(s) of run %s (attempt %d, up to %s): %s\n",
 		len(run.Upstream), run.ID, run.Attempt, run.WaitTimeout, strings.Join(run.Upstream, ", "))
 	check := func() error {
 		for i := range waits {
@@ -173,9 +173,9 @@ func (s *Service) waitUpstream(ctx context.Context, env string, run *Run) ([]Ups
 				continue
 			}
 			w := &waits[i]
-			st, _, err := s.d.Store.Load(ctx, w.Stack, env)
+			st, _, err := s.c.Store.Load(ctx, w.Stack, env)
 			w.Reads++
-			w.Waited = s.d.Now().Sub(start)
+			w.Waited = s.c.Now().Sub(start)
 			if errors.Is(err, statestore.ErrNotFound) {
 				continue
 			}
@@ -188,7 +188,7 @@ func (s *Service) waitUpstream(ctx context.Context, env string, run *Run) ([]Ups
 			}
 			done[i] = true
 			w.Status, w.DeploymentID, w.Attempt, w.Error = d.Status, d.DeploymentID, d.RunAttempt, d.Error
-			fmt.Fprintf(s.d.Progress, "Upstream %s: %s (deployment %s, attempt %d) after %.1fs, %d read(s)\n",
+			fmt.Fprintf(s.c.Progress, "Upstream %s: %s (deployment %s, attempt %d) after %.1fs, %d read(s)\n",
 				w.Stack, d.Status, d.DeploymentID, d.RunAttempt, w.Waited.Seconds(), w.Reads)
 			if d.Status != statestore.DeploymentSuccess {
 				return &SkippedError{RunID: run.ID, Upstream: *w}
@@ -215,7 +215,7 @@ func (s *Service) waitUpstream(ctx context.Context, env string, run *Run) ([]Ups
 		if !errors.Is(err, errPending) {
 			return waits, err
 		}
-		left := deadline.Sub(s.d.Now())
+		left := deadline.Sub(s.c.Now())
 		if left <= 0 {
 			break
 		}
@@ -229,7 +229,7 @@ func (s *Service) waitUpstream(ctx context.Context, env string, run *Run) ([]Ups
 	}
 	for i, w := range waits {
 		if !done[i] {
-			fmt.Fprintf(s.d.Progress, "Upstream %s: no deployment of run %s after %.1fs, %d read(s)\n", w.Stack, run.ID, w.Waited.Seconds(), w.Reads)
+			fmt.Fprintf(s.c.Progress, "Upstream %s: no deployment of run %s after %.1fs, %d read(s)\n", w.Stack, run.ID, w.Waited.Seconds(), w.Reads)
 			return waits, &SkippedError{RunID: run.ID, Upstream: w, Timeout: run.WaitTimeout}
 		}
 	}

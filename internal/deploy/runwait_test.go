@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/deployer-dev/deployer/internal/deploy/core"
 	"github.com/deployer-dev/deployer/internal/lockmgr"
 	filelock "github.com/deployer-dev/deployer/internal/lockmgr/file"
 	"github.com/deployer-dev/deployer/internal/statestore"
@@ -49,7 +50,7 @@ func waitService(t *testing.T, c *waitClock) (*Service, *statestore.Store, *byte
 	t.Cleanup(func() { sb.Close() })
 	store := statestore.New(sb)
 	var progress bytes.Buffer
-	return New(Deps{Store: store, Now: c.Now, Progress: &progress}), store, &progress
+	return New(Deps{Deps: core.Deps{Store: store, Now: c.Now, Progress: &progress}}), store, &progress
 }
 
 // writeRunRecord saves a state of stack/dev whose history holds d.
@@ -128,6 +129,8 @@ func TestRunWaitStopsAtAFailedUpstreamAndNamesItsReason(t *testing.T) {
 // error and the run's id and attempt, nothing else changed), and writes
 // nothing, saying why, where it must not: a job skipped for its own
 // upstream, an errored state waiting to be pushed.
+var shopDev = Target{Stack: "shop", Env: "dev"}
+
 func TestRecordRunFailureWritesOneRecordOrSaysWhyNot(t *testing.T) {
 	start := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 	c := &waitClock{now: start, start: start}
@@ -137,8 +140,8 @@ func TestRecordRunFailureWritesOneRecordOrSaysWhyNot(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = lb.Close() })
-	svc.d.Locks = lockmgr.NewManager(lb, lockmgr.Options{})
-	svc.d.Getenv = func(string) string { return "" }
+	svc.c.Locks = lockmgr.NewManager(lb, lockmgr.Options{})
+	svc.c.Getenv = func(string) string { return "" }
 	run := &Run{ID: "42", Attempt: 2}
 	req := func(err error) RunFailureRequest {
 		return RunFailureRequest{Target: shopDev, Run: run, Err: err}
@@ -174,7 +177,7 @@ func TestRecordRunFailureWritesOneRecordOrSaysWhyNot(t *testing.T) {
 	if svc.RecordRunFailure(context.Background(), req(&SkippedError{RunID: "42", Upstream: UpstreamWait{Stack: "net", Status: statestore.DeploymentFailed}})) || progress.Len() != 0 {
 		t.Errorf("a skipped job recorded something or spoke:\n%s", progress)
 	}
-	if svc.RecordRunFailure(context.Background(), req(&PendingErroredError{Path: "deployer-errored-shop-dev.json", Stack: "shop", Env: "dev"})) {
+	if svc.RecordRunFailure(context.Background(), req(&core.PendingErroredError{Path: "deployer-errored-shop-dev.json", Stack: "shop", Env: "dev"})) {
 		t.Error("recorded over a pending errored state")
 	}
 	if want := "warning: could not record the failure of this deploy for run 42: an errored state of the stack must be pushed first"; !strings.Contains(progress.String(), want) ||

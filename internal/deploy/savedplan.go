@@ -40,7 +40,7 @@ func (s *Service) bind(ctx context.Context, res *config.Resolved, st *statestore
 			own = saved.Secrets
 		} else {
 			var err error
-			if own, err = s.d.Store.FreshKey(ctx); err != nil {
+			if own, err = s.c.Store.FreshKey(ctx); err != nil {
 				if !required {
 					return nil, nil
 				}
@@ -49,7 +49,7 @@ func (s *Service) bind(ctx context.Context, res *config.Resolved, st *statestore
 		}
 		info = own
 	}
-	key, err := s.d.Store.DigestKey(ctx, info)
+	key, err := s.c.Store.DigestKey(ctx, info)
 	if err != nil {
 		if own != nil && saved != nil && saved.Secrets != nil {
 			return nil, fmt.Errorf("the saved plan's own secrets key (the state had none when it was made): %w", err)
@@ -78,7 +78,7 @@ func (s *Service) contentSecrets(res *config.Resolved) *config.Resolved {
 			if sensitive.IsSecretValue(x) {
 				return x, true
 			}
-			if str, ok := x.(string); ok && s.d.Masker.Contains(str) {
+			if str, ok := x.(string); ok && s.c.Masker.Contains(str) {
 				return sensitive.Wrap(str), true
 			}
 			return nil, false
@@ -103,7 +103,7 @@ func (s *Service) contentSecrets(res *config.Resolved) *config.Resolved {
 // the configuration. It refuses (a *PlanStaleError) before any lock is
 // taken when anything differs.
 func (s *Service) checkSavedBeforeLock(ctx context.Context, saved *plan.Plan, res *config.Resolved, t Target, destroy bool) error {
-	st, head, err := s.loadOrNew(ctx, t)
+	st, head, err := s.c.LoadOrNew(ctx, t)
 	if err != nil {
 		return err
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/deployer-dev/deployer/internal/plan"
 	"github.com/deployer-dev/deployer/internal/policy"
 	"github.com/deployer-dev/deployer/internal/secrets"
+	"github.com/deployer-dev/deployer/internal/stacks/runner"
 	"github.com/deployer-dev/deployer/internal/statestore"
 )
 
@@ -55,9 +56,9 @@ func TestSecretsAreMaskedBeforeMarkdownEscaping(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	res := deploy.StackResult{Stack: "qs", Dir: "qs", Status: deploy.StackFailed, Err: errors.New("failing with " + markupSecret), Reason: "x " + markupSecret}
+	res := runner.StackResult{Stack: "qs", Dir: "qs", Status: runner.StackFailed, Err: errors.New("failing with " + markupSecret), Reason: "x " + markupSecret}
 	_, comment := planComment(tgt, secretPlan(), "", m.Mask)
-	_, all := stacksComment("dev", ".", []deploy.StackResult{res, {Stack: "b", Dir: "b", Status: deploy.StackChanges, Plan: secretPlan()}},
+	_, all := stacksComment("dev", ".", []runner.StackResult{res, {Stack: "b", Dir: "b", Status: runner.StackChanges, Plan: secretPlan()}},
 		"", "", m.Mask, func(err error) string { return err.Error() })
 	section := runSection("r1", tgt, secretPlan(), "", m.Mask)
 	for where, text := range map[string]string{"job summary": string(data), "plan comment": comment, "--all comment": all,

@@ -17,6 +17,7 @@ import (
 	"github.com/deployer-dev/deployer/internal/plan"
 	"github.com/deployer-dev/deployer/internal/planview"
 	"github.com/deployer-dev/deployer/internal/sanitize"
+	"github.com/deployer-dev/deployer/internal/stacks/runner"
 )
 
 // commentTimeout bounds the requests of one plan comment.
@@ -218,7 +219,7 @@ func runeLen(s string) int { return utf8.RuneCountInString(s) }
 // collapsible section. none, when not "", says why no stack was planned.
 // Failures are printed as CommentPlan's are, and never change the exit
 // code.
-func (r *Reporter) CommentStacks(ctx context.Context, env string, results []deploy.StackResult, none string) {
+func (r *Reporter) CommentStacks(ctx context.Context, env string, results []runner.StackResult, none string) {
 	root := r.stacksRoot()
 	r.upsertComment(ctx, "the plans are as printed above", func(runURL string) (string, string) {
 		return stacksComment(env, root, results, none, runURL, r.masker.Mask, r.hints.Remedy)
@@ -257,7 +258,7 @@ func stacksMarker(env, root string) string {
 // MaxCommentChars, the sections share the room left by the table
 // fairly (one short plan stays whole; long ones are cut to an equal share,
 // at whole lines) and a note links runURL.
-func stacksComment(env, root string, results []deploy.StackResult, none, runURL string, mask func(string) string, remedy func(error) string) (marker, body string) {
+func stacksComment(env, root string, results []runner.StackResult, none, runURL string, mask func(string) string, remedy func(error) string) (marker, body string) {
 	esc := sanitize.Masked{Mask: mask}
 	marker = stacksMarker(env, root)
 	head := fmt.Sprintf("### deployer plan --all: %s", esc.Markdown(env))
@@ -279,16 +280,16 @@ func stacksComment(env, root string, results []deploy.StackResult, none, runURL 
 	for _, res := range results {
 		summary := fmt.Sprintf("<code>%s</code> (%s): ", esc.HTML(res.Stack), esc.HTML(res.Dir))
 		switch {
-		case res.Status == deploy.StackFailed:
+		case res.Status == runner.StackFailed:
 			msg := res.Reason
 			if res.Err != nil {
 				msg = remedy(res.Err)
 			}
 			sections = append(sections, commentSection{open: mask(summary + "failed"), text: esc.CodeText(msg)})
-		case res.Plan != nil && (res.Plan.HasChanges() || res.Status == deploy.StackDenied):
+		case res.Plan != nil && (res.Plan.HasChanges() || res.Status == runner.StackDenied):
 			pb := newPlanBody(res.Plan, esc)
 			open := planview.ChangesCell(res)
-			if res.Status == deploy.StackDenied {
+			if res.Status == runner.StackDenied {
 				open = strings.TrimSpace(open + " denied by policy")
 			}
 			sections = append(sections, commentSection{open: mask(summary + open), plan: &pb})
@@ -334,16 +335,16 @@ func shareOut(rendered []string, sections []commentSection, room int) {
 
 // writeResultsTable writes every stack of a plan --all run, in dependency
 // order (stack, directory, result, planned changes, note), and the counts.
-func writeResultsTable(b *strings.Builder, esc sanitize.Masked, results []deploy.StackResult) {
+func writeResultsTable(b *strings.Builder, esc sanitize.Masked, results []runner.StackResult) {
 	b.WriteString("| Stack | Directory | Result | Changes | Note |\n|---|---|---|---|---|\n")
-	counts := map[deploy.StackStatus]int{}
+	counts := map[runner.StackStatus]int{}
 	for _, res := range results {
 		counts[res.Status]++
 		note := planview.NoteCell(res, esc)
 		switch res.Status {
-		case deploy.StackFailed:
+		case runner.StackFailed:
 			note = "the error is below"
-		case deploy.StackDenied:
+		case runner.StackDenied:
 			note = "the policies' results are below"
 		}
 		if r := []rune(note); len(r) > 300 {
@@ -353,11 +354,11 @@ func writeResultsTable(b *strings.Builder, esc sanitize.Masked, results []deploy
 			strings.ReplaceAll(string(res.Status), "-", " "), orDash(planview.ChangesCell(res)), orDash(sanitize.Markdown(note)))
 	}
 	fmt.Fprintf(b, "\n**%d stacks:** %d with changes, %d without changes, %d failed, %d skipped",
-		len(results), counts[deploy.StackChanges], counts[deploy.StackNoChanges], counts[deploy.StackFailed], counts[deploy.StackSkipped])
-	if n := counts[deploy.StackDenied]; n > 0 {
+		len(results), counts[runner.StackChanges], counts[runner.StackNoChanges], counts[runner.StackFailed], counts[runner.StackSkipped])
+	if n := counts[runner.StackDenied]; n > 0 {
 		fmt.Fprintf(b, ", %d denied by policy", n)
 	}
-	if n := counts[deploy.StackCancelled]; n > 0 {
+	if n := counts[runner.StackCancelled]; n > 0 {
 		fmt.Fprintf(b, ", %d cancelled", n)
 	}
 	b.WriteString(".\n\n")

@@ -9,6 +9,7 @@ import (
 	"github.com/deployer-dev/deployer/internal/deploy"
 	"github.com/deployer-dev/deployer/internal/plan"
 	"github.com/deployer-dev/deployer/internal/sanitize"
+	"github.com/deployer-dev/deployer/internal/stacks/runner"
 )
 
 // Errors of failed stacks are masked and cut to share the comment: 30
@@ -17,13 +18,13 @@ import (
 func TestStacksCommentMasksAndSharesHugeErrors(t *testing.T) {
 	const secret = "s3cr3t-value"
 	mask := func(s string) string { return strings.ReplaceAll(s, secret, "***") }
-	var results []deploy.StackResult
+	var results []runner.StackResult
 	for i := range 30 {
 		msg := strings.Repeat(fmt.Sprintf("line of stack %d with password %s ```\n", i, secret), 20000)
-		results = append(results, deploy.StackResult{Stack: fmt.Sprintf("s%02d", i), Dir: fmt.Sprintf("s%02d", i),
-			Status: deploy.StackFailed, Err: errors.New(msg)})
+		results = append(results, runner.StackResult{Stack: fmt.Sprintf("s%02d", i), Dir: fmt.Sprintf("s%02d", i),
+			Status: runner.StackFailed, Err: errors.New(msg)})
 	}
-	results = append(results, deploy.StackResult{Stack: "after", Dir: "after", Status: deploy.StackSkipped, Reason: "producer s29 failed"})
+	results = append(results, runner.StackResult{Stack: "after", Dir: "after", Status: runner.StackSkipped, Reason: "producer s29 failed"})
 	marker, body := stacksComment("dev", "infra/live", results, "", "https://github.com/acme/infra/actions/runs/1", mask, remedy)
 	if marker != "<!-- deployer-plan all environment=dev root=infra/live -->" || !strings.HasPrefix(body, marker+"\n") {
 		t.Errorf("marker %q, body starts %q", marker, body[:80])
@@ -62,9 +63,9 @@ func createPlan(n, size int) *plan.Plan {
 // A short plan stays whole while 20 long ones share the rest of the room
 // equally; with no stack to plan the comment says why.
 func TestStacksCommentSharesTheRoomFairly(t *testing.T) {
-	results := []deploy.StackResult{{Stack: "small", Dir: "small", Status: deploy.StackChanges, Plan: createPlan(1, 10)}}
+	results := []runner.StackResult{{Stack: "small", Dir: "small", Status: runner.StackChanges, Plan: createPlan(1, 10)}}
 	for i := range 20 {
-		results = append(results, deploy.StackResult{Stack: fmt.Sprintf("big%02d", i), Dir: "d", Status: deploy.StackChanges, Plan: createPlan(200, 100)})
+		results = append(results, runner.StackResult{Stack: fmt.Sprintf("big%02d", i), Dir: "d", Status: runner.StackChanges, Plan: createPlan(200, 100)})
 	}
 	_, body := stacksComment("dev", ".", results, "", "", func(s string) string { return s }, remedy)
 	if n := runeLen(body); n > MaxCommentChars {

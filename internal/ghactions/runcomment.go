@@ -9,6 +9,7 @@ import (
 	"github.com/deployer-dev/deployer/internal/plan"
 	"github.com/deployer-dev/deployer/internal/planview"
 	"github.com/deployer-dev/deployer/internal/sanitize"
+	"github.com/deployer-dev/deployer/internal/stacks/runner"
 )
 
 // CommentRunPlan writes plan p as the section of t's stack in the one pull
@@ -48,7 +49,7 @@ func runSection(runID string, t deploy.Target, p *plan.Plan, runURL string, mask
 			if !p.HasChanges() {
 				return mask(name + ": no changes.\n\n")
 			}
-			open := planview.ChangesCell(deploy.StackResult{Plan: p, Status: deploy.StackChanges})
+			open := planview.ChangesCell(runner.StackResult{Plan: p, Status: runner.StackChanges})
 			sec := commentSection{open: mask(name + ": " + open), plan: &pb}
 			text, cut := sec.fit(room)
 			if cut {

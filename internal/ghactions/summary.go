@@ -10,11 +10,14 @@ import (
 
 	"github.com/deployer-dev/deployer/internal/backendurl"
 	"github.com/deployer-dev/deployer/internal/deploy"
+	"github.com/deployer-dev/deployer/internal/deploy/core"
+	"github.com/deployer-dev/deployer/internal/deploy/stateops"
 	"github.com/deployer-dev/deployer/internal/engine"
 	"github.com/deployer-dev/deployer/internal/lockmgr"
 	"github.com/deployer-dev/deployer/internal/plan"
 	"github.com/deployer-dev/deployer/internal/planview"
 	"github.com/deployer-dev/deployer/internal/sanitize"
+	"github.com/deployer-dev/deployer/internal/stacks/runner"
 )
 
 // What the commands write under GitHub Actions (docs/github-actions.md):
@@ -273,7 +276,7 @@ func deploySummary(esc sanitize.Masked, command string, t deploy.Target, out *de
 // state is when it was kept in an errored file.
 func writeNotSaved(b *strings.Builder, esc sanitize.Masked, err error) {
 	b.WriteString("**The state was NOT saved**: the infrastructure may have changed, the state does not say so yet.")
-	var es *deploy.ErroredStateError
+	var es *core.ErroredStateError
 	if errors.As(err, &es) {
 		fmt.Fprintf(b, " The new state is in `%s`; write it with `deployer state push` (the error says how).", esc.CodeSpan(filepath.Base(es.Path)))
 	}
@@ -327,7 +330,7 @@ func orDefault(s, def string) string {
 }
 
 // stackSummary is one stack's section of the job summary.
-func stackSummary(esc sanitize.Masked, command, env string, r deploy.StackResult) string {
+func stackSummary(esc sanitize.Masked, command, env string, r runner.StackResult) string {
 	t := deploy.Target{Stack: r.Stack, Env: env}
 	switch {
 	case r.Outcome != nil && r.Outcome.Plan != nil:
@@ -336,14 +339,14 @@ func stackSummary(esc sanitize.Masked, command, env string, r deploy.StackResult
 		return planSummary(esc, command, t, r.Plan) + failure(esc, r)
 	}
 	label := "Skipped"
-	if r.Status != deploy.StackSkipped {
+	if r.Status != runner.StackSkipped {
 		label = strings.ToUpper(string(r.Status[:1])) + string(r.Status[1:])
 	}
 	return fmt.Sprintf("### %s: %s/%s\n\n**%s:** %s\n\n", command, r.Stack, env, label, esc.Markdown(r.Reason))
 }
 
-func failure(esc sanitize.Masked, r deploy.StackResult) string {
-	if r.Status == deploy.StackFailed && r.Reason != "" {
+func failure(esc sanitize.Masked, r runner.StackResult) string {
+	if r.Status == runner.StackFailed && r.Reason != "" {
 		return fmt.Sprintf("**Failed:** %s\n\n", esc.Markdown(r.Reason))
 	}
 	return ""
@@ -351,9 +354,9 @@ func failure(esc sanitize.Masked, r deploy.StackResult) string {
 
 // Stack writes one stack's section of the job summary as it finishes, and
 // annotates its failure, under GitHub Actions.
-func (r *Reporter) Stack(env string, res deploy.StackResult) {
+func (r *Reporter) Stack(env string, res runner.StackResult) {
 	r.Summarize(stackSummary(r.esc(), r.Command(), env, res))
-	if (res.Status == deploy.StackFailed || res.Status == deploy.StackDenied) && r.Env().Actions {
+	if (res.Status == runner.StackFailed || res.Status == runner.StackDenied) && r.Env().Actions {
 		msg := res.Reason
 		if res.Err != nil {
 			msg = r.hints.Remedy(res.Err)
@@ -364,10 +367,10 @@ func (r *Reporter) Stack(env string, res deploy.StackResult) {
 
 // Stacks sets the step outputs of a --all run: changes (any stack), and
 // the stacks that failed.
-func (r *Reporter) Stacks(results []deploy.StackResult) {
+func (r *Reporter) Stacks(results []runner.StackResult) {
 	var failed []string
 	for _, res := range results {
-		if res.Status == deploy.StackFailed {
+		if res.Status == runner.StackFailed {
 			failed = append(failed, res.Stack)
 		}
 	}
@@ -377,7 +380,7 @@ func (r *Reporter) Stacks(results []deploy.StackResult) {
 
 // Restore writes the job summary and the serial and deployment-id step
 // outputs of a restore under GitHub Actions.
-func (r *Reporter) Restore(t deploy.Target, res *deploy.RestoreResult) {
+func (r *Reporter) Restore(t deploy.Target, res *stateops.RestoreResult) {
 	r.Summarize(fmt.Sprintf("### %s: %s/%s\n\nRestored the snapshot of serial %d as serial %d (%d resources), deployment `%s`. The infrastructure was not changed.\n\n",
 		r.Command(), t.Stack, t.Env, res.RestoredFrom, res.Head.Serial, len(res.State.Resources), res.DeploymentID))
 	r.setOutputs(Output{Name: "serial", Value: strconv.FormatInt(res.Head.Serial, 10)},

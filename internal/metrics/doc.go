@@ -4,7 +4,7 @@
 // OTEL_EXPORTER_OTLP_* variables ask for it, and CloudWatch Embedded Metric
 // Format lines written to a file (DEPLOYER_METRICS_EMF or metrics.emf).
 //
-// A *Recorder implements lockmgr.Observer and deploy.Observer; the CLI builds
+// A *Recorder implements lockmgr.Observer and core.Observer; the CLI builds
 // one per process and shuts it down before exit, which never waits longer
 // than ShutdownTimeout for a collector.
 package metrics

@@ -14,6 +14,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/deployer-dev/deployer/internal/deploy"
+	"github.com/deployer-dev/deployer/internal/deploy/core"
 	"github.com/deployer-dev/deployer/internal/engine"
 	"github.com/deployer-dev/deployer/internal/guard"
 	"github.com/deployer-dev/deployer/internal/statestore"
@@ -144,7 +145,7 @@ func TestEMFLinesFollowTheSpecification(t *testing.T) {
 	r.LockHeartbeat(key, errors.New("gone"))
 	r.StaleDetected("stack:user-platform:env:production:component:api/db")
 	r.LockReleased(key, 90*time.Second)
-	r.DeploymentFinished(deploy.Finished{LockKey: key, Operation: "deploy", Status: statestore.DeploymentFailed, Duration: 42 * time.Second,
+	r.DeploymentFinished(core.Finished{LockKey: key, Operation: "deploy", Status: statestore.DeploymentFailed, Duration: 42 * time.Second,
 		Summary: deploy.Summary{Created: 1, Failed: []engine.Result{{Address: "api/db", Status: engine.StatusFailed}}, NotStarted: 2}})
 	r.LockAcquired("custom:nightly-backup", time.Millisecond, nil)
 	if err := r.Shutdown(context.Background()); err != nil {

@@ -15,7 +15,7 @@ import (
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 	"go.opentelemetry.io/otel/sdk/resource"
 
-	"github.com/deployer-dev/deployer/internal/deploy"
+	"github.com/deployer-dev/deployer/internal/deploy/core"
 	"github.com/deployer-dev/deployer/internal/guard"
 	"github.com/deployer-dev/deployer/internal/lockmgr"
 	"github.com/deployer-dev/deployer/internal/statestore"
@@ -303,8 +303,8 @@ func (r *Recorder) StaleDetected(key string) {
 // lock key with its operation, status (success, failed, cancelled), the
 // duration of its apply and save, and its components by result from
 // f.Summary (non-zero counts only), the counts every other renderer of
-// the run shows. It implements deploy.Observer.
-func (r *Recorder) DeploymentFinished(f deploy.Finished) {
+// the run shows. It implements core.Observer.
+func (r *Recorder) DeploymentFinished(f core.Finished) {
 	dims := lockDims(f.LockKey)
 	operation, status, d := f.Operation, string(f.Status), f.Duration
 	run := append(dims[:len(dims):len(dims)], dim{AttrOperation, operation}, dim{AttrStatus, status})

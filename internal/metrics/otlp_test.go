@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/deployer-dev/deployer/internal/deploy"
+	"github.com/deployer-dev/deployer/internal/deploy/core"
 	"github.com/deployer-dev/deployer/internal/statestore"
 	"github.com/deployer-dev/deployer/internal/testenv"
 )
@@ -139,7 +140,7 @@ func TestCollectorReceivesLockMetrics(t *testing.T) {
 			r.LockHeartbeat(key, errors.New("lost"))
 			r.StaleDetected(key)
 			r.LockReleased(key, 3*time.Second)
-			r.DeploymentFinished(deploy.Finished{LockKey: key, Operation: "deploy", Status: statestore.DeploymentSuccess, Duration: 2 * time.Second,
+			r.DeploymentFinished(core.Finished{LockKey: key, Operation: "deploy", Status: statestore.DeploymentSuccess, Duration: 2 * time.Second,
 				Summary: deploy.Summary{Created: 2}})
 			if err := r.Shutdown(context.Background()); err != nil {
 				t.Fatalf("Shutdown: %v", err)

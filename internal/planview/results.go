@@ -4,8 +4,8 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/deployer-dev/deployer/internal/deploy"
 	"github.com/deployer-dev/deployer/internal/sanitize"
+	"github.com/deployer-dev/deployer/internal/stacks/runner"
 )
 
 // NoChangesButDrift is plan --refresh's last line when deployer.yaml has no
@@ -15,12 +15,12 @@ const NoChangesButDrift = "No changes to apply: deployer.yaml matches the state,
 
 // ChangesCell is a stack's changes in a many-stacks table: "+1 ~2 -0"
 // (applied), "+1 ~2 ±0 -0" (planned), or "".
-func ChangesCell(r deploy.StackResult) string {
+func ChangesCell(r runner.StackResult) string {
 	if r.Outcome != nil && r.Outcome.Deployment.DeploymentID != "" {
 		c := r.Outcome.Deployment.ResourcesChanged
 		return fmt.Sprintf("+%d ~%d -%d", c.Created, c.Updated, c.Deleted)
 	}
-	if r.Plan != nil && r.Plan.HasChanges() && r.Status != deploy.StackFailed {
+	if r.Plan != nil && r.Plan.HasChanges() && r.Status != runner.StackFailed {
 		s := r.Plan.Summary
 		return fmt.Sprintf("+%d ~%d ±%d -%d", s.Create, s.Update, s.Replace, s.Delete)
 	}
@@ -30,7 +30,7 @@ func ChangesCell(r deploy.StackResult) string {
 // NoteCell says why a stack was skipped or failed (masked, not escaped:
 // the caller escapes it for its view), or that its plan read producers
 // with changes of their own.
-func NoteCell(r deploy.StackResult, esc sanitize.Masked) string {
+func NoteCell(r runner.StackResult, esc sanitize.Masked) string {
 	switch {
 	case r.Reason != "":
 		return esc.Raw(r.Reason)
@@ -41,7 +41,7 @@ func NoteCell(r deploy.StackResult, esc sanitize.Masked) string {
 }
 
 // AnyChanges reports whether the plan of any stack has changes.
-func AnyChanges(results []deploy.StackResult) bool {
+func AnyChanges(results []runner.StackResult) bool {
 	for _, r := range results {
 		if r.Plan != nil && r.Plan.HasChanges() {
 			return true

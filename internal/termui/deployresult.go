@@ -10,6 +10,7 @@ import (
 	"io"
 
 	"github.com/deployer-dev/deployer/internal/deploy"
+	"github.com/deployer-dev/deployer/internal/deploy/core"
 	"github.com/deployer-dev/deployer/internal/plan"
 	"github.com/deployer-dev/deployer/internal/planview"
 	"github.com/deployer-dev/deployer/internal/policy"
@@ -73,7 +74,7 @@ func deployResultJSON(out *deploy.Outcome, err error) deployJSON {
 	if err != nil {
 		j.Error = err.Error()
 		var skipped *deploy.SkippedError
-		var errored *deploy.ErroredStateError
+		var errored *core.ErroredStateError
 		switch {
 		case errors.As(err, &skipped):
 			j.Status = "skipped"
@@ -87,7 +88,7 @@ func deployResultJSON(out *deploy.Outcome, err error) deployJSON {
 }
 
 // statusNotWritten is the status of a deployment whose engines ran but
-// whose state write failed (deploy.ErroredStateError): its changes are in
+// whose state write failed (core.ErroredStateError): its changes are in
 // the errored state file only.
 const statusNotWritten = "state-not-written"
 
@@ -104,7 +105,7 @@ func printDeploySummary(w io.Writer, t deploy.Target, out *deploy.Outcome, err e
 		replaced = fmt.Sprintf(", %d replaced", s.Replaced)
 	}
 	status := string(d.Status)
-	var errored *deploy.ErroredStateError
+	var errored *core.ErroredStateError
 	if errors.As(err, &errored) {
 		status = statusNotWritten
 	}

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/deployer-dev/deployer/internal/deploy"
+	"github.com/deployer-dev/deployer/internal/deploy/stateops"
 	"github.com/deployer-dev/deployer/internal/sanitize"
 )
 
@@ -33,7 +33,7 @@ func ErrorLine(msg string) string {
 // PrintFailure writes, under state show's table, the newest deployment when
 // it did not succeed: its id, type, status, time and error, and the
 // components whose create failed (they have no state entry).
-func PrintFailure(w io.Writer, f *deploy.Failure) {
+func PrintFailure(w io.Writer, f *stateops.Failure) {
 	d := f.Deployment
 	fmt.Fprintf(w, "\nLast deployment %s (%s, %s) %s:\n  %s\n", OrDash(sanitize.Line(d.DeploymentID)), OrDash(sanitize.Line(string(d.Type))),
 		d.Timestamp.UTC().Format(time.RFC3339), sanitize.Line(string(d.Status)), OrDash(ErrorLine(d.Error)))

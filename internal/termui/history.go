@@ -8,14 +8,14 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/deployer-dev/deployer/internal/deploy"
+	"github.com/deployer-dev/deployer/internal/deploy/stateops"
 	"github.com/deployer-dev/deployer/internal/sanitize"
 	"github.com/deployer-dev/deployer/internal/statestore"
 )
 
 // RenderHistory prints the entries of `deployer history` as a table, each
 // failed deployment's error on a line under its row.
-func RenderHistory(ios *IOStreams, entries []deploy.HistoryEntry) error {
+func RenderHistory(ios *IOStreams, entries []stateops.HistoryEntry) error {
 	// The table is aligned first, then each failed deployment's error goes
 	// on a line under its row (a line without cells would break tabwriter's
 	// columns in two).

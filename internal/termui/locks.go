@@ -6,7 +6,7 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/deployer-dev/deployer/internal/deploy"
+	"github.com/deployer-dev/deployer/internal/deploy/stateops"
 	"github.com/deployer-dev/deployer/internal/lockmgr"
 	"github.com/deployer-dev/deployer/internal/sanitize"
 )
@@ -44,7 +44,7 @@ func toWaiterJSON(w lockmgr.Waiter) waiterJSON {
 
 // RenderLocks prints the held locks and the wait queue of `state locks`:
 // a table, or JSON with asJSON (docs/locking.md#verdicts-state-locks).
-func RenderLocks(ios *IOStreams, res *deploy.LocksResult, asJSON bool) error {
+func RenderLocks(ios *IOStreams, res *stateops.LocksResult, asJSON bool) error {
 	if res.LockingOff {
 		if asJSON {
 			return ios.PrintJSON(map[string]any{"locking_enabled": false, "locks": []any{}})

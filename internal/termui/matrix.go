@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/deployer-dev/deployer/internal/deploy"
 	"github.com/deployer-dev/deployer/internal/stacks"
+	"github.com/deployer-dev/deployer/internal/stacks/runner"
 )
 
 // MatrixEntry is one job of `deployer stacks --matrix`
@@ -24,7 +24,7 @@ type MatrixEntry struct {
 // strategy.matrix takes through fromJSON: {"include": [entry, ...]}, one
 // entry per stack of sel's run in dependency order; with changedSince
 // (--changed-since REF) the stacks it selected go on stderr first.
-func RenderMatrix(ios *IOStreams, sel *deploy.Selection, changedSince string) error {
+func RenderMatrix(ios *IOStreams, sel *runner.Selection, changedSince string) error {
 	inRun := map[string]bool{}
 	for _, st := range sel.Set.Stacks {
 		if st.InEnv && (sel.Only == nil || sel.Only[st.Name]) {
@@ -36,7 +36,7 @@ func RenderMatrix(ios *IOStreams, sel *deploy.Selection, changedSince string) er
 			fmt.Fprintf(ios.ErrOut, "No stack changed since %s.\n", ref)
 		} else {
 			fmt.Fprintf(ios.ErrOut, "Changed since %s: %s; with the stacks that read them: %s.\n", ref,
-				strings.Join(sel.Changed, ", "), strings.Join(sel.Order(deploy.OpDeploy), ", "))
+				strings.Join(sel.Changed, ", "), strings.Join(sel.Order(runner.OpDeploy), ", "))
 		}
 	}
 	out := struct {

@@ -21,7 +21,7 @@ const ProgressEveryVar = "DEPLOYER_PROGRESS_EVERY"
 
 // LiveProgress is the progress writer of a deploy (docs/command-kind.md#progress).
 // It passes the engines' lines through and follows the running steps
-// (deploy.StepWatcher): on a terminal, a line per running step under the
+// (the steps of deploy.UI, through liveUI): on a terminal, a line per running step under the
 // output, with its elapsed time and last output line, redrawn every
 // second (statusLine, as a lock wait's line); in a log, a line
 // "[ADDR] ACTION still running (30s)" every `every` of a step's run.
@@ -47,7 +47,20 @@ type runningStep struct {
 	reported     int    // "still running" lines written
 }
 
-var _ deploy.StepWatcher = (*LiveProgress)(nil)
+// LiveUI is the UI of a use case wired by the session: the command's UI
+// shows the plan and confirms it, the live progress hears the steps.
+type LiveUI struct {
+	deploy.UI
+	Live *LiveProgress
+}
+
+// StepStarted tells the live progress that the step of addr started.
+func (u LiveUI) StepStarted(addr, action string) { u.Live.StepStarted(addr, action) }
+
+// StepEnded tells the live progress that the step of addr ended.
+func (u LiveUI) StepEnded(addr string) { u.Live.StepEnded(addr) }
+
+var _ deploy.UI = LiveUI{}
 
 // NewLiveProgress returns the progress writer of a deploy on w: tty draws
 // the running steps in place (colour: dimmed), else every is how often a

@@ -9,7 +9,7 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/deployer-dev/deployer/internal/deploy"
+	"github.com/deployer-dev/deployer/internal/deploy/stateops"
 	"github.com/deployer-dev/deployer/internal/sanitize"
 	"github.com/deployer-dev/deployer/internal/statestore"
 )
@@ -18,7 +18,7 @@ import (
 // JSON with asJSON, else its metadata, a table of its resources with the
 // components the newest deployment failed to create or import, and that
 // deployment when it did not succeed.
-func RenderState(ios *IOStreams, w io.Writer, st *statestore.State, res *deploy.ShowStateResult, asJSON bool) error {
+func RenderState(ios *IOStreams, w io.Writer, st *statestore.State, res *stateops.ShowStateResult, asJSON bool) error {
 	if asJSON {
 		data, err := json.MarshalIndent(st, "", "  ")
 		if err != nil {

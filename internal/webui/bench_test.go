@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/deployer-dev/deployer/internal/deploy"
+	"github.com/deployer-dev/deployer/internal/deploy/stateops"
 	"github.com/deployer-dev/deployer/internal/lockmgr"
 	"github.com/deployer-dev/deployer/internal/stacks"
 )
@@ -43,7 +43,7 @@ func benchGet(b *testing.B, h http.Handler, path, want string) {
 // 100 waiters (docs/ui.md#speed: under 200 ms).
 func BenchmarkLocksPage1000(b *testing.B) {
 	now := time.Now()
-	res := &deploy.LocksResult{}
+	res := &stateops.LocksResult{}
 	for i := range 1000 {
 		rec := lockmgr.Record{LockKey: lockmgr.StackKey(fmt.Sprintf("stack-%04d", i), "prod"), LockID: fmt.Sprintf("550e8400-e29b-41d4-a716-%012d", i),
 			LockedBy: "ci@runner-" + fmt.Sprint(i%17), LockedAt: now.Add(-time.Hour).Unix(), LastHeartbeat: now.Unix(), ExpiresAt: now.Add(time.Hour).Unix(),

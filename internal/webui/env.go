@@ -8,7 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/deployer-dev/deployer/internal/deploy"
+	"github.com/deployer-dev/deployer/internal/deploy/stateops"
 	"github.com/deployer-dev/deployer/internal/plan"
 )
 
@@ -46,7 +46,7 @@ func sortedKeys[V any](m map[string]V) []string { return slices.Sorted(maps.Keys
 
 // fillState puts the state of res into v, every secret (sealed values,
 // secret-named keys) shown as (sensitive) by plan.Mask before the masker.
-func (s *Server) fillState(v *envView, res *deploy.ShowStateResult) {
+func (s *Server) fillState(v *envView, res *stateops.ShowStateResult) {
 	st := res.State
 	v.Serial = st.Serial
 	v.Updated = st.Metadata.LastUpdated.UTC().Format(time.RFC3339)
@@ -81,7 +81,7 @@ func (s *Server) outputs(m map[string]any) []outputRow {
 	return out
 }
 
-func (s *Server) historyRow(e deploy.HistoryEntry) historyRow {
+func (s *Server) historyRow(e stateops.HistoryEntry) historyRow {
 	h := historyRow{Serial: e.Serial, Time: e.Time.UTC().Format(time.RFC3339), Type: s.text(e.Type), Status: s.text(string(e.Status)),
 		Deployment: s.text(e.DeploymentID), By: s.text(e.TriggeredBy), Duration: fmt.Sprintf("%.1fs", e.Duration),
 		Error: s.lines(e.Error), Failed: e.Error != ""}

@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"github.com/deployer-dev/deployer/internal/config"
-	"github.com/deployer-dev/deployer/internal/deploy"
+	"github.com/deployer-dev/deployer/internal/deploy/stateops"
 	"github.com/deployer-dev/deployer/internal/lockmgr"
 	"github.com/deployer-dev/deployer/internal/lockmgr/file"
 	"github.com/deployer-dev/deployer/internal/stacks"
@@ -45,9 +45,9 @@ func fileLocks(t *testing.T) (*countingBackend, *lockmgr.Manager) {
 }
 
 func lockSource(m *lockmgr.Manager) LockSource {
-	l := deploy.NewLocking(deploy.LockDeps{Locks: m})
-	return LockSource{Name: "file://locks", List: func(ctx context.Context) (*deploy.LocksResult, error) {
-		return l.Locks(ctx, deploy.LocksRequest{})
+	l := stateops.NewLocking(stateops.LockDeps{Locks: m})
+	return LockSource{Name: "file://locks", List: func(ctx context.Context) (*stateops.LocksResult, error) {
+		return l.Locks(ctx, stateops.LocksRequest{})
 	}}
 }
 

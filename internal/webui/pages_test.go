@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/deployer-dev/deployer/internal/deploy"
+	"github.com/deployer-dev/deployer/internal/deploy/stateops"
 	"github.com/deployer-dev/deployer/internal/lockmgr"
 	"github.com/deployer-dev/deployer/internal/statestore"
 )
@@ -84,7 +84,7 @@ func TestLocksPageShowsEveryLockAndItsBreakCommand(t *testing.T) {
 }
 
 func TestLocksPageSaysWhenABackendFails(t *testing.T) {
-	src := LockSource{Name: "dynamodb://locks", List: func(context.Context) (*deploy.LocksResult, error) {
+	src := LockSource{Name: "dynamodb://locks", List: func(context.Context) (*stateops.LocksResult, error) {
 		return nil, errors.New("AccessDeniedException: not allowed " + canary)
 	}}
 	ts, _ := serve(t, Config{Locks: []LockSource{src}, Mask: maskCanary, Ticker: make(manualTicker).ticker})
@@ -106,12 +106,12 @@ func TestEnvPageShowsComponentsAndHistory(t *testing.T) {
 		}}
 	var gotStack, gotEnv string
 	cfg := Config{Mask: maskCanary, Ticker: make(manualTicker).ticker,
-		State: func(_ context.Context, stack, env string, _ int64) (*deploy.ShowStateResult, error) {
+		State: func(_ context.Context, stack, env string, _ int64) (*stateops.ShowStateResult, error) {
 			gotStack, gotEnv = stack, env
-			return &deploy.ShowStateResult{State: st}, nil
+			return &stateops.ShowStateResult{State: st}, nil
 		},
-		History: func(context.Context, string, string) (*deploy.HistoryResult, error) {
-			return &deploy.HistoryResult{Entries: []deploy.HistoryEntry{
+		History: func(context.Context, string, string) (*stateops.HistoryResult, error) {
+			return &stateops.HistoryResult{Entries: []stateops.HistoryEntry{
 				{Serial: 7, Time: at, Type: "deploy", TriggeredBy: "alice", GitCommit: "0123456789abcdef", Status: statestore.DeploymentFailed,
 					Duration: 12.5, Changed: &statestore.ResourcesChanged{Created: 1, Updated: 2}, Error: "api/db: exit status 1: token " + canary},
 				{Serial: 6, Time: at.Add(-time.Hour), Type: "deploy", TriggeredBy: "bob", Status: statestore.DeploymentSuccess, Moved: []string{"a -> b"}},
@@ -194,7 +194,7 @@ func TestStacksPageColoursNodesByOutcome(t *testing.T) {
 	r.stack("app", "app", "db")
 	var mu sync.Mutex
 	reads := map[string]int{}
-	state := func(_ context.Context, stack, env string, _ int64) (*deploy.ShowStateResult, error) {
+	state := func(_ context.Context, stack, env string, _ int64) (*stateops.ShowStateResult, error) {
 		mu.Lock()
 		reads[stack+"/"+env]++
 		mu.Unlock()
@@ -205,7 +205,7 @@ func TestStacksPageColoursNodesByOutcome(t *testing.T) {
 		case "app/dev", "app/prod":
 			return nil, errors.New("no state for app: deploy it first " + canary)
 		}
-		return &deploy.ShowStateResult{State: &statestore.State{DeploymentHistory: []statestore.Deployment{{Status: status}, {Status: statestore.DeploymentSuccess}}}}, nil
+		return &stateops.ShowStateResult{State: &statestore.State{DeploymentHistory: []statestore.Deployment{{Status: status}, {Status: statestore.DeploymentSuccess}}}}, nil
 	}
 	ts, _ := serve(t, Config{Stacks: r.discover, State: state, Mask: maskCanary, Ticker: make(manualTicker).ticker})
 	_, body, _ := get(t, ts, "/stacks")

@@ -7,15 +7,15 @@ import (
 	"sync"
 	"time"
 
-	"github.com/deployer-dev/deployer/internal/deploy"
+	"github.com/deployer-dev/deployer/internal/deploy/stateops"
 )
 
 // LockSource is one lock backend the UI lists: Name says which (its URL,
 // as configured), List is the use case behind `deployer state locks` on it
-// (deploy.Locking.Locks with an empty request).
+// (stateops.Locking.Locks with an empty request).
 type LockSource struct {
 	Name string
-	List func(context.Context) (*deploy.LocksResult, error)
+	List func(context.Context) (*stateops.LocksResult, error)
 	// CommandPrefix goes before each lock's unlock command: where to run
 	// it when the backend is not the working directory's ("cd DIR && ").
 	CommandPrefix string
@@ -24,7 +24,7 @@ type LockSource struct {
 // Listing is one backend's locks at one poll.
 type Listing struct {
 	Source string
-	Result *deploy.LocksResult // nil when Err
+	Result *stateops.LocksResult // nil when Err
 	Err    error
 }
 

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/deployer-dev/deployer/internal/deploy"
+	"github.com/deployer-dev/deployer/internal/deploy/stateops"
 	"github.com/deployer-dev/deployer/internal/lockmgr"
 )
 
@@ -68,7 +68,7 @@ func (c *sseClient) next(t *testing.T) (uint64, string) {
 func TestPollerOneListPerIntervalForNViewers(t *testing.T) {
 	b, m := fileLocks(t)
 	// What one listing costs the backend (locks and the wait queue).
-	if _, err := deploy.NewLocking(deploy.LockDeps{Locks: m}).Locks(context.Background(), deploy.LocksRequest{}); err != nil {
+	if _, err := stateops.NewLocking(stateops.LockDeps{Locks: m}).Locks(context.Background(), stateops.LocksRequest{}); err != nil {
 		t.Fatal(err)
 	}
 	perListing := b.lists.Swap(0)

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/deployer-dev/deployer/internal/deploy"
+	"github.com/deployer-dev/deployer/internal/deploy/stateops"
 	"github.com/deployer-dev/deployer/internal/statestore"
 )
 
@@ -37,12 +37,12 @@ func TestRecordPageShowsTheDeploymentAndItsFieldDiffs(t *testing.T) {
 			{DeploymentID: "dep-1", Serial: 1, Status: statestore.DeploymentSuccess}}},
 	}
 	cfg := Config{Mask: maskCanary, Ticker: make(manualTicker).ticker,
-		State: func(_ context.Context, _, _ string, serial int64) (*deploy.ShowStateResult, error) {
+		State: func(_ context.Context, _, _ string, serial int64) (*stateops.ShowStateResult, error) {
 			st, ok := states[serial]
 			if !ok {
 				return nil, fmt.Errorf("no snapshot with serial %d", serial)
 			}
-			return &deploy.ShowStateResult{State: st}, nil
+			return &stateops.ShowStateResult{State: st}, nil
 		}}
 	ts, _ := serve(t, cfg)
 	code, body, _ := get(t, ts, "/stacks/payments/prod/2")

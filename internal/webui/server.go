@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"github.com/deployer-dev/deployer/internal/config"
-	"github.com/deployer-dev/deployer/internal/deploy"
+	"github.com/deployer-dev/deployer/internal/deploy/stateops"
 	"github.com/deployer-dev/deployer/internal/sanitize"
 	"github.com/deployer-dev/deployer/internal/stacks"
 )
@@ -51,8 +51,8 @@ type Config struct {
 	// `history` for one stack/environment (secrets left sealed); State
 	// reads the history snapshot of serial when it is above 0 (state show
 	// --serial).
-	State   func(ctx context.Context, stack, env string, serial int64) (*deploy.ShowStateResult, error)
-	History func(ctx context.Context, stack, env string) (*deploy.HistoryResult, error)
+	State   func(ctx context.Context, stack, env string, serial int64) (*stateops.ShowStateResult, error)
+	History func(ctx context.Context, stack, env string) (*stateops.HistoryResult, error)
 	// Mask hides every known secret value (the session's Masker); nil
 	// masks nothing.
 	Mask func(string) string
