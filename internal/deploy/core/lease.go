@@ -15,7 +15,7 @@ type leaseRequest = lockmgr.LeaseRequest
 type lease = lockmgr.Holding
 
 // Lease takes a lease for one of the use cases's use cases through the one
-// lease site (lockmgr.Manager.Take), naming the holder from the Service's
+// lease site (lockmgr.Manager.Take), naming the holder from the core's
 // environment and reporting on its progress stream.
 func (c *Core) Lease(ctx context.Context, req leaseRequest) (*lease, error) {
 	req.Getenv, req.Progress = c.Getenv, c.Progress
