@@ -14,7 +14,7 @@ type leaseRequest = lockmgr.LeaseRequest
 // lease is a lease a use case holds (lockmgr.Holding).
 type lease = lockmgr.Holding
 
-// Lease takes a lease for one of the use cases's use cases through the one
+// Lease takes a lease for a use case through the one
 // lease site (lockmgr.Manager.Take), naming the holder from the core's
 // environment and reporting on its progress stream.
 func (c *Core) Lease(ctx context.Context, req leaseRequest) (*lease, error) {
