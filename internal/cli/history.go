@@ -32,7 +32,7 @@ type HistoryOptions struct {
 	// without one (docs/design.md#read-only-commands).
 	Config func() (*config.Config, error)
 	// History is the use case: it opens the state backend (no secrets key
-	// needed) and calls deploy.Service.History (bound by NewCmdHistory; a
+	// needed) and calls stateops.Ops.History (bound by NewCmdHistory; a
 	// run test sets a fake).
 	History func(ctx context.Context, cfg *config.Config, req stateops.HistoryRequest) (*stateops.HistoryResult, error)
 }

@@ -59,7 +59,7 @@ func TestNewCmdHistory(t *testing.T) {
 	}
 }
 
-// The entries of one history, as deploy.Service.History returns them: a
+// The entries of one history, as stateops.Ops.History returns them: a
 // snapshot that never became state.json, a restore, and the deploy before.
 func historyEntries() []stateops.HistoryEntry {
 	at := time.Date(2024, 1, 15, 14, 20, 0, 0, time.UTC)

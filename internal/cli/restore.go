@@ -32,7 +32,7 @@ type RestoreOptions struct {
 	// without one.
 	Config func() (*config.Config, error)
 	// Restore is the use case: it opens the lock and state backends and
-	// calls deploy.Service.Restore (bound by NewCmdRestore; a run test sets
+	// calls stateops.Ops.Restore (bound by NewCmdRestore; a run test sets
 	// a fake).
 	Restore func(ctx context.Context, cfg *config.Config, req stateops.RestoreRequest) (*stateops.RestoreResult, error)
 	// Report writes the GitHub Actions job summary and step outputs of a

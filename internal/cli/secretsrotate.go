@@ -35,7 +35,7 @@ type SecretsRotateOptions struct {
 	// Provider returns the provider to re-encrypt with
 	// (secrets.NewRotationProvider on the process's environment).
 	Provider func(spec string) (secrets.Provider, error)
-	// Rotate is the use case (deploy.Service.Rotate under the stack lock,
+	// Rotate is the use case (stateops.Ops.Rotate under the stack lock,
 	// bound by NewCmdSecretsRotate; a run test sets a fake).
 	Rotate func(ctx context.Context, cfg *config.Config, t deploy.Target, to secrets.Provider, lockTimeout time.Duration) (statestore.Head, error)
 }

@@ -26,7 +26,7 @@ type StateMoveOptions struct {
 	From, To    string
 	LockTimeout time.Duration
 	Config      func() (*config.Config, error)
-	// Move is the use case (deploy.Service.StateMove with the configured
+	// Move is the use case (stateops.Ops.StateMove with the configured
 	// backends), bound by NewCmdStateMove; a run test sets a fake.
 	Move func(context.Context, *config.Config, stateops.StateMoveRequest) (*stateops.StateMoveResult, error)
 }

@@ -32,7 +32,7 @@ type StateRmOptions struct {
 	Yes         bool
 	LockTimeout time.Duration
 	Config      func() (*config.Config, error)
-	// Rm is the use case (deploy.Service.StateRm), bound by NewCmdStateRm.
+	// Rm is the use case (stateops.Ops.StateRm), bound by NewCmdStateRm.
 	Rm func(context.Context, *config.Config, stateops.StateRmRequest) (statestore.Head, error)
 }
 

@@ -1,15 +1,14 @@
 // Package deploy is deployer's main use case (docs/design.md#the-main-job): lock -> load -> plan ->
-// confirm -> apply -> save -> release, plus restore and state push, which take
-// the same lock and follow the same state rules, the use cases that read
-// or break what a project holds: state show, state locks and unlock, and
-// lock exec, which runs a command under a lease.
+// confirm -> apply -> save -> release, for deploy, destroy and import, and
+// the use cases that share its planning: plan, plan --preview and
+// --refresh, deploy --refresh-only; with a CI run's job (--run-id), its
+// wait for the upstream stacks and the record of its failure.
 //
 // A use case takes ctx and its request struct (XRequest) and returns its
-// result: methods of Service for the use cases on a stack's state, of
-// Locking for the lock use cases that need no state (Locks, Unlock, Exec).
-// ShowState, PushFile, RunStacks and SelectStacks run before any Service
-// exists (they read, confirm or order first) and are functions of their
-// request.
+// result, as a method of Service. The Service stands on the use cases'
+// core (internal/deploy/core: target, lease, load, save), which the state
+// operations (internal/deploy/stateops) share; it hands the plan's steps
+// to internal/executor and talks back to the user through one port, UI.
 package deploy
 
 import (

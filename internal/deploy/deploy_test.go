@@ -1,31 +1,13 @@
 package deploy
 
 import (
-	"context"
 	"errors"
-	"slices"
 	"strings"
 	"testing"
 
 	"github.com/deployer-dev/deployer/internal/config"
-	"github.com/deployer-dev/deployer/internal/engine"
 	"github.com/deployer-dev/deployer/internal/plan"
 )
-
-// kindEngine handles the kinds it lists; it never runs.
-type kindEngine struct {
-	engine.Engine // nil: only Name, Handles, Apply and Destroy are called
-	kinds         []string
-}
-
-func (e kindEngine) Name() string             { return "fake" }
-func (e kindEngine) Handles(kind string) bool { return slices.Contains(e.kinds, kind) }
-func (e kindEngine) Apply(context.Context, engine.ApplyRequest) (engine.ApplyResponse, error) {
-	return engine.ApplyResponse{}, nil
-}
-func (e kindEngine) Destroy(context.Context, engine.DestroyRequest) (engine.DestroyResponse, error) {
-	return engine.DestroyResponse{}, nil
-}
 
 func TestSavedPlanMustMatchStateAndChanges(t *testing.T) {
 	bound := func(version, image string) *plan.Binding {

@@ -61,7 +61,7 @@ func (c *Core) WatchHolders(ctx context.Context, key string) *Holders {
 	return w
 }
 
-// abandoned returns the records seen that had expired when lease was taken:
+// Abandoned returns the records seen that had expired when lease was taken:
 // their holders stopped renewing them and never released them.
 func (w *Holders) Abandoned(lease lockmgr.Record) []lockmgr.Record {
 	w.mu.Lock()
@@ -80,7 +80,7 @@ func (w *Holders) Abandoned(lease lockmgr.Record) []lockmgr.Record {
 // of recs not in the state's deployment_history yet, as one state write
 // under lease. It is bookkeeping: a failure is reported on the progress
 // stream and does not stop the command.
-func (c *Core) RecordAbandoned(ctx context.Context, lease *lease, t Target, recs []lockmgr.Record, how string) {
+func (c *Core) RecordAbandoned(ctx context.Context, lease *lockmgr.Holding, t Target, recs []lockmgr.Record, how string) {
 	if len(recs) == 0 {
 		return
 	}
@@ -89,7 +89,7 @@ func (c *Core) RecordAbandoned(ctx context.Context, lease *lease, t Target, recs
 	}
 }
 
-func (c *Core) WriteAbandoned(ctx context.Context, lease *lease, t Target, recs []lockmgr.Record, how string) error {
+func (c *Core) WriteAbandoned(ctx context.Context, lease *lockmgr.Holding, t Target, recs []lockmgr.Record, how string) error {
 	st, head, err := c.LoadOrNew(ctx, t)
 	if err != nil {
 		return err

@@ -36,7 +36,7 @@ func (e *PendingErroredError) Error() string {
 }
 
 // RefuseErrored returns a *PendingErroredError when an errored state of t
-// is in the Service's directory: a regular file, as saveErrored writes it
+// is in the core's directory (Deps.Dir): a regular file, as saveErrored writes it
 // (anything else there is replaced by the next errored state, never read).
 func (c *Core) RefuseErrored(t Target) error {
 	path := erroredBase(c.Dir, t.Stack, t.Env) + ".json"

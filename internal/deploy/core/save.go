@@ -87,7 +87,7 @@ func (cs ChangeSet) Apply(st *statestore.State, dep statestore.Deployment, lease
 // scopes, so it re-reads and re-applies its own resources on a lost CAS: no
 // one else may change them while the lease is held (docs/locking.md). When
 // the write fails the new state goes to ./deployer-errored-{stack}-{env}.json.
-func (c *Core) Save(ctx context.Context, lease *lease, t Target, st *statestore.State, head statestore.Head,
+func (c *Core) Save(ctx context.Context, lease *lockmgr.Holding, t Target, st *statestore.State, head statestore.Head,
 	cs ChangeSet, dep statestore.Deployment, commit, branch string) (statestore.Head, error) {
 	rec, ref := lease.Record(), LeaseRef(lease)
 	now := c.Now().UTC()
