@@ -102,9 +102,7 @@ func (r *stackRepo) act(actBin, actionDir string, rel release, runID string) (lo
 func TestActDeployAllWorkflowRunsTheMatrix(t *testing.T) {
 	actBin := testenv.Require(t, testenv.Act, "act")
 	lint := testenv.Require(t, testenv.Actionlint, "actionlint")
-	if runtime.GOOS != "linux" {
-		t.Skip("act's host mode runs the workflow on this machine; the release mirror holds a linux build")
-	}
+	testenv.RequirePlatform(t, runtime.GOOS == "linux", "act's host mode runs the workflow on this machine; the release mirror holds a linux build")
 	if out, err := exec.Command(lint, filepath.Join(actionPath(t), deployAllWorkflow)).CombinedOutput(); err != nil {
 		t.Fatalf("actionlint %s: %v\n%s", deployAllWorkflow, err, out)
 	}

@@ -83,9 +83,7 @@ jobs:
 // summaries and the ::error annotation of the failed component.
 func TestActWorkflowPlanDeployReplanAndFailure(t *testing.T) {
 	act := testenv.Require(t, testenv.Act, "act")
-	if runtime.GOOS != "linux" {
-		t.Skip("act's host mode runs the workflow on this machine; the release mirror holds a linux build")
-	}
+	testenv.RequirePlatform(t, runtime.GOOS == "linux", "act's host mode runs the workflow on this machine; the release mirror holds a linux build")
 	ws := filepath.Join(t.TempDir(), "repo")
 	writeAction(t, filepath.Join(ws, "action"))
 

@@ -27,6 +27,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/deployer-dev/deployer/internal/testenv"
 )
 
 // compScript is every component's command: create makes live/ID (ID from
@@ -829,9 +831,8 @@ func TestConvergenceWalk(t *testing.T) {
 
 // TestConvergenceWalkOnS3: the same on S3 state with DynamoDB locks.
 func TestConvergenceWalkOnS3(t *testing.T) {
-	if os.Getenv("DEPLOYER_TEST_S3_ENDPOINT") == "" || os.Getenv("DEPLOYER_TEST_DYNAMODB_ENDPOINT") == "" {
-		t.Skip("DEPLOYER_TEST_S3_ENDPOINT and DEPLOYER_TEST_DYNAMODB_ENDPOINT are not set")
-	}
+	testenv.Require(t, testenv.S3Endpoint, "MinIO")
+	testenv.Require(t, testenv.DynamoDBEndpoint, "dynalite")
 	seeds, steps := walkSeeds(t, []uint64{1}, 40)
 	for _, seed := range seeds {
 		t.Run(fmt.Sprintf("seed%d", seed), func(t *testing.T) {

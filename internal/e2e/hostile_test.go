@@ -14,6 +14,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/deployer-dev/deployer/internal/testenv"
 )
 
 // memLimitKB is the virtual memory limit (ulimit -v) the hostile-input runs
@@ -175,9 +177,7 @@ func rssKB(pid int) int64 {
 }
 
 func TestSIGTERMEndsSlowLocalWorkWith130(t *testing.T) {
-	if runtime.GOOS != "linux" {
-		t.Skip("reads /proc to know when the parse is under way: Linux only, as CI")
-	}
+	testenv.RequirePlatform(t, runtime.GOOS == "linux", "reads /proc to know when the parse is under way: Linux only, as CI")
 	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGINT} {
 		p := newProject(t, slowYAML())
 		p.env = append(p.env, "DEPLOYER_MAX_CONFIG_VALUES=3000000") // past the bound on values, to be slow

@@ -26,9 +26,8 @@ import (
 func TestReleaseArchivesAreWhatTheActionInstalls(t *testing.T) {
 	goreleaser := testenv.Require(t, testenv.Goreleaser, "goreleaser")
 	key := newReleaseKey(t)
-	if runtime.GOOS != "linux" || (runtime.GOARCH != "amd64" && runtime.GOARCH != "arm64") {
-		t.Skipf("the test builds the release of this platform; %s/%s has none", runtime.GOOS, runtime.GOARCH)
-	}
+	testenv.RequirePlatform(t, runtime.GOOS == "linux" && (runtime.GOARCH == "amd64" || runtime.GOARCH == "arm64"),
+		"the test builds the release of this platform; "+runtime.GOOS+"/"+runtime.GOARCH+" has none")
 	root := actionPath(t)
 	data, err := os.ReadFile(filepath.Join(root, ".goreleaser.yaml"))
 	if err != nil {

@@ -47,11 +47,8 @@ func matrixText(m []matrixEntry) string {
 }
 
 func TestStacksMatrixThroughTheBinary(t *testing.T) {
-	if _, err := exec.LookPath("git"); err != nil && testenv.InCI() {
-		t.Fatal("git is not installed")
-	} else if err != nil {
-		t.Skip("git is not installed")
-	}
+	_, err := exec.LookPath("git")
+	testenv.RequirePlatform(t, err == nil, "git is not installed")
 	r := newStackRepo(t, "backend: {state: file://../.deployer, lock: file://../.deployer}\n")
 	if got, want := matrixText(r.matrix()), "alone(alone)<-[] root(root)<-[] left(left)<-[root] right(right)<-[root] leaf(leaf)<-[root left right]"; got != want {
 		t.Errorf("matrix:\n got %s\nwant %s", got, want)

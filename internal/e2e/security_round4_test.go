@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/deployer-dev/deployer/internal/testenv"
 )
 
 // lock exec records its command line as the program and a digest of its
@@ -119,9 +121,7 @@ services:
 // what the kernel shows of deployer's environment, and deployer still uses
 // them (the state is sealed with the passphrase).
 func TestChildCannotReadDeployerEnvironThroughProc(t *testing.T) {
-	if runtime.GOOS != "linux" {
-		t.Skip("/proc/PID/environ is Linux's")
-	}
+	testenv.RequirePlatform(t, runtime.GOOS == "linux", "/proc/PID/environ is Linux's")
 	p := newProject(t, `stack: qs
 backend: {state: file://.deployer, lock: file://.deployer}
 environments: {dev: {}}

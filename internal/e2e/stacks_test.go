@@ -322,11 +322,8 @@ func TestStacksDiamondOnS3StateAndDynamoDBLocks(t *testing.T) {
 }
 
 func TestStacksChangedSinceInAGitRepository(t *testing.T) {
-	if _, err := exec.LookPath("git"); err != nil && testenv.InCI() {
-		t.Fatal("git is not installed")
-	} else if err != nil {
-		t.Skip("git is not installed")
-	}
+	_, err := exec.LookPath("git")
+	testenv.RequirePlatform(t, err == nil, "git is not installed")
 	r := newStackRepo(t, "backend: {state: file://../.deployer, lock: file://../.deployer}\n")
 	r.write(".gitignore", ".deployer/\nevents.log\nstarted-*\n")
 	git := func(args ...string) {

@@ -203,11 +203,8 @@ func TestReferencesToAnotherEnvironmentAreNoEdge(t *testing.T) {
 }
 
 func TestChangedSinceFindsOwnersAndReaders(t *testing.T) {
-	if _, err := exec.LookPath("git"); err != nil && testenv.InCI() {
-		t.Fatal("git is not installed")
-	} else if err != nil {
-		t.Skip("git is not installed")
-	}
+	_, err := exec.LookPath("git")
+	testenv.RequirePlatform(t, err == nil, "git is not installed")
 	r := newRepo(t)
 	r.stack("net", "net")
 	r.stack("net/inner", "inner")

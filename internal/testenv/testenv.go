@@ -64,6 +64,20 @@ func Require(t testing.TB, variable, server string) string {
 	return ""
 }
 
+// RequirePlatform skips t, with why, unless ok (the platform can run it):
+// elsewhere a skip, in CI a failure, because CI runs on Linux
+// (.github/workflows/ci.yml, .ci/run) where every test must run.
+func RequirePlatform(t testing.TB, ok bool, why string) {
+	t.Helper()
+	if ok {
+		return
+	}
+	if InCI() {
+		t.Fatal(why + " (CI=true: CI's platform must run every test)")
+	}
+	t.Skip(why)
+}
+
 // ClosedAddr returns "127.0.0.1:PORT" of a port that was free a moment ago and
 // that nothing listens on: a server that is down, for connection errors.
 func ClosedAddr(t testing.TB) string {
