@@ -13,10 +13,11 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/deployer-dev/deployer/internal/testenv"
 )
 
 var bin string
@@ -121,23 +122,8 @@ func (p *project) mustRun(code int, args ...string) result {
 	return r
 }
 
-// syncBuffer is a bytes.Buffer safe to read while the process writes it.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
+// syncBuffer is safe to read while a process or goroutine writes it.
+type syncBuffer = testenv.SyncBuffer
 
 // background starts deployer; wait() returns its result.
 type bgRun struct {

@@ -4,9 +4,11 @@
 package testenv
 
 import (
+	"bytes"
 	"net"
 	"os"
 	"path/filepath"
+	"sync"
 	"testing"
 )
 
@@ -110,4 +112,25 @@ func Pulumi(t testing.TB) (cli, plugins string) {
 	t.Setenv("PULUMI_HOME", filepath.Join(t.TempDir(), "pulumi-home"))
 	t.Setenv("PULUMI_SKIP_UPDATE_CHECK", "true")
 	return cli, plugins
+}
+
+// SyncBuffer is a bytes.Buffer safe to read (String) while another
+// goroutine or a process's copy goroutine writes it.
+type SyncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+// Write appends p.
+func (s *SyncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+// String returns what was written so far.
+func (s *SyncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }

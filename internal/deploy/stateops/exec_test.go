@@ -9,13 +9,13 @@ import (
 	"fmt"
 	"io"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/deployer-dev/deployer/internal/deploy/stateops"
 	"github.com/deployer-dev/deployer/internal/lockmgr"
 	filelock "github.com/deployer-dev/deployer/internal/lockmgr/file"
+	"github.com/deployer-dev/deployer/internal/testenv"
 )
 
 // fileLocks returns a Manager over a file lock backend in a temp dir, with a
@@ -32,23 +32,8 @@ func fileLocks(t *testing.T) (*lockmgr.Manager, lockmgr.Backend) {
 
 func noHolderEnv(string) string { return "" }
 
-// syncBuffer is a bytes.Buffer safe for the command's copy goroutine.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
+// syncBuffer is safe to read while a process or goroutine writes it.
+type syncBuffer = testenv.SyncBuffer
 
 func assertReleased(t *testing.T, b lockmgr.Backend, key string) {
 	t.Helper()
