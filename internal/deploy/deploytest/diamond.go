@@ -15,6 +15,8 @@ import (
 
 	"github.com/deployer-dev/deployer/internal/config"
 	"github.com/deployer-dev/deployer/internal/engine"
+	"github.com/deployer-dev/deployer/internal/engine/command"
+	"github.com/deployer-dev/deployer/internal/engine/stackref"
 	"github.com/deployer-dev/deployer/internal/lockmgr"
 	filelock "github.com/deployer-dev/deployer/internal/lockmgr/file"
 	"github.com/deployer-dev/deployer/internal/plan"
@@ -65,7 +67,7 @@ type Engine struct {
 
 func (e Engine) Name() string { return "rec" }
 func (e Engine) Kinds() []engine.Kind {
-	return []engine.Kind{{Name: "Command", Settings: plan.KindSettings{Recorded: func(r *statestore.Resource) (map[string]map[string]any, bool) {
+	return []engine.Kind{{Name: command.Kind, Settings: plan.KindSettings{Recorded: func(r *statestore.Resource) (map[string]map[string]any, bool) {
 		m, ok := r.ActualState["settings"].(map[string]any) // as loaded from the state file
 		out := map[string]map[string]any{}
 		for k, v := range m {
@@ -74,7 +76,7 @@ func (e Engine) Kinds() []engine.Kind {
 		return out, ok
 	}}}}
 }
-func (e Engine) Handles(k string) bool                                    { return k == "Command" || k == "StackReference" }
+func (e Engine) Handles(k string) bool                                    { return k == command.Kind || k == stackref.Kind }
 func (e Engine) Preflight(context.Context, engine.PreflightRequest) error { return nil }
 func (e Engine) Kill()                                                    {}
 func (e Engine) Capabilities() engine.Capabilities                        { return engine.Capabilities{} }
@@ -96,7 +98,7 @@ func (e Engine) run(ctx context.Context, steps []plan.Step, in engine.Inputs, st
 		}
 		return out
 	}
-	if !slices.ContainsFunc(steps, func(s plan.Step) bool { return s.Kind == "Command" }) {
+	if !slices.ContainsFunc(steps, func(s plan.Step) bool { return s.Kind == command.Kind }) {
 		return results(status, nil), nil
 	}
 	j := e.J
