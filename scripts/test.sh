@@ -33,9 +33,11 @@ run_start=$SECONDS
 # the go test packages over 30 s, slowest first).
 print_phases() {
 	[ -s "$DEPLOYER_TEST_PHASES" ] || return 0
-	echo "== where the time went (seconds)"
-	awk -F'\t' '{ printf "%6d  %s\n", $2, $1 }' "$DEPLOYER_TEST_PHASES"
-	printf '%6d  %s\n' "$((SECONDS - run_start))" "total"
+	echo "== where the time went (seconds; cpu: user + system seconds of the phase's processes, blank when not measured)"
+	printf '%6s %6s  %s\n' wall cpu phase
+	awk -F'\t' '{ printf "%6d %6s  %s\n", $2, $3, $1 }' "$DEPLOYER_TEST_PHASES"
+	test_cpu_seconds
+	printf '%6d %6d  %s\n' "$((SECONDS - run_start))" "$((test_cpu / 100))" "total"
 	[ ! -s "$DEPLOYER_TEST_TMP/counts" ] || cat "$DEPLOYER_TEST_TMP/counts"
 }
 
