@@ -125,7 +125,7 @@ func TestFieldDiffs(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			d := &differ{}
-			d.walk("", tc.old, tc.new, false)
+			d.compare("", tc.old, tc.new)
 			if diff := cmp.Diff(tc.want, d.out); diff != "" {
 				t.Errorf("diffs (-want +got):\n%s", diff)
 			}
