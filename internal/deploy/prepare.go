@@ -4,7 +4,6 @@ import (
 	"context"
 
 	"github.com/deployer-dev/deployer/internal/config"
-	"github.com/deployer-dev/deployer/internal/deploy/core"
 	"github.com/deployer-dev/deployer/internal/plan"
 	"github.com/deployer-dev/deployer/internal/statestore"
 )
@@ -18,8 +17,9 @@ type prepared struct {
 	cfg *config.Config
 	t   Target
 	res *config.Resolved
-	// secrets: the resolved config holds secret values (learnSecrets),
-	// so the state needs a data key (checkSecrets).
+	// secrets: the resolved config holds secret values, or a stack
+	// output is one (Core.LearnSecrets), so the state needs a data key
+	// (checkSecrets).
 	secrets bool
 	// replace are the components to replace on request (--replace).
 	replace []string
@@ -53,7 +53,7 @@ func (s *Service) prepare(ctx context.Context, cfg *config.Config, t Target, che
 		if err := config.ResolveReferences(cfg, res, s.c.Getenv); err != nil {
 			return nil, err
 		}
-		pr = &prepared{cfg: cfg, t: t, res: res, secrets: s.c.LearnSecrets(res) || core.OutputsNeedKey(res.Outputs)}
+		pr = &prepared{cfg: cfg, t: t, res: res, secrets: s.c.LearnSecrets(res)}
 		s.mu.Lock()
 		if s.prepared == nil {
 			s.prepared = map[prepareKey]*prepared{}
