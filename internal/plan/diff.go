@@ -61,33 +61,30 @@ func (d *differ) compare(path string, old, new any) {
 // walk adds the diffs of c, from c.a to c.b; secret says a key above it
 // names a secret. Whether c is a secret is asked once, here: a value
 // written {secret: true, value: X} on either side is compared whole, and
-// a key that names a secret makes everything under it secret.
+// a key that names a secret makes everything under it secret. Maps and
+// lists are walked child by child; anything else that differs is a diff.
 func (d *differ) walk(c child, secret bool) {
 	wrapped := sensitive.IsSecretValue(c.a) || sensitive.IsSecretValue(c.b)
-	secret = secret || (c.key != "" && sensitive.IsSecretKey(c.key))
-	if wrapped {
-		if !Equal(c.a, c.b) {
-			d.emit(c.path, c.a, c.b, true)
-		}
-		return
-	}
-	om, oMap := c.a.(map[string]any)
-	nm, nMap := c.b.(map[string]any)
-	if (oMap || c.a == nil) && (nMap || c.b == nil) && (oMap || nMap) {
-		for k := range mapChildren(c.path, om, nm) {
-			if !Equal(k.a, k.b) {
-				d.walk(k, secret)
+	secret = secret || wrapped || (c.key != "" && sensitive.IsSecretKey(c.key))
+	if !wrapped {
+		om, oMap := c.a.(map[string]any)
+		nm, nMap := c.b.(map[string]any)
+		if (oMap || c.a == nil) && (nMap || c.b == nil) && (oMap || nMap) {
+			for k := range mapChildren(c.path, om, nm) {
+				if !Equal(k.a, k.b) {
+					d.walk(k, secret)
+				}
 			}
+			return
 		}
-		return
-	}
-	ol, oList := c.a.([]any)
-	nl, nList := c.b.([]any)
-	if (oList || c.a == nil) && (nList || c.b == nil) && (oList || nList) {
-		for e := range listChildren(c.path, ol, nl) {
-			d.walk(e, secret)
+		ol, oList := c.a.([]any)
+		nl, nList := c.b.([]any)
+		if (oList || c.a == nil) && (nList || c.b == nil) && (oList || nList) {
+			for e := range listChildren(c.path, ol, nl) {
+				d.walk(e, secret)
+			}
+			return
 		}
-		return
 	}
 	if !Equal(c.a, c.b) {
 		d.emit(c.path, c.a, c.b, secret)
