@@ -77,5 +77,5 @@ func resolve(cfg *config.Config, t Target) (*config.Resolved, error) {
 		return nil, err
 	}
 	res.Stack = t.Stack
-	return res, t.CheckIn(res)
+	return res, t.CheckAgainst(res)
 }

@@ -119,10 +119,10 @@ func (t Target) Validate() error {
 	return nil
 }
 
-// CheckIn refuses, with a *TargetError that suggests the closest name,
+// CheckAgainst refuses, with a *TargetError that suggests the closest name,
 // the services and components the target names (--service, --component,
 // --exclude) that res does not have.
-func (t Target) CheckIn(res *config.Resolved) error {
+func (t Target) CheckAgainst(res *config.Resolved) error {
 	services := map[string]bool{}
 	var comps []string
 	for addr, c := range res.Components {
