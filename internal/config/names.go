@@ -43,3 +43,26 @@ func ValidateAddress(a string) error {
 }
 
 const nameRule = "names are lower-case letters, digits and '-', starting with a letter or digit, at most 63 characters"
+
+// Address returns the address of component name of service: "service/name"
+// (docs/configuration.md#keys). SplitAddress takes one apart.
+func Address(service, name string) string { return service + "/" + name }
+
+// SplitAddress returns the service and the component name of address
+// "service/name"; the name is "" when addr has no "/".
+func SplitAddress(addr string) (service, name string) {
+	service, name, _ = strings.Cut(addr, "/")
+	return service, name
+}
+
+// normalizeDep turns a depends_on entry into a full address.
+func normalizeDep(svc, dep string) (string, bool) {
+	s, name, full := strings.Cut(dep, "/")
+	if !full {
+		s, name = svc, dep
+	}
+	if nameRE.MatchString(s) && nameRE.MatchString(name) {
+		return Address(s, name), true
+	}
+	return "", false
+}

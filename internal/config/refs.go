@@ -65,24 +65,30 @@ type refResolver struct {
 
 func (r *refResolver) mapValue(path string, m map[string]any, secret bool) map[string]any {
 	for k, v := range m {
-		m[k] = r.value(path+"."+k, v, secret || sensitive.IsSecretKey(k))
+		m[k] = r.value(path+"."+k, k, v, secret)
 	}
 	return m
 }
 
-func (r *refResolver) value(path string, v any, secret bool) any {
+// value resolves the references in v, found at path under key ("" for a
+// list element); secret says it is inside a secret already. Whether v is
+// a secret is asked once, here: under a key named like one, or written
+// {secret: true, value: X}.
+func (r *refResolver) value(path, key string, v any, secret bool) any {
+	secret = secret || (key != "" && sensitive.IsSecretKey(key))
+	if sensitive.IsSecretValue(v) {
+		t := v.(map[string]any)
+		t["value"] = r.value(path, "", t["value"], true)
+		return t
+	}
 	switch t := v.(type) {
 	case string:
 		return r.text(path, t, secret)
 	case map[string]any:
-		if sensitive.IsSecretValue(t) {
-			t["value"] = r.value(path, t["value"], true)
-			return t
-		}
 		return r.mapValue(path, t, secret)
 	case []any:
 		for i, x := range t {
-			t[i] = r.value(path+"["+strconv.Itoa(i)+"]", x, secret)
+			t[i] = r.value(path+"["+strconv.Itoa(i)+"]", "", x, secret)
 		}
 	}
 	return v

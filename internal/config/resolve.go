@@ -46,17 +46,6 @@ type ResolvedComponent struct {
 	ImportID string
 }
 
-// Address returns the address of component name of service: "service/name"
-// (docs/configuration.md#keys). SplitAddress takes one apart.
-func Address(service, name string) string { return service + "/" + name }
-
-// SplitAddress returns the service and the component name of address
-// "service/name"; the name is "" when addr has no "/".
-func SplitAddress(addr string) (service, name string) {
-	service, name, _ = strings.Cut(addr, "/")
-	return service, name
-}
-
 // Addresses returns the component addresses sorted.
 func (r *Resolved) Addresses() []string {
 	return slices.Sorted(maps.Keys(r.Components))
@@ -96,66 +85,32 @@ func (c *Config) Resolve(env string) (*Resolved, error) {
 	e := c.Environments[env]
 	r := &Resolved{Stack: c.Stack, Env: env, Components: map[string]*ResolvedComponent{}, Moves: ChainedMoves(c.Moved), Outputs: c.outputRefs()}
 	if e != nil {
-		r.EnvConfig = DeepCopy(e.Config)
+		r.EnvConfig = jsontree.CopyMap(e.Config)
 	}
 	for svcName, svc := range c.Services {
 		for name, comp := range svc.Components {
 			addr := Address(svcName, name)
 			rc := &ResolvedComponent{
 				Address: addr, Service: svcName, Name: name, Kind: comp.Kind,
-				Config:  DeepMerge(comp.Config, comp.Environments[env]),
+				Config:  jsontree.Merge(comp.Config, comp.Environments[env]),
 				Secrets: slices.Clone(comp.Secrets), Protect: comp.Protect,
 			}
 			if comp.Import != nil {
 				rc.ImportID = comp.Import.ID
+			}
+			for name, m := range comp.Settings {
+				if rc.Settings == nil {
+					rc.Settings = map[string]map[string]any{}
+				}
+				rc.Settings[name] = jsontree.CopyMap(m)
 			}
 			for _, d := range comp.DependsOn {
 				if full, ok := normalizeDep(svcName, d); ok && !slices.Contains(rc.DependsOn, full) {
 					rc.DependsOn = append(rc.DependsOn, full)
 				}
 			}
-			for name, m := range comp.Settings {
-				if rc.Settings == nil {
-					rc.Settings = map[string]map[string]any{}
-				}
-				rc.Settings[name] = DeepCopy(m)
-			}
 			r.Components[addr] = rc
 		}
 	}
 	return r, nil
-}
-
-// DeepMerge returns a new map: base with override merged in. Where both hold
-// a map the maps merge recursively; any other override value (lists, scalars)
-// replaces the base value; a null override value removes the key. Neither
-// argument is changed and the result shares no maps or lists with them.
-func DeepMerge(base, override map[string]any) map[string]any {
-	out := DeepCopy(base)
-	if out == nil {
-		out = map[string]any{}
-	}
-	for k, ov := range override {
-		if ov == nil {
-			delete(out, k)
-			continue
-		}
-		om, oIsMap := ov.(map[string]any)
-		bm, bIsMap := out[k].(map[string]any)
-		if oIsMap && bIsMap {
-			out[k] = DeepMerge(bm, om)
-		} else {
-			out[k] = jsontree.Copy(ov, nil)
-		}
-	}
-	return out
-}
-
-// DeepCopy copies a config map and every map and list inside it.
-func DeepCopy(m map[string]any) map[string]any {
-	if m == nil {
-		return nil
-	}
-	out, _ := jsontree.Copy(m, nil).(map[string]any)
-	return out
 }

@@ -110,18 +110,6 @@ func (l *loader) checkComponents(c *Config) {
 	}
 }
 
-// normalizeDep turns a depends_on entry into a full address.
-func normalizeDep(svc, dep string) (string, bool) {
-	s, name, full := strings.Cut(dep, "/")
-	if !full {
-		s, name = svc, dep
-	}
-	if nameRE.MatchString(s) && nameRE.MatchString(name) {
-		return Address(s, name), true
-	}
-	return "", false
-}
-
 func depCandidates(c *Config, svc, raw string) []string {
 	var out []string
 	if strings.Contains(raw, "/") {

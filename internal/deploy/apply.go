@@ -168,7 +168,7 @@ func (s *Service) apply(ctx context.Context, req ApplyRequest) (_ *Outcome, err 
 	}
 	if req.Policy.active() {
 		// Denied before the lease: the lock, like the state, is untouched.
-		if err := s.checkPolicy(ctx, pre.plan, req.Policy, opName(req.Destroy, "deploy"), pr.cfg.Dir); err != nil {
+		if err := s.checkPolicy(ctx, pre.plan, req.Policy, "deploy", pr.cfg.Dir); err != nil {
 			return &Outcome{Plan: pre.plan}, err
 		}
 		if err := s.preflight(ctx, pr.res, pr.t); err != nil {
@@ -266,7 +266,7 @@ func (s *Service) planUnderLease(run *deployRun, pr *prepared, req ApplyRequest,
 			return nil, err
 		}
 	}
-	if err := s.checkPolicy(run.lease.Context(), pl.plan, req.Policy, opName(req.Destroy, "deploy"), pr.cfg.Dir); err != nil {
+	if err := s.checkPolicy(run.lease.Context(), pl.plan, req.Policy, "deploy", pr.cfg.Dir); err != nil {
 		return nil, err
 	}
 	return pl, nil

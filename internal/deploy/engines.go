@@ -91,11 +91,12 @@ func (s *Service) preflight(ctx context.Context, res *config.Resolved, t Target)
 }
 
 func preflight(ctx context.Context, res *config.Resolved, t Target, engines []engine.Engine) error {
+	scope := t.Scope()
 	for _, e := range engines {
 		var comps []plan.Step
 		for _, addr := range slices.Sorted(maps.Keys(res.Components)) {
 			c := res.Components[addr]
-			if plan.InScope(addr, t.Scope()) && e.Handles(c.Kind) {
+			if plan.InScope(addr, scope) && e.Handles(c.Kind) {
 				comps = append(comps, plan.Step{Address: addr, Service: c.Service, Component: c.Name, Kind: c.Kind,
 					Config: c.Config, DependsOn: c.DependsOn})
 			}
@@ -188,10 +189,11 @@ func (s *Service) readData(ctx context.Context, res *config.Resolved, t Target, 
 			return o, err
 		}}
 	var out map[string]map[string]any
+	scope := t.Scope()
 	for _, addr := range res.Addresses() {
 		c := res.Components[addr]
 		k := kinds[c.Kind]
-		if k.Read == nil || !plan.InScope(addr, t.Scope()) {
+		if k.Read == nil || !plan.InScope(addr, scope) {
 			continue
 		}
 		outs, err := k.Read(ctx, plan.Step{Address: addr, Service: c.Service, Component: c.Name, Kind: c.Kind, Config: c.Config}, in)

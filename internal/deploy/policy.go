@@ -47,9 +47,10 @@ func (c *PolicyCheck) load(ctx context.Context) error {
 // checkPolicy evaluates the policies against p's document (as plan --json
 // prints it, with the deployment's metadata: docs/policy.md#input), sets
 // p.Policy, binds the policies' digest in p's Binding and applies the
-// overrides. It returns *policy.DeniedError when a deny is left, an
-// override's error (an unknown or not overridable policy), or the
-// evaluation's (*policy.BoundError).
+// overrides. op is the command ("deploy", "plan"); a destroy plan's
+// operation is "destroy" (opName). It returns *policy.DeniedError when a
+// deny is left, an override's error (an unknown or not overridable
+// policy), or the evaluation's (*policy.BoundError).
 func (s *Service) checkPolicy(ctx context.Context, p *plan.Plan, c *PolicyCheck, op, dir string) error {
 	if !c.active() {
 		return nil
@@ -68,7 +69,7 @@ func (s *Service) checkPolicy(ctx context.Context, p *plan.Plan, c *PolicyCheck,
 		who = a // the person, not the run's lock holder name (github-actions-run-ID)
 	}
 	commit, branch := s.c.GitInfo(dir)
-	in, err := policy.Input(b, policy.Deployment{Operation: op, Who: who, Commit: commit, Branch: branch,
+	in, err := policy.Input(b, policy.Deployment{Operation: opName(p.Destroy, op), Who: who, Commit: commit, Branch: branch,
 		CI: s.c.Getenv("CI") == "true" || s.c.Getenv("GITHUB_ACTIONS") == "true", Time: s.c.Now()})
 	if err != nil {
 		return err
@@ -141,4 +142,12 @@ func (s *Service) auditOverrides(p *plan.Plan, depID string, t Target) {
 			"policy", r.Policy, "reason", r.Override.Reason, "by", r.Override.By, "verified", r.Override.Verified,
 			"by_source", r.Override.Source, "denies", r.Deny)
 	}
+}
+
+// opName is input.deployment.operation: "destroy" for a destroy, else op.
+func opName(destroy bool, op string) string {
+	if destroy {
+		return "destroy"
+	}
+	return op
 }

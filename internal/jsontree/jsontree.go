@@ -3,6 +3,8 @@
 // leaves) while rewriting some of their nodes: masking secrets for output,
 // unwrapping them for engines, dropping an engine's private keys. One walk,
 // so each rewrite states only what it changes (docs/design.md#package-map).
+// It also merges one map tree into a copy of another (Merge: an
+// environment's overrides of a component's config).
 package jsontree
 
 // Omit, returned by a Rewrite for a member of a map, leaves that member out
@@ -26,6 +28,40 @@ func Copy(v any, fn Rewrite) any {
 		return c
 	}
 	return nil
+}
+
+// CopyMap copies a map and every map and list inside it; nil stays nil.
+func CopyMap(m map[string]any) map[string]any {
+	if m == nil {
+		return nil
+	}
+	out, _ := Copy(m, nil).(map[string]any)
+	return out
+}
+
+// Merge returns a new map: base with override merged in. Where both hold
+// a map the maps merge recursively; any other override value (lists, scalars)
+// replaces the base value; a null override value removes the key. Neither
+// argument is changed and the result shares no maps or lists with them.
+func Merge(base, override map[string]any) map[string]any {
+	out := CopyMap(base)
+	if out == nil {
+		out = map[string]any{}
+	}
+	for k, ov := range override {
+		if ov == nil {
+			delete(out, k)
+			continue
+		}
+		om, oIsMap := ov.(map[string]any)
+		bm, bIsMap := out[k].(map[string]any)
+		if oIsMap && bIsMap {
+			out[k] = Merge(bm, om)
+		} else {
+			out[k] = Copy(ov, nil)
+		}
+	}
+	return out
 }
 
 func copyNode(key string, v any, fn Rewrite) any {

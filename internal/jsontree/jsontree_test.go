@@ -62,3 +62,36 @@ func TestMapStringsReachesKeysAndNestedStringsAndLeavesTheInputAlone(t *testing.
 		t.Errorf("MapStrings changed its input: %#v", in)
 	}
 }
+func TestMerge(t *testing.T) {
+	base := map[string]any{
+		"scaling": map[string]any{"minReplicas": 2, "maxReplicas": 10, "policy": map[string]any{"cpu": 70}},
+		"ports":   []any{80, 443},
+		"image":   map[string]any{"tag": "v1"},
+		"debug":   true,
+	}
+	override := map[string]any{
+		"scaling": map[string]any{"minReplicas": 5, "policy": map[string]any{"memory": 80}},
+		"ports":   []any{8080},
+		"image":   "registry/app:v2", // a scalar replaces a map
+		"debug":   nil,               // null removes
+		"extra":   map[string]any{"a": 1},
+	}
+	got := Merge(base, override)
+	want := map[string]any{
+		"scaling": map[string]any{"minReplicas": 5, "maxReplicas": 10, "policy": map[string]any{"cpu": 70, "memory": 80}},
+		"ports":   []any{8080},
+		"image":   "registry/app:v2",
+		"extra":   map[string]any{"a": 1},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("merge (-want +got):\n%s", diff)
+	}
+	got["scaling"].(map[string]any)["minReplicas"] = 99
+	got["extra"].(map[string]any)["a"] = 99
+	if base["scaling"].(map[string]any)["minReplicas"] != 2 || override["extra"].(map[string]any)["a"] != 1 {
+		t.Errorf("Merge result shares maps with its arguments")
+	}
+	if m := Merge(nil, nil); m == nil || len(m) != 0 {
+		t.Errorf("Merge(nil, nil) = %#v, want an empty map", m)
+	}
+}

@@ -250,7 +250,7 @@ func InputDiffs(rec, cur *statestore.ResolvedInputs) []FieldDiff {
 		if Equal(plainDigests(map[string]any(old)), plainDigests(map[string]any(n))) {
 			continue
 		}
-		d.walk(PathInputs+"."+addr, map[string]any(old), map[string]any(n), false)
+		d.compare(PathInputs+"."+addr, map[string]any(old), map[string]any(n))
 	}
 	return d.out
 }

@@ -121,3 +121,12 @@ func follow(r *statestore.Resource, renamed map[string]string) *statestore.Resou
 	}
 	return &cp
 }
+
+// movedSources maps each move's destination to its source.
+func movedSources(moves []Move) map[string]string {
+	out := make(map[string]string, len(moves))
+	for _, m := range moves {
+		out[m.To] = m.From
+	}
+	return out
+}

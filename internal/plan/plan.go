@@ -1,7 +1,7 @@
 package plan
 
 import (
-	"fmt"
+	"maps"
 	"slices"
 	"time"
 
@@ -129,10 +129,6 @@ func Build(desired *config.Resolved, st *statestore.State, o Options) (*Plan, er
 		now = o.Now
 	}
 	p := &Plan{FormatVersion: FormatVersion, Stack: desired.Stack, Environment: desired.Env, Scope: o.Scope, Destroy: o.Destroy, CreatedAt: now().UTC()}
-	var err error
-	if p.Replace, err = replaceList(desired, o); err != nil {
-		return nil, err
-	}
 	var prior map[string]*statestore.Resource
 	if st != nil {
 		p.Lineage, p.Serial, prior = st.Lineage, st.Serial, st.Resources
@@ -140,11 +136,16 @@ func Build(desired *config.Resolved, st *statestore.State, o Options) (*Plan, er
 			p.Stack = st.Metadata.Stack
 		}
 	}
+	in := inScope(o.Scope, maps.Keys(desired.Components), maps.Keys(prior))
+	var err error
+	if p.Replace, err = replaceList(desired, o, in); err != nil {
+		return nil, err
+	}
 	movedFrom := movedSources(o.Moves)
 	steps := make([]Step, 0, len(desired.Components)+len(prior))
 	inputs := newStateInputs(prior, o.Read)
 	for addr, c := range desired.Components {
-		if !InScope(addr, o.Scope) {
+		if !in[addr] {
 			continue
 		}
 		old := prior[addr]
@@ -181,7 +182,7 @@ func Build(desired *config.Resolved, st *statestore.State, o Options) (*Plan, er
 		steps = append(steps, s)
 	}
 	for addr, old := range prior {
-		if _, ok := desired.Components[addr]; !ok && InScope(addr, o.Scope) {
+		if _, ok := desired.Components[addr]; !ok && in[addr] {
 			steps = append(steps, deleteStep(addr, old, o.kind(old.Kind)))
 		}
 	}
@@ -195,7 +196,7 @@ func Build(desired *config.Resolved, st *statestore.State, o Options) (*Plan, er
 		return nil, err
 	}
 	if o.Scope != "" && !o.Destroy {
-		p.OutOfScope = outOfScope(desired, ordered, o.Scope)
+		p.OutOfScope = outOfScope(desired, ordered, in)
 	}
 	for _, s := range ordered {
 		p.Summary.count(s)
@@ -249,15 +250,15 @@ func diffStep(c *config.ResolvedComponent, old *statestore.Resource, replaceOn f
 	d := &differ{secrets: c.Secrets}
 	if old == nil {
 		s.Action = Create
-		d.walk("", nil, c.Config, false)
-		for _, name := range sectionNames(nil, c.Settings) {
-			d.walk(name, nil, c.Settings[name], false)
+		d.compare("", nil, c.Config)
+		for _, name := range unionKeys(nil, c.Settings) {
+			d.compare(name, nil, c.Settings[name])
 		}
 		s.Diffs = d.out
 		return s
 	}
 	if !Equal(old.DesiredConfig, c.Config) {
-		d.walk("", old.DesiredConfig, c.Config, false)
+		d.compare("", old.DesiredConfig, c.Config)
 	}
 	settingsDiffs(d, c.Settings, old, k)
 	var forced []string
@@ -315,61 +316,4 @@ func sortedSet(a []string) []string {
 	out := append([]string{}, a...)
 	slices.Sort(out)
 	return slices.Compact(out)
-}
-
-// PathReplace is the pseudo-path of the diff of a replace asked for with
-// --replace (Options.Replace).
-const PathReplace = "(replace)"
-
-// ReplaceError: a --replace that names nothing to replace.
-type ReplaceError struct{ Msg string }
-
-func (e *ReplaceError) Error() string { return e.Msg }
-
-// movedSources maps each move's destination to its source.
-func movedSources(moves []Move) map[string]string {
-	out := make(map[string]string, len(moves))
-	for _, m := range moves {
-		out[m.To] = m.From
-	}
-	return out
-}
-
-// replaceList is o.Replace sorted, each checked: declared in desired and
-// in scope, and not with a destroy (*ReplaceError otherwise).
-func replaceList(desired *config.Resolved, o Options) ([]string, error) {
-	if len(o.Replace) == 0 {
-		return nil, nil
-	}
-	if o.Destroy {
-		return nil, &ReplaceError{Msg: "--replace cannot be used with a destroy"}
-	}
-	out := slices.Compact(slices.Sorted(slices.Values(o.Replace)))
-	for _, a := range out {
-		if desired.Components[a] == nil {
-			return nil, &ReplaceError{Msg: fmt.Sprintf("--replace %s: no such component in deployer.yaml (write SERVICE/NAME)", a)}
-		}
-		if !InScope(a, o.Scope) {
-			return nil, &ReplaceError{Msg: fmt.Sprintf("--replace %s: it is outside the plan's scope (%s)", a, o.Scope)}
-		}
-	}
-	return out, nil
-}
-
-// forceReplace makes s, when replace names it, a replace asked for with
-// --replace; a component not in the state (create, import) is a
-// *ReplaceError.
-func forceReplace(s *Step, replace []string) error {
-	if !slices.Contains(replace, s.Address) {
-		return nil
-	}
-	switch s.Action {
-	case Create:
-		return &ReplaceError{Msg: fmt.Sprintf("--replace %s: it is not in the state, so there is nothing to replace (the plan creates it)", s.Address)}
-	case Import:
-		return &ReplaceError{Msg: fmt.Sprintf("--replace %s: it is being imported, not replaced", s.Address)}
-	}
-	s.Action = Replace
-	s.Diffs = append([]FieldDiff{{Path: PathReplace, Old: "kept", New: "replaced on request (--replace)", Op: OpChange, ForcesReplacement: true}}, s.Diffs...)
-	return nil
 }

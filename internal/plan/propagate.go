@@ -87,10 +87,10 @@ func propagate(ordered []Step) {
 	}
 }
 
-// outOfScope returns the components outside scope whose inputs come,
-// directly or through other components, from a step the plan changes or
-// re-evaluates, by address.
-func outOfScope(desired *config.Resolved, ordered []Step, scope string) []Dependent {
+// outOfScope returns the components outside the plan's scope (in: the
+// addresses in it) whose inputs come, directly or through other
+// components, from a step the plan changes or re-evaluates, by address.
+func outOfScope(desired *config.Resolved, ordered []Step, in map[string]bool) []Dependent {
 	dependents := map[string][]string{}
 	for addr, c := range desired.Components {
 		for _, d := range InputDeps(c.DependsOn) {
@@ -109,7 +109,7 @@ func outOfScope(desired *config.Resolved, ordered []Step, scope string) []Depend
 		addr := queue[0]
 		queue = queue[1:]
 		for _, dep := range dependents[addr] {
-			if InScope(dep, scope) {
+			if in[dep] {
 				continue
 			}
 			if from[dep] == nil {

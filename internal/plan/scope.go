@@ -1,6 +1,7 @@
 package plan
 
 import (
+	"iter"
 	"strings"
 )
 
@@ -61,6 +62,20 @@ func InScope(addr, scope string) bool {
 		in = in || under(addr, term)
 	}
 	return in || !targeted
+}
+
+// inScope is the set of the addresses of addrs that are in scope
+// (InScope), each asked once: what a plan tests its components against.
+func inScope(scope string, addrs ...iter.Seq[string]) map[string]bool {
+	in := map[string]bool{}
+	for _, seq := range addrs {
+		for addr := range seq {
+			if InScope(addr, scope) {
+				in[addr] = true
+			}
+		}
+	}
+	return in
 }
 
 // under reports whether addr is the address term or a component of the service term.

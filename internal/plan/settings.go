@@ -74,23 +74,11 @@ func settingsDiffs(d *differ, desired map[string]map[string]any, prior *statesto
 	if !recorded || desired == nil {
 		return
 	}
-	for _, name := range sectionNames(old, desired) {
+	for _, name := range unionKeys(old, desired) {
 		if !Equal(old[name], desired[name]) {
-			d.walk(name, old[name], desired[name], false)
+			d.compare(name, old[name], desired[name])
 		}
 	}
-}
-
-// sectionNames is the sorted union of the section keys of a and b.
-func sectionNames(a, b map[string]map[string]any) []string {
-	names := slices.Collect(maps.Keys(a))
-	for k := range b {
-		if _, ok := a[k]; !ok {
-			names = append(names, k)
-		}
-	}
-	slices.Sort(names)
-	return names
 }
 
 // PathOutputs is the pseudo-path of the diffs of a data component's outputs:
@@ -106,7 +94,7 @@ func readDiffs(s *Step, read map[string]any) {
 		return
 	}
 	d := &differ{}
-	d.walk(PathOutputs, map[string]any(s.Prior.Outputs), read, false)
+	d.compare(PathOutputs, map[string]any(s.Prior.Outputs), read)
 	s.Diffs = append(s.Diffs, d.out...)
 	if s.Action == NoOp {
 		s.Action = Update

@@ -1,10 +1,9 @@
 // Package secrets owns everything deployer knows about secret values
 // (docs/secrets.md):
 //
-//   - which values of a map are secrets at any depth (IsSecret, Leaves) and
-//     the texts a Masker hides (Strings); the rules for one key or value,
-//     which config and plan use without the providers, are in the
-//     sensitive package;
+//   - the texts a Masker hides (Strings); which keys and values are
+//     secrets, in a map at any depth too, is the sensitive package's, which
+//     config and plan use without the providers;
 //   - the envelope a secret value is stored as in every state document, in
 //     place of the value ({"deployer:secret": "v1", "provider": ...,
 //     "key": ..., "ciphertext": ...}), and the per-state descriptor

@@ -20,6 +20,12 @@ const Hidden = "***"
 // in state and shown as (sensitive) in plans.
 const MinMaskLength = sensitive.MinMaskLength
 
+// Strings returns the texts inside v (v itself, or every leaf of a map or
+// list, secret wrappers unwrapped) as they are printed (sensitive.Texts):
+// these are the texts a Masker hides, so a secret of any JSON type is
+// masked (docs/secrets.md#what-is-a-secret).
+func Strings(v any) []string { return sensitive.Texts(v) }
+
 // Masker replaces known secret values by "***" in text: component output as
 // it streams, errors, the audit log (docs/secrets.md). Values are added as
 // they become known (from deployer.yaml, from opened state). Under GitHub

@@ -1,5 +1,6 @@
 // Package core is what every use case on a stack's state stands on
-// (docs/design.md#package-map): the Target a command acts on, the
+// (docs/design.md#package-map): the Target a command acts on (its
+// scope, its lock key, its names checked against deployer.yaml), the
 // backends opened once (Core.Open), the one lease site of the use cases
 // (Core.Lease), the state loaded (Core.ReadState, LoadOrNew, LoadOrHead)
 // and saved by compare-and-swap under the lease, or kept in an errored

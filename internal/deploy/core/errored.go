@@ -5,9 +5,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-
-	"github.com/deployer-dev/deployer/internal/config"
-	"github.com/deployer-dev/deployer/internal/secrets"
 )
 
 // erroredBase is the path, without its extension, of the errored state of
@@ -60,21 +57,4 @@ func RemoveErrored(path string) error {
 		return err
 	}
 	return nil
-}
-
-// OutputsNeedKey reports whether a stack output of res is a secret by its
-// name or the output key it names (docs/operations.md#stack-outputs): the
-// state will need a secrets key, known before anything runs.
-func OutputsNeedKey(outs map[string]config.OutputRef) bool {
-	for name, ref := range outs {
-		if secrets.IsSecret(name, "x") {
-			return true
-		}
-		for _, k := range ref.Path {
-			if secrets.IsSecret(k, "x") {
-				return true
-			}
-		}
-	}
-	return false
 }

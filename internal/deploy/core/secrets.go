@@ -5,21 +5,31 @@ import (
 
 	"github.com/deployer-dev/deployer/internal/config"
 	"github.com/deployer-dev/deployer/internal/secrets"
+	"github.com/deployer-dev/deployer/internal/secrets/sensitive"
 )
 
 // LearnSecrets gives the Masker every secret text of the resolved config
-// (docs/secrets.md) and reports whether there is any: values under keys
-// named like password/secret/token/key, values written {secret: true, value:
-// X}, and references marked secret.
+// (docs/secrets.md): values under keys named like
+// password/secret/token/key, values written {secret: true, value: X}, and
+// references marked secret. It reports whether the state will need a data
+// key: the config holds a secret, or a stack output is one by its name or
+// the output key it names (docs/operations.md#stack-outputs), known before
+// anything runs.
 func (c *Core) LearnSecrets(res *config.Resolved) bool {
 	found := false
 	add := func(v any) {
 		found = true
 		c.Masker.Add(secrets.Strings(v)...)
 	}
-	secrets.Leaves(res.EnvConfig, add)
-	for _, c := range res.Components {
-		secrets.Leaves(c.Config, add)
+	sensitive.Leaves(res.EnvConfig, add)
+	for _, rc := range res.Components {
+		sensitive.Leaves(rc.Config, add)
+	}
+	for name, ref := range res.Outputs {
+		found = found || sensitive.IsSecretKey(name)
+		for _, k := range ref.Path {
+			found = found || sensitive.IsSecretKey(k)
+		}
 	}
 	return found
 }
@@ -29,7 +39,7 @@ func (c *Core) LearnSecrets(res *config.Resolved) bool {
 // GitHub Actions announces them, as soon as the engine has read them:
 // before any dependent runs (docs/secrets.md#masked-everywhere).
 func (c *Core) LearnOutputs(_ string, outputs map[string]any) {
-	secrets.Leaves(outputs, func(v any) { c.Masker.Add(secrets.Strings(v)...) })
+	sensitive.Leaves(outputs, func(v any) { c.Masker.Add(secrets.Strings(v)...) })
 }
 
 // CheckSecrets verifies, before any lock is taken, that the secrets

@@ -1,6 +1,8 @@
 package core
 
 import (
+	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
@@ -52,7 +54,12 @@ func (t Target) LockKey() string {
 // Scope returns the plan scope (plan.InScope): "", "svc", "svc/comp", or
 // the components and exclusions as a list.
 func (t Target) Scope() string {
-	var targets []string
+	return plan.Scope(t.Terms())
+}
+
+// Terms are the target's scope as its flags name it: the services or
+// components it targets (none: the whole stack) and those it excludes.
+func (t Target) Terms() (targets, exclude []string) {
 	switch {
 	case t.Component != "":
 		targets = []string{config.Address(t.Service, t.Component)}
@@ -61,7 +68,7 @@ func (t Target) Scope() string {
 	case t.Components != "":
 		targets = strings.Split(t.Components, ",")
 	}
-	return plan.Scope(targets, list(t.Exclude))
+	return targets, list(t.Exclude)
 }
 
 // WithScope returns t narrowed to scope (a plan's, plan.Scope), as the
@@ -110,6 +117,61 @@ func (t Target) Validate() error {
 		}
 	}
 	return nil
+}
+
+// CheckAgainst refuses, with a *TargetError that suggests the closest name,
+// the services and components the target names (--service, --component,
+// --exclude) that res does not have.
+func (t Target) CheckAgainst(res *config.Resolved) error {
+	services := map[string]bool{}
+	var comps []string
+	for addr, c := range res.Components {
+		services[c.Service] = true
+		comps = append(comps, addr)
+	}
+	slices.Sort(comps)
+	known := slices.Sorted(maps.Keys(services))
+	targets, exclude := t.Terms()
+	for _, term := range targets {
+		if err := checkTerm(res, term, known, comps, "--component (SERVICE/COMPONENT)", "--service"); err != nil {
+			return err
+		}
+	}
+	for _, term := range exclude {
+		if err := checkTerm(res, term, known, comps, "--exclude", "--exclude"); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// checkTerm refuses a scope term (a service, or a component "svc/comp")
+// that names nothing in res.
+func checkTerm(res *config.Resolved, term string, services, comps []string, compFlag, svcFlag string) error {
+	if strings.Contains(term, "/") {
+		if _, ok := res.Components[term]; ok {
+			return nil
+		}
+		return &TargetError{Msg: fmt.Sprintf("component %s is not in deployer.yaml%s: check %s", term, hint(term, comps), compFlag)}
+	}
+	if slices.Contains(services, term) {
+		return nil
+	}
+	return &TargetError{Msg: fmt.Sprintf("service %q is not in deployer.yaml%s: check %s", term, hint(term, services), svcFlag)}
+}
+
+// hint is ` (did you mean "x"?)`, or the known names when none is close.
+func hint(name string, known []string) string {
+	if m := config.Suggest(name, known); m != "" {
+		return fmt.Sprintf(" (did you mean %q?)", m)
+	}
+	if len(known) == 0 {
+		return ""
+	}
+	if len(known) > 8 {
+		known = append(known[:8:8], "...")
+	}
+	return " (known: " + strings.Join(known, ", ") + ")"
 }
 
 // TargetError: --service or --component names something deployer.yaml does

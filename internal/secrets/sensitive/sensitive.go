@@ -107,6 +107,43 @@ func Wrap(v any) any {
 	return map[string]any{"secret": true, "value": v}
 }
 
+// IsSecret reports whether the value v under key k is a secret: a secret
+// value or envelope, or a non-null value under a key IsSecretKey accepts.
+func IsSecret(k string, v any) bool {
+	if v == nil {
+		return false
+	}
+	return IsSecretValue(v) || IsEnvelope(v) || IsSecretKey(k)
+}
+
+// Leaves calls fn with every secret value under m, at any depth (the
+// value under a secret key, a secret wrapper, an envelope), without
+// descending into it.
+func Leaves(m map[string]any, fn func(v any)) {
+	for k, v := range m {
+		if IsSecret(k, v) {
+			fn(v)
+			continue
+		}
+		leavesValue(v, fn)
+	}
+}
+
+func leavesValue(v any, fn func(v any)) {
+	if IsSecretValue(v) || IsEnvelope(v) {
+		fn(v)
+		return
+	}
+	switch t := v.(type) {
+	case map[string]any:
+		Leaves(t, fn)
+	case []any:
+		for _, x := range t {
+			leavesValue(x, fn)
+		}
+	}
+}
+
 // Envelope keys: a secret value is stored, in place of the value, as
 // {"deployer:secret": "v1", "provider": P, "key": K, "ciphertext": C}
 // (docs/secrets.md). C is base64 of a 12-byte nonce followed by the AES-256-GCM
