@@ -188,11 +188,24 @@ func UseCase[Req, Res any](f *Factory, call func(*stateops.Ops, context.Context,
 }
 
 // StateOps wires the state operations on cfg, on the core of the Service
-// f.Service wires with default options.
+// f.Service wires with default options, reporting to the Session's
+// Reporter.
 func StateOps(ctx context.Context, f *Factory, cfg *config.Config) (*stateops.Ops, error) {
 	svc, err := f.Service(ctx, cfg, ServiceOptions{})
 	if err != nil {
 		return nil, err
 	}
-	return stateops.New(svc.Core()), nil
+	return stateops.New(svc.Core()).WithReporter(f.session.reporter()), nil
+}
+
+// Locking wires the lock use cases on cfg's lock backend, opened to break
+// or take locks, reporting to the Session's Reporter; a broken holder's
+// deployment is recorded through StateOps.
+func Locking(ctx context.Context, f *Factory, cfg *config.Config) (*stateops.Locking, error) {
+	m, err := f.Locks(ctx, cfg, ReadWrite)
+	if err != nil {
+		return nil, err
+	}
+	return stateops.NewLocking(stateops.LockDeps{Locks: m, Getenv: f.Getenv, Reporter: f.session.reporter(),
+		Ops: func(ctx context.Context) (*stateops.Ops, error) { return StateOps(ctx, f, cfg) }}), nil
 }

@@ -214,12 +214,12 @@ func (s *Session) locks(ctx context.Context, cfg *config.Config, access Access) 
 
 // onLockWait reports waits for a held lock on stderr (waitReporter:
 // docs/locking.md#waiting-for-a-lock) and, in GitHub Actions, as one notice
-// per run (GitHub shows at most 10 per step).
+// per run (GitHub shows at most 10 per step): the Reporter's LockWait.
 func (s *Session) onLockWait() func(lockmgr.WaitEvent) {
 	rep := termui.NewWaitReporter(s.f.IO.ErrOut, s.f.IO.ErrTTY())
 	return func(ev lockmgr.WaitEvent) {
 		if !ev.Done && ev.Retrying == nil {
-			s.f.GitHub.LockWait(ev.Holder)
+			s.reporter().LockWait(ev.Holder)
 		}
 		rep.Event(ev)
 	}
@@ -271,7 +271,7 @@ func (s *Session) openStore(ctx context.Context, cfg *config.Config, writes bool
 	}
 	s.addCloser(closerFunc(b.Close))
 	if backends.IsLocal(cfg.Backend.State) {
-		s.f.GitHub.WarnFileState(cfg.Backend.State)
+		s.reporter().WarnFileState(cfg.Backend.State)
 	}
 	opts = append([]statestore.Option{statestore.WithMaxDocumentBytes(cfg.Backend.MaxStateSize)}, opts...)
 	return statestore.New(b, opts...), nil
@@ -298,7 +298,9 @@ func (s *Session) stackService(ctx context.Context, cfg *config.Config, opts Ser
 
 // newService wires a deploy.Service; its backends are opened by the use
 // case, after the engines' preflight (deploy.Deps.Open). Its UI is opts.UI
-// with the live progress hearing the steps.
+// with the live progress hearing the steps. It reports to the metrics
+// recorder and, but for a stack of a --all run (whose runner reports each
+// stack), to the Session's Reporter.
 func (s *Session) newService(ctx context.Context, cfg *config.Config, opts ServiceOptions, engines []engine.Engine, progress io.Writer, prefixed bool) (*deploy.Service, error) {
 	withLocks := !opts.ReadOnly
 	if opts.UI == nil {
@@ -334,9 +336,13 @@ func (s *Session) newService(ctx context.Context, cfg *config.Config, opts Servi
 	// One live block on a terminal: the stacks of a --all run (prefixed
 	// progress) report in lines, as in a log.
 	live := termui.NewLiveProgress(progress, ios.ErrTTY() && !prefixed, ios.ColorErr(), termui.ProgressEvery(s.f.Getenv), ios.ErrWidth, now)
+	var rep deploy.Reporter = s.reporter()
+	if prefixed {
+		rep = deploy.NoReporter{}
+	}
 	return deploy.New(deploy.Deps{
 		Deps:    core.Deps{Open: open, Audit: al, Now: s.f.Now, Progress: live, Getenv: s.f.Getenv, Observer: s.metrics(ctx, cfg), Masker: s.f.Masker},
-		Engines: engines, UI: termui.LiveUI{UI: opts.UI, Live: live}, Version: BuildVersion().Identity(),
+		Engines: engines, UI: termui.LiveUI{UI: opts.UI, Live: live}, Reporter: rep, Version: BuildVersion().Identity(),
 	}), nil
 }
 

@@ -42,6 +42,9 @@ type Deps struct {
 	// and end (the live progress of a deploy, docs/command-kind.md#progress);
 	// nil: NoUI.
 	UI UI
+	// Reporter hears each plan and apply once done (docs/design.md#reporting);
+	// nil: NoReporter.
+	Reporter Reporter
 	// Version is the deployer version a saved plan binds (docs/plan.md
 	// "Saved plans").
 	Version string
@@ -71,6 +74,9 @@ func New(d Deps) *Service {
 	}
 	if d.UI == nil {
 		d.UI = NoUI{}
+	}
+	if d.Reporter == nil {
+		d.Reporter = NoReporter{}
 	}
 	c := core.New(d.Deps)
 	s := &Service{c: c, d: d}
@@ -110,6 +116,11 @@ type PlanRequest struct {
 	// Replace are components to replace though their config does not
 	// force it (plan --replace ADDR; plan.Options.Replace).
 	Replace []string
+	// Refresh says Refresh follows (plan --refresh): the plan is reported
+	// with its drift, by Refresh (Reporter.Planned).
+	Refresh bool
+	// Review is passed on to the Reporter with the plan.
+	Review Review
 }
 
 // opName is input.deployment.operation: "destroy" for a destroy, else op.
@@ -123,7 +134,8 @@ func opName(destroy bool, op string) string {
 // Plan builds the plan of the target against the stored state without
 // locking (like `terraform plan -lock=false`; the deploy re-plans under its
 // lock): the planning path of Apply (prepare, then planFor), stopped before
-// the confirmation.
+// the confirmation. The Reporter hears the plan (Planned), unless
+// req.Refresh leaves that to Refresh.
 func (s *Service) Plan(ctx context.Context, req PlanRequest) (*plan.Plan, error) {
 	if err := req.Policy.load(ctx); err != nil {
 		return nil, err
@@ -144,6 +156,9 @@ func (s *Service) Plan(ctx context.Context, req PlanRequest) (*plan.Plan, error)
 		if _, denied := err.(*policy.DeniedError); !denied {
 			return nil, err
 		}
+	}
+	if !req.Refresh {
+		s.d.Reporter.Planned(ctx, Planned{Target: req.Target, Plan: pl.plan, Review: req.Review})
 	}
 	return pl.plan, nil
 }
