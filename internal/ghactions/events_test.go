@@ -65,7 +65,7 @@ func TestEventsWriteWhatTheCommandsWrote(t *testing.T) {
 	drift := []engine.Drift{{Address: "app/api", Fields: []plan.FieldDiff{{Path: "outputs.replicas", Old: 2, New: 3, Op: "change"}}}}
 	failErr := errors.New("1 component failed")
 	out := &deploy.Outcome{Plan: p, Head: statestore.Head{Serial: 4}, Deployment: statestore.Deployment{DeploymentID: "d-1", Status: "failed"},
-		Summary: deploy.Summary{Failed: []engine.Result{{Address: "app/api", Status: engine.StatusFailed, Err: errors.New("exit status 3")}}},
+		Summary:  deploy.Summary{Failed: []engine.Result{{Address: "app/api", Status: engine.StatusFailed, Err: errors.New("exit status 3")}}},
 		Upstream: []deploy.UpstreamWait{{Stack: "net", Status: statestore.DeploymentSuccess, DeploymentID: "d-0", Attempt: 1}}}
 	results := []runner.StackResult{{Stack: "qs", Dir: "qs", Status: runner.StackFailed, Reason: "exit status 3", Err: errors.New("exit status 3")},
 		{Stack: "web", Dir: "web", Status: runner.StackChanges, Plan: p}}
