@@ -44,8 +44,9 @@ type Factory struct {
 	// RawOut is stdout before masking (state show --show-secrets).
 	RawOut io.Writer
 	// GitHub reports a run under GitHub Actions (job summary, outputs,
-	// annotations); outside Actions it writes nothing. Commands take it in
-	// their options.
+	// annotations, comments); outside Actions it writes nothing. The
+	// Session registers it with the use cases it builds (Reporter,
+	// docs/design.md#reporting); commands do not call it.
 	GitHub *ghactions.Reporter
 
 	// Loaders read deployer.yaml and open the audit log and the metrics
