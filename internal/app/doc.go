@@ -6,7 +6,8 @@
 // the metrics recorder, the lock and state backends (secrets sealed with
 // the passphrase or KMS provider), the engines of the registry and the
 // use cases' Service on them, with the one Reporter the use cases report
-// to (the GitHub reporter; docs/design.md#reporting). It also holds the build's version and the
-// shell completion of names. It imports no command: internal/cli imports
-// it, never the reverse (docs/design.md#package-map).
+// to (the GitHub reporter; docs/design.md#reporting). It also holds the
+// build's version and the shell completion of names. It imports no
+// command: internal/cli imports it, never the reverse
+// (docs/design.md#package-map).
 package app
