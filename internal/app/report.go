@@ -49,15 +49,21 @@ func (nopReporter) WarnFileState(string)                            {}
 func (nopReporter) SetCommand(string)                               {}
 func (nopReporter) ReportError(error)                               {}
 
-// reporter is the Reporter the Session registers with the use cases: the
-// Factory's GitHub Actions reporter (which writes nothing outside Actions);
-// none for a Factory built without NewSession or streams.
+// reporter is the Reporter the Session registers with the use cases: its
+// GitHub Actions reporter (which writes nothing outside Actions); none for
+// a Factory built without NewSession or streams.
 func (s *Session) reporter() Reporter {
-	if s == nil || s.f.GitHub == nil {
+	if s == nil || s.github == nil {
 		return nopReporter{}
 	}
-	return s.f.GitHub
+	return s.github
 }
+
+// actions reports whether the process runs under GitHub Actions, whose
+// log the Session's stderr is written for (log groups, workflow commands
+// neutralised in a --all run's stack lines): how output is written, not a
+// report.
+func (s *Session) actions() bool { return s.github != nil && s.github.Env().Actions }
 
 // Execute runs the command of root that the arguments name, under ctx
 // (cobra's ExecuteContextC), and tells the Session's Reporter which one

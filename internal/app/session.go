@@ -35,6 +35,7 @@ import (
 // and io.ErrOut goes through the Masker.
 func NewSession(io *termui.IOStreams) (*Factory, *Session) {
 	f := &Factory{IO: io, Process: Process{Getenv: os.Getenv, Environ: os.Environ}}
+	s := &Session{f: f}
 	f.Masker = secrets.NewMasker()
 	// The CI's tokens and AWS secret keys are masked from the first byte
 	// of output, whatever reads them later (docs/secrets.md#masked-everywhere).
@@ -52,10 +53,9 @@ func NewSession(io *termui.IOStreams) (*Factory, *Session) {
 		io.Mask = f.Masker.Mask
 		io.Out, io.ErrOut = f.Masker.Writer(io.Out), f.Masker.Writer(io.ErrOut)
 		// The environment is read when first reported: tests set Getenv after.
-		f.GitHub = ghactions.NewReporter(func(k string) string { return f.Getenv(k) }, io.ErrOut, f.Masker,
+		s.github = ghactions.NewReporter(func(k string) string { return f.Getenv(k) }, io.ErrOut, f.Masker,
 			ghactions.Hints{Remedy: termui.Remedy, UnlockCommand: termui.UnlockCommand})
 	}
-	s := &Session{f: f}
 	f.session = s
 	f.NewEngines = s.registryEngines
 	f.Config, f.StackConfig, f.Audit, f.Metrics = s.config, s.stackConfig, s.audit, s.metrics
@@ -78,6 +78,11 @@ func ConfigOptions() []config.Option {
 // GitHub CLI's pkg/cmd/factory is behind cmdutil.Factory.
 type Session struct {
 	f *Factory
+	// github reports the run under GitHub Actions (job summary, outputs,
+	// annotations, comments; nothing outside Actions): the Reporter the
+	// Session registers with the use cases (docs/design.md#reporting).
+	// Nil without streams.
+	github *ghactions.Reporter
 
 	mu       sync.Mutex // guards the fields below; stacks of a --all run open backends concurrently
 	cfg      *config.Config
@@ -293,7 +298,7 @@ func (s *Session) stackService(ctx context.Context, cfg *config.Config, opts Ser
 	s.mu.Lock()
 	s.perStack = append(s.perStack, engines...)
 	s.mu.Unlock()
-	return s.newService(ctx, cfg, opts, engines, prefixLines(&s.errMu, s.f.IO.ErrOut, "["+cfg.Stack+"] ", s.f.GitHub.Env().Actions), true)
+	return s.newService(ctx, cfg, opts, engines, prefixLines(&s.errMu, s.f.IO.ErrOut, "["+cfg.Stack+"] ", s.actions()), true)
 }
 
 // newService wires a deploy.Service; its backends are opened by the use
@@ -369,7 +374,7 @@ func (s *Session) KillEngines() {
 // progress is where engines stream component output: stderr, with each
 // component's lines in a log group under GitHub Actions.
 func (s *Session) progress() io.Writer {
-	if !s.f.GitHub.Env().Actions {
+	if !s.actions() {
 		return s.f.IO.ErrOut
 	}
 	s.mu.Lock()
