@@ -95,8 +95,7 @@ func run() int {
 			os.Exit(exitcode.Cancelled)
 		}
 	}()
-	root := cli.NewRootCmd(f)
-	cmd, err := root.ExecuteContextC(ctx)
+	cmd, err := s.Execute(ctx, cli.NewRootCmd(f))
 	if err == nil {
 		return exitcode.OK
 	}
@@ -105,7 +104,7 @@ func run() int {
 	if errors.As(err, &ec) {
 		return code
 	}
-	defer f.GitHub.ReportError(err) // GitHub Actions: ::error and the held-lock summary
+	defer s.ReportError(err) // GitHub Actions: ::error and the held-lock summary
 	// Errors go through f.IO.ErrOut, which masks known secret values.
 	if f.JSON {
 		_ = json.NewEncoder(f.IO.ErrOut).Encode(termui.ErrorJSON(err, code))

@@ -16,7 +16,6 @@ import (
 	"github.com/deployer-dev/deployer/internal/config"
 	"github.com/deployer-dev/deployer/internal/deploy"
 	"github.com/deployer-dev/deployer/internal/exitcode"
-	"github.com/deployer-dev/deployer/internal/ghactions"
 	"github.com/deployer-dev/deployer/internal/plan"
 	"github.com/deployer-dev/deployer/internal/planview"
 	"github.com/deployer-dev/deployer/internal/sanitize"
@@ -127,7 +126,7 @@ type AllRequest struct {
 	Grace            time.Duration // deploy/destroy --grace
 	JSON             bool
 	// GitHubComment is plan --all --github-comment: the run's plans as one
-	// pull request comment (ghactions.Reporter.CommentStacks).
+	// pull request comment (runner.StacksRequest.Comment).
 	GitHubComment bool
 	// Policy is --policy DIR: checked, with each stack's policy.paths,
 	// against each stack's plan (docs/policy.md#many-stacks).
@@ -138,7 +137,7 @@ type AllRequest struct {
 // Factory when the command was built.
 type allRunner struct {
 	io    *termui.IOStreams
-	gh    *ghactions.Reporter
+	rep   Reporter // the Session's
 	load  func(path string) (*config.Config, error)
 	open  func(ctx context.Context, cfg *config.Config, opts ServiceOptions) (*deploy.Service, error)
 	now   func() time.Time
@@ -146,7 +145,7 @@ type allRunner struct {
 }
 
 func newAllRunner(f *Factory) *allRunner {
-	return &allRunner{io: f.IO, gh: f.GitHub, load: f.StackConfig, open: f.Service, now: f.Now, track: f.session.track}
+	return &allRunner{io: f.IO, rep: f.session.reporter(), load: f.StackConfig, open: f.Service, now: f.Now, track: f.session.track}
 }
 
 // run finds the stacks, selects them (--changed-since), asks once
@@ -165,15 +164,13 @@ func (a *allRunner) run(ctx context.Context, r AllRequest) error {
 		if len(sel.Only) == 0 {
 			none := fmt.Sprintf("No stack changed since %s.", ref)
 			fmt.Fprintln(a.io.ErrOut, none)
-			if r.GitHubComment {
-				a.gh.CommentStacks(ctx, r.Env, nil, none)
-			}
+			a.rep.StacksEnded(ctx, runner.StacksEnded{Env: r.Env, None: none, Comment: r.GitHubComment})
 			return nil
 		}
 		fmt.Fprintf(a.io.ErrOut, "Changed since %s: %s; with the stacks that read them: %s.\n", ref,
 			strings.Join(sel.Changed, ", "), strings.Join(sel.Order(runner.OpPlan), ", "))
 	}
-	v := &allView{io: a.io, gh: a.gh, req: r, width: nameWidth(set)}
+	v := &allView{io: a.io, req: r, width: nameWidth(set)}
 	showPlan := v.showPlan
 	if r.Op != runner.OpPlan && !r.Yes {
 		if showPlan, err = a.confirm(ctx, r, sel, v); err != nil {
@@ -194,21 +191,17 @@ func (a *allRunner) run(ctx context.Context, r AllRequest) error {
 		ShowPlan: showPlan,
 		OnDone:   v.done,
 		Now:      a.now,
+		Reporter: a.rep,
+		Comment:  r.GitHubComment,
 	})
 	if !r.JSON {
 		v.table(results)
 	}
-	a.gh.Stacks(results)
-	if r.GitHubComment && ctx.Err() == nil {
-		a.gh.CommentStacks(ctx, r.Env, results, "")
-	}
 	if err != nil {
-		a.gh.MarkAnnotated() // each failed or denied stack was annotated
 		return err
 	}
 	// A denied plan cannot be deployed as it is: exit 5 before the changes' 2.
 	if d := runner.Denied(results); r.DetailedExitcode && d != nil {
-		a.gh.MarkAnnotated()
 		return d
 	}
 	if r.DetailedExitcode && planview.AnyChanges(results) {
@@ -229,7 +222,6 @@ func nameWidth(set *stacks.Set) int {
 // stdout (JSON: one object per stack and line).
 type allView struct {
 	io    *termui.IOStreams
-	gh    *ghactions.Reporter
 	req   AllRequest
 	width int
 	mu    sync.Mutex
@@ -258,7 +250,8 @@ func (v *allView) render(w io.Writer, st *stacks.Stack, p *plan.Plan) error {
 	return err
 }
 
-// done prints the stack's line (or JSON object) and its job summary section.
+// done prints the stack's line (or JSON object); the runner then reports
+// the stack (runner.Reporter.StackEnded).
 func (v *allView) done(r runner.StackResult) {
 	v.mu.Lock()
 	defer v.mu.Unlock()
@@ -276,7 +269,6 @@ func (v *allView) done(r runner.StackResult) {
 		}
 		fmt.Fprintln(v.io.Out, strings.TrimRight(line, " "))
 	}
-	v.gh.Stack(v.req.Env, r)
 }
 
 // table prints every stack of the run, in dependency order, and the totals.

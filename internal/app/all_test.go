@@ -17,7 +17,7 @@ func TestAllViewPrintsALinePerStackAndATable(t *testing.T) {
 	io, out, _ := termui.Test("")
 	f := NewFactory(io)
 	f.Getenv = func(string) string { return "" }
-	v := &allView{io: f.IO, gh: f.GitHub, req: AllRequest{Op: runner.OpDeploy, Env: "dev"}, width: 5}
+	v := &allView{io: f.IO, req: AllRequest{Op: runner.OpDeploy, Env: "dev"}, width: 5}
 	at := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 	results := []runner.StackResult{
 		{Stack: "root", Dir: "root", Status: runner.StackApplied, Started: at, Finished: at.Add(1500 * time.Millisecond),

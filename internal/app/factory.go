@@ -10,7 +10,6 @@ import (
 	"github.com/deployer-dev/deployer/internal/deploy"
 	"github.com/deployer-dev/deployer/internal/deploy/stateops"
 	"github.com/deployer-dev/deployer/internal/engine"
-	"github.com/deployer-dev/deployer/internal/ghactions"
 	"github.com/deployer-dev/deployer/internal/lockmgr"
 	"github.com/deployer-dev/deployer/internal/metrics"
 	"github.com/deployer-dev/deployer/internal/secrets"
@@ -20,10 +19,10 @@ import (
 
 // Factory is what the commands are built from, as GitHub CLI's
 // cmdutil.Factory: the process's streams, environment and global flags,
-// the two reporters every command shares (the Masker and the
-// ghactions.Reporter), and lazy constructors. A constructor builds its value on
-// its first call and hands the same one out after (deployer.yaml, the audit
-// log, the metrics recorder); the backends it opens are closed by Close. A
+// the Masker every command shares, and lazy constructors. A constructor
+// builds its value on its first call and hands the same one out after
+// (deployer.yaml, the audit log, the metrics recorder); the backends it
+// opens are closed by Close. A
 // command takes the values and constructors it needs into its options when
 // it is built; tests replace any of them. The Factory keeps no per-run
 // state: what the constructors opened is held by the Session that wired
@@ -43,10 +42,6 @@ type Factory struct {
 	Masker *secrets.Masker
 	// RawOut is stdout before masking (state show --show-secrets).
 	RawOut io.Writer
-	// GitHub reports a run under GitHub Actions (job summary, outputs,
-	// annotations); outside Actions it writes nothing. Commands take it in
-	// their options.
-	GitHub *ghactions.Reporter
 
 	// Loaders read deployer.yaml and open the audit log and the metrics
 	// recorder, once each (f.Config is f.Loaders.Config).
@@ -188,11 +183,24 @@ func UseCase[Req, Res any](f *Factory, call func(*stateops.Ops, context.Context,
 }
 
 // StateOps wires the state operations on cfg, on the core of the Service
-// f.Service wires with default options.
+// f.Service wires with default options, reporting to the Session's
+// Reporter.
 func StateOps(ctx context.Context, f *Factory, cfg *config.Config) (*stateops.Ops, error) {
 	svc, err := f.Service(ctx, cfg, ServiceOptions{})
 	if err != nil {
 		return nil, err
 	}
-	return stateops.New(svc.Core()), nil
+	return stateops.New(svc.Core()).WithReporter(f.session.reporter()), nil
+}
+
+// Locking wires the lock use cases on cfg's lock backend, opened to break
+// or take locks, reporting to the Session's Reporter; a broken holder's
+// deployment is recorded through StateOps.
+func Locking(ctx context.Context, f *Factory, cfg *config.Config) (*stateops.Locking, error) {
+	m, err := f.Locks(ctx, cfg, ReadWrite)
+	if err != nil {
+		return nil, err
+	}
+	return stateops.NewLocking(stateops.LockDeps{Locks: m, Getenv: f.Getenv, Reporter: f.session.reporter(),
+		Ops: func(ctx context.Context) (*stateops.Ops, error) { return StateOps(ctx, f, cfg) }}), nil
 }

@@ -35,6 +35,7 @@ import (
 // and io.ErrOut goes through the Masker.
 func NewSession(io *termui.IOStreams) (*Factory, *Session) {
 	f := &Factory{IO: io, Process: Process{Getenv: os.Getenv, Environ: os.Environ}}
+	s := &Session{f: f}
 	f.Masker = secrets.NewMasker()
 	// The CI's tokens and AWS secret keys are masked from the first byte
 	// of output, whatever reads them later (docs/secrets.md#masked-everywhere).
@@ -52,10 +53,9 @@ func NewSession(io *termui.IOStreams) (*Factory, *Session) {
 		io.Mask = f.Masker.Mask
 		io.Out, io.ErrOut = f.Masker.Writer(io.Out), f.Masker.Writer(io.ErrOut)
 		// The environment is read when first reported: tests set Getenv after.
-		f.GitHub = ghactions.NewReporter(func(k string) string { return f.Getenv(k) }, io.ErrOut, f.Masker,
+		s.github = ghactions.NewReporter(func(k string) string { return f.Getenv(k) }, io.ErrOut, f.Masker,
 			ghactions.Hints{Remedy: termui.Remedy, UnlockCommand: termui.UnlockCommand})
 	}
-	s := &Session{f: f}
 	f.session = s
 	f.NewEngines = s.registryEngines
 	f.Config, f.StackConfig, f.Audit, f.Metrics = s.config, s.stackConfig, s.audit, s.metrics
@@ -78,6 +78,11 @@ func ConfigOptions() []config.Option {
 // GitHub CLI's pkg/cmd/factory is behind cmdutil.Factory.
 type Session struct {
 	f *Factory
+	// github reports the run under GitHub Actions (job summary, outputs,
+	// annotations, comments; nothing outside Actions): the Reporter the
+	// Session registers with the use cases (docs/design.md#reporting).
+	// Nil without streams.
+	github *ghactions.Reporter
 
 	mu       sync.Mutex // guards the fields below; stacks of a --all run open backends concurrently
 	cfg      *config.Config
@@ -214,12 +219,12 @@ func (s *Session) locks(ctx context.Context, cfg *config.Config, access Access) 
 
 // onLockWait reports waits for a held lock on stderr (waitReporter:
 // docs/locking.md#waiting-for-a-lock) and, in GitHub Actions, as one notice
-// per run (GitHub shows at most 10 per step).
+// per run (GitHub shows at most 10 per step): the Reporter's LockWait.
 func (s *Session) onLockWait() func(lockmgr.WaitEvent) {
 	rep := termui.NewWaitReporter(s.f.IO.ErrOut, s.f.IO.ErrTTY())
 	return func(ev lockmgr.WaitEvent) {
 		if !ev.Done && ev.Retrying == nil {
-			s.f.GitHub.LockWait(ev.Holder)
+			s.reporter().LockWait(ev.Holder)
 		}
 		rep.Event(ev)
 	}
@@ -271,7 +276,7 @@ func (s *Session) openStore(ctx context.Context, cfg *config.Config, writes bool
 	}
 	s.addCloser(closerFunc(b.Close))
 	if backends.IsLocal(cfg.Backend.State) {
-		s.f.GitHub.WarnFileState(cfg.Backend.State)
+		s.reporter().WarnFileState(cfg.Backend.State)
 	}
 	opts = append([]statestore.Option{statestore.WithMaxDocumentBytes(cfg.Backend.MaxStateSize)}, opts...)
 	return statestore.New(b, opts...), nil
@@ -293,12 +298,14 @@ func (s *Session) stackService(ctx context.Context, cfg *config.Config, opts Ser
 	s.mu.Lock()
 	s.perStack = append(s.perStack, engines...)
 	s.mu.Unlock()
-	return s.newService(ctx, cfg, opts, engines, prefixLines(&s.errMu, s.f.IO.ErrOut, "["+cfg.Stack+"] ", s.f.GitHub.Env().Actions), true)
+	return s.newService(ctx, cfg, opts, engines, prefixLines(&s.errMu, s.f.IO.ErrOut, "["+cfg.Stack+"] ", s.actions()), true)
 }
 
 // newService wires a deploy.Service; its backends are opened by the use
 // case, after the engines' preflight (deploy.Deps.Open). Its UI is opts.UI
-// with the live progress hearing the steps.
+// with the live progress hearing the steps. It reports to the metrics
+// recorder and, but for a stack of a --all run (whose runner reports each
+// stack), to the Session's Reporter.
 func (s *Session) newService(ctx context.Context, cfg *config.Config, opts ServiceOptions, engines []engine.Engine, progress io.Writer, prefixed bool) (*deploy.Service, error) {
 	withLocks := !opts.ReadOnly
 	if opts.UI == nil {
@@ -334,9 +341,13 @@ func (s *Session) newService(ctx context.Context, cfg *config.Config, opts Servi
 	// One live block on a terminal: the stacks of a --all run (prefixed
 	// progress) report in lines, as in a log.
 	live := termui.NewLiveProgress(progress, ios.ErrTTY() && !prefixed, ios.ColorErr(), termui.ProgressEvery(s.f.Getenv), ios.ErrWidth, now)
+	var rep deploy.Reporter = s.reporter()
+	if prefixed {
+		rep = deploy.NoReporter{}
+	}
 	return deploy.New(deploy.Deps{
 		Deps:    core.Deps{Open: open, Audit: al, Now: s.f.Now, Progress: live, Getenv: s.f.Getenv, Observer: s.metrics(ctx, cfg), Masker: s.f.Masker},
-		Engines: engines, UI: termui.LiveUI{UI: opts.UI, Live: live}, Version: BuildVersion().Identity(),
+		Engines: engines, UI: termui.LiveUI{UI: opts.UI, Live: live}, Reporter: rep, Version: BuildVersion().Identity(),
 	}), nil
 }
 
@@ -363,7 +374,7 @@ func (s *Session) KillEngines() {
 // progress is where engines stream component output: stderr, with each
 // component's lines in a log group under GitHub Actions.
 func (s *Session) progress() io.Writer {
-	if !s.f.GitHub.Env().Actions {
+	if !s.actions() {
 		return s.f.IO.ErrOut
 	}
 	s.mu.Lock()

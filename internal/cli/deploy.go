@@ -53,16 +53,10 @@ type DeployOptions struct {
 	Import deploy.ImportTarget
 
 	// Apply is the use case, deploy.Service.Apply with ui (bound by
-	// NewCmdDeploy; a run test sets a fake).
+	// NewCmdDeploy; a run test sets a fake). It reports the run itself
+	// (deploy.Reporter: the GitHub Actions job summary, outputs and
+	// annotations, docs/github-actions.md).
 	Apply func(ctx context.Context, req deploy.ApplyRequest, ui deploy.UI, eng app.EngineOptions) (*deploy.Outcome, error)
-	// Report writes the GitHub Actions summary, outputs and annotations of
-	// the run (docs/github-actions.md): ghactions.Reporter.Deploy; nil writes
-	// nothing.
-	Report func(t deploy.Target, out *deploy.Outcome, err error)
-	// ReportRun writes the wait for the upstream stacks of a --run-id
-	// deploy to the job summary: ghactions.Reporter.RunWait; nil writes
-	// nothing.
-	ReportRun func(t deploy.Target, runID string, waits []deploy.UpstreamWait, err error)
 	// Refresh is the refresh-only use case (deploy --refresh-only).
 	Refresh RefreshOnlyFunc
 	// RecordRunFailure records, for a --run-id deploy that fails after
@@ -138,9 +132,7 @@ func newDeployOptions(f *app.Factory, destroy bool) *DeployOptions {
 			}
 			return svc.Apply(ctx, req)
 		},
-		Report:    f.GitHub.Deploy,
-		ReportRun: f.GitHub.RunWait,
-		Refresh:   bindRefreshOnly(f, false),
+		Refresh: bindRefreshOnly(f, false),
 		RecordRunFailure: func(ctx context.Context, req deploy.RunFailureRequest) {
 			svc, err := f.Service(ctx, req.Config, app.ServiceOptions{})
 			if err != nil {
@@ -265,12 +257,6 @@ func runDeploy(ctx context.Context, opts *DeployOptions) (err error) {
 	req := opts.applyRequest(cfg, t, saved, check, run)
 	applying = true
 	out, err := opts.Apply(ctx, req, opts.ui(t, ask), app.EngineOptions{InstallPulumi: opts.InstallPulumi, Grace: opts.Grace})
-	if opts.Report != nil {
-		opts.Report(t, out, err)
-	}
-	if run != nil && out != nil && opts.ReportRun != nil {
-		opts.ReportRun(t, run.ID, out.Upstream, err)
-	}
 	err = opts.render(t, out, err)
 	switch {
 	case run == nil:

@@ -234,21 +234,19 @@ func TestRunDeployRequest(t *testing.T) {
 	var got deploy.ApplyRequest
 	var gotEng app.EngineOptions
 	var gotUI deploy.UI
-	var reported bool
 	opts := DeployOptions{IO: ios, Yes: true, Destroy: true, LockTimeout: time.Minute, InstallPulumi: true,
 		StackOptions: app.StackOptions{Target: app.TargetFlags{Env: "dev", Component: "app/api"}, Config: func() (*config.Config, error) { return cfg, nil }},
 		Apply: func(_ context.Context, req deploy.ApplyRequest, ui deploy.UI, eng app.EngineOptions) (*deploy.Outcome, error) {
 			got, gotUI, gotEng = req, ui, eng
 			return nil, nil
 		},
-		Report: func(deploy.Target, *deploy.Outcome, error) { reported = true },
 	}
 	if err := runDeploy(context.Background(), &opts); err != nil {
 		t.Fatal(err)
 	}
 	want := deploy.Target{Stack: "shop", Env: "dev", Service: "app", Component: "api"}
-	if got.Config != cfg || got.Target != want || !got.Destroy || got.LockTimeout != time.Minute || got.Parallelism != 0 || !gotEng.InstallPulumi || !reported {
-		t.Errorf("request %+v, engines %+v, reported %v", got, gotEng, reported)
+	if got.Config != cfg || got.Target != want || !got.Destroy || got.LockTimeout != time.Minute || got.Parallelism != 0 || !gotEng.InstallPulumi {
+		t.Errorf("request %+v, engines %+v", got, gotEng)
 	}
 	if ok, err := gotUI.Confirm(nil); !ok || err != nil { // --yes: confirmed without asking (no terminal to ask on)
 		t.Errorf("--yes: Confirm = %v, %v; want confirmed without a question", ok, err)

@@ -48,26 +48,15 @@ type PlanOptions struct {
 	// (deploy.Service's Plan, Refresh and Preview, on backends opened once
 	// without the lock backend); a run test sets fakes. With
 	// req.CheckEngines (--preview, --refresh) Plan runs the engines'
-	// preflight first.
+	// preflight first. Plan, or with --refresh DetectDrift, reports the
+	// plan itself (deploy.Reporter: the GitHub Actions job summary and
+	// outputs, the drift's annotations, and with --github-comment the pull
+	// request comment; docs/github-actions.md).
 	Plan           func(ctx context.Context, req deploy.PlanRequest) (*plan.Plan, error)
 	DetectDrift    func(ctx context.Context, cfg *config.Config, t deploy.Target, p *plan.Plan) ([]engine.Drift, error)
 	PreviewEngines func(ctx context.Context, cfg *config.Config, t deploy.Target, p *plan.Plan) (string, error)
 	// RefreshOnlyPlan is the refresh-only use case, recording nothing.
 	RefreshOnlyPlan RefreshOnlyFunc
-	// Report writes the GitHub Actions summary and outputs of the plan
-	// (docs/github-actions.md); nil writes nothing.
-	Report func(t deploy.Target, p *plan.Plan, drifted bool)
-	// ReportDrift annotates and summarizes the drift plan --refresh found
-	// under GitHub Actions (docs/github-actions.md#nightly-drift-check); nil
-	// writes nothing.
-	ReportDrift func(t deploy.Target, drift []engine.Drift)
-	// Comment posts the plan on the pull request (--github-comment); it
-	// reports its own failures, which never fail the plan.
-	Comment func(ctx context.Context, t deploy.Target, p *plan.Plan)
-	// CommentRun posts the plan as t's section of the comment of run runID
-	// (--github-comment --run-id); like Comment, it reports its own
-	// failures.
-	CommentRun func(ctx context.Context, runID string, t deploy.Target, p *plan.Plan)
 	// Mask hides every known secret value in the saved plan file (--out):
 	// the process's Masker. Nil masks nothing.
 	Mask func(string) string
@@ -131,9 +120,8 @@ func NewCmdPlan(f *app.Factory, runF func(context.Context, *PlanOptions) error) 
 	return cmd
 }
 
-// useCases binds plan's use cases and reporters to f: the backends are
-// opened once, on the first call, without the lock backend (a plan takes no
-// lock).
+// useCases binds plan's use cases to f: the backends are opened once, on
+// the first call, without the lock backend (a plan takes no lock).
 func (o *PlanOptions) useCases(f *app.Factory) {
 	var svc *deploy.Service
 	service := func(ctx context.Context, cfg *config.Config) (*deploy.Service, error) {
@@ -159,7 +147,7 @@ func (o *PlanOptions) useCases(f *app.Factory) {
 		if err != nil {
 			return nil, err
 		}
-		return s.Refresh(ctx, deploy.RefreshRequest{Config: cfg, Target: t, Plan: p})
+		return s.Refresh(ctx, deploy.RefreshRequest{Config: cfg, Target: t, Plan: p, Review: o.review()})
 	}
 	o.PreviewEngines = func(ctx context.Context, cfg *config.Config, t deploy.Target, p *plan.Plan) (string, error) {
 		s, err := service(ctx, cfg)
@@ -169,8 +157,12 @@ func (o *PlanOptions) useCases(f *app.Factory) {
 		return s.Preview(ctx, deploy.PreviewRequest{Config: cfg, Target: t, Plan: p})
 	}
 	o.RefreshOnlyPlan = bindRefreshOnly(f, true)
-	o.ReportDrift, o.Comment, o.CommentRun = f.GitHub.Drift, f.GitHub.CommentPlan, f.GitHub.CommentRunPlan
-	o.Mask, o.Report = f.Masker.Mask, f.GitHub.Plan
+	o.Mask = f.Masker.Mask
+}
+
+// review is what --github-comment and --run-id ask of the plan's reporters.
+func (o *PlanOptions) review() deploy.Review {
+	return deploy.Review{Comment: o.GitHubComment, RunID: o.RunID}
 }
 
 // configFlag is the --config flag that names path again in a command
@@ -201,7 +193,7 @@ func runPlan(ctx context.Context, opts *PlanOptions) error {
 		return err
 	}
 	p, err := opts.Plan(ctx, deploy.PlanRequest{Config: cfg, Target: t, Destroy: opts.Destroy, CheckEngines: opts.Preview || opts.Refresh, Policy: check,
-		Save: opts.Out != "", Replace: opts.Replace})
+		Save: opts.Out != "", Replace: opts.Replace, Refresh: opts.Refresh, Review: opts.review()})
 	if err != nil {
 		return err
 	}
@@ -213,9 +205,6 @@ func runPlan(ctx context.Context, opts *PlanOptions) error {
 		}
 		if err := termui.RenderDrift(opts.IO, drift, opts.JSON); err != nil {
 			return err
-		}
-		if opts.ReportDrift != nil {
-			opts.ReportDrift(t, drift)
 		}
 	}
 	if opts.Out != "" {
@@ -231,15 +220,6 @@ func runPlan(ctx context.Context, opts *PlanOptions) error {
 		fmt.Fprintln(opts.IO.Out, planview.NoChangesButDrift)
 	} else if err := termui.PlanRenderer(opts.IO, opts.JSON).Render(opts.IO.Out, p); err != nil {
 		return err
-	}
-	if opts.Report != nil {
-		opts.Report(t, p, len(drift) > 0)
-	}
-	switch {
-	case opts.GitHubComment && opts.RunID != "" && opts.CommentRun != nil:
-		opts.CommentRun(ctx, opts.RunID, t, p)
-	case opts.GitHubComment && opts.RunID == "" && opts.Comment != nil:
-		opts.Comment(ctx, t, p)
 	}
 	if opts.Preview {
 		text, err := opts.PreviewEngines(ctx, cfg, t, p)

@@ -3,7 +3,6 @@ package cli
 import (
 	"context"
 	"errors"
-	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -74,23 +73,23 @@ func TestRunPlan(t *testing.T) {
 		wantErrOut string
 		wantErr    error
 	}{
-		{name: "human", opts: PlanOptions{StackOptions: app.StackOptions{Target: app.TargetFlags{Env: "dev"}}}, wantCalls: "plan report(drift false)", wantOut: human.String()},
-		{name: "json", opts: PlanOptions{StackOptions: app.StackOptions{Target: app.TargetFlags{Env: "dev"}, JSON: true}}, wantCalls: "plan report(drift false)", wantOut: asJSON.String()},
-		{name: "detailed exit code", opts: PlanOptions{StackOptions: app.StackOptions{Target: app.TargetFlags{Env: "dev"}}, DetailedExitcode: true}, wantCalls: "plan report(drift false)",
+		{name: "human", opts: PlanOptions{StackOptions: app.StackOptions{Target: app.TargetFlags{Env: "dev"}}}, wantCalls: "plan", wantOut: human.String()},
+		{name: "json", opts: PlanOptions{StackOptions: app.StackOptions{Target: app.TargetFlags{Env: "dev"}, JSON: true}}, wantCalls: "plan", wantOut: asJSON.String()},
+		{name: "detailed exit code", opts: PlanOptions{StackOptions: app.StackOptions{Target: app.TargetFlags{Env: "dev"}}, DetailedExitcode: true}, wantCalls: "plan",
 			wantOut: human.String(), wantErr: &exitcode.ExitCodeError{Code: 2}},
-		{name: "destroy scoped", opts: PlanOptions{StackOptions: app.StackOptions{Target: app.TargetFlags{Env: "dev", Component: "app/api"}}, Destroy: true}, wantCalls: "plan(destroy app/api) report(drift false)",
+		{name: "destroy scoped", opts: PlanOptions{StackOptions: app.StackOptions{Target: app.TargetFlags{Env: "dev", Component: "app/api"}}, Destroy: true}, wantCalls: "plan(destroy app/api)",
 			wantOut: human.String()},
-		{name: "refresh and preview", opts: PlanOptions{StackOptions: app.StackOptions{Target: app.TargetFlags{Env: "dev"}}, Refresh: true, Preview: true}, wantCalls: "preflight plan drift report(drift true) preview",
+		{name: "refresh and preview", opts: PlanOptions{StackOptions: app.StackOptions{Target: app.TargetFlags{Env: "dev"}}, Refresh: true, Preview: true}, wantCalls: "preflight plan drift preview",
 			wantOut: "Drift between actual_state and what is live (1 components):\n  ! app/api\n      outputs.password: (sensitive) -> (sensitive)\n      outputs.replicas: 2 -> 3\n\n" +
 				human.String() + "\nFake preview:\n+ 1 to create\n"},
-		{name: "refresh and preview --json", opts: PlanOptions{StackOptions: app.StackOptions{Target: app.TargetFlags{Env: "dev"}, JSON: true}, Refresh: true, Preview: true}, wantCalls: "preflight plan drift report(drift true) preview",
+		{name: "refresh and preview --json", opts: PlanOptions{StackOptions: app.StackOptions{Target: app.TargetFlags{Env: "dev"}, JSON: true}, Refresh: true, Preview: true}, wantCalls: "preflight plan drift preview",
 			wantOut:    asJSON.String(),
 			wantErrOut: `{"drift":[{"address":"app/api","fields":[{"path":"outputs.password","old":"(sensitive)","new":"(sensitive)","op":"change","sensitive":true},{"path":"outputs.replicas","old":2,"new":3,"op":"change"}]}]}` + "\n\nFake preview:\n+ 1 to create\n"},
 		{name: "drift and no changes", opts: PlanOptions{StackOptions: app.StackOptions{Target: app.TargetFlags{Env: "dev"}}, Refresh: true}, noChanges: true,
-			wantCalls: "preflight plan drift report(drift true)",
+			wantCalls: "preflight plan drift",
 			wantOut: "Drift between actual_state and what is live (1 components):\n  ! app/api\n      outputs.password: (sensitive) -> (sensitive)\n      outputs.replicas: 2 -> 3\n\n" +
 				planview.NoChangesButDrift + "\n"},
-		{name: "out", opts: PlanOptions{StackOptions: app.StackOptions{Target: app.TargetFlags{Env: "dev"}}, Out: out}, wantCalls: "plan report(drift false)", wantOut: human.String(),
+		{name: "out", opts: PlanOptions{StackOptions: app.StackOptions{Target: app.TargetFlags{Env: "dev"}}, Out: out}, wantCalls: "plan", wantOut: human.String(),
 			wantErrOut: "Saved the plan of shop/dev to " + out + " (bound to state serial 3). Apply it with: deployer deploy --plan " + out + "\n"},
 		{name: "preflight fails", opts: PlanOptions{StackOptions: app.StackOptions{Target: app.TargetFlags{Env: "dev"}}, Preview: true}, preflight: preflightErr, wantCalls: "preflight", wantErr: preflightErr},
 		{name: "unknown environment", opts: PlanOptions{StackOptions: app.StackOptions{Target: app.TargetFlags{Env: "prod"}}},
@@ -114,6 +113,9 @@ func TestRunPlan(t *testing.T) {
 				if c != cfg || tg.Stack != "shop" || tg.Env != "dev" {
 					t.Errorf("Plan(%v, %+v)", c, tg)
 				}
+				if req.Refresh != opts.Refresh { // the plan is reported with its drift (deploy.Reporter.Planned)
+					t.Errorf("PlanRequest.Refresh = %v with --refresh %v", req.Refresh, opts.Refresh)
+				}
 				if destroy {
 					calls = append(calls, "plan(destroy "+tg.Service+"/"+tg.Component+")")
 				} else {
@@ -131,9 +133,6 @@ func TestRunPlan(t *testing.T) {
 			opts.PreviewEngines = func(context.Context, *config.Config, deploy.Target, *plan.Plan) (string, error) {
 				calls = append(calls, "preview")
 				return "Fake preview:\n+ 1 to create\n", nil // the engines head their own previews
-			}
-			opts.Report = func(_ deploy.Target, _ *plan.Plan, drifted bool) {
-				calls = append(calls, fmt.Sprintf("report(drift %t)", drifted))
 			}
 			err := runPlan(context.Background(), &opts)
 			checkErr(t, err, tt.wantErr)

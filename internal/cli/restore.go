@@ -34,10 +34,9 @@ type RestoreOptions struct {
 	// Restore is the use case: it opens the lock and state backends and
 	// calls stateops.Ops.Restore (bound by NewCmdRestore; a run test sets
 	// a fake).
+	// It reports what it wrote itself (stateops.Reporter: the GitHub
+	// Actions job summary and step outputs, docs/github-actions.md).
 	Restore func(ctx context.Context, cfg *config.Config, req stateops.RestoreRequest) (*stateops.RestoreResult, error)
-	// Report writes the GitHub Actions job summary and step outputs of a
-	// restore (docs/github-actions.md); nil writes nothing.
-	Report func(t deploy.Target, res *stateops.RestoreResult)
 }
 
 // NewCmdRestore returns `deployer restore`; runF replaces runRestore in tests.
@@ -46,7 +45,6 @@ func NewCmdRestore(f *app.Factory, runF func(context.Context, *RestoreOptions) e
 		IO:      f.IO,
 		Config:  func() (*config.Config, error) { return app.ProjectConfig(f, "restore") },
 		Restore: app.UseCase(f, (*stateops.Ops).Restore),
-		Report:  f.GitHub.Restore,
 	}
 	cmd := &cobra.Command{
 		Use:   "restore",
@@ -105,9 +103,6 @@ func runRestore(ctx context.Context, opts *RestoreOptions, cfg *config.Config, t
 	res, err := opts.Restore(ctx, cfg, req)
 	if err != nil {
 		return err
-	}
-	if opts.Report != nil {
-		opts.Report(t, res)
 	}
 	if opts.JSON {
 		return opts.IO.PrintJSON(map[string]any{"stack": t.Stack, "environment": t.Env, "serial": res.Head.Serial,

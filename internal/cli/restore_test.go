@@ -51,10 +51,10 @@ func TestNewCmdRestore(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if got.IO != io || got.Config == nil || got.Restore == nil || got.Report == nil {
-				t.Errorf("IO, Config, Restore and Report must be bound: %+v", got)
+			if got.IO != io || got.Config == nil || got.Restore == nil {
+				t.Errorf("IO, Config and Restore must be bound: %+v", got)
 			}
-			if diff := cmp.Diff(tt.want, *got, cmpopts.IgnoreFields(RestoreOptions{}, "IO", "Config", "Restore", "Report")); diff != "" {
+			if diff := cmp.Diff(tt.want, *got, cmpopts.IgnoreFields(RestoreOptions{}, "IO", "Config", "Restore")); diff != "" {
 				t.Errorf("options (-want +got):\n%s", diff)
 			}
 		})
@@ -84,7 +84,6 @@ func TestRunRestore(t *testing.T) {
 		wantOut string
 		wantErr string
 		errIs   error
-		report  bool
 	}{
 		{
 			name:    "by serial with --yes",
@@ -92,7 +91,6 @@ func TestRunRestore(t *testing.T) {
 			cfg:     shop,
 			wantReq: &stateops.RestoreRequest{Target: deploy.Target{Stack: "shop", Env: "dev"}, Serial: 2, LockTimeout: time.Minute, Dir: "/srv/shop"},
 			wantOut: restored,
-			report:  true,
 		},
 		{
 			name:    "by time, json",
@@ -100,7 +98,6 @@ func TestRunRestore(t *testing.T) {
 			cfg:     shop,
 			wantReq: &stateops.RestoreRequest{Target: deploy.Target{Stack: "web", Env: "dev"}, At: time.Date(2024, 1, 15, 14, 0, 0, 0, time.UTC), Dir: "/srv/shop"},
 			wantOut: "{\n  \"environment\": \"dev\",\n  \"resources\": 2,\n  \"restored_from\": 2,\n  \"serial\": 5,\n  \"stack\": \"web\"\n}\n",
-			report:  true,
 		},
 		{
 			name:    "asks on a terminal: yes",
@@ -111,7 +108,6 @@ func TestRunRestore(t *testing.T) {
 			preview: &preview,
 			wantReq: &stateops.RestoreRequest{Target: deploy.Target{Stack: "shop", Env: "dev"}, Serial: 2, Dir: "/srv/shop"},
 			wantOut: restored,
-			report:  true,
 		},
 		{
 			name:    "asks on a terminal, names an uncommitted snapshot: no",
@@ -181,8 +177,6 @@ func TestRunRestore(t *testing.T) {
 				}
 				return result, tt.err
 			}
-			var reported *stateops.RestoreResult
-			opts.Report = func(tgt deploy.Target, res *stateops.RestoreResult) { reported = res }
 			err := app.WithTarget(&opts.Target, opts.Config, runRestore)(context.Background(), &opts)
 			if diff := cmp.Diff(tt.wantReq, gotReq); diff != "" {
 				t.Errorf("request (-want +got):\n%s", diff)
@@ -207,9 +201,6 @@ func TestRunRestore(t *testing.T) {
 			}
 			if diff := cmp.Diff(wantErrOut, stderr.String()); diff != "" {
 				t.Errorf("stderr (-want +got):\n%s", diff)
-			}
-			if (reported != nil) != tt.report || (reported != nil && reported != result) {
-				t.Errorf("reported %+v, want it reported: %v", reported, tt.report)
 			}
 		})
 	}

@@ -41,7 +41,6 @@ func NewRootCmd(f *app.Factory) *cobra.Command {
 			if f.NoColor {
 				f.IO.DisableColor()
 			}
-			f.GitHub.SetCommand(cmd.CommandPath())
 			return nil
 		},
 	}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"time"
 
 	"github.com/MakeNowJust/heredoc"
 	"github.com/spf13/cobra"
@@ -13,7 +12,6 @@ import (
 	"github.com/deployer-dev/deployer/internal/deploy/stateops"
 	"github.com/deployer-dev/deployer/internal/exitcode"
 	"github.com/deployer-dev/deployer/internal/lockmgr"
-	"github.com/deployer-dev/deployer/internal/sanitize"
 	"github.com/deployer-dev/deployer/internal/termui"
 )
 
@@ -26,21 +24,17 @@ type UnlockOptions struct {
 	Force  bool
 	LockID string
 	Yes    bool
-	// Command is the command's path ("deployer unlock"), for the job summary.
-	Command string
 	// Unlock is the use case (stateops.Locking.Unlock on the configured lock backend,
 	// with the target resolved against deployer.yaml), bound by
-	// NewCmdUnlock; a run test sets a fake.
+	// NewCmdUnlock; a run test sets a fake. It reports the lock it broke
+	// itself (stateops.Reporter: the GitHub Actions job summary).
 	Unlock func(context.Context, stateops.UnlockRequest) (*stateops.UnlockResult, error)
-	// Summarize appends Markdown to the GitHub Actions job summary (a no-op
-	// outside it).
-	Summarize func(md string)
 }
 
 // NewCmdUnlock returns `deployer unlock --force`; runF replaces runUnlock in
 // tests.
 func NewCmdUnlock(f *app.Factory, runF func(context.Context, *UnlockOptions) error) *cobra.Command {
-	opts := &UnlockOptions{IO: f.IO, Summarize: f.GitHub.Summarize}
+	opts := &UnlockOptions{IO: f.IO}
 	opts.Unlock = func(ctx context.Context, req stateops.UnlockRequest) (*stateops.UnlockResult, error) {
 		cfg, err := app.ProjectConfig(f, "unlock")
 		if err != nil {
@@ -51,12 +45,11 @@ func NewCmdUnlock(f *app.Factory, runF func(context.Context, *UnlockOptions) err
 				return nil, err
 			}
 		}
-		m, err := f.Locks(ctx, cfg, app.ReadWrite)
+		l, err := app.Locking(ctx, f, cfg)
 		if err != nil {
 			return nil, err
 		}
-		return stateops.NewLocking(stateops.LockDeps{Locks: m, Getenv: f.Getenv,
-			Ops: func(ctx context.Context) (*stateops.Ops, error) { return app.StateOps(ctx, f, cfg) }}).Unlock(ctx, req)
+		return l.Unlock(ctx, req)
 	}
 	cmd := &cobra.Command{
 		Use:   "unlock",
@@ -77,7 +70,6 @@ func NewCmdUnlock(f *app.Factory, runF func(context.Context, *UnlockOptions) err
 			if !opts.Force {
 				return &exitcode.UsageError{Msg: "unlock breaks another holder's lock: pass --force to confirm you mean it"}
 			}
-			opts.Command = cmd.CommandPath()
 			return runOr(cmd, opts, runF, runUnlock)
 		},
 	}
@@ -111,11 +103,6 @@ func runUnlock(ctx context.Context, opts *UnlockOptions) error {
 	req.Broken = func(s lockmgr.Status) {
 		rec := s.Record.Printable()
 		fmt.Fprintf(opts.IO.Out, "Lock %s (lock id %s, held by %s) released.\n", rec.LockKey, rec.LockID, rec.LockedBy)
-		if opts.Summarize != nil {
-			esc := sanitize.Masked{Mask: opts.IO.Mask} // masked before escaped
-			opts.Summarize(fmt.Sprintf("### %s: %s\n\nBroke lock `%s` (lock id `%s`, held by %s since %s).\n\n",
-				opts.Command, esc.Markdown(s.LockKey), esc.CodeSpan(s.LockKey), esc.CodeSpan(s.LockID), esc.Markdown(s.LockedBy), time.Unix(s.LockedAt, 0).UTC().Format(time.RFC3339)))
-		}
 	}
 	res, err := opts.Unlock(ctx, req)
 	var refused *stateops.UnlockRefusedError

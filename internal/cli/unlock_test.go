@@ -111,12 +111,11 @@ func TestNewCmdUnlock(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%v: %v", c.argv, err)
 		}
-		c.want.Command = "unlock"
-		if d := cmp.Diff(c.want, *got, cmpopts.IgnoreFields(UnlockOptions{}, "IO", "Unlock", "Summarize")); d != "" {
+		if d := cmp.Diff(c.want, *got, cmpopts.IgnoreFields(UnlockOptions{}, "IO", "Unlock")); d != "" {
 			t.Errorf("%v (-want +got):\n%s", c.argv, d)
 		}
-		if got.IO != f.IO || got.Unlock == nil || got.Summarize == nil {
-			t.Errorf("%v: IO, Unlock and Summarize must be bound from the app.Factory", c.argv)
+		if got.IO != f.IO || got.Unlock == nil {
+			t.Errorf("%v: IO and Unlock must be bound from the app.Factory", c.argv)
 		}
 	}
 }
@@ -167,11 +166,9 @@ func TestRunUnlock(t *testing.T) {
 		wantErrOut string
 		wantErr    string
 		usage      bool
-		summary    string
 	}{
-		{name: "yes", opts: UnlockOptions{Yes: true, Command: "deployer unlock", Unlock: breaks(staleStatus, nil)},
-			wantOut: "Lock stack:shop:env:dev (lock id L-1, held by ci@runner) released.\n", wantErrOut: staleRecordText,
-			summary: "### deployer unlock: stack:shop:env:dev\n\nBroke lock `stack:shop:env:dev` (lock id `L-1`, held by ci@runner since 2023-11-14T22:03:20Z).\n\n"},
+		{name: "yes", opts: UnlockOptions{Yes: true, Unlock: breaks(staleStatus, nil)},
+			wantOut: "Lock stack:shop:env:dev (lock id L-1, held by ci@runner) released.\n", wantErrOut: staleRecordText},
 		{name: "asked, yes", opts: UnlockOptions{Unlock: breaks(staleStatus, nil)}, stdin: "yes\n", tty: true,
 			wantOut: "Lock stack:shop:env:dev (lock id L-1, held by ci@runner) released.\n", wantErrOut: staleRecordText + "Are you sure? (yes/no): "},
 		{name: "asked, no", opts: UnlockOptions{Unlock: breaks(staleStatus, nil)}, stdin: "no\n", tty: true,
@@ -189,9 +186,8 @@ func TestRunUnlock(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			io, out, errOut := termui.Test(c.stdin)
 			io.SetTTY(c.tty, c.tty, c.tty)
-			var summary string
 			opts := c.opts
-			opts.IO, opts.Summarize = io, func(md string) { summary += md }
+			opts.IO = io
 			err := runUnlock(context.Background(), &opts)
 			if c.wantErr == "" && err != nil || c.wantErr != "" && (err == nil || err.Error() != c.wantErr) {
 				t.Fatalf("error %v, want %q", err, c.wantErr)
@@ -205,9 +201,6 @@ func TestRunUnlock(t *testing.T) {
 			}
 			if d := cmp.Diff(c.wantErrOut, errOut.String()); d != "" {
 				t.Errorf("stderr (-want +got):\n%s", d)
-			}
-			if c.summary != "" && summary != c.summary {
-				t.Errorf("job summary %q, want %q", summary, c.summary)
 			}
 		})
 	}

@@ -109,12 +109,14 @@ func (e *ApplyError) DeployerExitCode() int {
 // ErrPlanStale; *ApplyError when a component failed or the run was
 // cancelled (whatever succeeded is saved first). A deploy of a run
 // (req.Run) that fails before it records its deployment records its
-// failure for the run (RecordRunFailure).
+// failure for the run (RecordRunFailure). Either way the Reporter hears how
+// it ended (Applied).
 func (s *Service) Apply(ctx context.Context, req ApplyRequest) (*Outcome, error) {
 	out, err := s.apply(ctx, req)
 	if err != nil && req.Run != nil && (out == nil || out.Head.IsZero()) { // no record of the run saved
 		s.RecordRunFailure(ctx, RunFailureRequest{Config: req.Config, Target: req.Target, Run: req.Run, Err: err, LockTimeout: req.LockTimeout})
 	}
+	s.d.Reporter.Applied(Applied{Target: req.Target, Outcome: out, Err: err, Run: req.Run})
 	return out, err
 }
 

@@ -33,6 +33,9 @@ type Deps struct {
 	// and end (the live progress of a deploy, docs/command-kind.md#progress);
 	// nil: NoUI.
 	UI UI
+	// Reporter hears each plan and apply once done (docs/design.md#reporting);
+	// nil: NoReporter.
+	Reporter Reporter
 	// Version is the deployer version a saved plan binds (docs/plan.md
 	// "Saved plans").
 	Version string
@@ -62,6 +65,9 @@ func New(d Deps) *Service {
 	}
 	if d.UI == nil {
 		d.UI = NoUI{}
+	}
+	if d.Reporter == nil {
+		d.Reporter = NoReporter{}
 	}
 	c := core.New(d.Deps)
 	s := &Service{c: c, d: d}

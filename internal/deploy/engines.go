@@ -276,6 +276,8 @@ type RefreshRequest struct {
 	Config *config.Config
 	Target Target
 	Plan   *plan.Plan // made by Plan for Config and Target
+	// Review is passed on to the Reporter with the plan and its drift.
+	Review Review
 }
 
 // Refresh reports drift between the state's actual_state and the cloud for
@@ -283,7 +285,8 @@ type RefreshRequest struct {
 // engines' own state is refreshed; deployer's is not written. Secret values
 // in the drift are masked (docs/plan.md#secrets). An error wrapping
 // ErrNothingToRefresh, naming the components that refresh, when no engine
-// refreshes anything in scope.
+// refreshes anything in scope. The Reporter hears the plan with its drift
+// (Planned).
 func (s *Service) Refresh(ctx context.Context, req RefreshRequest) ([]engine.Drift, error) {
 	pr, err := s.prepare(ctx, req.Config, req.Target, true)
 	if err != nil {
@@ -294,6 +297,7 @@ func (s *Service) Refresh(ctx context.Context, req RefreshRequest) ([]engine.Dri
 		return nil, err
 	}
 	maskDrift(out)
+	s.d.Reporter.Planned(ctx, Planned{Target: req.Target, Plan: req.Plan, Refreshed: true, Drift: out, Review: req.Review})
 	return out, nil
 }
 

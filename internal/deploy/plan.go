@@ -33,12 +33,18 @@ type PlanRequest struct {
 	// Replace are components to replace though their config does not
 	// force it (plan --replace ADDR; plan.Options.Replace).
 	Replace []string
+	// Refresh says Refresh follows (plan --refresh): the plan is reported
+	// with its drift, by Refresh (Reporter.Planned).
+	Refresh bool
+	// Review is passed on to the Reporter with the plan.
+	Review Review
 }
 
 // Plan builds the plan of the target against the stored state without
 // locking (like `terraform plan -lock=false`; the deploy re-plans under its
 // lock): the planning path of Apply (prepare, then planFor), stopped before
-// the confirmation.
+// the confirmation. The Reporter hears the plan (Planned), unless
+// req.Refresh leaves that to Refresh.
 func (s *Service) Plan(ctx context.Context, req PlanRequest) (*plan.Plan, error) {
 	if err := req.Policy.load(ctx); err != nil {
 		return nil, err
@@ -59,6 +65,9 @@ func (s *Service) Plan(ctx context.Context, req PlanRequest) (*plan.Plan, error)
 		if _, denied := err.(*policy.DeniedError); !denied {
 			return nil, err
 		}
+	}
+	if !req.Refresh {
+		s.d.Reporter.Planned(ctx, Planned{Target: req.Target, Plan: pl.plan, Review: req.Review})
 	}
 	return pl.plan, nil
 }

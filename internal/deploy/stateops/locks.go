@@ -39,11 +39,18 @@ type LockDeps struct {
 	// as abandoned; Unlock calls it only when there is one to record. Nil:
 	// nothing is recorded.
 	Ops func(context.Context) (*Ops, error)
+	// Reporter hears each lock Unlock broke (docs/design.md#reporting);
+	// nil: no one.
+	Reporter Reporter
 }
 
 // withDefaults returns d with os.Getenv and os.Environ for an unset Getenv
-// and Environ: deployer's own environment.
+// and Environ (deployer's own environment), and NoReporter for an unset
+// Reporter.
 func (d LockDeps) withDefaults() LockDeps {
+	if d.Reporter == nil {
+		d.Reporter = NoReporter{}
+	}
 	if d.Getenv == nil {
 		d.Getenv = os.Getenv
 	}
@@ -219,6 +226,7 @@ func (l *Locking) Unlock(ctx context.Context, req UnlockRequest) (*UnlockResult,
 	if req.Broken != nil {
 		req.Broken(st)
 	}
+	d.Reporter.LockBroken(st)
 	res := &UnlockResult{Lock: st}
 	if req.Key == "" && st.Metadata.DeploymentID != "" && d.Ops != nil {
 		svc, err := d.Ops(ctx)

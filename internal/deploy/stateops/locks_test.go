@@ -276,3 +276,27 @@ func TestUnlockRecordsTheBrokenDeployment(t *testing.T) {
 		t.Errorf("a failed recording is the result's RecordErr, not the unlock's error: %v, %+v", err, res)
 	}
 }
+
+// unlockLog is a stateops.Reporter that keeps the locks broken.
+type unlockLog struct{ broken []string }
+
+func (l *unlockLog) Restored(core.Target, *stateops.RestoreResult) {}
+func (l *unlockLog) LockBroken(s lockmgr.Status)                   { l.broken = append(l.broken, s.LockID) }
+
+// Unlock reports the lock it broke to the Reporter it is given
+// (docs/design.md#reporting); a refused unlock reports nothing.
+func TestUnlockReportsTheBrokenLock(t *testing.T) {
+	ctx := context.Background()
+	_, b := lockDir(t)
+	log := &unlockLog{}
+	l := stateops.NewLocking(stateops.LockDeps{Locks: lockmgr.NewManager(b, lockmgr.Options{Now: clock}), Getenv: func(string) string { return "" }, Reporter: log})
+	tg := core.Target{Stack: "shop", Env: "dev"}
+	hold(t, b, tg.LockKey(), "L-1", 0, lockmgr.Metadata{Operation: "deploy"})
+	var refused *stateops.UnlockRefusedError
+	if _, err := l.Unlock(ctx, stateops.UnlockRequest{Target: tg}); !errors.As(err, &refused) || len(log.broken) != 0 {
+		t.Fatalf("unlock of an ACTIVE lock without its id: %v, reported %v; want refused, nothing reported", err, log.broken)
+	}
+	if _, err := l.Unlock(ctx, stateops.UnlockRequest{Target: tg, LockID: "L-1"}); err != nil || !cmp.Equal(log.broken, []string{"L-1"}) {
+		t.Fatalf("unlock --lock-id L-1: %v, reported %v; want L-1 reported", err, log.broken)
+	}
+}

@@ -11,10 +11,20 @@ import (
 // Ops runs the state operations of one command on the core.
 type Ops struct {
 	c *core.Core
+	r Reporter
 }
 
-// New returns the Ops of c.
-func New(c *core.Core) *Ops { return &Ops{c: c} }
+// New returns the Ops of c, reporting to no one (WithReporter).
+func New(c *core.Core) *Ops { return &Ops{c: c, r: NoReporter{}} }
+
+// WithReporter makes s report what it did to r (nil: no one) and returns s.
+func (s *Ops) WithReporter(r Reporter) *Ops {
+	if r == nil {
+		r = NoReporter{}
+	}
+	s.r = r
+	return s
+}
 
 // leaseRun takes t's lease for op as a new deployment, with the git
 // commit and branch of dir (a state write records them): the deployment

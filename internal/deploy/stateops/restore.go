@@ -48,8 +48,17 @@ type RestoreResult struct {
 // (docs/design.md#state-writes). It is the one command that may write over a
 // state that failed verification. Errors: no such snapshot (wrapping
 // statestore.ErrNotFound), *lockmgr.HeldError, *statestore.ConflictError
-// (another lineage, or the state moved on), core.ErrDeclined.
-func (s *Ops) Restore(ctx context.Context, req RestoreRequest) (_ *RestoreResult, err error) {
+// (another lineage, or the state moved on), core.ErrDeclined. Once the
+// lock is released, the Reporter hears what it wrote (Restored).
+func (s *Ops) Restore(ctx context.Context, req RestoreRequest) (*RestoreResult, error) {
+	res, err := s.restore(ctx, req)
+	if err == nil {
+		s.r.Restored(core.Target{Stack: req.Target.Stack, Env: req.Target.Env}, res)
+	}
+	return res, err
+}
+
+func (s *Ops) restore(ctx context.Context, req RestoreRequest) (_ *RestoreResult, err error) {
 	t := core.Target{Stack: req.Target.Stack, Env: req.Target.Env}
 	if err := s.c.Open(ctx); err != nil {
 		return nil, err

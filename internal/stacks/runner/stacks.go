@@ -80,6 +80,12 @@ type StacksRequest struct {
 	// (docs/policy.md), nil for none; called once per stack, after Open.
 	// A denied stack skips the stacks waiting for it, as a failed one does.
 	Policy func(ctx context.Context, st *stacks.Stack) (*deploy.PolicyCheck, error)
+	// Reporter hears each stack end, after OnDone, and the run end
+	// (docs/design.md#reporting); nil: no one.
+	Reporter Reporter
+	// Comment asks the Reporter to post the run's plans for review
+	// (plan --all --github-comment; StacksEnded.Comment).
+	Comment bool
 }
 
 // StackResult is what happened to one stack.
@@ -152,10 +158,14 @@ func (e *StacksError) Is(target error) bool { return e.Cancelled && target == de
 // lock released).
 //
 // It returns every result in dependency order and a *StacksError when a
-// stack failed or the run was cancelled.
+// stack failed or the run was cancelled; req.Reporter hears the same
+// (StacksEnded) first.
 func RunStacks(ctx context.Context, req StacksRequest) ([]StackResult, error) {
 	if req.Now == nil {
 		req.Now = time.Now
+	}
+	if req.Reporter == nil {
+		req.Reporter = NoReporter{}
 	}
 	limit := req.Parallelism
 	if limit < 1 {
@@ -212,8 +222,10 @@ func RunStacks(ctx context.Context, req StacksRequest) ([]StackResult, error) {
 	}
 	if err != nil {
 		err.denied = Denied(r.results)
+		r.req.Reporter.StacksEnded(ctx, StacksEnded{Env: req.Env, Results: r.results, Err: err, Comment: req.Comment})
 		return r.results, err
 	}
+	r.req.Reporter.StacksEnded(ctx, StacksEnded{Env: req.Env, Results: r.results, Comment: req.Comment})
 	return r.results, nil
 }
 
@@ -436,6 +448,7 @@ func (r *stackRun) report(i int) {
 	if r.req.OnDone != nil {
 		r.req.OnDone(r.results[i])
 	}
+	r.req.Reporter.StackEnded(r.req.Env, r.results[i])
 }
 
 // oneLine joins a multi-line error into one line for a table cell.
