@@ -204,3 +204,15 @@ func Locking(ctx context.Context, f *Factory, cfg *config.Config) (*stateops.Loc
 	return stateops.NewLocking(stateops.LockDeps{Locks: m, Getenv: f.Getenv, Reporter: f.session.reporter(),
 		Ops: func(ctx context.Context) (*stateops.Ops, error) { return StateOps(ctx, f, cfg) }}), nil
 }
+
+// StopsOnSignal counts the running command as one that watches its context
+// and stops on its own at Ctrl-C (deployer ui shuts its server down) until
+// the returned func is called: the exit at once of a cancelled command that
+// holds no lock (docs/exit-codes.md) leaves it to finish, with its own exit
+// code.
+func (f *Factory) StopsOnSignal() (done func()) {
+	if f.session == nil {
+		return func() {}
+	}
+	return f.session.track()
+}

@@ -244,10 +244,13 @@ func (s *Session) HoldsLeases() bool {
 }
 
 // Stacking reports whether a plan, deploy or destroy --all is still
-// running or reporting its stacks, which a signal must not cut short.
+// running or reporting its stacks, or a command that stops on its own at
+// a signal (Factory.StopsOnSignal) still runs: a signal must not cut them
+// short.
 func (s *Session) Stacking() bool { return s.stackRun.Load() > 0 }
 
-// track counts a --all run in Stacking until the returned func is called.
+// track counts a --all run (or a command that stops on its own) in
+// Stacking until the returned func is called.
 func (s *Session) track() func() {
 	s.stackRun.Add(1)
 	return func() { s.stackRun.Add(-1) }

@@ -60,6 +60,8 @@ func NewCmdUI(f *app.Factory, runF func(context.Context, *UIOptions) error) *cob
 			if opts.Poll < 100*time.Millisecond {
 				return &exitcode.UsageError{Msg: fmt.Sprintf("--poll %s: want at least 100ms (each poll lists every lock of the backend)", opts.Poll)}
 			}
+			// Ctrl-C shuts the server down and the command exits 0.
+			defer f.StopsOnSignal()()
 			return runOr(cmd, opts, runF, runUI)
 		},
 	}
