@@ -122,7 +122,7 @@ mkdir -p "$tests_json"
 # slowest tests (each over 9 s on a loaded machine, then the next ones down
 # the list until both processes end about together; `"$gotestsum" tool
 # slowest --jsonfile FILE` lists them) run in a second go test process beside
-# the rest, and the real-CLI Pulumi tests in a third, so both cores work.
+# the rest, and the real-CLI Pulumi tests follow the rest, so both cores work.
 # The rest skips exactly what the second process runs: a test renamed or
 # added runs with the rest, none runs nowhere.
 e2e_slowest='^(TestEightProcessesCountToTwoHundred|TestConvergenceWalk|TestConvergenceWalkOnS3|TestStackReferenceIsReadWhenPlanningWithoutPulumi|TestLockExecStorm|TestActDeployAllWorkflowRunsTheMatrix|TestLockExecOnEveryLockBackend|TestPartitionDuringDeploy|TestSecondDeployFailsAtOnceWithHolderOrWaits|TestRefreshOnlyRecordsWhatIsLive|TestPausedHolderCannotOverwriteItsSuccessor|TestSavedPlanBindsWhatItShowed|TestStackOutputsAndOutputCommand|TestRunIDDeploysTheMatrixInOrderOnFileBackends|TestActionInstallVerifiesTheReleaseSignature|TestPolicyRDSExamplesDenyTheBadPlanAndAllowTheGoodOne|TestCtrlCGivesCommandComponentsTheirGrace|TestUIInABrowser|TestReleaseArchivesAreWhatTheActionInstalls|TestActWorkflowPlanDeployReplanAndFailure|TestTwoMillionValuesAreRefusedAtOnce|TestStacksDiamondOnS3StateAndDynamoDBLocks|TestMovedRenamesWithoutDeleting|TestActionInstallsARelease|TestStacksDiamondOnFileBackends|TestCommandDriftWithRead|TestSecretsAreNeverStoredOrPrinted|TestReadOnlyCommandsSendNoWriteToAWS)$'
@@ -139,17 +139,6 @@ slowest_log="$DEPLOYER_TEST_TMP/go-test-e2e-slowest.log"
 	-race -count=1 -timeout 45m -run "$e2e_slowest" ./internal/e2e/ >"$slowest_log" 2>&1) &
 slowest=$!
 
-# The real-CLI Pulumi tests (internal/e2e/pulumi_test.go through the binary,
-# and the Pulumi engine's conformance run), verbose so the log shows each one
-# running and its duration; one package at a time (-p 1), as each drives
-# Pulumi processes of its own. They wait on the Pulumi CLI's processes more
-# than they compute, so they run beside the rest from the start rather than
-# after it (a third go test process; the table's cpu column shows it).
-pulumi_log="$DEPLOYER_TEST_TMP/real-pulumi.log"
-(test_phase "real-CLI Pulumi tests (beside the rest)" "$gotestsum" --format standard-verbose --jsonfile "$tests_json/real-pulumi.json" -- \
-	-race -count=1 -p 1 -timeout 30m -run '^TestRealPulumi' ./internal/engine/pulumi/ ./internal/e2e/ >"$pulumi_log" 2>&1) &
-real_pulumi=$!
-
 # Each package's "ok" line carries its seconds: those over 30 go in the table.
 go_test_log="$DEPLOYER_TEST_TMP/go-test.log"
 failed=0
@@ -158,8 +147,14 @@ test_phase "go test -race ./... (the rest)" "$gotestsum" --format standard-quiet
 awk '$1 == "ok" && $3 ~ /s$/ { t = $3; sub(/s$/, "", t); if (t + 0 > 30) printf "  go test %s\t%d\n", $2, t }' "$go_test_log" |
 	sort -t$'\t' -k2 -rn >>"$DEPLOYER_TEST_PHASES"
 
+# The real-CLI Pulumi tests (internal/e2e/pulumi_test.go through the binary,
+# and the Pulumi engine's conformance run), verbose so the log shows each one
+# running and its duration; one package at a time (-p 1), as each drives
+# Pulumi processes of its own.
 echo "== real-CLI Pulumi tests"
-if wait "$real_pulumi"; then
+pulumi_log="$DEPLOYER_TEST_TMP/real-pulumi.log"
+if test_phase "real-CLI Pulumi tests" "$gotestsum" --format standard-verbose --jsonfile "$tests_json/real-pulumi.json" -- \
+	-race -count=1 -p 1 -timeout 30m -run '^TestRealPulumi' ./internal/engine/pulumi/ ./internal/e2e/ >"$pulumi_log" 2>&1; then
 	grep -E '^(=== RUN|--- |ok|PASS)' "$pulumi_log"
 else
 	cat "$pulumi_log"
