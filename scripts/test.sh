@@ -149,14 +149,14 @@ awk '$1 == "ok" && $3 ~ /s$/ { t = $3; sub(/s$/, "", t); if (t + 0 > 30) printf 
 
 # The real-CLI Pulumi tests (internal/e2e/pulumi_test.go through the binary,
 # and the Pulumi engine's conformance run), verbose so the log shows each one
-# running and its duration; one package at a time (-p 1), as each drives
-# Pulumi processes of its own. They follow the rest: run beside it as a
-# third go test process they made the sequential slowest-tests process the
-# last to end (1,080 s against 880).
+# running and its duration. They follow the rest: run beside it as a third
+# go test process they made the sequential slowest-tests process the last to
+# end (1,080 s against 880). Their two packages run side by side (-p 2):
+# each waits on Pulumi processes of its own more than it computes.
 echo "== real-CLI Pulumi tests"
 pulumi_log="$DEPLOYER_TEST_TMP/real-pulumi.log"
 if test_phase "real-CLI Pulumi tests" "$gotestsum" --format standard-verbose --jsonfile "$tests_json/real-pulumi.json" -- \
-	-race -count=1 -p 1 -timeout 30m -run '^TestRealPulumi' ./internal/engine/pulumi/ ./internal/e2e/ >"$pulumi_log" 2>&1; then
+	-race -count=1 -p 2 -timeout 30m -run '^TestRealPulumi' ./internal/engine/pulumi/ ./internal/e2e/ >"$pulumi_log" 2>&1; then
 	grep -E '^(=== RUN|--- |ok|PASS)' "$pulumi_log"
 else
 	cat "$pulumi_log"

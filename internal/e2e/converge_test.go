@@ -824,6 +824,9 @@ func TestConvergenceWalk(t *testing.T) {
 	seeds, steps := walkSeeds(t, []uint64{1, 2}, 60)
 	for _, seed := range seeds {
 		t.Run(fmt.Sprintf("seed%d", seed), func(t *testing.T) {
+			// Each seed walks its own project and backends: the seeds run
+			// side by side (most of a walk waits on deployer processes).
+			t.Parallel()
 			walkSeed(t, seed, steps, fileWalk, 40)
 		})
 	}
