@@ -207,12 +207,8 @@ func TestCluster(t *testing.T) {
 	bin := testenv.Require(t, testenv.RedisServer, "redis-server")
 	cli, err := exec.LookPath(filepath.Join(filepath.Dir(bin), "redis-cli"))
 	if err != nil {
-		if cli, err = exec.LookPath("redis-cli"); err != nil {
-			if testenv.InCI() {
-				t.Fatal("redis-cli is not installed")
-			}
-			t.Skip("redis-cli is not installed")
-		}
+		cli, err = exec.LookPath("redis-cli")
+		testenv.RequirePlatform(t, err == nil, "redis-cli is not installed (apt-get install redis-tools)")
 	}
 	var nodes []*server
 	var addrs []string
